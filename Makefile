@@ -1,0 +1,35 @@
+# Strata: `make run` starts a broker, `make test` runs the whole test suite.
+GO ?= go
+
+.PHONY: run build test test-deps fuzz bench
+
+run:
+	$(GO) run ./cmd/strata serve
+
+build:
+	$(GO) build -o strata ./cmd/strata
+
+# test-deps installs what the end-to-end tests need (kcat) when it is missing
+# and this machine can install Debian packages.
+test-deps:
+	@command -v kcat >/dev/null 2>&1 || { \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+			(apt-get update -qq && apt-get install -y -qq kcat) >/dev/null; \
+		else echo "kcat is missing: install it (apt-get install kcat); the kcat test will be skipped"; fi; }
+
+test: test-deps
+	$(GO) vet ./...
+	$(GO) test -timeout 30m ./...
+	$(MAKE) fuzz
+
+# A short run of every fuzz target; the seed corpora run in `go test` too.
+fuzz:
+	@$(GO) list -f '{{.ImportPath}}' ./... | while read pkg; do \
+		for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+			echo "fuzz $$pkg $$f"; \
+			$(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime 10s $$pkg || exit 1; \
+		done; \
+	done
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./internal/log/ ./internal/record/

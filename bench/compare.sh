@@ -1,0 +1,348 @@
+#!/usr/bin/env bash
+# compare.sh: Strata against franz-go's kfake (on disk, and on disk with an
+# fsync per batch), same client, same machine, alternating rounds.
+#
+# For each round and each target it starts a fresh broker on a free loopback
+# port with a fresh data dir, runs `strata bench` (produce throughput,
+# consume throughput, e2e and ack latency), reads the broker's peak RSS,
+# stops it (SIGTERM, then SIGKILL after 15 s) and deletes its data. At the
+# end it prints the median of every metric per target and the ratios
+# strata/kfake-disk and strata/kfake-sync as a Markdown table.
+#
+# Environment (defaults in brackets):
+#   ROUNDS [3]                 rounds; the target order rotates every round
+#   DURATION [10s]             length of each timed run (Go duration; max 10m)
+#   CONSUME_BYTES [2000000000] bytes produced before the consume benchmark
+#   TARGETS ["strata kfake-disk kfake-sync"]
+#   OUT [new /tmp/strata-compare.*]  where results.tsv, summary.md and logs go
+#   STRATA_BIN                 use this strata binary instead of building one
+#   STARTUP_TIMEOUT [30]       seconds to wait for a broker's ready line
+#
+# Only processes this script starts are ever signalled, each by its PID.
+set -uo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+ROUNDS=${ROUNDS:-3}
+DURATION=${DURATION:-10s}
+CONSUME_BYTES=${CONSUME_BYTES:-2000000000}
+TARGETS=${TARGETS:-"strata kfake-disk kfake-sync"}
+STARTUP_TIMEOUT=${STARTUP_TIMEOUT:-30}
+RECORD_BYTES=1024
+PARTITIONS=6
+
+die() { echo "compare: $*" >&2; exit 1; }
+
+[[ $ROUNDS =~ ^[1-9][0-9]*$ ]] || die "ROUNDS=$ROUNDS: use a positive integer"
+[[ $CONSUME_BYTES =~ ^[1-9][0-9]*$ ]] || die "CONSUME_BYTES=$CONSUME_BYTES: use a positive integer"
+[[ $STARTUP_TIMEOUT =~ ^[1-9][0-9]*$ ]] || die "STARTUP_TIMEOUT=$STARTUP_TIMEOUT: use a positive integer"
+command -v jq >/dev/null || die "needs jq (apt-get install jq)"
+command -v timeout >/dev/null || die "needs timeout (coreutils)"
+for t in $TARGETS; do
+	case $t in strata | kfake-disk | kfake-sync) ;; *) die "unknown target $t" ;; esac
+done
+
+# duration_secs turns a simple Go duration (500ms, 10s, 2m) into whole
+# seconds, rounded up; anything else counts as the 10 minute cap.
+duration_secs() {
+	case $1 in
+	*ms) echo 1 ;;
+	*s) [[ ${1%s} =~ ^[0-9]+$ ]] && echo "${1%s}" || echo 600 ;;
+	*m) [[ ${1%m} =~ ^[0-9]+$ ]] && echo $((${1%m} * 60)) || echo 600 ;;
+	*) echo 600 ;;
+	esac
+}
+DURATION_S=$(duration_secs "$DURATION")
+((DURATION_S <= 600)) || die "DURATION=$DURATION: at most 10m"
+RUN_LIMIT=$((DURATION_S + 150))   # a timed run: duration + warm-up, flush and drain limits
+LONG_LIMIT=$((600 + 120))         # a --records run or a consume: the bench's 10m cap
+
+WORK=$(mktemp -d /tmp/strata-compare-work.XXXXXX)
+OUT=${OUT:-$(mktemp -d /tmp/strata-compare.XXXXXX)}
+mkdir -p "$OUT/logs" || die "cannot create $OUT"
+RESULTS=$OUT/results.tsv
+printf 'round\ttarget\tmetric\tvalue\n' >"$RESULTS"
+TARGET_PID=
+BENCH_PID=
+
+# stop_target stops the broker this script started: SIGTERM, up to 15 s
+# to exit, then SIGKILL.
+stop_target() {
+	[[ -n $TARGET_PID ]] || return 0
+	if kill -0 "$TARGET_PID" 2>/dev/null; then
+		kill -TERM "$TARGET_PID" 2>/dev/null
+		for _ in $(seq 150); do
+			kill -0 "$TARGET_PID" 2>/dev/null || break
+			sleep 0.1
+		done
+		if kill -0 "$TARGET_PID" 2>/dev/null; then
+			echo "  broker $TARGET_PID did not exit within 15 s of SIGTERM; killing it"
+			kill -KILL "$TARGET_PID" 2>/dev/null
+		fi
+	fi
+	wait "$TARGET_PID" 2>/dev/null
+	TARGET_PID=
+}
+
+cleanup() {
+	if [[ -n $BENCH_PID ]]; then
+		kill -TERM "$BENCH_PID" 2>/dev/null # timeout passes it on to the bench
+		wait "$BENCH_PID" 2>/dev/null
+	fi
+	stop_target
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+BIN=$WORK/bin
+mkdir -p "$BIN"
+echo "compare: building into $BIN"
+if [[ -n ${STRATA_BIN:-} ]]; then
+	cp "$STRATA_BIN" "$BIN/strata" || die "cannot copy STRATA_BIN=$STRATA_BIN"
+else
+	(cd "$ROOT" && go build -o "$BIN/strata" ./cmd/strata) ||
+		die "cannot build strata (it is the bench client too); fix the build or set STRATA_BIN"
+fi
+(cd "$ROOT" && go build -o "$BIN/kfakeserver" ./bench/kfakeserver) || die "cannot build bench/kfakeserver"
+
+# free_port prints a loopback port nothing listens on (a port is free when
+# connecting to it is refused); the broker's own bind is the final check.
+free_port() {
+	local p
+	for _ in $(seq 100); do
+		p=$((20000 + RANDOM % 40000))
+		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+			echo "$p"
+			return 0
+		fi
+	done
+	return 1
+}
+
+# start_target starts $TARGET on $PORT with data in $DATA and waits for
+# its ready line.
+start_target() {
+	local log=$LOGS_PREFIX-broker.log
+	case $TARGET in
+	strata) "$BIN/strata" serve --listen "127.0.0.1:$PORT" --data-dir "$DATA" >"$log" 2>&1 & ;;
+	kfake-disk) "$BIN/kfakeserver" --port "$PORT" --dir "$DATA" --partitions "$PARTITIONS" >"$log" 2>&1 & ;;
+	kfake-sync) "$BIN/kfakeserver" --port "$PORT" --dir "$DATA" --sync --partitions "$PARTITIONS" >"$log" 2>&1 & ;;
+	esac
+	TARGET_PID=$!
+	for _ in $(seq $((STARTUP_TIMEOUT * 10))); do
+		grep -q 'listening on' "$log" 2>/dev/null && return 0
+		if ! kill -0 "$TARGET_PID" 2>/dev/null; then
+			echo "  $TARGET exited before it was ready:"
+			tail -n 5 "$log" | sed 's/^/    /'
+			return 1
+		fi
+		sleep 0.1
+	done
+	echo "  $TARGET printed no ready line within ${STARTUP_TIMEOUT}s"
+	return 1
+}
+
+record() { printf '%s\t%s\t%s\t%s\n' "$ROUND" "$TARGET" "$1" "$2" >>"$RESULTS"; }
+
+# extract FILE METRIC JQ_EXPR [METRIC JQ_EXPR...] records values from a
+# --json line; a missing value is recorded as FAIL.
+extract() {
+	local file=$1 v
+	shift
+	while (($# >= 2)); do
+		v=$(jq -r "($2) // \"FAIL\"" "$file" 2>/dev/null | tail -n 1)
+		record "$1" "${v:-FAIL}"
+		shift 2
+	done
+}
+
+# JQ_DEFS are helpers for the progress lines: r2 rounds to two decimals.
+JQ_DEFS='def r2: (. * 100 | round) / 100; '
+
+fail_metrics() { for m in "$@"; do record "$m" FAIL; done; }
+
+# bench NAME LIMIT_S ARGS... runs `strata bench --json` against the target.
+bench() {
+	local name=$1 limit=$2 base=$LOGS_PREFIX-$1
+	shift 2
+	# In the background and waited for, so that a signal to this script
+	# runs the trap at once instead of after the run.
+	timeout --kill-after=10 "$limit" "$BIN/strata" bench --bootstrap "127.0.0.1:$PORT" \
+		--record-bytes "$RECORD_BYTES" --partitions "$PARTITIONS" --acks all --compression none \
+		--json "$@" >"$base.json" 2>"$base.err" &
+	BENCH_PID=$!
+	wait "$BENCH_PID"
+	local rc=$?
+	BENCH_PID=
+	((rc == 0)) && return 0
+	echo "  $name: FAILED (log $base.err)"
+	tail -n 3 "$base.err" | sed 's/^/    /'
+	return 1
+}
+
+# The metrics, in table order, with the better direction of each.
+METRICS=(
+	"produce_mb_s higher" "produce_rec_s higher" "produce_ack_p50_ms lower" "produce_ack_p99_ms lower"
+	"produce_ack_p999_ms lower" "consume_mb_s higher" "consume_rec_s higher"
+	"e2e_10k_p50_ms lower" "e2e_10k_p99_ms lower" "e2e_10k_p999_ms lower"
+	"e2e_100k_rec_s higher" "e2e_100k_p50_ms lower" "e2e_100k_p99_ms lower" "e2e_100k_p999_ms lower"
+	"ack_1k_p50_ms lower" "ack_1k_p99_ms lower" "ack_1k_p999_ms lower" "rss_peak_mb lower"
+)
+PRODUCE_METRICS=(produce_mb_s produce_rec_s produce_ack_p50_ms produce_ack_p99_ms produce_ack_p999_ms)
+CONSUME_METRICS=(consume_mb_s consume_rec_s)
+E2E10K_METRICS=(e2e_10k_p50_ms e2e_10k_p99_ms e2e_10k_p999_ms)
+E2E100K_METRICS=(e2e_100k_rec_s e2e_100k_p50_ms e2e_100k_p99_ms e2e_100k_p999_ms)
+ACK1K_METRICS=(ack_1k_p50_ms ack_1k_p99_ms ack_1k_p999_ms)
+
+run_target() {
+	LOGS_PREFIX=$OUT/logs/r$ROUND-$TARGET
+	DATA=$(mktemp -d "$WORK/data-$TARGET.XXXXXX")
+	PORT=$(free_port) || {
+		echo "  no free port"
+		fail_metrics "${METRICS[@]%% *}"
+		return
+	}
+	echo "round $ROUND: $TARGET on 127.0.0.1:$PORT"
+	if ! start_target; then
+		fail_metrics "${METRICS[@]%% *}"
+		stop_target
+		rm -rf "$DATA"
+		return
+	fi
+
+	local f=$LOGS_PREFIX
+	if bench produce "$RUN_LIMIT" --mode produce --topic bench-produce --linger 5ms --duration "$DURATION"; then
+		extract "$f-produce.json" produce_mb_s .produce.mb_per_s produce_rec_s .produce.records_per_s \
+			produce_ack_p50_ms .produce.ack_ms.p50 produce_ack_p99_ms .produce.ack_ms.p99 \
+			produce_ack_p999_ms .produce.ack_ms.p999
+		echo "  produce: $(jq -r "$JQ_DEFS"'"\(.produce.mb_per_s|floor) MB/s, ack p99 \(.produce.ack_ms.p99|r2) ms"' "$f-produce.json")"
+	else
+		fail_metrics "${PRODUCE_METRICS[@]}"
+	fi
+
+	if bench fill "$LONG_LIMIT" --mode produce --topic bench-consume --linger 5ms \
+		--records $((CONSUME_BYTES / RECORD_BYTES + 1)) &&
+		bench consume "$LONG_LIMIT" --mode consume --topic bench-consume; then
+		extract "$f-consume.json" consume_mb_s .consume.mb_per_s consume_rec_s .consume.records_per_s
+		echo "  consume: $(jq -r "$JQ_DEFS"'"\(.consume.mb_per_s|floor) MB/s, \(.consume.bytes) bytes"' "$f-consume.json")"
+	else
+		fail_metrics "${CONSUME_METRICS[@]}"
+	fi
+
+	if bench e2e-10k "$RUN_LIMIT" --mode e2e --topic bench-e2e --linger 0 --rate 10000 --duration "$DURATION"; then
+		extract "$f-e2e-10k.json" e2e_10k_p50_ms .e2e.e2e_ms.p50 e2e_10k_p99_ms .e2e.e2e_ms.p99 \
+			e2e_10k_p999_ms .e2e.e2e_ms.p999
+		echo "  e2e 10k/s: $(jq -r "$JQ_DEFS"'"p50 \(.e2e.e2e_ms.p50|r2) ms, p99 \(.e2e.e2e_ms.p99|r2) ms"' "$f-e2e-10k.json")"
+	else
+		fail_metrics "${E2E10K_METRICS[@]}"
+	fi
+
+	if bench e2e-100k "$RUN_LIMIT" --mode e2e --topic bench-e2e --linger 0 --rate 100000 --duration "$DURATION"; then
+		extract "$f-e2e-100k.json" e2e_100k_rec_s .e2e.records_per_s e2e_100k_p50_ms .e2e.e2e_ms.p50 \
+			e2e_100k_p99_ms .e2e.e2e_ms.p99 e2e_100k_p999_ms .e2e.e2e_ms.p999
+		echo "  e2e 100k/s: $(jq -r "$JQ_DEFS"'"\(.e2e.records_per_s|floor) rec/s, p50 \(.e2e.e2e_ms.p50|r2) ms, p99 \(.e2e.e2e_ms.p99|r2) ms"' "$f-e2e-100k.json")"
+	else
+		fail_metrics "${E2E100K_METRICS[@]}"
+	fi
+
+	if bench ack-1k "$RUN_LIMIT" --mode produce --topic bench-ack --linger 0 --rate 1000 --duration "$DURATION"; then
+		extract "$f-ack-1k.json" ack_1k_p50_ms .produce.ack_ms.p50 ack_1k_p99_ms .produce.ack_ms.p99 \
+			ack_1k_p999_ms .produce.ack_ms.p999
+		echo "  ack 1k/s: $(jq -r "$JQ_DEFS"'"p50 \(.produce.ack_ms.p50|r2) ms, p99 \(.produce.ack_ms.p99|r2) ms"' "$f-ack-1k.json")"
+	else
+		fail_metrics "${ACK1K_METRICS[@]}"
+	fi
+
+	# VmHWM is the peak resident set over the broker's whole life.
+	local hwm_kb
+	hwm_kb=$(awk '/^VmHWM:/ {print $2}' "/proc/$TARGET_PID/status" 2>/dev/null)
+	if [[ -n $hwm_kb ]]; then
+		record rss_peak_mb "$(awk -v k="$hwm_kb" 'BEGIN {printf "%.1f", k / 1024}')"
+		echo "  peak RSS: $((hwm_kb / 1024)) MB"
+	else
+		echo "  broker is gone; no RSS"
+		record rss_peak_mb FAIL
+	fi
+	stop_target
+	rm -rf "$DATA"
+}
+
+read -ra TARGET_LIST <<<"$TARGETS"
+N=${#TARGET_LIST[@]}
+echo "compare: $ROUNDS rounds of ${TARGET_LIST[*]}, DURATION=$DURATION CONSUME_BYTES=$CONSUME_BYTES, results in $OUT"
+for ((ROUND = 1; ROUND <= ROUNDS; ROUND++)); do
+	for ((i = 0; i < N; i++)); do
+		TARGET=${TARGET_LIST[$(((i + ROUND - 1) % N))]}
+		run_target
+	done
+done
+
+# median TARGET METRIC prints the median of the numeric values, or FAIL.
+median() {
+	awk -F'\t' -v t="$1" -v m="$2" '$2 == t && $3 == m && $4 != "FAIL" {print $4}' "$RESULTS" | sort -g |
+		awk '{v[NR] = $1} END {
+			if (NR == 0) print "FAIL"
+			else if (NR % 2) print v[(NR + 1) / 2]
+			else print (v[NR / 2] + v[NR / 2 + 1]) / 2
+		}'
+}
+
+# ratio A B prints A/B to two decimals, or n/a.
+ratio() {
+	awk -v a="$1" -v b="$2" 'BEGIN {
+		if (a == "FAIL" || b == "FAIL" || b + 0 == 0) print "n/a"; else printf "%.2f\n", a / b
+	}'
+}
+
+fmt_value() { awk -v v="$1" 'BEGIN { if (v == "FAIL") print v; else if (v >= 100) printf "%.0f\n", v; else printf "%.3g\n", v }'; }
+
+has_target() { [[ " $TARGETS " == *" $1 "* ]]; }
+
+{
+	echo "## strata vs kfake: medians of $ROUNDS round(s)"
+	echo
+	echo "$(date -u +%Y-%m-%dT%H:%MZ), $(nproc) CPUs, $(uname -sr), $(go version 2>/dev/null | awk '{print $3}')," \
+		"DURATION=$DURATION, CONSUME_BYTES=$CONSUME_BYTES, $RECORD_BYTES B records, $PARTITIONS partitions, acks all (idempotent)."
+	echo "Throughput in MB/s (10^6 B) and records/s, latency in ms, RSS in MB (MiB). Ratio > 1: strata's number is larger."
+	echo
+	header="| metric | better |"
+	sep="|---|---|"
+	for t in "${TARGET_LIST[@]}"; do header+=" $t |"; sep+="---:|"; done
+	if has_target strata; then
+		for k in kfake-disk kfake-sync; do
+			has_target "$k" && { header+=" strata/$k |"; sep+="---:|"; }
+		done
+	fi
+	echo "$header"
+	echo "$sep"
+	for entry in "${METRICS[@]}"; do
+		metric=${entry%% *}
+		row="| $metric | ${entry#* } |"
+		declare -A med=()
+		for t in "${TARGET_LIST[@]}"; do
+			med[$t]=$(median "$t" "$metric")
+			row+=" $(fmt_value "${med[$t]}") |"
+		done
+		if has_target strata; then
+			for k in kfake-disk kfake-sync; do
+				has_target "$k" && row+=" $(ratio "${med[strata]}" "${med[$k]}") |"
+			done
+		fi
+		unset med
+		echo "$row"
+	done
+	failures=$(awk -F'\t' '$4 == "FAIL"' "$RESULTS" | wc -l)
+	if ((failures > 0)); then
+		echo
+		echo "$failures value(s) failed and are left out of the medians:"
+		awk -F'\t' '$4 == "FAIL" {
+			k = "round " $1 ", " $2
+			if (!(k in seen)) { seen[k] = 1; order[++n] = k }
+			list[k] = list[k] (list[k] == "" ? "" : ", ") $3
+		}
+		END { for (i = 1; i <= n; i++) print "- " order[i] ": " list[order[i]] }' "$RESULTS"
+	fi
+} | tee "$OUT/summary.md"
+echo
+echo "compare: raw values in $RESULTS, logs in $OUT/logs, table in $OUT/summary.md"

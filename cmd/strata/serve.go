@@ -1,0 +1,269 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/strata-broker/strata/internal/api"
+	"github.com/strata-broker/strata/internal/broker"
+	"github.com/strata-broker/strata/internal/clock"
+	"github.com/strata-broker/strata/internal/config"
+	"github.com/strata-broker/strata/internal/metadata"
+	"github.com/strata-broker/strata/internal/server"
+)
+
+type serveFlags struct {
+	configFile string
+	listen     string
+	dataDir    string
+	overrides  []string
+	logLevel   string
+}
+
+func serveCmd() *cobra.Command {
+	var f serveFlags
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run a broker (127.0.0.1:9092, data in ./strata-data by default)",
+		Long: `Run a Strata broker.
+
+Configuration uses Kafka's key names (listeners, log.dirs, num.partitions,
+log.retention.hours, ...). Precedence, lowest first: the --config properties
+file, then STRATA_* environment variables (STRATA_LOG_DIRS sets log.dirs:
+upper case, '.' becomes '_'), then flags (--listen, --data-dir, --override).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return serve(cmd.Context(), f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.configFile, "config", "", "a Kafka-style server.properties file")
+	fl.StringVar(&f.listen, "listen", "", "host:port to listen on (sets listeners=PLAINTEXT://host:port)")
+	fl.StringVar(&f.dataDir, "data-dir", "", "directory for the log and metadata (sets log.dirs)")
+	fl.StringArrayVar(&f.overrides, "override", nil, "key=value: set any broker config (repeatable)")
+	fl.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	return cmd
+}
+
+// flagConfigs turns the flags into Kafka config keys.
+func (f serveFlags) flagConfigs() (map[string]string, error) {
+	m := map[string]string{}
+	for _, o := range f.overrides {
+		k, v, ok := strings.Cut(o, "=")
+		if !ok || strings.TrimSpace(k) == "" {
+			return nil, fmt.Errorf("--override %q: write it as key=value, e.g. --override num.partitions=3", o)
+		}
+		m[strings.TrimSpace(k)] = v
+	}
+	if f.listen != "" {
+		m["listeners"] = "PLAINTEXT://" + f.listen
+	}
+	if f.dataDir != "" {
+		m["log.dirs"] = f.dataDir
+	}
+	return m, nil
+}
+
+func newLogger(level string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level %q: use debug, info, warn or error", level)
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: l})), nil
+}
+
+func serve(ctx context.Context, f serveFlags) error {
+	logger, err := newLogger(f.logLevel)
+	if err != nil {
+		return err
+	}
+	flags, err := f.flagConfigs()
+	if err != nil {
+		return err
+	}
+	cfg, err := config.LoadBroker(f.configFile, os.Environ(), flags)
+	if err != nil {
+		return err
+	}
+	dataDir := cfg.LogDirs[0]
+	if err := checkDataDir(dataDir); err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(ctxOrBackground(ctx), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+
+	node, err := start(ctx, cfg, logger)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("strata: listening on %s, data in %s\n", node.srv.Addr(), dataDir)
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- node.srv.Serve(ctx) }()
+	select {
+	case <-ctx.Done():
+	case err = <-serveErr:
+	}
+	logger.Info("shutting down")
+	return errors.Join(err, node.shutdown())
+}
+
+func ctxOrBackground(ctx context.Context) context.Context {
+	if ctx == nil {
+		return context.Background()
+	}
+	return ctx
+}
+
+// checkDataDir makes sure the data directory exists and is writable, so the
+// user gets one clear line instead of a failure deep in startup.
+func checkDataDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("data dir %s cannot be created (%v); choose another with --data-dir", dir, unwrapPath(err))
+	}
+	probe := filepath.Join(dir, ".write-test")
+	if err := os.WriteFile(probe, nil, 0o644); err != nil {
+		return fmt.Errorf("data dir %s is not writable (%v); fix its permissions or choose another with --data-dir", dir, unwrapPath(err))
+	}
+	return os.Remove(probe)
+}
+
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// node is a running broker's parts, in start order.
+type node struct {
+	meta   *metadata.Store
+	broker *broker.Broker
+	srv    *server.Server
+	logger *slog.Logger
+}
+
+func start(ctx context.Context, cfg *config.Broker, logger *slog.Logger) (*node, error) {
+	addr, err := cfg.ListenAddr()
+	if err != nil {
+		return nil, err
+	}
+	openCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	meta, err := metadata.Open(openCtx, metadata.Options{
+		Dir:    cfg.MetadataDir,
+		NodeID: cfg.NodeID,
+		Clock:  clock.Real{},
+		Logger: logger,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("metadata in %s: %w", cfg.MetadataDir, err)
+	}
+	n := &node{meta: meta, logger: logger}
+	n.broker, err = broker.New(broker.Options{
+		DataDir:           cfg.LogDirs[0],
+		NodeID:            cfg.NodeID,
+		Meta:              meta,
+		Resolve:           topicResolver(cfg),
+		RetentionInterval: cfg.RetentionCheckInterval,
+		FlushInterval:     flushLoopInterval(cfg),
+		Clock:             clock.Real{},
+		Logger:            logger,
+	})
+	if err != nil {
+		return nil, errors.Join(err, n.shutdown())
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("cannot listen on %s (%v); choose another address with --listen", addr, err), n.shutdown())
+	}
+	host, port, err := advertised(cfg, ln.Addr())
+	if err != nil {
+		ln.Close()
+		return nil, errors.Join(err, n.shutdown())
+	}
+	h, err := api.New(api.Options{Broker: n.broker, Meta: meta, Config: cfg, AdvertisedHost: host, AdvertisedPort: port, Logger: logger})
+	if err != nil {
+		ln.Close()
+		return nil, errors.Join(err, n.shutdown())
+	}
+	n.srv, err = server.New(server.Options{
+		Listener:        ln,
+		Handler:         handlerAdapter{h},
+		MaxRequestBytes: cfg.SocketRequestMaxBytes,
+		Logger:          logger,
+	})
+	if err != nil {
+		ln.Close()
+		return nil, errors.Join(err, n.shutdown())
+	}
+	return n, nil
+}
+
+// flushLoopInterval is how often the time-based flush runs; 0 = never.
+func flushLoopInterval(cfg *config.Broker) time.Duration {
+	if !cfg.FlushInterval.Set {
+		return 0
+	}
+	return max(cfg.FlushInterval.Duration, 10*time.Millisecond)
+}
+
+// advertised is the address clients are told to connect to: the first
+// advertised listener when advertised.listeners is set, else the bound
+// listener's real address (so --listen 127.0.0.1:0 works).
+func advertised(cfg *config.Broker, bound net.Addr) (string, int32, error) {
+	if _, set := cfg.Raw["advertised.listeners"]; set && len(cfg.AdvertisedListeners) > 0 {
+		l := cfg.AdvertisedListeners[0]
+		return l.Host, int32(l.Port), nil
+	}
+	host, portStr, err := net.SplitHostPort(bound.String())
+	if err != nil {
+		return "", 0, err
+	}
+	port, _ := strconv.Atoi(portStr)
+	if host == "::" || host == "0.0.0.0" {
+		host = "127.0.0.1"
+	}
+	return host, int32(port), nil
+}
+
+// shutdown stops the server (finishing in-flight requests), then closes
+// the partitions (syncing the log) and the metadata store.
+func (n *node) shutdown() error {
+	var errs []error
+	if n.srv != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		errs = append(errs, n.srv.Shutdown(ctx))
+		cancel()
+	}
+	if n.broker != nil {
+		errs = append(errs, n.broker.Close())
+	}
+	if n.meta != nil {
+		errs = append(errs, n.meta.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// handlerAdapter lets the api package serve the server's requests without
+// either package knowing the other.
+type handlerAdapter struct{ h *api.Handler }
+
+func (a handlerAdapter) Supported(key, version int16) bool { return a.h.Supported(key, version) }
+
+func (a handlerAdapter) Handle(ctx context.Context, req *server.Request) server.Reply {
+	r := a.h.Handle(ctx, &api.Request{Key: req.Key, Version: req.Version, ClientID: req.ClientID, Body: req.Body})
+	return server.Reply{Resp: r.Resp, Wait: r.Wait, NoResponse: r.NoResponse}
+}

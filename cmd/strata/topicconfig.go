@@ -1,0 +1,68 @@
+package main
+
+import (
+	"github.com/strata-broker/strata/internal/config"
+	"github.com/strata-broker/strata/internal/partition"
+	"github.com/strata-broker/strata/internal/record"
+	"github.com/strata-broker/strata/internal/retention"
+)
+
+// topicResolver turns a topic's overrides into a partition.Config.
+func topicResolver(b *config.Broker) func(map[string]string) (partition.Config, error) {
+	return func(overrides map[string]string) (partition.Config, error) {
+		t, err := config.ResolveTopic(overrides, b)
+		if err != nil {
+			return partition.Config{}, err
+		}
+		return partitionConfig(t), nil
+	}
+}
+
+func partitionConfig(t config.Topic) partition.Config {
+	c := partition.Config{
+		SegmentBytes:       t.SegmentBytes,
+		SegmentMaxAge:      t.SegmentMaxAge,
+		IndexIntervalBytes: int(t.IndexIntervalBytes),
+		SegmentIndexBytes:  int(t.SegmentIndexBytes),
+		MaxMessageBytes:    int(t.MaxMessageBytes),
+		LogAppendTime:      t.TimestampType == config.LogAppendTime,
+		Retention:          retentionPolicy(t),
+	}
+	if t.FlushMessages < 1<<62 {
+		c.FlushMessages = t.FlushMessages
+	}
+	if t.FlushInterval.Set {
+		c.FlushInterval = t.FlushInterval.Duration
+	}
+	if codec, ok := recompressCodec(t.Compression); ok {
+		c.Recompress, c.RecompressSet = codec, true
+	}
+	return c
+}
+
+func recompressCodec(c config.Compression) (record.Codec, bool) {
+	switch c {
+	case config.CompressionUncompressed:
+		return record.CodecNone, true
+	case config.CompressionGzip:
+		return record.CodecGzip, true
+	case config.CompressionSnappy:
+		return record.CodecSnappy, true
+	case config.CompressionLZ4:
+		return record.CodecLZ4, true
+	case config.CompressionZstd:
+		return record.CodecZstd, true
+	}
+	return 0, false
+}
+
+func retentionPolicy(t config.Topic) retention.Policy {
+	var p retention.Policy
+	if t.CleanupPolicy.Deletes() {
+		p.RetentionBytes = retention.Limit{Value: t.RetentionBytes.Bytes, Set: t.RetentionBytes.Set}
+		p.RetentionMs = retention.Limit{Value: t.Retention.Duration.Milliseconds(), Set: t.Retention.Set}
+		p.LocalRetentionBytes = retention.Limit{Value: t.LocalRetentionBytes.Bytes, Set: t.LocalRetentionBytes.Set}
+		p.LocalRetentionMs = retention.Limit{Value: t.LocalRetention.Duration.Milliseconds(), Set: t.LocalRetention.Set}
+	}
+	return p
+}

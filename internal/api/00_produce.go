@@ -1,0 +1,123 @@
+package api
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-broker/strata/internal/base"
+	"github.com/strata-broker/strata/internal/metadata"
+	"github.com/strata-broker/strata/internal/partition"
+)
+
+// Produce: v3-13 (RecordBatch v2 only; v13 names topics by id).
+// acks=0 gets no response, acks=1 is answered once the batch is in the page
+// cache, acks=-1 once it is fdatasynced (group commit).
+func init() { register(0, 3, 13, (*Handler).handleProduce) }
+
+// pendingSync is a partition answer that waits on a sync.
+type pendingSync struct {
+	part *kmsg.ProduceResponseTopicPartition
+	wait func() error
+}
+
+func (h *Handler) handleProduce(_ context.Context, req *Request) Reply {
+	r := req.Body.(*kmsg.ProduceRequest)
+	resp := r.ResponseKind().(*kmsg.ProduceResponse)
+	acks, acksOK := produceAcks(r.Acks)
+	img := h.opts.Meta.Image()
+
+	resp.Topics = make([]kmsg.ProduceResponseTopic, len(r.Topics))
+	var pending []pendingSync
+	for i, rt := range r.Topics {
+		st := &resp.Topics[i]
+		*st = kmsg.NewProduceResponseTopic()
+		st.Topic, st.TopicID = rt.Topic, rt.TopicID
+		t := lookupTopic(img, rt.Topic, rt.TopicID, req.Version >= 13)
+		st.Partitions = make([]kmsg.ProduceResponseTopicPartition, len(rt.Partitions))
+		for j, rp := range rt.Partitions {
+			sp := &st.Partitions[j]
+			*sp = kmsg.NewProduceResponseTopicPartition()
+			sp.Partition = rp.Partition
+			code, msg, wait := h.producePartition(t, rp, acks, acksOK, r.TransactionID != nil, sp, req.Version >= 13)
+			sp.ErrorCode = code
+			if req.Version >= 8 {
+				sp.ErrorMessage = strPtr(msg)
+			}
+			if wait != nil {
+				pending = append(pending, pendingSync{part: sp, wait: wait})
+			}
+		}
+	}
+	if acks == partition.AcksNone && acksOK {
+		for _, ps := range pending {
+			_ = ps.wait() // nobody to tell; the flush policy still applies
+		}
+		return Reply{NoResponse: true}
+	}
+	if len(pending) == 0 {
+		return done(resp)
+	}
+	return Reply{Wait: func() kmsg.Response {
+		for _, ps := range pending {
+			if err := ps.wait(); err != nil {
+				ps.part.ErrorCode, _ = errorCode(err)
+				ps.part.BaseOffset = -1
+				h.logger.Error("sync failed; produce not acknowledged", "err", err)
+			}
+		}
+		return resp
+	}}
+}
+
+// producePartition appends one partition's batch; it returns the code and
+// message to answer with, and a wait to call before answering (or nil).
+func (h *Handler) producePartition(t *metadata.Topic, rp kmsg.ProduceRequestTopicPartition, acks partition.Acks, acksOK, transactional bool, sp *kmsg.ProduceResponseTopicPartition, byID bool) (int16, string, func() error) {
+	sp.BaseOffset, sp.LogAppendTime, sp.LogStartOffset = -1, -1, -1
+	switch {
+	case !acksOK:
+		return kerr.InvalidRequiredAcks.Code, "acks must be 0, 1 or -1", nil
+	case transactional:
+		return kerr.TransactionalIDAuthorizationFailed.Code, "transactions are not supported yet", nil
+	case t == nil && byID:
+		return kerr.UnknownTopicID.Code, "", nil
+	case t == nil:
+		return kerr.UnknownTopicOrPartition.Code, "", nil
+	}
+	p, ok := h.opts.Broker.Partition(base.TopicPartition{Topic: t.Name, Partition: rp.Partition})
+	if !ok {
+		return kerr.UnknownTopicOrPartition.Code, "", nil
+	}
+	res, wait, err := p.Append(rp.Records, acks)
+	if err != nil {
+		code, msg := errorCode(err)
+		return code, msg, nil
+	}
+	sp.BaseOffset = int64(res.BaseOffset)
+	sp.LogStartOffset = int64(res.LogStart)
+	if res.LogAppendTime {
+		sp.LogAppendTime = res.LogAppendTimeMs
+	}
+	return 0, "", wait
+}
+
+func produceAcks(wire int16) (partition.Acks, bool) {
+	switch wire {
+	case 0:
+		return partition.AcksNone, true
+	case 1:
+		return partition.AcksLeader, true
+	case -1:
+		return partition.AcksAll, true
+	}
+	return 0, false
+}
+
+// lookupTopic finds a topic by name, or by id for versions that use ids.
+func lookupTopic(img *metadata.Image, name string, id [16]byte, byID bool) *metadata.Topic {
+	if byID {
+		return img.TopicsByID[base.TopicID(id)]
+	}
+	return img.Topics[name]
+}

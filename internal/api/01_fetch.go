@@ -1,0 +1,173 @@
+package api
+
+import (
+	"context"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-broker/strata/internal/base"
+	"github.com/strata-broker/strata/internal/metadata"
+	"github.com/strata-broker/strata/internal/partition"
+)
+
+// Fetch: v4-16. Sessionless: a request to open a session is answered with
+// session id 0, which tells the client the broker keeps no session and
+// expects full fetches (KIP-227 allows it). Long polls wait for new data
+// up to max.wait.ms when fewer than min.bytes are ready.
+func init() { register(1, 4, 16, (*Handler).handleFetch) }
+
+const readCommitted = 1
+
+// fetchTarget is one partition a fetch asks for, resolved against the image.
+type fetchTarget struct {
+	topicIdx, partIdx int
+	part              *partition.Partition // nil when resolution failed
+	offset            base.Offset
+	maxBytes          int
+	leaderEpoch       int32 // -1 = not given
+}
+
+func (h *Handler) handleFetch(ctx context.Context, req *Request) Reply {
+	r := req.Body.(*kmsg.FetchRequest)
+	resp := r.ResponseKind().(*kmsg.FetchResponse)
+	if r.SessionID != 0 {
+		// We never hand out session ids, so any id is unknown to us.
+		resp.ErrorCode = kerr.FetchSessionIDNotFound.Code
+		return done(resp)
+	}
+	targets := h.resolveFetch(r, resp, req.Version)
+	// Take the change channels before reading, so an append between the
+	// read and the wait still wakes the wait.
+	changed := changeChans(targets)
+	got := h.fillFetch(r, resp, targets)
+	maxWait := time.Duration(r.MaxWaitMillis) * time.Millisecond
+	if got >= int(r.MinBytes) || maxWait <= 0 || len(targets) == 0 {
+		return done(resp)
+	}
+	deadline := time.Now().Add(maxWait)
+	return Reply{Wait: func() kmsg.Response {
+		for {
+			woke := waitAny(ctx, changed, deadline)
+			changed = changeChans(targets)
+			got = h.fillFetch(r, resp, targets)
+			if !woke || got >= int(r.MinBytes) {
+				return resp
+			}
+		}
+	}}
+}
+
+// resolveFetch builds the response skeleton and the list of readable
+// partitions; partitions that cannot be read get their error code now.
+func (h *Handler) resolveFetch(r *kmsg.FetchRequest, resp *kmsg.FetchResponse, version int16) []fetchTarget {
+	img := h.opts.Meta.Image()
+	var targets []fetchTarget
+	resp.Topics = make([]kmsg.FetchResponseTopic, len(r.Topics))
+	for i, rt := range r.Topics {
+		st := &resp.Topics[i]
+		*st = kmsg.NewFetchResponseTopic()
+		st.Topic, st.TopicID = rt.Topic, rt.TopicID
+		t := lookupTopic(img, rt.Topic, rt.TopicID, version >= 13)
+		st.Partitions = make([]kmsg.FetchResponseTopicPartition, len(rt.Partitions))
+		for j, rp := range rt.Partitions {
+			sp := &st.Partitions[j]
+			*sp = kmsg.NewFetchResponseTopicPartition()
+			sp.Partition = rp.Partition
+			sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1
+			p, code := h.fetchPartition(t, rp.Partition, version >= 13)
+			if code != 0 {
+				sp.ErrorCode = code
+				continue
+			}
+			targets = append(targets, fetchTarget{
+				topicIdx: i, partIdx: j, part: p,
+				offset:      base.Offset(rp.FetchOffset),
+				maxBytes:    int(rp.PartitionMaxBytes),
+				leaderEpoch: rp.CurrentLeaderEpoch,
+			})
+		}
+	}
+	return targets
+}
+
+func (h *Handler) fetchPartition(t *metadata.Topic, idx int32, byID bool) (*partition.Partition, int16) {
+	if t == nil {
+		if byID {
+			return nil, kerr.UnknownTopicID.Code
+		}
+		return nil, kerr.UnknownTopicOrPartition.Code
+	}
+	p, ok := h.opts.Broker.Partition(base.TopicPartition{Topic: t.Name, Partition: idx})
+	if !ok {
+		return nil, kerr.UnknownTopicOrPartition.Code
+	}
+	return p, 0
+}
+
+// fillFetch reads every target into the response and returns the number
+// of record bytes in it. Only the first partition with data may exceed its
+// byte limits (KIP-74), so a large batch never stalls a consumer.
+func (h *Handler) fillFetch(r *kmsg.FetchRequest, resp *kmsg.FetchResponse, targets []fetchTarget) int {
+	budget := int(r.MaxBytes)
+	if budget <= 0 {
+		budget = 1<<31 - 1
+	}
+	total := 0
+	for _, t := range targets {
+		sp := &resp.Topics[t.topicIdx].Partitions[t.partIdx]
+		limit := min(t.maxBytes, budget-total)
+		n := h.fetchOne(r, sp, t, max(limit, 0), total == 0)
+		total += n
+	}
+	return total
+}
+
+func (h *Handler) fetchOne(r *kmsg.FetchRequest, sp *kmsg.FetchResponseTopicPartition, t fetchTarget, limit int, first bool) int {
+	off := t.part.Offsets()
+	sp.HighWatermark = int64(off.HighWatermark)
+	sp.LastStableOffset = int64(off.HighWatermark) // no transactions yet: LSO = HW
+	sp.LogStartOffset = int64(off.LogStart)
+	// Kafka sends empty, never null, record bytes; librdkafka rejects null.
+	sp.RecordBatches = []byte{}
+	if r.IsolationLevel == readCommitted {
+		sp.AbortedTransactions = []kmsg.FetchResponseTopicPartitionAbortedTransaction{}
+	}
+	if code := checkLeaderEpoch(t.leaderEpoch, off.LeaderEpoch); code != 0 {
+		sp.ErrorCode = code
+		return 0
+	}
+	if limit <= 0 && !first {
+		return 0
+	}
+	res, err := t.part.Read(t.offset, limit, nil)
+	sp.HighWatermark = int64(res.Offsets.HighWatermark)
+	sp.LastStableOffset = int64(res.Offsets.HighWatermark)
+	sp.LogStartOffset = int64(res.Offsets.LogStart)
+	if err != nil {
+		sp.ErrorCode, _ = errorCode(err)
+		return 0
+	}
+	sp.ErrorCode = 0
+	if !first && len(res.Records) > limit {
+		return 0
+	}
+	if len(res.Records) > 0 {
+		sp.RecordBatches = res.Records
+	}
+	return len(res.Records)
+}
+
+// checkLeaderEpoch compares the epoch a client believes in with ours
+// (KIP-320); -1 means the client did not say.
+func checkLeaderEpoch(clientEpoch int32, ours base.Epoch) int16 {
+	switch {
+	case clientEpoch < 0 || clientEpoch == int32(ours):
+		return 0
+	case clientEpoch > int32(ours):
+		return kerr.UnknownLeaderEpoch.Code
+	default:
+		return kerr.FencedLeaderEpoch.Code
+	}
+}

@@ -1,0 +1,104 @@
+package api
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-broker/strata/internal/base"
+	"github.com/strata-broker/strata/internal/partition"
+)
+
+// ListOffsets: v1-10. -1 latest, -2 earliest, -3 max timestamp (v7+),
+// -4 earliest local (v8+), -5 last tiered (v9+), or a timestamp searched in
+// the time index.
+func init() { register(2, 1, 10, (*Handler).handleListOffsets) }
+
+// offsetQuery is a ListOffsets target with wire sentinels named.
+type offsetQuery int
+
+const (
+	queryTimestamp offsetQuery = iota + 1
+	queryLatest
+	queryEarliest
+	queryMaxTimestamp
+	queryEarliestLocal
+	queryLastTiered
+)
+
+func parseOffsetQuery(ts int64) (offsetQuery, bool) {
+	switch {
+	case ts >= 0:
+		return queryTimestamp, true
+	case ts == -1:
+		return queryLatest, true
+	case ts == -2:
+		return queryEarliest, true
+	case ts == -3:
+		return queryMaxTimestamp, true
+	case ts == -4:
+		return queryEarliestLocal, true
+	case ts == -5:
+		return queryLastTiered, true
+	}
+	return 0, false
+}
+
+func (h *Handler) handleListOffsets(_ context.Context, req *Request) Reply {
+	r := req.Body.(*kmsg.ListOffsetsRequest)
+	resp := r.ResponseKind().(*kmsg.ListOffsetsResponse)
+	img := h.opts.Meta.Image()
+	for _, rt := range r.Topics {
+		st := kmsg.NewListOffsetsResponseTopic()
+		st.Topic = rt.Topic
+		t := img.Topics[rt.Topic]
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewListOffsetsResponseTopicPartition()
+			sp.Partition = rp.Partition
+			sp.Timestamp, sp.Offset, sp.LeaderEpoch = -1, -1, -1
+			p, code := h.fetchPartition(t, rp.Partition, false)
+			if code == 0 {
+				code = h.listOffset(p, rp, r.IsolationLevel, &sp)
+			}
+			sp.ErrorCode = code
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return done(resp)
+}
+
+func (h *Handler) listOffset(p *partition.Partition, rp kmsg.ListOffsetsRequestTopicPartition, isolation int8, sp *kmsg.ListOffsetsResponseTopicPartition) int16 {
+	off := p.Offsets()
+	if code := checkLeaderEpoch(rp.CurrentLeaderEpoch, off.LeaderEpoch); code != 0 {
+		return code
+	}
+	sp.LeaderEpoch = int32(off.LeaderEpoch)
+	q, ok := parseOffsetQuery(rp.Timestamp)
+	if !ok {
+		return kerr.InvalidRequest.Code
+	}
+	set := func(o base.Offset) { sp.Offset, sp.Timestamp = int64(o), -1 }
+	switch q {
+	case queryLatest:
+		_ = isolation // the last stable offset equals the high watermark until transactions exist
+		set(off.HighWatermark)
+	case queryEarliest:
+		set(off.LogStart)
+	case queryEarliestLocal:
+		set(off.LocalStart)
+	case queryLastTiered:
+		// Nothing is tiered on a local-only partition: Kafka answers -1.
+		sp.Offset, sp.Timestamp = -1, -1
+	case queryMaxTimestamp:
+		if ts, o, ok := p.MaxTimestamp(); ok {
+			sp.Offset, sp.Timestamp = int64(o), ts
+		}
+	case queryTimestamp:
+		if o, ts, ok := p.OffsetForTimestamp(rp.Timestamp); ok {
+			sp.Offset, sp.Timestamp = int64(o), ts
+		}
+	}
+	return 0
+}

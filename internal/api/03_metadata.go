@@ -1,0 +1,105 @@
+package api
+
+import (
+	"context"
+	"sort"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-broker/strata/internal/base"
+	"github.com/strata-broker/strata/internal/metadata"
+)
+
+// Metadata: v0-12. Auto-creates requested topics when
+// auto.create.topics.enable is on and the client allows it (v4+).
+func init() { register(3, 0, 12, (*Handler).handleMetadata) }
+
+func (h *Handler) handleMetadata(ctx context.Context, req *Request) Reply {
+	r := req.Body.(*kmsg.MetadataRequest)
+	resp := r.ResponseKind().(*kmsg.MetadataResponse)
+	img := h.opts.Meta.Image()
+
+	resp.Brokers = []kmsg.MetadataResponseBroker{h.selfBroker()}
+	resp.ClusterID = strPtr(img.ClusterID)
+	resp.ControllerID = h.opts.Broker.NodeID()
+
+	allTopics := r.Topics == nil || (req.Version == 0 && len(r.Topics) == 0)
+	if allTopics {
+		names := make([]string, 0, len(img.Topics))
+		for name := range img.Topics {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			resp.Topics = append(resp.Topics, h.metadataTopic(img.Topics[name]))
+		}
+		return done(resp)
+	}
+	autoCreate := h.opts.Config.AutoCreateTopics && (req.Version < 4 || r.AllowAutoTopicCreation)
+	for _, rt := range r.Topics {
+		resp.Topics = append(resp.Topics, h.metadataRequestedTopic(ctx, img, rt, autoCreate))
+	}
+	return done(resp)
+}
+
+func (h *Handler) metadataRequestedTopic(ctx context.Context, img *metadata.Image, rt kmsg.MetadataRequestTopic, autoCreate bool) kmsg.MetadataResponseTopic {
+	if rt.Topic == nil {
+		if t, ok := img.TopicsByID[base.TopicID(rt.TopicID)]; ok {
+			return h.metadataTopic(t)
+		}
+		mt := kmsg.NewMetadataResponseTopic()
+		mt.TopicID = rt.TopicID
+		mt.ErrorCode = kerr.UnknownTopicID.Code
+		return mt
+	}
+	name := *rt.Topic
+	if t, ok := img.Topics[name]; ok {
+		return h.metadataTopic(t)
+	}
+	mt := kmsg.NewMetadataResponseTopic()
+	mt.Topic = rt.Topic
+	if err := validateTopicName(name); err != nil {
+		mt.ErrorCode = kerr.InvalidTopicException.Code
+		return mt
+	}
+	if !autoCreate {
+		mt.ErrorCode = kerr.UnknownTopicOrPartition.Code
+		return mt
+	}
+	t, _, err := h.createTopic(ctx, topicSpec{name: name, partitions: -1, replicationFactor: -1}, false)
+	if err != nil {
+		// Another client may have created it a moment ago.
+		if t, ok := h.opts.Meta.Image().Topics[name]; ok {
+			return h.metadataTopic(t)
+		}
+		mt.ErrorCode, _ = topicErrorCode(err)
+		return mt
+	}
+	return h.metadataTopic(t)
+}
+
+func (h *Handler) metadataTopic(t *metadata.Topic) kmsg.MetadataResponseTopic {
+	mt := kmsg.NewMetadataResponseTopic()
+	name := t.Name
+	mt.Topic = &name
+	mt.TopicID = t.ID
+	for _, p := range t.Partitions {
+		mp := kmsg.NewMetadataResponseTopicPartition()
+		mp.Partition = p.Index
+		mp.Leader = p.Leader
+		mp.LeaderEpoch = int32(p.LeaderEpoch)
+		mp.Replicas = p.Replicas
+		mp.ISR = p.ISR
+		mt.Partitions = append(mt.Partitions, mp)
+	}
+	return mt
+}
+
+func (h *Handler) selfBroker() kmsg.MetadataResponseBroker {
+	b := kmsg.NewMetadataResponseBroker()
+	b.NodeID = h.opts.Broker.NodeID()
+	b.Host = h.opts.AdvertisedHost
+	b.Port = h.opts.AdvertisedPort
+	return b
+}

@@ -1,0 +1,28 @@
+package api
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// ApiVersions: v0-4. The answer lists exactly the registered versions.
+func init() { register(18, 0, 4, (*Handler).handleAPIVersions) }
+
+func (h *Handler) handleAPIVersions(_ context.Context, req *Request) Reply {
+	r := req.Body.(*kmsg.ApiVersionsRequest)
+	resp := r.ResponseKind().(*kmsg.ApiVersionsResponse)
+	if !h.Supported(req.Key, req.Version) {
+		// Kafka answers an unsupported ApiVersions at v0 with the error and
+		// its own range, so the client can retry at a version both know.
+		resp.SetVersion(0)
+		resp.ErrorCode = kerr.UnsupportedVersion.Code
+	}
+	for _, reg := range registrations() {
+		k := kmsg.NewApiVersionsResponseApiKey()
+		k.ApiKey, k.MinVersion, k.MaxVersion = reg.key, reg.min, reg.max
+		resp.ApiKeys = append(resp.ApiKeys, k)
+	}
+	return done(resp)
+}

@@ -1,0 +1,81 @@
+package api
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// CreateTopics: v0-7. -1 partitions / replication factor (v4+) mean the
+// broker defaults; validate_only (v1+) checks everything and creates
+// nothing; v5+ answers with the topic's configs, v7+ with its id.
+func init() { register(19, 0, 7, (*Handler).handleCreateTopics) }
+
+func (h *Handler) handleCreateTopics(ctx context.Context, req *Request) Reply {
+	r := req.Body.(*kmsg.CreateTopicsRequest)
+	resp := r.ResponseKind().(*kmsg.CreateTopicsResponse)
+	seen := make(map[string]int)
+	for _, rt := range r.Topics {
+		seen[rt.Topic]++
+	}
+	for _, rt := range r.Topics {
+		st := kmsg.NewCreateTopicsResponseTopic()
+		st.Topic = rt.Topic
+		st.NumPartitions, st.ReplicationFactor = -1, -1
+		code, msg := h.createOneTopic(ctx, r, rt, seen[rt.Topic] > 1, &st)
+		st.ErrorCode = code
+		if req.Version >= 1 {
+			st.ErrorMessage = strPtr(msg)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return done(resp)
+}
+
+func (h *Handler) createOneTopic(ctx context.Context, r *kmsg.CreateTopicsRequest, rt kmsg.CreateTopicsRequestTopic, duplicated bool, st *kmsg.CreateTopicsResponseTopic) (int16, string) {
+	if duplicated {
+		return kerr.InvalidRequest.Code, "topic " + rt.Topic + " appears more than once in the request"
+	}
+	spec := topicSpec{name: rt.Topic, partitions: rt.NumPartitions, replicationFactor: rt.ReplicationFactor, configs: map[string]string{}}
+	if len(rt.ReplicaAssignment) > 0 {
+		if rt.NumPartitions != -1 || rt.ReplicationFactor != -1 {
+			return kerr.InvalidRequest.Code, "give either a replica assignment or partitions and replication factor, not both"
+		}
+		if code, msg := h.checkAssignment(rt.ReplicaAssignment); code != 0 {
+			return code, msg
+		}
+		spec.partitions = int32(len(rt.ReplicaAssignment))
+		spec.replicationFactor = int16(len(rt.ReplicaAssignment[0].Replicas))
+	}
+	for _, c := range rt.Configs {
+		if c.Value == nil {
+			continue // a null value means "use the default"
+		}
+		spec.configs[c.Name] = *c.Value
+	}
+	t, spec, err := h.createTopic(ctx, spec, r.ValidateOnly)
+	if err != nil {
+		return topicErrorCode(err)
+	}
+	st.NumPartitions, st.ReplicationFactor = spec.partitions, spec.replicationFactor
+	if t != nil {
+		st.TopicID = t.ID
+	}
+	for _, e := range h.describeTopicConfigs(spec.configs) {
+		c := kmsg.NewCreateTopicsResponseTopicConfig()
+		c.Name, c.Value, c.ReadOnly, c.Source, c.IsSensitive = e.Name, e.value(), e.ReadOnly, e.Source, e.Sensitive
+		st.Configs = append(st.Configs, c)
+	}
+	return 0, ""
+}
+
+// checkAssignment accepts only assignments a one-broker cluster can honour.
+func (h *Handler) checkAssignment(as []kmsg.CreateTopicsRequestTopicReplicaAssignment) (int16, string) {
+	for _, a := range as {
+		if len(a.Replicas) != 1 || a.Replicas[0] != h.opts.Broker.NodeID() {
+			return kerr.InvalidReplicaAssignment.Code, "every partition must be assigned to exactly this broker in a one-broker cluster"
+		}
+	}
+	return 0, ""
+}

@@ -1,0 +1,72 @@
+package api
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-broker/strata/internal/base"
+)
+
+// DeleteTopics: v0-6 (v6 may name topics by id). The partitions' data is
+// removed when the broker reconciles with the new image.
+func init() { register(20, 0, 6, (*Handler).handleDeleteTopics) }
+
+func (h *Handler) handleDeleteTopics(ctx context.Context, req *Request) Reply {
+	r := req.Body.(*kmsg.DeleteTopicsRequest)
+	resp := r.ResponseKind().(*kmsg.DeleteTopicsResponse)
+	type target struct {
+		name *string
+		id   [16]byte
+	}
+	var targets []target
+	if req.Version >= 6 {
+		for _, t := range r.Topics {
+			targets = append(targets, target{t.Topic, t.TopicID})
+		}
+	} else {
+		for _, name := range r.TopicNames {
+			targets = append(targets, target{name: &name})
+		}
+	}
+	for _, tg := range targets {
+		st := kmsg.NewDeleteTopicsResponseTopic()
+		st.Topic, st.TopicID = tg.name, tg.id
+		code, msg := h.deleteOneTopic(ctx, tg.name, tg.id, &st)
+		st.ErrorCode = code
+		if req.Version >= 5 {
+			st.ErrorMessage = strPtr(msg)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	if err := h.opts.Broker.Reconcile(); err != nil {
+		h.logger.Error("removing deleted partitions", "err", err)
+	}
+	return done(resp)
+}
+
+func (h *Handler) deleteOneTopic(ctx context.Context, name *string, id [16]byte, st *kmsg.DeleteTopicsResponseTopic) (int16, string) {
+	img := h.opts.Meta.Image()
+	var topic string
+	switch {
+	case name != nil && *name != "":
+		t, ok := img.Topics[*name]
+		if !ok {
+			return kerr.UnknownTopicOrPartition.Code, "topic " + *name + " does not exist"
+		}
+		topic, st.TopicID = t.Name, t.ID
+	default:
+		t, ok := img.TopicsByID[base.TopicID(id)]
+		if !ok {
+			return kerr.UnknownTopicID.Code, "no topic has this id"
+		}
+		topic = t.Name
+		st.Topic = &topic
+	}
+	if err := h.opts.Meta.DeleteTopic(ctx, topic); err != nil {
+		return errorCode(err)
+	}
+	h.logger.Info("deleted topic", "topic", topic)
+	return 0, ""
+}

@@ -1,0 +1,90 @@
+package api
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// DescribeConfigs: v0-4, for topics and this broker, with sources,
+// defaults, synonyms (v1+) and documentation (v3+).
+func init() { register(32, 0, 4, (*Handler).handleDescribeConfigs) }
+
+const (
+	resourceTopic  = 2
+	resourceBroker = 4
+)
+
+func (h *Handler) handleDescribeConfigs(_ context.Context, req *Request) Reply {
+	r := req.Body.(*kmsg.DescribeConfigsRequest)
+	resp := r.ResponseKind().(*kmsg.DescribeConfigsResponse)
+	for _, rr := range r.Resources {
+		sr := kmsg.NewDescribeConfigsResponseResource()
+		sr.ResourceType, sr.ResourceName = rr.ResourceType, rr.ResourceName
+		entries, code, msg := h.configsOf(rr.ResourceType, rr.ResourceName)
+		sr.ErrorCode, sr.ErrorMessage = code, strPtr(msg)
+		if code == 0 {
+			sr.Configs = describedConfigs(entries, rr.ConfigNames, r.IncludeSynonyms, r.IncludeDocumentation)
+		}
+		resp.Resources = append(resp.Resources, sr)
+	}
+	return done(resp)
+}
+
+// configsOf returns every config entry of a resource.
+func (h *Handler) configsOf(resType kmsg.ConfigResourceType, name string) ([]configEntry, int16, string) {
+	switch resType {
+	case resourceTopic:
+		t, ok := h.opts.Meta.Image().Topics[name]
+		if !ok {
+			return nil, kerr.UnknownTopicOrPartition.Code, "topic " + name + " does not exist"
+		}
+		return h.describeTopicConfigs(t.Configs), 0, ""
+	case resourceBroker:
+		if code, msg := h.checkBrokerResource(name); code != 0 {
+			return nil, code, msg
+		}
+		return h.describeBrokerConfigs(), 0, ""
+	}
+	return nil, kerr.InvalidRequest.Code, "only TOPIC and BROKER config resources are supported"
+}
+
+func (h *Handler) checkBrokerResource(name string) (int16, string) {
+	if name != "" && name != strconv.Itoa(int(h.opts.Broker.NodeID())) {
+		return kerr.InvalidRequest.Code, "broker " + name + " is not this broker (node " + strconv.Itoa(int(h.opts.Broker.NodeID())) + ")"
+	}
+	return 0, ""
+}
+
+func describedConfigs(entries []configEntry, names []string, synonyms, docs bool) []kmsg.DescribeConfigsResponseResourceConfig {
+	want := make(map[string]bool, len(names))
+	for _, n := range names {
+		want[n] = true
+	}
+	var out []kmsg.DescribeConfigsResponseResourceConfig
+	for _, e := range entries {
+		if names != nil && !want[e.Name] {
+			continue
+		}
+		c := kmsg.NewDescribeConfigsResponseResourceConfig()
+		c.Name, c.Value, c.ReadOnly, c.IsSensitive = e.Name, e.value(), e.ReadOnly, e.Sensitive
+		c.Source = kmsg.ConfigSource(e.Source)
+		c.IsDefault = e.Source == 5 // DEFAULT_CONFIG, for v0 clients
+		c.ConfigType = kmsg.ConfigType(e.Type)
+		if docs {
+			c.Documentation = strPtr(e.Doc)
+		}
+		if synonyms {
+			for _, s := range e.Synonyms {
+				sy := kmsg.NewDescribeConfigsResponseResourceConfigConfigSynonym()
+				v := s.Value
+				sy.Name, sy.Value, sy.Source = s.Name, &v, kmsg.ConfigSource(s.Source)
+				c.ConfigSynonyms = append(c.ConfigSynonyms, sy)
+			}
+		}
+		out = append(out, c)
+	}
+	return out
+}

@@ -1,0 +1,68 @@
+package api
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// AlterConfigs: v0-2. Replaces a topic's whole set of overrides. Broker
+// configs are static in Strata and are refused with a message saying where
+// to set them.
+func init() { register(33, 0, 2, (*Handler).handleAlterConfigs) }
+
+func (h *Handler) handleAlterConfigs(ctx context.Context, req *Request) Reply {
+	r := req.Body.(*kmsg.AlterConfigsRequest)
+	resp := r.ResponseKind().(*kmsg.AlterConfigsResponse)
+	for _, rr := range r.Resources {
+		sr := kmsg.NewAlterConfigsResponseResource()
+		sr.ResourceType, sr.ResourceName = rr.ResourceType, rr.ResourceName
+		next := make(map[string]string)
+		for _, c := range rr.Configs {
+			if c.Value != nil {
+				next[c.Name] = *c.Value
+			}
+		}
+		code, msg := h.setConfigs(ctx, rr.ResourceType, rr.ResourceName, func(map[string]string) (map[string]string, error) {
+			return next, nil
+		}, r.ValidateOnly)
+		sr.ErrorCode, sr.ErrorMessage = code, strPtr(msg)
+		resp.Resources = append(resp.Resources, sr)
+	}
+	return done(resp)
+}
+
+// setConfigs computes a resource's new overrides from its current ones,
+// validates them and, unless validateOnly, stores them.
+func (h *Handler) setConfigs(ctx context.Context, resType kmsg.ConfigResourceType, name string, change func(current map[string]string) (map[string]string, error), validateOnly bool) (int16, string) {
+	switch resType {
+	case resourceTopic:
+	case resourceBroker:
+		if code, msg := h.checkBrokerResource(name); code != 0 {
+			return code, msg
+		}
+		return kerr.InvalidRequest.Code, "broker configs are static in Strata: set them in server.properties, STRATA_* variables or flags, and restart"
+	default:
+		return kerr.InvalidRequest.Code, "only TOPIC and BROKER config resources are supported"
+	}
+	t, ok := h.opts.Meta.Image().Topics[name]
+	if !ok {
+		return kerr.UnknownTopicOrPartition.Code, "topic " + name + " does not exist"
+	}
+	next, err := change(t.Configs)
+	if err == nil {
+		err = validateTopicConfigs(next, h.opts.Config)
+	}
+	if err != nil {
+		return errorCode(err)
+	}
+	if validateOnly {
+		return 0, ""
+	}
+	if err := h.opts.Meta.SetTopicConfigs(ctx, name, next); err != nil {
+		return errorCode(err)
+	}
+	h.logger.Info("changed topic configs", "topic", name, "configs", next)
+	return 0, ""
+}

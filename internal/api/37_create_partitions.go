@@ -1,0 +1,54 @@
+package api
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// CreatePartitions: v0-3. The count only grows; validate_only checks and
+// changes nothing.
+func init() { register(37, 0, 3, (*Handler).handleCreatePartitions) }
+
+func (h *Handler) handleCreatePartitions(ctx context.Context, req *Request) Reply {
+	r := req.Body.(*kmsg.CreatePartitionsRequest)
+	resp := r.ResponseKind().(*kmsg.CreatePartitionsResponse)
+	for _, rt := range r.Topics {
+		st := kmsg.NewCreatePartitionsResponseTopic()
+		st.Topic = rt.Topic
+		code, msg := h.createPartitions(ctx, rt, r.ValidateOnly)
+		st.ErrorCode, st.ErrorMessage = code, strPtr(msg)
+		resp.Topics = append(resp.Topics, st)
+	}
+	return done(resp)
+}
+
+func (h *Handler) createPartitions(ctx context.Context, rt kmsg.CreatePartitionsRequestTopic, validateOnly bool) (int16, string) {
+	t, ok := h.opts.Meta.Image().Topics[rt.Topic]
+	if !ok {
+		return kerr.UnknownTopicOrPartition.Code, "topic " + rt.Topic + " does not exist"
+	}
+	have := int32(len(t.Partitions))
+	if rt.Count <= have {
+		return kerr.InvalidPartitions.Code, fmt.Sprintf("topic %s has %d partitions; the new count must be larger, got %d", rt.Topic, have, rt.Count)
+	}
+	if rt.Assignment != nil {
+		if int32(len(rt.Assignment)) != rt.Count-have {
+			return kerr.InvalidReplicaAssignment.Code, fmt.Sprintf("%d assignments given for %d new partitions", len(rt.Assignment), rt.Count-have)
+		}
+		for _, a := range rt.Assignment {
+			if len(a.Replicas) != 1 || a.Replicas[0] != h.opts.Broker.NodeID() {
+				return kerr.InvalidReplicaAssignment.Code, "every partition must be assigned to exactly this broker in a one-broker cluster"
+			}
+		}
+	}
+	if validateOnly {
+		return 0, ""
+	}
+	if err := h.opts.Meta.CreatePartitions(ctx, rt.Topic, rt.Count); err != nil {
+		return errorCode(err)
+	}
+	return 0, ""
+}

@@ -1,0 +1,23 @@
+package api
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// DescribeCluster: v0-1. One broker, which is also the controller.
+func init() { register(60, 0, 1, (*Handler).handleDescribeCluster) }
+
+func (h *Handler) handleDescribeCluster(_ context.Context, req *Request) Reply {
+	r := req.Body.(*kmsg.DescribeClusterRequest)
+	resp := r.ResponseKind().(*kmsg.DescribeClusterResponse)
+	resp.ClusterID = h.opts.Meta.Image().ClusterID
+	resp.ControllerID = h.opts.Broker.NodeID()
+	resp.ClusterAuthorizedOperations = -2147483648
+	resp.EndpointType = r.EndpointType
+	b := kmsg.NewDescribeClusterResponseBroker()
+	b.NodeID, b.Host, b.Port = h.opts.Broker.NodeID(), h.opts.AdvertisedHost, h.opts.AdvertisedPort
+	resp.Brokers = []kmsg.DescribeClusterResponseBroker{b}
+	return done(resp)
+}

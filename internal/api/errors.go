@@ -1,0 +1,56 @@
+package api
+
+import (
+	"errors"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/strata-broker/strata/internal/config"
+	"github.com/strata-broker/strata/internal/metadata"
+	"github.com/strata-broker/strata/internal/partition"
+	"github.com/strata-broker/strata/internal/partition/producers"
+	"github.com/strata-broker/strata/internal/record"
+)
+
+// errorCode maps an error from below to the Kafka error code a client gets,
+// and the message to send where the response has room for one. This is the
+// one table of such mappings. An error nobody classified is a server bug,
+// reported as KAFKA_STORAGE_ERROR when it came from the log (retriable) —
+// never UNKNOWN_SERVER_ERROR for something a client should retry.
+func errorCode(err error) (int16, string) {
+	if err == nil {
+		return 0, ""
+	}
+	var (
+		recErr  *record.Error
+		prodErr *producers.CodeError
+		cfgErr  *config.Error
+	)
+	switch {
+	case errors.As(err, &recErr):
+		return recErr.Code, recErr.Msg
+	case errors.As(err, &prodErr):
+		return prodErr.Code, prodErr.Msg
+	case errors.As(err, &cfgErr):
+		return kerr.InvalidConfig.Code, cfgErr.Error()
+	case errors.Is(err, partition.ErrOffsetOutOfRange),
+		errors.Is(err, partition.ErrDeleteBeyondHighWatermark):
+		return kerr.OffsetOutOfRange.Code, err.Error()
+	case errors.Is(err, partition.ErrClosed):
+		return kerr.NotLeaderForPartition.Code, "the partition is moving or its topic was deleted"
+	case errors.Is(err, metadata.ErrTopicExists):
+		return kerr.TopicAlreadyExists.Code, err.Error()
+	case errors.Is(err, metadata.ErrUnknownTopic):
+		return kerr.UnknownTopicOrPartition.Code, err.Error()
+	case errors.Is(err, metadata.ErrInvalidPartitions):
+		return kerr.InvalidPartitions.Code, err.Error()
+	}
+	return kerr.KafkaStorageError.Code, err.Error()
+}
+
+func strPtr(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}

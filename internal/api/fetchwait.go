@@ -1,0 +1,45 @@
+package api
+
+import (
+	"context"
+	"reflect"
+	"time"
+)
+
+func changeChans(targets []fetchTarget) []<-chan struct{} {
+	out := make([]<-chan struct{}, len(targets))
+	for i, t := range targets {
+		out[i] = t.part.Changed()
+	}
+	return out
+}
+
+// waitAny blocks until one of chans closes (true), or the deadline or ctx
+// ends the wait (false). It parks long-poll fetches.
+func waitAny(ctx context.Context, chans []<-chan struct{}, deadline time.Time) bool {
+	wait := time.Until(deadline)
+	if wait <= 0 {
+		return false
+	}
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	if len(chans) == 1 {
+		select {
+		case <-chans[0]:
+			return true
+		case <-timer.C:
+		case <-ctx.Done():
+		}
+		return false
+	}
+	cases := make([]reflect.SelectCase, 0, len(chans)+2)
+	cases = append(cases,
+		reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(timer.C)},
+		reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(ctx.Done())},
+	)
+	for _, c := range chans {
+		cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(c)})
+	}
+	chosen, _, _ := reflect.Select(cases)
+	return chosen >= 2
+}

@@ -1,0 +1,121 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sort"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-broker/strata/internal/broker"
+	"github.com/strata-broker/strata/internal/config"
+	"github.com/strata-broker/strata/internal/metadata"
+)
+
+// Request is one decoded request.
+type Request struct {
+	Key      int16
+	Version  int16
+	ClientID *string
+	Body     kmsg.Request
+}
+
+// Reply is a handler's answer: a response now, or Wait, called in request
+// order once earlier responses are written. NoResponse is for acks=0.
+type Reply struct {
+	Resp       kmsg.Response
+	Wait       func() kmsg.Response
+	NoResponse bool
+}
+
+// Options builds a Handler.
+type Options struct {
+	Broker *broker.Broker
+	Meta   *metadata.Store
+	Config *config.Broker
+	// AdvertisedHost/Port are what Metadata tells clients to connect to.
+	AdvertisedHost string
+	AdvertisedPort int32
+	Logger         *slog.Logger
+}
+
+// Validate reports the first unusable option.
+func (o Options) Validate() error {
+	switch {
+	case o.Broker == nil:
+		return errors.New("api: Broker is required")
+	case o.Meta == nil:
+		return errors.New("api: Meta is required")
+	case o.Config == nil:
+		return errors.New("api: Config is required")
+	case o.AdvertisedHost == "" || o.AdvertisedPort <= 0:
+		return errors.New("api: an advertised host and port are required")
+	}
+	return nil
+}
+
+// Handler serves every registered API.
+type Handler struct {
+	opts   Options
+	logger *slog.Logger
+}
+
+// New returns a Handler.
+func New(opts Options) (*Handler, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	return &Handler{opts: opts, logger: opts.Logger}, nil
+}
+
+type handleFunc func(h *Handler, ctx context.Context, req *Request) Reply
+
+type registration struct {
+	key, min, max int16
+	fn            handleFunc
+}
+
+var registry = map[int16]registration{}
+
+// register is called from each API file's init.
+func register(key, minVersion, maxVersion int16, fn handleFunc) {
+	if _, dup := registry[key]; dup {
+		panic("api: key registered twice")
+	}
+	if fresh := kmsg.RequestForKey(key); fresh == nil || maxVersion > fresh.MaxVersion() {
+		panic("api: registering a version kmsg cannot encode")
+	}
+	registry[key] = registration{key: key, min: minVersion, max: maxVersion, fn: fn}
+}
+
+// Supported reports whether key at version is implemented.
+func (h *Handler) Supported(key, version int16) bool {
+	r, ok := registry[key]
+	return ok && version >= r.min && version <= r.max
+}
+
+// Handle serves one request. Unsupported versions never reach here (the
+// server checks Supported first), except ApiVersions, which answers them.
+func (h *Handler) Handle(ctx context.Context, req *Request) Reply {
+	r, ok := registry[req.Key]
+	if !ok {
+		panic("api: Handle called for an unregistered key")
+	}
+	return r.fn(h, ctx, req)
+}
+
+// registrations returns the registry sorted by key.
+func registrations() []registration {
+	out := make([]registration, 0, len(registry))
+	for _, r := range registry {
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].key < out[j].key })
+	return out
+}
+
+func done(resp kmsg.Response) Reply { return Reply{Resp: resp} }

@@ -1,0 +1,170 @@
+package broker
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/strata-broker/strata/internal/base"
+	"github.com/strata-broker/strata/internal/clock"
+	"github.com/strata-broker/strata/internal/metadata"
+	"github.com/strata-broker/strata/internal/partition"
+)
+
+// ConfigResolver turns a topic's config overrides into what a partition
+// needs, applying broker defaults. cmd injects it, so the broker does not
+// know config names.
+type ConfigResolver func(topicConfigs map[string]string) (partition.Config, error)
+
+// Options builds a Broker.
+type Options struct {
+	DataDir           string
+	NodeID            int32
+	Meta              *metadata.Store
+	Resolve           ConfigResolver
+	RetentionInterval time.Duration // log.retention.check.interval.ms
+	FlushInterval     time.Duration // how often the flush loop runs; 0 = no loop
+	Clock             clock.Clock
+	Logger            *slog.Logger
+}
+
+// Validate reports the first unusable option.
+func (o Options) Validate() error {
+	switch {
+	case o.DataDir == "":
+		return errors.New("broker: DataDir is required")
+	case o.Meta == nil:
+		return errors.New("broker: Meta is required")
+	case o.Resolve == nil:
+		return errors.New("broker: Resolve is required")
+	case o.Clock == nil:
+		return errors.New("broker: Clock is required")
+	case o.RetentionInterval <= 0:
+		return errors.New("broker: RetentionInterval must be positive")
+	}
+	return nil
+}
+
+// Broker hosts this node's partitions.
+type Broker struct {
+	opts   Options
+	logger *slog.Logger
+	pids   *producerIDs
+
+	mu struct {
+		sync.Mutex
+		parts   map[base.TopicPartition]*hosted
+		version uint64 // image version last reconciled
+		closed  bool
+	}
+	stop chan struct{}
+	done sync.WaitGroup
+}
+
+type hosted struct {
+	p       *partition.Partition
+	topicID base.TopicID
+	configs map[string]string
+}
+
+// New opens the partitions the current image assigns here and starts the
+// background loops. Close stops them.
+func New(opts Options) (*Broker, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if err := os.MkdirAll(opts.DataDir, 0o755); err != nil {
+		return nil, fmt.Errorf("data dir %s: %w", opts.DataDir, err)
+	}
+	pids, err := openProducerIDs(opts.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	b := &Broker{opts: opts, logger: opts.Logger, pids: pids, stop: make(chan struct{})}
+	b.mu.parts = make(map[base.TopicPartition]*hosted)
+	if err := b.Reconcile(); err != nil {
+		b.closePartitions()
+		return nil, err
+	}
+	if err := b.removeStrayDirs(); err != nil {
+		b.closePartitions()
+		return nil, err
+	}
+	b.startLoops()
+	return b, nil
+}
+
+// Partition returns the partition hosted here, reconciling with the latest
+// image first if it is not open yet (a topic created a moment ago).
+func (b *Broker) Partition(tp base.TopicPartition) (*partition.Partition, bool) {
+	b.mu.Lock()
+	h, ok := b.mu.parts[tp]
+	b.mu.Unlock()
+	if ok {
+		return h.p, true
+	}
+	if err := b.Reconcile(); err != nil {
+		b.logger.Error("reconciling partitions", "err", err)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	h, ok = b.mu.parts[tp]
+	if !ok {
+		return nil, false
+	}
+	return h.p, true
+}
+
+// Partitions returns every hosted partition.
+func (b *Broker) Partitions() []*partition.Partition {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := make([]*partition.Partition, 0, len(b.mu.parts))
+	for _, h := range b.mu.parts {
+		out = append(out, h.p)
+	}
+	return out
+}
+
+// NextProducerID hands out a producer id never handed out before by this
+// broker, across restarts.
+func (b *Broker) NextProducerID() (base.ProducerID, error) { return b.pids.next() }
+
+// NodeID is this broker's id.
+func (b *Broker) NodeID() int32 { return b.opts.NodeID }
+
+// DataDir is the directory holding the partitions.
+func (b *Broker) DataDir() string { return b.opts.DataDir }
+
+// Close stops the loops and closes every partition cleanly.
+func (b *Broker) Close() error {
+	b.mu.Lock()
+	if b.mu.closed {
+		b.mu.Unlock()
+		return nil
+	}
+	b.mu.closed = true
+	b.mu.Unlock()
+	close(b.stop)
+	b.done.Wait()
+	return b.closePartitions()
+}
+
+func (b *Broker) closePartitions() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var errs []error
+	for tp, h := range b.mu.parts {
+		if err := h.p.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("closing %v: %w", tp, err))
+		}
+		delete(b.mu.parts, tp)
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,10 @@
+// Package broker keeps the partitions hosted on this node in step with the
+// metadata image: it opens a partition when the image assigns it here,
+// applies topic config changes, and closes and deletes partitions whose
+// topic is gone. It also runs the per-broker background loops (retention
+// checks, time-based flushes) and hands out producer ids.
+//
+// Invariants: a partition directory belongs to exactly one topic id (stored
+// in its partition.metadata file); a directory whose topic id is not in the
+// image is deleted, never reused.
+package broker

@@ -1,0 +1,216 @@
+package config
+
+import (
+	"fmt"
+	"path/filepath"
+	"time"
+)
+
+// Broker is a broker's static configuration, parsed and validated. Build it
+// with LoadBroker; the typed fields are views of Raw, which is the source of
+// truth for ResolveTopic and DescribeBroker.
+type Broker struct {
+	NodeID                   int32
+	Listeners                []Listener
+	AdvertisedListeners      []Listener // listeners, unless advertised.listeners is set
+	LogDirs                  []string   // at least one
+	NumPartitions            int32
+	DefaultReplicationFactor int16
+	AutoCreateTopics         bool
+	DeleteTopicEnable        bool
+	MessageMaxBytes          int32
+	SocketRequestMaxBytes    int32
+	MinInsyncReplicas        int32
+
+	SegmentBytes           int64
+	SegmentMaxAge          time.Duration // log.roll.ms / log.roll.hours
+	SegmentJitterMax       time.Duration // log.roll.jitter.ms / .hours
+	Retention              TimeLimit     // log.retention.ms / .minutes / .hours
+	RetentionBytes         BytesLimit
+	RetentionCheckInterval time.Duration
+	LocalRetention         TimeLimit  // log.local.retention.ms; -2 resolved to Retention
+	LocalRetentionBytes    BytesLimit // log.local.retention.bytes; -2 resolved to RetentionBytes
+	FlushIntervalMessages  int64      // Long.MaxValue: never by count
+	FlushInterval          TimeLimit  // log.flush.interval.ms / log.flush.scheduler.interval.ms
+	IndexIntervalBytes     int32
+	SegmentIndexBytes      int32
+
+	OffsetsTopicNumPartitions     int32
+	OffsetsTopicReplicationFactor int16
+	GroupInitialRebalanceDelay    time.Duration
+
+	RemoteStorageSystemEnable    bool
+	RemoteLogManagerTaskInterval time.Duration
+	RemoteDir                    string // the directory store, used when S3.Bucket == ""
+	S3                           S3
+	MetadataDir                  string
+	MetricsListener              string // host:port; "" means no metrics listener
+
+	// Raw holds every key that was set, after precedence (file < env < flags),
+	// trimmed and validated. Kafka reports all of them as STATIC_BROKER_CONFIG.
+	Raw map[string]string
+	// Origin says where each key of Raw was set: "file:line", the environment
+	// variable's name, or "flag".
+	Origin map[string]string
+}
+
+// S3 locates the remote tier in an S3 bucket; Bucket == "" means the directory
+// store in Broker.RemoteDir.
+type S3 struct {
+	Bucket    string
+	Prefix    string
+	Region    string // "" means from the AWS environment
+	Endpoint  string // "" means AWS
+	PathStyle bool
+}
+
+// ListenAddr is the host:port of the PLAINTEXT listener, for net.Listen.
+func (b *Broker) ListenAddr() (string, error) {
+	for _, l := range b.Listeners {
+		if l.Name == "PLAINTEXT" {
+			return l.Addr(), nil
+		}
+	}
+	return "", fmt.Errorf("listeners has no PLAINTEXT:// listener; set e.g. listeners=PLAINTEXT://127.0.0.1:9092")
+}
+
+// newBroker builds a Broker from validated raw values and checks the rules
+// that span keys.
+func newBroker(raw, origin map[string]string) (*Broker, error) {
+	if err := reconcileNodeID(raw, origin); err != nil {
+		return nil, err
+	}
+	g := getter(func(k string) (string, bool) {
+		v, _, ok := brokerValue(raw, k)
+		return v, ok
+	})
+	b := &Broker{
+		NodeID:                   g.i32("node.id"),
+		LogDirs:                  splitList(g.str("log.dirs")),
+		NumPartitions:            g.i32("num.partitions"),
+		DefaultReplicationFactor: g.i16("default.replication.factor"),
+		AutoCreateTopics:         g.flag("auto.create.topics.enable"),
+		DeleteTopicEnable:        g.flag("delete.topic.enable"),
+		MessageMaxBytes:          g.i32("message.max.bytes"),
+		SocketRequestMaxBytes:    g.i32("socket.request.max.bytes"),
+		MinInsyncReplicas:        g.i32("min.insync.replicas"),
+
+		SegmentBytes:           g.i64("log.segment.bytes"),
+		SegmentMaxAge:          msDuration(g.i64("log.roll.ms")),
+		SegmentJitterMax:       msDuration(g.i64("log.roll.jitter.ms")),
+		Retention:              g.ms("log.retention.ms"),
+		RetentionBytes:         bytesLimit(g.i64("log.retention.bytes")),
+		RetentionCheckInterval: msDuration(g.i64("log.retention.check.interval.ms")),
+		FlushIntervalMessages:  g.i64("log.flush.interval.messages"),
+		FlushInterval:          g.ms("log.flush.interval.ms"),
+		IndexIntervalBytes:     g.i32("log.index.interval.bytes"),
+		SegmentIndexBytes:      g.i32("log.index.size.max.bytes"),
+
+		OffsetsTopicNumPartitions:     g.i32("offsets.topic.num.partitions"),
+		OffsetsTopicReplicationFactor: g.i16("offsets.topic.replication.factor"),
+		GroupInitialRebalanceDelay:    msDuration(g.i64("group.initial.rebalance.delay.ms")),
+
+		RemoteStorageSystemEnable:    g.flag("remote.log.storage.system.enable"),
+		RemoteLogManagerTaskInterval: msDuration(g.i64("remote.log.manager.task.interval.ms")),
+		S3: S3{
+			Bucket:    g.str("strata.remote.s3.bucket"),
+			Prefix:    g.str("strata.remote.s3.prefix"),
+			Region:    g.str("strata.remote.s3.region"),
+			Endpoint:  g.str("strata.remote.s3.endpoint"),
+			PathStyle: g.flag("strata.remote.s3.path.style"),
+		},
+		MetricsListener: g.str("strata.metrics.listener"),
+		Raw:             raw,
+		Origin:          origin,
+	}
+	b.LocalRetention = localMs(g.i64("log.local.retention.ms"), b.Retention)
+	b.LocalRetentionBytes = localBytes(g.i64("log.local.retention.bytes"), b.RetentionBytes)
+	if err := b.setListeners(g); err != nil {
+		return nil, err
+	}
+	if err := b.setDirs(g); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// reconcileNodeID makes node.id and broker.id agree, as Kafka requires: if one
+// is set the other takes its value; if both are set they must be equal.
+func reconcileNodeID(raw, origin map[string]string) error {
+	n, nok := raw["node.id"]
+	id, iok := raw["broker.id"]
+	switch {
+	case nok && iok && mustInt(n) != mustInt(id):
+		return &Error{Key: "node.id", Value: n, Msg: fmt.Sprintf("must equal broker.id (%s) when both are set", id)}
+	case nok && !iok:
+		raw["broker.id"], origin["broker.id"] = n, origin["node.id"]
+	case iok && !nok:
+		raw["node.id"], origin["node.id"] = id, origin["broker.id"]
+	}
+	return nil
+}
+
+func (b *Broker) setListeners(g getter) error {
+	var err error
+	if b.Listeners, err = parseListeners(g.str("listeners")); err != nil {
+		panic("config: unvalidated listeners") // checked by the listeners validator
+	}
+	v, ok := g("advertised.listeners")
+	if !ok {
+		b.AdvertisedListeners = b.Listeners
+		return nil
+	}
+	if b.AdvertisedListeners, err = parseListeners(v); err != nil {
+		panic("config: unvalidated advertised.listeners")
+	}
+	for _, l := range b.AdvertisedListeners {
+		if l.Host == "" || l.Host == "0.0.0.0" || l.Host == "::" {
+			return &Error{Key: "advertised.listeners", Value: v, Msg: "must name a host that clients can reach, not " + l.String()}
+		}
+	}
+	return nil
+}
+
+func (b *Broker) setDirs(g getter) error {
+	seen := make(map[string]bool, len(b.LogDirs))
+	for _, d := range b.LogDirs {
+		c := filepath.Clean(d)
+		if seen[c] {
+			return &Error{Key: "log.dirs", Value: g.str("log.dirs"), Msg: "must not name a directory twice: " + d}
+		}
+		seen[c] = true
+	}
+	b.RemoteDir = g.str("strata.remote.dir")
+	if b.RemoteDir == "" {
+		b.RemoteDir = filepath.Join(b.LogDirs[0], "remote")
+	}
+	b.MetadataDir = g.str("strata.metadata.dir")
+	if b.MetadataDir == "" {
+		b.MetadataDir = filepath.Join(b.LogDirs[0], "__metadata")
+	}
+	if b.S3.Bucket == "" {
+		for _, k := range []string{"strata.remote.s3.prefix", "strata.remote.s3.region", "strata.remote.s3.endpoint", "strata.remote.s3.path.style"} {
+			if v, ok := b.Raw[k]; ok {
+				return &Error{Key: k, Value: v, Msg: "is set but strata.remote.s3.bucket is not; set the bucket or remove it"}
+			}
+		}
+	}
+	return nil
+}
+
+// localMs resolves log.local.retention.ms / local.retention.ms: -2 follows
+// the total retention, -1 is unlimited.
+func localMs(ms int64, total TimeLimit) TimeLimit {
+	if ms == -2 {
+		return total
+	}
+	return msLimit(ms)
+}
+
+// localBytes is localMs for the byte limit.
+func localBytes(n int64, total BytesLimit) BytesLimit {
+	if n == -2 {
+		return total
+	}
+	return bytesLimit(n)
+}

@@ -1,0 +1,150 @@
+package config
+
+import "strings"
+
+// brokerDefs are the broker configs: Kafka 3.9's names, types and validation,
+// with Strata's defaults where a single-node laptop broker needs another one
+// (node.id 1, listeners on 127.0.0.1, data in ./strata-data, replication
+// factors 1, tiering on), plus strata.* keys for what Kafka leaves to plugins.
+// Strata has no dynamic broker configs, so every broker config is read-only.
+var brokerDefs = readOnly([]Def{
+	nullDef("node.id", Int, "", atLeast(0), "This broker's id. Default: broker.id."),
+	def("broker.id", Int, "1", "", atLeast(0), "Older name of node.id."),
+	def("listeners", String, "PLAINTEXT://127.0.0.1:9092", "", validListeners,
+		"Comma-separated NAME://host:port addresses to listen on; an empty host means every interface."),
+	nullDef("advertised.listeners", String, "", validListeners,
+		"Addresses given to clients, if not those of listeners. Default: listeners."),
+	nullDef("log.dirs", String, "", nonEmptyList, "Comma-separated data directories. Default: log.dir."),
+	def("log.dir", String, "./strata-data", "", nonEmpty, "The data directory, if log.dirs is not set."),
+	def("num.partitions", Int, "1", "", atLeast(1), "Partitions of an auto-created topic."),
+	def("default.replication.factor", Int, "1", "", between(1, 32767), "Replication factor of an auto-created topic."),
+	def("auto.create.topics.enable", Boolean, "true", "", nil, "Create a topic when a client asks for an unknown one."),
+	def("delete.topic.enable", Boolean, "true", "", nil, "Allow DeleteTopics."),
+	def("message.max.bytes", Int, "1048588", "", atLeast(0), "Largest record batch accepted; topic: max.message.bytes."),
+	def("socket.request.max.bytes", Int, "104857600", "", atLeast(1), "Largest request accepted."),
+	def("min.insync.replicas", Int, "1", "", atLeast(1), "Default of the topic config min.insync.replicas."),
+	def("unclean.leader.election.enable", Boolean, "false", "", nil, "Default of the topic config of the same name."),
+	def("compression.type", String, "producer", "", oneOf(compressionNames...), "Default of the topic config of the same name."),
+
+	def("log.segment.bytes", Int, "1073741824", "", atLeast(minSegmentBytes), "Default of segment.bytes (minimum 1024)."),
+	nullDef("log.roll.ms", Long, "", atLeast(1), "Default of segment.ms. Default: log.roll.hours."),
+	def("log.roll.hours", Int, "168", "", atLeast(1), "Default of segment.ms, in hours, if log.roll.ms is not set."),
+	nullDef("log.roll.jitter.ms", Long, "", atLeast(0), "Default of segment.jitter.ms. Default: log.roll.jitter.hours."),
+	def("log.roll.jitter.hours", Int, "0", "", atLeast(0), "Default of segment.jitter.ms, in hours."),
+	nullDef("log.retention.ms", Long, "", atLeast(-1),
+		"Default of retention.ms; -1 means unlimited. Precedence: log.retention.ms, log.retention.minutes, log.retention.hours."),
+	nullDef("log.retention.minutes", Int, "", atLeast(-1), "Default of retention.ms, in minutes, if log.retention.ms is not set."),
+	def("log.retention.hours", Int, "168", "", atLeast(-1), "Default of retention.ms, in hours, if neither log.retention.ms nor log.retention.minutes is set."),
+	def("log.retention.bytes", Long, "-1", "", atLeast(-1), "Default of retention.bytes; -1 means unlimited."),
+	def("log.retention.check.interval.ms", Long, "300000", "", atLeast(1), "How often retention runs."),
+	def("log.flush.interval.messages", Long, longMax, "", atLeast(1), "Default of flush.messages."),
+	nullDef("log.flush.interval.ms", Long, "", atLeast(0), "Default of flush.ms. Default: log.flush.scheduler.interval.ms."),
+	def("log.flush.scheduler.interval.ms", Long, longMax, "", atLeast(0), "How often the flusher checks; default of flush.ms if log.flush.interval.ms is not set."),
+	def("log.index.interval.bytes", Int, "4096", "", atLeast(0), "Default of index.interval.bytes."),
+	def("log.index.size.max.bytes", Int, "10485760", "", atLeast(4), "Default of segment.index.bytes."),
+	def("log.cleanup.policy", List, "delete", "", listOf("delete", "compact"), "Default of cleanup.policy."),
+	def("log.message.timestamp.type", String, "CreateTime", "", oneOf("CreateTime", "LogAppendTime"), "Default of message.timestamp.type."),
+	def("log.message.timestamp.after.max.ms", Long, longMax, "", atLeast(0), "Default of message.timestamp.after.max.ms."),
+	def("log.message.timestamp.before.max.ms", Long, longMax, "", atLeast(0), "Default of message.timestamp.before.max.ms."),
+	def("log.message.timestamp.difference.max.ms", Long, longMax, "", atLeast(0), "Default of message.timestamp.difference.max.ms (deprecated)."),
+	def("log.message.downconversion.enable", Boolean, "true", "", nil, "Default of message.downconversion.enable."),
+	def("log.preallocate", Boolean, "false", "", nil, "Default of preallocate."),
+	def("log.segment.delete.delay.ms", Long, "60000", "", atLeast(0), "Default of file.delete.delay.ms."),
+	def("log.cleaner.delete.retention.ms", Long, "86400000", "", atLeast(0), "Default of delete.retention.ms."),
+	def("log.cleaner.min.compaction.lag.ms", Long, "0", "", atLeast(0), "Default of min.compaction.lag.ms."),
+	def("log.cleaner.max.compaction.lag.ms", Long, longMax, "", atLeast(1), "Default of max.compaction.lag.ms."),
+	def("log.cleaner.min.cleanable.ratio", Double, "0.5", "", ratio(0, 1), "Default of min.cleanable.dirty.ratio."),
+	def("log.local.retention.ms", Long, "-2", "", atLeast(-2), "Default of local.retention.ms; -2 means the total retention."),
+	def("log.local.retention.bytes", Long, "-2", "", atLeast(-2), "Default of local.retention.bytes; -2 means the total retention."),
+
+	def("offsets.topic.num.partitions", Int, "50", "", atLeast(1), "Partitions of __consumer_offsets."),
+	def("offsets.topic.replication.factor", Short, "1", "", atLeast(1), "Replication factor of __consumer_offsets."),
+	def("group.initial.rebalance.delay.ms", Int, "3000", "", atLeast(0), "Wait for more members before the first rebalance of a group."),
+
+	def("remote.log.storage.system.enable", Boolean, "true", "", nil, "Enable the remote tier on this broker (Strata's default is true)."),
+	def("remote.log.manager.task.interval.ms", Long, "30000", "", atLeast(1), "How often each partition's tier loop runs."),
+
+	nullDef("strata.remote.dir", String, "", nonEmpty, "Directory of the remote tier when no S3 bucket is set. Default: <first log dir>/remote."),
+	nullDef("strata.remote.s3.bucket", String, "", nonEmpty, "S3 bucket of the remote tier; when set, the remote tier is S3."),
+	def("strata.remote.s3.prefix", String, "", "", nil, "Key prefix inside the S3 bucket."),
+	nullDef("strata.remote.s3.region", String, "", nonEmpty, "S3 region. Default: from the AWS environment."),
+	nullDef("strata.remote.s3.endpoint", String, "", nonEmpty, "S3 endpoint URL, for S3-compatible stores. Default: AWS."),
+	def("strata.remote.s3.path.style", Boolean, "false", "", nil, "Use path-style S3 URLs, as many S3-compatible stores need."),
+	nullDef("strata.metadata.dir", String, "", nonEmpty, "Directory of the metadata log. Default: <first log dir>/__metadata."),
+	def("strata.metrics.listener", String, "", "", optionalHostPort, `host:port serving /metrics and /healthz; "" means off.`),
+})
+
+// fallback is a broker key that supplies another key's value when that one is
+// not set. scale converts its value to the first key's unit (hours → ms);
+// zero means the value is taken as it is.
+type fallback struct {
+	key   string
+	scale int64
+}
+
+// fallbacks lists, per broker key, the keys that supply its value when it is
+// not set, in Kafka's precedence order (log.retention.ms, then .minutes, then
+// .hours). Only the last key of a chain may have a default.
+var fallbacks = map[string][]fallback{
+	"node.id":               {{"broker.id", 0}},
+	"log.dirs":              {{"log.dir", 0}},
+	"log.roll.ms":           {{"log.roll.hours", 3_600_000}},
+	"log.roll.jitter.ms":    {{"log.roll.jitter.hours", 3_600_000}},
+	"log.retention.ms":      {{"log.retention.minutes", 60_000}, {"log.retention.hours", 3_600_000}},
+	"log.flush.interval.ms": {{"log.flush.scheduler.interval.ms", 1}},
+}
+
+var brokerByName = index(brokerDefs)
+
+// envToKey maps STRATA_* environment variable names to broker keys.
+var envToKey = envNames(brokerDefs)
+
+// BrokerDefs returns the broker config definitions, sorted by name.
+func BrokerDefs() []Def { return sorted(brokerDefs) }
+
+// LookupBroker returns the definition of the broker config name.
+func LookupBroker(name string) (Def, bool) {
+	d, ok := brokerByName[name]
+	return d, ok
+}
+
+// EnvName is the environment variable that sets the broker config key:
+// STRATA_ and the key in upper case with '.' as '_' (log.dirs →
+// STRATA_LOG_DIRS). A strata.* key drops its own prefix (strata.remote.dir →
+// STRATA_REMOTE_DIR); the long form STRATA_STRATA_REMOTE_DIR is accepted too.
+func EnvName(key string) string {
+	k := strings.TrimPrefix(key, "strata.")
+	return "STRATA_" + strings.ToUpper(strings.ReplaceAll(k, ".", "_"))
+}
+
+func envNames(defs []Def) map[string]string {
+	m := make(map[string]string, len(defs))
+	for _, d := range defs {
+		e := EnvName(d.Name)
+		if other, dup := m[e]; dup {
+			panic("config: " + d.Name + " and " + other + " have the same environment variable " + e)
+		}
+		m[e] = d.Name
+	}
+	for _, d := range defs {
+		if long := "STRATA_" + strings.ToUpper(strings.ReplaceAll(d.Name, ".", "_")); long != EnvName(d.Name) {
+			if other, dup := m[long]; dup {
+				panic("config: " + d.Name + " and " + other + " have the same environment variable " + long)
+			}
+			m[long] = d.Name
+		}
+	}
+	return m
+}
+
+// envNotConfig are STRATA_* variables that are not broker configs and that
+// LoadBroker ignores: STRATA_BIN is the binary the end-to-end tests run, and
+// it reaches the broker through the inherited environment.
+var envNotConfig = map[string]bool{"STRATA_BIN": true}
+
+func readOnly(defs []Def) []Def {
+	for i := range defs {
+		defs[i].ReadOnly = true
+	}
+	return defs
+}

@@ -1,0 +1,58 @@
+package config
+
+// DescribeTopic describes every topic config of a topic with the given
+// overrides on broker b (nil: all defaults), sorted by name, with synonyms in
+// precedence order: the override (DYNAMIC_TOPIC_CONFIG), then the broker
+// synonym chain (STATIC_BROKER_CONFIG, DEFAULT_CONFIG). Values are in the
+// topic key's unit: with log.retention.hours=24, retention.ms is 86400000.
+// The overrides should have passed ValidateTopicOverrides.
+func DescribeTopic(overrides map[string]string, b *Broker) []Entry {
+	raw := rawOf(b)
+	defs := TopicDefs()
+	out := make([]Entry, 0, len(defs))
+	for i := range defs {
+		d := &defs[i]
+		v, src, ok := topicValue(overrides, raw, d)
+		var syns []Synonym
+		if src == DynamicTopic {
+			syns = append(syns, Synonym{Name: d.Name, Value: v, Source: DynamicTopic})
+		}
+		if d.BrokerSynonym != "" {
+			syns = append(syns, brokerSynonyms(raw, d.BrokerSynonym)...)
+		}
+		out = append(out, entry(d, v, src, ok, syns))
+	}
+	return out
+}
+
+// DescribeBroker describes every broker config of b, sorted by name. A key
+// with a fallback chain (log.retention.ms ← .minutes ← .hours) takes its value
+// from the first synonym that has one, converted to the key's unit.
+func DescribeBroker(b *Broker) []Entry {
+	raw := rawOf(b)
+	defs := BrokerDefs()
+	out := make([]Entry, 0, len(defs))
+	for i := range defs {
+		d := &defs[i]
+		v, src, ok := brokerValue(raw, d.Name)
+		out = append(out, entry(d, v, src, ok, brokerSynonyms(raw, d.Name)))
+	}
+	return out
+}
+
+// entry builds an Entry, hiding the values of sensitive configs as Kafka does
+// (reported as null).
+func entry(d *Def, v string, src Source, ok bool, syns []Synonym) Entry {
+	e := Entry{
+		Name: d.Name, Value: v, IsNull: !ok, Source: src,
+		ReadOnly: d.ReadOnly, Sensitive: d.Sensitive, Type: d.Type, Doc: d.Doc,
+		Synonyms: syns,
+	}
+	if d.Sensitive {
+		e.Value, e.IsNull = "", true
+		for i := range e.Synonyms {
+			e.Synonyms[i].Value, e.Synonyms[i].IsNull = "", true
+		}
+	}
+	return e
+}

@@ -1,0 +1,57 @@
+// Package log is the local segmented log of one partition directory.
+//
+// # Layout
+//
+// A partition directory holds segments named by their 20-digit zero-padded
+// base offset, as in Kafka:
+//
+//	00000000000000000000.log        record batches (magic v2), exactly as served in Fetch
+//	00000000000000000000.index      sparse offset index, 8-byte entries {relOffset u32, position u32}
+//	00000000000000000000.timeindex  sparse time index, 12-byte entries {timestamp i64, relOffset u32}
+//	recovery-point                  where crash recovery starts scanning (see recovery_point.go)
+//	.clean-shutdown                 present only while the log is closed cleanly
+//
+// All integers on disk are big-endian. Index files are written by appending
+// whole entries, not preallocated (Kafka preallocates and trims on roll): a file's
+// size is always a multiple of its entry size, so there is nothing to trim and
+// a torn index is detected by its size alone. Every index is also held in memory;
+// the files are its persistent copy. The active segment's index files are
+// written when it is sealed (Roll) and at Close; after a crash they are rebuilt,
+// because the active segment is always at or after the recovery point.
+//
+// # Invariants
+//
+//   - Segments are contiguous: segs[i+1].base == segs[i].next. The last segment
+//     is the active one and the only one appended to. Start() is the first
+//     segment's base offset, End() the active segment's next offset; [Start, End)
+//     is half-open.
+//   - A segment's .log holds, below its size, whole valid v2 batches whose offsets
+//     are contiguous from the segment's base offset. Append checks framing, CRC
+//     and contiguity before writing; recovery keeps the longest valid prefix.
+//   - Offset index entries have strictly increasing relative offsets and positions;
+//     each points at the first byte of a batch whose base offset is base+rel.
+//     There is no entry for position 0: a lookup below the first entry answers 0.
+//   - A time index entry (T, O) means: T is the largest batch max timestamp among
+//     the batches up to and including the batch at O, and O is the first batch that
+//     reached T. Timestamps strictly increase between entries; an entry is added only
+//     together with an offset index entry and only if the max timestamp grew.
+//   - DurableEnd() <= End(). Data below DurableEnd survives a crash. The persisted
+//     recovery point rp <= DurableEnd; every segment wholly below it (whose
+//     successor starts at or below rp) has a durable .log and durable index files,
+//     so recovery trusts it and scans only the rest. Sync advances rp to the
+//     active segment's base after a roll; Open and Close set it to End().
+//   - Whole small files (recovery-point, .clean-shutdown) are written temp → fsync →
+//     rename → fsync dir. Segments are deleted by renaming to .deleted, syncing the
+//     directory, then unlinking. Open removes leftover .deleted/.tmp/.cleaned files.
+//
+// # Concurrency
+//
+// Two locks, always taken in this order: lifecycle (a RWMutex) then mu.
+// Append and Roll take only mu. Read, OffsetForTimestamp and the fdatasync of Sync
+// hold lifecycle shared while they do file I/O without mu, so reads never block
+// appends. TruncateTo, DeleteSegmentsBefore and Close hold lifecycle exclusively,
+// because they shrink or close files that a reader might be reading.
+//
+// A failed write or fsync makes the log fail-stop: every later Append, Sync and
+// Roll returns that error (after a failed fsync the page cache state is unknown).
+package log

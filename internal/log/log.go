@@ -1,0 +1,240 @@
+package log
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/strata-broker/strata/internal/base"
+	"github.com/strata-broker/strata/internal/clock"
+	"github.com/strata-broker/strata/internal/record"
+)
+
+// Log is the local segmented log of one partition directory. It is safe for
+// concurrent use; the partition is expected to be its only appender.
+type Log struct {
+	dir   string      // Options.Dir; never changes
+	clock clock.Clock // Options.Clock; never changes
+
+	// lifecycle is held shared by file I/O done without mu (reads, fdatasync)
+	// and exclusively by operations that shrink or close files. Taken before mu.
+	lifecycle sync.RWMutex
+
+	mu struct {
+		sync.Mutex
+		opts        Options    // the tunables may change (SetOptions)
+		segs        []*segment // contiguous; the last is active; never empty while open
+		durableEnd  base.Offset
+		persistedRP base.Offset   // recovery point last written to disk
+		syncing     chan struct{} // closed when the in-flight Sync finishes; nil if none
+		dirDirty    bool          // segment files were created since the last dir fsync
+		failed      error         // sticky I/O error: the log is fail-stop
+		closed      bool
+	}
+}
+
+func (l *Log) activeLocked() *segment { return l.mu.segs[len(l.mu.segs)-1] }
+
+// usableLocked is the error every mutating call returns once the log is closed
+// or has failed.
+func (l *Log) usableLocked() error {
+	if l.mu.closed {
+		return ErrClosed
+	}
+	return l.mu.failed
+}
+
+// failLocked makes err sticky and returns it.
+func (l *Log) failLocked(err error) error {
+	if l.mu.failed == nil {
+		l.mu.failed = err
+	}
+	return err
+}
+
+// Start is the base offset of the first segment: the local log start.
+func (l *Log) Start() base.Offset {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.mu.segs[0].baseOffset
+}
+
+// End is the next offset to assign, the log end offset.
+func (l *Log) End() base.Offset {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.activeLocked().nextOffset
+}
+
+// DurableEnd is the offset below which everything has been fdatasync'ed.
+func (l *Log) DurableEnd() base.Offset {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.mu.durableEnd
+}
+
+// Append writes batches, one or more concatenated v2 batches whose base offsets
+// are already assigned, the first equal to End(). It checks every batch (framing,
+// magic, CRC, contiguity) before writing any, writes through the page cache
+// without fsync, updates the sparse indexes, and rolls before a batch that would
+// overflow the active segment. If a write fails, a prefix of the batches may be
+// in the log (End() tells) and the log is failed.
+func (l *Log) Append(batches []byte) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.usableLocked(); err != nil {
+		return err
+	}
+	if err := validateBatches(batches, l.activeLocked().nextOffset); err != nil {
+		return err
+	}
+	now := l.clock.Now()
+	for off := 0; off < len(batches); {
+		hdr, _ := record.ParseHeader(batches[off:]) // validated above
+		h := &hdr
+		b := batches[off : off+h.Size()]
+		seg := l.activeLocked()
+		if seg.shouldRoll(h, l.mu.opts, now) {
+			if err := l.rollLocked(); err != nil {
+				return err
+			}
+			seg = l.activeLocked()
+		}
+		pos := seg.sizeBytes
+		if _, err := seg.file.WriteAt(b, pos); err != nil {
+			// Cut any partial write so the file stays whole batches.
+			_ = seg.file.Truncate(pos)
+			return l.failLocked(fmt.Errorf("log: append: %w", err))
+		}
+		seg.noteBatch(h, pos, l.mu.opts.IndexIntervalBytes, now)
+		off += len(b)
+	}
+	return nil
+}
+
+// validateBatches checks that b is whole v2 batches with valid CRCs whose
+// offsets run contiguously from next.
+func validateBatches(b []byte, next base.Offset) error {
+	if len(b) == 0 {
+		return fmt.Errorf("%w: no batches", ErrInvalidBatch)
+	}
+	for off := 0; off < len(b); {
+		h, err := record.ParseHeader(b[off:])
+		if err != nil {
+			return fmt.Errorf("%w: %d trailing bytes", ErrInvalidBatch, len(b)-off)
+		}
+		if err := checkFraming(&h, int64(len(b)-off)); err != nil {
+			return fmt.Errorf("%w: %w", ErrInvalidBatch, err)
+		}
+		if !batchCRCValid(b[off : off+h.Size()]) {
+			return fmt.Errorf("%w: CRC mismatch in batch at offset %d", ErrInvalidBatch, h.BaseOffset)
+		}
+		if h.BaseOffset != next {
+			return fmt.Errorf("%w: batch base offset %d, want %d", ErrNotContiguous, h.BaseOffset, next)
+		}
+		next = h.NextOffset()
+		off += h.Size()
+	}
+	return nil
+}
+
+// Roll seals the active segment and starts a new one at End(). Rolling an
+// empty active segment does nothing.
+func (l *Log) Roll() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.usableLocked(); err != nil {
+		return err
+	}
+	if l.activeLocked().empty() {
+		return nil
+	}
+	return l.rollLocked()
+}
+
+// rollLocked writes the sealed segment's index files (fsync'ed by the next
+// Sync, which then advances the recovery point) and creates the new segment.
+func (l *Log) rollLocked() error {
+	sealed := l.activeLocked()
+	if err := sealed.flushIndexes(); err != nil {
+		return l.failLocked(err)
+	}
+	sealed.indexDurable = false
+	next, err := createSegment(l.dir, sealed.nextOffset, l.mu.opts)
+	if err != nil {
+		return l.failLocked(err)
+	}
+	l.mu.segs = append(l.mu.segs, next)
+	l.mu.dirDirty = true
+	return nil
+}
+
+// Close syncs everything, writes the index files, the recovery point and the
+// clean-shutdown marker, and closes the files. It waits for in-flight reads
+// and syncs. Calling it again returns nil.
+func (l *Log) Close() error {
+	l.lifecycle.Lock()
+	defer l.lifecycle.Unlock()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.mu.closed {
+		return nil
+	}
+	err := l.shutdownLocked()
+	for _, s := range l.mu.segs {
+		_ = s.file.Close() // data already synced, or err reports why not
+	}
+	l.mu.closed = true
+	return err
+}
+
+func (l *Log) shutdownLocked() error {
+	if l.mu.failed != nil {
+		return l.mu.failed
+	}
+	for _, s := range l.mu.segs {
+		if err := s.flushIndexes(); err != nil {
+			return err
+		}
+		if !s.indexDurable {
+			if err := syncIndexFiles(s); err != nil {
+				return err
+			}
+			s.indexDurable = true
+		}
+		if s.syncedBytes < s.sizeBytes {
+			if err := fdatasync(s.file); err != nil {
+				return err
+			}
+			s.syncedBytes = s.sizeBytes
+		}
+	}
+	if err := syncDir(l.dir); err != nil {
+		return err
+	}
+	end := l.activeLocked().nextOffset
+	l.mu.durableEnd = end
+	if err := writeRecoveryPoint(l.dir, end); err != nil {
+		return err
+	}
+	return writeFileAtomic(l.dir, cleanShutdownName, nil)
+}
+
+// SetOptions applies changed topic configs. Dir and Clock cannot change. The
+// new sizes apply from the next append: a smaller SegmentBytes or
+// SegmentIndexBytes rolls the active segment then.
+func (l *Log) SetOptions(o Options) error {
+	if err := o.Validate(); err != nil {
+		return err
+	}
+	if o.Dir != l.dir {
+		return fmt.Errorf("%w: Dir cannot change from %q to %q", ErrInvalidOptions, l.dir, o.Dir)
+	}
+	o.Clock = l.clock
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.mu.opts = o
+	a := l.activeLocked()
+	a.offsetIndex.maxEntries = o.SegmentIndexBytes / offsetEntrySize
+	a.timeIndex.maxEntries = o.SegmentIndexBytes / timeEntrySize
+	return nil
+}

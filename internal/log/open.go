@@ -1,0 +1,209 @@
+package log
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/strata-broker/strata/internal/base"
+)
+
+// Open loads the log in o.Dir, creating the directory and a first segment at
+// offset 0 if there is none. Without a clean-shutdown marker it recovers:
+// segments at or after the recovery point are scanned batch by batch and cut
+// at the first invalid batch, and the segments after a cut are deleted. When
+// Open returns, DurableEnd() == End() and the marker is gone.
+func Open(o Options) (*Log, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("log: open: %w", err)
+	}
+	bases, err := tidyDir(o.Dir)
+	if err != nil {
+		return nil, err
+	}
+	markerPath := filepath.Join(o.Dir, cleanShutdownName)
+	_, err = os.Stat(markerPath)
+	clean := err == nil
+	rp, rpOK, err := readRecoveryPoint(o.Dir)
+	if err != nil {
+		return nil, err
+	}
+	segs, err := loadSegments(o, bases, clean, rp, rpOK)
+	if err != nil {
+		closeSegments(segs)
+		return nil, err
+	}
+	if len(segs) == 0 {
+		s, err := createSegment(o.Dir, 0, o)
+		if err != nil {
+			return nil, err
+		}
+		segs = append(segs, s)
+	}
+	if err := makeDurable(o.Dir, segs); err != nil {
+		closeSegments(segs)
+		return nil, err
+	}
+	end := segs[len(segs)-1].nextOffset
+	// The recovery point goes before the marker is removed: from here on a
+	// crash is unclean and recovery starts from end.
+	if err := writeRecoveryPoint(o.Dir, end); err != nil {
+		closeSegments(segs)
+		return nil, err
+	}
+	if clean {
+		if err := os.Remove(markerPath); err != nil {
+			closeSegments(segs)
+			return nil, fmt.Errorf("log: remove clean-shutdown marker: %w", err)
+		}
+		if err := syncDir(o.Dir); err != nil {
+			closeSegments(segs)
+			return nil, err
+		}
+	}
+	l := &Log{dir: o.Dir, clock: o.Clock}
+	l.mu.opts = o
+	l.mu.segs = segs
+	l.mu.durableEnd = end
+	l.mu.persistedRP = end
+	return l, nil
+}
+
+// tidyDir removes leftovers of interrupted operations and index files whose
+// .log is gone, and returns the base offsets of the .log files in order.
+func tidyDir(dir string) ([]base.Offset, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("log: open: %w", err)
+	}
+	var logs []base.Offset
+	var indexes []string
+	hasLog := map[base.Offset]bool{}
+	removed := false
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() {
+			continue
+		}
+		if isLeftover(name) {
+			if err := os.Remove(filepath.Join(dir, name)); err != nil {
+				return nil, fmt.Errorf("log: remove leftover: %w", err)
+			}
+			removed = true
+			continue
+		}
+		b, suffix, ok := parseSegmentName(name)
+		switch {
+		case !ok:
+		case suffix == logSuffix:
+			logs = append(logs, b)
+			hasLog[b] = true
+		default:
+			indexes = append(indexes, name)
+		}
+	}
+	for _, name := range indexes {
+		if b, _, _ := parseSegmentName(name); !hasLog[b] {
+			if err := os.Remove(filepath.Join(dir, name)); err != nil {
+				return nil, fmt.Errorf("log: remove orphan index: %w", err)
+			}
+			removed = true
+		}
+	}
+	if removed {
+		if err := syncDir(dir); err != nil {
+			return nil, err
+		}
+	}
+	slices.Sort(logs)
+	return logs, nil
+}
+
+// loadSegments opens the segments in order and keeps the longest contiguous,
+// valid prefix; the files of the rest are deleted.
+func loadSegments(o Options, bases []base.Offset, clean bool, rp base.Offset, rpOK bool) ([]*segment, error) {
+	now := o.Clock.Now()
+	var segs []*segment
+	for i, b := range bases {
+		if n := len(segs); n > 0 && b != segs[n-1].nextOffset {
+			return segs, dropSegments(o, bases[i:])
+		}
+		s := newSegmentState(o.Dir, b, o)
+		f, err := os.OpenFile(s.path(logSuffix), os.O_RDWR, 0)
+		if err != nil {
+			return segs, fmt.Errorf("log: open segment: %w", err)
+		}
+		s.file = f
+		segs = append(segs, s)
+		// A segment is trusted if the log was shut down cleanly, or if it lies
+		// wholly below the recovery point (its successor starts at or below it).
+		trusted := clean || (rpOK && i+1 < len(bases) && bases[i+1] <= rp)
+		if trusted {
+			err := loadTrusted(s)
+			if err != nil && !errors.Is(err, errRebuild) {
+				return segs, err
+			}
+			trusted = err == nil
+		}
+		truncated := false
+		if !trusted {
+			if truncated, err = recoverSegment(s, o, now); err != nil {
+				return segs, err
+			}
+		} else {
+			s.syncedBytes, s.indexDurable = s.sizeBytes, true
+		}
+		// segment.ms restarts at open: using record timestamps instead (as Kafka
+		// does) rolls every segment at once when producers send old timestamps.
+		s.rollStartAt = now
+		if truncated {
+			return segs, dropSegments(o, bases[i+1:])
+		}
+	}
+	return segs, nil
+}
+
+// dropSegments deletes the files of segments that recovery cut off.
+func dropSegments(o Options, bases []base.Offset) error {
+	if len(bases) == 0 {
+		return nil
+	}
+	segs := make([]*segment, len(bases))
+	for i, b := range bases {
+		segs[i] = newSegmentState(o.Dir, b, o)
+	}
+	return removeSegmentFiles(segs, o.Dir)
+}
+
+// makeDurable syncs what recovery wrote or read from the page cache (which a
+// crashed process may have left unsynced), so that DurableEnd can be End.
+func makeDurable(dir string, segs []*segment) error {
+	for _, s := range segs {
+		if s.syncedBytes < s.sizeBytes {
+			if err := fdatasync(s.file); err != nil {
+				return err
+			}
+			s.syncedBytes = s.sizeBytes
+		}
+		if !s.indexDurable {
+			if err := syncIndexFiles(s); err != nil {
+				return err
+			}
+			s.indexDurable = true
+		}
+	}
+	return syncDir(dir)
+}
+
+func closeSegments(segs []*segment) {
+	for _, s := range segs {
+		if s.file != nil {
+			_ = s.file.Close() // abandoning a failed open
+		}
+	}
+}

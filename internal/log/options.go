@@ -1,0 +1,67 @@
+package log
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/strata-broker/strata/internal/clock"
+	"github.com/strata-broker/strata/internal/record"
+)
+
+// Options configure one partition's local log. The zero value is invalid; start
+// from DefaultOptions.
+type Options struct {
+	Dir string
+	// SegmentBytes is segment.bytes: the active segment is rolled when the next
+	// batch would make it larger. A single batch larger than this still goes into
+	// an empty segment.
+	SegmentBytes int64
+	// SegmentMaxAge is segment.ms: the active segment is rolled when its first
+	// append is older than this. Zero means never.
+	SegmentMaxAge time.Duration
+	// IndexIntervalBytes is index.interval.bytes: an offset (and maybe time) index
+	// entry is added once more than this many bytes were appended since the last one.
+	IndexIntervalBytes int
+	// SegmentIndexBytes is segment.index.bytes: the active segment is rolled when
+	// its offset or time index would hold more than this many bytes.
+	SegmentIndexBytes int
+	Clock             clock.Clock
+}
+
+// ErrInvalidOptions is wrapped by Options.Validate.
+var ErrInvalidOptions = errors.New("log: invalid options")
+
+// DefaultOptions returns Kafka's defaults for a log in dir.
+func DefaultOptions(dir string, c clock.Clock) Options {
+	return Options{
+		Dir:                dir,
+		SegmentBytes:       1 << 30,
+		SegmentMaxAge:      7 * 24 * time.Hour,
+		IndexIntervalBytes: 4096,
+		SegmentIndexBytes:  10 << 20,
+		Clock:              c,
+	}
+}
+
+// Validate reports the first invalid field.
+func (o Options) Validate() error {
+	switch {
+	case o.Dir == "":
+		return fmt.Errorf("%w: Dir is empty", ErrInvalidOptions)
+	// Positions are stored as uint32 in the offset index; MaxInt32 keeps them
+	// clear of that even with one oversized batch in an empty segment.
+	case o.SegmentBytes < record.HeaderSize || o.SegmentBytes > math.MaxInt32:
+		return fmt.Errorf("%w: SegmentBytes %d not in [%d, %d]", ErrInvalidOptions, o.SegmentBytes, record.HeaderSize, math.MaxInt32)
+	case o.SegmentMaxAge < 0:
+		return fmt.Errorf("%w: SegmentMaxAge %v is negative", ErrInvalidOptions, o.SegmentMaxAge)
+	case o.IndexIntervalBytes < 0:
+		return fmt.Errorf("%w: IndexIntervalBytes %d is negative", ErrInvalidOptions, o.IndexIntervalBytes)
+	case o.SegmentIndexBytes < timeEntrySize || o.SegmentIndexBytes > math.MaxInt32:
+		return fmt.Errorf("%w: SegmentIndexBytes %d not in [%d, %d]", ErrInvalidOptions, o.SegmentIndexBytes, timeEntrySize, math.MaxInt32)
+	case o.Clock == nil:
+		return fmt.Errorf("%w: Clock is nil", ErrInvalidOptions)
+	}
+	return nil
+}

@@ -1,0 +1,167 @@
+package log
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/strata-broker/strata/internal/base"
+	"github.com/strata-broker/strata/internal/record"
+)
+
+// Read appends to buf whole batches starting with the batch that contains from
+// (so the first batch may start before from, as in Kafka), up to maxBytes in
+// total, but always at least one whole batch if from < End() (KIP-74). It reads
+// from one segment only. from == End() appends nothing; from outside
+// [Start(), End()] is ErrOffsetOutOfRange. The file is read with pread, without
+// holding mu; buf grows only if its capacity is short.
+func (l *Log) Read(from base.Offset, maxBytes int, buf []byte) ([]byte, error) {
+	l.lifecycle.RLock()
+	defer l.lifecycle.RUnlock()
+	l.mu.Lock()
+	if l.mu.closed {
+		l.mu.Unlock()
+		return buf, ErrClosed
+	}
+	start, end := l.mu.segs[0].baseOffset, l.activeLocked().nextOffset
+	if from < start || from > end {
+		l.mu.Unlock()
+		return buf, fmt.Errorf("%w: %d outside [%d, %d]", ErrOffsetOutOfRange, from, start, end)
+	}
+	if from == end {
+		l.mu.Unlock()
+		return buf, nil
+	}
+	s := l.mu.segs[l.segmentIndexLocked(from)]
+	pos := int64(s.offsetIndex.lookup(s.rel(from)))
+	f, limit := s.file, s.sizeBytes // bytes below limit are whole batches and never rewritten while lifecycle is held
+	l.mu.Unlock()
+
+	n := len(buf)
+	buf = slices.Grow(buf, record.HeaderSize)
+	scratch := buf[n : n+record.HeaderSize]
+	var h record.Header
+	for {
+		var err error
+		if h, err = readHeaderAt(f, pos, limit, scratch); err != nil {
+			return buf[:n], err
+		}
+		if h.NextOffset() > from {
+			break
+		}
+		pos += int64(h.Size())
+	}
+	want := int64(max(maxBytes, h.Size()))
+	want = min(want, limit-pos)
+	buf = slices.Grow(buf[:n], int(want))
+	chunk := buf[n : n+int(want)]
+	if _, err := f.ReadAt(chunk, pos); err != nil {
+		return buf[:n], fmt.Errorf("log: read at %d: %w", pos, err)
+	}
+	return buf[:n+wholeBatchesPrefix(chunk)], nil
+}
+
+// wholeBatchesPrefix is the length of the longest prefix of b made of whole
+// batches. b starts with a whole batch.
+func wholeBatchesPrefix(b []byte) int {
+	off := 0
+	for {
+		h, err := record.ParseHeader(b[off:])
+		if err != nil || h.Length < 0 || h.Size() > len(b)-off {
+			return off
+		}
+		off += h.Size()
+	}
+}
+
+// OffsetForTimestamp finds the first batch whose max timestamp is >= ts, as
+// ListOffsets by timestamp does, and returns its base offset and max
+// timestamp. The answer is batch-granular: records inside the batch before the
+// matching one are not skipped. ok is false if no batch qualifies.
+func (l *Log) OffsetForTimestamp(ts int64) (base.Offset, int64, bool) {
+	l.lifecycle.RLock()
+	defer l.lifecycle.RUnlock()
+	l.mu.Lock()
+	if l.mu.closed {
+		l.mu.Unlock()
+		return 0, 0, false
+	}
+	var s *segment
+	for _, c := range l.mu.segs {
+		if c.hasMaxTs && c.maxTs >= ts {
+			s = c
+			break
+		}
+	}
+	if s == nil {
+		l.mu.Unlock()
+		return 0, 0, false
+	}
+	pos := int64(s.offsetIndex.lookup(s.timeIndex.lookup(ts)))
+	f, limit := s.file, s.sizeBytes
+	l.mu.Unlock()
+
+	var scratch [record.HeaderSize]byte
+	for pos < limit {
+		h, err := readHeaderAt(f, pos, limit, scratch[:])
+		if err != nil {
+			return 0, 0, false
+		}
+		if h.MaxTimestamp >= ts {
+			return h.BaseOffset, h.MaxTimestamp, true
+		}
+		pos += int64(h.Size())
+	}
+	return 0, 0, false
+}
+
+// MaxTimestamp is the largest batch max timestamp in the log and the base
+// offset of the first batch that carries it (ListOffsets -3). ok is false for
+// an empty log.
+func (l *Log) MaxTimestamp() (ts int64, offset base.Offset, ok bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, s := range l.mu.segs {
+		if s.hasMaxTs && (!ok || s.maxTs > ts) {
+			ts, offset, ok = s.maxTs, s.maxTsOffset, true
+		}
+	}
+	return ts, offset, ok
+}
+
+// SegmentInfo describes one segment, for the retention planner.
+type SegmentInfo struct {
+	BaseOffset base.Offset
+	NextOffset base.Offset // exclusive
+	SizeBytes  int64
+	// MaxTimestamp is the largest batch max timestamp in ms, and LargestTimeAt
+	// the base offset of the first batch carrying it; both valid only when
+	// HasTimestamp (a segment with no batches has none).
+	MaxTimestamp  int64
+	LargestTimeAt base.Offset
+	HasTimestamp  bool
+	// LastModified is when the segment was last appended to (or the file's
+	// mtime when loaded from disk), for retention of segments without timestamps.
+	LastModified time.Time
+	Active       bool
+}
+
+// Segments returns a snapshot of the segments, oldest first.
+func (l *Log) Segments() []SegmentInfo {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]SegmentInfo, len(l.mu.segs))
+	for i, s := range l.mu.segs {
+		out[i] = SegmentInfo{
+			BaseOffset:    s.baseOffset,
+			NextOffset:    s.nextOffset,
+			SizeBytes:     s.sizeBytes,
+			MaxTimestamp:  s.maxTs,
+			LargestTimeAt: s.maxTsOffset,
+			HasTimestamp:  s.hasMaxTs,
+			LastModified:  s.lastModifiedAt,
+			Active:        i == len(l.mu.segs)-1,
+		}
+	}
+	return out
+}

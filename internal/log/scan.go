@@ -1,0 +1,182 @@
+package log
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"time"
+
+	"github.com/strata-broker/strata/internal/base"
+	"github.com/strata-broker/strata/internal/record"
+)
+
+// scanWindowBytes is how much of a .log recovery reads per pread.
+const scanWindowBytes = 1 << 20
+
+// batchReader serves byte ranges of a file from a sliding window, so a
+// recovery scan costs one pread per window rather than two per batch.
+type batchReader struct {
+	f      *os.File
+	size   int64
+	window []byte
+	winPos int64
+}
+
+// at returns the n bytes at pos. The caller has checked pos+n <= size.
+func (r *batchReader) at(pos int64, n int) ([]byte, error) {
+	if pos >= r.winPos && pos+int64(n) <= r.winPos+int64(len(r.window)) {
+		off := pos - r.winPos
+		return r.window[off : off+int64(n)], nil
+	}
+	want := int(min(int64(max(n, scanWindowBytes)), r.size-pos))
+	if cap(r.window) < want {
+		r.window = make([]byte, want)
+	}
+	r.window = r.window[:want]
+	if _, err := r.f.ReadAt(r.window, pos); err != nil {
+		r.window = r.window[:0]
+		return nil, fmt.Errorf("log: recovery read at %d: %w", pos, err)
+	}
+	r.winPos = pos
+	return r.window[:n], nil
+}
+
+// recoverSegment rebuilds s from its .log: it validates every batch (framing,
+// magic, CRC, offsets contiguous from the base offset), truncates the file at
+// the first invalid one, and rewrites both index files. It reports whether it
+// truncated, in which case every later segment must go.
+func recoverSegment(s *segment, o Options, now time.Time) (truncated bool, err error) {
+	fi, err := s.file.Stat()
+	if err != nil {
+		return false, fmt.Errorf("log: recover: %w", err)
+	}
+	size := fi.Size()
+	s.resetState()
+	r := batchReader{f: s.file, size: size}
+	pos, expected := int64(0), s.baseOffset
+	for pos < size {
+		if size-pos < record.HeaderSize {
+			break
+		}
+		hb, err := r.at(pos, record.HeaderSize)
+		if err != nil {
+			return false, err
+		}
+		h, err := record.ParseHeader(hb)
+		if err != nil || checkFraming(&h, size-pos) != nil || h.BaseOffset != expected ||
+			int64(h.LastOffset()-s.baseOffset) > math.MaxUint32 {
+			break
+		}
+		b, err := r.at(pos, h.Size())
+		if err != nil {
+			return false, err
+		}
+		if !batchCRCValid(b) {
+			break
+		}
+		s.noteBatch(&h, pos, o.IndexIntervalBytes, now)
+		pos, expected = s.sizeBytes, s.nextOffset
+	}
+	if pos < size {
+		if err := s.file.Truncate(pos); err != nil {
+			return false, fmt.Errorf("log: recover truncate: %w", err)
+		}
+		if err := fdatasync(s.file); err != nil {
+			return false, err
+		}
+		truncated = true
+	}
+	s.lastModifiedAt = fi.ModTime()
+	return truncated, s.flushIndexes()
+}
+
+// errRebuild means a trusted segment's index files cannot be used as they are.
+var errRebuild = errors.New("log: index needs rebuild")
+
+// loadTrusted loads s from its index files, trusting the .log (it is below the
+// recovery point or the log was shut down cleanly). It still checks the index
+// files, and reads only the batch headers after the last index entry to learn
+// the next offset and max timestamp. errRebuild asks for recoverSegment.
+func loadTrusted(s *segment) error {
+	fi, err := s.file.Stat()
+	if err != nil {
+		return fmt.Errorf("log: load: %w", err)
+	}
+	size := fi.Size()
+	s.resetState()
+	s.lastModifiedAt = fi.ModTime()
+	ob, err := readIndex(s.path(indexSuffix))
+	if err != nil {
+		return err
+	}
+	tb, err := readIndex(s.path(timeIndexSuffix))
+	if err != nil {
+		return err
+	}
+	oes, err := decodeOffsetIndex(ob, size)
+	if err != nil {
+		return errRebuild
+	}
+	tes, err := decodeTimeIndex(tb)
+	if err != nil {
+		return errRebuild
+	}
+	s.offsetIndex.entries, s.offsetIndex.flushed = oes, len(oes)
+	s.timeIndex.entries, s.timeIndex.flushed = tes, len(tes)
+
+	if err := recomputeTail(s, size); err != nil {
+		return errRebuild
+	}
+	if e, ok := s.timeIndex.last(); ok && s.baseOffset+base.Offset(e.rel) >= s.nextOffset {
+		return errRebuild
+	}
+	return nil
+}
+
+// readIndex reads a whole index file; a missing one asks for a rebuild.
+func readIndex(path string) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, errRebuild
+	}
+	if err != nil {
+		return nil, fmt.Errorf("log: read index: %w", err)
+	}
+	return b, nil
+}
+
+// recomputeTail derives next offset, max timestamp and bytes since the last
+// index entry for a segment whose .log is size bytes and whose index entries
+// are set: it reads the batch headers after the last offset index entry. Used
+// on load and after a cut; the indexes make it read at most about one index
+// interval.
+func recomputeTail(s *segment, size int64) error {
+	s.hasMaxTs = false
+	if e, ok := s.timeIndex.last(); ok {
+		s.maxTs, s.maxTsOffset, s.hasMaxTs = e.ts, s.baseOffset+base.Offset(e.rel), true
+	}
+	pos, next := int64(0), s.baseOffset
+	if e, ok := s.offsetIndex.last(); ok {
+		pos, next = int64(e.pos), s.baseOffset+base.Offset(e.rel)
+	}
+	s.bytesSinceIdx = int(size - pos)
+	var scratch [record.HeaderSize]byte
+	for pos < size {
+		h, err := readHeaderAt(s.file, pos, size, scratch[:])
+		if err != nil {
+			return err
+		}
+		if h.BaseOffset != next {
+			return fmt.Errorf("%w: batch at position %d has base offset %d, want %d", ErrCorrupt, pos, h.BaseOffset, next)
+		}
+		if !s.hasMaxTs || h.MaxTimestamp > s.maxTs {
+			s.maxTs, s.maxTsOffset, s.hasMaxTs = h.MaxTimestamp, h.BaseOffset, true
+		}
+		pos += int64(h.Size())
+		next = h.NextOffset()
+	}
+	s.sizeBytes, s.nextOffset = size, next
+	return nil
+}

@@ -1,0 +1,232 @@
+package log
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"time"
+
+	"github.com/strata-broker/strata/internal/base"
+	"github.com/strata-broker/strata/internal/record"
+)
+
+// segment is one .log file and its indexes. All fields are guarded by Log.mu;
+// file is safe for concurrent ReadAt below sizeBytes.
+type segment struct {
+	dir        string
+	baseOffset base.Offset
+	nextOffset base.Offset // one past the last offset in the segment
+	sizeBytes  int64
+	file       *os.File // .log, O_RDWR
+
+	offsetIndex offsetIndex
+	timeIndex   timeIndex
+
+	maxTs         int64       // largest batch max timestamp, ms; valid when hasMaxTs
+	maxTsOffset   base.Offset // base offset of the first batch that carries maxTs
+	hasMaxTs      bool
+	bytesSinceIdx int // bytes appended since the last index entry
+
+	// rollStartAt is when the first batch was appended (or when the log was
+	// opened, for a segment loaded from disk); segment.ms counts from it.
+	rollStartAt    time.Time
+	lastModifiedAt time.Time
+
+	syncedBytes  int64 // prefix of the .log known to be fdatasync'ed
+	indexDurable bool  // index files are complete and fsync'ed (sealed segments only)
+}
+
+func (s *segment) path(suffix string) string { return segmentPath(s.dir, s.baseOffset, suffix) }
+
+func (s *segment) empty() bool { return s.sizeBytes == 0 }
+
+// rel converts an offset inside the segment to the index's relative form.
+// Callers keep offsets below base+MaxUint32 (see shouldRoll).
+func (s *segment) rel(o base.Offset) uint32 { return uint32(o - s.baseOffset) }
+
+// newSegmentState returns a segment with no batches; the caller opens the file.
+func newSegmentState(dir string, b base.Offset, o Options) *segment {
+	return &segment{
+		dir:         dir,
+		baseOffset:  b,
+		nextOffset:  b,
+		offsetIndex: offsetIndex{maxEntries: o.SegmentIndexBytes / offsetEntrySize},
+		timeIndex:   timeIndex{maxEntries: o.SegmentIndexBytes / timeEntrySize},
+	}
+}
+
+// createSegment makes the files of a new, empty segment at b.
+func createSegment(dir string, b base.Offset, o Options) (*segment, error) {
+	s := newSegmentState(dir, b, o)
+	f, err := os.OpenFile(s.path(logSuffix), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("log: create segment: %w", err)
+	}
+	s.file = f
+	for _, suffix := range segmentSuffixes[1:] {
+		if err := writeIndexFile(s.path(suffix), nil, 0); err != nil {
+			_ = f.Close()
+			return nil, err
+		}
+	}
+	s.rollStartAt = o.Clock.Now()
+	s.lastModifiedAt = s.rollStartAt
+	return s, nil
+}
+
+// shouldRoll reports whether h must go into a new segment rather than s.
+func (s *segment) shouldRoll(h *record.Header, o Options, now time.Time) bool {
+	if s.empty() {
+		return false
+	}
+	return s.sizeBytes+int64(h.Size()) > o.SegmentBytes ||
+		(o.SegmentMaxAge > 0 && now.Sub(s.rollStartAt) > o.SegmentMaxAge) ||
+		s.offsetIndex.full() || s.timeIndex.full() ||
+		int64(h.LastOffset()-s.baseOffset) > math.MaxUint32
+}
+
+// noteBatch records that the batch h was written at position pos. It does not
+// allocate except when an index slice grows.
+func (s *segment) noteBatch(h *record.Header, pos int64, intervalBytes int, now time.Time) {
+	if s.empty() {
+		s.rollStartAt = now
+	}
+	if !s.hasMaxTs || h.MaxTimestamp > s.maxTs {
+		s.maxTs, s.maxTsOffset, s.hasMaxTs = h.MaxTimestamp, h.BaseOffset, true
+	}
+	if s.bytesSinceIdx > intervalBytes {
+		s.offsetIndex.entries = append(s.offsetIndex.entries, offsetEntry{rel: s.rel(h.BaseOffset), pos: uint32(pos)})
+		s.timeIndex.maybeAppend(s.maxTs, s.rel(s.maxTsOffset))
+		s.bytesSinceIdx = 0
+	}
+	size := h.Size()
+	s.bytesSinceIdx += size
+	s.sizeBytes = pos + int64(size)
+	s.nextOffset = h.NextOffset()
+	s.lastModifiedAt = now
+}
+
+// resetState forgets every batch, before a rebuild by scanning.
+func (s *segment) resetState() {
+	s.nextOffset, s.sizeBytes = s.baseOffset, 0
+	s.offsetIndex.entries, s.offsetIndex.flushed = s.offsetIndex.entries[:0], 0
+	s.timeIndex.entries, s.timeIndex.flushed = s.timeIndex.entries[:0], 0
+	s.maxTs, s.maxTsOffset, s.hasMaxTs = 0, 0, false
+	s.bytesSinceIdx = 0
+}
+
+// readHeaderAt reads the batch header at pos into scratch (len >= HeaderSize)
+// and checks that the batch fits below limit.
+func readHeaderAt(f *os.File, pos, limit int64, scratch []byte) (record.Header, error) {
+	if limit-pos < record.HeaderSize {
+		return record.Header{}, fmt.Errorf("%w: %d bytes left at position %d, short of a header", ErrCorrupt, limit-pos, pos)
+	}
+	if _, err := f.ReadAt(scratch[:record.HeaderSize], pos); err != nil {
+		return record.Header{}, fmt.Errorf("log: read header at %d: %w", pos, err)
+	}
+	h, err := record.ParseHeader(scratch)
+	if err != nil {
+		return record.Header{}, err
+	}
+	if err := checkFraming(&h, limit-pos); err != nil {
+		return record.Header{}, fmt.Errorf("%w at position %d", err, pos)
+	}
+	return h, nil
+}
+
+// checkFraming checks what can be checked of a batch from its header alone,
+// given that avail bytes remain from its start.
+func checkFraming(h *record.Header, avail int64) error {
+	switch {
+	case h.Length < record.HeaderSize-record.LogOverhead:
+		return fmt.Errorf("%w: batch length %d below header size", ErrCorrupt, h.Length)
+	case int64(h.Size()) > avail:
+		return fmt.Errorf("%w: batch of %d bytes but %d left", ErrCorrupt, h.Size(), avail)
+	case h.Magic != 2:
+		return fmt.Errorf("%w: magic %d", ErrCorrupt, h.Magic)
+	case h.LastOffsetDelta < 0:
+		return fmt.Errorf("%w: negative last offset delta %d", ErrCorrupt, h.LastOffsetDelta)
+	}
+	return nil
+}
+
+// flushIndexes writes the index entries not yet in the files, without fsync.
+func (s *segment) flushIndexes() error {
+	if s.offsetIndex.flushed < len(s.offsetIndex.entries) || fileLongerThan(s.path(indexSuffix), s.offsetIndex.flushed*offsetEntrySize) {
+		if err := writeIndexFile(s.path(indexSuffix), s.offsetIndex.encode(s.offsetIndex.flushed), s.offsetIndex.flushed*offsetEntrySize); err != nil {
+			return err
+		}
+		s.offsetIndex.flushed = len(s.offsetIndex.entries)
+	}
+	if s.timeIndex.flushed < len(s.timeIndex.entries) || fileLongerThan(s.path(timeIndexSuffix), s.timeIndex.flushed*timeEntrySize) {
+		if err := writeIndexFile(s.path(timeIndexSuffix), s.timeIndex.encode(s.timeIndex.flushed), s.timeIndex.flushed*timeEntrySize); err != nil {
+			return err
+		}
+		s.timeIndex.flushed = len(s.timeIndex.entries)
+	}
+	return nil
+}
+
+// writeIndexFile cuts the file at keepBytes, then appends tail there.
+func writeIndexFile(path string, tail []byte, keepBytes int) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("log: open index: %w", err)
+	}
+	err = f.Truncate(int64(keepBytes))
+	if err == nil && len(tail) > 0 {
+		_, err = f.WriteAt(tail, int64(keepBytes))
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("log: write index %s: %w", path, err)
+	}
+	return nil
+}
+
+func fileLongerThan(path string, n int) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Size() > int64(n)
+}
+
+// syncIndexFiles fsyncs both index files of s.
+func syncIndexFiles(s *segment) error {
+	for _, suffix := range segmentSuffixes[1:] {
+		if err := syncPath(s.path(suffix)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// removeSegmentFiles deletes s crash-safely: rename every file to .deleted,
+// fsync the directory, close, unlink. A crash leaves only .deleted files,
+// which Open removes.
+func removeSegmentFiles(segs []*segment, dir string) error {
+	for _, s := range segs {
+		for _, suffix := range segmentSuffixes {
+			p := s.path(suffix)
+			if err := os.Rename(p, p+deletedSuffix); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("log: delete segment: %w", err)
+			}
+		}
+	}
+	if err := syncDir(dir); err != nil {
+		return err
+	}
+	for _, s := range segs {
+		if s.file != nil {
+			_ = s.file.Close() // read-only use from here on; nothing to lose
+		}
+		for _, suffix := range segmentSuffixes {
+			if err := os.Remove(s.path(suffix) + deletedSuffix); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("log: delete segment: %w", err)
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,136 @@
+package log
+
+import (
+	"os"
+
+	"github.com/strata-broker/strata/internal/base"
+)
+
+// syncPlan is what one fdatasync round makes durable, decided under mu and
+// executed without it.
+type syncPlan struct {
+	logs    []*os.File // .log files with unsynced bytes
+	sizes   []int64    // the size of each that this round covers
+	segs    []*segment // the segment of each log
+	sealed  []*segment // sealed segments whose index files are not yet durable
+	dir     bool       // fsync the directory: segment files were created
+	end     base.Offset
+	newRP   base.Offset // recovery point to persist after the round
+	writeRP bool
+}
+
+// Sync returns once everything appended before the call is durable. Callers
+// share fdatasync rounds (group commit): a caller that arrives while a round
+// runs waits for it, then, if its data was appended after that round started,
+// for the next one, which the first such waiter leads.
+func (l *Log) Sync() error {
+	l.mu.Lock()
+	target := l.activeLocked().nextOffset
+	l.mu.Unlock()
+	for {
+		l.mu.Lock()
+		// Truncation may have removed the caller's data; nothing is left to wait for.
+		target = min(target, l.activeLocked().nextOffset)
+		if l.mu.durableEnd >= target {
+			l.mu.Unlock()
+			return nil
+		}
+		if err := l.usableLocked(); err != nil {
+			l.mu.Unlock()
+			return err
+		}
+		if ch := l.mu.syncing; ch != nil {
+			l.mu.Unlock()
+			<-ch
+			continue
+		}
+		l.mu.Unlock()
+		if err := l.leadSyncRound(); err != nil {
+			return err
+		}
+	}
+}
+
+// leadSyncRound runs one fdatasync round, unless another caller started one
+// first. lifecycle is held shared so that no file is truncated or closed under
+// the round.
+func (l *Log) leadSyncRound() error {
+	l.lifecycle.RLock()
+	defer l.lifecycle.RUnlock()
+	l.mu.Lock()
+	if l.mu.syncing != nil || l.mu.closed || l.mu.failed != nil {
+		l.mu.Unlock()
+		return nil // the caller's loop looks again
+	}
+	done := make(chan struct{})
+	l.mu.syncing = done
+	p := l.planSyncLocked()
+	l.mu.Unlock()
+
+	err := p.execute(l.dir)
+
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.mu.syncing = nil
+	close(done)
+	if err != nil {
+		return l.failLocked(err)
+	}
+	for i, s := range p.segs {
+		s.syncedBytes = max(s.syncedBytes, p.sizes[i])
+	}
+	for _, s := range p.sealed {
+		s.indexDurable = true
+	}
+	if p.dir {
+		l.mu.dirDirty = false
+	}
+	l.mu.durableEnd = max(l.mu.durableEnd, p.end)
+	if p.writeRP {
+		l.mu.persistedRP = p.newRP
+	}
+	return nil
+}
+
+func (l *Log) planSyncLocked() syncPlan {
+	p := syncPlan{end: l.activeLocked().nextOffset, dir: l.mu.dirDirty}
+	for i, s := range l.mu.segs {
+		if s.syncedBytes < s.sizeBytes {
+			p.logs = append(p.logs, s.file)
+			p.sizes = append(p.sizes, s.sizeBytes)
+			p.segs = append(p.segs, s)
+		}
+		if i < len(l.mu.segs)-1 && !s.indexDurable {
+			p.sealed = append(p.sealed, s)
+		}
+	}
+	// After the round every sealed segment is durable with its indexes, so
+	// recovery may start at the active segment. Persisting that costs a few
+	// fsyncs, so it happens only when a roll moved the active segment.
+	if rp := l.activeLocked().baseOffset; rp > l.mu.persistedRP {
+		p.newRP, p.writeRP = rp, true
+	}
+	return p
+}
+
+func (p *syncPlan) execute(dir string) error {
+	for _, f := range p.logs {
+		if err := fdatasync(f); err != nil {
+			return err
+		}
+	}
+	for _, s := range p.sealed {
+		if err := syncIndexFiles(s); err != nil {
+			return err
+		}
+	}
+	if p.dir {
+		if err := syncDir(dir); err != nil {
+			return err
+		}
+	}
+	if p.writeRP {
+		return writeRecoveryPoint(dir, p.newRP)
+	}
+	return nil
+}

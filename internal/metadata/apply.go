@@ -1,0 +1,153 @@
+package metadata
+
+import (
+	"fmt"
+	"slices"
+)
+
+// applyCommand is the pure state transition of the metadata FSM: it validates
+// cmd against img and returns the next image, stamped with index, or an error
+// and no image. It never mutates img, does no I/O and draws no randomness, so
+// every replica computes the same result from the same log.
+func applyCommand(img *Image, cmd command, index uint64) (*Image, error) {
+	switch c := cmd.(type) {
+	case *initClusterCmd:
+		return applyInitCluster(img, c, index)
+	case *controllerChangeCmd:
+		return applyControllerChange(img, c, index)
+	case *createTopicCmd:
+		return applyCreateTopic(img, c, index)
+	case *deleteTopicCmd:
+		return applyDeleteTopic(img, c, index)
+	case *createPartitionsCmd:
+		return applyCreatePartitions(img, c, index)
+	case *setTopicConfigsCmd:
+		return applySetTopicConfigs(img, c, index)
+	case *setBrokerConfigsCmd:
+		return applySetBrokerConfigs(img, c, index)
+	default:
+		return nil, fmt.Errorf("%w: unknown command type %T", ErrInvalidCommand, cmd)
+	}
+}
+
+func applyInitCluster(img *Image, c *initClusterCmd, index uint64) (*Image, error) {
+	if img.ClusterID != "" {
+		return nil, fmt.Errorf("%w: %q", ErrClusterInitialized, img.ClusterID)
+	}
+	if err := validateClusterID(c.ClusterID); err != nil {
+		return nil, err
+	}
+	next := img.with(index)
+	next.ClusterID = c.ClusterID
+	return next, nil
+}
+
+func applyControllerChange(img *Image, c *controllerChangeCmd, index uint64) (*Image, error) {
+	if c.NodeID < 0 {
+		return nil, fmt.Errorf("%w: controller node id %d", ErrInvalidCommand, c.NodeID)
+	}
+	next := img.with(index)
+	next.ControllerID = c.NodeID
+	return next, nil
+}
+
+func applyCreateTopic(img *Image, c *createTopicCmd, index uint64) (*Image, error) {
+	if err := validateTopicName(c.Name); err != nil {
+		return nil, err
+	}
+	if _, ok := img.Topics[c.Name]; ok {
+		return nil, fmt.Errorf("%w: %q", ErrTopicExists, c.Name)
+	}
+	if c.ID.IsZero() {
+		return nil, fmt.Errorf("%w: topic %q has a zero id", ErrInvalidCommand, c.Name)
+	}
+	if other, ok := img.TopicsByID[c.ID]; ok {
+		return nil, fmt.Errorf("%w: id of %q is taken by %q", ErrTopicIDExists, c.Name, other.Name)
+	}
+	if n := len(c.Assignments); n == 0 || n > maxPartitionsPerTopic {
+		return nil, fmt.Errorf("%w: %d partitions for %q, want 1..%d", ErrInvalidPartitions, n, c.Name, maxPartitionsPerTopic)
+	}
+	if err := validateConfigs(c.Configs); err != nil {
+		return nil, err
+	}
+	partitions := make([]Partition, 0, len(c.Assignments))
+	for i, replicas := range c.Assignments {
+		if err := validateReplicas(replicas); err != nil {
+			return nil, fmt.Errorf("topic %q partition %d: %w", c.Name, i, err)
+		}
+		partitions = append(partitions, newPartition(int32(i), replicas))
+	}
+	t := &Topic{Name: c.Name, ID: c.ID, Partitions: partitions, Configs: cloneConfigs(c.Configs)}
+	return img.withTopic(t, index), nil
+}
+
+// lookupTopic finds topic name and checks it still has id; a mismatch means the
+// topic the proposer saw was deleted (and perhaps re-created) meanwhile.
+func lookupTopic(img *Image, name string, id [16]byte) (*Topic, error) {
+	t, ok := img.Topics[name]
+	if !ok || t.ID != id {
+		return nil, fmt.Errorf("%w: %q", ErrUnknownTopic, name)
+	}
+	return t, nil
+}
+
+func applyDeleteTopic(img *Image, c *deleteTopicCmd, index uint64) (*Image, error) {
+	t, err := lookupTopic(img, c.Name, c.ID)
+	if err != nil {
+		return nil, err
+	}
+	return img.withoutTopic(t, index), nil
+}
+
+func applyCreatePartitions(img *Image, c *createPartitionsCmd, index uint64) (*Image, error) {
+	t, err := lookupTopic(img, c.Name, c.ID)
+	if err != nil {
+		return nil, err
+	}
+	current := int32(len(t.Partitions))
+	if c.NewTotal <= current || c.NewTotal > maxPartitionsPerTopic {
+		return nil, fmt.Errorf("%w: topic %q has %d partitions, cannot grow to %d (at most %d)",
+			ErrInvalidPartitions, c.Name, current, c.NewTotal, maxPartitionsPerTopic)
+	}
+	if int(c.NewTotal-current) != len(c.Assignments) {
+		return nil, fmt.Errorf("%w: %d new assignments for %q growing %d→%d",
+			errStaleProposal, len(c.Assignments), c.Name, current, c.NewTotal)
+	}
+	// A fresh slice: the old one's backing array belongs to the published image.
+	partitions := make([]Partition, 0, c.NewTotal)
+	partitions = append(partitions, t.Partitions...)
+	for i, replicas := range c.Assignments {
+		idx := current + int32(i)
+		if err := validateReplicas(replicas); err != nil {
+			return nil, fmt.Errorf("topic %q partition %d: %w", c.Name, idx, err)
+		}
+		partitions = append(partitions, newPartition(idx, replicas))
+	}
+	grown := *t
+	grown.Partitions = partitions
+	return img.withTopic(&grown, index), nil
+}
+
+func applySetTopicConfigs(img *Image, c *setTopicConfigsCmd, index uint64) (*Image, error) {
+	t, err := lookupTopic(img, c.Name, c.ID)
+	if err != nil {
+		return nil, err
+	}
+	if err := validateConfigs(c.Configs); err != nil {
+		return nil, err
+	}
+	changed := *t
+	changed.Configs = cloneConfigs(c.Configs)
+	// Partitions are shared with the previous image: they are immutable.
+	changed.Partitions = slices.Clip(t.Partitions)
+	return img.withTopic(&changed, index), nil
+}
+
+func applySetBrokerConfigs(img *Image, c *setBrokerConfigsCmd, index uint64) (*Image, error) {
+	if err := validateConfigs(c.Configs); err != nil {
+		return nil, err
+	}
+	next := img.with(index)
+	next.BrokerConfigs = cloneConfigs(c.Configs)
+	return next, nil
+}

@@ -1,0 +1,164 @@
+package metadata
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/strata-broker/strata/internal/base"
+)
+
+// commandFormatV1 is the first byte of every encoded command: JSON of envelope.
+// A new layout gets a new byte; old bytes stay decodable forever (they are in logs).
+const commandFormatV1 byte = 1
+
+// maxCommandBytes bounds one encoded command (a topic with the maximum number of
+// partitions and configs fits comfortably).
+const maxCommandBytes = 16 << 20
+
+// command is one state change carried in the Raft log. Commands carry every
+// decision the proposer made (ids, replica assignments), so that applying them
+// is deterministic.
+type command interface{ isCommand() }
+
+// initClusterCmd sets the cluster id; only the first one is accepted.
+type initClusterCmd struct {
+	ClusterID string `json:"cluster_id"`
+}
+
+// controllerChangeCmd records that NodeID took office as Raft leader.
+type controllerChangeCmd struct {
+	NodeID int32 `json:"node_id"`
+}
+
+// createTopicCmd creates a topic with one replica list per partition; partition
+// i gets Assignments[i], led by its first replica at epoch 0.
+type createTopicCmd struct {
+	Name        string            `json:"name"`
+	ID          base.TopicID      `json:"id"`
+	Assignments [][]int32         `json:"assignments"`
+	Configs     map[string]string `json:"configs,omitempty"`
+}
+
+// deleteTopicCmd removes the topic Name, provided it still has id ID.
+type deleteTopicCmd struct {
+	Name string       `json:"name"`
+	ID   base.TopicID `json:"id"`
+}
+
+// createPartitionsCmd grows topic Name (with id ID) to NewTotal partitions; the
+// new partitions [current, NewTotal) get Assignments, planned by the proposer
+// against a topic with NewTotal-len(Assignments) partitions. If the topic has a
+// different count by apply time, the command is stale.
+type createPartitionsCmd struct {
+	Name        string       `json:"name"`
+	ID          base.TopicID `json:"id"`
+	NewTotal    int32        `json:"new_total"`
+	Assignments [][]int32    `json:"assignments"`
+}
+
+// setTopicConfigsCmd replaces the whole config map of topic Name (with id ID).
+type setTopicConfigsCmd struct {
+	Name    string            `json:"name"`
+	ID      base.TopicID      `json:"id"`
+	Configs map[string]string `json:"configs"`
+}
+
+// setBrokerConfigsCmd replaces the whole dynamic broker config map.
+type setBrokerConfigsCmd struct {
+	Configs map[string]string `json:"configs"`
+}
+
+func (*initClusterCmd) isCommand()      {}
+func (*controllerChangeCmd) isCommand() {}
+func (*createTopicCmd) isCommand()      {}
+func (*deleteTopicCmd) isCommand()      {}
+func (*createPartitionsCmd) isCommand() {}
+func (*setTopicConfigsCmd) isCommand()  {}
+func (*setBrokerConfigsCmd) isCommand() {}
+
+// envelope is the v1 wire form: exactly one field is set.
+type envelope struct {
+	InitCluster      *initClusterCmd      `json:"init_cluster,omitempty"`
+	ControllerChange *controllerChangeCmd `json:"controller_change,omitempty"`
+	CreateTopic      *createTopicCmd      `json:"create_topic,omitempty"`
+	DeleteTopic      *deleteTopicCmd      `json:"delete_topic,omitempty"`
+	CreatePartitions *createPartitionsCmd `json:"create_partitions,omitempty"`
+	SetTopicConfigs  *setTopicConfigsCmd  `json:"set_topic_configs,omitempty"`
+	SetBrokerConfigs *setBrokerConfigsCmd `json:"set_broker_configs,omitempty"`
+}
+
+func (e *envelope) command() (command, error) {
+	var found []command
+	add := func(set bool, c command) {
+		if set {
+			found = append(found, c)
+		}
+	}
+	add(e.InitCluster != nil, e.InitCluster)
+	add(e.ControllerChange != nil, e.ControllerChange)
+	add(e.CreateTopic != nil, e.CreateTopic)
+	add(e.DeleteTopic != nil, e.DeleteTopic)
+	add(e.CreatePartitions != nil, e.CreatePartitions)
+	add(e.SetTopicConfigs != nil, e.SetTopicConfigs)
+	add(e.SetBrokerConfigs != nil, e.SetBrokerConfigs)
+	if len(found) != 1 {
+		return nil, fmt.Errorf("%w: envelope holds %d commands, want 1", ErrInvalidCommand, len(found))
+	}
+	return found[0], nil
+}
+
+func encodeCommand(c command) ([]byte, error) {
+	var e envelope
+	switch c := c.(type) {
+	case *initClusterCmd:
+		e.InitCluster = c
+	case *controllerChangeCmd:
+		e.ControllerChange = c
+	case *createTopicCmd:
+		e.CreateTopic = c
+	case *deleteTopicCmd:
+		e.DeleteTopic = c
+	case *createPartitionsCmd:
+		e.CreatePartitions = c
+	case *setTopicConfigsCmd:
+		e.SetTopicConfigs = c
+	case *setBrokerConfigsCmd:
+		e.SetBrokerConfigs = c
+	default:
+		panic(fmt.Sprintf("metadata: encodeCommand: unknown command type %T", c))
+	}
+	body, err := json.Marshal(&e)
+	if err != nil {
+		return nil, fmt.Errorf("metadata: encode command: %w", err)
+	}
+	if len(body)+1 > maxCommandBytes {
+		return nil, fmt.Errorf("%w: encoded command is %d bytes, at most %d", ErrInvalidCommand, len(body)+1, maxCommandBytes)
+	}
+	return append([]byte{commandFormatV1}, body...), nil
+}
+
+// decodeCommand is the gateway from the log: it checks the format byte and the
+// shape of the envelope; the FSM then validates the content against the image.
+func decodeCommand(data []byte) (command, error) {
+	if len(data) == 0 {
+		return nil, fmt.Errorf("%w: empty", ErrInvalidCommand)
+	}
+	if len(data) > maxCommandBytes {
+		return nil, fmt.Errorf("%w: %d bytes, at most %d", ErrInvalidCommand, len(data), maxCommandBytes)
+	}
+	if data[0] != commandFormatV1 {
+		return nil, fmt.Errorf("%w: unknown format byte %d", ErrInvalidCommand, data[0])
+	}
+	dec := json.NewDecoder(bytes.NewReader(data[1:]))
+	// Unknown fields would mean a newer writer whose meaning we cannot apply.
+	dec.DisallowUnknownFields()
+	var e envelope
+	if err := dec.Decode(&e); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidCommand, err)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("%w: trailing data", ErrInvalidCommand)
+	}
+	return e.command()
+}

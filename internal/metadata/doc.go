@@ -1,0 +1,49 @@
+// Package metadata is the cluster metadata quorum: a Raft log (hashicorp/raft,
+// stored with raft-wal) whose state machine publishes immutable Images.
+//
+// # Contract
+//
+//   - Every change is a command proposed through raft.Apply and validated by the
+//     FSM when it is applied. The transition is the pure function
+//     applyCommand(image, command, index) → (image, error): no I/O, no clock, no
+//     randomness, so every replica that applies the same log reaches the same
+//     Image. Anything random (topic ids, the cluster id) is drawn by the proposer
+//     and carried inside the command.
+//   - A rejected command (duplicate topic, unknown topic, bad partition count, …)
+//     leaves the Image unchanged and returns a typed error to the proposer through
+//     the apply response; callers classify it with errors.Is (ErrTopicExists,
+//     ErrUnknownTopic, ErrInvalidPartitions, …).
+//   - An Image is immutable once published: readers may keep and share it without
+//     locks. Applying a command builds a new Image that copies only the maps it
+//     changes (copy-on-write); unchanged *Topic values are shared between images.
+//   - Image.Version is the Raft index of the command that produced the image.
+//     Rejected commands do not produce an image, so versions may skip indexes.
+//   - The cluster id is drawn once, on the first leadership of a fresh log, and
+//     stored as a command; it survives restarts. Image.ControllerID is written to
+//     the log by each new leader (as KRaft writes a LeaderChange record), so it is
+//     part of the replicated state too.
+//   - Snapshots serialize the whole Image; a restart restores the latest snapshot
+//     and replays the log after it, so Open returns the same Image as before Close.
+//
+// # Lifecycle
+//
+// Open bootstraps a one-voter configuration when the directory holds no Raft
+// state, starts Raft, and returns once this node is the leader, the log has been
+// replayed into the FSM (raft.Barrier) and the cluster id and controller record
+// are applied. The same code path serves a multi-voter cluster later; only the
+// bootstrap configuration differs. Close shuts Raft down, closes the transport
+// and the stores, and leaves no goroutine behind.
+//
+// # Transport
+//
+// Options.BindAddr == "" selects an in-memory transport: it reaches no other node,
+// so it is only for a single-node quorum (and for tests); Raft timeouts are short
+// then. A non-empty BindAddr starts a TCP transport with Raft's default (safe)
+// timeouts. The Raft configuration stored in the log records this node's address;
+// a cluster member must keep a stable address across restarts.
+//
+// # Layout of Options.Dir
+//
+//	wal/        raft-wal segments: the Raft log and stable store (term, vote)
+//	snapshots/  raft.FileSnapshotStore
+package metadata

@@ -1,0 +1,36 @@
+package metadata
+
+import "errors"
+
+// Errors returned by the command methods of Store. They are wrapped with
+// detail; classify them with errors.Is.
+var (
+	// ErrTopicExists: a topic with that name already exists.
+	ErrTopicExists = errors.New("metadata: topic already exists")
+	// ErrTopicIDExists: a topic with that id already exists (under another name).
+	ErrTopicIDExists = errors.New("metadata: topic id already exists")
+	// ErrUnknownTopic: no topic with that name (and id) exists.
+	ErrUnknownTopic = errors.New("metadata: unknown topic")
+	// ErrInvalidTopicName: the name breaks Kafka's rules (1..249 of [a-zA-Z0-9._-], not "." or "..").
+	ErrInvalidTopicName = errors.New("metadata: invalid topic name")
+	// ErrInvalidPartitions: a partition count out of range, or not larger than the current one.
+	ErrInvalidPartitions = errors.New("metadata: invalid partitions")
+	// ErrInvalidReplicationFactor: the replication factor cannot be met by the known brokers.
+	ErrInvalidReplicationFactor = errors.New("metadata: invalid replication factor")
+	// ErrInvalidReplicaAssignment: an assignment with no, duplicate or negative replicas.
+	ErrInvalidReplicaAssignment = errors.New("metadata: invalid replica assignment")
+	// ErrInvalidConfig: a config map with an empty key or too many entries.
+	ErrInvalidConfig = errors.New("metadata: invalid config")
+	// ErrInvalidCommand: a command that cannot be decoded or is malformed.
+	ErrInvalidCommand = errors.New("metadata: invalid command")
+	// ErrClusterInitialized: a second cluster-id command; the first one wins.
+	ErrClusterInitialized = errors.New("metadata: cluster id already set")
+	// ErrNotController: this node is not the Raft leader, so it cannot propose.
+	ErrNotController = errors.New("metadata: not the controller")
+	// ErrClosed: the Store is closed.
+	ErrClosed = errors.New("metadata: store closed")
+
+	// errStaleProposal: the proposer planned against an image that changed
+	// before its command was applied; the proposer replans and retries.
+	errStaleProposal = errors.New("metadata: stale proposal")
+)

@@ -1,0 +1,216 @@
+package metadata
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/hashicorp/raft"
+)
+
+// snapshotFormatV1 is the first byte of a snapshot: JSON of imageSnapshot.
+const snapshotFormatV1 byte = 1
+
+// maxSnapshotBytes bounds what Restore reads into memory.
+const maxSnapshotBytes = 1 << 30
+
+// applyResult is what FSM.Apply hands back to the proposer through
+// raft.ApplyFuture.Response: the new image, or why the command was rejected.
+type applyResult struct {
+	img *Image
+	err error
+}
+
+// fsm is the raft.FSM. Raft calls Apply, Snapshot and Restore from one
+// goroutine; readers only load the published image.
+type fsm struct {
+	image    atomic.Pointer[Image]
+	watchers watchers
+}
+
+var _ raft.FSM = (*fsm)(nil)
+
+func newFSM() *fsm {
+	f := &fsm{}
+	f.image.Store(emptyImage())
+	return f
+}
+
+func (f *fsm) publish(img *Image) {
+	f.image.Store(img)
+	f.watchers.notify()
+}
+
+// Apply decodes and applies one committed command. A rejected command leaves
+// the image as it was.
+func (f *fsm) Apply(l *raft.Log) any {
+	if l.Type != raft.LogCommand {
+		return applyResult{err: fmt.Errorf("%w: log type %v", ErrInvalidCommand, l.Type)}
+	}
+	cmd, err := decodeCommand(l.Data)
+	if err != nil {
+		return applyResult{err: err}
+	}
+	next, err := applyCommand(f.image.Load(), cmd, l.Index)
+	if err != nil {
+		return applyResult{err: err}
+	}
+	f.publish(next)
+	return applyResult{img: next}
+}
+
+// Snapshot captures the current image; it is immutable, so Persist may run
+// concurrently with later Applies.
+func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
+	return &fsmSnapshot{img: f.image.Load()}, nil
+}
+
+// Restore replaces the state with a snapshot. It is a gateway: the snapshot is
+// validated as fully as a command.
+func (f *fsm) Restore(rc io.ReadCloser) error {
+	defer rc.Close()
+	data, err := io.ReadAll(io.LimitReader(rc, maxSnapshotBytes+1))
+	if err != nil {
+		return fmt.Errorf("metadata: read snapshot: %w", err)
+	}
+	img, err := decodeSnapshot(data)
+	if err != nil {
+		return err
+	}
+	f.publish(img)
+	return nil
+}
+
+// imageSnapshot is the v1 snapshot layout; topics are sorted by name so the
+// bytes are a function of the image alone.
+type imageSnapshot struct {
+	ClusterID     string            `json:"cluster_id"`
+	ControllerID  int32             `json:"controller_id"`
+	Version       uint64            `json:"version"`
+	BrokerConfigs map[string]string `json:"broker_configs"`
+	Topics        []*Topic          `json:"topics"`
+}
+
+func encodeSnapshot(img *Image) ([]byte, error) {
+	s := imageSnapshot{
+		ClusterID:     img.ClusterID,
+		ControllerID:  img.ControllerID,
+		Version:       img.Version,
+		BrokerConfigs: img.BrokerConfigs,
+		Topics:        make([]*Topic, 0, len(img.Topics)),
+	}
+	for _, t := range img.Topics {
+		s.Topics = append(s.Topics, t)
+	}
+	slices.SortFunc(s.Topics, func(a, b *Topic) int { return strings.Compare(a.Name, b.Name) })
+	body, err := json.Marshal(&s)
+	if err != nil {
+		return nil, fmt.Errorf("metadata: encode snapshot: %w", err)
+	}
+	return append([]byte{snapshotFormatV1}, body...), nil
+}
+
+func decodeSnapshot(data []byte) (*Image, error) {
+	if len(data) > maxSnapshotBytes {
+		return nil, fmt.Errorf("%w: snapshot larger than %d bytes", ErrInvalidCommand, maxSnapshotBytes)
+	}
+	if len(data) == 0 || data[0] != snapshotFormatV1 {
+		return nil, fmt.Errorf("%w: snapshot has no or an unknown format byte", ErrInvalidCommand)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data[1:]))
+	dec.DisallowUnknownFields()
+	var s imageSnapshot
+	if err := dec.Decode(&s); err != nil {
+		return nil, fmt.Errorf("%w: snapshot: %v", ErrInvalidCommand, err)
+	}
+	if s.ClusterID != "" {
+		if err := validateClusterID(s.ClusterID); err != nil {
+			return nil, err
+		}
+	}
+	if err := validateConfigs(s.BrokerConfigs); err != nil {
+		return nil, fmt.Errorf("snapshot broker configs: %w", err)
+	}
+	img := emptyImage()
+	img.ClusterID, img.ControllerID, img.Version = s.ClusterID, s.ControllerID, s.Version
+	img.BrokerConfigs = cloneConfigs(s.BrokerConfigs)
+	for _, t := range s.Topics {
+		if t == nil {
+			return nil, fmt.Errorf("%w: snapshot holds a null topic", ErrInvalidCommand)
+		}
+		if err := validateTopic(t); err != nil {
+			return nil, fmt.Errorf("snapshot: %w", err)
+		}
+		if _, dup := img.Topics[t.Name]; dup {
+			return nil, fmt.Errorf("snapshot: %w: %q twice", ErrTopicExists, t.Name)
+		}
+		if _, dup := img.TopicsByID[t.ID]; dup {
+			return nil, fmt.Errorf("snapshot: %w: topic %q", ErrTopicIDExists, t.Name)
+		}
+		t.Configs = cloneConfigs(t.Configs)
+		img.Topics[t.Name] = t
+		img.TopicsByID[t.ID] = t
+	}
+	return img, nil
+}
+
+type fsmSnapshot struct{ img *Image }
+
+func (s *fsmSnapshot) Persist(sink raft.SnapshotSink) error {
+	data, err := encodeSnapshot(s.img)
+	if err == nil {
+		_, err = sink.Write(data)
+	}
+	if err != nil {
+		_ = sink.Cancel() // the write error is the one worth reporting
+		return fmt.Errorf("metadata: persist snapshot: %w", err)
+	}
+	return sink.Close()
+}
+
+func (s *fsmSnapshot) Release() {}
+
+// watchers hands out coalescing signal channels: each has room for one pending
+// signal, and notify never blocks, so a slow reader sees one signal for any
+// number of images and then reads the latest one.
+type watchers struct {
+	mu struct {
+		sync.Mutex
+		next uint64
+		subs map[uint64]chan struct{}
+	}
+}
+
+func (w *watchers) add() (<-chan struct{}, func()) {
+	ch := make(chan struct{}, 1)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.mu.subs == nil {
+		w.mu.subs = map[uint64]chan struct{}{}
+	}
+	id := w.mu.next
+	w.mu.next++
+	w.mu.subs[id] = ch
+	cancel := func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		delete(w.mu.subs, id)
+	}
+	return ch, cancel
+}
+
+func (w *watchers) notify() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, ch := range w.mu.subs {
+		select {
+		case ch <- struct{}{}:
+		default: // a signal is already pending; the reader will load the latest image
+		}
+	}
+}

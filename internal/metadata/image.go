@@ -1,0 +1,200 @@
+package metadata
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/strata-broker/strata/internal/base"
+)
+
+// Limits enforced by the FSM; commands beyond them are rejected.
+const (
+	// maxTopicNameLen is Kafka's limit on topic names.
+	maxTopicNameLen = 249
+	// maxPartitionsPerTopic bounds one command and one topic's share of an image.
+	maxPartitionsPerTopic = 100_000
+	// maxReplicationFactor bounds the replica list of one partition.
+	maxReplicationFactor = 64
+	// maxConfigEntries bounds a topic's or the brokers' config map.
+	maxConfigEntries = 1024
+)
+
+// Image is one immutable state of the cluster metadata. Once published it is
+// never mutated: share it freely, never write to its maps or slices.
+//
+// Invariants: Topics and TopicsByID index the same set of *Topic values (by Name
+// and by ID); no topic has a zero ID; maps are never nil.
+type Image struct {
+	// ClusterID is the base64url (unpadded) form of 16 random bytes, as Kafka's.
+	ClusterID string
+	// ControllerID is the node id of the Raft leader that last took office.
+	ControllerID int32
+	Topics       map[string]*Topic
+	TopicsByID   map[base.TopicID]*Topic
+	// BrokerConfigs are the dynamic cluster-wide broker configs.
+	BrokerConfigs map[string]string
+	// Version is the Raft index of the command that produced this image.
+	Version uint64
+}
+
+// Topic is one topic. Immutable once part of a published Image.
+//
+// Invariants: Partitions[i].Index == i; 1 ≤ len(Partitions) ≤ maxPartitionsPerTopic.
+type Topic struct {
+	Name       string
+	ID         base.TopicID
+	Partitions []Partition
+	Configs    map[string]string
+}
+
+// Partition is one partition's replica assignment and leadership.
+//
+// Invariants: Replicas is non-empty, without duplicates; Leader ∈ ISR ⊆ Replicas.
+type Partition struct {
+	Index       int32
+	Leader      int32
+	LeaderEpoch base.Epoch
+	Replicas    []int32
+	ISR         []int32
+}
+
+func emptyImage() *Image {
+	return &Image{
+		Topics:        map[string]*Topic{},
+		TopicsByID:    map[base.TopicID]*Topic{},
+		BrokerConfigs: map[string]string{},
+	}
+}
+
+// with returns a shallow copy of img stamped with version; the caller replaces
+// the maps it changes instead of writing into the shared ones.
+func (img *Image) with(version uint64) *Image {
+	next := *img
+	next.Version = version
+	return &next
+}
+
+// withTopic returns a copy of img with t added or replaced (by name), copying
+// both topic maps.
+func (img *Image) withTopic(t *Topic, version uint64) *Image {
+	next := img.with(version)
+	next.Topics = copyMap(img.Topics, 1)
+	next.TopicsByID = copyMap(img.TopicsByID, 1)
+	if old, ok := next.Topics[t.Name]; ok {
+		delete(next.TopicsByID, old.ID)
+	}
+	next.Topics[t.Name] = t
+	next.TopicsByID[t.ID] = t
+	return next
+}
+
+// withoutTopic returns a copy of img without t.
+func (img *Image) withoutTopic(t *Topic, version uint64) *Image {
+	next := img.with(version)
+	next.Topics = copyMap(img.Topics, 0)
+	next.TopicsByID = copyMap(img.TopicsByID, 0)
+	delete(next.Topics, t.Name)
+	delete(next.TopicsByID, t.ID)
+	return next
+}
+
+func copyMap[K comparable, V any](m map[K]V, extra int) map[K]V {
+	out := make(map[K]V, len(m)+extra)
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// cloneConfigs returns a private copy of configs, never nil.
+func cloneConfigs(configs map[string]string) map[string]string {
+	return copyMap(configs, 0)
+}
+
+// newPartition builds a freshly created partition: the first replica leads,
+// every replica is in sync, epoch 0.
+func newPartition(index int32, replicas []int32) Partition {
+	return Partition{
+		Index:       index,
+		Leader:      replicas[0],
+		LeaderEpoch: 0,
+		Replicas:    slices.Clone(replicas),
+		ISR:         slices.Clone(replicas),
+	}
+}
+
+// validateTopicName applies Kafka's topic name rules.
+func validateTopicName(name string) error {
+	if name == "" || len(name) > maxTopicNameLen || name == "." || name == ".." {
+		return fmt.Errorf("%w: %q", ErrInvalidTopicName, name)
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		legal := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
+			c == '.' || c == '_' || c == '-'
+		if !legal {
+			return fmt.Errorf("%w: %q has illegal character %q", ErrInvalidTopicName, name, c)
+		}
+	}
+	return nil
+}
+
+func validateConfigs(configs map[string]string) error {
+	if len(configs) > maxConfigEntries {
+		return fmt.Errorf("%w: %d entries, at most %d", ErrInvalidConfig, len(configs), maxConfigEntries)
+	}
+	for k := range configs {
+		if k == "" {
+			return fmt.Errorf("%w: empty config name", ErrInvalidConfig)
+		}
+	}
+	return nil
+}
+
+func validateReplicas(replicas []int32) error {
+	if len(replicas) == 0 || len(replicas) > maxReplicationFactor {
+		return fmt.Errorf("%w: %d replicas", ErrInvalidReplicaAssignment, len(replicas))
+	}
+	for i, r := range replicas {
+		if r < 0 || slices.Contains(replicas[:i], r) {
+			return fmt.Errorf("%w: replicas %v", ErrInvalidReplicaAssignment, replicas)
+		}
+	}
+	return nil
+}
+
+// validateTopic checks every invariant of a Topic; used where topics enter from
+// disk (snapshot restore).
+func validateTopic(t *Topic) error {
+	if err := validateTopicName(t.Name); err != nil {
+		return err
+	}
+	if t.ID.IsZero() {
+		return fmt.Errorf("%w: topic %q has a zero id", ErrInvalidCommand, t.Name)
+	}
+	if n := len(t.Partitions); n == 0 || n > maxPartitionsPerTopic {
+		return fmt.Errorf("%w: topic %q has %d partitions", ErrInvalidPartitions, t.Name, n)
+	}
+	if err := validateConfigs(t.Configs); err != nil {
+		return err
+	}
+	for i, p := range t.Partitions {
+		if p.Index != int32(i) {
+			return fmt.Errorf("%w: topic %q partition at %d has index %d", ErrInvalidPartitions, t.Name, i, p.Index)
+		}
+		if err := validateReplicas(p.Replicas); err != nil {
+			return fmt.Errorf("topic %q partition %d: %w", t.Name, i, err)
+		}
+		if p.LeaderEpoch < 0 || !slices.Contains(p.ISR, p.Leader) {
+			return fmt.Errorf("%w: topic %q partition %d: leader %d epoch %d isr %v",
+				ErrInvalidReplicaAssignment, t.Name, i, p.Leader, p.LeaderEpoch, p.ISR)
+		}
+		for _, r := range p.ISR {
+			if !slices.Contains(p.Replicas, r) {
+				return fmt.Errorf("%w: topic %q partition %d: isr %v not within replicas %v",
+					ErrInvalidReplicaAssignment, t.Name, i, p.ISR, p.Replicas)
+			}
+		}
+	}
+	return nil
+}

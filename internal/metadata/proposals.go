@@ -1,0 +1,184 @@
+package metadata
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/strata-broker/strata/internal/base"
+)
+
+// maxStaleRetries bounds how often a proposer replans a command that raced
+// with another change to the same topic.
+const maxStaleRetries = 8
+
+// CreateTopic is a request to create a topic.
+type CreateTopic struct {
+	Name string
+	// ID is the topic id; the zero value asks the Store to draw a random one.
+	ID                base.TopicID
+	Partitions        int32
+	ReplicationFactor int16
+	Configs           map[string]string
+}
+
+// CreateTopic creates a topic and returns it as applied. Every partition is
+// assigned to this node, which leads it at epoch 0.
+func (s *Store) CreateTopic(ctx context.Context, req CreateTopic) (*Topic, error) {
+	if req.Partitions < 1 || req.Partitions > maxPartitionsPerTopic {
+		return nil, fmt.Errorf("%w: %d partitions for %q, want 1..%d", ErrInvalidPartitions, req.Partitions, req.Name, maxPartitionsPerTopic)
+	}
+	assignments, err := s.assignReplicas(int(req.Partitions), req.ReplicationFactor)
+	if err != nil {
+		return nil, fmt.Errorf("topic %q: %w", req.Name, err)
+	}
+	id := req.ID
+	if id.IsZero() {
+		id = newTopicID() // drawn here, never in the FSM: apply must be deterministic
+	}
+	img, err := s.propose(ctx, &createTopicCmd{Name: req.Name, ID: id, Assignments: assignments, Configs: req.Configs})
+	if err != nil {
+		return nil, err
+	}
+	return img.Topics[req.Name], nil
+}
+
+// DeleteTopic deletes a topic.
+func (s *Store) DeleteTopic(ctx context.Context, name string) error {
+	t, err := s.topic(name)
+	if err != nil {
+		return err
+	}
+	_, err = s.propose(ctx, &deleteTopicCmd{Name: name, ID: t.ID})
+	return err
+}
+
+// CreatePartitions grows a topic to newTotal partitions; newTotal must exceed
+// the current count (ErrInvalidPartitions otherwise). New partitions get the
+// topic's replication factor, assigned to this node.
+func (s *Store) CreatePartitions(ctx context.Context, name string, newTotal int32) error {
+	for range maxStaleRetries {
+		t, err := s.topic(name)
+		if err != nil {
+			return err
+		}
+		current := int32(len(t.Partitions))
+		if newTotal <= current || newTotal > maxPartitionsPerTopic {
+			return fmt.Errorf("%w: topic %q has %d partitions, cannot grow to %d (at most %d)",
+				ErrInvalidPartitions, name, current, newTotal, maxPartitionsPerTopic)
+		}
+		assignments, err := s.assignReplicas(int(newTotal-current), int16(len(t.Partitions[0].Replicas)))
+		if err != nil {
+			return fmt.Errorf("topic %q: %w", name, err)
+		}
+		_, err = s.propose(ctx, &createPartitionsCmd{Name: name, ID: t.ID, NewTotal: newTotal, Assignments: assignments})
+		if !errors.Is(err, errStaleProposal) {
+			return err
+		}
+	}
+	return fmt.Errorf("%w: topic %q kept changing while adding partitions", ErrInvalidPartitions, name)
+}
+
+// SetTopicConfigs replaces a topic's whole config map.
+func (s *Store) SetTopicConfigs(ctx context.Context, name string, configs map[string]string) error {
+	t, err := s.topic(name)
+	if err != nil {
+		return err
+	}
+	_, err = s.propose(ctx, &setTopicConfigsCmd{Name: name, ID: t.ID, Configs: configs})
+	return err
+}
+
+// SetBrokerConfigs replaces the whole map of dynamic cluster-wide broker configs.
+func (s *Store) SetBrokerConfigs(ctx context.Context, configs map[string]string) error {
+	_, err := s.propose(ctx, &setBrokerConfigsCmd{Configs: configs})
+	return err
+}
+
+func (s *Store) topic(name string) (*Topic, error) {
+	t, ok := s.Image().Topics[name]
+	if !ok {
+		return nil, fmt.Errorf("%w: %q", ErrUnknownTopic, name)
+	}
+	return t, nil
+}
+
+// assignReplicas plans the replica lists of n new partitions. The only broker
+// known so far is this node, so a replication factor above 1 cannot be met.
+// TODO(cluster): spread over registered brokers once the image holds them.
+func (s *Store) assignReplicas(n int, replicationFactor int16) ([][]int32, error) {
+	brokers := []int32{s.opts.NodeID}
+	if replicationFactor < 1 || int(replicationFactor) > len(brokers) {
+		return nil, fmt.Errorf("%w: %d with %d broker(s)", ErrInvalidReplicationFactor, replicationFactor, len(brokers))
+	}
+	assignments := make([][]int32, n)
+	for i := range assignments {
+		assignments[i] = brokers[:replicationFactor:replicationFactor]
+	}
+	return assignments, nil
+}
+
+// propose replicates cmd and returns the image it produced, or the FSM's
+// rejection. If ctx ends first it returns ctx's error; the command may still be
+// applied later (as with any timed-out Kafka admin request).
+func (s *Store) propose(ctx context.Context, cmd command) (*Image, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	data, err := encodeCommand(cmd)
+	if err != nil {
+		return nil, err
+	}
+	var enqueueTimeout time.Duration // 0: wait as long as it takes
+	if deadline, ok := ctx.Deadline(); ok {
+		// Context deadlines are wall-clock times by definition, hence time.Until.
+		if enqueueTimeout = time.Until(deadline); enqueueTimeout <= 0 {
+			return nil, context.DeadlineExceeded
+		}
+	}
+	f := s.raft.Apply(data, enqueueTimeout)
+	done := make(chan struct{})
+	// The waiter ends when the future resolves, which Raft guarantees on apply,
+	// on leadership loss and on Shutdown (Close).
+	go func() {
+		_ = f.Error()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("metadata: outcome unknown: %w", ctx.Err())
+	}
+	return s.result(f)
+}
+
+// proposeNoCtx is propose for Store-internal commands, which wait until Raft
+// resolves them (Close resolves them too).
+func (s *Store) proposeNoCtx(cmd command) (*Image, error) {
+	data, err := encodeCommand(cmd)
+	if err != nil {
+		return nil, err
+	}
+	return s.result(s.raft.Apply(data, 0))
+}
+
+func (s *Store) result(f raft.ApplyFuture) (*Image, error) {
+	switch err := f.Error(); {
+	case err == nil:
+	case errors.Is(err, raft.ErrRaftShutdown):
+		return nil, ErrClosed
+	case errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrLeadershipLost),
+		errors.Is(err, raft.ErrLeadershipTransferInProgress):
+		return nil, fmt.Errorf("%w: %w", ErrNotController, err)
+	default:
+		return nil, fmt.Errorf("metadata: raft apply: %w", err)
+	}
+	res, ok := f.Response().(applyResult)
+	if !ok {
+		panic(fmt.Sprintf("metadata: FSM returned %T, want applyResult", f.Response()))
+	}
+	return res.img, res.err
+}

@@ -1,0 +1,63 @@
+package partition
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/strata-broker/strata/internal/base"
+	"github.com/strata-broker/strata/internal/clock"
+	"github.com/strata-broker/strata/internal/record"
+	"github.com/strata-broker/strata/internal/retention"
+)
+
+// Config is what one partition needs of its topic's configuration, already
+// resolved (topic override, else broker default, else Kafka's default).
+type Config struct {
+	SegmentBytes       int64
+	SegmentMaxAge      time.Duration // 0 = never roll by age
+	IndexIntervalBytes int
+	SegmentIndexBytes  int
+	MaxMessageBytes    int
+	LogAppendTime      bool
+	// Recompress is the codec batches are rewritten to; RecompressSet=false
+	// keeps the producer's codec (compression.type=producer).
+	Recompress    record.Codec
+	RecompressSet bool
+	// FlushMessages forces a sync once this many messages are unflushed
+	// (log.flush.interval.messages); 0 = never by count.
+	FlushMessages int64
+	// FlushInterval forces a sync of data older than this
+	// (log.flush.interval.ms); 0 = never by time.
+	FlushInterval time.Duration
+	Retention     retention.Policy
+}
+
+// Options builds a Partition.
+type Options struct {
+	Dir         string
+	TP          base.TopicPartition
+	TopicID     base.TopicID
+	LeaderEpoch base.Epoch
+	Config      Config
+	Clock       clock.Clock
+	Logger      *slog.Logger
+}
+
+// Validate reports the first unusable option.
+func (o Options) Validate() error {
+	switch {
+	case o.Dir == "":
+		return errors.New("partition: Dir is required")
+	case o.TP.Topic == "" || o.TP.Partition < 0:
+		return fmt.Errorf("partition: bad topic-partition %v", o.TP)
+	case o.Clock == nil:
+		return errors.New("partition: Clock is required")
+	case o.Config.SegmentBytes <= 0:
+		return errors.New("partition: Config.SegmentBytes must be positive")
+	case o.Config.MaxMessageBytes <= 0:
+		return errors.New("partition: Config.MaxMessageBytes must be positive")
+	}
+	return nil
+}

@@ -1,0 +1,194 @@
+package partition
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+
+	"github.com/strata-broker/strata/internal/base"
+	"github.com/strata-broker/strata/internal/log"
+	"github.com/strata-broker/strata/internal/partition/producers"
+	"github.com/strata-broker/strata/internal/vfs"
+)
+
+// ErrOffsetOutOfRange means a read asked for an offset outside
+// [logStart, highWatermark].
+var ErrOffsetOutOfRange = errors.New("partition: offset out of range")
+
+// ErrClosed means the partition was closed (its topic deleted or the broker
+// stopping).
+var ErrClosed = errors.New("partition: closed")
+
+// Partition owns one partition's log and state. Safe for concurrent use.
+type Partition struct {
+	opts   Options
+	log    *log.Log
+	logger *slog.Logger
+
+	mu struct {
+		sync.Mutex
+		cfg           Config
+		logStart      base.Offset
+		highWatermark base.Offset
+		epochs        epochCache
+		producers     *producers.State
+		unflushedMsgs int64
+		// changed is closed and replaced on every append, so long-poll
+		// fetches can wait without polling.
+		changed chan struct{}
+		closed  bool
+	}
+}
+
+// Open opens (or creates) the partition in opts.Dir, recovering its log.
+func Open(opts Options) (*Partition, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("partition %v: %w", opts.TP, err)
+	}
+	l, err := log.Open(logOptions(opts))
+	if err != nil {
+		return nil, fmt.Errorf("partition %v: %w", opts.TP, err)
+	}
+	p := &Partition{opts: opts, log: l, logger: opts.Logger}
+	if p.logger == nil {
+		p.logger = slog.Default()
+	}
+	p.logger = p.logger.With("partition", opts.TP.String())
+	if err := p.load(); err != nil {
+		l.Close()
+		return nil, fmt.Errorf("partition %v: %w", opts.TP, err)
+	}
+	return p, nil
+}
+
+func logOptions(opts Options) log.Options {
+	c := opts.Config
+	return log.Options{
+		Dir:                opts.Dir,
+		SegmentBytes:       c.SegmentBytes,
+		SegmentMaxAge:      c.SegmentMaxAge,
+		IndexIntervalBytes: c.IndexIntervalBytes,
+		SegmentIndexBytes:  c.SegmentIndexBytes,
+		Clock:              opts.Clock,
+	}
+}
+
+// load restores the offsets, epochs and producer state after the log opened.
+func (p *Partition) load() error {
+	p.mu.cfg = p.opts.Config
+	p.mu.changed = make(chan struct{})
+	start, err := readLogStart(p.opts.Dir)
+	if err != nil {
+		return err
+	}
+	p.mu.logStart = max(start, p.log.Start())
+	if p.mu.logStart > p.log.End() {
+		p.mu.logStart = p.log.End()
+	}
+	// One replica: everything in the local log is replicated to the whole ISR.
+	p.mu.highWatermark = p.log.End()
+	epochs, err := loadEpochCache(p.opts.Dir)
+	if err != nil {
+		return err
+	}
+	epochs.truncateFrom(p.log.End())
+	p.mu.epochs = epochs
+	if err := p.becomeLeaderLocked(p.opts.LeaderEpoch); err != nil {
+		return err
+	}
+	ps, err := p.loadProducers()
+	if err != nil {
+		return err
+	}
+	p.mu.producers = ps
+	return nil
+}
+
+// TP is the partition's name.
+func (p *Partition) TP() base.TopicPartition { return p.opts.TP }
+
+// TopicID is the id of the partition's topic.
+func (p *Partition) TopicID() base.TopicID { return p.opts.TopicID }
+
+// Offsets is a consistent view of a partition's offsets.
+type Offsets struct {
+	LogStart      base.Offset
+	LocalStart    base.Offset
+	HighWatermark base.Offset
+	LogEnd        base.Offset
+	LeaderEpoch   base.Epoch
+}
+
+// Offsets returns the partition's current offsets.
+func (p *Partition) Offsets() Offsets {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.offsetsLocked()
+}
+
+func (p *Partition) offsetsLocked() Offsets {
+	return Offsets{
+		LogStart:      p.mu.logStart,
+		LocalStart:    p.log.Start(),
+		HighWatermark: p.mu.highWatermark,
+		LogEnd:        p.log.End(),
+		LeaderEpoch:   p.mu.epochs.latestEpoch(),
+	}
+}
+
+// SetConfig applies a changed topic configuration. Segment sizes apply from
+// the next roll.
+func (p *Partition) SetConfig(c Config) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.mu.cfg = c
+	p.log.SetOptions(logOptions(Options{Dir: p.opts.Dir, Config: c, Clock: p.opts.Clock}))
+}
+
+// Changed returns a channel closed at the next append (or close).
+func (p *Partition) Changed() <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.mu.changed
+}
+
+func (p *Partition) notifyLocked() {
+	close(p.mu.changed)
+	p.mu.changed = make(chan struct{})
+}
+
+// SizeBytes is the total size of the local log.
+func (p *Partition) SizeBytes() int64 {
+	var n int64
+	for _, s := range p.log.Segments() {
+		n += s.SizeBytes
+	}
+	return n
+}
+
+// Close syncs the log, snapshots producer state and marks a clean shutdown.
+func (p *Partition) Close() error {
+	p.mu.Lock()
+	if p.mu.closed {
+		p.mu.Unlock()
+		return nil
+	}
+	p.mu.closed = true
+	p.notifyLocked()
+	snapErr := p.snapshotProducersLocked()
+	p.mu.Unlock()
+	return errors.Join(snapErr, p.log.Close())
+}
+
+// Delete closes the partition and removes its directory.
+func (p *Partition) Delete() error {
+	if err := p.Close(); err != nil {
+		p.logger.Warn("closing a deleted partition", "err", err)
+	}
+	return vfs.RemoveDir(p.opts.Dir)
+}

@@ -1,0 +1,84 @@
+package partition
+
+import (
+	"fmt"
+
+	"github.com/strata-broker/strata/internal/base"
+	"github.com/strata-broker/strata/internal/retention"
+)
+
+// ErrDeleteBeyondHighWatermark means DeleteRecords asked to delete offsets
+// that are not yet committed.
+var ErrDeleteBeyondHighWatermark = fmt.Errorf("partition: delete offset beyond high watermark")
+
+// snapshotLocked is the retention planner's view of the partition. Nothing
+// is tiered yet: the remote tier is an explicit, known-empty state.
+func (p *Partition) snapshotLocked() retention.Snapshot {
+	segs := p.log.Segments()
+	local := make([]retention.Segment, len(segs))
+	for i, s := range segs {
+		local[i] = retention.Segment{
+			Range:          base.Range{Start: s.BaseOffset, End: s.NextOffset},
+			SizeBytes:      s.SizeBytes,
+			MaxTimestampMs: s.MaxTimestamp,
+		}
+	}
+	return retention.Snapshot{
+		LogStart:      p.mu.logStart,
+		HighWatermark: p.mu.highWatermark,
+		Local:         local,
+		Tiered:        retention.Tiered{Known: true},
+	}
+}
+
+// ApplyRetention plans retention on a snapshot and executes the plan: it
+// moves the log start forward (persisted first) and deletes whole local
+// segments below it. It returns the plan it applied.
+func (p *Partition) ApplyRetention(nowMs int64) (retention.Decision, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.mu.closed {
+		return retention.Decision{}, ErrClosed
+	}
+	plan := retention.Plan(p.snapshotLocked(), p.mu.cfg.Retention, nowMs)
+	return plan, p.applyPlanLocked(plan)
+}
+
+// DeleteRecords moves the log start to before (DeleteRecords API) and
+// returns the resulting log start.
+func (p *Partition) DeleteRecords(before base.Offset) (base.Offset, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.mu.closed {
+		return 0, ErrClosed
+	}
+	if before > p.mu.highWatermark {
+		return p.mu.logStart, ErrDeleteBeyondHighWatermark
+	}
+	snap := p.snapshotLocked()
+	snap.DeleteRecordsTo = before
+	plan := retention.Plan(snap, retention.Policy{}, p.opts.Clock.Now().UnixMilli())
+	if err := p.applyPlanLocked(plan); err != nil {
+		return p.mu.logStart, err
+	}
+	return p.mu.logStart, nil
+}
+
+func (p *Partition) applyPlanLocked(plan retention.Decision) error {
+	if plan.NewLogStart > p.mu.logStart {
+		for _, r := range plan.Reasons {
+			p.logger.Info("advancing log start", "from", p.mu.logStart, "to", plan.NewLogStart,
+				"reason", r.Kind, "range", r.Range.String(), "total_bytes", r.TotalBytes, "limit_bytes", r.LimitBytes)
+		}
+		// Persist the new start before deleting anything below it, so a
+		// crash never resurrects deleted offsets as readable.
+		if err := writeLogStart(p.opts.Dir, plan.NewLogStart); err != nil {
+			return err
+		}
+		p.mu.logStart = plan.NewLogStart
+	}
+	if plan.DeleteLocalBefore > p.log.Start() {
+		return p.log.DeleteSegmentsBefore(min(plan.DeleteLocalBefore, p.mu.logStart))
+	}
+	return nil
+}

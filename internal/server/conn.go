@@ -1,0 +1,252 @@
+package server
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// conn is one client connection, served by a reader goroutine (frames →
+// Handle → queue) and a writer goroutine (queue → Wait → socket).
+//
+// Invariant: the writer consumes every pending reply until the reader closes
+// the queue, so a send on the queue always completes; the writer is the last
+// to touch the conn and closes the socket.
+type conn struct {
+	srv    *Server
+	nc     net.Conn
+	info   ConnInfo
+	log    *slog.Logger
+	ctx    context.Context
+	cancel context.CancelFunc
+	queue  chan pending
+	// inFlight counts replies read but not yet finished by the writer; a
+	// connection with replies in flight is not idle.
+	inFlight atomic.Int32
+	ids      clientIDCache // reader goroutine only
+
+	mu struct {
+		sync.Mutex
+		draining bool // Shutdown: read no more, flush what is pending
+	}
+}
+
+// pending is one reply waiting for the writer, in request order.
+type pending struct {
+	key           int16
+	version       int16 // of the response: the request's, or 0 for the fallback
+	correlationID int32
+	reply         Reply
+	// frame backs the request's byte fields; released once the reply is done.
+	frame *[]byte
+	// apiVersionsFallback: set UNSUPPORTED_VERSION on the response.
+	apiVersionsFallback bool
+}
+
+func newConn(s *Server, nc net.Conn, id uint64) *conn {
+	c := &conn{
+		srv:   s,
+		nc:    nc,
+		info:  ConnInfo{ID: id, RemoteAddr: nc.RemoteAddr(), LocalAddr: nc.LocalAddr()},
+		queue: make(chan pending, s.opts.MaxInFlightPerConn),
+	}
+	c.log = s.opts.Logger.With("conn", id, "remote", c.info.RemoteAddr)
+	c.ctx, c.cancel = context.WithCancel(s.baseCtx)
+	return c
+}
+
+// abort tears the connection down now: the handler's ctx is cancelled and
+// the socket closed, so blocked reads and writes fail.
+func (c *conn) abort() {
+	// Close before cancel: a Wait that returns on the cancel must find the
+	// socket already closed.
+	_ = c.nc.Close() // a second Close only reports net.ErrClosed
+	c.cancel()
+}
+
+// drain stops reading; what was read is still answered.
+func (c *conn) drain() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.mu.draining = true
+	_ = c.nc.SetReadDeadline(time.Unix(1, 0)) // in the past: wakes a blocked read
+}
+
+// armReadDeadline sets the idle deadline for the next frame, or reports
+// false if the connection is draining. Under mu so that it cannot undo the
+// past deadline set by drain.
+func (c *conn) armReadDeadline() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.mu.draining {
+		return false
+	}
+	_ = c.nc.SetReadDeadline(time.Now().Add(c.srv.opts.IdleTimeout))
+	return true
+}
+
+func (c *conn) draining() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.mu.draining
+}
+
+func (c *conn) readLoop() {
+	defer c.srv.wg.Done()
+	defer close(c.queue)
+	var sizeBuf [4]byte
+	for {
+		if !c.armReadDeadline() {
+			return
+		}
+		n, err := io.ReadFull(c.nc, sizeBuf[:])
+		if err != nil {
+			if n == 0 && errors.Is(err, os.ErrDeadlineExceeded) && c.inFlight.Load() > 0 {
+				continue // waiting on our own replies is not idleness
+			}
+			c.readFailed("reading frame size", err)
+			return
+		}
+		size := int32(binary.BigEndian.Uint32(sizeBuf[:]))
+		if size < 0 || size > c.srv.opts.MaxRequestBytes {
+			c.log.Warn("closing connection: frame size out of range",
+				"size", size, "max", c.srv.opts.MaxRequestBytes)
+			c.abort()
+			return
+		}
+		frame := getBuffer(int(size))
+		if _, err := io.ReadFull(c.nc, *frame); err != nil {
+			putBuffer(frame)
+			c.readFailed("reading frame body", err)
+			return
+		}
+		p, ok := c.handle(frame)
+		if !ok {
+			putBuffer(frame)
+			c.abort()
+			return
+		}
+		c.inFlight.Add(1)
+		c.queue <- p // never blocks forever: see the conn invariant
+		if p.reply.Close {
+			return
+		}
+	}
+}
+
+// readFailed ends reading. While draining a failed read is expected and the
+// writer still flushes; otherwise the client is gone or broke the protocol.
+func (c *conn) readFailed(what string, err error) {
+	if c.draining() {
+		return
+	}
+	switch {
+	case errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed):
+		c.log.Debug("connection closed", "while", what)
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		c.log.Info("closing idle connection", "idle_timeout", c.srv.opts.IdleTimeout)
+	default:
+		c.log.Info("closing connection", "while", what, "err", err)
+	}
+	c.abort()
+}
+
+// handle decodes frame and calls the Handler. ok is false if the connection
+// must be closed.
+func (c *conn) handle(frame *[]byte) (pending, bool) {
+	h := c.srv.opts.Handler
+	d, err := decodeRequest(*frame, h.Supported, &c.ids)
+	if err != nil {
+		c.log.Info("closing connection: bad request", "key", d.key, "version", d.version, "err", err)
+		return pending{}, false
+	}
+	p := pending{key: d.key, version: d.version, correlationID: d.correlationID, frame: frame}
+	req := &Request{Key: d.key, Version: d.version, CorrelationID: d.correlationID, ClientID: d.clientID, Body: d.body, Conn: &c.info}
+	if d.apiVersionsFallback {
+		// Ask the handler for the supported list with a v0 request.
+		body := kmsg.NewPtrApiVersionsRequest()
+		body.SetVersion(0)
+		req.Version, req.Body = 0, body
+		p.version, p.apiVersionsFallback = 0, true
+	}
+	p.reply = h.Handle(c.ctx, req)
+	return p, true
+}
+
+func (c *conn) writeLoop() {
+	defer c.srv.wg.Done()
+	defer c.srv.connDone(c)
+	defer c.abort()
+	broken := false // after a write error or a Close, only drain
+	for p := range c.queue {
+		if err := c.finish(&p, broken); err != nil {
+			c.log.Info("closing connection", "err", err)
+			broken = true
+			c.abort()
+		}
+		if p.reply.Close && !broken {
+			broken = true
+			c.abort()
+		}
+		putBuffer(p.frame)
+		c.inFlight.Add(-1)
+	}
+}
+
+// errHandler marks replies that break the Handler contract.
+var errHandler = errors.New("server: handler bug")
+
+// finish obtains p's response (calling Wait even if broken, to release the
+// handler's resources) and writes it unless broken.
+func (c *conn) finish(p *pending, broken bool) error {
+	r := p.reply
+	resp := r.Resp
+	if resp == nil && r.Wait != nil {
+		resp = r.Wait()
+		if resp == nil && !r.NoResponse {
+			c.log.Error("Wait returned a nil response", "key", p.key)
+			return fmt.Errorf("%w: nil response from Wait for key %d", errHandler, p.key)
+		}
+	}
+	if broken || r.NoResponse || c.ctx.Err() != nil { // torn down: write nothing
+		return nil
+	}
+	if resp == nil {
+		if r.Close {
+			return nil
+		}
+		c.log.Error("empty Reply", "key", p.key)
+		return fmt.Errorf("%w: empty Reply for key %d", errHandler, p.key)
+	}
+	if resp.Key() != p.key {
+		c.log.Error("response for the wrong api key", "key", p.key, "response_key", resp.Key())
+		return fmt.Errorf("%w: response key %d for request key %d", errHandler, resp.Key(), p.key)
+	}
+	resp.SetVersion(p.version)
+	if p.apiVersionsFallback {
+		av, ok := resp.(*kmsg.ApiVersionsResponse)
+		if !ok {
+			return fmt.Errorf("%w: ApiVersions response of type %T", errHandler, resp)
+		}
+		av.ErrorCode = errUnsupportedVersionCode
+	}
+	buf := getBuffer(0)
+	*buf = appendResponse(*buf, p.correlationID, resp)
+	_ = c.nc.SetWriteDeadline(time.Now().Add(c.srv.opts.IdleTimeout))
+	_, err := c.nc.Write(*buf)
+	putBuffer(buf)
+	if err != nil {
+		return fmt.Errorf("writing response: %w", err)
+	}
+	return nil
+}

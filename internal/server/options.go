@@ -1,0 +1,80 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"time"
+)
+
+// Defaults, Kafka's where Kafka has one.
+const (
+	// DefaultMaxRequestBytes is socket.request.max.bytes (100 MiB).
+	DefaultMaxRequestBytes int32 = 100 << 20
+	// DefaultMaxInFlightPerConn bounds the pending replies of one connection.
+	DefaultMaxInFlightPerConn = 100
+	// DefaultIdleTimeout is connections.max.idle.ms (10 minutes).
+	DefaultIdleTimeout = 10 * time.Minute
+)
+
+// Options configures a Server. Zero numeric fields and a nil Logger take
+// the defaults above; Listener and Handler are required.
+type Options struct {
+	// Listener is injected (cmd creates it); the server closes it.
+	Listener net.Listener
+	// Handler handles every decoded request.
+	Handler Handler
+	// MaxRequestBytes is the largest frame accepted (socket.request.max.bytes).
+	MaxRequestBytes int32
+	// MaxInFlightPerConn bounds the queue of replies waiting to be written on
+	// one connection; the reader stops reading while the queue is full.
+	MaxInFlightPerConn int
+	// Logger receives connection-level events. Nil discards them.
+	Logger *slog.Logger
+	// IdleTimeout closes a connection that has read nothing and has nothing
+	// in flight for this long (connections.max.idle.ms); it also bounds a
+	// single socket write.
+	IdleTimeout time.Duration
+}
+
+// maxMaxInFlightPerConn keeps a typo from allocating a huge channel.
+const maxMaxInFlightPerConn = 1 << 16
+
+// Validate reports every invalid option, joined.
+func (o Options) Validate() error {
+	var errs []error
+	if o.Listener == nil {
+		errs = append(errs, errors.New("server: Options.Listener is required"))
+	}
+	if o.Handler == nil {
+		errs = append(errs, errors.New("server: Options.Handler is required"))
+	}
+	if o.MaxRequestBytes < 0 {
+		errs = append(errs, fmt.Errorf("server: Options.MaxRequestBytes %d is negative", o.MaxRequestBytes))
+	}
+	if o.MaxInFlightPerConn < 0 || o.MaxInFlightPerConn > maxMaxInFlightPerConn {
+		errs = append(errs, fmt.Errorf("server: Options.MaxInFlightPerConn %d is outside [0, %d]", o.MaxInFlightPerConn, maxMaxInFlightPerConn))
+	}
+	if o.IdleTimeout < 0 {
+		errs = append(errs, fmt.Errorf("server: Options.IdleTimeout %v is negative", o.IdleTimeout))
+	}
+	return errors.Join(errs...)
+}
+
+// withDefaults fills zero fields with the defaults.
+func (o Options) withDefaults() Options {
+	if o.MaxRequestBytes == 0 {
+		o.MaxRequestBytes = DefaultMaxRequestBytes
+	}
+	if o.MaxInFlightPerConn == 0 {
+		o.MaxInFlightPerConn = DefaultMaxInFlightPerConn
+	}
+	if o.IdleTimeout == 0 {
+		o.IdleTimeout = DefaultIdleTimeout
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return o
+}

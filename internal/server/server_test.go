@@ -1,0 +1,362 @@
+package server
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"net"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func TestValidate(t *testing.T) {
+	ln := fakeListener{}
+	h := newFakeHandler()
+	for _, tc := range []struct {
+		name string
+		o    Options
+		want string // substring of the error; "" means valid
+	}{
+		{"minimal", Options{Listener: ln, Handler: h}, ""},
+		{"no listener", Options{Handler: h}, "Listener"},
+		{"no handler", Options{Listener: ln}, "Handler"},
+		{"negative max request", Options{Listener: ln, Handler: h, MaxRequestBytes: -1}, "MaxRequestBytes"},
+		{"huge in-flight", Options{Listener: ln, Handler: h, MaxInFlightPerConn: 1 << 20}, "MaxInFlightPerConn"},
+		{"negative idle", Options{Listener: ln, Handler: h, IdleTimeout: -time.Second}, "IdleTimeout"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.o.Validate()
+			if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+				t.Fatalf("Validate() = %v, want error containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// fakeListener only has to be non-nil for Validate.
+type fakeListener struct{ net.Listener }
+
+func TestApiVersionsAndHeaders(t *testing.T) {
+	s := startServer(t, newFakeHandler(), nil)
+	c := dial(t, s)
+	// Flexible ApiVersions still answers with header v0; Metadata v4 uses
+	// header v0 and v12 header v1. read checks each header exactly.
+	c.send(kmsg.NewPtrApiVersionsRequest(), 3, 1)
+	c.send(kmsg.NewPtrMetadataRequest(), 4, 2)
+	c.send(kmsg.NewPtrMetadataRequest(), 12, 3)
+	c.send(kmsg.NewPtrApiVersionsRequest(), 0, 4)
+	av := c.read(apiVersionsKey, 3, 1).(*kmsg.ApiVersionsResponse)
+	if av.ErrorCode != 0 || len(av.ApiKeys) != 3 {
+		t.Fatalf("ApiVersions v3: error %d, keys %v", av.ErrorCode, av.ApiKeys)
+	}
+	c.read(3, 4, 2)
+	c.read(3, 12, 3)
+	c.read(apiVersionsKey, 0, 4)
+}
+
+func TestUnsupportedApiVersionsAnsweredAtV0(t *testing.T) {
+	s := startServer(t, newFakeHandler(), nil)
+	for _, version := range []int16{4, 99, -1} {
+		c := dial(t, s)
+		// A future version's body is unknown to the server: send junk.
+		body := binary.BigEndian.AppendUint16(nil, uint16(apiVersionsKey))
+		body = binary.BigEndian.AppendUint16(body, uint16(version))
+		body = binary.BigEndian.AppendUint32(body, 42)
+		body = append(body, 0xff, 0xff, 0xde, 0xad, 0xbe, 0xef) // null client id, junk
+		c.write(rawFrame(body))
+		av := c.read(apiVersionsKey, 0, 42).(*kmsg.ApiVersionsResponse)
+		if av.ErrorCode != errUnsupportedVersionCode {
+			t.Fatalf("version %d: error code %d, want %d", version, av.ErrorCode, errUnsupportedVersionCode)
+		}
+		if len(av.ApiKeys) != 3 || av.ApiKeys[2].ApiKey != apiVersionsKey || av.ApiKeys[2].MaxVersion != 3 {
+			t.Fatalf("version %d: supported list %+v", version, av.ApiKeys)
+		}
+		// The connection stays usable for the retry.
+		c.send(kmsg.NewPtrApiVersionsRequest(), 3, 43)
+		c.read(apiVersionsKey, 3, 43)
+	}
+}
+
+func TestBadFramesCloseOnlyThatConnection(t *testing.T) {
+	s := startServer(t, newFakeHandler(), func(o *Options) { o.MaxRequestBytes = 1 << 10 })
+	f := kmsg.NewRequestFormatter()
+	metadata := func(version int16) []byte {
+		req := kmsg.NewPtrMetadataRequest()
+		req.SetVersion(version)
+		topic := kmsg.NewMetadataRequestTopic()
+		topic.Topic = kmsg.StringPtr("orders")
+		req.Topics = append(req.Topics, topic)
+		return f.AppendRequest(nil, req, 5)[4:]
+	}
+	size := func(n int32) []byte { return binary.BigEndian.AppendUint32(nil, uint32(n)) }
+	for _, tc := range []struct {
+		name     string
+		bytes    []byte
+		closeOut bool // client half-closes after writing
+	}{
+		{"frame over the limit", size(1<<10 + 1), false},
+		{"negative frame size", size(-1), false},
+		{"huge frame size", size(1<<31 - 1), false},
+		{"frame cut short by EOF", append(size(100), 1, 2, 3), true},
+		{"size prefix cut short by EOF", []byte{0, 0}, true},
+		{"header shorter than fixed part", rawFrame([]byte{0, 18, 0}), false},
+		{"client id longer than frame", rawFrame([]byte{0, 18, 0, 3, 0, 0, 0, 1, 1, 0, 'a'}), false},
+		{"negative client id length", rawFrame([]byte{0, 18, 0, 3, 0, 0, 0, 1, 0xff, 0xf0}), false},
+		{"tag count beyond frame", rawFrame([]byte{0, 18, 0, 3, 0, 0, 0, 1, 0xff, 0xff, 5}), false},
+		{"tag size beyond frame", rawFrame([]byte{0, 18, 0, 3, 0, 0, 0, 1, 0xff, 0xff, 1, 0, 100}), false},
+		{"varint too long", rawFrame([]byte{0, 18, 0, 3, 0, 0, 0, 1, 0xff, 0xff, 0x80, 0x80, 0x80, 0x80, 0x80, 0}), false},
+		{"truncated body", rawFrame(metadata(12)[:len(metadata(12))-4]), false},
+		{"unknown api key", rawFrame([]byte{0x27, 0x0f, 0, 0, 0, 0, 0, 1, 0xff, 0xff}), false},
+		{"negative api key", rawFrame([]byte{0xff, 0xff, 0, 0, 0, 0, 0, 1, 0xff, 0xff}), false},
+		{"version below the supported range", rawFrame(metadata(0)), false},
+		{"version above kmsg's range", rawFrame([]byte{0, 3, 0x7f, 0xff, 0, 0, 0, 1, 0xff, 0xff}), false},
+		{"known key the handler lacks", rawFrame([]byte{0, 1, 0, 4, 0, 0, 0, 1, 0xff, 0xff}), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := dial(t, s)
+			c.write(tc.bytes)
+			if tc.closeOut {
+				if err := c.nc.(*net.TCPConn).CloseWrite(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			c.expectClosed()
+			apiVersionsOK(t, s)
+		})
+	}
+}
+
+func TestPipelinedWaitsAnsweredInRequestOrder(t *testing.T) {
+	var g gates
+	handled := make(chan int32, 16)
+	h := newFakeHandler()
+	h.handle = func(_ context.Context, req *Request) Reply {
+		handled <- req.CorrelationID
+		resp := h.answer(req).(*kmsg.MetadataResponse)
+		resp.ThrottleMillis = req.CorrelationID // tells the answers apart
+		gate := g.get(req.CorrelationID)
+		return Reply{Wait: func() kmsg.Response { <-gate; return resp }}
+	}
+	s := startServer(t, h, nil)
+	c := dial(t, s)
+	versions := []int16{12, 7, 9, 8, 12} // flexible and not, mixed
+	var batch []byte
+	for i, v := range versions {
+		batch = append(batch, c.frame(kmsg.NewPtrMetadataRequest(), v, int32(i+1))...)
+	}
+	c.write(batch)
+	// Every request is handled while the first Wait still blocks.
+	for want := int32(1); want <= int32(len(versions)); want++ {
+		if got := <-handled; got != want {
+			t.Fatalf("handled corr %d, want %d", got, want)
+		}
+	}
+	for corr := int32(len(versions)); corr >= 1; corr-- {
+		g.open(corr) // last first
+	}
+	for i, v := range versions {
+		corr := int32(i + 1)
+		if got := c.read(3, v, corr).(*kmsg.MetadataResponse).ThrottleMillis; got != corr {
+			t.Fatalf("response for corr %d carries %d", corr, got)
+		}
+	}
+}
+
+func TestNoResponseKeepsLaterResponsesInOrder(t *testing.T) {
+	var g gates
+	h := newFakeHandler()
+	h.handle = func(_ context.Context, req *Request) Reply {
+		switch req.Key {
+		case 0: // produce, acks=0
+			return Reply{NoResponse: true}
+		case 3:
+			gate := g.get(req.CorrelationID)
+			resp := h.answer(req)
+			return Reply{Wait: func() kmsg.Response { <-gate; return resp }}
+		}
+		return Reply{Resp: h.answer(req)}
+	}
+	s := startServer(t, h, nil)
+	c := dial(t, s)
+	produce := kmsg.NewPtrProduceRequest()
+	produce.Acks = 0
+	c.send(produce, 9, 1)
+	c.send(kmsg.NewPtrMetadataRequest(), 12, 2)
+	c.send(kmsg.NewPtrApiVersionsRequest(), 3, 3)
+	c.send(produce, 7, 4)
+	c.expectSilence(50 * time.Millisecond) // 3 is ready but must wait for 2
+	g.open(2)
+	c.read(3, 12, 2)
+	c.read(apiVersionsKey, 3, 3)
+	c.expectSilence(50 * time.Millisecond)
+}
+
+func TestCloseReplyWritesThenCloses(t *testing.T) {
+	h := newFakeHandler()
+	h.handle = func(_ context.Context, req *Request) Reply {
+		return Reply{Resp: h.answer(req), Close: req.CorrelationID == 1}
+	}
+	s := startServer(t, h, nil)
+	c := dial(t, s)
+	c.send(kmsg.NewPtrMetadataRequest(), 12, 1)
+	c.send(kmsg.NewPtrMetadataRequest(), 12, 2) // never read
+	c.read(3, 12, 1)
+	c.expectClosed()
+}
+
+func TestInFlightIsBounded(t *testing.T) {
+	const maxInFlight = 2
+	var g gates
+	var handled atomic.Int32
+	h := newFakeHandler()
+	h.handle = func(_ context.Context, req *Request) Reply {
+		handled.Add(1)
+		gate, resp := g.get(req.CorrelationID), h.answer(req)
+		return Reply{Wait: func() kmsg.Response { <-gate; return resp }}
+	}
+	s := startServer(t, h, func(o *Options) { o.MaxInFlightPerConn = maxInFlight })
+	c := dial(t, s)
+	const n = 10
+	for corr := int32(1); corr <= n; corr++ {
+		c.send(kmsg.NewPtrMetadataRequest(), 12, corr)
+	}
+	time.Sleep(100 * time.Millisecond)
+	// One in the writer's Wait, maxInFlight queued, one blocked on the queue.
+	if got := handled.Load(); got > maxInFlight+2 {
+		t.Fatalf("%d requests handled with %d allowed in flight", got, maxInFlight)
+	}
+	for corr := int32(1); corr <= n; corr++ {
+		g.open(corr)
+		c.read(3, 12, corr)
+	}
+}
+
+func TestIdleTimeout(t *testing.T) {
+	gate := make(chan struct{})
+	h := newFakeHandler()
+	h.handle = func(_ context.Context, req *Request) Reply {
+		resp := h.answer(req)
+		return Reply{Wait: func() kmsg.Response { <-gate; return resp }}
+	}
+	s := startServer(t, h, func(o *Options) { o.IdleTimeout = 100 * time.Millisecond })
+
+	idle := dial(t, s)
+	idle.expectClosed()
+
+	// A connection waiting on its own reply is not idle.
+	busy := dial(t, s)
+	busy.send(kmsg.NewPtrMetadataRequest(), 12, 1)
+	time.Sleep(300 * time.Millisecond)
+	close(gate)
+	busy.read(3, 12, 1)
+	busy.expectClosed() // idle again afterwards
+}
+
+func TestShutdownWaitsForInFlightWait(t *testing.T) {
+	gate := make(chan struct{})
+	handled := make(chan struct{})
+	h := newFakeHandler()
+	h.handle = func(_ context.Context, req *Request) Reply {
+		resp := h.answer(req)
+		close(handled)
+		return Reply{Wait: func() kmsg.Response { <-gate; return resp }}
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Options{Listener: ln, Handler: h})
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(context.Background()) }()
+
+	c := dial(t, s)
+	c.send(kmsg.NewPtrMetadataRequest(), 12, 1)
+	<-handled
+	shut := make(chan error, 1)
+	go func() { shut <- s.Shutdown(context.Background()) }()
+	if err := <-served; err != nil {
+		t.Fatalf("Serve: %v", err)
+	}
+	select {
+	case err := <-shut:
+		t.Fatalf("Shutdown returned %v before the in-flight Wait finished", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	if nc, err := net.Dial("tcp", s.Addr().String()); err == nil {
+		nc.Close()
+		t.Fatal("still accepting after Shutdown")
+	}
+	close(gate)
+	c.read(3, 12, 1)
+	c.expectClosed()
+	if err := <-shut; err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+}
+
+func TestShutdownDeadlineCancelsHandlerContext(t *testing.T) {
+	handled := make(chan struct{})
+	h := newFakeHandler()
+	h.handle = func(ctx context.Context, req *Request) Reply {
+		close(handled)
+		return Reply{Wait: func() kmsg.Response { <-ctx.Done(); return req.Body.ResponseKind() }}
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Options{Listener: ln, Handler: h})
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(context.Background()) }()
+	c := dial(t, s)
+	c.send(kmsg.NewPtrMetadataRequest(), 12, 1)
+	<-handled
+
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := s.Shutdown(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Shutdown = %v, want DeadlineExceeded", err)
+	}
+	if err := <-served; err != nil {
+		t.Fatalf("Serve: %v", err)
+	}
+	c.expectClosed()
+}
+
+func TestServeContextCancelTearsDown(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Options{Listener: ln, Handler: newFakeHandler()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(ctx) }()
+	c := dial(t, s)
+	c.send(kmsg.NewPtrApiVersionsRequest(), 3, 1)
+	c.read(apiVersionsKey, 3, 1)
+	cancel()
+	if err := <-served; err != nil {
+		t.Fatalf("Serve: %v", err)
+	}
+	c.expectClosed()
+	if err := s.Serve(context.Background()); err == nil {
+		t.Fatal("second Serve succeeded")
+	}
+	if err := s.Shutdown(context.Background()); err != nil {
+		t.Fatalf("Shutdown after Serve returned: %v", err)
+	}
+}

@@ -1,0 +1,112 @@
+package strata_test
+
+import (
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/strata-broker/strata/"
+
+// allowedImports is DESIGN.md §1's import table: which internal packages each
+// package may import. Leaves import no internal package but base. Departures
+// from DESIGN.md, with reasons:
+//   - api imports config: CreateTopics/AlterConfigs validate topic configs and
+//     DescribeConfigs describes them; config is a leaf.
+//   - partition and broker import vfs: the crash-safe file protocol for their
+//     small state files lives in the file-system seam.
+//   - partition/producers is partition's pure idempotence state machine.
+var allowedImports = map[string][]string{
+	"cmd/strata":                   {"*"},
+	"test/e2e":                     {"*"},
+	"internal/server":              {"config", "metrics", "clock"},
+	"internal/api":                 {"broker", "coordinator", "metadata", "record", "base", "config", "partition", "partition/producers"},
+	"internal/broker":              {"partition", "replication", "tier", "metadata", "base", "clock", "vfs"},
+	"internal/metadata":            {"base", "vfs", "clock"},
+	"internal/partition":           {"log", "tier", "cleaner", "retention", "record", "base", "clock", "invariants", "vfs", "partition/producers"},
+	"internal/partition/producers": {"base"},
+	"internal/retention":           {"base"},
+	"internal/log":                 {"record", "vfs", "clock", "base", "invariants"},
+	"internal/record":              {"base"},
+	"internal/config":              {"base"},
+	"internal/vfs":                 {"base"},
+	"internal/clock":               {"base"},
+	"internal/base":                {},
+}
+
+// forbiddenInCore are calls that bypass injected seams.
+var forbiddenInCore = map[string]string{
+	"time.Now()": "take a clock.Clock",
+}
+
+var corePackages = []string{"internal/partition", "internal/retention", "internal/log", "internal/record", "internal/partition/producers"}
+
+func TestImportTable(t *testing.T) {
+	err := filepath.WalkDir(".", func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		pkg := filepath.ToSlash(filepath.Dir(path))
+		if pkg == "." || strings.HasPrefix(pkg, "bench") {
+			return nil
+		}
+		allowed, ok := allowedImports[pkg]
+		if !ok {
+			t.Errorf("%s: package %s is not in the import table (lint_test.go); add it with the imports DESIGN.md allows", path, pkg)
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		for _, imp := range f.Imports {
+			p := strings.Trim(imp.Path.Value, `"`)
+			if !strings.HasPrefix(p, module+"internal/") {
+				continue
+			}
+			dep := strings.TrimPrefix(p, module+"internal/")
+			if !allows(allowed, dep) {
+				t.Errorf("%s imports internal/%s, which DESIGN.md §1 does not allow for %s", path, dep, pkg)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func allows(allowed []string, dep string) bool {
+	for _, a := range allowed {
+		if a == "*" || a == dep || strings.HasPrefix(dep, a+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+func TestCoreDoesNotBypassSeams(t *testing.T) {
+	for _, pkg := range corePackages {
+		files, _ := filepath.Glob(filepath.Join(pkg, "*.go"))
+		for _, f := range files {
+			if strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for call, fix := range forbiddenInCore {
+				if strings.Contains(string(data), call) {
+					t.Errorf("%s calls %s: %s", f, call, fix)
+				}
+			}
+		}
+	}
+}

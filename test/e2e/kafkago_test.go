@@ -1,0 +1,109 @@
+package e2e
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+)
+
+var kafkaGoCodecs = []struct {
+	name  string
+	codec kafka.Compression
+}{
+	{"none", 0},
+	{"gzip", kafka.Gzip},
+	{"snappy", kafka.Snappy},
+	{"lz4", kafka.Lz4},
+	{"zstd", kafka.Zstd},
+}
+
+// TestKafkaGoRoundTrip writes with a segmentio/kafka-go Writer (acks=all,
+// every codec) and reads back with a partition Reader from the first offset.
+func TestKafkaGoRoundTrip(t *testing.T) {
+	t.Parallel()
+	b := startBroker(t, t.TempDir())
+	adm := newAdmin(t, b.Addr)
+
+	for _, cc := range kafkaGoCodecs {
+		t.Run(cc.name, func(t *testing.T) {
+			t.Parallel()
+			topic := "kafkago-" + cc.name
+			createTopic(t, adm, topic, 1, nil)
+
+			transport := &kafka.Transport{
+				DialTimeout: clientDialTimeout,
+				IdleTimeout: 5 * time.Second,
+				ClientID:    "strata-e2e-kafkago",
+			}
+			defer transport.CloseIdleConnections()
+			w := &kafka.Writer{
+				Addr:         kafka.TCP(b.Addr),
+				Topic:        topic,
+				Balancer:     &kafka.RoundRobin{},
+				RequiredAcks: kafka.RequireAll,
+				Compression:  cc.codec,
+				BatchSize:    100,
+				BatchTimeout: 10 * time.Millisecond,
+				ReadTimeout:  15 * time.Second,
+				WriteTimeout: 15 * time.Second,
+				MaxAttempts:  5,
+				Transport:    transport,
+			}
+			const n = 300
+			base := pastBase()
+			msgs := make([]kafka.Message, n)
+			for i := range msgs {
+				msgs[i] = kafka.Message{
+					Key:     fmt.Appendf(nil, "key-%d", i),
+					Value:   []byte(value(topic, i) + " kafka-go payload kafka-go payload"),
+					Headers: []kafka.Header{{Key: "i", Value: fmt.Appendf(nil, "%d", i)}},
+					Time:    base.Add(time.Duration(i) * time.Millisecond),
+				}
+			}
+			ctx := testContext(t, 45*time.Second)
+			for start := 0; start < n; start += 100 {
+				if err := w.WriteMessages(ctx, msgs[start:start+100]...); err != nil {
+					t.Fatalf("kafka-go WriteMessages: %v", err)
+				}
+			}
+			if err := w.Close(); err != nil {
+				t.Fatalf("closing kafka-go writer: %v", err)
+			}
+
+			r := kafka.NewReader(kafka.ReaderConfig{
+				Brokers:   []string{b.Addr},
+				Topic:     topic,
+				Partition: 0,
+				MinBytes:  1,
+				MaxBytes:  1 << 20,
+				MaxWait:   250 * time.Millisecond,
+				Dialer:    &kafka.Dialer{Timeout: clientDialTimeout, ClientID: "strata-e2e-kafkago"},
+			})
+			defer r.Close()
+			if err := r.SetOffset(kafka.FirstOffset); err != nil {
+				t.Fatal(err)
+			}
+			for i, want := range msgs {
+				got, err := r.ReadMessage(ctx)
+				if err != nil {
+					t.Fatalf("kafka-go ReadMessage after %d messages: %v", i, err)
+				}
+				if got.Offset != int64(i) {
+					t.Fatalf("message %d has offset %d", i, got.Offset)
+				}
+				if !bytes.Equal(got.Key, want.Key) || !bytes.Equal(got.Value, want.Value) {
+					t.Fatalf("message %d is %q=%q, want %q=%q", i, got.Key, got.Value, want.Key, want.Value)
+				}
+				if len(got.Headers) != 1 || got.Headers[0].Key != "i" || !bytes.Equal(got.Headers[0].Value, want.Headers[0].Value) {
+					t.Fatalf("message %d headers %v, want %v", i, got.Headers, want.Headers)
+				}
+				if got.Time.UnixMilli() != want.Time.UnixMilli() {
+					t.Fatalf("message %d timestamp %d, want %d", i, got.Time.UnixMilli(), want.Time.UnixMilli())
+				}
+			}
+		})
+	}
+}

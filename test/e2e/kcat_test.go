@@ -1,0 +1,35 @@
+package e2e
+
+import (
+	"context"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestKcat runs kcat_test.sh, which produces, consumes and lists with kcat
+// (librdkafka). CI installs kcat; elsewhere the test skips without it.
+func TestKcat(t *testing.T) {
+	t.Parallel()
+	kcat, err := exec.LookPath("kcat")
+	if err != nil {
+		t.Skip("kcat is not on PATH (CI installs it: apt-get install kcat)")
+	}
+	b := startBroker(t, t.TempDir())
+	const topic = "kcat-e2e"
+	createTopic(t, newAdmin(t, b.Addr), topic, 1, nil)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "kcat_test.sh", b.Addr, topic)
+	cmd.Env = append(cmd.Environ(), "KCAT="+kcat)
+	cmd.WaitDelay = 5 * time.Second
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("kcat_test.sh: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "kcat e2e: ok") {
+		t.Fatalf("kcat_test.sh exited 0 without its closing line:\n%s", out)
+	}
+}
