@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 	raftwal "github.com/hashicorp/raft-wal"
+	"github.com/hashicorp/raft-wal/metadb"
 
 	"github.com/strata-broker/strata/internal/clock"
 )
@@ -65,6 +66,7 @@ type Store struct {
 	fsm    *fsm
 	raft   *raft.Raft
 	wal    *raftwal.WAL
+	meta   *metadb.BoltMetaDB
 	trans  raft.Transport
 	stopCh chan struct{} // closed by Close: stops the leader loop
 	loopWG sync.WaitGroup
@@ -120,7 +122,10 @@ func (s *Store) start() error {
 	if err := os.MkdirAll(walDir, 0o755); err != nil {
 		return fmt.Errorf("metadata: create %s: %w", walDir, err)
 	}
-	wal, err := raftwal.Open(walDir)
+	// We own the meta store because WAL.Close leaves it (and its file lock) open,
+	// which would block the next Open in this process.
+	s.meta = &metadb.BoltMetaDB{}
+	wal, err := raftwal.Open(walDir, raftwal.WithMetaStore(s.meta), raftwal.WithLogger(hlog))
 	if err != nil {
 		return fmt.Errorf("metadata: open raft wal: %w", err)
 	}
@@ -235,6 +240,9 @@ func (s *Store) Close() error {
 		s.loopWG.Wait()
 		if s.wal != nil {
 			errs = append(errs, s.wal.Close())
+		}
+		if s.meta != nil {
+			errs = append(errs, s.meta.Close())
 		}
 		s.closeErr = errors.Join(errs...)
 	})

@@ -408,7 +408,10 @@ func requireTopicAbsent(t *testing.T, adm *kadm.Client, topic string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !details.Has(topic) {
+		// An invalid name is absent too; Metadata reports it with
+		// INVALID_TOPIC_EXCEPTION rather than UNKNOWN_TOPIC_OR_PARTITION.
+		d, listed := details[topic]
+		if !listed || errors.Is(d.Err, kerr.UnknownTopicOrPartition) || errors.Is(d.Err, kerr.InvalidTopicException) {
 			return
 		}
 		if time.Now().After(deadline) {

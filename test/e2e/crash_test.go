@@ -99,6 +99,7 @@ type crashProducer struct {
 		produced int
 		acked    map[int]bool
 		failed   int
+		firstErr error
 	}
 }
 
@@ -143,6 +144,9 @@ func (p *crashProducer) run(topic string, stop <-chan struct{}) {
 				p.mu.acked[seq] = true
 			} else {
 				p.mu.failed++
+				if p.mu.firstErr == nil {
+					p.mu.firstErr = err
+				}
 			}
 		})
 		p.mu.Lock()
@@ -192,8 +196,8 @@ func (p *crashProducer) check(t *testing.T, records []*kgo.Record) {
 	if missing > 0 {
 		t.Fatalf("producer %d: %d of %d acknowledged records missing", p.id, missing, len(p.mu.acked))
 	}
-	t.Logf("producer %d: produced %d, acknowledged %d, failed %d, in log %d",
-		p.id, p.mu.produced, len(p.mu.acked), p.mu.failed, len(records))
+	t.Logf("producer %d: produced %d, acknowledged %d, failed %d (first: %v), in log %d",
+		p.id, p.mu.produced, len(p.mu.acked), p.mu.failed, p.mu.firstErr, len(records))
 }
 
 func crashValue(id, seq int) string { return fmt.Sprintf("p%d-%08d", id, seq) }
