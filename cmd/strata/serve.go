@@ -265,5 +265,5 @@ func (a handlerAdapter) Supported(key, version int16) bool { return a.h.Supporte
 
 func (a handlerAdapter) Handle(ctx context.Context, req *server.Request) server.Reply {
 	r := a.h.Handle(ctx, &api.Request{Key: req.Key, Version: req.Version, ClientID: req.ClientID, Body: req.Body})
-	return server.Reply{Resp: r.Resp, Wait: r.Wait, NoResponse: r.NoResponse}
+	return server.Reply{Resp: r.Resp, Wait: r.Wait, NoResponse: r.NoResponse, Release: r.Release}
 }

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"sync"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -60,15 +61,38 @@ func (h *Handler) handleProduce(_ context.Context, req *Request) Reply {
 		return done(resp)
 	}
 	return Reply{Wait: func() kmsg.Response {
-		for _, ps := range pending {
-			if err := ps.wait(); err != nil {
-				ps.part.ErrorCode, _ = errorCode(err)
-				ps.part.BaseOffset = -1
+		errs := syncAll(pending)
+		for i, err := range errs {
+			if err != nil {
+				pending[i].part.ErrorCode, _ = errorCode(err)
+				pending[i].part.BaseOffset = -1
 				h.logger.Error("sync failed; produce not acknowledged", "err", err)
 			}
 		}
 		return resp
 	}}
+}
+
+// syncAll waits for every pending sync. Different partitions are
+// different files, so their fdatasyncs run in parallel rather than one
+// after another.
+func syncAll(pending []pendingSync) []error {
+	errs := make([]error, len(pending))
+	if len(pending) == 1 {
+		errs[0] = pending[0].wait()
+		return errs
+	}
+	var wg sync.WaitGroup
+	for i := range pending[1:] {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i+1] = pending[i+1].wait()
+		}()
+	}
+	errs[0] = pending[0].wait()
+	wg.Wait()
+	return errs
 }
 
 // producePartition appends one partition's batch; it returns the code and

@@ -41,22 +41,24 @@ func (h *Handler) handleFetch(ctx context.Context, req *Request) Reply {
 	// Take the change channels before reading, so an append between the
 	// read and the wait still wakes the wait.
 	changed := changeChans(targets)
-	got := h.fillFetch(r, resp, targets)
+	buf := getReadBuffer()
+	got := h.fillFetch(r, resp, targets, buf)
+	release := func() { putReadBuffer(buf) }
 	maxWait := time.Duration(r.MaxWaitMillis) * time.Millisecond
 	if got >= int(r.MinBytes) || maxWait <= 0 || len(targets) == 0 {
-		return done(resp)
+		return Reply{Resp: resp, Release: release}
 	}
 	deadline := time.Now().Add(maxWait)
 	return Reply{Wait: func() kmsg.Response {
 		for {
 			woke := waitAny(ctx, changed, deadline)
 			changed = changeChans(targets)
-			got = h.fillFetch(r, resp, targets)
+			got = h.fillFetch(r, resp, targets, buf)
 			if !woke || got >= int(r.MinBytes) {
 				return resp
 			}
 		}
-	}}
+	}, Release: release}
 }
 
 // resolveFetch builds the response skeleton and the list of readable
@@ -109,7 +111,8 @@ func (h *Handler) fetchPartition(t *metadata.Topic, idx int32, byID bool) (*part
 // fillFetch reads every target into the response and returns the number
 // of record bytes in it. Only the first partition with data may exceed its
 // byte limits (KIP-74), so a large batch never stalls a consumer.
-func (h *Handler) fillFetch(r *kmsg.FetchRequest, resp *kmsg.FetchResponse, targets []fetchTarget) int {
+func (h *Handler) fillFetch(r *kmsg.FetchRequest, resp *kmsg.FetchResponse, targets []fetchTarget, buf *readBuffer) int {
+	buf.b = buf.b[:0]
 	budget := int(r.MaxBytes)
 	if budget <= 0 {
 		budget = 1<<31 - 1
@@ -118,13 +121,13 @@ func (h *Handler) fillFetch(r *kmsg.FetchRequest, resp *kmsg.FetchResponse, targ
 	for _, t := range targets {
 		sp := &resp.Topics[t.topicIdx].Partitions[t.partIdx]
 		limit := min(t.maxBytes, budget-total)
-		n := h.fetchOne(r, sp, t, max(limit, 0), total == 0)
+		n := h.fetchOne(r, sp, t, max(limit, 0), total == 0, buf)
 		total += n
 	}
 	return total
 }
 
-func (h *Handler) fetchOne(r *kmsg.FetchRequest, sp *kmsg.FetchResponseTopicPartition, t fetchTarget, limit int, first bool) int {
+func (h *Handler) fetchOne(r *kmsg.FetchRequest, sp *kmsg.FetchResponseTopicPartition, t fetchTarget, limit int, first bool, buf *readBuffer) int {
 	off := t.part.Offsets()
 	sp.HighWatermark = int64(off.HighWatermark)
 	sp.LastStableOffset = int64(off.HighWatermark) // no transactions yet: LSO = HW
@@ -141,7 +144,7 @@ func (h *Handler) fetchOne(r *kmsg.FetchRequest, sp *kmsg.FetchResponseTopicPart
 	if limit <= 0 && !first {
 		return 0
 	}
-	res, err := t.part.Read(t.offset, limit, nil)
+	res, err := t.part.Read(t.offset, limit, buf.b)
 	sp.HighWatermark = int64(res.Offsets.HighWatermark)
 	sp.LastStableOffset = int64(res.Offsets.HighWatermark)
 	sp.LogStartOffset = int64(res.Offsets.LogStart)
@@ -153,6 +156,9 @@ func (h *Handler) fetchOne(r *kmsg.FetchRequest, sp *kmsg.FetchResponseTopicPart
 	if !first && len(res.Records) > limit {
 		return 0
 	}
+	// Earlier partitions' records may point into the buffer's old array if
+	// it grew; that array stays alive through them, so nothing is lost.
+	buf.b = res.Buf
 	if len(res.Records) > 0 {
 		sp.RecordBatches = res.Records
 	}

@@ -23,10 +23,13 @@ type Request struct {
 
 // Reply is a handler's answer: a response now, or Wait, called in request
 // order once earlier responses are written. NoResponse is for acks=0.
+// Release, if set, is called once the response has been written, to take
+// back pooled buffers it points into.
 type Reply struct {
 	Resp       kmsg.Response
 	Wait       func() kmsg.Response
 	NoResponse bool
+	Release    func()
 }
 
 // Options builds a Handler.

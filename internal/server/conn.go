@@ -189,7 +189,11 @@ func (c *conn) writeLoop() {
 	defer c.abort()
 	broken := false // after a write error or a Close, only drain
 	for p := range c.queue {
-		if err := c.finish(&p, broken); err != nil {
+		err := c.finish(&p, broken)
+		if p.reply.Release != nil {
+			p.reply.Release()
+		}
+		if err != nil {
 			c.log.Info("closing connection", "err", err)
 			broken = true
 			c.abort()

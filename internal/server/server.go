@@ -40,12 +40,15 @@ type ConnInfo struct {
 // get the response, so that later requests are handled meanwhile); NoResponse
 // (nothing is written, e.g. an acks=0 produce). Close may accompany any of
 // them: the connection is closed after writing (or without writing if there
-// is nothing to write), and nothing more is read from it.
+// is nothing to write), and nothing more is read from it. Release, if set,
+// is called exactly once after the response is written (or dropped), so the
+// handler can take back buffers the response points into.
 type Reply struct {
 	Resp       kmsg.Response
 	Wait       func() kmsg.Response
 	NoResponse bool
 	Close      bool
+	Release    func()
 }
 
 // Handler handles the decoded requests. See the package documentation for
