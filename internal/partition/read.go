@@ -14,11 +14,15 @@ type ReadResult struct {
 	// asked for (Kafka semantics: clients skip what they did not ask for).
 	Records []byte
 	Offsets Offsets
+	// Buf is the caller's buffer with Records appended.
+	Buf []byte
 }
 
 // Read appends to buf up to maxBytes of whole batches starting at the batch
 // holding from, never past the high watermark. At least one batch is
 // returned when one exists at or after from, even past maxBytes (KIP-74).
+// ReadResult.Records is the appended part only; Buf is buf with it
+// appended (it may have moved), for reuse by the caller.
 func (p *Partition) Read(from base.Offset, maxBytes int, buf []byte) (ReadResult, error) {
 	p.mu.Lock()
 	off := p.offsetsLocked()
@@ -31,7 +35,7 @@ func (p *Partition) Read(from base.Offset, maxBytes int, buf []byte) (ReadResult
 		return ReadResult{Offsets: off}, ErrOffsetOutOfRange
 	}
 	if from == off.HighWatermark {
-		return ReadResult{Records: buf, Offsets: off}, nil
+		return ReadResult{Offsets: off, Buf: buf}, nil
 	}
 	out, err := p.log.Read(from, maxBytes, buf)
 	if errors.Is(err, log.ErrOffsetOutOfRange) {
@@ -40,7 +44,8 @@ func (p *Partition) Read(from base.Offset, maxBytes int, buf []byte) (ReadResult
 	if err != nil {
 		return ReadResult{Offsets: off}, err
 	}
-	return ReadResult{Records: trimAtOffset(out, len(buf), off.HighWatermark), Offsets: off}, nil
+	out = trimAtOffset(out, len(buf), off.HighWatermark)
+	return ReadResult{Records: out[len(buf):], Offsets: off, Buf: out}, nil
 }
 
 // trimAtOffset drops the batches of b[from:] that start at or after end.
