@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"sync"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/strata-broker/strata/internal/clock"
 	"github.com/strata-broker/strata/internal/metadata"
 	"github.com/strata-broker/strata/internal/partition"
+	"github.com/strata-broker/strata/internal/vfs"
 )
 
 // ConfigResolver turns a topic's config overrides into what a partition
@@ -79,7 +79,7 @@ func New(opts Options) (*Broker, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	if err := os.MkdirAll(opts.DataDir, 0o755); err != nil {
+	if err := vfs.MkdirAllSynced(vfs.Default, opts.DataDir); err != nil {
 		return nil, fmt.Errorf("data dir %s: %w", opts.DataDir, err)
 	}
 	pids, err := openProducerIDs(opts.DataDir)

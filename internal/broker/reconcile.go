@@ -74,7 +74,9 @@ func (b *Broker) ensureLocked(tp base.TopicPartition, t *metadata.Topic, pa meta
 				if err != nil {
 					return fmt.Errorf("topic %s config: %w", t.Name, err)
 				}
-				h.p.SetConfig(cfg)
+				if err := h.p.SetConfig(cfg); err != nil {
+					return fmt.Errorf("topic %s config: %w", t.Name, err)
+				}
 				h.configs = t.Configs
 			}
 			return h.p.BecomeLeader(pa.LeaderEpoch)
@@ -123,7 +125,7 @@ func claimDir(dir string, id base.TopicID) error {
 	case !errors.Is(err, os.ErrNotExist):
 		return err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := vfs.MkdirAllSynced(vfs.Default, dir); err != nil {
 		return err
 	}
 	return vfs.WriteFileAtomic(dir, partitionMetadataFile, []byte(want))

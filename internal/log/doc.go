@@ -43,6 +43,15 @@
 //   - Whole small files (recovery-point, .clean-shutdown) are written temp → fsync →
 //     rename → fsync dir. Segments are deleted by renaming to .deleted, syncing the
 //     directory, then unlinking. Open removes leftover .deleted/.tmp/.cleaned files.
+//     Open creates a missing directory durably (it fsyncs the parent of each
+//     directory it creates), so that the directory cannot vanish with its data.
+//
+// # File system
+//
+// Every file operation goes through Options.FS (the real file system when nil).
+// The crash tests run the log on vfs.Mem, crash it before every operation that
+// makes something durable (crash_test.go) and check that what Sync acknowledged
+// survives; testdata/sync_order.golden pins the order of those operations.
 //
 // # Concurrency
 //

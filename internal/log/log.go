@@ -7,6 +7,7 @@ import (
 	"github.com/strata-broker/strata/internal/base"
 	"github.com/strata-broker/strata/internal/clock"
 	"github.com/strata-broker/strata/internal/record"
+	"github.com/strata-broker/strata/internal/vfs"
 )
 
 // Log is the local segmented log of one partition directory. It is safe for
@@ -14,6 +15,7 @@ import (
 type Log struct {
 	dir   string      // Options.Dir; never changes
 	clock clock.Clock // Options.Clock; never changes
+	fs    vfs.FS      // Options.FS, or vfs.Default; never changes
 
 	// lifecycle is held shared by file I/O done without mu (reads, fdatasync)
 	// and exclusively by operations that shrink or close files. Taken before mu.
@@ -202,24 +204,25 @@ func (l *Log) shutdownLocked() error {
 			s.indexDurable = true
 		}
 		if s.syncedBytes < s.sizeBytes {
-			if err := fdatasync(s.file); err != nil {
+			if err := fdatasync(s); err != nil {
 				return err
 			}
 			s.syncedBytes = s.sizeBytes
 		}
 	}
-	if err := syncDir(l.dir); err != nil {
+	if err := syncDir(l.fs, l.dir); err != nil {
 		return err
 	}
 	end := l.activeLocked().nextOffset
 	l.mu.durableEnd = end
-	if err := writeRecoveryPoint(l.dir, end); err != nil {
+	if err := writeRecoveryPoint(l.fs, l.dir, end); err != nil {
 		return err
 	}
-	return writeFileAtomic(l.dir, cleanShutdownName, nil)
+	return writeFileAtomic(l.fs, l.dir, cleanShutdownName, nil)
 }
 
-// SetOptions applies changed topic configs. Dir and Clock cannot change. The
+// SetOptions applies changed topic configs. Dir, Clock and FS cannot change;
+// the Clock and FS of o are ignored. The
 // new sizes apply from the next append: a smaller SegmentBytes or
 // SegmentIndexBytes rolls the active segment then.
 func (l *Log) SetOptions(o Options) error {
@@ -229,7 +232,7 @@ func (l *Log) SetOptions(o Options) error {
 	if o.Dir != l.dir {
 		return fmt.Errorf("%w: Dir cannot change from %q to %q", ErrInvalidOptions, l.dir, o.Dir)
 	}
-	o.Clock = l.clock
+	o.Clock, o.FS = l.clock, l.fs
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.mu.opts = o

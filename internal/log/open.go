@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/strata-broker/strata/internal/base"
+	"github.com/strata-broker/strata/internal/vfs"
 )
 
 // Open loads the log in o.Dir, creating the directory and a first segment at
@@ -19,17 +20,21 @@ func Open(o Options) (*Log, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
+	o.FS = vfs.Or(o.FS)
+	fsys := o.FS
+	// The directory's own entry must be durable too, or a crash can take it
+	// and every acknowledged batch in it away.
+	if err := vfs.MkdirAllSynced(fsys, o.Dir); err != nil {
 		return nil, fmt.Errorf("log: open: %w", err)
 	}
-	bases, err := tidyDir(o.Dir)
+	bases, err := tidyDir(fsys, o.Dir)
 	if err != nil {
 		return nil, err
 	}
 	markerPath := filepath.Join(o.Dir, cleanShutdownName)
-	_, err = os.Stat(markerPath)
+	_, err = fsys.Stat(markerPath)
 	clean := err == nil
-	rp, rpOK, err := readRecoveryPoint(o.Dir)
+	rp, rpOK, err := readRecoveryPoint(fsys, o.Dir)
 	if err != nil {
 		return nil, err
 	}
@@ -45,28 +50,28 @@ func Open(o Options) (*Log, error) {
 		}
 		segs = append(segs, s)
 	}
-	if err := makeDurable(o.Dir, segs); err != nil {
+	if err := makeDurable(fsys, o.Dir, segs); err != nil {
 		closeSegments(segs)
 		return nil, err
 	}
 	end := segs[len(segs)-1].nextOffset
 	// The recovery point goes before the marker is removed: from here on a
 	// crash is unclean and recovery starts from end.
-	if err := writeRecoveryPoint(o.Dir, end); err != nil {
+	if err := writeRecoveryPoint(fsys, o.Dir, end); err != nil {
 		closeSegments(segs)
 		return nil, err
 	}
 	if clean {
-		if err := os.Remove(markerPath); err != nil {
+		if err := fsys.Remove(markerPath); err != nil {
 			closeSegments(segs)
 			return nil, fmt.Errorf("log: remove clean-shutdown marker: %w", err)
 		}
-		if err := syncDir(o.Dir); err != nil {
+		if err := syncDir(fsys, o.Dir); err != nil {
 			closeSegments(segs)
 			return nil, err
 		}
 	}
-	l := &Log{dir: o.Dir, clock: o.Clock}
+	l := &Log{dir: o.Dir, clock: o.Clock, fs: fsys}
 	l.mu.opts = o
 	l.mu.segs = segs
 	l.mu.durableEnd = end
@@ -76,8 +81,8 @@ func Open(o Options) (*Log, error) {
 
 // tidyDir removes leftovers of interrupted operations and index files whose
 // .log is gone, and returns the base offsets of the .log files in order.
-func tidyDir(dir string) ([]base.Offset, error) {
-	entries, err := os.ReadDir(dir)
+func tidyDir(fsys vfs.FS, dir string) ([]base.Offset, error) {
+	entries, err := fsys.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("log: open: %w", err)
 	}
@@ -91,7 +96,7 @@ func tidyDir(dir string) ([]base.Offset, error) {
 			continue
 		}
 		if isLeftover(name) {
-			if err := os.Remove(filepath.Join(dir, name)); err != nil {
+			if err := fsys.Remove(filepath.Join(dir, name)); err != nil {
 				return nil, fmt.Errorf("log: remove leftover: %w", err)
 			}
 			removed = true
@@ -109,14 +114,14 @@ func tidyDir(dir string) ([]base.Offset, error) {
 	}
 	for _, name := range indexes {
 		if b, _, _ := parseSegmentName(name); !hasLog[b] {
-			if err := os.Remove(filepath.Join(dir, name)); err != nil {
+			if err := fsys.Remove(filepath.Join(dir, name)); err != nil {
 				return nil, fmt.Errorf("log: remove orphan index: %w", err)
 			}
 			removed = true
 		}
 	}
 	if removed {
-		if err := syncDir(dir); err != nil {
+		if err := syncDir(fsys, dir); err != nil {
 			return nil, err
 		}
 	}
@@ -134,7 +139,7 @@ func loadSegments(o Options, bases []base.Offset, clean bool, rp base.Offset, rp
 			return segs, dropSegments(o, bases[i:])
 		}
 		s := newSegmentState(o.Dir, b, o)
-		f, err := os.OpenFile(s.path(logSuffix), os.O_RDWR, 0)
+		f, err := o.FS.OpenFile(s.path(logSuffix), os.O_RDWR, 0)
 		if err != nil {
 			return segs, fmt.Errorf("log: open segment: %w", err)
 		}
@@ -177,15 +182,15 @@ func dropSegments(o Options, bases []base.Offset) error {
 	for i, b := range bases {
 		segs[i] = newSegmentState(o.Dir, b, o)
 	}
-	return removeSegmentFiles(segs, o.Dir)
+	return removeSegmentFiles(o.FS, segs, o.Dir)
 }
 
 // makeDurable syncs what recovery wrote or read from the page cache (which a
 // crashed process may have left unsynced), so that DurableEnd can be End.
-func makeDurable(dir string, segs []*segment) error {
+func makeDurable(fsys vfs.FS, dir string, segs []*segment) error {
 	for _, s := range segs {
 		if s.syncedBytes < s.sizeBytes {
-			if err := fdatasync(s.file); err != nil {
+			if err := fdatasync(s); err != nil {
 				return err
 			}
 			s.syncedBytes = s.sizeBytes
@@ -197,7 +202,7 @@ func makeDurable(dir string, segs []*segment) error {
 			s.indexDurable = true
 		}
 	}
-	return syncDir(dir)
+	return syncDir(fsys, dir)
 }
 
 func closeSegments(segs []*segment) {

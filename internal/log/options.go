@@ -8,6 +8,7 @@ import (
 
 	"github.com/strata-broker/strata/internal/clock"
 	"github.com/strata-broker/strata/internal/record"
+	"github.com/strata-broker/strata/internal/vfs"
 )
 
 // Options configure one partition's local log. The zero value is invalid; start
@@ -28,6 +29,9 @@ type Options struct {
 	// its offset or time index would hold more than this many bytes.
 	SegmentIndexBytes int
 	Clock             clock.Clock
+	// FS is where the log's files live; nil means the real file system
+	// (vfs.Default). Every file operation of the log goes through it.
+	FS vfs.FS
 }
 
 // ErrInvalidOptions is wrapped by Options.Validate.

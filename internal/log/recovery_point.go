@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io/fs"
-	"os"
 	"path/filepath"
 
 	"github.com/strata-broker/strata/internal/base"
+	"github.com/strata-broker/strata/internal/vfs"
 )
 
 // The recovery-point file is 16 bytes, big-endian:
@@ -42,8 +42,8 @@ func decodeRecoveryPoint(b []byte) (base.Offset, bool) {
 }
 
 // readRecoveryPoint returns the persisted recovery point, if a valid one exists.
-func readRecoveryPoint(dir string) (base.Offset, bool, error) {
-	b, err := os.ReadFile(filepath.Join(dir, recoveryPointName))
+func readRecoveryPoint(fsys vfs.FS, dir string) (base.Offset, bool, error) {
+	b, err := vfs.ReadFile(fsys, filepath.Join(dir, recoveryPointName))
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0, false, nil
 	}
@@ -54,6 +54,6 @@ func readRecoveryPoint(dir string) (base.Offset, bool, error) {
 	return o, ok, nil
 }
 
-func writeRecoveryPoint(dir string, o base.Offset) error {
-	return writeFileAtomic(dir, recoveryPointName, encodeRecoveryPoint(o))
+func writeRecoveryPoint(fsys vfs.FS, dir string, o base.Offset) error {
+	return writeFileAtomic(fsys, dir, recoveryPointName, encodeRecoveryPoint(o))
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/strata-broker/strata/internal/base"
+	"github.com/strata-broker/strata/internal/vfs"
 )
 
 // crashedLog appends 3 segments of 10 batches each ([0,10) [10,20) [20,30),
@@ -198,7 +199,7 @@ func TestRecoveryPointAdvancesOnSyncAfterRoll(t *testing.T) {
 	if err := l.Sync(); err != nil {
 		t.Fatal(err)
 	}
-	rp, ok, err := readRecoveryPoint(o.Dir)
+	rp, ok, err := readRecoveryPoint(vfs.Default, o.Dir)
 	if err != nil || !ok || rp != 3 {
 		t.Fatalf("recovery point %d, %v, %v; want 3", rp, ok, err)
 	}
@@ -262,7 +263,7 @@ func TestSyncGroupCommit(t *testing.T) {
 	if l.DurableEnd() != 400 || len(l.Segments()) < 8 {
 		t.Fatalf("DurableEnd %d, %d segments", l.DurableEnd(), len(l.Segments()))
 	}
-	rp, ok, err := readRecoveryPoint(o.Dir)
+	rp, ok, err := readRecoveryPoint(vfs.Default, o.Dir)
 	if segs := l.Segments(); err != nil || !ok || rp != segs[len(segs)-1].BaseOffset {
 		t.Fatalf("recovery point %d, %v, %v; want the active segment's base", rp, ok, err)
 	}

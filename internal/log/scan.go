@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
-	"os"
 	"time"
 
 	"github.com/strata-broker/strata/internal/base"
 	"github.com/strata-broker/strata/internal/record"
+	"github.com/strata-broker/strata/internal/vfs"
 )
 
 // scanWindowBytes is how much of a .log recovery reads per pread.
@@ -18,7 +18,7 @@ const scanWindowBytes = 1 << 20
 // batchReader serves byte ranges of a file from a sliding window, so a
 // recovery scan costs one pread per window rather than two per batch.
 type batchReader struct {
-	f      *os.File
+	f      vfs.File
 	size   int64
 	window []byte
 	winPos int64
@@ -83,7 +83,7 @@ func recoverSegment(s *segment, o Options, now time.Time) (truncated bool, err e
 		if err := s.file.Truncate(pos); err != nil {
 			return false, fmt.Errorf("log: recover truncate: %w", err)
 		}
-		if err := fdatasync(s.file); err != nil {
+		if err := fdatasync(s); err != nil {
 			return false, err
 		}
 		truncated = true
@@ -107,11 +107,11 @@ func loadTrusted(s *segment) error {
 	size := fi.Size()
 	s.resetState()
 	s.lastModifiedAt = fi.ModTime()
-	ob, err := readIndex(s.path(indexSuffix))
+	ob, err := readIndex(s.fs, s.path(indexSuffix))
 	if err != nil {
 		return err
 	}
-	tb, err := readIndex(s.path(timeIndexSuffix))
+	tb, err := readIndex(s.fs, s.path(timeIndexSuffix))
 	if err != nil {
 		return err
 	}
@@ -136,8 +136,8 @@ func loadTrusted(s *segment) error {
 }
 
 // readIndex reads a whole index file; a missing one asks for a rebuild.
-func readIndex(path string) ([]byte, error) {
-	b, err := os.ReadFile(path)
+func readIndex(fsys vfs.FS, path string) ([]byte, error) {
+	b, err := vfs.ReadFile(fsys, path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, errRebuild
 	}

@@ -10,16 +10,18 @@ import (
 
 	"github.com/strata-broker/strata/internal/base"
 	"github.com/strata-broker/strata/internal/record"
+	"github.com/strata-broker/strata/internal/vfs"
 )
 
 // segment is one .log file and its indexes. All fields are guarded by Log.mu;
 // file is safe for concurrent ReadAt below sizeBytes.
 type segment struct {
+	fs         vfs.FS
 	dir        string
 	baseOffset base.Offset
 	nextOffset base.Offset // one past the last offset in the segment
 	sizeBytes  int64
-	file       *os.File // .log, O_RDWR
+	file       vfs.File // .log, O_RDWR
 
 	offsetIndex offsetIndex
 	timeIndex   timeIndex
@@ -49,6 +51,7 @@ func (s *segment) rel(o base.Offset) uint32 { return uint32(o - s.baseOffset) }
 // newSegmentState returns a segment with no batches; the caller opens the file.
 func newSegmentState(dir string, b base.Offset, o Options) *segment {
 	return &segment{
+		fs:          o.FS,
 		dir:         dir,
 		baseOffset:  b,
 		nextOffset:  b,
@@ -60,13 +63,13 @@ func newSegmentState(dir string, b base.Offset, o Options) *segment {
 // createSegment makes the files of a new, empty segment at b.
 func createSegment(dir string, b base.Offset, o Options) (*segment, error) {
 	s := newSegmentState(dir, b, o)
-	f, err := os.OpenFile(s.path(logSuffix), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := s.fs.OpenFile(s.path(logSuffix), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("log: create segment: %w", err)
 	}
 	s.file = f
 	for _, suffix := range segmentSuffixes[1:] {
-		if err := writeIndexFile(s.path(suffix), nil, 0); err != nil {
+		if err := writeIndexFile(s.fs, s.path(suffix), nil, 0); err != nil {
 			_ = f.Close()
 			return nil, err
 		}
@@ -119,7 +122,7 @@ func (s *segment) resetState() {
 
 // readHeaderAt reads the batch header at pos into scratch (len >= HeaderSize)
 // and checks that the batch fits below limit.
-func readHeaderAt(f *os.File, pos, limit int64, scratch []byte) (record.Header, error) {
+func readHeaderAt(f vfs.File, pos, limit int64, scratch []byte) (record.Header, error) {
 	if limit-pos < record.HeaderSize {
 		return record.Header{}, fmt.Errorf("%w: %d bytes left at position %d, short of a header", ErrCorrupt, limit-pos, pos)
 	}
@@ -154,14 +157,21 @@ func checkFraming(h *record.Header, avail int64) error {
 
 // flushIndexes writes the index entries not yet in the files, without fsync.
 func (s *segment) flushIndexes() error {
-	if s.offsetIndex.flushed < len(s.offsetIndex.entries) || fileLongerThan(s.path(indexSuffix), s.offsetIndex.flushed*offsetEntrySize) {
-		if err := writeIndexFile(s.path(indexSuffix), s.offsetIndex.encode(s.offsetIndex.flushed), s.offsetIndex.flushed*offsetEntrySize); err != nil {
+	stale, err := fileLongerThan(s.fs, s.path(indexSuffix), s.offsetIndex.flushed*offsetEntrySize)
+	if err != nil {
+		return err
+	}
+	if s.offsetIndex.flushed < len(s.offsetIndex.entries) || stale {
+		if err := writeIndexFile(s.fs, s.path(indexSuffix), s.offsetIndex.encode(s.offsetIndex.flushed), s.offsetIndex.flushed*offsetEntrySize); err != nil {
 			return err
 		}
 		s.offsetIndex.flushed = len(s.offsetIndex.entries)
 	}
-	if s.timeIndex.flushed < len(s.timeIndex.entries) || fileLongerThan(s.path(timeIndexSuffix), s.timeIndex.flushed*timeEntrySize) {
-		if err := writeIndexFile(s.path(timeIndexSuffix), s.timeIndex.encode(s.timeIndex.flushed), s.timeIndex.flushed*timeEntrySize); err != nil {
+	if stale, err = fileLongerThan(s.fs, s.path(timeIndexSuffix), s.timeIndex.flushed*timeEntrySize); err != nil {
+		return err
+	}
+	if s.timeIndex.flushed < len(s.timeIndex.entries) || stale {
+		if err := writeIndexFile(s.fs, s.path(timeIndexSuffix), s.timeIndex.encode(s.timeIndex.flushed), s.timeIndex.flushed*timeEntrySize); err != nil {
 			return err
 		}
 		s.timeIndex.flushed = len(s.timeIndex.entries)
@@ -170,8 +180,8 @@ func (s *segment) flushIndexes() error {
 }
 
 // writeIndexFile cuts the file at keepBytes, then appends tail there.
-func writeIndexFile(path string, tail []byte, keepBytes int) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
+func writeIndexFile(fsys vfs.FS, path string, tail []byte, keepBytes int) error {
+	f, err := fsys.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
 	if err != nil {
 		return fmt.Errorf("log: open index: %w", err)
 	}
@@ -188,15 +198,23 @@ func writeIndexFile(path string, tail []byte, keepBytes int) error {
 	return nil
 }
 
-func fileLongerThan(path string, n int) bool {
-	fi, err := os.Stat(path)
-	return err == nil && fi.Size() > int64(n)
+// fileLongerThan reports whether path holds more than n bytes; a missing
+// file holds none.
+func fileLongerThan(fsys vfs.FS, path string, n int) (bool, error) {
+	fi, err := fsys.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("log: stat index: %w", err)
+	}
+	return fi.Size() > int64(n), nil
 }
 
 // syncIndexFiles fsyncs both index files of s.
 func syncIndexFiles(s *segment) error {
 	for _, suffix := range segmentSuffixes[1:] {
-		if err := syncPath(s.path(suffix)); err != nil {
+		if err := syncPath(s.fs, s.path(suffix)); err != nil {
 			return err
 		}
 	}
@@ -206,16 +224,19 @@ func syncIndexFiles(s *segment) error {
 // removeSegmentFiles deletes s crash-safely: rename every file to .deleted,
 // fsync the directory, close, unlink. A crash leaves only .deleted files,
 // which Open removes.
-func removeSegmentFiles(segs []*segment, dir string) error {
+func removeSegmentFiles(fsys vfs.FS, segs []*segment, dir string) error {
+	if len(segs) == 0 {
+		return nil
+	}
 	for _, s := range segs {
 		for _, suffix := range segmentSuffixes {
 			p := s.path(suffix)
-			if err := os.Rename(p, p+deletedSuffix); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			if err := fsys.Rename(p, p+deletedSuffix); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return fmt.Errorf("log: delete segment: %w", err)
 			}
 		}
 	}
-	if err := syncDir(dir); err != nil {
+	if err := syncDir(fsys, dir); err != nil {
 		return err
 	}
 	for _, s := range segs {
@@ -223,7 +244,7 @@ func removeSegmentFiles(segs []*segment, dir string) error {
 			_ = s.file.Close() // read-only use from here on; nothing to lose
 		}
 		for _, suffix := range segmentSuffixes {
-			if err := os.Remove(s.path(suffix) + deletedSuffix); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			if err := fsys.Remove(s.path(suffix) + deletedSuffix); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return fmt.Errorf("log: delete segment: %w", err)
 			}
 		}

@@ -1,17 +1,15 @@
 package log
 
 import (
-	"os"
-
 	"github.com/strata-broker/strata/internal/base"
+	"github.com/strata-broker/strata/internal/vfs"
 )
 
 // syncPlan is what one fdatasync round makes durable, decided under mu and
 // executed without it.
 type syncPlan struct {
-	logs    []*os.File // .log files with unsynced bytes
-	sizes   []int64    // the size of each that this round covers
-	segs    []*segment // the segment of each log
+	segs    []*segment // segments whose .log has unsynced bytes
+	sizes   []int64    // the size of each .log that this round covers
 	sealed  []*segment // sealed segments whose index files are not yet durable
 	dir     bool       // fsync the directory: segment files were created
 	end     base.Offset
@@ -67,7 +65,7 @@ func (l *Log) leadSyncRound() error {
 	p := l.planSyncLocked()
 	l.mu.Unlock()
 
-	err := p.execute(l.dir)
+	err := p.execute(l.fs, l.dir)
 
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -82,9 +80,6 @@ func (l *Log) leadSyncRound() error {
 	for _, s := range p.sealed {
 		s.indexDurable = true
 	}
-	if p.dir {
-		l.mu.dirDirty = false
-	}
 	l.mu.durableEnd = max(l.mu.durableEnd, p.end)
 	if p.writeRP {
 		l.mu.persistedRP = p.newRP
@@ -94,9 +89,12 @@ func (l *Log) leadSyncRound() error {
 
 func (l *Log) planSyncLocked() syncPlan {
 	p := syncPlan{end: l.activeLocked().nextOffset, dir: l.mu.dirDirty}
+	// Cleared now, not when the round ends: a segment created while the
+	// round runs may miss its directory fsync and must leave the flag set
+	// for the next round. If this round fails the log is failed anyway.
+	l.mu.dirDirty = false
 	for i, s := range l.mu.segs {
 		if s.syncedBytes < s.sizeBytes {
-			p.logs = append(p.logs, s.file)
 			p.sizes = append(p.sizes, s.sizeBytes)
 			p.segs = append(p.segs, s)
 		}
@@ -113,9 +111,9 @@ func (l *Log) planSyncLocked() syncPlan {
 	return p
 }
 
-func (p *syncPlan) execute(dir string) error {
-	for _, f := range p.logs {
-		if err := fdatasync(f); err != nil {
+func (p *syncPlan) execute(fsys vfs.FS, dir string) error {
+	for _, s := range p.segs {
+		if err := fdatasync(s); err != nil {
 			return err
 		}
 	}
@@ -125,12 +123,12 @@ func (p *syncPlan) execute(dir string) error {
 		}
 	}
 	if p.dir {
-		if err := syncDir(dir); err != nil {
+		if err := syncDir(fsys, dir); err != nil {
 			return err
 		}
 	}
 	if p.writeRP {
-		return writeRecoveryPoint(dir, p.newRP)
+		return writeRecoveryPoint(fsys, dir, p.newRP)
 	}
 	return nil
 }

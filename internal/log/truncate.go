@@ -44,12 +44,12 @@ func (l *Log) TruncateTo(o base.Offset) error {
 	// remove later segments, then cut s. Each intermediate state recovers to a
 	// contiguous prefix of the old log.
 	if l.mu.persistedRP > s.baseOffset {
-		if err := writeRecoveryPoint(l.dir, s.baseOffset); err != nil {
+		if err := writeRecoveryPoint(l.fs, l.dir, s.baseOffset); err != nil {
 			return l.failLocked(err)
 		}
 		l.mu.persistedRP = s.baseOffset
 	}
-	if err := removeSegmentFiles(l.mu.segs[i+1:], l.dir); err != nil {
+	if err := removeSegmentFiles(l.fs, l.mu.segs[i+1:], l.dir); err != nil {
 		return l.failLocked(err)
 	}
 	clear(l.mu.segs[i+1:])
@@ -57,7 +57,7 @@ func (l *Log) TruncateTo(o base.Offset) error {
 	if err := s.file.Truncate(pos); err != nil {
 		return l.failLocked(fmt.Errorf("log: truncate: %w", err))
 	}
-	if err := fdatasync(s.file); err != nil {
+	if err := fdatasync(s); err != nil {
 		return l.failLocked(err)
 	}
 	s.offsetIndex.truncateAt(s.rel(o))
@@ -117,7 +117,7 @@ func (l *Log) DeleteSegmentsBefore(o base.Offset) error {
 	if n == 0 {
 		return nil
 	}
-	if err := removeSegmentFiles(l.mu.segs[:n], l.dir); err != nil {
+	if err := removeSegmentFiles(l.fs, l.mu.segs[:n], l.dir); err != nil {
 		return l.failLocked(err)
 	}
 	l.mu.segs = append(l.mu.segs[:0:0], l.mu.segs[n:]...)

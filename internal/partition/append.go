@@ -2,8 +2,10 @@ package partition
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/strata-broker/strata/internal/base"
+	"github.com/strata-broker/strata/internal/log"
 	"github.com/strata-broker/strata/internal/partition/producers"
 	"github.com/strata-broker/strata/internal/record"
 )
@@ -38,17 +40,19 @@ var ErrInvalidBatchCount = &record.Error{Code: 87, Msg: "a produce request must 
 // offsets and writes it. The returned wait function blocks until the append
 // is as durable as acks requires; it is nil when there is nothing to wait
 // for. batch is rewritten in place.
+//
+// An append that rolls a segment also writes a producer-state snapshot,
+// after the partition lock is released: that append's caller pays one
+// fsync per segment roll, other producers do not wait for it.
 func (p *Partition) Append(batch []byte, acks Acks) (AppendResult, func() error, error) {
 	p.mu.Lock()
 	cfg := p.mu.cfg
 	p.mu.Unlock()
 	h, err := record.Validate(batch, record.Limits{MaxBatchBytes: cfg.MaxMessageBytes})
 	if err != nil {
-		if h.Size() != len(batch) {
-			// Two batches concatenated validate as a bad length: say why.
-			if n, verr := record.ValidPrefix(batch); verr == nil && n == len(batch) {
-				return AppendResult{}, nil, ErrInvalidBatchCount
-			}
+		// Two batches concatenated validate as a bad length: say why.
+		if framesSeveralBatches(batch) {
+			return AppendResult{}, nil, ErrInvalidBatchCount
 		}
 		return AppendResult{}, nil, err
 	}
@@ -56,28 +60,42 @@ func (p *Partition) Append(batch []byte, acks Acks) (AppendResult, func() error,
 		if batch, err = record.Recompress(batch, cfg.Recompress, nil); err != nil {
 			return AppendResult{}, nil, err
 		}
+		// Recompression can grow a batch; Kafka checks the size again.
+		if len(batch) > cfg.MaxMessageBytes {
+			return AppendResult{}, nil, &record.Error{Code: record.CodeMessageTooLarge,
+				Msg: fmt.Sprintf("batch of %d bytes after recompression exceeds max %d", len(batch), cfg.MaxMessageBytes)}
+		}
 	}
 
-	res, syncNeeded, err := p.appendValidated(batch, h, cfg, acks)
+	out, err := p.appendValidated(batch, h, cfg, acks)
 	if err != nil {
 		return AppendResult{}, nil, err
 	}
-	if !syncNeeded {
-		return res, nil, nil
+	p.writeSnapshotLogged(out.snapshot)
+	if !out.syncNeeded {
+		return out.res, nil, nil
 	}
-	return res, p.log.Sync, nil
+	return out.res, p.log.Sync, nil
 }
 
-func (p *Partition) appendValidated(batch []byte, h record.Header, cfg Config, acks Acks) (AppendResult, bool, error) {
+// appendOutcome is what appendValidated decided under the lock; the
+// snapshot, if any, is written after it is released.
+type appendOutcome struct {
+	res        AppendResult
+	syncNeeded bool
+	snapshot   *producerSnapshot
+}
+
+func (p *Partition) appendValidated(batch []byte, h record.Header, cfg Config, acks Acks) (appendOutcome, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.mu.closed {
-		return AppendResult{}, false, ErrClosed
+		return appendOutcome{}, ErrClosed
 	}
 	if h.Idempotent() {
 		v, err := p.mu.producers.Check(base.ProducerID(h.ProducerID), h.ProducerEpoch, h.BaseSequence, lastSequence(h))
 		if err != nil {
-			return AppendResult{}, false, err
+			return appendOutcome{}, err
 		}
 		if v.Kind == producers.Duplicate {
 			res := AppendResult{BaseOffset: v.Original.FirstOffset, LogStart: p.mu.logStart, Duplicate: true}
@@ -85,7 +103,7 @@ func (p *Partition) appendValidated(batch []byte, h record.Header, cfg Config, a
 				res.LogAppendTime, res.LogAppendTimeMs = true, v.Original.TimestampMs
 			}
 			// A duplicate's original may not be synced yet; acks=all waits too.
-			return res, acks == AcksAll, nil
+			return appendOutcome{res: res, syncNeeded: acks == AcksAll}, nil
 		}
 	}
 
@@ -94,13 +112,23 @@ func (p *Partition) appendValidated(batch []byte, h record.Header, cfg Config, a
 	record.SetPartitionLeaderEpoch(batch, p.mu.epochs.latestEpoch())
 	res := AppendResult{BaseOffset: next}
 	maxTs := h.MaxTimestamp
+	now := p.opts.Clock.Now()
 	if cfg.LogAppendTime {
-		now := p.opts.Clock.Now().UnixMilli()
-		record.SetLogAppendTime(batch, now)
-		res.LogAppendTime, res.LogAppendTimeMs, maxTs = true, now, now
+		nowMs := now.UnixMilli()
+		record.SetLogAppendTime(batch, nowMs)
+		res.LogAppendTime, res.LogAppendTimeMs, maxTs = true, nowMs, nowMs
 	}
+	mayRoll := p.mu.active.mayRoll(cfg, len(batch), next+base.Offset(h.LastOffsetDelta), now)
 	if err := p.log.Append(batch); err != nil {
-		return AppendResult{}, false, err
+		return appendOutcome{}, err
+	}
+	var snap *producerSnapshot
+	if !mayRoll {
+		p.mu.active.bytes += int64(len(batch))
+		p.mu.active.batches++
+	} else if p.refreshActiveLocked(next, now) {
+		// The state before this batch is the state at the new segment's base.
+		snap = &producerSnapshot{At: next, Data: p.mu.producers.Snapshot()}
 	}
 	if h.Idempotent() {
 		p.mu.producers.Update(base.ProducerID(h.ProducerID), h.ProducerEpoch, producers.BatchMeta{
@@ -122,7 +150,21 @@ func (p *Partition) appendValidated(batch []byte, h record.Header, cfg Config, a
 		p.mu.unflushedMsgs = 0
 	}
 	p.notifyLocked()
-	return res, syncNeeded, nil
+	return appendOutcome{res: res, syncNeeded: syncNeeded, snapshot: snap}, nil
+}
+
+// framesSeveralBatches reports whether b is two or more whole batches.
+// Only framing is checked: producer batches all carry base offset 0, so
+// record.ValidPrefix, which wants offsets ascending, stops after the first.
+func framesSeveralBatches(b []byte) bool {
+	it := record.SplitBatches(b)
+	n := 0
+	for {
+		if _, _, ok := it.Next(); !ok {
+			return n > 1 && it.Err() == nil
+		}
+		n++
+	}
 }
 
 // lastSequence is the sequence of the batch's last record; sequences wrap
@@ -142,7 +184,8 @@ func (p *Partition) Flush() error {
 	p.mu.unflushedMsgs = 0
 	p.mu.Unlock()
 	err := p.log.Sync()
-	if errors.Is(err, ErrClosed) {
+	// The log reports its own closed error, not the partition's.
+	if errors.Is(err, log.ErrClosed) {
 		return nil
 	}
 	return err

@@ -11,4 +11,11 @@
 //     this broker is acknowledged only after its bytes are fdatasynced
 //     (group-committed by the log).
 //   - Readers never see offsets at or past the high watermark.
+//   - A producer-state snapshot file NNNNNNNNNNNNNNNNNNNN.snapshot holds the
+//     state after every batch below offset N. One is written when an append
+//     rolls a segment (at the new segment's base) and one at Close (at the
+//     log end); the newest two are kept. Open restores the newest one within
+//     [local log start, log end] that decodes, and replays the log after it;
+//     snapshots past the log end (their data was lost in a crash) are
+//     removed before anything is appended.
 package partition

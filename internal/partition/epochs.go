@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -44,27 +45,35 @@ func (c *epochCache) assign(epoch base.Epoch, start base.Offset) bool {
 	return true
 }
 
-// truncateFrom drops epochs that start at or after end (log truncation).
+// truncateFrom drops epochs that start after end, as after a crash lost
+// the log's tail. An epoch starting exactly at end stays: a leader that has
+// not appended yet still leads from there. The oldest epoch always stays.
 func (c *epochCache) truncateFrom(end base.Offset) {
 	for len(c.entries) > 1 && c.entries[len(c.entries)-1].Start > end {
 		c.entries = c.entries[:len(c.entries)-1]
 	}
 }
 
-// endOffsetFor answers OffsetForLeaderEpoch: the largest epoch ≤ the one
-// asked for, and the offset where the next epoch starts (or logEnd for the
-// latest). ok=false when the epoch precedes every known epoch.
+// endOffsetFor answers OffsetForLeaderEpoch as Kafka's
+// LeaderEpochFileCache.endOffsetFor does: for the latest epoch, logEnd; for
+// an older one, the largest known epoch at or below it and the start of the
+// next known epoch; for one below every known epoch, that epoch itself and
+// the start of the first known epoch (the data in between is gone).
+// ok=false (UNDEFINED_EPOCH_OFFSET on the wire) when the cache is empty or
+// the epoch is above the latest.
 func (c *epochCache) endOffsetFor(epoch base.Epoch, logEnd base.Offset) (base.Epoch, base.Offset, bool) {
-	for i := len(c.entries) - 1; i >= 0; i-- {
-		if c.entries[i].Epoch > epoch {
-			continue
-		}
-		if i == len(c.entries)-1 {
-			return c.entries[i].Epoch, logEnd, true
-		}
-		return c.entries[i].Epoch, c.entries[i+1].Start, true
+	n := len(c.entries)
+	switch {
+	case n == 0 || epoch > c.entries[n-1].Epoch:
+		return 0, 0, false
+	case epoch == c.entries[n-1].Epoch:
+		return epoch, logEnd, true
+	case epoch < c.entries[0].Epoch:
+		return epoch, c.entries[0].Start, true
 	}
-	return 0, 0, false
+	// The first entry above epoch; it exists because epoch < the latest.
+	i := sort.Search(n, func(i int) bool { return c.entries[i].Epoch > epoch })
+	return c.entries[i-1].Epoch, c.entries[i].Start, true
 }
 
 // encode writes Kafka's checkpoint format: version, count, then one
@@ -86,12 +95,21 @@ func loadEpochCache(dir string) (epochCache, error) {
 	if err != nil {
 		return epochCache{}, err
 	}
-	return decodeEpochCache(data)
+	c, err := decodeEpochCache(data)
+	if err != nil {
+		return epochCache{}, fmt.Errorf("%s: %w", filepath.Join(dir, epochCheckpointFile), err)
+	}
+	return c, nil
 }
 
+// errCorruptEpochCheckpoint is wrapped by the errors of decodeEpochCache.
+var errCorruptEpochCheckpoint = errors.New("corrupt leader-epoch checkpoint; remove it to rebuild it")
+
+// decodeEpochCache is the gateway for the checkpoint file: epochs strictly
+// ascending, start offsets non-decreasing, nothing negative.
 func decodeEpochCache(data []byte) (epochCache, error) {
 	bad := func(why string) error {
-		return fmt.Errorf("%s is corrupt (%s); remove it to rebuild from the log", epochCheckpointFile, why)
+		return fmt.Errorf("%w: %s", errCorruptEpochCheckpoint, why)
 	}
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	var lines []string
@@ -106,13 +124,21 @@ func decodeEpochCache(data []byte) (epochCache, error) {
 		return epochCache{}, bad("bad count")
 	}
 	var c epochCache
-	for _, l := range lines[2:] {
-		var e, o int64
-		if _, err := fmt.Sscanf(l, "%d %d", &e, &o); err != nil {
-			return epochCache{}, bad("bad entry")
+	for i, l := range lines[2:] {
+		f := strings.Fields(l)
+		if len(f) != 2 {
+			return epochCache{}, bad(fmt.Sprintf("entry %d: %q", i, l))
+		}
+		e, eerr := strconv.ParseInt(f[0], 10, 32)
+		o, oerr := strconv.ParseInt(f[1], 10, 64)
+		if eerr != nil || oerr != nil || e < 0 || o < 0 {
+			return epochCache{}, bad(fmt.Sprintf("entry %d: %q", i, l))
+		}
+		if n := len(c.entries); n > 0 && base.Offset(o) < c.entries[n-1].Start {
+			return epochCache{}, bad(fmt.Sprintf("entry %d: start offsets not ascending", i))
 		}
 		if !c.assign(base.Epoch(e), base.Offset(o)) {
-			return epochCache{}, bad("epochs not ascending")
+			return epochCache{}, bad(fmt.Sprintf("entry %d: epochs not ascending", i))
 		}
 	}
 	return c, nil
@@ -130,6 +156,9 @@ func (p *Partition) becomeLeaderLocked(epoch base.Epoch) error {
 func (p *Partition) BecomeLeader(epoch base.Epoch) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.mu.closed {
+		return ErrClosed
+	}
 	return p.becomeLeaderLocked(epoch)
 }
 

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"sync"
 
 	"github.com/strata-broker/strata/internal/base"
@@ -27,6 +26,10 @@ type Partition struct {
 	log    *log.Log
 	logger *slog.Logger
 
+	// snapFiles orders the writing and pruning of producer snapshot files,
+	// which happen without mu so that their fsyncs do not stall appends.
+	snapFiles sync.Mutex
+
 	mu struct {
 		sync.Mutex
 		cfg           Config
@@ -35,8 +38,9 @@ type Partition struct {
 		epochs        epochCache
 		producers     *producers.State
 		unflushedMsgs int64
+		active        activeEstimate
 		// changed is closed and replaced on every append, so long-poll
-		// fetches can wait without polling.
+		// fetches can wait without polling; after Close it stays closed.
 		changed chan struct{}
 		closed  bool
 	}
@@ -47,9 +51,10 @@ func Open(opts Options) (*Partition, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
+	if err := vfs.MkdirAllSynced(vfs.Default, opts.Dir); err != nil {
 		return nil, fmt.Errorf("partition %v: %w", opts.TP, err)
 	}
+	openedAt := opts.Clock.Now() // no later than the log's segment.ms start
 	l, err := log.Open(logOptions(opts))
 	if err != nil {
 		return nil, fmt.Errorf("partition %v: %w", opts.TP, err)
@@ -59,6 +64,7 @@ func Open(opts Options) (*Partition, error) {
 		p.logger = slog.Default()
 	}
 	p.logger = p.logger.With("partition", opts.TP.String())
+	p.resetActiveLocked(openedAt)
 	if err := p.load(); err != nil {
 		l.Close()
 		return nil, fmt.Errorf("partition %v: %w", opts.TP, err)
@@ -142,12 +148,20 @@ func (p *Partition) offsetsLocked() Offsets {
 }
 
 // SetConfig applies a changed topic configuration. Segment sizes apply from
-// the next roll.
-func (p *Partition) SetConfig(c Config) {
+// the next append. A configuration the log refuses changes nothing.
+func (p *Partition) SetConfig(c Config) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	probe := p.opts
+	probe.Config = c
+	if err := probe.Validate(); err != nil {
+		return err
+	}
+	if err := p.log.SetOptions(logOptions(probe)); err != nil {
+		return fmt.Errorf("partition %v: %w", p.opts.TP, err)
+	}
 	p.mu.cfg = c
-	p.log.SetOptions(logOptions(Options{Dir: p.opts.Dir, Config: c, Clock: p.opts.Clock}))
+	return nil
 }
 
 // Changed returns a channel closed at the next append (or close).
@@ -171,7 +185,8 @@ func (p *Partition) SizeBytes() int64 {
 	return n
 }
 
-// Close syncs the log, snapshots producer state and marks a clean shutdown.
+// Close syncs the log, marks a clean shutdown and snapshots producer state
+// at the log end, so that the next Open replays nothing.
 func (p *Partition) Close() error {
 	p.mu.Lock()
 	if p.mu.closed {
@@ -179,10 +194,16 @@ func (p *Partition) Close() error {
 		return nil
 	}
 	p.mu.closed = true
-	p.notifyLocked()
-	snapErr := p.snapshotProducersLocked()
+	close(p.mu.changed)
+	// No append can follow, so the state is the state at the log end.
+	snap := producerSnapshot{At: p.log.End(), Data: p.mu.producers.Snapshot()}
 	p.mu.Unlock()
-	return errors.Join(snapErr, p.log.Close())
+	// The log first: a snapshot written after its data is durable is never
+	// discarded by the next Open as describing a lost tail.
+	if err := p.log.Close(); err != nil {
+		return err
+	}
+	return p.writeSnapshot(snap)
 }
 
 // Delete closes the partition and removes its directory.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/strata-broker/strata/internal/base"
+	"github.com/strata-broker/strata/internal/log"
 	"github.com/strata-broker/strata/internal/retention"
 )
 
@@ -20,7 +21,7 @@ func (p *Partition) snapshotLocked() retention.Snapshot {
 		local[i] = retention.Segment{
 			Range:          base.Range{Start: s.BaseOffset, End: s.NextOffset},
 			SizeBytes:      s.SizeBytes,
-			MaxTimestampMs: s.MaxTimestamp,
+			MaxTimestampMs: segmentTimestampMs(s),
 		}
 	}
 	return retention.Snapshot{
@@ -29,6 +30,17 @@ func (p *Partition) snapshotLocked() retention.Snapshot {
 		Local:         local,
 		Tiered:        retention.Tiered{Known: true},
 	}
+}
+
+// segmentTimestampMs is the time retention.ms ages a segment by: its
+// largest record timestamp, or, as in Kafka's LogSegment.largestTimestamp,
+// its last-modified time when it has no timestamp (-1, NO_TIMESTAMP, from
+// producers that send none), so such a segment is not deleted at once.
+func segmentTimestampMs(s log.SegmentInfo) int64 {
+	if s.HasTimestamp && s.MaxTimestamp >= 0 {
+		return s.MaxTimestamp
+	}
+	return s.LastModified.UnixMilli()
 }
 
 // ApplyRetention plans retention on a snapshot and executes the plan: it

@@ -1,0 +1,269 @@
+package log
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/strata-broker/strata/internal/base"
+	"github.com/strata-broker/strata/internal/clock"
+	"github.com/strata-broker/strata/internal/record"
+	"github.com/strata-broker/strata/internal/vfs"
+)
+
+// The crash tests drive a Log with a workload of steps on a vfs.Mem, crash
+// the file system before the k-th crash point, reopen the log on what was
+// durable and compare it with a model of what was appended and acknowledged.
+
+type stepKind int
+
+const (
+	stepAppend   stepKind = iota + 1 // n batches of recs records of valueBytes
+	stepSync                         // Sync
+	stepRoll                         // Roll
+	stepTruncate                     // TruncateTo the base of the live batch at pct% of the live ones
+	stepDelete                       // DeleteSegmentsBefore the base of the live batch at pct%
+	stepReopen                       // Close, then Open
+)
+
+type step struct {
+	kind                stepKind
+	n, recs, valueBytes int
+	pct                 int // 0..100
+}
+
+func (s step) String() string {
+	switch s.kind {
+	case stepAppend:
+		return fmt.Sprintf("Append(%d batches)", s.n)
+	case stepSync:
+		return "Sync"
+	case stepRoll:
+		return "Roll"
+	case stepTruncate:
+		return fmt.Sprintf("TruncateTo(%d%%)", s.pct)
+	case stepDelete:
+		return fmt.Sprintf("DeleteSegmentsBefore(%d%%)", s.pct)
+	case stepReopen:
+		return "Close+Open"
+	}
+	return "?"
+}
+
+// crashModel is what the log may hold after a crash.
+type crashModel struct {
+	batches  [][]byte      // every batch of the log's lineage from offset 0, in order
+	bases    []base.Offset // bases[i] is the base offset of batches[i]
+	acked    base.Offset   // [.., acked) was acknowledged durable (DurableEnd after a completed call)
+	minStart base.Offset   // Start after the last completed DeleteSegmentsBefore
+	maxStart base.Offset   // Start if the last attempted DeleteSegmentsBefore completed
+	gen      int64         // batches made so far; stamps each batch so re-appended offsets differ
+}
+
+func (m *crashModel) end() base.Offset {
+	if len(m.batches) == 0 {
+		return 0
+	}
+	h, _ := record.ParseHeader(m.batches[len(m.batches)-1]) // made by makeBatch
+	return h.NextOffset()
+}
+
+// boundary returns the index of the batch starting at o, or len(batches) for the end.
+func (m *crashModel) boundary(o base.Offset) (int, bool) {
+	for i, b := range m.bases {
+		if b == o {
+			return i, true
+		}
+	}
+	return len(m.batches), o == m.end()
+}
+
+// pick returns the index of the live batch at pct% of the live ones (from start).
+func (m *crashModel) pick(start base.Offset, pct int) int {
+	lo, _ := m.boundary(start)
+	return lo + (len(m.batches)-lo)*pct/100
+}
+
+var errCrashed = errors.New("crashed")
+
+// crasher is the fault hook: it counts crash points (operations that make
+// something durable or change a directory) and, at the crashAt-th, snapshots
+// the durable state and fails that operation and every later one, as if the
+// machine had died.
+type crasher struct {
+	mem     *vfs.Mem
+	crashAt int    // 0: never
+	torn    bool   // keep random parts of the unsynced state (CrashTorn)
+	seed    uint64 // for torn
+	points  int
+	crashed *vfs.Mem
+	trace   []string // crash points seen, "op_basename"
+}
+
+func isCrashPoint(op vfs.Op) bool {
+	return op.IsSync() || op == vfs.OpRename || op == vfs.OpRemove
+}
+
+func (c *crasher) inject(op vfs.Op, path string) error {
+	if c.crashed != nil {
+		return errCrashed
+	}
+	if !isCrashPoint(op) {
+		return nil
+	}
+	c.points++
+	c.trace = append(c.trace, op.String()+"_"+filepath.Base(path))
+	if c.points != c.crashAt {
+		return nil
+	}
+	if c.torn {
+		c.crashed = c.mem.CrashTorn(c.seed)
+	} else {
+		c.crashed = c.mem.Crash()
+	}
+	return errCrashed
+}
+
+// crashOptions are small segments on fsys, so that a short workload rolls.
+func crashOptions(fsys vfs.FS) Options {
+	o := DefaultOptions("/data/topic-0", clock.NewManual(testEpoch))
+	o.SegmentBytes = 700
+	o.IndexIntervalBytes = 120
+	o.FS = fsys
+	return o
+}
+
+// runWorkload opens a log with o on fsys and runs steps, updating m, until
+// the end or the first error. An error other than errCrashed fails the test.
+// The log is abandoned, not closed, unless the steps close it.
+func runWorkload(t fataler, o Options, steps []step, m *crashModel) {
+	t.Helper()
+	l, err := Open(o)
+	if err != nil {
+		if !errors.Is(err, errCrashed) {
+			t.Fatalf("Open: %v", err)
+		}
+		return
+	}
+	m.acked = max(m.acked, l.DurableEnd())
+	for i, s := range steps {
+		if err := runStep(l, s, m); err != nil {
+			if !errors.Is(err, errCrashed) {
+				t.Fatalf("step %d %v: %v", i, s, err)
+			}
+			return
+		}
+		if s.kind == stepReopen {
+			if l, err = Open(o); err != nil {
+				if !errors.Is(err, errCrashed) {
+					t.Fatalf("step %d reopen: %v", i, err)
+				}
+				return
+			}
+		}
+		m.acked = l.DurableEnd()
+	}
+}
+
+func runStep(l *Log, s step, m *crashModel) error {
+	switch s.kind {
+	case stepAppend:
+		for range s.n {
+			m.gen++
+			b := makeBatch(l.End(), s.recs, s.valueBytes, m.gen)
+			// Added before the call: a failed Append may have written it.
+			m.batches, m.bases = append(m.batches, b), append(m.bases, l.End())
+			if err := l.Append(b); err != nil {
+				return err
+			}
+		}
+	case stepSync:
+		return l.Sync()
+	case stepRoll:
+		return l.Roll()
+	case stepTruncate:
+		k := m.pick(l.Start(), s.pct)
+		if k == len(m.batches) {
+			return nil
+		}
+		o := m.bases[k]
+		m.acked = min(m.acked, o)
+		if err := l.TruncateTo(o); err != nil {
+			return err
+		}
+		m.batches, m.bases = m.batches[:k], m.bases[:k]
+	case stepDelete:
+		k := m.pick(l.Start(), s.pct)
+		o := m.end()
+		if k < len(m.batches) {
+			o = m.bases[k]
+		}
+		segs := l.Segments()
+		n := 0
+		for n < len(segs)-1 && segs[n].NextOffset <= o {
+			n++
+		}
+		m.maxStart = segs[n].BaseOffset
+		if err := l.DeleteSegmentsBefore(o); err != nil {
+			return err
+		}
+		m.minStart = l.Start()
+	case stepReopen:
+		return l.Close()
+	}
+	return nil
+}
+
+// checkRecovered opens the log on the crashed fsys and checks it against m:
+// Open succeeds; nothing acknowledged is lost; the log is a contiguous run of
+// the model's batches, byte for byte; deleted segments stay deleted; and the
+// log takes appends and survives a clean reopen.
+func checkRecovered(t fataler, o Options, fsys vfs.FS, m *crashModel) {
+	t.Helper()
+	o.FS = fsys
+	l, err := Open(o)
+	if err != nil {
+		t.Fatalf("Open after crash: %v", err)
+	}
+	start, end := l.Start(), l.End()
+	if end < m.acked {
+		t.Fatalf("recovered [%d, %d): acknowledged data up to %d lost", start, end, m.acked)
+	}
+	if start < m.minStart || start > m.maxStart {
+		t.Fatalf("recovered start %d, want in [%d, %d]", start, m.minStart, m.maxStart)
+	}
+	i, ok := m.boundary(start)
+	j, ok2 := m.boundary(end)
+	if !ok || !ok2 {
+		t.Fatalf("recovered [%d, %d) does not start and end at batch boundaries of the model (end %d)", start, end, m.end())
+	}
+	if got, want := readAll(t, l), concat(m.batches[i:j]); !bytes.Equal(got, want) {
+		t.Fatalf("recovered [%d, %d): %d bytes differ from the %d appended", start, end, len(got), len(want))
+	}
+	if l.DurableEnd() != end {
+		t.Fatalf("DurableEnd %d after Open, want End %d", l.DurableEnd(), end)
+	}
+	checkContiguousSegs(t, l.Segments())
+	b := makeBatch(end, 1, 10, -1)
+	if err := l.Append(b); err != nil {
+		t.Fatalf("Append after recovery: %v", err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatalf("Close after recovery: %v", err)
+	}
+	l = mustOpen(t, o)
+	defer l.Close()
+	if got, want := readAll(t, l), append(concat(m.batches[i:j]), b...); !bytes.Equal(got, want) {
+		t.Fatalf("after recovery, append and clean reopen: %d bytes, want %d", len(got), len(want))
+	}
+}
+
+func checkContiguousSegs(t fataler, segs []SegmentInfo) {
+	t.Helper()
+	for i := 1; i < len(segs); i++ {
+		if segs[i].BaseOffset != segs[i-1].NextOffset {
+			t.Fatalf("segment %d starts at %d, previous ends at %d", i, segs[i].BaseOffset, segs[i-1].NextOffset)
+		}
+	}
+}

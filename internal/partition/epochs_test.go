@@ -1,0 +1,103 @@
+package partition
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/strata-broker/strata/internal/base"
+)
+
+func TestEndOffsetForEpochTable(t *testing.T) {
+	c := epochCache{entries: []epochEntry{{Epoch: 2, Start: 10}, {Epoch: 4, Start: 25}, {Epoch: 7, Start: 40}}}
+	const logEnd = 55
+	for _, tc := range []struct {
+		asked     base.Epoch
+		wantEpoch base.Epoch
+		wantEnd   base.Offset
+		wantOK    bool
+	}{
+		{asked: 7, wantEpoch: 7, wantEnd: logEnd, wantOK: true}, // the latest: the log end
+		{asked: 8, wantOK: false},                               // above the latest: undefined
+		{asked: 4, wantEpoch: 4, wantEnd: 40, wantOK: true},
+		{asked: 5, wantEpoch: 4, wantEnd: 40, wantOK: true}, // between: the epoch below
+		{asked: 6, wantEpoch: 4, wantEnd: 40, wantOK: true},
+		{asked: 2, wantEpoch: 2, wantEnd: 25, wantOK: true},
+		{asked: 3, wantEpoch: 2, wantEnd: 25, wantOK: true},
+		{asked: 1, wantEpoch: 1, wantEnd: 10, wantOK: true}, // below all: the first start
+	} {
+		e, end, ok := c.endOffsetFor(tc.asked, logEnd)
+		if ok != tc.wantOK || (ok && (e != tc.wantEpoch || end != tc.wantEnd)) {
+			t.Errorf("endOffsetFor(%d) = %d, %d, %v; want %d, %d, %v", tc.asked, e, end, ok, tc.wantEpoch, tc.wantEnd, tc.wantOK)
+		}
+	}
+	if _, _, ok := (&epochCache{}).endOffsetFor(0, 0); ok {
+		t.Error("an empty cache answered")
+	}
+}
+
+func TestLeaderEpochCachePersisted(t *testing.T) {
+	e := newEnv(t, func(o *Options) { o.LeaderEpoch = 1 })
+	p := e.open(t)
+	mustAppend(t, p, batch(t, spec{records: 3}), AcksLeader)
+	if err := p.BecomeLeader(2); err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, p, batch(t, spec{records: 2}), AcksLeader)
+	if err := p.BecomeLeader(1); err != nil { // stale: ignored
+		t.Fatal(err)
+	}
+	check := func(p *Partition, when string) {
+		t.Helper()
+		for _, tc := range []struct {
+			asked, epoch base.Epoch
+			end          base.Offset
+		}{{1, 1, 3}, {2, 2, 5}, {0, 0, 0}} {
+			if ep, end, ok := p.EndOffsetForEpoch(tc.asked); !ok || ep != tc.epoch || end != tc.end {
+				t.Errorf("%s: EndOffsetForEpoch(%d) = %d, %d, %v; want %d, %d", when, tc.asked, ep, end, ok, tc.epoch, tc.end)
+			}
+		}
+		if _, _, ok := p.EndOffsetForEpoch(3); ok {
+			t.Errorf("%s: an epoch above the latest answered", when)
+		}
+		hs := readAll(t, p, 0)
+		if len(hs) != 2 || hs[0].PartitionLeaderEpoch != 1 || hs[1].PartitionLeaderEpoch != 2 {
+			t.Errorf("%s: batches stamped %+v, want epochs 1 then 2", when, hs)
+		}
+	}
+	check(p, "open")
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	check(e.open(t), "reopened")
+	data, err := os.ReadFile(filepath.Join(e.dir, epochCheckpointFile))
+	if err != nil || string(data) != "0\n2\n1 0\n2 3\n" {
+		t.Fatalf("checkpoint %q, %v; want Kafka's format", data, err)
+	}
+}
+
+func TestCorruptEpochCheckpointNamesTheFile(t *testing.T) {
+	for _, content := range []string{"garbage", "0\n2\n1 0\n", "0\n2\n3 0\n2 5\n", "0\n1\n1 -4\n", "0\n2\n1 9\n2 3\n", "0\n1\n1 0 7\n"} {
+		e := newEnv(t)
+		path := filepath.Join(e.dir, epochCheckpointFile)
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Open(e.opts)
+		if err == nil || !strings.Contains(err.Error(), path) || !errors.Is(err, errCorruptEpochCheckpoint) {
+			t.Errorf("checkpoint %q: Open error %v, want one naming %s", content, err, path)
+		}
+	}
+}
+
+func TestBecomeLeaderAfterClose(t *testing.T) {
+	p := newEnv(t).open(t)
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.BecomeLeader(9); !errors.Is(err, ErrClosed) {
+		t.Fatalf("BecomeLeader after Close: %v", err)
+	}
+}

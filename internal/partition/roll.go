@@ -1,0 +1,81 @@
+package partition
+
+import (
+	"math"
+	"time"
+
+	"github.com/strata-broker/strata/internal/base"
+	"github.com/strata-broker/strata/internal/record"
+)
+
+// activeEstimate is what the partition knows of the log's active segment.
+// The log tells which segment is active only through Segments(), which
+// copies the description of every segment; asking after every append would
+// cost an allocation proportional to the segment count. The partition asks
+// only when mayRoll says the append might have rolled.
+//
+// Invariant: each field errs on the side of asking. bytes is the segment's
+// size, batches is at least its batch count (which bounds its index
+// entries), and since is no later than when the log started the segment.
+// A roll the estimate missed is found at the next refresh; only the
+// snapshot at that boundary is lost, which costs a longer replay.
+type activeEstimate struct {
+	base    base.Offset
+	bytes   int64
+	batches int64
+	since   time.Time
+}
+
+// mayRoll reports whether appending a batch of batchBytes ending at
+// lastOffset might make the log roll. It restates the log's roll rules
+// (segment.bytes, segment.ms, a full index, a relative offset overflowing
+// 32 bits) with margins.
+func (a activeEstimate) mayRoll(cfg Config, batchBytes int, lastOffset base.Offset, now time.Time) bool {
+	// An index entry takes at least 8 bytes (offset) or 12 (time); 16
+	// leaves room. Each batch adds at most one entry.
+	const minIndexEntryBytes = 16
+	// The log reads its clock a moment after now; a second covers that
+	// moment, and costs a Segments() call per append in the last second
+	// of a segment's segment.ms.
+	const clockSkew = time.Second
+	return a.bytes+int64(batchBytes) > cfg.SegmentBytes ||
+		(cfg.SegmentMaxAge > 0 && now.Sub(a.since) >= cfg.SegmentMaxAge-clockSkew) ||
+		a.batches+1 >= int64(cfg.SegmentIndexBytes/minIndexEntryBytes) ||
+		int64(lastOffset-a.base) > math.MaxUint32/2
+}
+
+// refreshActiveLocked reads the active segment from the log after an
+// append that the estimate said might roll, its batch at next, with now
+// taken before the append. It reports whether the log rolled to a new
+// segment that begins with that batch.
+func (p *Partition) refreshActiveLocked(next base.Offset, now time.Time) bool {
+	segs := p.log.Segments()
+	last := segs[len(segs)-1]
+	a := &p.mu.active
+	rolled := last.BaseOffset != a.base
+	a.base, a.bytes = last.BaseOffset, last.SizeBytes
+	switch {
+	case !rolled:
+		a.batches++
+	case last.BaseOffset == next:
+		a.batches, a.since = 1, now
+	default:
+		// A roll the estimate missed: it happened after the old since,
+		// which therefore stays a lower bound.
+		a.batches = last.SizeBytes / record.HeaderSize
+	}
+	return rolled && last.BaseOffset == next
+}
+
+// resetActiveLocked sets the estimate from the log, as at open. since is
+// a time taken before the log was opened.
+func (p *Partition) resetActiveLocked(since time.Time) {
+	segs := p.log.Segments()
+	last := segs[len(segs)-1]
+	p.mu.active = activeEstimate{
+		base:    last.BaseOffset,
+		bytes:   last.SizeBytes,
+		batches: last.SizeBytes / record.HeaderSize,
+		since:   since,
+	}
+}

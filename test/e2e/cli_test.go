@@ -1,0 +1,129 @@
+package e2e
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// runCLI runs the strata binary and returns its combined output and exit code.
+func runCLI(t *testing.T, args ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(strataBin, args...)
+	cmd.Env = append(os.Environ(), "STRATA_BIN=")
+	done := make(chan struct{})
+	timer := time.AfterFunc(30*time.Second, func() {
+		select {
+		case <-done:
+		default:
+			_ = cmd.Process.Kill()
+		}
+	})
+	defer timer.Stop()
+	out, err := cmd.CombinedOutput()
+	close(done)
+	if err != nil {
+		if ee, ok := err.(*exec.ExitError); ok {
+			return string(out), ee.ExitCode()
+		}
+		t.Fatalf("running strata %v: %v", args, err)
+	}
+	return string(out), 0
+}
+
+// requireOneClearLine checks that a failing command printed exactly one
+// line, naming what is wrong.
+func requireOneClearLine(t *testing.T, out string, code int, mentions ...string) {
+	t.Helper()
+	if code == 0 {
+		t.Fatalf("want a non-zero exit, got 0; output:\n%s", out)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 1 {
+		t.Fatalf("want one line of output, got %d:\n%s", len(lines), out)
+	}
+	for _, m := range mentions {
+		if !strings.Contains(lines[0], m) {
+			t.Fatalf("the error line %q does not mention %q", lines[0], m)
+		}
+	}
+}
+
+func TestCLIErrors(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join(t.TempDir(), "a-file")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name     string
+		args     []string
+		mentions []string
+	}{
+		{"unknown flag", []string{"serve", "--no-such-flag"}, []string{"--no-such-flag"}},
+		{"data dir is a file", []string{"serve", "--listen", "127.0.0.1:0", "--data-dir", filepath.Join(file, "sub")}, []string{"data dir", file}},
+		{"unknown config key", []string{"serve", "--data-dir", t.TempDir(), "--override", "no.such.key=1"}, []string{"no.such.key"}},
+		{"bad config value", []string{"serve", "--data-dir", t.TempDir(), "--override", "num.partitions=many"}, []string{"num.partitions", "many"}},
+		{"override without =", []string{"serve", "--data-dir", t.TempDir(), "--override", "num.partitions"}, []string{"key=value"}},
+		{"missing segment file", []string{"inspect", "segment", filepath.Join(t.TempDir(), "00000000000000000000.log")}, []string{"00000000000000000000.log"}},
+		{"unknown command", []string{"frobnicate"}, []string{"frobnicate"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			out, code := runCLI(t, c.args...)
+			requireOneClearLine(t, out, code, c.mentions...)
+		})
+	}
+}
+
+func TestCLIVersion(t *testing.T) {
+	t.Parallel()
+	out, code := runCLI(t, "version")
+	if code != 0 || !strings.HasPrefix(out, "strata ") {
+		t.Fatalf("strata version: exit %d, output %q", code, out)
+	}
+}
+
+// TestInspectSegment dumps a segment the broker wrote and checks that a
+// corrupted copy is reported as such.
+func TestInspectSegment(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	b := startBroker(t, dir)
+	cl := newClient(t, b.Addr, kgo.DefaultProduceTopic("inspected"), kgo.AllowAutoTopicCreation())
+	for i := range 3 {
+		produceSync(t, cl, &kgo.Record{Key: []byte("k"), Value: []byte(value("v", i))})
+	}
+	cl.Close()
+	b.Stop()
+
+	seg := filepath.Join(dir, "inspected-0", "00000000000000000000.log")
+	out, code := runCLI(t, "inspect", "segment", seg, "--records")
+	if code != 0 {
+		t.Fatalf("inspect failed (exit %d):\n%s", code, out)
+	}
+	for _, want := range []string{"baseOffset: 0", "baseOffset: 2", "isvalid: true", "| offset: 1 ", "3 batches, all valid"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("inspect output lacks %q:\n%s", want, out)
+		}
+	}
+
+	data, err := os.ReadFile(seg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[len(data)-1] ^= 0xff // flip a bit in the last record
+	bad := filepath.Join(t.TempDir(), "00000000000000000000.log")
+	if err := os.WriteFile(bad, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, code = runCLI(t, "inspect", "segment", bad)
+	if code == 0 || !strings.Contains(out, "fails its CRC") {
+		t.Fatalf("a corrupt segment must fail with a CRC error; exit %d:\n%s", code, out)
+	}
+}
