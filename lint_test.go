@@ -35,6 +35,7 @@ var allowedImports = map[string][]string{
 	"internal/vfs":                 {"base"},
 	"internal/clock":               {"base"},
 	"internal/base":                {},
+	"internal/invariants":          {},
 }
 
 // forbiddenInCore are calls that bypass injected seams.

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -30,6 +31,7 @@ type serveFlags struct {
 	dataDir    string
 	overrides  []string
 	logLevel   string
+	cpuProfile string
 }
 
 func serveCmd() *cobra.Command {
@@ -54,6 +56,7 @@ upper case, '.' becomes '_'), then flags (--listen, --data-dir, --override).`,
 	fl.StringVar(&f.dataDir, "data-dir", "", "directory for the log and metadata (sets log.dirs)")
 	fl.StringArrayVar(&f.overrides, "override", nil, "key=value: set any broker config (repeatable)")
 	fl.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (for performance work)")
 	return cmd
 }
 
@@ -103,6 +106,13 @@ func serve(ctx context.Context, f serveFlags) error {
 	}
 	ctx, stop := signal.NotifyContext(ctxOrBackground(ctx), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	if f.cpuProfile != "" {
+		stopProfile, err := startCPUProfile(f.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stopProfile()
+	}
 
 	node, err := start(ctx, cfg, logger)
 	if err != nil {
@@ -266,4 +276,19 @@ func (a handlerAdapter) Supported(key, version int16) bool { return a.h.Supporte
 func (a handlerAdapter) Handle(ctx context.Context, req *server.Request) server.Reply {
 	r := a.h.Handle(ctx, &api.Request{Key: req.Key, Version: req.Version, ClientID: req.ClientID, Body: req.Body})
 	return server.Reply{Resp: r.Resp, Wait: r.Wait, NoResponse: r.NoResponse, Release: r.Release}
+}
+
+func startCPUProfile(path string) (func(), error) {
+	out, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--cpuprofile %s: %v", path, unwrapPath(err))
+	}
+	if err := pprof.StartCPUProfile(out); err != nil {
+		out.Close()
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		out.Close()
+	}, nil
 }

@@ -12,6 +12,8 @@ import (
 	"github.com/strata-broker/strata/internal/vfs"
 )
 
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
 // The recovery-point file is 16 bytes, big-endian:
 //
 //	version uint32 (1) | offset int64 | crc32c uint32 of the first 12 bytes

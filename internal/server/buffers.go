@@ -3,41 +3,59 @@ package server
 import (
 	"encoding/binary"
 	"math"
+	"math/bits"
 	"sync"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// Buffers for request frames and encoded responses come from one pool.
-// Buffers that grew past maxPooledBytes are dropped rather than pooled, so a
-// rare huge frame does not pin its memory.
+// Buffers for request frames and encoded responses come from pools by size
+// class (powers of two), so a steady stream of large produce requests
+// reuses its frames instead of allocating and zeroing each one. Buffers
+// larger than the biggest class are dropped rather than pooled, so a rare
+// huge frame does not pin its memory.
 const (
-	initialBufferBytes = 4 << 10
-	maxPooledBytes     = 1 << 20
+	minClassShift = 12 // 4 KiB
+	maxClassShift = 26 // 64 MiB
 )
 
-var bufferPool = sync.Pool{New: func() any {
-	b := make([]byte, 0, initialBufferBytes)
-	return &b
-}}
+var bufferPools [maxClassShift + 1]sync.Pool
+
+// classFor is the smallest class whose buffers hold n bytes.
+func classFor(n int) int {
+	if n <= 1<<minClassShift {
+		return minClassShift
+	}
+	return bits.Len(uint(n - 1))
+}
 
 // getBuffer returns a pooled buffer of length n.
 func getBuffer(n int) *[]byte {
-	p := bufferPool.Get().(*[]byte)
-	if cap(*p) < n {
-		*p = make([]byte, n)
+	c := classFor(n)
+	if c > maxClassShift {
+		b := make([]byte, n)
+		return &b
 	}
-	*p = (*p)[:n]
-	return p
+	if p, ok := bufferPools[c].Get().(*[]byte); ok {
+		*p = (*p)[:n]
+		return p
+	}
+	b := make([]byte, n, 1<<c)
+	return &b
 }
 
-// putBuffer returns p to the pool; p must not be used afterwards.
+// putBuffer returns p to the pool of the largest class it can serve; p must
+// not be used afterwards.
 func putBuffer(p *[]byte) {
-	if p == nil || cap(*p) > maxPooledBytes {
+	if p == nil || cap(*p) < 1<<minClassShift {
+		return
+	}
+	c := bits.Len(uint(cap(*p))) - 1 // cap >= 1<<c
+	if c > maxClassShift {
 		return
 	}
 	*p = (*p)[:0]
-	bufferPool.Put(p)
+	bufferPools[c].Put(p)
 }
 
 // appendResponse appends a whole response frame: size, response header and

@@ -22,6 +22,9 @@ import (
 // Invariant: the writer consumes every pending reply until the reader closes
 // the queue, so a send on the queue always completes; the writer is the last
 // to touch the conn and closes the socket.
+// maxWriteBufferBytes bounds the response buffer a connection keeps.
+const maxWriteBufferBytes = 64 << 20
+
 type conn struct {
 	srv    *Server
 	nc     net.Conn
@@ -34,6 +37,7 @@ type conn struct {
 	// connection with replies in flight is not idle.
 	inFlight atomic.Int32
 	ids      clientIDCache // reader goroutine only
+	wbuf     []byte        // writer goroutine only: the encoded response
 
 	mu struct {
 		sync.Mutex
@@ -244,11 +248,14 @@ func (c *conn) finish(p *pending, broken bool) error {
 		}
 		av.ErrorCode = errUnsupportedVersionCode
 	}
-	buf := getBuffer(0)
-	*buf = appendResponse(*buf, p.correlationID, resp)
+	// The writer goroutine owns wbuf: one buffer per connection, reused for
+	// every response, so steady fetch traffic encodes without allocating.
+	c.wbuf = appendResponse(c.wbuf[:0], p.correlationID, resp)
 	_ = c.nc.SetWriteDeadline(time.Now().Add(c.srv.opts.IdleTimeout))
-	_, err := c.nc.Write(*buf)
-	putBuffer(buf)
+	_, err := c.nc.Write(c.wbuf)
+	if cap(c.wbuf) > maxWriteBufferBytes {
+		c.wbuf = nil // do not pin the memory of a rare huge response
+	}
 	if err != nil {
 		return fmt.Errorf("writing response: %w", err)
 	}
