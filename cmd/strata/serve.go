@@ -275,7 +275,19 @@ func (a handlerAdapter) Supported(key, version int16) bool { return a.h.Supporte
 
 func (a handlerAdapter) Handle(ctx context.Context, req *server.Request) server.Reply {
 	r := a.h.Handle(ctx, &api.Request{Key: req.Key, Version: req.Version, ClientID: req.ClientID, Body: req.Body})
-	return server.Reply{Resp: r.Resp, Wait: r.Wait, NoResponse: r.NoResponse, Release: r.Release}
+	out := server.Reply{Resp: r.Resp, Wait: r.Wait, NoResponse: r.NoResponse, Release: r.Release}
+	if r.Splices != nil {
+		out.Splices = func() []server.Splice { return serverSplices(r.Splices()) }
+	}
+	return out
+}
+
+func serverSplices(in []api.Splice) []server.Splice {
+	out := make([]server.Splice, len(in))
+	for i, s := range in {
+		out[i] = server.Splice{Marker: s.Marker, File: s.File, Pos: s.Pos, Size: s.Size}
+	}
+	return out
 }
 
 func startCPUProfile(path string) (func(), error) {

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -41,24 +42,23 @@ func (h *Handler) handleFetch(ctx context.Context, req *Request) Reply {
 	// Take the change channels before reading, so an append between the
 	// read and the wait still wakes the wait.
 	changed := changeChans(targets)
-	buf := getReadBuffer()
-	got := h.fillFetch(r, resp, targets, buf)
-	release := func() { putReadBuffer(buf) }
+	bufs := newFetchBuffers()
+	got := h.fillFetch(r, resp, targets, bufs)
 	maxWait := time.Duration(r.MaxWaitMillis) * time.Millisecond
 	if got >= int(r.MinBytes) || maxWait <= 0 || len(targets) == 0 {
-		return Reply{Resp: resp, Release: release}
+		return Reply{Resp: resp, Release: bufs.release, Splices: bufs.spliceList}
 	}
 	deadline := time.Now().Add(maxWait)
 	return Reply{Wait: func() kmsg.Response {
 		for {
 			woke := waitAny(ctx, changed, deadline)
 			changed = changeChans(targets)
-			got = h.fillFetch(r, resp, targets, buf)
+			got = h.fillFetch(r, resp, targets, bufs)
 			if !woke || got >= int(r.MinBytes) {
 				return resp
 			}
 		}
-	}, Release: release}
+	}, Release: bufs.release, Splices: bufs.spliceList}
 }
 
 // resolveFetch builds the response skeleton and the list of readable
@@ -111,8 +111,8 @@ func (h *Handler) fetchPartition(t *metadata.Topic, idx int32, byID bool) (*part
 // fillFetch reads every target into the response and returns the number
 // of record bytes in it. Only the first partition with data may exceed its
 // byte limits (KIP-74), so a large batch never stalls a consumer.
-func (h *Handler) fillFetch(r *kmsg.FetchRequest, resp *kmsg.FetchResponse, targets []fetchTarget, buf *readBuffer) int {
-	buf.b = buf.b[:0]
+func (h *Handler) fillFetch(r *kmsg.FetchRequest, resp *kmsg.FetchResponse, targets []fetchTarget, bufs *fetchBuffers) int {
+	bufs.reset()
 	budget := int(r.MaxBytes)
 	if budget <= 0 {
 		budget = 1<<31 - 1
@@ -121,13 +121,13 @@ func (h *Handler) fillFetch(r *kmsg.FetchRequest, resp *kmsg.FetchResponse, targ
 	for _, t := range targets {
 		sp := &resp.Topics[t.topicIdx].Partitions[t.partIdx]
 		limit := min(t.maxBytes, budget-total)
-		n := h.fetchOne(r, sp, t, max(limit, 0), total == 0, buf)
+		n := h.fetchOne(r, sp, t, max(limit, 0), total == 0, bufs)
 		total += n
 	}
 	return total
 }
 
-func (h *Handler) fetchOne(r *kmsg.FetchRequest, sp *kmsg.FetchResponseTopicPartition, t fetchTarget, limit int, first bool, buf *readBuffer) int {
+func (h *Handler) fetchOne(r *kmsg.FetchRequest, sp *kmsg.FetchResponseTopicPartition, t fetchTarget, limit int, first bool, bufs *fetchBuffers) int {
 	off := t.part.Offsets()
 	sp.HighWatermark = int64(off.HighWatermark)
 	sp.LastStableOffset = int64(off.HighWatermark) // no transactions yet: LSO = HW
@@ -144,6 +144,12 @@ func (h *Handler) fetchOne(r *kmsg.FetchRequest, sp *kmsg.FetchResponseTopicPart
 	if limit <= 0 && !first {
 		return 0
 	}
+	if wantsRegion(limit, t.offset, off.HighWatermark) {
+		if n, ok := fetchRegion(sp, t, limit, first, bufs); ok {
+			return n
+		}
+	}
+	buf := bufs.read
 	res, err := t.part.Read(t.offset, limit, buf.b)
 	sp.HighWatermark = int64(res.Offsets.HighWatermark)
 	sp.LastStableOffset = int64(res.Offsets.HighWatermark)
@@ -163,6 +169,32 @@ func (h *Handler) fetchOne(r *kmsg.FetchRequest, sp *kmsg.FetchResponseTopicPart
 		sp.RecordBatches = res.Records
 	}
 	return len(res.Records)
+}
+
+// fetchRegion serves a partition as a file region to splice; ok=false means
+// the read must go through the copying path instead.
+func fetchRegion(sp *kmsg.FetchResponseTopicPartition, t fetchTarget, limit int, first bool, bufs *fetchBuffers) (int, bool) {
+	reg, off, err := t.part.ReadRegion(t.offset, limit)
+	if errors.Is(err, partition.ErrNoRegion) {
+		return 0, false
+	}
+	sp.HighWatermark = int64(off.HighWatermark)
+	sp.LastStableOffset = int64(off.HighWatermark)
+	sp.LogStartOffset = int64(off.LogStart)
+	if err != nil {
+		sp.ErrorCode, _ = errorCode(err)
+		return 0, true
+	}
+	sp.ErrorCode = 0
+	if reg.File == nil {
+		return 0, true
+	}
+	if !first && reg.Size > int64(limit) {
+		reg.File.Close()
+		return 0, true
+	}
+	sp.RecordBatches = bufs.addRegion(reg)
+	return int(reg.Size), true
 }
 
 // checkLeaderEpoch compares the epoch a client believes in with ours

@@ -30,6 +30,9 @@ type Reply struct {
 	Wait       func() kmsg.Response
 	NoResponse bool
 	Release    func()
+	// Splices, called after the response is ready, lists the bytes fields
+	// to fill from files.
+	Splices func() []Splice
 }
 
 // Options builds a Handler.

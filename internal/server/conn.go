@@ -252,7 +252,17 @@ func (c *conn) finish(p *pending, broken bool) error {
 	// every response, so steady fetch traffic encodes without allocating.
 	c.wbuf = appendResponse(c.wbuf[:0], p.correlationID, resp)
 	_ = c.nc.SetWriteDeadline(time.Now().Add(c.srv.opts.IdleTimeout))
-	_, err := c.nc.Write(c.wbuf)
+	var err error
+	if splices := spliceList(r); len(splices) > 0 {
+		var pieces []piece
+		if pieces, err = splicePieces(c.wbuf, splices, resp.IsFlexible()); err != nil {
+			c.log.Error("cannot splice a response", "key", p.key, "err", err)
+			return fmt.Errorf("%w: %w", errHandler, err)
+		}
+		err = writePieces(c.nc, pieces)
+	} else {
+		_, err = c.nc.Write(c.wbuf)
+	}
 	if cap(c.wbuf) > maxWriteBufferBytes {
 		c.wbuf = nil // do not pin the memory of a rare huge response
 	}
@@ -260,4 +270,11 @@ func (c *conn) finish(p *pending, broken bool) error {
 		return fmt.Errorf("writing response: %w", err)
 	}
 	return nil
+}
+
+func spliceList(r Reply) []Splice {
+	if r.Splices == nil {
+		return nil
+	}
+	return r.Splices()
 }

@@ -42,13 +42,16 @@ type ConnInfo struct {
 // them: the connection is closed after writing (or without writing if there
 // is nothing to write), and nothing more is read from it. Release, if set,
 // is called exactly once after the response is written (or dropped), so the
-// handler can take back buffers the response points into.
+// handler can take back buffers the response points into. Splices, if set,
+// is called after the response is obtained and names the bytes fields to be
+// filled from files (see Splice).
 type Reply struct {
 	Resp       kmsg.Response
 	Wait       func() kmsg.Response
 	NoResponse bool
 	Close      bool
 	Release    func()
+	Splices    func() []Splice
 }
 
 // Handler handles the decoded requests. See the package documentation for

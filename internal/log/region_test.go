@@ -1,0 +1,103 @@
+package log
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/strata-broker/strata/internal/base"
+	"github.com/strata-broker/strata/internal/record"
+)
+
+// readRegion reads a region's bytes and closes its descriptor.
+func readRegion(t *testing.T, r Region) []byte {
+	t.Helper()
+	if r.File == nil {
+		return nil
+	}
+	defer r.File.Close()
+	b := make([]byte, r.Size)
+	if _, err := r.File.ReadAt(b, r.Pos); err != nil {
+		t.Fatalf("reading region: %v", err)
+	}
+	return b
+}
+
+// TestReadRegionMatchesRead checks, from every offset and for several byte
+// limits, that a region holds whole batches starting with the one holding
+// the offset, that Next is one past its last batch, and that it never holds
+// more than Read would.
+func TestReadRegionMatchesRead(t *testing.T) {
+	l := mustOpen(t, testOptions(t))
+	defer l.Close()
+	appendN(t, l, 40, 3, 100, 1000)
+	for from := l.Start(); from < l.End(); from++ {
+		for _, maxBytes := range []int{1, 500, 2000, 1 << 20} {
+			r, err := l.ReadRegion(from, maxBytes)
+			if err != nil {
+				t.Fatalf("ReadRegion(%d, %d): %v", from, maxBytes, err)
+			}
+			got := readRegion(t, r)
+			want, err := l.Read(from, 1<<30, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.HasPrefix(want, got) || len(got) == 0 {
+				t.Fatalf("ReadRegion(%d, %d) is not a non-empty prefix of Read", from, maxBytes)
+			}
+			n, err := record.ValidPrefix(got)
+			if err != nil || n != len(got) {
+				t.Fatalf("ReadRegion(%d, %d) holds a partial batch (%d of %d whole): %v", from, maxBytes, n, len(got), err)
+			}
+			var next base.Offset
+			for it := record.SplitBatches(got); ; {
+				_, h, ok := it.Next()
+				if !ok {
+					break
+				}
+				next = h.NextOffset()
+			}
+			if next != r.Next {
+				t.Fatalf("ReadRegion(%d, %d).Next = %d, batches end at %d", from, maxBytes, r.Next, next)
+			}
+			if first, _ := record.ParseHeader(got); first.BaseOffset > from || first.NextOffset() <= from {
+				t.Fatalf("ReadRegion(%d): first batch %d..%d does not hold it", from, first.BaseOffset, first.LastOffset())
+			}
+			if len(got) > maxBytes && next != firstNext(got) {
+				t.Fatalf("ReadRegion(%d, %d) exceeds maxBytes with more than one batch", from, maxBytes)
+			}
+		}
+	}
+	if r, err := l.ReadRegion(l.End(), 100); err != nil || r.File != nil || r.Next != l.End() {
+		t.Fatalf("ReadRegion(End) = %+v, %v; want an empty region", r, err)
+	}
+}
+
+func firstNext(b []byte) base.Offset {
+	h, _ := record.ParseHeader(b)
+	return h.NextOffset()
+}
+
+// TestReadRegionOutlivesSegmentDeletion: a fetch being sent keeps its bytes
+// even if retention deletes the segment meanwhile.
+func TestReadRegionOutlivesSegmentDeletion(t *testing.T) {
+	l := mustOpen(t, testOptions(t))
+	defer l.Close()
+	batches := appendN(t, l, 5, 2, 100, 1000)
+	r, err := l.ReadRegion(0, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Roll(); err != nil {
+		t.Fatal(err)
+	}
+	appendN(t, l, 1, 1, 10, 2000)
+	if err := l.DeleteSegmentsBefore(l.End()); err != nil {
+		t.Fatal(err)
+	}
+	if l.Start() == 0 {
+		t.Fatal("the first segment was not deleted")
+	}
+	if got, want := readRegion(t, r), bytes.Join(batches, nil); !bytes.Equal(got, want) {
+		t.Fatal("a region read after its segment was deleted differs from what was appended")
+	}
+}

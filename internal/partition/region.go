@@ -1,0 +1,48 @@
+package partition
+
+import (
+	"errors"
+
+	"github.com/strata-broker/strata/internal/base"
+	"github.com/strata-broker/strata/internal/log"
+)
+
+// Region is a byte range of a segment file holding whole batches, for
+// sending with sendfile. The receiver owns File and must Close it.
+type Region = log.Region
+
+// ErrNoRegion means the read cannot be served as a file region (it would
+// reach past the high watermark, or the log has no OS files); use Read.
+var ErrNoRegion = errors.New("partition: no file region for this read")
+
+// ReadRegion is Read without copying: it returns where the batches are.
+// An empty region (no File) means there is nothing at from yet.
+func (p *Partition) ReadRegion(from base.Offset, maxBytes int) (Region, Offsets, error) {
+	p.mu.Lock()
+	off := p.offsetsLocked()
+	closed := p.mu.closed
+	p.mu.Unlock()
+	if closed {
+		return Region{}, off, ErrClosed
+	}
+	if from < off.LogStart || from > off.HighWatermark {
+		return Region{}, off, ErrOffsetOutOfRange
+	}
+	if from == off.HighWatermark {
+		return Region{Next: from}, off, nil
+	}
+	r, err := p.log.ReadRegion(from, maxBytes)
+	switch {
+	case errors.Is(err, log.ErrOffsetOutOfRange):
+		return Region{}, off, ErrOffsetOutOfRange
+	case err != nil:
+		return Region{}, off, errors.Join(ErrNoRegion, err)
+	case r.Next > off.HighWatermark:
+		// Bytes past the high watermark must not be served; Read trims them.
+		if r.File != nil {
+			r.File.Close()
+		}
+		return Region{}, off, ErrNoRegion
+	}
+	return r, off, nil
+}
