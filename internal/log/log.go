@@ -103,6 +103,7 @@ func (l *Log) Append(batches []byte) error {
 			seg = l.activeLocked()
 		}
 		pos := seg.sizeBytes
+		seg.ensurePrealloc(pos+int64(len(b)), l.mu.opts.SegmentBytes)
 		if _, err := seg.file.WriteAt(b, pos); err != nil {
 			// Cut any partial write so the file stays whole batches.
 			_ = seg.file.Truncate(pos)
@@ -164,6 +165,9 @@ func (l *Log) rollLocked() error {
 	if err := sealed.flushIndexes(); err != nil {
 		return l.failLocked(err)
 	}
+	if err := sealed.releasePrealloc(); err != nil {
+		return l.failLocked(err)
+	}
 	sealed.indexDurable = false
 	next, err := createSegment(l.dir, sealed.nextOffset, l.mu.opts)
 	if err != nil {
@@ -199,6 +203,9 @@ func (l *Log) shutdownLocked() error {
 	}
 	for _, s := range l.mu.segs {
 		if err := s.flushIndexes(); err != nil {
+			return err
+		}
+		if err := s.releasePrealloc(); err != nil {
 			return err
 		}
 		if !s.indexDurable {

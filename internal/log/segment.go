@@ -38,6 +38,11 @@ type segment struct {
 
 	syncedBytes  int64 // prefix of the .log known to be fdatasync'ed
 	indexDurable bool  // index files are complete and fsync'ed (sealed segments only)
+
+	// preallocEnd is the end of the blocks reserved ahead of the data (see
+	// prealloc.go); preallocOff is set when the file system refused.
+	preallocEnd int64
+	preallocOff bool
 }
 
 func (s *segment) path(suffix string) string { return segmentPath(s.dir, s.baseOffset, suffix) }

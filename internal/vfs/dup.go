@@ -37,3 +37,26 @@ func DupOS(f File) (*os.File, error) {
 	}
 	return os.NewFile(uintptr(dupFd), of.Name()), nil
 }
+
+// Preallocate reserves disk blocks for [off, off+n) of f without changing
+// its size (fallocate FALLOC_FL_KEEP_SIZE), so later appends there skip the
+// file system's block allocation. It is only a hint: files without an OS
+// descriptor, and file systems that cannot do it, return an error the
+// caller may ignore.
+func Preallocate(f File, off, n int64) error {
+	of, ok := f.(osFile)
+	if !ok {
+		return ErrNoDescriptor
+	}
+	rc, err := of.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var ferr error
+	if err := rc.Control(func(fd uintptr) {
+		ferr = unix.Fallocate(int(fd), unix.FALLOC_FL_KEEP_SIZE, off, n)
+	}); err != nil {
+		return err
+	}
+	return ferr
+}
