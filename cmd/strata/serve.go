@@ -183,14 +183,14 @@ func start(ctx context.Context, cfg *config.Broker, logger *slog.Logger) (*node,
 	}
 	n := &node{meta: meta, logger: logger}
 	n.broker, err = broker.New(broker.Options{
-		DataDir:           cfg.LogDirs[0],
-		NodeID:            cfg.NodeID,
-		Meta:              meta,
-		Resolve:           topicResolver(cfg),
-		RetentionInterval: cfg.RetentionCheckInterval,
-		FlushInterval:     flushLoopInterval(cfg),
-		Clock:             clock.Real{},
-		Logger:            logger,
+		DataDir:            cfg.LogDirs[0],
+		NodeID:             cfg.NodeID,
+		Meta:               meta,
+		Resolve:            topicResolver(cfg),
+		RetentionInterval:  cfg.RetentionCheckInterval,
+		FlushCheckInterval: flushCheckInterval,
+		Clock:              clock.Real{},
+		Logger:             logger,
 	})
 	if err != nil {
 		return nil, errors.Join(err, n.shutdown())
@@ -222,13 +222,10 @@ func start(ctx context.Context, cfg *config.Broker, logger *slog.Logger) (*node,
 	return n, nil
 }
 
-// flushLoopInterval is how often the time-based flush runs; 0 = never.
-func flushLoopInterval(cfg *config.Broker) time.Duration {
-	if !cfg.FlushInterval.Set {
-		return 0
-	}
-	return max(cfg.FlushInterval.Duration, 10*time.Millisecond)
-}
+// flushCheckInterval is how often partitions are checked for unflushed
+// data older than their flush.ms. Topics without flush.ms cost one lock each
+// per check.
+const flushCheckInterval = 100 * time.Millisecond
 
 // advertised is the address clients are told to connect to: the first
 // advertised listener when advertised.listeners is set, else the bound

@@ -26,9 +26,11 @@ type Options struct {
 	Meta              *metadata.Store
 	Resolve           ConfigResolver
 	RetentionInterval time.Duration // log.retention.check.interval.ms
-	FlushInterval     time.Duration // how often the flush loop runs; 0 = no loop
-	Clock             clock.Clock
-	Logger            *slog.Logger
+	// FlushCheckInterval is how often partitions are checked for data
+	// older than their flush.ms (log.flush.scheduler.interval.ms).
+	FlushCheckInterval time.Duration
+	Clock              clock.Clock
+	Logger             *slog.Logger
 }
 
 // Validate reports the first unusable option.
@@ -44,6 +46,8 @@ func (o Options) Validate() error {
 		return errors.New("broker: Clock is required")
 	case o.RetentionInterval <= 0:
 		return errors.New("broker: RetentionInterval must be positive")
+	case o.FlushCheckInterval <= 0:
+		return errors.New("broker: FlushCheckInterval must be positive")
 	}
 	return nil
 }

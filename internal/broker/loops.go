@@ -27,9 +27,7 @@ func (b *Broker) startLoops() {
 		}
 	}()
 	b.every(b.opts.RetentionInterval, b.retentionPass)
-	if b.opts.FlushInterval > 0 {
-		b.every(b.opts.FlushInterval, b.flushPass)
-	}
+	b.every(b.opts.FlushCheckInterval, b.flushPass)
 }
 
 func (b *Broker) every(d time.Duration, f func()) {
@@ -63,10 +61,11 @@ func (b *Broker) retentionPass() {
 // tests and by operators through the CLI later.
 func (b *Broker) RunRetention() { b.retentionPass() }
 
-// flushPass syncs partitions whose flush interval elapsed; log.flush.interval.ms.
+// flushPass syncs the partitions whose unflushed data is older than their
+// flush.ms (log.flush.interval.ms); most topics never set it.
 func (b *Broker) flushPass() {
 	for _, p := range b.Partitions() {
-		if err := p.Flush(); err != nil {
+		if err := p.FlushIfDue(); err != nil {
 			b.logger.Error("flushing", "partition", p.TP().String(), "err", err)
 		}
 	}

@@ -148,6 +148,8 @@ func (p *Partition) appendValidated(batch []byte, h record.Header, cfg Config, a
 	}
 	if syncNeeded {
 		p.mu.unflushedMsgs = 0
+	} else if p.mu.unflushedMsgs == int64(h.NumRecords) {
+		p.mu.oldestUnflushedAt = p.opts.Clock.Now()
 	}
 	p.notifyLocked()
 	return appendOutcome{res: res, syncNeeded: syncNeeded, snapshot: snap}, nil
@@ -177,8 +179,20 @@ func lastSequence(h record.Header) int32 {
 	return int32(last)
 }
 
-// Flush syncs the log if data has waited longer than the flush interval.
-// Called by the broker's flush loop.
+// FlushIfDue syncs the log when unflushed data is older than the topic's
+// flush.ms (log.flush.interval.ms). The broker's flush loop calls it.
+func (p *Partition) FlushIfDue() error {
+	p.mu.Lock()
+	interval := p.mu.cfg.FlushInterval
+	due := interval > 0 && p.mu.unflushedMsgs > 0 && p.opts.Clock.Now().Sub(p.mu.oldestUnflushedAt) >= interval
+	p.mu.Unlock()
+	if !due {
+		return nil
+	}
+	return p.Flush()
+}
+
+// Flush syncs everything appended so far.
 func (p *Partition) Flush() error {
 	p.mu.Lock()
 	p.mu.unflushedMsgs = 0

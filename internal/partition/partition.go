@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/strata-broker/strata/internal/base"
 	"github.com/strata-broker/strata/internal/log"
@@ -38,7 +39,10 @@ type Partition struct {
 		epochs        epochCache
 		producers     *producers.State
 		unflushedMsgs int64
-		active        activeEstimate
+		// oldestUnflushedAt is when the oldest unflushed message arrived
+		// (flush.ms counts from it).
+		oldestUnflushedAt time.Time
+		active            activeEstimate
 		// changed is closed and replaced on every append, so long-poll
 		// fetches can wait without polling; after Close it stays closed.
 		changed chan struct{}
