@@ -106,15 +106,27 @@ var gzipWriters = sync.Pool{New: func() any {
 func compressGzip(src, dst []byte) ([]byte, error) {
 	c := gzipWriters.Get().(*gzipCompressor)
 	defer gzipWriters.Put(c)
-	c.out.b = dst
-	c.w.Reset(&c.out)
-	_, err := c.w.Write(src)
+	return compressStream(c.w, &c.out, src, dst)
+}
+
+// streamWriter is a pooled compressing writer that can be pointed at a new
+// output (gzip, lz4).
+type streamWriter interface {
+	io.WriteCloser
+	Reset(io.Writer)
+}
+
+// compressStream compresses src through w into dst, using out as w's sink.
+func compressStream(w streamWriter, out *appendWriter, src, dst []byte) ([]byte, error) {
+	out.b = dst
+	w.Reset(out)
+	_, err := w.Write(src)
 	if err == nil {
-		err = c.w.Close()
+		err = w.Close()
 	}
-	out := c.out.b
-	c.out.b = nil // the pool must not keep the caller's buffer alive
-	return out, err
+	b := out.b
+	out.b = nil // the pool must not keep the caller's buffer alive
+	return b, err
 }
 
 type lz4Compressor struct {
@@ -134,15 +146,7 @@ var lz4Writers = sync.Pool{New: func() any {
 func compressLZ4(src, dst []byte) ([]byte, error) {
 	c := lz4Writers.Get().(*lz4Compressor)
 	defer lz4Writers.Put(c)
-	c.out.b = dst
-	c.w.Reset(&c.out)
-	_, err := c.w.Write(src)
-	if err == nil {
-		err = c.w.Close()
-	}
-	out := c.out.b
-	c.out.b = nil
-	return out, err
+	return compressStream(c.w, &c.out, src, dst)
 }
 
 // zstdEncoder wraps the encoder so that a cleanup can close it when the pool
