@@ -19,12 +19,18 @@ const module = "github.com/strata-broker/strata/"
 //   - partition and broker import vfs: the crash-safe file protocol for their
 //     small state files lives in the file-system seam.
 //   - partition/producers is partition's pure idempotence state machine.
+//   - coordinator/group imports coordinator/runtime for the Shard contract
+//     (Op, Record, Result), as Kafka's group coordinator builds on its
+//     coordinator-common runtime; neither imports partition: the api or cmd
+//     layer adapts a partition to runtime.Log and runtime.Appender.
 var allowedImports = map[string][]string{
 	"cmd/strata":                   {"*"},
 	"test/e2e":                     {"*"},
 	"internal/server":              {"config", "metrics", "clock"},
 	"internal/api":                 {"broker", "coordinator", "metadata", "record", "base", "config", "partition", "partition/producers"},
 	"internal/broker":              {"partition", "replication", "tier", "metadata", "base", "clock", "vfs"},
+	"internal/coordinator/group":   {"coordinator/runtime", "base", "clock", "record"},
+	"internal/coordinator/runtime": {"base", "clock"},
 	"internal/metadata":            {"base", "vfs", "clock"},
 	"internal/partition":           {"log", "tier", "cleaner", "retention", "record", "base", "clock", "invariants", "vfs", "partition/producers"},
 	"internal/partition/producers": {"base"},
@@ -43,7 +49,7 @@ var forbiddenInCore = map[string]string{
 	"time.Now()": "take a clock.Clock",
 }
 
-var corePackages = []string{"internal/partition", "internal/retention", "internal/log", "internal/record", "internal/partition/producers"}
+var corePackages = []string{"internal/partition", "internal/retention", "internal/log", "internal/record", "internal/partition/producers", "internal/coordinator/group", "internal/coordinator/runtime"}
 
 func TestImportTable(t *testing.T) {
 	err := filepath.WalkDir(".", func(path string, d os.DirEntry, err error) error {

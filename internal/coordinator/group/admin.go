@@ -1,0 +1,118 @@
+package group
+
+import (
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-broker/strata/internal/coordinator/runtime"
+)
+
+// classicGroupType is the ListGroups v5+ type of every group here.
+const classicGroupType = "classic"
+
+func (c *Coordinator) describeGroups(req *kmsg.DescribeGroupsRequest) *kmsg.DescribeGroupsResponse {
+	resp := req.ResponseKind().(*kmsg.DescribeGroupsResponse)
+	for _, id := range req.Groups {
+		resp.Groups = append(resp.Groups, c.describeGroup(req.Version, id))
+	}
+	return resp
+}
+
+// describeGroup follows Kafka: protocol, member metadata and assignments
+// are shown only for a Stable group; a missing group is Dead (before v6) or
+// GROUP_ID_NOT_FOUND (v6+, KIP-1043).
+func (c *Coordinator) describeGroup(version int16, id string) kmsg.DescribeGroupsResponseGroup {
+	out := kmsg.NewDescribeGroupsResponseGroup()
+	out.Group = id
+	g, ok := c.groups[id]
+	if !ok {
+		out.State = stateDead.String()
+		if version >= 6 {
+			out.ErrorCode = kerr.GroupIDNotFound.Code
+		}
+		return out
+	}
+	out.State = g.state.String()
+	out.ProtocolType = g.protocolType
+	stable := g.state == stateStable
+	if stable {
+		out.Protocol = g.protocol
+	}
+	for _, mid := range g.order {
+		m := g.members[mid]
+		dm := kmsg.DescribeGroupsResponseGroupMember{
+			MemberID: m.id, InstanceID: m.instanceID, ClientID: m.clientID, ClientHost: m.clientHost,
+			ProtocolMetadata: []byte{}, MemberAssignment: []byte{},
+		}
+		if stable {
+			meta, _ := m.metadataFor(g.protocol)
+			dm.ProtocolMetadata = nonNil(meta)
+			dm.MemberAssignment = nonNil(m.assignment)
+		}
+		out.Members = append(out.Members, dm)
+	}
+	return out
+}
+
+func (c *Coordinator) listGroups(req *kmsg.ListGroupsRequest) *kmsg.ListGroupsResponse {
+	resp := req.ResponseKind().(*kmsg.ListGroupsResponse)
+	states := map[groupState]bool{}
+	for _, name := range req.StatesFilter {
+		if s, ok := parseState(name); ok {
+			states[s] = true
+		}
+	}
+	if len(req.StatesFilter) > 0 && len(states) == 0 {
+		return resp // only states no group is in
+	}
+	if len(req.TypesFilter) > 0 && !slices.ContainsFunc(req.TypesFilter, func(t string) bool {
+		return strings.EqualFold(t, classicGroupType)
+	}) {
+		return resp
+	}
+	for _, id := range slices.Sorted(maps.Keys(c.groups)) {
+		g := c.groups[id]
+		if len(states) > 0 && !states[g.state] {
+			continue
+		}
+		resp.Groups = append(resp.Groups, kmsg.ListGroupsResponseGroup{
+			Group: id, ProtocolType: g.protocolType, GroupState: g.state.String(), GroupType: classicGroupType,
+		})
+	}
+	return resp
+}
+
+// deleteGroups removes empty groups with their offsets, writing tombstones.
+func (c *Coordinator) deleteGroups(op runtime.Op, req *kmsg.DeleteGroupsRequest, res *runtime.Result) {
+	resp := req.ResponseKind().(*kmsg.DeleteGroupsResponse)
+	for _, id := range req.Groups {
+		rg := kmsg.NewDeleteGroupsResponseGroup()
+		rg.Group = id
+		rg.ErrorCode = c.deleteGroup(id, res)
+		resp.Groups = append(resp.Groups, rg)
+	}
+	reply(res, op.Token, resp)
+}
+
+func (c *Coordinator) deleteGroup(id string, res *runtime.Result) int16 {
+	if id == "" {
+		return kerr.InvalidGroupID.Code
+	}
+	g, ok := c.groups[id]
+	if !ok {
+		return kerr.GroupIDNotFound.Code
+	}
+	if g.state != stateEmpty {
+		return kerr.NonEmptyGroup.Code
+	}
+	for _, tp := range sortedPartitions(g.offsets) {
+		c.writeOffsetTombstone(g, tp, res)
+	}
+	c.writeGroupTombstone(g, res)
+	delete(c.groups, id)
+	return 0
+}

@@ -1,0 +1,166 @@
+package group
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-broker/strata/internal/coordinator/runtime"
+)
+
+// MaxVersions are the highest request versions the coordinator implements,
+// by API key. OffsetCommit and OffsetFetch v10 name topics by id; the api
+// layer must resolve ids to names before it may advertise them.
+var MaxVersions = map[int16]int16{
+	kmsg.OffsetCommit.Int16():   9,
+	kmsg.OffsetFetch.Int16():    9,
+	kmsg.JoinGroup.Int16():      9,
+	kmsg.Heartbeat.Int16():      4,
+	kmsg.LeaveGroup.Int16():     5,
+	kmsg.SyncGroup.Int16():      5,
+	kmsg.DescribeGroups.Int16(): 6,
+	kmsg.ListGroups.Int16():     5,
+	kmsg.DeleteGroups.Int16():   3,
+	kmsg.OffsetDelete.Int16():   0,
+}
+
+// Coordinator holds the classic groups of one __consumer_offsets partition.
+// It implements runtime.Shard. Not safe for concurrent use.
+type Coordinator struct {
+	opts        Options
+	groups      map[string]*group
+	expiryCheck deadline // next offsets-expiry scan; armed by the first Tick
+}
+
+var _ runtime.Shard = (*Coordinator)(nil)
+
+// New returns an empty coordinator.
+func New(opts Options) (*Coordinator, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	return &Coordinator{opts: opts, groups: map[string]*group{}}, nil
+}
+
+// Handle applies one request. Requests of other types than those in
+// MaxVersions are a programmer error.
+func (c *Coordinator) Handle(op runtime.Op, now time.Time) runtime.Result {
+	var res runtime.Result
+	switch req := op.Req.(type) {
+	case *kmsg.JoinGroupRequest:
+		c.joinGroup(op, req, now, &res)
+	case *kmsg.SyncGroupRequest:
+		c.syncGroup(op, req, now, &res)
+	case *kmsg.HeartbeatRequest:
+		c.heartbeat(op, req, now, &res)
+	case *kmsg.LeaveGroupRequest:
+		c.leaveGroup(op, req, now, &res)
+	case *kmsg.OffsetCommitRequest:
+		c.offsetCommit(op, req, now, &res)
+	case *kmsg.OffsetFetchRequest:
+		reply(&res, op.Token, c.offsetFetch(req))
+	case *kmsg.OffsetDeleteRequest:
+		c.offsetDelete(op, req, &res)
+	case *kmsg.DescribeGroupsRequest:
+		reply(&res, op.Token, c.describeGroups(req))
+	case *kmsg.ListGroupsRequest:
+		reply(&res, op.Token, c.listGroups(req))
+	case *kmsg.DeleteGroupsRequest:
+		c.deleteGroups(op, req, &res)
+	default:
+		panic(fmt.Sprintf("group: Handle of unserved request %T", op.Req))
+	}
+	return res
+}
+
+// Tick fires the timers that are due at now: pending-member, session,
+// sync and join-phase timeouts, and (every retention check interval) offset
+// expiry. The first Tick after Replay arms the session timers of the loaded
+// members.
+func (c *Coordinator) Tick(now time.Time) runtime.Result {
+	var res runtime.Result
+	for _, id := range slices.Sorted(maps.Keys(c.groups)) {
+		c.tickGroup(c.groups[id], now, &res)
+	}
+	if !c.expiryCheck.armed {
+		c.expiryCheck = armAt(now.Add(c.opts.OffsetsRetentionCheckInterval))
+	} else if c.expiryCheck.passed(now) {
+		c.expireOffsets(now, &res)
+		c.expiryCheck = armAt(now.Add(c.opts.OffsetsRetentionCheckInterval))
+	}
+	return res
+}
+
+func (c *Coordinator) tickGroup(g *group, now time.Time, res *runtime.Result) {
+	for id, d := range g.pending {
+		if d.passed(now) {
+			delete(g.pending, id)
+		}
+	}
+	removed := false
+	for _, id := range slices.Clone(g.order) {
+		m := g.members[id]
+		if m.awaitJoin != nil || m.awaitSync != nil {
+			continue
+		}
+		if !m.session.armed {
+			m.session = armAt(now.Add(m.sessionTimeout))
+			continue
+		}
+		if m.session.passed(now) {
+			c.removeMember(g, m, res)
+			removed = true
+		}
+	}
+	if g.syncDeadline.passed(now) && (g.state == stateCompletingRebalance || g.state == stateStable) {
+		g.syncDeadline = deadline{}
+		for _, id := range slices.Clone(g.order) {
+			if g.pendingSync[id] {
+				c.removeMember(g, g.members[id], res)
+				removed = true
+			}
+		}
+	}
+	if removed {
+		c.afterRemoval(g, now, res)
+	}
+	if g.state == statePreparingRebalance && g.joinDeadline.passed(now) {
+		if g.initialDelay && g.initialNewJoin && g.initialLeft > 0 {
+			d := min(c.opts.InitialRebalanceDelay, g.initialLeft)
+			g.initialLeft -= d
+			g.initialNewJoin = false
+			g.joinDeadline = armAt(now.Add(d))
+		} else {
+			c.completeJoin(g, now, res)
+		}
+	}
+	c.maybeCompleteJoin(g, now, res)
+	c.dropIfGarbage(g)
+}
+
+// newMemberID is Kafka's form: the client id (or instance id) and a UUID.
+func (c *Coordinator) newMemberID(prefix string) string {
+	var b [16]byte
+	if _, err := io.ReadFull(c.opts.Random, b[:]); err != nil {
+		panic(fmt.Sprintf("group: Options.Random failed: %v", err))
+	}
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%s-%x-%x-%x-%x-%x", prefix, b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+func (c *Coordinator) dropIfGarbage(g *group) {
+	if g.garbage() {
+		delete(c.groups, g.id)
+	}
+}
+
+func reply(res *runtime.Result, token uint64, resp kmsg.Response) {
+	res.Replies = append(res.Replies, runtime.Reply{Token: token, Resp: resp})
+}
+
+func millis(ms int32) time.Duration { return time.Duration(ms) * time.Millisecond }

@@ -1,0 +1,39 @@
+// Package group is the classic consumer-group coordinator of one
+// __consumer_offsets partition, as a pure state machine (Kafka's
+// GroupMetadataManager for classic groups plus its offset manager).
+//
+// Contract. A Coordinator implements runtime.Shard: Handle(op, now) applies
+// one JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit,
+// OffsetFetch, OffsetDelete, DescribeGroups, ListGroups or DeleteGroups
+// request (versions up to MaxVersions) and Tick(now) fires due timers. Both
+// return a runtime.Result: records to append to the partition, in Kafka's
+// schemas (OffsetCommitKey/Value, GroupMetadataKey/Value), and replies keyed
+// by op tokens. The caller must send the replies only after the records are
+// durable. A JoinGroup or SyncGroup may get its reply from a later Handle or
+// Tick (when the rebalance completes); every op gets exactly one reply.
+// Replay(key, value) rebuilds the state from the partition; the first Tick
+// after loading arms the loaded members' session timers. Time only enters
+// as the now argument; randomness (member ids) only through Options.Random.
+// No goroutines, no I/O, not safe for concurrent use.
+//
+// Errors are Kafka error codes inside responses, as Kafka's classic
+// coordinator answers them (REBALANCE_IN_PROGRESS, ILLEGAL_GENERATION,
+// UNKNOWN_MEMBER_ID, MEMBER_ID_REQUIRED, FENCED_INSTANCE_ID, ...). Nothing
+// here answers UNKNOWN_SERVER_ERROR. A request of a type it does not serve
+// panics (the api layer routes only these).
+//
+// Invariants:
+//   - Replaying, in order, every record a Coordinator produced yields the
+//     same committed offsets and the same persisted group metadata (tested
+//     as a property). Committed offsets change only together with a record.
+//   - A group's generation never decreases while the group exists.
+//   - A group is in c.groups only if it has members, pending members,
+//     offsets or persisted metadata; a deleted group is gone (never Dead in
+//     the map).
+//   - Group metadata is persisted when the leader's SyncGroup completes a
+//     rebalance, when a group becomes Empty, and when a static member is
+//     replaced without a rebalance; the join phase itself is not persisted
+//     (as in Kafka: after a reload, clients of an unpersisted generation get
+//     ILLEGAL_GENERATION or UNKNOWN_MEMBER_ID and rejoin).
+//   - Loaded groups with members are Stable, otherwise Empty.
+package group

@@ -1,0 +1,310 @@
+package group
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-broker/strata/internal/base"
+)
+
+// consumerProtocolType is the protocol type of Kafka consumers; only its
+// member metadata is parsed (for OffsetDelete and offset expiry).
+const consumerProtocolType = "consumer"
+
+// protocol is one assignment protocol a member supports, in its order of
+// preference.
+type protocol struct {
+	name     string
+	metadata []byte
+}
+
+// waitingJoin is a JoinGroup whose response waits for the join phase to end.
+type waitingJoin struct {
+	token uint64
+	req   *kmsg.JoinGroupRequest
+}
+
+// waitingSync is a SyncGroup whose response waits for the leader's SyncGroup.
+type waitingSync struct {
+	token uint64
+	req   *kmsg.SyncGroupRequest
+}
+
+// member is one member of a classic group.
+//
+// Invariants: awaitJoin != nil only while the group is PreparingRebalance;
+// awaitSync != nil only while it is CompletingRebalance. The session timer
+// is not checked while the member waits for a response (the rebalance timer
+// covers it); it is re-armed when the response is produced.
+type member struct {
+	id               string
+	instanceID       *string // nil for a dynamic member
+	clientID         string
+	clientHost       string
+	rebalanceTimeout time.Duration
+	sessionTimeout   time.Duration
+	protocols        []protocol
+	assignment       []byte
+	awaitJoin        *waitingJoin
+	awaitSync        *waitingSync
+	session          deadline
+}
+
+func (m *member) metadataFor(name string) ([]byte, bool) {
+	for _, p := range m.protocols {
+		if p.name == name {
+			return p.metadata, true
+		}
+	}
+	return nil, false
+}
+
+func (m *member) sameProtocols(ps []kmsg.JoinGroupRequestProtocol) bool {
+	return slices.EqualFunc(m.protocols, ps, func(a protocol, b kmsg.JoinGroupRequestProtocol) bool {
+		return a.name == b.Name && bytes.Equal(a.metadata, b.Metadata)
+	})
+}
+
+func protocolsOf(ps []kmsg.JoinGroupRequestProtocol) []protocol {
+	out := make([]protocol, len(ps))
+	for i, p := range ps {
+		out[i] = protocol{name: p.Name, metadata: p.Metadata}
+	}
+	return out
+}
+
+// offsetEntry is one committed offset.
+type offsetEntry struct {
+	offset      base.Offset
+	leaderEpoch base.Epoch
+	hasEpoch    bool
+	metadata    string
+	committed   time.Time // millisecond precision: what the record holds
+}
+
+// group is one classic consumer group.
+//
+// Invariants:
+//   - order holds exactly the keys of members, in join order.
+//   - supported[p] counts the members that list protocol p.
+//   - numAwaitingJoin counts the members with awaitJoin != nil.
+//   - static maps each static member's instance id to its member id.
+//   - leader is a member id, or "" only when there are no members.
+//   - persisted is the GroupMetadataValue last written or replayed (nil
+//     when none or after a tombstone): what a reload would see.
+type group struct {
+	id              string
+	state           groupState
+	stateSince      time.Time
+	hasStateSince   bool
+	generation      int32
+	protocolType    string // "" until a member joined: a simple (offsets-only) group
+	protocol        string // "" while no protocol is selected
+	leader          string
+	members         map[string]*member
+	order           []string
+	static          map[string]string
+	pending         map[string]deadline // member ids handed out with MEMBER_ID_REQUIRED
+	supported       map[string]int
+	numAwaitingJoin int
+	pendingSync     map[string]bool
+	syncDeadline    deadline
+	joinDeadline    deadline
+	initialDelay    bool          // the join phase is the initial delay of an empty group
+	initialNewJoin  bool          // a member joined during the current delay
+	initialLeft     time.Duration // what the initial delay may still be extended by
+	subscribed      map[string]bool
+	subscribedKnown bool
+	offsets         map[base.TopicPartition]offsetEntry
+	persisted       *kmsg.GroupMetadataValue
+}
+
+func newGroup(id string, now time.Time) *group {
+	return &group{
+		id:            id,
+		state:         stateEmpty,
+		stateSince:    now,
+		hasStateSince: true,
+		members:       map[string]*member{},
+		static:        map[string]string{},
+		pending:       map[string]deadline{},
+		supported:     map[string]int{},
+		offsets:       map[base.TopicPartition]offsetEntry{},
+	}
+}
+
+func (g *group) transition(to groupState, now time.Time) {
+	if !validTransition(g.state, to) {
+		panic(fmt.Sprintf("group %q: invalid transition %v -> %v", g.id, g.state, to))
+	}
+	g.state = to
+	g.stateSince = now
+	g.hasStateSince = true
+}
+
+// addMember adds m; the first member of an empty group sets its protocol
+// type, and a group without a leader gets m as its leader.
+func (g *group) addMember(m *member, protocolType string) {
+	if len(g.members) == 0 {
+		g.protocolType = protocolType
+	}
+	g.members[m.id] = m
+	g.order = append(g.order, m.id)
+	for _, p := range m.protocols {
+		g.supported[p.name]++
+	}
+	if m.instanceID != nil {
+		g.static[*m.instanceID] = m.id
+	}
+	if m.awaitJoin != nil {
+		g.numAwaitingJoin++
+	}
+	if g.leader == "" {
+		g.leader = m.id
+	}
+}
+
+// dropMember removes m without answering what it waits for; callers answer.
+func (g *group) dropMember(m *member) {
+	for _, p := range m.protocols {
+		g.supported[p.name]--
+	}
+	delete(g.members, m.id)
+	g.order = slices.DeleteFunc(g.order, func(id string) bool { return id == m.id })
+	if m.instanceID != nil && g.static[*m.instanceID] == m.id {
+		delete(g.static, *m.instanceID)
+	}
+	if m.awaitJoin != nil {
+		g.numAwaitingJoin--
+	}
+	delete(g.pendingSync, m.id)
+	if g.leader == m.id {
+		g.leader = ""
+		if len(g.order) > 0 {
+			g.leader = g.order[0]
+		}
+	}
+}
+
+func (g *group) setProtocols(m *member, ps []protocol) {
+	for _, p := range m.protocols {
+		g.supported[p.name]--
+	}
+	m.protocols = ps
+	for _, p := range m.protocols {
+		g.supported[p.name]++
+	}
+}
+
+// supportsProtocols reports whether a member with this protocol type and
+// these protocols may join: an empty group takes any non-empty set; a
+// non-empty group needs the same type and one protocol all members support.
+func (g *group) supportsProtocols(protocolType string, ps []kmsg.JoinGroupRequestProtocol) bool {
+	if g.state == stateEmpty {
+		return protocolType != "" && len(ps) > 0
+	}
+	if protocolType != g.protocolType {
+		return false
+	}
+	for _, p := range ps {
+		if g.supported[p.Name] == len(g.members) {
+			return true
+		}
+	}
+	return false
+}
+
+// selectProtocol is Kafka's vote: among the protocols every member supports,
+// each member votes for its most preferred; most votes wins. Ties go to the
+// candidate that the earliest-joined member prefers, so the choice is
+// deterministic. The group must have members.
+func (g *group) selectProtocol() string {
+	votes := map[string]int{}
+	var firstSeen []string
+	for _, id := range g.order {
+		for _, p := range g.members[id].protocols {
+			if g.supported[p.name] != len(g.members) {
+				continue
+			}
+			if votes[p.name] == 0 {
+				firstSeen = append(firstSeen, p.name)
+			}
+			votes[p.name]++
+			break
+		}
+	}
+	best := ""
+	for _, name := range firstSeen {
+		if best == "" || votes[name] > votes[best] {
+			best = name
+		}
+	}
+	if best == "" {
+		panic(fmt.Sprintf("group %q: no protocol common to all %d members", g.id, len(g.members)))
+	}
+	return best
+}
+
+// computeSubscribed derives the topics the group consumes from the members'
+// consumer-protocol metadata. Unknown (subscribedKnown false) when the group
+// is not a consumer group, has no protocol yet, or a member's metadata does
+// not parse.
+func (g *group) computeSubscribed() {
+	g.subscribed, g.subscribedKnown = nil, false
+	if g.protocolType != consumerProtocolType {
+		return
+	}
+	if len(g.members) == 0 {
+		g.subscribed, g.subscribedKnown = map[string]bool{}, true
+		return
+	}
+	if g.protocol == "" {
+		return
+	}
+	topics := map[string]bool{}
+	for _, m := range g.members {
+		raw, _ := m.metadataFor(g.protocol)
+		var meta kmsg.ConsumerMemberMetadata
+		if err := meta.ReadFrom(raw); err != nil {
+			return
+		}
+		for _, t := range meta.Topics {
+			topics[t] = true
+		}
+	}
+	g.subscribed, g.subscribedKnown = topics, true
+}
+
+// isSubscribedTo is Kafka's rule: when the topics are unknown, a consumer
+// group counts as subscribed (deleting its offsets is refused).
+func (g *group) isSubscribedTo(topic string) bool {
+	if g.subscribedKnown {
+		return g.subscribed[topic]
+	}
+	return g.protocolType == consumerProtocolType
+}
+
+// rebalanceTimeout is the largest rebalance timeout of the members.
+func (g *group) rebalanceTimeout() time.Duration {
+	var d time.Duration
+	for _, m := range g.members {
+		d = max(d, m.rebalanceTimeout)
+	}
+	return d
+}
+
+// allJoined reports whether the join phase can end early.
+func (g *group) allJoined() bool {
+	return g.numAwaitingJoin == len(g.members) && len(g.pending) == 0
+}
+
+// garbage reports whether the group holds nothing worth keeping: no
+// members, no offsets and nothing persisted.
+func (g *group) garbage() bool {
+	return g.state == stateEmpty && len(g.members) == 0 && len(g.pending) == 0 &&
+		len(g.offsets) == 0 && g.persisted == nil
+}

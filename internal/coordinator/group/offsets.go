@@ -1,0 +1,241 @@
+package group
+
+import (
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-broker/strata/internal/base"
+	"github.com/strata-broker/strata/internal/coordinator/runtime"
+)
+
+func (c *Coordinator) offsetCommit(op runtime.Op, req *kmsg.OffsetCommitRequest, now time.Time, res *runtime.Result) {
+	resp := req.ResponseKind().(*kmsg.OffsetCommitResponse)
+	defer reply(res, op.Token, resp)
+	g, m, code := c.validateCommit(req, now)
+	for _, t := range req.Topics {
+		rt := kmsg.OffsetCommitResponseTopic{Topic: t.Topic, TopicID: t.TopicID}
+		for _, p := range t.Partitions {
+			pc := code
+			if pc == 0 && p.Metadata != nil && len(*p.Metadata) > c.opts.OffsetMetadataMaxBytes {
+				pc = kerr.OffsetMetadataTooLarge.Code
+			}
+			if pc == 0 {
+				e := offsetEntry{offset: base.Offset(p.Offset), committed: time.UnixMilli(now.UnixMilli())}
+				if p.Metadata != nil {
+					e.metadata = *p.Metadata
+				}
+				if req.Version >= 6 && p.LeaderEpoch >= 0 {
+					e.leaderEpoch, e.hasEpoch = base.Epoch(p.LeaderEpoch), true
+				}
+				c.writeOffset(g, base.TopicPartition{Topic: t.Topic, Partition: p.Partition}, e, res)
+			}
+			rt.Partitions = append(rt.Partitions, kmsg.OffsetCommitResponseTopicPartition{Partition: p.Partition, ErrorCode: pc})
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	if m != nil {
+		m.session = armAt(now.Add(m.sessionTimeout))
+	}
+	if g != nil {
+		c.dropIfGarbage(g)
+	}
+}
+
+// validateCommit is Kafka's validateOffsetCommit. It returns the group to
+// commit into (created for a simple commit) and the committing member, if
+// any, or the error code for every partition.
+func (c *Coordinator) validateCommit(req *kmsg.OffsetCommitRequest, now time.Time) (*group, *member, int16) {
+	if req.Group == "" {
+		return nil, nil, kerr.InvalidGroupID.Code
+	}
+	g, ok := c.groups[req.Group]
+	if !ok {
+		if req.Generation >= 0 {
+			if req.Version >= 9 {
+				return nil, nil, kerr.GroupIDNotFound.Code
+			}
+			return nil, nil, kerr.IllegalGeneration.Code
+		}
+		g = newGroup(req.Group, now)
+		c.groups[req.Group] = g
+	}
+	if req.Generation < 0 && g.state == stateEmpty {
+		return g, nil, 0 // a simple commit: admin tools, manual assignment
+	}
+	var m *member
+	if req.Generation >= 0 || req.MemberID != "" || req.InstanceID != nil {
+		var code int16
+		if m, code = validMember(g, req.MemberID, req.InstanceID); code != 0 {
+			return g, nil, code
+		}
+		if req.Generation != g.generation {
+			return g, nil, kerr.IllegalGeneration.Code
+		}
+	} else if g.state != stateEmpty {
+		return g, nil, kerr.UnknownMemberID.Code
+	}
+	if g.state == stateCompletingRebalance {
+		return g, nil, kerr.RebalanceInProgress.Code
+	}
+	return g, m, 0
+}
+
+func (c *Coordinator) offsetFetch(req *kmsg.OffsetFetchRequest) *kmsg.OffsetFetchResponse {
+	resp := req.ResponseKind().(*kmsg.OffsetFetchResponse)
+	if req.Version < 8 {
+		var topics []kmsg.OffsetFetchRequestGroupTopic
+		for _, t := range req.Topics {
+			topics = append(topics, kmsg.OffsetFetchRequestGroupTopic{Topic: t.Topic, Partitions: t.Partitions})
+		}
+		all := req.Topics == nil && req.Version >= 2
+		fg := c.fetchGroup(req.Group, topics, all)
+		for _, t := range fg.Topics {
+			rt := kmsg.OffsetFetchResponseTopic{Topic: t.Topic}
+			for _, p := range t.Partitions {
+				rt.Partitions = append(rt.Partitions, kmsg.OffsetFetchResponseTopicPartition{
+					Partition: p.Partition, Offset: p.Offset, LeaderEpoch: p.LeaderEpoch,
+					Metadata: p.Metadata, ErrorCode: p.ErrorCode,
+				})
+			}
+			resp.Topics = append(resp.Topics, rt)
+		}
+		resp.ErrorCode = fg.ErrorCode
+		return resp
+	}
+	for _, rg := range req.Groups {
+		resp.Groups = append(resp.Groups, c.fetchGroup(rg.Group, rg.Topics, rg.Topics == nil))
+	}
+	return resp
+}
+
+// fetchGroup answers one group of an OffsetFetch. A partition without a
+// committed offset answers offset -1 (the wire's "none"); all=true lists
+// every committed partition.
+func (c *Coordinator) fetchGroup(id string, topics []kmsg.OffsetFetchRequestGroupTopic, all bool) kmsg.OffsetFetchResponseGroup {
+	out := kmsg.OffsetFetchResponseGroup{Group: id}
+	g := c.groups[id]
+	if all {
+		if g == nil {
+			return out
+		}
+		byTopic := map[string][]int32{}
+		for tp := range g.offsets {
+			byTopic[tp.Topic] = append(byTopic[tp.Topic], tp.Partition)
+		}
+		topics = nil
+		for _, t := range slices.Sorted(maps.Keys(byTopic)) {
+			slices.Sort(byTopic[t])
+			topics = append(topics, kmsg.OffsetFetchRequestGroupTopic{Topic: t, Partitions: byTopic[t]})
+		}
+	}
+	for _, t := range topics {
+		rt := kmsg.OffsetFetchResponseGroupTopic{Topic: t.Topic}
+		for _, p := range t.Partitions {
+			rp := kmsg.OffsetFetchResponseGroupTopicPartition{Partition: p, Offset: -1, LeaderEpoch: -1, Metadata: kmsg.StringPtr("")}
+			if g != nil {
+				if e, ok := g.offsets[base.TopicPartition{Topic: t.Topic, Partition: p}]; ok {
+					rp.Offset = int64(e.offset)
+					rp.Metadata = kmsg.StringPtr(e.metadata)
+					if e.hasEpoch {
+						rp.LeaderEpoch = int32(e.leaderEpoch)
+					}
+				}
+			}
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		out.Topics = append(out.Topics, rt)
+	}
+	return out
+}
+
+func (c *Coordinator) offsetDelete(op runtime.Op, req *kmsg.OffsetDeleteRequest, res *runtime.Result) {
+	resp := req.ResponseKind().(*kmsg.OffsetDeleteResponse)
+	defer reply(res, op.Token, resp)
+	g, ok := c.groups[req.Group]
+	if !ok {
+		resp.ErrorCode = kerr.GroupIDNotFound.Code
+		return
+	}
+	if g.state != stateEmpty && g.protocolType != consumerProtocolType {
+		resp.ErrorCode = kerr.NonEmptyGroup.Code
+		return
+	}
+	for _, t := range req.Topics {
+		rt := kmsg.OffsetDeleteResponseTopic{Topic: t.Topic}
+		subscribed := g.state != stateEmpty && g.isSubscribedTo(t.Topic)
+		for _, p := range t.Partitions {
+			rp := kmsg.OffsetDeleteResponseTopicPartition{Partition: p.Partition}
+			tp := base.TopicPartition{Topic: t.Topic, Partition: p.Partition}
+			if subscribed {
+				rp.ErrorCode = kerr.GroupSubscribedToTopic.Code
+			} else if _, ok := g.offsets[tp]; ok {
+				c.writeOffsetTombstone(g, tp, res)
+			}
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	c.dropIfGarbage(g)
+}
+
+// expireOffsets is Kafka's offset retention (KIP-211): an empty group's
+// offsets expire a retention period after it became empty; a simple
+// group's, after their commit; a stable consumer group's offsets of topics
+// it no longer subscribes to, after their commit. An empty group left
+// without offsets is deleted.
+func (c *Coordinator) expireOffsets(now time.Time, res *runtime.Result) {
+	for _, id := range slices.Sorted(maps.Keys(c.groups)) {
+		g := c.groups[id]
+		since, ok := c.expiryBase(g)
+		if ok {
+			for _, tp := range sortedPartitions(g.offsets) {
+				if t, ok := since(tp, g.offsets[tp]); ok && now.Sub(t) >= c.opts.OffsetsRetention {
+					c.writeOffsetTombstone(g, tp, res)
+				}
+			}
+		}
+		if g.state == stateEmpty && len(g.offsets) == 0 && len(g.pending) == 0 {
+			if g.persisted != nil {
+				c.writeGroupTombstone(g, res)
+			}
+			delete(c.groups, id)
+		}
+	}
+}
+
+// expiryBase returns, for a group whose offsets can expire, the time each
+// offset's retention counts from (false: this offset does not expire).
+func (c *Coordinator) expiryBase(g *group) (func(base.TopicPartition, offsetEntry) (time.Time, bool), bool) {
+	switch {
+	case g.protocolType == "":
+		return func(_ base.TopicPartition, e offsetEntry) (time.Time, bool) { return e.committed, true }, true
+	case g.state == stateEmpty:
+		return func(_ base.TopicPartition, e offsetEntry) (time.Time, bool) {
+			if g.hasStateSince {
+				return g.stateSince, true
+			}
+			return e.committed, true
+		}, true
+	case g.protocolType == consumerProtocolType && g.subscribedKnown && g.state == stateStable:
+		return func(tp base.TopicPartition, e offsetEntry) (time.Time, bool) {
+			return e.committed, !g.subscribed[tp.Topic]
+		}, true
+	}
+	return nil, false
+}
+
+func sortedPartitions(m map[base.TopicPartition]offsetEntry) []base.TopicPartition {
+	return slices.SortedFunc(maps.Keys(m), func(a, b base.TopicPartition) int {
+		if a.Topic != b.Topic {
+			if a.Topic < b.Topic {
+				return -1
+			}
+			return 1
+		}
+		return int(a.Partition) - int(b.Partition)
+	})
+}

@@ -1,0 +1,70 @@
+package group
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"time"
+)
+
+// Options are a coordinator's limits and its source of randomness. The names
+// follow Kafka's broker configs.
+type Options struct {
+	// SessionTimeoutMin and SessionTimeoutMax bound a member's session
+	// timeout (group.min.session.timeout.ms, group.max.session.timeout.ms).
+	SessionTimeoutMin time.Duration
+	SessionTimeoutMax time.Duration
+	// InitialRebalanceDelay holds the first rebalance of an empty group open
+	// for more members (group.initial.rebalance.delay.ms).
+	InitialRebalanceDelay time.Duration
+	// MaxSize is the most members a group may have (group.max.size).
+	MaxSize int
+	// OffsetsRetention is how long offsets of an empty group (or of a simple
+	// group, since their commit) are kept (offsets.retention.minutes).
+	OffsetsRetention time.Duration
+	// OffsetsRetentionCheckInterval is how often Tick looks for expired
+	// offsets (offsets.retention.check.interval.ms).
+	OffsetsRetentionCheckInterval time.Duration
+	// OffsetMetadataMaxBytes bounds the metadata string of a committed
+	// offset (offset.metadata.max.bytes).
+	OffsetMetadataMaxBytes int
+	// Random supplies the random part of member ids (crypto/rand.Reader in
+	// production, a seeded reader in tests). Reads must not fail.
+	Random io.Reader
+}
+
+// DefaultOptions returns Kafka's defaults with the given randomness.
+func DefaultOptions(random io.Reader) Options {
+	return Options{
+		SessionTimeoutMin:             6 * time.Second,
+		SessionTimeoutMax:             30 * time.Minute,
+		InitialRebalanceDelay:         3 * time.Second,
+		MaxSize:                       math.MaxInt32,
+		OffsetsRetention:              7 * 24 * time.Hour,
+		OffsetsRetentionCheckInterval: 10 * time.Minute,
+		OffsetMetadataMaxBytes:        4096,
+		Random:                        random,
+	}
+}
+
+// Validate reports the first option that is out of range.
+func (o Options) Validate() error {
+	switch {
+	case o.SessionTimeoutMin <= 0 || o.SessionTimeoutMax < o.SessionTimeoutMin:
+		return fmt.Errorf("group: session timeout bounds [%v, %v] are not a range", o.SessionTimeoutMin, o.SessionTimeoutMax)
+	case o.InitialRebalanceDelay < 0:
+		return fmt.Errorf("group: initial rebalance delay %v is negative", o.InitialRebalanceDelay)
+	case o.MaxSize < 1:
+		return fmt.Errorf("group: max size %d is below 1", o.MaxSize)
+	case o.OffsetsRetention <= 0:
+		return fmt.Errorf("group: offsets retention %v is not positive", o.OffsetsRetention)
+	case o.OffsetsRetentionCheckInterval <= 0:
+		return fmt.Errorf("group: offsets retention check interval %v is not positive", o.OffsetsRetentionCheckInterval)
+	case o.OffsetMetadataMaxBytes < 0:
+		return fmt.Errorf("group: offset metadata max bytes %d is negative", o.OffsetMetadataMaxBytes)
+	case o.Random == nil:
+		return errors.New("group: Options.Random is nil")
+	}
+	return nil
+}

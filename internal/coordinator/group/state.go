@@ -1,0 +1,81 @@
+package group
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// groupState is a classic group's lifecycle. The zero value is invalid.
+type groupState uint8
+
+const (
+	// stateEmpty: no members; offsets may remain. A join starts a rebalance.
+	stateEmpty groupState = iota + 1
+	// statePreparingRebalance: members are (re)joining; the join phase ends
+	// when all known members joined or the rebalance timeout passes.
+	statePreparingRebalance
+	// stateCompletingRebalance: join responses are out; waiting for the
+	// leader's SyncGroup with the assignment.
+	stateCompletingRebalance
+	// stateStable: the assignment is persisted and handed out.
+	stateStable
+	// stateDead: the group is being removed; it is never kept in the map.
+	stateDead
+)
+
+var stateNames = [...]string{
+	stateEmpty:               "Empty",
+	statePreparingRebalance:  "PreparingRebalance",
+	stateCompletingRebalance: "CompletingRebalance",
+	stateStable:              "Stable",
+	stateDead:                "Dead",
+}
+
+// String returns Kafka's name for the state, as DescribeGroups and ListGroups
+// report it.
+func (s groupState) String() string {
+	if s == 0 || int(s) >= len(stateNames) {
+		return fmt.Sprintf("groupState(%d)", uint8(s))
+	}
+	return stateNames[s]
+}
+
+// parseState maps a ListGroups state filter (case-insensitive, as Kafka
+// compares them) to a state.
+func parseState(name string) (groupState, bool) {
+	for s := stateEmpty; s <= stateDead; s++ {
+		if strings.EqualFold(name, stateNames[s]) {
+			return s, true
+		}
+	}
+	return 0, false
+}
+
+// validTransition is Kafka's table of previous states for each state.
+func validTransition(from, to groupState) bool {
+	switch to {
+	case statePreparingRebalance:
+		return from == stateStable || from == stateCompletingRebalance || from == stateEmpty
+	case stateCompletingRebalance:
+		return from == statePreparingRebalance
+	case stateStable:
+		return from == stateCompletingRebalance
+	case stateEmpty:
+		return from == statePreparingRebalance
+	case stateDead:
+		return from != 0
+	}
+	return false
+}
+
+// deadline is an optional point in time: a timer that Tick checks.
+type deadline struct {
+	at    time.Time
+	armed bool
+}
+
+func armAt(t time.Time) deadline { return deadline{at: t, armed: true} }
+
+// passed reports whether the timer is armed and now is at or after it.
+func (d deadline) passed(now time.Time) bool { return d.armed && !now.Before(d.at) }

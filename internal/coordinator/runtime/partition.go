@@ -1,0 +1,225 @@
+package runtime
+
+import (
+	"errors"
+	"sync"
+	"sync/atomic"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-broker/strata/internal/base"
+)
+
+type queued struct {
+	req    kmsg.Request
+	client Client
+	done   func(kmsg.Response)
+}
+
+// partition is one coordinator partition's goroutine and its queue.
+//
+// Invariants: shard != nil exactly when loading is false (the state is
+// loaded and current); every op in outstanding was handed to the current
+// shard and has no reply yet; only run's goroutine touches the fields
+// below mu.
+type partition struct {
+	rt      *Runtime
+	id      int32
+	stop    chan struct{}
+	done    chan struct{}
+	notify  chan struct{} // capacity 1: "the queue is not empty"
+	loading atomic.Bool
+	mu      struct {
+		sync.Mutex
+		queue  []queued
+		closed bool
+	}
+
+	log         Log
+	app         Appender
+	shard       Shard
+	nextToken   uint64
+	outstanding map[uint64]queued
+}
+
+func newPartition(rt *Runtime, id int32) *partition {
+	p := &partition{
+		rt: rt, id: id,
+		stop:        make(chan struct{}),
+		done:        make(chan struct{}),
+		notify:      make(chan struct{}, 1),
+		outstanding: map[uint64]queued{},
+	}
+	p.loading.Store(true)
+	return p
+}
+
+// enqueue queues an op, or returns the code to refuse it with.
+func (p *partition) enqueue(q queued) int16 {
+	if p.loading.Load() {
+		return kerr.CoordinatorLoadInProgress.Code
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case p.mu.closed:
+		return kerr.NotCoordinator.Code
+	case len(p.mu.queue) >= p.rt.opts.MaxQueuedOps:
+		return kerr.CoordinatorNotAvailable.Code
+	}
+	p.mu.queue = append(p.mu.queue, q)
+	select {
+	case p.notify <- struct{}{}:
+	default:
+	}
+	return 0
+}
+
+func (p *partition) stopAndWait() {
+	close(p.stop)
+	<-p.done
+}
+
+func (p *partition) run() {
+	defer close(p.done)
+	defer p.shutdown()
+	ticker := p.rt.opts.NewTicker()
+	defer ticker.Stop()
+	var err error
+	if p.log, p.app, err = p.rt.opts.Open(p.id); err != nil {
+		p.rt.log.Error("coordinator partition cannot be opened", "partition", p.id, "err", err)
+		return
+	}
+	p.load()
+	for {
+		select {
+		case <-p.stop:
+			return
+		case <-p.notify:
+			p.mu.Lock()
+			batch := p.mu.queue
+			p.mu.queue = nil
+			p.mu.Unlock()
+			for _, q := range batch {
+				p.handle(q)
+			}
+		case <-ticker.C():
+			if p.shard == nil {
+				p.load() // an earlier load failed: retry
+				continue
+			}
+			p.apply(p.shard.Tick(p.rt.opts.Clock.Now()))
+		}
+	}
+}
+
+// load replays the partition into a new shard. On failure the partition
+// stays loading (ops get COORDINATOR_LOAD_IN_PROGRESS) and the next tick
+// retries.
+func (p *partition) load() {
+	p.loading.Store(true)
+	p.shard = nil
+	shard, err := p.rt.opts.NewShard(p.id)
+	if err != nil {
+		p.rt.log.Error("coordinator shard cannot be created", "partition", p.id, "err", err)
+		return
+	}
+	var from base.Offset
+	for {
+		select {
+		case <-p.stop:
+			return
+		default:
+		}
+		recs, next, err := p.log.ReadFrom(from)
+		if err != nil {
+			p.rt.log.Error("coordinator partition load failed", "partition", p.id, "offset", from, "err", err)
+			return
+		}
+		if next == from {
+			break
+		}
+		for _, r := range recs {
+			if err := shard.Replay(r.Key, r.Value); err != nil {
+				p.rt.log.Error("coordinator partition has a bad record", "partition", p.id, "err", err)
+				return
+			}
+		}
+		from = next
+	}
+	p.shard = shard
+	p.loading.Store(false)
+	p.apply(shard.Tick(p.rt.opts.Clock.Now()))
+}
+
+func (p *partition) handle(q queued) {
+	if p.shard == nil {
+		q.done(p.rt.opts.ErrorResponse(q.req, kerr.CoordinatorLoadInProgress.Code))
+		return
+	}
+	p.nextToken++
+	tok := p.nextToken
+	p.outstanding[tok] = q
+	p.apply(p.shard.Handle(Op{Token: tok, Req: q.req, ClientID: q.client.ID, ClientHost: q.client.Host}, p.rt.opts.Clock.Now()))
+}
+
+// apply makes res's records durable, then releases its replies. If the
+// append fails, the shard's state is ahead of the log: every outstanding op
+// fails, the shard is dropped and the next tick reloads the state from the
+// log (not at once: an append that keeps failing must not recurse through
+// the load's first Tick).
+func (p *partition) apply(res Result) {
+	if len(res.Records) > 0 {
+		if err := p.append(res.Records); err != nil {
+			code := kerr.CoordinatorNotAvailable.Code
+			if errors.Is(err, ErrNotLeader) {
+				code = kerr.NotCoordinator.Code
+			}
+			p.rt.log.Warn("coordinator append failed; reloading", "partition", p.id, "err", err)
+			p.failOutstanding(code)
+			p.shard = nil
+			p.loading.Store(true)
+			return
+		}
+	}
+	for _, r := range res.Replies {
+		q, ok := p.outstanding[r.Token]
+		if !ok {
+			panic("runtime: shard replied to an op that is not outstanding")
+		}
+		delete(p.outstanding, r.Token)
+		q.done(r.Resp)
+	}
+}
+
+func (p *partition) append(recs []Record) error {
+	wait, err := p.app.Append(recs)
+	if err != nil {
+		return err
+	}
+	return wait()
+}
+
+func (p *partition) failOutstanding(code int16) {
+	for tok, q := range p.outstanding {
+		delete(p.outstanding, tok)
+		q.done(p.rt.opts.ErrorResponse(q.req, code))
+	}
+}
+
+// shutdown answers everything still here with NOT_COORDINATOR and refuses
+// later ops.
+func (p *partition) shutdown() {
+	p.loading.Store(false)
+	p.mu.Lock()
+	p.mu.closed = true
+	rest := p.mu.queue
+	p.mu.queue = nil
+	p.mu.Unlock()
+	p.failOutstanding(kerr.NotCoordinator.Code)
+	for _, q := range rest {
+		q.done(p.rt.opts.ErrorResponse(q.req, kerr.NotCoordinator.Code))
+	}
+	p.shard = nil
+}
