@@ -23,6 +23,10 @@ const module = "github.com/strata-broker/strata/"
 //     (Op, Record, Result), as Kafka's group coordinator builds on its
 //     coordinator-common runtime; neither imports partition: the api or cmd
 //     layer adapts a partition to runtime.Log and runtime.Appender.
+//   - coordinator/offsets is that adapter: it imports partition (to read and
+//     append __consumer_offsets) and record (to decode and frame batches),
+//     and is imported only by api (the topic name and group partitioning)
+//     and cmd (wiring), so no coordinator state machine sees a partition.
 var allowedImports = map[string][]string{
 	"cmd/strata":                   {"*"},
 	"test/e2e":                     {"*"},
@@ -31,6 +35,7 @@ var allowedImports = map[string][]string{
 	"internal/broker":              {"partition", "replication", "tier", "metadata", "base", "clock", "vfs"},
 	"internal/coordinator/group":   {"coordinator/runtime", "base", "clock", "record"},
 	"internal/coordinator/runtime": {"base", "clock"},
+	"internal/coordinator/offsets": {"coordinator/runtime", "partition", "record", "base", "clock"},
 	"internal/metadata":            {"base", "vfs", "clock"},
 	"internal/partition":           {"log", "tier", "cleaner", "retention", "record", "base", "clock", "invariants", "vfs", "partition/producers"},
 	"internal/partition/producers": {"base"},

@@ -160,6 +160,7 @@ func unwrapPath(err error) error {
 // node is a running broker's parts, in start order.
 type node struct {
 	meta   *metadata.Store
+	groups *groupCoordinator
 	broker *broker.Broker
 	srv    *server.Server
 	logger *slog.Logger
@@ -182,6 +183,11 @@ func start(ctx context.Context, cfg *config.Broker, logger *slog.Logger) (*node,
 		return nil, fmt.Errorf("metadata in %s: %w", cfg.MetadataDir, err)
 	}
 	n := &node{meta: meta, logger: logger}
+	// The coordinator exists before the broker: opening the broker opens
+	// the __consumer_offsets partitions, which start their coordinators.
+	if n.groups, err = newGroupCoordinator(cfg, clock.Real{}, logger); err != nil {
+		return nil, errors.Join(err, n.shutdown())
+	}
 	n.broker, err = broker.New(broker.Options{
 		DataDir:            cfg.LogDirs[0],
 		NodeID:             cfg.NodeID,
@@ -191,6 +197,8 @@ func start(ctx context.Context, cfg *config.Broker, logger *slog.Logger) (*node,
 		FlushCheckInterval: flushCheckInterval,
 		Clock:              clock.Real{},
 		Logger:             logger,
+		OnOpen:             n.groups.onOpen,
+		OnClose:            n.groups.onClose,
 	})
 	if err != nil {
 		return nil, errors.Join(err, n.shutdown())
@@ -204,7 +212,7 @@ func start(ctx context.Context, cfg *config.Broker, logger *slog.Logger) (*node,
 		ln.Close()
 		return nil, errors.Join(err, n.shutdown())
 	}
-	h, err := api.New(api.Options{Broker: n.broker, Meta: meta, Config: cfg, AdvertisedHost: host, AdvertisedPort: port, Logger: logger})
+	h, err := api.New(api.Options{Broker: n.broker, Meta: meta, Config: cfg, AdvertisedHost: host, AdvertisedPort: port, Logger: logger, Groups: n.groups.rt})
 	if err != nil {
 		ln.Close()
 		return nil, errors.Join(err, n.shutdown())
@@ -246,10 +254,15 @@ func advertised(cfg *config.Broker, bound net.Addr) (string, int32, error) {
 	return host, int32(port), nil
 }
 
-// shutdown stops the server (finishing in-flight requests), then closes
-// the partitions (syncing the log) and the metadata store.
+// shutdown stops the group coordinators (answering their waiting requests
+// NOT_COORDINATOR, so that a JoinGroup parked for a rebalance does not hold
+// the server's drain), then the server (finishing in-flight requests), then
+// closes the partitions (syncing the log) and the metadata store.
 func (n *node) shutdown() error {
 	var errs []error
+	if n.groups != nil {
+		n.groups.rt.Close()
+	}
 	if n.srv != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		errs = append(errs, n.srv.Shutdown(ctx))
@@ -271,7 +284,11 @@ type handlerAdapter struct{ h *api.Handler }
 func (a handlerAdapter) Supported(key, version int16) bool { return a.h.Supported(key, version) }
 
 func (a handlerAdapter) Handle(ctx context.Context, req *server.Request) server.Reply {
-	r := a.h.Handle(ctx, &api.Request{Key: req.Key, Version: req.Version, ClientID: req.ClientID, Body: req.Body})
+	ar := &api.Request{Key: req.Key, Version: req.Version, ClientID: req.ClientID, Body: req.Body}
+	if req.Conn != nil {
+		ar.ClientHost = clientHost(req.Conn.RemoteAddr)
+	}
+	r := a.h.Handle(ctx, ar)
 	out := server.Reply{Resp: r.Resp, Wait: r.Wait, NoResponse: r.NoResponse, Release: r.Release}
 	if r.Splices != nil {
 		out.Splices = func() []server.Splice { return serverSplices(r.Splices()) }

@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-broker/strata/internal/base"
+	"github.com/strata-broker/strata/internal/coordinator/offsets"
 	"github.com/strata-broker/strata/internal/metadata"
 	"github.com/strata-broker/strata/internal/partition"
 )
@@ -108,6 +109,10 @@ func (h *Handler) producePartition(t *metadata.Topic, rp kmsg.ProduceRequestTopi
 		return kerr.UnknownTopicID.Code, "", nil
 	case t == nil:
 		return kerr.UnknownTopicOrPartition.Code, "", nil
+	case t.Name == offsets.TopicName:
+		// Only the group coordinator writes there; a client's record
+		// could stop the partition from loading. Kafka refuses too.
+		return kerr.InvalidTopicException.Code, "cannot produce to the internal topic " + t.Name, nil
 	}
 	p, ok := h.opts.Broker.Partition(base.TopicPartition{Topic: t.Name, Partition: rp.Partition})
 	if !ok {

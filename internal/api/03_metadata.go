@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-broker/strata/internal/base"
+	"github.com/strata-broker/strata/internal/coordinator/offsets"
 	"github.com/strata-broker/strata/internal/metadata"
 )
 
@@ -67,6 +68,15 @@ func (h *Handler) metadataRequestedTopic(ctx context.Context, img *metadata.Imag
 		mt.ErrorCode = kerr.UnknownTopicOrPartition.Code
 		return mt
 	}
+	if name == offsets.TopicName {
+		// Created only with its own settings, as FindCoordinator does.
+		t, err := h.ensureOffsetsTopic(ctx)
+		if err != nil {
+			mt.ErrorCode = kerr.LeaderNotAvailable.Code
+			return mt
+		}
+		return h.metadataTopic(t)
+	}
 	t, _, err := h.createTopic(ctx, topicSpec{name: name, partitions: -1, replicationFactor: -1}, false)
 	if err != nil {
 		// Another client may have created it a moment ago.
@@ -84,6 +94,7 @@ func (h *Handler) metadataTopic(t *metadata.Topic) kmsg.MetadataResponseTopic {
 	name := t.Name
 	mt.Topic = &name
 	mt.TopicID = t.ID
+	mt.IsInternal = t.Name == offsets.TopicName
 	for _, p := range t.Partitions {
 		mp := kmsg.NewMetadataResponseTopicPartition()
 		mp.Partition = p.Index

@@ -7,10 +7,12 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-broker/strata/internal/base"
+	"github.com/strata-broker/strata/internal/coordinator/offsets"
 )
 
 // DeleteTopics: v0-6 (v6 may name topics by id). The partitions' data is
-// removed when the broker reconciles with the new image.
+// removed when the broker reconciles with the new image. __consumer_offsets
+// cannot be deleted (INVALID_REQUEST).
 func init() { register(20, 0, 6, (*Handler).handleDeleteTopics) }
 
 func (h *Handler) handleDeleteTopics(ctx context.Context, req *Request) Reply {
@@ -63,6 +65,10 @@ func (h *Handler) deleteOneTopic(ctx context.Context, name *string, id [16]byte,
 		}
 		topic = t.Name
 		st.Topic = &topic
+	}
+	if topic == offsets.TopicName {
+		// Kafka refuses too: the groups' state lives there.
+		return kerr.InvalidRequest.Code, "topic " + topic + " is internal and cannot be deleted"
 	}
 	if err := h.opts.Meta.DeleteTopic(ctx, topic); err != nil {
 		return errorCode(err)

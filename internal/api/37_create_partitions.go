@@ -6,10 +6,12 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-broker/strata/internal/coordinator/offsets"
 )
 
 // CreatePartitions: v0-3. The count only grows; validate_only checks and
-// changes nothing.
+// changes nothing. __consumer_offsets keeps its count (INVALID_REQUEST).
 func init() { register(37, 0, 3, (*Handler).handleCreatePartitions) }
 
 func (h *Handler) handleCreatePartitions(ctx context.Context, req *Request) Reply {
@@ -29,6 +31,11 @@ func (h *Handler) createPartitions(ctx context.Context, rt kmsg.CreatePartitions
 	t, ok := h.opts.Meta.Image().Topics[rt.Topic]
 	if !ok {
 		return kerr.UnknownTopicOrPartition.Code, "topic " + rt.Topic + " does not exist"
+	}
+	if t.Name == offsets.TopicName {
+		// Groups are mapped to partitions by count: more partitions
+		// would move groups away from their committed state.
+		return kerr.InvalidRequest.Code, "the partition count of internal topic " + t.Name + " cannot change; set offsets.topic.num.partitions before the first group"
 	}
 	have := int32(len(t.Partitions))
 	if rt.Count <= have {

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"log/slog"
 	"sort"
+	"sync"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-broker/strata/internal/broker"
 	"github.com/strata-broker/strata/internal/config"
+	"github.com/strata-broker/strata/internal/coordinator/runtime"
 	"github.com/strata-broker/strata/internal/metadata"
 )
 
@@ -19,6 +21,9 @@ type Request struct {
 	Version  int16
 	ClientID *string
 	Body     kmsg.Request
+	// ClientHost is the connection's remote host, "" when unknown; group
+	// members record it.
+	ClientHost string
 }
 
 // Reply is a handler's answer: a response now, or Wait, called in request
@@ -44,6 +49,9 @@ type Options struct {
 	AdvertisedHost string
 	AdvertisedPort int32
 	Logger         *slog.Logger
+	// Groups runs the __consumer_offsets partitions led here. Nil answers
+	// every group request COORDINATOR_NOT_AVAILABLE.
+	Groups *runtime.Runtime
 }
 
 // Validate reports the first unusable option.
@@ -65,6 +73,9 @@ func (o Options) Validate() error {
 type Handler struct {
 	opts   Options
 	logger *slog.Logger
+	// offsetsTopicMu serializes the creation of __consumer_offsets, so that
+	// concurrent FindCoordinators create it once.
+	offsetsTopicMu sync.Mutex
 }
 
 // New returns a Handler.

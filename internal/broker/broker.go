@@ -31,6 +31,13 @@ type Options struct {
 	FlushCheckInterval time.Duration
 	Clock              clock.Clock
 	Logger             *slog.Logger
+	// OnOpen and OnClose, when set, hear about each partition opened here
+	// and each partition about to be closed or deleted (every OnOpen is
+	// followed by exactly one OnClose before the partition closes). They
+	// run under the broker's lock, so they must not call the Broker; cmd
+	// uses them to start and resign coordinator partitions.
+	OnOpen  func(*partition.Partition)
+	OnClose func(*partition.Partition)
 }
 
 // Validate reports the first unusable option.
@@ -165,10 +172,18 @@ func (b *Broker) closePartitions() error {
 	defer b.mu.Unlock()
 	var errs []error
 	for tp, h := range b.mu.parts {
+		b.closingLocked(h)
 		if err := h.p.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("closing %v: %w", tp, err))
 		}
 		delete(b.mu.parts, tp)
 	}
 	return errors.Join(errs...)
+}
+
+// closingLocked tells OnClose that h is about to close or be deleted.
+func (b *Broker) closingLocked(h *hosted) {
+	if b.opts.OnClose != nil {
+		b.opts.OnClose(h.p)
+	}
 }

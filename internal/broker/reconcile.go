@@ -48,6 +48,7 @@ func (b *Broker) Reconcile() error {
 			continue
 		}
 		delete(b.mu.parts, tp)
+		b.closingLocked(h)
 		b.logger.Info("deleting partition: its topic is gone", "partition", tp.String())
 		if err := h.p.Delete(); err != nil {
 			errs = append(errs, fmt.Errorf("deleting %v: %w", tp, err))
@@ -65,6 +66,7 @@ func (b *Broker) ensureLocked(tp base.TopicPartition, t *metadata.Topic, pa meta
 		if h.topicID != t.ID {
 			// Same name, new topic: the old one was deleted and recreated.
 			delete(b.mu.parts, tp)
+			b.closingLocked(h)
 			if err := h.p.Delete(); err != nil {
 				return fmt.Errorf("deleting replaced %v: %w", tp, err)
 			}
@@ -103,6 +105,9 @@ func (b *Broker) ensureLocked(tp base.TopicPartition, t *metadata.Topic, pa meta
 		return err
 	}
 	b.mu.parts[tp] = &hosted{p: p, topicID: t.ID, configs: t.Configs}
+	if b.opts.OnOpen != nil {
+		b.opts.OnOpen(p)
+	}
 	return nil
 }
 

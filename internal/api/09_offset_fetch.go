@@ -1,0 +1,60 @@
+package api
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-broker/strata/internal/coordinator/group"
+)
+
+// OffsetFetch: versions as the coordinator implements them; v10 names
+// topics by id and is not advertised. v8+ may ask for several groups: they
+// are split by coordinator partition and the answers merged in request
+// order.
+func init() { register(9, 0, groupMax(9), (*Handler).handleOffsetFetch) }
+
+func (h *Handler) handleOffsetFetch(ctx context.Context, req *Request) Reply {
+	r := req.Body.(*kmsg.OffsetFetchRequest)
+	if req.Version < 8 {
+		return h.groupReply(ctx, req, r.Group)
+	}
+	ids := make([]string, len(r.Groups))
+	asked := make(map[string]kmsg.OffsetFetchRequestGroup, len(r.Groups))
+	for i, g := range r.Groups {
+		ids[i] = g.Group
+		if _, dup := asked[g.Group]; !dup {
+			asked[g.Group] = g
+		}
+	}
+	byPart, ok := h.splitGroups(ids)
+	if !ok {
+		return done(group.ErrorResponse(r, kerr.NotCoordinator.Code))
+	}
+	wait := h.fanOut(req, byPart, func(ids []string) kmsg.Request {
+		sub := kmsg.NewPtrOffsetFetchRequest()
+		sub.RequireStable = r.RequireStable
+		for _, id := range ids {
+			sub.Groups = append(sub.Groups, asked[id])
+		}
+		return sub
+	})
+	return Reply{Wait: func() kmsg.Response {
+		byID := map[string]kmsg.OffsetFetchResponseGroup{}
+		for _, sub := range wait(ctx) {
+			for _, g := range sub.(*kmsg.OffsetFetchResponse).Groups {
+				byID[g.Group] = g
+			}
+		}
+		resp := r.ResponseKind().(*kmsg.OffsetFetchResponse)
+		for _, id := range ids {
+			g, ok := byID[id]
+			if !ok {
+				panic("api: the coordinator did not answer for group " + id)
+			}
+			resp.Groups = append(resp.Groups, g)
+		}
+		return resp
+	}}
+}

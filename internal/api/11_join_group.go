@@ -1,0 +1,17 @@
+package api
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// JoinGroup: a member joins (or rejoins) a group; the reply waits for the
+// rebalance, up to the rebalance timeout. Versions: what the coordinator
+// implements (group.MaxVersions); the group's __consumer_offsets partition
+// serves it.
+func init() { register(11, 0, groupMax(11), (*Handler).handleJoinGroup) }
+
+func (h *Handler) handleJoinGroup(ctx context.Context, req *Request) Reply {
+	return h.groupReply(ctx, req, req.Body.(*kmsg.JoinGroupRequest).Group)
+}

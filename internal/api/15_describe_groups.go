@@ -1,0 +1,45 @@
+package api
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-broker/strata/internal/coordinator/group"
+)
+
+// DescribeGroups: versions as the coordinator implements them. The groups
+// are split by coordinator partition and the answers merged in request
+// order.
+func init() { register(15, 0, groupMax(15), (*Handler).handleDescribeGroups) }
+
+func (h *Handler) handleDescribeGroups(ctx context.Context, req *Request) Reply {
+	r := req.Body.(*kmsg.DescribeGroupsRequest)
+	byPart, ok := h.splitGroups(r.Groups)
+	if !ok {
+		return done(group.ErrorResponse(r, kerr.NotCoordinator.Code))
+	}
+	wait := h.fanOut(req, byPart, func(ids []string) kmsg.Request {
+		sub := kmsg.NewPtrDescribeGroupsRequest()
+		sub.Groups, sub.IncludeAuthorizedOperations = ids, r.IncludeAuthorizedOperations
+		return sub
+	})
+	return Reply{Wait: func() kmsg.Response {
+		byID := map[string]kmsg.DescribeGroupsResponseGroup{}
+		for _, sub := range wait(ctx) {
+			for _, g := range sub.(*kmsg.DescribeGroupsResponse).Groups {
+				byID[g.Group] = g
+			}
+		}
+		resp := r.ResponseKind().(*kmsg.DescribeGroupsResponse)
+		for _, id := range r.Groups {
+			g, ok := byID[id]
+			if !ok {
+				panic("api: the coordinator did not describe group " + id)
+			}
+			resp.Groups = append(resp.Groups, g)
+		}
+		return resp
+	}}
+}

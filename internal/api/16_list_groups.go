@@ -1,0 +1,42 @@
+package api
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// ListGroups: versions as the coordinator implements them (v4+ filter by
+// state, v5+ by type). Every __consumer_offsets partition is asked and the
+// answers are concatenated; the first error a partition reports (e.g.
+// COORDINATOR_LOAD_IN_PROGRESS, retriable) is the response's error, as
+// Kafka reports a loading partition.
+func init() { register(16, 0, groupMax(16), (*Handler).handleListGroups) }
+
+func (h *Handler) handleListGroups(ctx context.Context, req *Request) Reply {
+	r := req.Body.(*kmsg.ListGroupsRequest)
+	resp := r.ResponseKind().(*kmsg.ListGroupsResponse)
+	n, ok := h.offsetsPartitions()
+	if !ok {
+		return done(resp) // no group was ever coordinated here
+	}
+	byPart := make(map[int32][]string, n)
+	for p := range n {
+		byPart[p] = nil
+	}
+	wait := h.fanOut(req, byPart, func([]string) kmsg.Request {
+		sub := kmsg.NewPtrListGroupsRequest()
+		sub.StatesFilter, sub.TypesFilter = r.StatesFilter, r.TypesFilter
+		return sub
+	})
+	return Reply{Wait: func() kmsg.Response {
+		for _, sub := range wait(ctx) {
+			s := sub.(*kmsg.ListGroupsResponse)
+			if resp.ErrorCode == 0 {
+				resp.ErrorCode = s.ErrorCode
+			}
+			resp.Groups = append(resp.Groups, s.Groups...)
+		}
+		return resp
+	}}
+}
