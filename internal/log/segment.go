@@ -41,8 +41,9 @@ type segment struct {
 
 	// preallocEnd is the end of the blocks reserved ahead of the data (see
 	// prealloc.go); preallocOff is set when the file system refused.
-	preallocEnd int64
-	preallocOff bool
+	preallocEnd  int64
+	preallocStep int64 // the next reservation's size; doubles up to a maximum
+	preallocOff  bool
 }
 
 func (s *segment) path(suffix string) string { return segmentPath(s.dir, s.baseOffset, suffix) }
