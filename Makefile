@@ -9,9 +9,15 @@ run:
 build:
 	$(GO) build -o strata ./cmd/strata
 
-# test-deps installs what the end-to-end tests need (kcat) when it is missing
-# and this machine can install Debian packages.
+VERSITYGW_VERSION ?= v1.8.0
+
+# test-deps installs what the tests need when it is missing: kcat (Debian
+# package) for the kcat tests, and versitygw (an S3-compatible server, built
+# with go install) for the object-store tests.
 test-deps:
+	@command -v versitygw >/dev/null 2>&1 || test -x "$$($(GO) env GOPATH)/bin/versitygw" || { \
+		echo "installing versitygw $(VERSITYGW_VERSION), the S3 server the object-store tests run against"; \
+		$(GO) install github.com/versity/versitygw/cmd/versitygw@$(VERSITYGW_VERSION); }
 	@command -v kcat >/dev/null 2>&1 || { \
 		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 			(apt-get update -qq && apt-get install -y -qq kcat) >/dev/null; \
@@ -19,7 +25,7 @@ test-deps:
 
 test: test-deps
 	$(GO) vet ./...
-	$(GO) test -tags invariants -timeout 30m ./...
+	PATH="$$($(GO) env GOPATH)/bin:$$PATH" $(GO) test -tags invariants -timeout 30m ./...
 	$(MAKE) fuzz
 
 # A short run of every fuzz target; the seed corpora run in `go test` too.
