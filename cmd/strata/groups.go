@@ -65,6 +65,12 @@ func newGroupCoordinator(cfg *config.Broker, clk clock.Clock, logger *slog.Logge
 func groupOptions(cfg *config.Broker) group.Options {
 	o := group.DefaultOptions(crand.Reader)
 	o.InitialRebalanceDelay = cfg.GroupInitialRebalanceDelay
+	o.SessionTimeoutMin = cfg.GroupMinSessionTimeout
+	o.SessionTimeoutMax = cfg.GroupMaxSessionTimeout
+	o.MaxSize = int(cfg.GroupMaxSize)
+	o.OffsetsRetention = cfg.OffsetsRetention
+	o.OffsetsRetentionCheckInterval = cfg.OffsetsRetentionCheckInterval
+	o.OffsetMetadataMaxBytes = int(cfg.OffsetMetadataMaxBytes)
 	return o
 }
 

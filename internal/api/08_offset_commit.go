@@ -2,16 +2,106 @@ package api
 
 import (
 	"context"
+	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-broker/strata/internal/coordinator/group"
+	"github.com/strata-broker/strata/internal/metadata"
 )
 
 // OffsetCommit: commits offsets for a group (members with their generation,
 // or simple commits with generation -1). v10 names topics by id and is not
 // advertised. Versions: what the coordinator implements (group.MaxVersions);
-// the group's __consumer_offsets partition serves it.
+// the group's __consumer_offsets partition serves it. As in Kafka,
+// partitions of topics that do not exist get UNKNOWN_TOPIC_OR_PARTITION, and
+// a commit not durable within offsets.commit.timeout.ms gets
+// REQUEST_TIMED_OUT (it may still land).
 func init() { register(8, 0, groupMax(8), (*Handler).handleOffsetCommit) }
 
 func (h *Handler) handleOffsetCommit(ctx context.Context, req *Request) Reply {
-	return h.groupReply(ctx, req, req.Body.(*kmsg.OffsetCommitRequest).Group)
+	r := req.Body.(*kmsg.OffsetCommitRequest)
+	known, unknown := splitCommitTopics(h.opts.Meta.Image(), r.Topics)
+	if len(known) == 0 {
+		resp := r.ResponseKind().(*kmsg.OffsetCommitResponse)
+		resp.Topics = unknown
+		return done(resp)
+	}
+	p, ok := h.coordinatorPartition(r.Group)
+	if !ok {
+		return done(group.ErrorResponse(req.Body, kerr.NotCoordinator.Code))
+	}
+	fwd := *r
+	fwd.Topics = known
+	ch := h.submitGroup(req, p, &fwd)
+	timeout := h.opts.Config.OffsetsCommitTimeout
+	return Reply{Wait: func() kmsg.Response {
+		resp := awaitCommit(ctx, ch, &fwd, timeout).(*kmsg.OffsetCommitResponse)
+		mergeCommitTopics(resp, unknown)
+		return resp
+	}}
+}
+
+// splitCommitTopics separates the partitions of existing topics from those
+// to answer UNKNOWN_TOPIC_OR_PARTITION.
+func splitCommitTopics(img *metadata.Image, topics []kmsg.OffsetCommitRequestTopic) ([]kmsg.OffsetCommitRequestTopic, []kmsg.OffsetCommitResponseTopic) {
+	var known []kmsg.OffsetCommitRequestTopic
+	var unknown []kmsg.OffsetCommitResponseTopic
+	for _, rt := range topics {
+		t := img.Topics[rt.Topic]
+		keep := rt
+		keep.Partitions = nil
+		var missing kmsg.OffsetCommitResponseTopic
+		for _, rp := range rt.Partitions {
+			if t != nil && rp.Partition >= 0 && int(rp.Partition) < len(t.Partitions) {
+				keep.Partitions = append(keep.Partitions, rp)
+				continue
+			}
+			sp := kmsg.NewOffsetCommitResponseTopicPartition()
+			sp.Partition, sp.ErrorCode = rp.Partition, kerr.UnknownTopicOrPartition.Code
+			missing.Partitions = append(missing.Partitions, sp)
+		}
+		if len(keep.Partitions) > 0 {
+			known = append(known, keep)
+		}
+		if len(missing.Partitions) > 0 {
+			missing.Topic = rt.Topic
+			unknown = append(unknown, missing)
+		}
+	}
+	return known, unknown
+}
+
+// awaitCommit is awaitGroup bounded by offsets.commit.timeout.ms.
+func awaitCommit(ctx context.Context, ch <-chan kmsg.Response, body kmsg.Request, timeout time.Duration) kmsg.Response {
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case r := <-ch:
+		return r
+	case <-t.C:
+		return group.ErrorResponse(body, kerr.RequestTimedOut.Code)
+	case <-ctx.Done():
+		return group.ErrorResponse(body, kerr.CoordinatorNotAvailable.Code)
+	}
+}
+
+// mergeCommitTopics adds the refused partitions to the response, under
+// their topic's entry when the coordinator answered for the same topic
+// (clients index the response by topic name).
+func mergeCommitTopics(resp *kmsg.OffsetCommitResponse, refused []kmsg.OffsetCommitResponseTopic) {
+	for _, rt := range refused {
+		merged := false
+		for i := range resp.Topics {
+			if resp.Topics[i].Topic == rt.Topic {
+				resp.Topics[i].Partitions = append(resp.Topics[i].Partitions, rt.Partitions...)
+				merged = true
+				break
+			}
+		}
+		if !merged {
+			resp.Topics = append(resp.Topics, rt)
+		}
+	}
 }

@@ -16,10 +16,6 @@ import (
 	"github.com/strata-broker/strata/internal/metadata"
 )
 
-// offsetsTopicSegmentBytes is Kafka's default offsets.topic.segment.bytes;
-// Strata has no such broker key yet.
-const offsetsTopicSegmentBytes = 100 << 20
-
 // groupMax caps a group API at the version the coordinator implements.
 func groupMax(key int16) int16 {
 	v, ok := group.MaxVersions[key]
@@ -48,7 +44,7 @@ func (h *Handler) ensureOffsetsTopic(ctx context.Context) (*metadata.Topic, erro
 		ReplicationFactor: h.opts.Config.OffsetsTopicReplicationFactor,
 		Configs: map[string]string{
 			"cleanup.policy":   "compact",
-			"segment.bytes":    strconv.Itoa(offsetsTopicSegmentBytes),
+			"segment.bytes":    strconv.Itoa(int(h.opts.Config.OffsetsTopicSegmentBytes)),
 			"compression.type": "producer",
 		},
 	})

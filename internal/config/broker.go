@@ -37,7 +37,15 @@ type Broker struct {
 
 	OffsetsTopicNumPartitions     int32
 	OffsetsTopicReplicationFactor int16
+	OffsetsTopicSegmentBytes      int32
+	OffsetsRetention              time.Duration
+	OffsetsRetentionCheckInterval time.Duration
+	OffsetsCommitTimeout          time.Duration
+	OffsetMetadataMaxBytes        int32
 	GroupInitialRebalanceDelay    time.Duration
+	GroupMinSessionTimeout        time.Duration
+	GroupMaxSessionTimeout        time.Duration
+	GroupMaxSize                  int32
 
 	RemoteStorageSystemEnable    bool
 	RemoteLogManagerTaskInterval time.Duration
@@ -108,7 +116,15 @@ func newBroker(raw, origin map[string]string) (*Broker, error) {
 
 		OffsetsTopicNumPartitions:     g.i32("offsets.topic.num.partitions"),
 		OffsetsTopicReplicationFactor: g.i16("offsets.topic.replication.factor"),
+		OffsetsTopicSegmentBytes:      g.i32("offsets.topic.segment.bytes"),
+		OffsetsRetention:              time.Duration(g.i64("offsets.retention.minutes")) * time.Minute,
+		OffsetsRetentionCheckInterval: msDuration(g.i64("offsets.retention.check.interval.ms")),
+		OffsetsCommitTimeout:          msDuration(g.i64("offsets.commit.timeout.ms")),
+		OffsetMetadataMaxBytes:        g.i32("offset.metadata.max.bytes"),
 		GroupInitialRebalanceDelay:    msDuration(g.i64("group.initial.rebalance.delay.ms")),
+		GroupMinSessionTimeout:        msDuration(g.i64("group.min.session.timeout.ms")),
+		GroupMaxSessionTimeout:        msDuration(g.i64("group.max.session.timeout.ms")),
+		GroupMaxSize:                  g.i32("group.max.size"),
 
 		RemoteStorageSystemEnable:    g.flag("remote.log.storage.system.enable"),
 		RemoteLogManagerTaskInterval: msDuration(g.i64("remote.log.manager.task.interval.ms")),

@@ -59,7 +59,15 @@ var brokerDefs = readOnly([]Def{
 
 	def("offsets.topic.num.partitions", Int, "50", "", atLeast(1), "Partitions of __consumer_offsets."),
 	def("offsets.topic.replication.factor", Short, "1", "", atLeast(1), "Replication factor of __consumer_offsets."),
+	def("offsets.topic.segment.bytes", Int, "104857600", "", atLeast(minSegmentBytes), "segment.bytes of __consumer_offsets."),
+	def("offsets.retention.minutes", Int, "10080", "", atLeast(1), "How long the offsets of an empty group are kept."),
+	def("offsets.retention.check.interval.ms", Long, "600000", "", atLeast(1), "How often expired offsets are looked for."),
+	def("offsets.commit.timeout.ms", Int, "5000", "", atLeast(1), "How long an offset commit waits to be durable before REQUEST_TIMED_OUT."),
+	def("offset.metadata.max.bytes", Int, "4096", "", atLeast(0), "Largest metadata string of a committed offset."),
 	def("group.initial.rebalance.delay.ms", Int, "3000", "", atLeast(0), "Wait for more members before the first rebalance of a group."),
+	def("group.min.session.timeout.ms", Int, "6000", "", atLeast(1), "Shortest session timeout a member may ask for."),
+	def("group.max.session.timeout.ms", Int, "1800000", "", atLeast(1), "Longest session timeout a member may ask for."),
+	def("group.max.size", Int, "2147483647", "", atLeast(1), "Most members of one consumer group."),
 
 	def("remote.log.storage.system.enable", Boolean, "true", "", nil, "Enable the remote tier on this broker (Strata's default is true)."),
 	def("remote.log.manager.task.interval.ms", Long, "30000", "", atLeast(1), "How often each partition's tier loop runs."),

@@ -105,6 +105,28 @@ func TestGroupAdmin(t *testing.T) {
 	}
 	requireCommitted(t, adm, "g-simple", topic, map[int32]int64{1: 7})
 
+	// Offsets of a topic or partition that does not exist are refused, as
+	// in Kafka; the others in the same request are committed.
+	mixed := kadm.Offsets{}
+	mixed.Add(kadm.Offset{Topic: "no-such-topic", Partition: 0, At: 1, LeaderEpoch: -1})
+	mixed.Add(kadm.Offset{Topic: topic, Partition: 99, At: 1, LeaderEpoch: -1})
+	mixed.Add(kadm.Offset{Topic: topic, Partition: 0, At: 3, LeaderEpoch: -1})
+	resp, err := adm.CommitOffsets(ctx, "g-simple", mixed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		topic     string
+		partition int32
+		want      error
+	}{{"no-such-topic", 0, kerr.UnknownTopicOrPartition}, {topic, 99, kerr.UnknownTopicOrPartition}, {topic, 0, nil}} {
+		got, ok := resp.Lookup(c.topic, c.partition)
+		if !ok || !errors.Is(got.Err, c.want) && got.Err != c.want {
+			t.Fatalf("commit of %s/%d: %v (found %v), want %v", c.topic, c.partition, got.Err, ok, c.want)
+		}
+	}
+	requireCommitted(t, adm, "g-simple", topic, map[int32]int64{0: 3, 1: 7})
+
 	// Requests naming several groups are split across coordinator
 	// partitions and merged: describe, fetch (OffsetFetch v8+) and delete.
 	var many []string
