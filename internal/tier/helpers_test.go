@@ -1,0 +1,47 @@
+package tier
+
+import (
+	"github.com/strata-broker/strata/internal/base"
+)
+
+var testTP = base.TopicPartition{Topic: "t", Partition: 0}
+
+func sid(n int) SegmentID {
+	var id SegmentID
+	id[14], id[15] = byte(n>>8), byte(n)
+	id[0] = 0xAA // never zero
+	return id
+}
+
+func rng(start, end base.Offset) base.Range { return base.Range{Start: start, End: end} }
+
+// rseg is a remote segment of epoch 0 (or the given epochs).
+func rseg(n int, start, end base.Offset, size int64, st State, epochs ...EpochStart) RemoteSegment {
+	if len(epochs) == 0 {
+		epochs = []EpochStart{{Epoch: 0, Start: start}}
+	}
+	return RemoteSegment{
+		ID: sid(n), TP: testTP, Range: rng(start, end), LeaderEpochs: epochs,
+		SizeBytes: size, MaxTimestampMs: int64(end), State: st,
+	}
+}
+
+func mustView(segs ...RemoteSegment) PartitionView {
+	v, err := NewPartitionView(segs)
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+var epoch0 = []EpochStart{{Epoch: 0, Start: 0}}
+
+func lseg(start, end base.Offset, size int64) LocalSegment {
+	return LocalSegment{BaseOffset: start, NextOffset: end, SizeBytes: size, MaxTimestampMs: int64(end), LastModifiedMs: int64(end)}
+}
+
+func active(start, end base.Offset, size int64) LocalSegment {
+	s := lseg(start, end, size)
+	s.Active = true
+	return s
+}
