@@ -45,6 +45,7 @@ var allowedImports = map[string][]string{
 	"internal/record":              {"base"},
 	"internal/config":              {"base"},
 	"internal/vfs":                 {"base"},
+	"internal/objstore":            {"base"},
 	"internal/clock":               {"base"},
 	"internal/base":                {},
 	"internal/invariants":          {},

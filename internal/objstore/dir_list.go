@@ -1,0 +1,106 @@
+package objstore
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// List walks the tree under the deepest directory that the prefix names,
+// visiting only the subtrees that can hold keys with the prefix.
+//
+// Lexical order of keys is not the order of a walk that sorts each
+// directory by name: "a-c" < "a/b" because '-' < '/', yet the name "a"
+// sorts before "a-c". Sorting a directory's subdirectories by name+"/"
+// and its files by name gives exactly the key order (a file "x" and a
+// directory "x" cannot both exist).
+func (d *dirStore) List(ctx context.Context, prefix string, fn func(ObjectInfo) error) error {
+	if err := validatePrefix(prefix); err != nil {
+		return err
+	}
+	start := ""
+	if i := strings.LastIndexByte(prefix, '/'); i >= 0 {
+		start = prefix[:i+1]
+	}
+	return d.walk(ctx, start, prefix, fn)
+}
+
+// walk lists the directory of keys starting with rel ("" or ending in
+// '/'), calling fn for the files whose keys start with prefix.
+func (d *dirStore) walk(ctx context.Context, rel, prefix string, fn func(ObjectInfo) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	entries, err := os.ReadDir(d.path(rel))
+	if err != nil {
+		if isNotExist(err) {
+			return nil // nothing under this prefix, or deleted while we walked
+		}
+		return fmt.Errorf("objstore: list %s: %w", prefix, err)
+	}
+	type entry struct {
+		sortKey string
+		de      fs.DirEntry
+	}
+	sorted := make([]entry, 0, len(entries))
+	for _, de := range entries {
+		if strings.HasPrefix(de.Name(), tempPrefix) {
+			continue // a Put in flight, or debris of a crashed one
+		}
+		k := rel + de.Name()
+		if de.IsDir() {
+			k += "/"
+		}
+		sorted = append(sorted, entry{k, de})
+	}
+	slices.SortFunc(sorted, func(a, b entry) int { return strings.Compare(a.sortKey, b.sortKey) })
+	for _, e := range sorted {
+		k := e.sortKey
+		if e.de.IsDir() {
+			if strings.HasPrefix(k, prefix) || strings.HasPrefix(prefix, k) {
+				if err := d.walk(ctx, k, prefix, fn); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		if !e.de.Type().IsRegular() || !strings.HasPrefix(k, prefix) {
+			continue
+		}
+		fi, err := e.de.Info()
+		if err != nil {
+			if isNotExist(err) {
+				continue // deleted since ReadDir
+			}
+			return fmt.Errorf("objstore: list %s: %w", prefix, err)
+		}
+		if err := fn(ObjectInfo{Key: k, Size: fi.Size(), LastModified: fi.ModTime()}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// removeTempFiles deletes the temporary files of Puts that a crash
+// interrupted. Their objects were never acknowledged.
+func (d *dirStore) removeTempFiles() error {
+	err := filepath.WalkDir(d.root, func(p string, de fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !de.IsDir() && strings.HasPrefix(de.Name(), tempPrefix) {
+			if err := os.Remove(p); err != nil && !isNotExist(err) {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("objstore: directory store %s: removing temporary files of interrupted puts: %w", d.root, err)
+	}
+	return nil
+}
