@@ -51,14 +51,14 @@ func findVersityGW() (string, bool) {
 // startVersityGW starts versitygw with the posix backend on a fresh
 // directory, waits (bounded) until it accepts connections, and kills it by
 // its PID when t ends. Without the binary the test is skipped, unless
-// STRATA_REQUIRE_VERSITYGW is set (CI installs it, so there it must run).
+// REQUIRE_VERSITYGW is set (CI installs it, so there it must run).
 func startVersityGW(t *testing.T) *versityGW {
 	t.Helper()
 	bin, ok := findVersityGW()
 	if !ok {
 		msg := "versitygw not found on PATH or in $GOPATH/bin; install it with " +
 			"`go install github.com/versity/versitygw/cmd/versitygw@v1.8.0` to run the S3 contract tests"
-		if os.Getenv("STRATA_REQUIRE_VERSITYGW") != "" {
+		if os.Getenv("REQUIRE_VERSITYGW") != "" {
 			t.Fatal(msg)
 		}
 		t.Skip(msg)
