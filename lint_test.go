@@ -27,6 +27,11 @@ const module = "github.com/strata-broker/strata/"
 //     append __consumer_offsets) and record (to decode and frame batches),
 //     and is imported only by api (the topic name and group partitioning)
 //     and cmd (wiring), so no coordinator state machine sees a partition.
+//   - tier/remotemeta is the leaf vocabulary of remote segment metadata
+//     (State, RemoteSegment, the one valid-transition table). metadata
+//     imports it because the FSM validates remote segment transitions at
+//     Raft apply with that one table (DESIGN §4: the states live in the
+//     quorum); it does not import tier itself.
 var allowedImports = map[string][]string{
 	"cmd/strata":                   {"*"},
 	"test/e2e":                     {"*"},
@@ -36,11 +41,12 @@ var allowedImports = map[string][]string{
 	"internal/coordinator/group":   {"coordinator/runtime", "base", "clock", "record"},
 	"internal/coordinator/runtime": {"base", "clock"},
 	"internal/coordinator/offsets": {"coordinator/runtime", "partition", "record", "base", "clock"},
-	"internal/metadata":            {"base", "vfs", "clock"},
+	"internal/metadata":            {"base", "vfs", "clock", "tier/remotemeta"},
 	"internal/partition":           {"log", "tier", "cleaner", "retention", "record", "base", "clock", "invariants", "vfs", "partition/producers"},
 	"internal/partition/producers": {"base"},
 	"internal/retention":           {"base"},
-	"internal/tier":                {"log", "retention", "objstore", "record", "base", "clock"},
+	"internal/tier":                {"log", "retention", "objstore", "record", "base", "clock", "tier/remotemeta"},
+	"internal/tier/remotemeta":     {"base"},
 	"internal/log":                 {"record", "vfs", "clock", "base", "invariants"},
 	"internal/record":              {"base"},
 	"internal/config":              {"base"},
@@ -56,7 +62,7 @@ var forbiddenInCore = map[string]string{
 	"time.Now()": "take a clock.Clock",
 }
 
-var corePackages = []string{"internal/tier", "internal/partition", "internal/retention", "internal/log", "internal/record", "internal/partition/producers", "internal/coordinator/group", "internal/coordinator/runtime"}
+var corePackages = []string{"internal/tier", "internal/tier/remotemeta", "internal/partition", "internal/retention", "internal/log", "internal/record", "internal/partition/producers", "internal/coordinator/group", "internal/coordinator/runtime"}
 
 func TestImportTable(t *testing.T) {
 	err := filepath.WalkDir(".", func(path string, d os.DirEntry, err error) error {

@@ -25,6 +25,10 @@ func applyCommand(img *Image, cmd command, index uint64) (*Image, error) {
 		return applySetTopicConfigs(img, c, index)
 	case *setBrokerConfigsCmd:
 		return applySetBrokerConfigs(img, c, index)
+	case *updateRemoteSegmentCmd:
+		return applyUpdateRemoteSegment(img, c, index)
+	case *finishRemoteTopicDeleteCmd:
+		return applyFinishRemoteTopicDelete(img, c, index)
 	default:
 		return nil, fmt.Errorf("%w: unknown command type %T", ErrInvalidCommand, cmd)
 	}
@@ -64,6 +68,11 @@ func applyCreateTopic(img *Image, c *createTopicCmd, index uint64) (*Image, erro
 	if other, ok := img.TopicsByID[c.ID]; ok {
 		return nil, fmt.Errorf("%w: id of %q is taken by %q", ErrTopicIDExists, c.Name, other.Name)
 	}
+	if other, ok := img.pendingDeletes[c.ID]; ok {
+		// Object keys hold the topic id: reusing it would mix two topics' objects.
+		return nil, fmt.Errorf("%w: id of %q is taken by deleted %q, whose remote data is not yet deleted",
+			ErrTopicIDExists, c.Name, other.Name)
+	}
 	if n := len(c.Assignments); n == 0 || n > maxPartitionsPerTopic {
 		return nil, fmt.Errorf("%w: %d partitions for %q, want 1..%d", ErrInvalidPartitions, n, c.Name, maxPartitionsPerTopic)
 	}
@@ -91,12 +100,23 @@ func lookupTopic(img *Image, name string, id [16]byte) (*Topic, error) {
 	return t, nil
 }
 
+// applyDeleteTopic removes the topic. Its remote segments, if it has any,
+// stay in the image as a pending remote delete (fenced by the partitions'
+// last leader epochs) until FinishRemoteTopicDelete: deleting the objects
+// survives restarts and an unreachable bucket. A topic without remote
+// segments has no objects (COPY_STARTED precedes every upload), so it
+// leaves nothing pending.
 func applyDeleteTopic(img *Image, c *deleteTopicCmd, index uint64) (*Image, error) {
 	t, err := lookupTopic(img, c.Name, c.ID)
 	if err != nil {
 		return nil, err
 	}
-	return img.withoutTopic(t, index), nil
+	next := img.withoutTopic(t, index)
+	if len(img.remote[t.ID]) > 0 {
+		next.pendingDeletes = copyMap(img.pendingDeletes, 1)
+		next.pendingDeletes[t.ID] = &pendingDelete{Name: t.Name, Partitions: t.Partitions}
+	}
+	return next, nil
 }
 
 func applyCreatePartitions(img *Image, c *createPartitionsCmd, index uint64) (*Image, error) {

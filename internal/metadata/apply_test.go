@@ -180,6 +180,9 @@ func checkImageInvariants(t *testing.T, img *Image) {
 			t.Fatalf("topic %q: %v", name, err)
 		}
 	}
+	if err := remoteInvariantErr(img); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func TestCreatePartitionsDoesNotShareBackingArray(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/strata-broker/strata/internal/base"
+	"github.com/strata-broker/strata/internal/tier/remotemeta"
 )
 
 func genConfigs() *rapid.Generator[map[string]string] {
@@ -50,6 +51,7 @@ func genCommand() *rapid.Generator[command] {
 			return &controllerChangeCmd{NodeID: rapid.Int32Range(-1, 3).Draw(t, "node")}
 		}),
 		rapid.Just[command](&initClusterCmd{ClusterID: "AAAAAAAAAAAAAAAAAAAAAA"}),
+		genRemoteCommand(),
 	)
 }
 
@@ -96,6 +98,8 @@ func FuzzDecodeCommand(f *testing.F) {
 	seed, _ := encodeCommand(createCmd("foo", 1, 2))
 	f.Add(seed)
 	f.Add([]byte("\x01{\"set_broker_configs\":{\"configs\":{\"a\":\"b\"}}}"))
+	remote, _ := encodeCommand(upd(rseg(1, "foo", 1, 0, 0, 10, remotemeta.CopyStarted), 0))
+	f.Add(remote)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		cmd, err := decodeCommand(data)
 		if err != nil {
@@ -110,17 +114,25 @@ func FuzzDecodeCommand(f *testing.F) {
 
 // TestApplySequenceProperties applies random command sequences and checks that
 // every image keeps its invariants, earlier images never change, a rejected
-// command changes nothing, and every image survives a snapshot round trip.
+// command changes nothing, and every image survives a snapshot round trip;
+// remote segment commands are among them, so all of this covers remote
+// segments and pending remote deletes too.
 func TestApplySequenceProperties(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		img := emptyImage()
 		var history []*Image
 		var frozen []string
 		applied := map[string]int{}
-		for i := range rapid.IntRange(1, 30).Draw(t, "n") {
+		for i := range rapid.IntRange(1, 50).Draw(t, "n") {
 			cmd := genCommand().Draw(t, fmt.Sprintf("cmd%d", i))
-			if len(img.Topics) > 0 && rapid.Bool().Draw(t, fmt.Sprintf("targeted%d", i)) {
+			// 0: as drawn; 1: aimed at a topic; 2..4: aimed at remote segments.
+			switch aim := rapid.IntRange(0, 4).Draw(t, fmt.Sprintf("aim%d", i)); {
+			case aim == 1 && len(img.Topics) > 0:
 				cmd = drawTargeted(t, img, i)
+			case aim >= 2:
+				if c := drawTargetedRemote(t, img, i); c != nil {
+					cmd = c
+				}
 			}
 			next, err := applyCommand(img, cmd, uint64(i+1))
 			if err != nil {
@@ -145,6 +157,9 @@ func TestApplySequenceProperties(t *testing.T) {
 			}
 			history = append(history, next)
 			applied[fmt.Sprintf("%T", cmd)]++
+			if len(next.pendingDeletes) > 0 {
+				applied["(pending remote delete)"]++
+			}
 			frozen = append(frozen, string(data))
 			img = next
 		}
@@ -170,7 +185,7 @@ func invariantErr(img *Image) error {
 			return err
 		}
 	}
-	return nil
+	return remoteInvariantErr(img)
 }
 
 // drawTargeted draws a command aimed at an existing topic, so that deletes,

@@ -69,6 +69,21 @@ type setBrokerConfigsCmd struct {
 	Configs map[string]string `json:"configs"`
 }
 
+// updateRemoteSegmentCmd records one remote segment copy attempt, written by
+// the leader of the segment's partition at LeaderEpoch: a new attempt (which
+// must be COPY_STARTED) or a state change of a known one (which must follow
+// remotemeta.ValidTransition and change nothing else).
+type updateRemoteSegmentCmd struct {
+	Segment     wireSegment `json:"segment"`
+	LeaderEpoch base.Epoch  `json:"leader_epoch"`
+}
+
+// finishRemoteTopicDeleteCmd forgets deleted topic ID once none of its
+// remote segments is left.
+type finishRemoteTopicDeleteCmd struct {
+	ID base.TopicID `json:"id"`
+}
+
 func (*initClusterCmd) isCommand()      {}
 func (*controllerChangeCmd) isCommand() {}
 func (*createTopicCmd) isCommand()      {}
@@ -76,6 +91,9 @@ func (*deleteTopicCmd) isCommand()      {}
 func (*createPartitionsCmd) isCommand() {}
 func (*setTopicConfigsCmd) isCommand()  {}
 func (*setBrokerConfigsCmd) isCommand() {}
+
+func (*updateRemoteSegmentCmd) isCommand()     {}
+func (*finishRemoteTopicDeleteCmd) isCommand() {}
 
 // envelope is the v1 wire form: exactly one field is set.
 type envelope struct {
@@ -86,6 +104,9 @@ type envelope struct {
 	CreatePartitions *createPartitionsCmd `json:"create_partitions,omitempty"`
 	SetTopicConfigs  *setTopicConfigsCmd  `json:"set_topic_configs,omitempty"`
 	SetBrokerConfigs *setBrokerConfigsCmd `json:"set_broker_configs,omitempty"`
+
+	UpdateRemoteSegment     *updateRemoteSegmentCmd     `json:"update_remote_segment,omitempty"`
+	FinishRemoteTopicDelete *finishRemoteTopicDeleteCmd `json:"finish_remote_topic_delete,omitempty"`
 }
 
 func (e *envelope) command() (command, error) {
@@ -102,6 +123,8 @@ func (e *envelope) command() (command, error) {
 	add(e.CreatePartitions != nil, e.CreatePartitions)
 	add(e.SetTopicConfigs != nil, e.SetTopicConfigs)
 	add(e.SetBrokerConfigs != nil, e.SetBrokerConfigs)
+	add(e.UpdateRemoteSegment != nil, e.UpdateRemoteSegment)
+	add(e.FinishRemoteTopicDelete != nil, e.FinishRemoteTopicDelete)
 	if len(found) != 1 {
 		return nil, fmt.Errorf("%w: envelope holds %d commands, want 1", ErrInvalidCommand, len(found))
 	}
@@ -125,6 +148,10 @@ func encodeCommand(c command) ([]byte, error) {
 		e.SetTopicConfigs = c
 	case *setBrokerConfigsCmd:
 		e.SetBrokerConfigs = c
+	case *updateRemoteSegmentCmd:
+		e.UpdateRemoteSegment = c
+	case *finishRemoteTopicDeleteCmd:
+		e.FinishRemoteTopicDelete = c
 	default:
 		panic(fmt.Sprintf("metadata: encodeCommand: unknown command type %T", c))
 	}

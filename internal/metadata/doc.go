@@ -24,6 +24,32 @@
 //     part of the replicated state too.
 //   - Snapshots serialize the whole Image; a restart restores the latest snapshot
 //     and replays the log after it, so Open returns the same Image as before Close.
+//     The snapshot's first byte names its layout (v2 adds remote segment
+//     metadata); older layouts stay decodable.
+//
+// # Remote segment metadata (DESIGN §4)
+//
+// The quorum is the one source of truth for the remote tier: a new leader reads
+// it here, never from an in-memory default. UpdateRemoteSegment records one copy
+// attempt (tier/remotemeta.RemoteSegment); the FSM accepts a new segment id only
+// in COPY_STARTED and only for a live topic, and a known one only through
+// remotemeta.ValidTransition with nothing but its state changed (the one table,
+// shared with the tier). Every update names its topic by id and name and a valid
+// partition, and is fenced by leader epoch: below the partition's current
+// LeaderEpoch it is refused with ErrFencedLeaderEpoch.
+//
+// A segment that reaches DELETE_FINISHED is recorded (the command is in the log)
+// and dropped from the image by that same command: nothing of it is left in the
+// bucket, so the image does not grow with every segment ever uploaded. Its id is
+// unknown from then on (ErrUnknownRemoteSegment); ids are fresh per attempt and
+// never reused.
+//
+// Deleting a topic that has remote segments keeps them, with the topic's name
+// and partitions (so fencing still applies), as a pending remote delete
+// (Image.PendingRemoteDeletes): it survives restarts and an unreachable bucket
+// until FinishRemoteTopicDelete, which is refused (ErrRemoteSegmentsRemain)
+// while any of its segments is not DELETE_FINISHED. Its topic id cannot be
+// reused meanwhile; its name can.
 //
 // # Lifecycle
 //

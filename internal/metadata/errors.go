@@ -27,6 +27,16 @@ var (
 	ErrClusterInitialized = errors.New("metadata: cluster id already set")
 	// ErrNotController: this node is not the Raft leader, so it cannot propose.
 	ErrNotController = errors.New("metadata: not the controller")
+	// ErrFencedLeaderEpoch: a remote segment update from a leader epoch below
+	// the partition's current one; the writer is no longer the leader.
+	ErrFencedLeaderEpoch = errors.New("metadata: fenced leader epoch")
+	// ErrUnknownRemoteSegment: an update of a remote segment id the image does
+	// not hold, other than a COPY_STARTED: never created, or already
+	// DELETE_FINISHED (and so dropped from the image).
+	ErrUnknownRemoteSegment = errors.New("metadata: unknown remote segment")
+	// ErrRemoteSegmentsRemain: FinishRemoteTopicDelete while some segment of
+	// the topic is not DELETE_FINISHED.
+	ErrRemoteSegmentsRemain = errors.New("metadata: remote segments remain")
 	// ErrClosed: the Store is closed.
 	ErrClosed = errors.New("metadata: store closed")
 

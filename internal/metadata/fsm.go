@@ -13,8 +13,14 @@ import (
 	"github.com/hashicorp/raft"
 )
 
-// snapshotFormatV1 is the first byte of a snapshot: JSON of imageSnapshot.
-const snapshotFormatV1 byte = 1
+// The first byte of a snapshot names its layout. Snapshots are written in the
+// newest one; every older one stays decodable.
+const (
+	// snapshotFormatV1: JSON of imageSnapshot.
+	snapshotFormatV1 byte = 1
+	// snapshotFormatV2: JSON of imageSnapshotV2, v1 plus remote segment metadata.
+	snapshotFormatV2 byte = 2
+)
 
 // maxSnapshotBytes bounds what Restore reads into memory.
 const maxSnapshotBytes = 1 << 30
@@ -96,38 +102,68 @@ type imageSnapshot struct {
 	Topics        []*Topic          `json:"topics"`
 }
 
+// imageSnapshotV2 adds the remote segment metadata, in the order encodeRemote
+// writes it.
+type imageSnapshotV2 struct {
+	imageSnapshot
+	RemoteSegments       []wireSegment       `json:"remote_segments"`
+	PendingRemoteDeletes []wirePendingDelete `json:"pending_remote_deletes"`
+}
+
 func encodeSnapshot(img *Image) ([]byte, error) {
-	s := imageSnapshot{
+	s := imageSnapshotV2{imageSnapshot: imageSnapshot{
 		ClusterID:     img.ClusterID,
 		ControllerID:  img.ControllerID,
 		Version:       img.Version,
 		BrokerConfigs: img.BrokerConfigs,
 		Topics:        make([]*Topic, 0, len(img.Topics)),
-	}
+	}}
 	for _, t := range img.Topics {
 		s.Topics = append(s.Topics, t)
 	}
 	slices.SortFunc(s.Topics, func(a, b *Topic) int { return strings.Compare(a.Name, b.Name) })
+	s.RemoteSegments, s.PendingRemoteDeletes = encodeRemote(img)
 	body, err := json.Marshal(&s)
 	if err != nil {
 		return nil, fmt.Errorf("metadata: encode snapshot: %w", err)
 	}
-	return append([]byte{snapshotFormatV1}, body...), nil
+	return append([]byte{snapshotFormatV2}, body...), nil
 }
 
 func decodeSnapshot(data []byte) (*Image, error) {
 	if len(data) > maxSnapshotBytes {
 		return nil, fmt.Errorf("%w: snapshot larger than %d bytes", ErrInvalidCommand, maxSnapshotBytes)
 	}
-	if len(data) == 0 || data[0] != snapshotFormatV1 {
-		return nil, fmt.Errorf("%w: snapshot has no or an unknown format byte", ErrInvalidCommand)
+	if len(data) == 0 {
+		return nil, fmt.Errorf("%w: snapshot has no format byte", ErrInvalidCommand)
+	}
+	var s imageSnapshotV2
+	var into any
+	switch data[0] {
+	case snapshotFormatV1:
+		into = &s.imageSnapshot // a v1 snapshot holding v2 fields is corrupt
+	case snapshotFormatV2:
+		into = &s
+	default:
+		return nil, fmt.Errorf("%w: snapshot has an unknown format byte %d", ErrInvalidCommand, data[0])
 	}
 	dec := json.NewDecoder(bytes.NewReader(data[1:]))
 	dec.DisallowUnknownFields()
-	var s imageSnapshot
-	if err := dec.Decode(&s); err != nil {
+	if err := dec.Decode(into); err != nil {
 		return nil, fmt.Errorf("%w: snapshot: %v", ErrInvalidCommand, err)
 	}
+	img, err := restoreTopics(&s.imageSnapshot)
+	if err != nil {
+		return nil, err
+	}
+	if err := restoreRemote(img, s.PendingRemoteDeletes, s.RemoteSegments); err != nil {
+		return nil, err
+	}
+	return img, nil
+}
+
+// restoreTopics builds an image from the v1 part of a snapshot, validating it.
+func restoreTopics(s *imageSnapshot) (*Image, error) {
 	if s.ClusterID != "" {
 		if err := validateClusterID(s.ClusterID); err != nil {
 			return nil, err

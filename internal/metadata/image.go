@@ -24,6 +24,13 @@ const (
 //
 // Invariants: Topics and TopicsByID index the same set of *Topic values (by Name
 // and by ID); no topic has a zero ID; maps are never nil.
+//
+// Remote segment metadata (DESIGN §4): remote holds it for live topics and for
+// topics pending remote delete, and nothing else; no id is both a live topic
+// and pending; every segment is valid, not DELETE_FINISHED, of the topic id and
+// partition it is filed under (TP.Topic is that topic's name, TP.Partition a
+// partition index of it), with ids unique per partition, ascending by base
+// offset then id; no empty slice or inner map is kept.
 type Image struct {
 	// ClusterID is the base64url (unpadded) form of 16 random bytes, as Kafka's.
 	ClusterID string
@@ -35,6 +42,12 @@ type Image struct {
 	BrokerConfigs map[string]string
 	// Version is the Raft index of the command that produced this image.
 	Version uint64
+
+	// remote is the remote segment metadata, by topic id (RemoteSegments).
+	remote map[base.TopicID]remoteTopic
+	// pendingDeletes are the deleted topics whose remote data is not yet
+	// deleted, by topic id (PendingRemoteDeletes); their segments stay in remote.
+	pendingDeletes map[base.TopicID]*pendingDelete
 }
 
 // Topic is one topic. Immutable once part of a published Image.
@@ -63,6 +76,9 @@ func emptyImage() *Image {
 		Topics:        map[string]*Topic{},
 		TopicsByID:    map[base.TopicID]*Topic{},
 		BrokerConfigs: map[string]string{},
+
+		remote:         map[base.TopicID]remoteTopic{},
+		pendingDeletes: map[base.TopicID]*pendingDelete{},
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/strata-broker/strata/internal/base"
+	"github.com/strata-broker/strata/internal/tier/remotemeta"
 )
 
 // maxStaleRetries bounds how often a proposer replans a command that raced
@@ -95,6 +96,36 @@ func (s *Store) SetTopicConfigs(ctx context.Context, name string, configs map[st
 // SetBrokerConfigs replaces the whole map of dynamic cluster-wide broker configs.
 func (s *Store) SetBrokerConfigs(ctx context.Context, configs map[string]string) error {
 	_, err := s.propose(ctx, &setBrokerConfigsCmd{Configs: configs})
+	return err
+}
+
+// UpdateRemoteSegment records a remote segment copy attempt, as the leader of
+// seg.TP at leaderEpoch: a new attempt (seg.State COPY_STARTED, a fresh id, a
+// live topic) or a state change of a known one (the same attempt, one step of
+// remotemeta.ValidTransition). It is refused with ErrFencedLeaderEpoch when
+// leaderEpoch is below the partition's, ErrUnknownTopic or
+// ErrInvalidPartitions when seg names no such partition, ErrUnknownRemoteSegment
+// for an unknown id that is not COPY_STARTED, and a *remotemeta.TransitionError
+// (errors.Is remotemeta.ErrInvalidTransition) for a step the table forbids.
+//
+// Segments of a deleted topic can still change state until its remote delete
+// is finished. A DELETE_FINISHED segment leaves the image. After an unknown
+// outcome (ctx ended) a retry may find its own update applied: a
+// *remotemeta.TransitionError with From equal to the target state, or
+// ErrUnknownRemoteSegment for a DELETE_FINISHED; read the image to tell.
+func (s *Store) UpdateRemoteSegment(ctx context.Context, seg remotemeta.RemoteSegment, leaderEpoch base.Epoch) error {
+	if err := seg.Validate(); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidCommand, err)
+	}
+	_, err := s.propose(ctx, &updateRemoteSegmentCmd{Segment: toWireSegment(seg), LeaderEpoch: leaderEpoch})
+	return err
+}
+
+// FinishRemoteTopicDelete forgets deleted topic topicID once every one of its
+// remote segments is DELETE_FINISHED (ErrRemoteSegmentsRemain otherwise;
+// ErrUnknownTopic when no remote delete is pending for it).
+func (s *Store) FinishRemoteTopicDelete(ctx context.Context, topicID base.TopicID) error {
+	_, err := s.propose(ctx, &finishRemoteTopicDeleteCmd{ID: topicID})
 	return err
 }
 

@@ -60,6 +60,7 @@ func sameState(t *testing.T, got, want *Image) {
 	if !maps.Equal(got.BrokerConfigs, want.BrokerConfigs) {
 		t.Errorf("BrokerConfigs = %v, want %v", got.BrokerConfigs, want.BrokerConfigs)
 	}
+	sameRemote(t, got, want)
 }
 
 func TestStoreCommands(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/strata-broker/strata/internal/base"
 	"github.com/strata-broker/strata/internal/retention"
+	"github.com/strata-broker/strata/internal/tier/remotemeta"
 )
 
 // LocalSegment is one local log segment as the copy planner sees it.
@@ -38,7 +39,7 @@ type CopyConfig struct {
 type CopyTask struct {
 	Segment      LocalSegment
 	Range        base.Range
-	LeaderEpochs []EpochStart // the lineage restricted to Range
+	LeaderEpochs []remotemeta.EpochStart // the lineage restricted to Range
 }
 
 // Partial reports whether the task uploads only part of its segment.
@@ -47,10 +48,10 @@ func (t CopyTask) Partial() bool { return t.Range != t.Segment.Range() }
 // Started returns the COPY_STARTED record to write before the first object
 // of this attempt, with a fresh id. For a Partial task the executor sets
 // SizeBytes to the bytes it slices before writing the record.
-func (t CopyTask) Started(id SegmentID, topicID base.TopicID, tp base.TopicPartition) RemoteSegment {
-	return RemoteSegment{
+func (t CopyTask) Started(id remotemeta.SegmentID, topicID base.TopicID, tp base.TopicPartition) remotemeta.RemoteSegment {
+	return remotemeta.RemoteSegment{
 		ID: id, TopicID: topicID, TP: tp, Range: t.Range, LeaderEpochs: t.LeaderEpochs,
-		SizeBytes: t.Segment.SizeBytes, MaxTimestampMs: t.Segment.MaxTimestampMs, State: CopyStarted,
+		SizeBytes: t.Segment.SizeBytes, MaxTimestampMs: t.Segment.MaxTimestampMs, State: remotemeta.CopyStarted,
 	}
 }
 
@@ -64,7 +65,7 @@ func (t CopyTask) Started(id SegmentID, topicID base.TopicID, tp base.TopicParti
 // the tier unknown or copying disabled nothing is copied. lineage is the
 // leader's epoch cache; local is ascending and non-overlapping, and only
 // its last segment may be Active (it panics otherwise).
-func PlanCopies(local []LocalSegment, view PartitionView, lineage []EpochStart,
+func PlanCopies(local []LocalSegment, view PartitionView, lineage []remotemeta.EpochStart,
 	lastStableOffset base.Offset, cfg CopyConfig, nowMs int64,
 ) []CopyTask {
 	mustValidLocal(local)

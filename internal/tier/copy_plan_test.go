@@ -6,6 +6,7 @@ import (
 
 	"github.com/strata-broker/strata/internal/base"
 	"github.com/strata-broker/strata/internal/retention"
+	"github.com/strata-broker/strata/internal/tier/remotemeta"
 )
 
 func taskRanges(tasks []CopyTask) []base.Range {
@@ -23,7 +24,7 @@ func TestCopyNeverSkipsASegment(t *testing.T) {
 	young.LastModifiedMs = 95 // the others were last written at their end offset
 	local := []LocalSegment{lseg(0, 10, 10), lseg(10, 20, 10), young, lseg(30, 40, 10), active(40, 45, 5)}
 	lag := CopyConfig{CopyLagMs: retention.LimitOf(50)}
-	got := PlanCopies(local, mustView(rseg(1, 0, 10, 10, CopyFinished)), epoch0, 45, lag, 100)
+	got := PlanCopies(local, mustView(rseg(1, 0, 10, 10, remotemeta.CopyFinished)), epoch0, 45, lag, 100)
 	if want := []base.Range{rng(10, 20)}; !slices.Equal(taskRanges(got), want) {
 		t.Fatalf("tasks %v, want %v: [30, 40) is old enough but follows a young segment", taskRanges(got), want)
 	}
@@ -33,7 +34,7 @@ func TestCopyNeverSkipsASegment(t *testing.T) {
 		t.Errorf("across a hole: %v", taskRanges(got))
 	}
 	// A failed earlier copy (DANGLING) does not count as tiered: it is copied again.
-	v := mustView(rseg(1, 0, 10, 10, CopyFinished), rseg(2, 10, 20, 10, Dangling))
+	v := mustView(rseg(1, 0, 10, 10, remotemeta.CopyFinished), rseg(2, 10, 20, 10, remotemeta.Dangling))
 	if got := PlanCopies(local, v, epoch0, 20, CopyConfig{}, 0); !slices.Equal(taskRanges(got), []base.Range{rng(10, 20)}) {
 		t.Errorf("after a dangling attempt: %v", taskRanges(got))
 	}
@@ -60,7 +61,7 @@ func TestCopyOnlyBelowLastStableOffset(t *testing.T) {
 
 func TestPlanCopies(t *testing.T) {
 	local := []LocalSegment{lseg(0, 10, 100), lseg(10, 20, 100), lseg(20, 30, 100), active(30, 35, 50)}
-	tiered10 := mustView(rseg(1, 0, 10, 100, CopyFinished))
+	tiered10 := mustView(rseg(1, 0, 10, 100, remotemeta.CopyFinished))
 	for _, tc := range []struct {
 		name  string
 		local []LocalSegment
@@ -72,8 +73,8 @@ func TestPlanCopies(t *testing.T) {
 		{"metadata not loaded", local, PartitionView{}, CopyConfig{}, 0, nil},
 		{"copy disabled", local, mustView(), CopyConfig{CopyDisabled: true}, 0, nil},
 		{"from tieredNext", local, tiered10, CopyConfig{}, 0, []base.Range{rng(10, 20), rng(20, 30)}},
-		{"all tiered", local, mustView(rseg(1, 0, 30, 1, CopyFinished)), CopyConfig{}, 0, nil},
-		{"straddles tieredNext", local, mustView(rseg(1, 0, 15, 1, CopyFinished)), CopyConfig{}, 0, []base.Range{rng(15, 20), rng(20, 30)}},
+		{"all tiered", local, mustView(rseg(1, 0, 30, 1, remotemeta.CopyFinished)), CopyConfig{}, 0, nil},
+		{"straddles tieredNext", local, mustView(rseg(1, 0, 15, 1, remotemeta.CopyFinished)), CopyConfig{}, 0, []base.Range{rng(15, 20), rng(20, 30)}},
 		{"local starts past the tier", local[2:], tiered10, CopyConfig{}, 0, []base.Range{rng(20, 30)}},
 		{"no local segment", nil, tiered10, CopyConfig{}, 0, nil},
 		// Lag by bytes: 350 bytes wait; each upload keeps more than 120
@@ -91,23 +92,23 @@ func TestPlanCopies(t *testing.T) {
 
 func TestCopyTaskCarriesLineage(t *testing.T) {
 	local := []LocalSegment{lseg(0, 10, 1), lseg(10, 20, 1), active(20, 20, 0)}
-	lineage := []EpochStart{{3, 0}, {5, 4}, {6, 10}, {8, 15}}
-	tasks := PlanCopies(local, mustView(rseg(1, 0, 6, 1, CopyFinished, EpochStart{3, 0}, EpochStart{5, 4})), lineage, 20, CopyConfig{}, 0)
+	lineage := []remotemeta.EpochStart{es(3, 0), es(5, 4), es(6, 10), es(8, 15)}
+	tasks := PlanCopies(local, mustView(rseg(1, 0, 6, 1, remotemeta.CopyFinished, es(3, 0), es(5, 4))), lineage, 20, CopyConfig{}, 0)
 	if len(tasks) != 2 || !tasks[0].Partial() || tasks[1].Partial() {
 		t.Fatalf("tasks %+v", tasks)
 	}
-	if want := []EpochStart{{5, 6}}; !slices.Equal(tasks[0].LeaderEpochs, want) {
+	if want := []remotemeta.EpochStart{es(5, 6)}; !slices.Equal(tasks[0].LeaderEpochs, want) {
 		t.Errorf("epochs of %v = %v, want %v", tasks[0].Range, tasks[0].LeaderEpochs, want)
 	}
-	if want := []EpochStart{{6, 10}, {8, 15}}; !slices.Equal(tasks[1].LeaderEpochs, want) {
+	if want := []remotemeta.EpochStart{es(6, 10), es(8, 15)}; !slices.Equal(tasks[1].LeaderEpochs, want) {
 		t.Errorf("epochs of %v = %v, want %v", tasks[1].Range, tasks[1].LeaderEpochs, want)
 	}
 	s := tasks[1].Started(sid(9), base.TopicID{1}, testTP)
-	if err := s.Validate(); err != nil || s.State != CopyStarted || s.Range != rng(10, 20) {
+	if err := s.Validate(); err != nil || s.State != remotemeta.CopyStarted || s.Range != rng(10, 20) {
 		t.Errorf("Started = %+v, %v", s, err)
 	}
 	// The lineage cannot name the writer of offsets below its first entry.
-	if got := PlanCopies(local, mustView(), []EpochStart{{3, 5}}, 20, CopyConfig{}, 0); got != nil {
+	if got := PlanCopies(local, mustView(), []remotemeta.EpochStart{es(3, 5)}, 20, CopyConfig{}, 0); got != nil {
 		t.Errorf("below the lineage: %v", taskRanges(got))
 	}
 }

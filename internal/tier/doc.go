@@ -1,14 +1,16 @@
 // Package tier is the remote tier of the tiered log (DESIGN §4). This file
-// set is its pure core: the remote segment state machine, an immutable
-// view of one partition's remote segment metadata, and the planners of one
-// tier-loop pass. Nothing here does I/O, reads a clock or starts a
-// goroutine; executors elsewhere apply the plans.
+// set is its pure core: an immutable view of one partition's remote segment
+// metadata, and the planners of one tier-loop pass. The vocabulary of that
+// metadata (State, RemoteSegment, the one transition table) lives in the
+// leaf package remotemeta, which the metadata quorum's FSM shares. Nothing
+// here does I/O, reads a clock or starts a goroutine; executors elsewhere
+// apply the plans.
 //
 // Ranges are half-open, [Start, End). The remote tier holds
 // [logStart, tieredNext); tieredNext is exclusive.
 //
-// Lifecycle of one copy attempt (one SegmentID), through one table
-// (validTransition):
+// Lifecycle of one copy attempt (one remotemeta.SegmentID), through one
+// table (remotemeta.ValidTransition):
 //
 //	COPY_STARTED ──► COPY_FINISHED ──► DELETE_STARTED ──► DELETE_FINISHED
 //	     │                                  ▲   │

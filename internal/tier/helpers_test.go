@@ -2,12 +2,13 @@ package tier
 
 import (
 	"github.com/strata-broker/strata/internal/base"
+	"github.com/strata-broker/strata/internal/tier/remotemeta"
 )
 
 var testTP = base.TopicPartition{Topic: "t", Partition: 0}
 
-func sid(n int) SegmentID {
-	var id SegmentID
+func sid(n int) remotemeta.SegmentID {
+	var id remotemeta.SegmentID
 	id[14], id[15] = byte(n>>8), byte(n)
 	id[0] = 0xAA // never zero
 	return id
@@ -16,17 +17,17 @@ func sid(n int) SegmentID {
 func rng(start, end base.Offset) base.Range { return base.Range{Start: start, End: end} }
 
 // rseg is a remote segment of epoch 0 (or the given epochs).
-func rseg(n int, start, end base.Offset, size int64, st State, epochs ...EpochStart) RemoteSegment {
+func rseg(n int, start, end base.Offset, size int64, st remotemeta.State, epochs ...remotemeta.EpochStart) remotemeta.RemoteSegment {
 	if len(epochs) == 0 {
-		epochs = []EpochStart{{Epoch: 0, Start: start}}
+		epochs = []remotemeta.EpochStart{{Epoch: 0, Start: start}}
 	}
-	return RemoteSegment{
+	return remotemeta.RemoteSegment{
 		ID: sid(n), TP: testTP, Range: rng(start, end), LeaderEpochs: epochs,
 		SizeBytes: size, MaxTimestampMs: int64(end), State: st,
 	}
 }
 
-func mustView(segs ...RemoteSegment) PartitionView {
+func mustView(segs ...remotemeta.RemoteSegment) PartitionView {
 	v, err := NewPartitionView(segs)
 	if err != nil {
 		panic(err)
@@ -34,7 +35,7 @@ func mustView(segs ...RemoteSegment) PartitionView {
 	return v
 }
 
-var epoch0 = []EpochStart{{Epoch: 0, Start: 0}}
+var epoch0 = []remotemeta.EpochStart{{Epoch: 0, Start: 0}}
 
 func lseg(start, end base.Offset, size int64) LocalSegment {
 	return LocalSegment{BaseOffset: start, NextOffset: end, SizeBytes: size, MaxTimestampMs: int64(end), LastModifiedMs: int64(end)}
@@ -44,4 +45,9 @@ func active(start, end base.Offset, size int64) LocalSegment {
 	s := lseg(start, end, size)
 	s.Active = true
 	return s
+}
+
+// es is one lineage entry: epoch starts at offset start.
+func es(epoch base.Epoch, start base.Offset) remotemeta.EpochStart {
+	return remotemeta.EpochStart{Epoch: epoch, Start: start}
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/strata-broker/strata/internal/base"
+	"github.com/strata-broker/strata/internal/tier/remotemeta"
 )
 
 // noEnd is the end of the last epoch of a lineage, which is still open.
@@ -15,7 +16,7 @@ const noEnd = base.Offset(math.MaxInt64)
 // validateLineage checks that l is ascending in both epoch and start. A
 // lineage comes from the partition's leader-epoch cache, which validates
 // it on load, so a bad one here is a programmer error.
-func validateLineage(l []EpochStart) error {
+func validateLineage(l []remotemeta.EpochStart) error {
 	for i, e := range l {
 		if e.Epoch < 0 || e.Start < 0 {
 			return fmt.Errorf("tier: lineage entry %d is negative: %v", i, e)
@@ -27,15 +28,15 @@ func validateLineage(l []EpochStart) error {
 	return nil
 }
 
-func mustValidLineage(l []EpochStart) {
+func mustValidLineage(l []remotemeta.EpochStart) {
 	if err := validateLineage(l); err != nil {
 		panic(err.Error())
 	}
 }
 
 // epochRange is the offsets epoch e covers in l, and whether l has e.
-func epochRange(l []EpochStart, e base.Epoch) (base.Range, bool) {
-	i, ok := slices.BinarySearchFunc(l, e, func(x EpochStart, e base.Epoch) int { return cmp.Compare(x.Epoch, e) })
+func epochRange(l []remotemeta.EpochStart, e base.Epoch) (base.Range, bool) {
+	i, ok := slices.BinarySearchFunc(l, e, func(x remotemeta.EpochStart, e base.Epoch) int { return cmp.Compare(x.Epoch, e) })
 	if !ok {
 		return base.Range{}, false
 	}
@@ -55,7 +56,7 @@ func epochRange(l []EpochStart, e base.Epoch) (base.Range, bool) {
 // does), so the part of a segment below it cannot be checked and is
 // outside the log anyway. A segment entirely below it is not in the
 // lineage: nothing vouches for it (see PlanStrays).
-func inLineage(s RemoteSegment, l []EpochStart) bool {
+func inLineage(s remotemeta.RemoteSegment, l []remotemeta.EpochStart) bool {
 	if len(l) == 0 || s.Range.End <= l[0].Start {
 		return false
 	}
@@ -80,15 +81,15 @@ func inLineage(s RemoteSegment, l []EpochStart) bool {
 // epochsFor restricts lineage l to r: the epoch in force at r.Start, moved
 // to start there, then every epoch that starts inside r. ok is false when
 // r starts below l's first Start (l cannot say which epoch wrote it).
-func epochsFor(l []EpochStart, r base.Range) ([]EpochStart, bool) {
+func epochsFor(l []remotemeta.EpochStart, r base.Range) ([]remotemeta.EpochStart, bool) {
 	if len(l) == 0 || r.Start < l[0].Start {
 		return nil, false
 	}
-	i, _ := slices.BinarySearchFunc(l, r.Start, func(x EpochStart, o base.Offset) int { return cmp.Compare(x.Start, o) })
+	i, _ := slices.BinarySearchFunc(l, r.Start, func(x remotemeta.EpochStart, o base.Offset) int { return cmp.Compare(x.Start, o) })
 	if i == len(l) || l[i].Start > r.Start {
 		i-- // the epoch in force at r.Start started before it
 	}
-	out := []EpochStart{{Epoch: l[i].Epoch, Start: r.Start}}
+	out := []remotemeta.EpochStart{{Epoch: l[i].Epoch, Start: r.Start}}
 	for _, e := range l[i+1:] {
 		if e.Start >= r.End {
 			break
@@ -102,7 +103,7 @@ func epochsFor(l []EpochStart, r base.Range) ([]EpochStart, bool) {
 // over the offsets they share. Two COPY_FINISHED segments that overlap and share
 // their history would both be in any lineage that holds one of them: the
 // same offsets tiered twice.
-func tieredTwice(a, b RemoteSegment) bool {
+func tieredTwice(a, b remotemeta.RemoteSegment) bool {
 	overlap := base.Range{Start: max(a.Range.Start, b.Range.Start), End: min(a.Range.End, b.Range.End)}
 	if overlap.Empty() {
 		return false

@@ -8,6 +8,7 @@ import (
 
 	"github.com/strata-broker/strata/internal/base"
 	"github.com/strata-broker/strata/internal/retention"
+	"github.com/strata-broker/strata/internal/tier/remotemeta"
 )
 
 // PartitionView is an immutable view of one partition's remote segment
@@ -22,14 +23,14 @@ type PartitionView struct {
 	loaded bool
 	// segs is ascending by Range.Start, then ID. It is never mutated: Apply
 	// builds a new slice, so views handed to readers stay unchanged.
-	segs []RemoteSegment
+	segs []remotemeta.RemoteSegment
 }
 
 var errInvalidView = errors.New("tier: invalid partition view")
 
 // NewPartitionView builds a loaded view from the quorum's segments of one
 // partition; segs may be empty (a partition with nothing tiered).
-func NewPartitionView(segs []RemoteSegment) (PartitionView, error) {
+func NewPartitionView(segs []remotemeta.RemoteSegment) (PartitionView, error) {
 	sorted := slices.Clone(segs)
 	slices.SortFunc(sorted, compareSegments)
 	v := PartitionView{loaded: true, segs: sorted}
@@ -39,7 +40,7 @@ func NewPartitionView(segs []RemoteSegment) (PartitionView, error) {
 	return v, nil
 }
 
-func compareSegments(a, b RemoteSegment) int {
+func compareSegments(a, b remotemeta.RemoteSegment) int {
 	if c := cmp.Compare(a.Range.Start, b.Range.Start); c != 0 {
 		return c
 	}
@@ -47,8 +48,8 @@ func compareSegments(a, b RemoteSegment) int {
 }
 
 func (v PartitionView) validate() error {
-	seen := make(map[SegmentID]bool, len(v.segs))
-	var finished []RemoteSegment
+	seen := make(map[remotemeta.SegmentID]bool, len(v.segs))
+	var finished []remotemeta.RemoteSegment
 	for _, s := range v.segs {
 		if err := s.Validate(); err != nil {
 			return err
@@ -60,7 +61,7 @@ func (v PartitionView) validate() error {
 		if first := v.segs[0]; s.TP != first.TP || s.TopicID != first.TopicID {
 			return fmt.Errorf("%w: segment %v of %v, others of %v", errInvalidView, s.ID, s.TP, first.TP)
 		}
-		if s.State != CopyFinished {
+		if s.State != remotemeta.CopyFinished {
 			continue
 		}
 		for _, f := range finished {
@@ -78,21 +79,21 @@ func (v PartitionView) validate() error {
 // attempt (which must be COPY_STARTED) or a state change of a known one
 // (which must follow the transition table and change nothing but State).
 // It is the gateway for Raft apply; v is unchanged.
-func (v PartitionView) Apply(s RemoteSegment) (PartitionView, error) {
+func (v PartitionView) Apply(s remotemeta.RemoteSegment) (PartitionView, error) {
 	if !v.loaded {
 		return v, fmt.Errorf("%w: apply %v %v to a view that is not loaded", errInvalidView, s.ID, s.State)
 	}
 	segs := slices.Clone(v.segs)
-	i := slices.IndexFunc(segs, func(x RemoteSegment) bool { return x.ID == s.ID })
+	i := slices.IndexFunc(segs, func(x remotemeta.RemoteSegment) bool { return x.ID == s.ID })
 	switch {
-	case i < 0 && s.State != CopyStarted:
-		return v, fmt.Errorf("%w: new segment %v must start in %v, not %v", errInvalidView, s.ID, CopyStarted, s.State)
+	case i < 0 && s.State != remotemeta.CopyStarted:
+		return v, fmt.Errorf("%w: new segment %v must start in %v, not %v", errInvalidView, s.ID, remotemeta.CopyStarted, s.State)
 	case i < 0:
 		segs = append(segs, s)
 		slices.SortFunc(segs, compareSegments)
 	default:
 		old := segs[i]
-		if !sameAttempt(old, s) {
+		if !old.SameAttempt(s) {
 			return v, fmt.Errorf("%w: update of %v changes more than its state", errInvalidView, s.ID)
 		}
 		next, err := old.Transition(s.State)
@@ -108,35 +109,27 @@ func (v PartitionView) Apply(s RemoteSegment) (PartitionView, error) {
 	return out, nil
 }
 
-func sameAttempt(a, b RemoteSegment) bool {
-	a.State, b.State = 0, 0
-	eq := slices.Equal(a.LeaderEpochs, b.LeaderEpochs)
-	a.LeaderEpochs, b.LeaderEpochs = nil, nil
-	return eq && a.ID == b.ID && a.TopicID == b.TopicID && a.TP == b.TP && a.Range == b.Range &&
-		a.SizeBytes == b.SizeBytes && a.MaxTimestampMs == b.MaxTimestampMs
-}
-
 // Loaded reports whether the view holds the quorum's metadata.
 func (v PartitionView) Loaded() bool { return v.loaded }
 
 // Segments returns every segment, ascending by base offset.
-func (v PartitionView) Segments() []RemoteSegment { return slices.Clone(v.segs) }
+func (v PartitionView) Segments() []remotemeta.RemoteSegment { return slices.Clone(v.segs) }
 
 // Segment returns the segment with id, if the view has it.
-func (v PartitionView) Segment(id SegmentID) (RemoteSegment, bool) {
+func (v PartitionView) Segment(id remotemeta.SegmentID) (remotemeta.RemoteSegment, bool) {
 	for _, s := range v.segs {
 		if s.ID == id {
 			return s, true
 		}
 	}
-	return RemoteSegment{}, false
+	return remotemeta.RemoteSegment{}, false
 }
 
 // Dangling returns the DANGLING segments, ascending by base offset.
-func (v PartitionView) Dangling() []RemoteSegment { return v.inState(Dangling) }
+func (v PartitionView) Dangling() []remotemeta.RemoteSegment { return v.inState(remotemeta.Dangling) }
 
-func (v PartitionView) inState(st State) []RemoteSegment {
-	var out []RemoteSegment
+func (v PartitionView) inState(st remotemeta.State) []remotemeta.RemoteSegment {
+	var out []remotemeta.RemoteSegment
 	for _, s := range v.segs {
 		if s.State == st {
 			out = append(out, s)
@@ -150,15 +143,15 @@ func (v PartitionView) inState(st State) []RemoteSegment {
 // is not loaded, or segments are finished but the lineage is empty (the
 // epoch cache is not loaded), or two of them overlap (a broken invariant:
 // refusing to plan is the safe answer).
-func (v PartitionView) lineageFinished(lineage []EpochStart) ([]RemoteSegment, bool) {
+func (v PartitionView) lineageFinished(lineage []remotemeta.EpochStart) ([]remotemeta.RemoteSegment, bool) {
 	mustValidLineage(lineage)
 	if !v.loaded {
 		return nil, false
 	}
-	var out []RemoteSegment
+	var out []remotemeta.RemoteSegment
 	anyFinished := false
 	for _, s := range v.segs {
-		if s.State != CopyFinished {
+		if s.State != remotemeta.CopyFinished {
 			continue
 		}
 		anyFinished = true
@@ -179,7 +172,7 @@ func (v PartitionView) lineageFinished(lineage []EpochStart) ([]RemoteSegment, b
 // TieredNext is DESIGN §4 rule 1: one past the highest offset of a
 // COPY_FINISHED segment in lineage (the leader's epoch cache), "nothing
 // tiered" when there is none, and unknown when the view is not loaded.
-func (v PartitionView) TieredNext(lineage []EpochStart) retention.Tiered {
+func (v PartitionView) TieredNext(lineage []remotemeta.EpochStart) retention.Tiered {
 	fin, ok := v.lineageFinished(lineage)
 	switch {
 	case !ok:
@@ -193,7 +186,7 @@ func (v PartitionView) TieredNext(lineage []EpochStart) retention.Tiered {
 // Finished returns the COPY_FINISHED segments of lineage for a retention
 // Snapshot's Remote: ascending, non-overlapping, the last ending at
 // TieredNext(lineage). Nil when TieredNext is unknown.
-func (v PartitionView) Finished(lineage []EpochStart) []retention.Segment {
+func (v PartitionView) Finished(lineage []remotemeta.EpochStart) []retention.Segment {
 	fin, ok := v.lineageFinished(lineage)
 	if !ok {
 		return nil
@@ -211,7 +204,7 @@ func (v PartitionView) Finished(lineage []EpochStart) []retention.Segment {
 // leader's watermark can trail what the old leader tiered until followers
 // catch up, and retention must not plan on it (retention.Snapshot requires
 // tieredNext <= highWatermark).
-func (v PartitionView) RetentionTier(lineage []EpochStart, highWatermark base.Offset) (retention.Tiered, []retention.Segment) {
+func (v PartitionView) RetentionTier(lineage []remotemeta.EpochStart, highWatermark base.Offset) (retention.Tiered, []retention.Segment) {
 	t := v.TieredNext(lineage)
 	if !t.Known || (t.Any && t.Next > highWatermark) {
 		return retention.TieredUnknown(), nil
@@ -221,7 +214,7 @@ func (v PartitionView) RetentionTier(lineage []EpochStart, highWatermark base.Of
 
 // LastTiered is ListOffsets -5: tieredNext-1, once anything of lineage is
 // tiered. ok is false when nothing is tiered or the tier is unknown.
-func (v PartitionView) LastTiered(lineage []EpochStart) (base.Offset, bool) {
+func (v PartitionView) LastTiered(lineage []remotemeta.EpochStart) (base.Offset, bool) {
 	t := v.TieredNext(lineage)
 	if !t.Any {
 		return 0, false
@@ -235,7 +228,7 @@ func (v PartitionView) LastTiered(lineage []EpochStart) (base.Offset, bool) {
 // is not tiered), so the answer is never below localLogStart. ok is false
 // when the tier is unknown: the leader must not guess (a follower
 // bootstrapping from it would skip data).
-func (v PartitionView) EarliestPendingUpload(lineage []EpochStart, localLogStart base.Offset) (base.Offset, bool) {
+func (v PartitionView) EarliestPendingUpload(lineage []remotemeta.EpochStart, localLogStart base.Offset) (base.Offset, bool) {
 	t := v.TieredNext(lineage)
 	switch {
 	case !t.Known:

@@ -7,17 +7,18 @@ import (
 
 	"github.com/strata-broker/strata/internal/base"
 	"github.com/strata-broker/strata/internal/retention"
+	"github.com/strata-broker/strata/internal/tier/remotemeta"
 )
 
 func TestNewPartitionViewValidates(t *testing.T) {
-	other := rseg(2, 0, 10, 1, CopyStarted)
+	other := rseg(2, 0, 10, 1, remotemeta.CopyStarted)
 	other.TP.Partition = 1
-	for name, segs := range map[string][]RemoteSegment{
-		"duplicate id":     {rseg(1, 0, 10, 1, CopyFinished), rseg(1, 10, 20, 1, CopyFinished)},
-		"invalid segment":  {rseg(1, 0, 10, -1, CopyFinished)},
-		"two partitions":   {rseg(1, 0, 10, 1, CopyStarted), other},
-		"tiered twice":     {rseg(1, 0, 10, 1, CopyFinished), rseg(2, 5, 15, 1, CopyFinished)},
-		"same range twice": {rseg(1, 0, 10, 1, CopyFinished), rseg(2, 0, 10, 1, CopyFinished)},
+	for name, segs := range map[string][]remotemeta.RemoteSegment{
+		"duplicate id":     {rseg(1, 0, 10, 1, remotemeta.CopyFinished), rseg(1, 10, 20, 1, remotemeta.CopyFinished)},
+		"invalid segment":  {rseg(1, 0, 10, -1, remotemeta.CopyFinished)},
+		"two partitions":   {rseg(1, 0, 10, 1, remotemeta.CopyStarted), other},
+		"tiered twice":     {rseg(1, 0, 10, 1, remotemeta.CopyFinished), rseg(2, 5, 15, 1, remotemeta.CopyFinished)},
+		"same range twice": {rseg(1, 0, 10, 1, remotemeta.CopyFinished), rseg(2, 0, 10, 1, remotemeta.CopyFinished)},
 	} {
 		if _, err := NewPartitionView(segs); err == nil {
 			t.Errorf("%s: NewPartitionView accepted %v", name, segs)
@@ -25,11 +26,11 @@ func TestNewPartitionViewValidates(t *testing.T) {
 	}
 	// Overlap is fine when only one is COPY_FINISHED (a retried copy) or
 	// when their histories diverge (only one can be in any lineage).
-	for name, segs := range map[string][]RemoteSegment{
-		"retry after dangling": {rseg(1, 0, 10, 1, Dangling), rseg(2, 0, 10, 1, CopyFinished)},
+	for name, segs := range map[string][]remotemeta.RemoteSegment{
+		"retry after dangling": {rseg(1, 0, 10, 1, remotemeta.Dangling), rseg(2, 0, 10, 1, remotemeta.CopyFinished)},
 		"diverged epochs": {
-			rseg(1, 0, 10, 1, CopyFinished, EpochStart{1, 0}, EpochStart{2, 5}),
-			rseg(2, 0, 10, 1, CopyFinished, EpochStart{1, 0}, EpochStart{3, 6}),
+			rseg(1, 0, 10, 1, remotemeta.CopyFinished, es(1, 0), es(2, 5)),
+			rseg(2, 0, 10, 1, remotemeta.CopyFinished, es(1, 0), es(3, 6)),
 		},
 	} {
 		if _, err := NewPartitionView(segs); err != nil {
@@ -39,8 +40,8 @@ func TestNewPartitionViewValidates(t *testing.T) {
 }
 
 func TestApply(t *testing.T) {
-	v := mustView(rseg(1, 0, 10, 100, CopyFinished))
-	started := rseg(2, 10, 20, 100, CopyStarted)
+	v := mustView(rseg(1, 0, 10, 100, remotemeta.CopyFinished))
+	started := rseg(2, 10, 20, 100, remotemeta.CopyStarted)
 	v2, err := v.Apply(started)
 	if err != nil {
 		t.Fatal(err)
@@ -48,7 +49,7 @@ func TestApply(t *testing.T) {
 	if _, ok := v.Segment(started.ID); ok {
 		t.Fatal("Apply changed its receiver")
 	}
-	finished, _ := started.Transition(CopyFinished)
+	finished, _ := started.Transition(remotemeta.CopyFinished)
 	v3, err := v2.Apply(finished)
 	if err != nil || v3.TieredNext(epoch0) != retention.TieredUpTo(20) {
 		t.Fatalf("Apply(COPY_FINISHED) = %v, tiered %+v", err, v3.TieredNext(epoch0))
@@ -59,58 +60,58 @@ func TestApply(t *testing.T) {
 	cases := []struct {
 		name string
 		v    PartitionView
-		s    RemoteSegment
+		s    remotemeta.RemoteSegment
 	}{
 		{"not loaded", PartitionView{}, started},
-		{"born finished", v, rseg(3, 10, 20, 1, CopyFinished)},
+		{"born finished", v, rseg(3, 10, 20, 1, remotemeta.CopyFinished)},
 		{"backwards", v3, started},
 		{"changes size", v2, resized},
-		{"tiers twice", v3, rseg(3, 15, 25, 1, CopyStarted)}, // fine while started
+		{"tiers twice", v3, rseg(3, 15, 25, 1, remotemeta.CopyStarted)}, // fine while started
 	}
 	for _, tc := range cases[:4] {
 		if _, err := tc.v.Apply(tc.s); err == nil {
 			t.Errorf("%s: Apply accepted %v", tc.name, tc.s.State)
 		}
 	}
-	if _, err := v3.Apply(rseg(2, 10, 20, 100, CopyStarted)); !errors.Is(err, ErrInvalidTransition) {
-		t.Errorf("COPY_FINISHED -> COPY_STARTED: %v, want ErrInvalidTransition", err)
+	if _, err := v3.Apply(rseg(2, 10, 20, 100, remotemeta.CopyStarted)); !errors.Is(err, remotemeta.ErrInvalidTransition) {
+		t.Errorf("COPY_FINISHED -> COPY_STARTED: %v, want remotemeta.ErrInvalidTransition", err)
 	}
 	v4, err := v3.Apply(cases[4].s)
 	if err != nil {
 		t.Fatalf("an overlapping COPY_STARTED: %v", err)
 	}
-	dup, _ := cases[4].s.Transition(CopyFinished)
+	dup, _ := cases[4].s.Transition(remotemeta.CopyFinished)
 	if _, err := v4.Apply(dup); err == nil {
 		t.Error("Apply let two COPY_FINISHED segments overlap in one lineage")
 	}
 }
 
 func TestTieredNext(t *testing.T) {
-	diverged := rseg(3, 20, 30, 1, CopyFinished, EpochStart{1, 20}) // epoch 1 ended at 25 in the lineage
-	lineage := []EpochStart{{0, 0}, {1, 15}, {2, 25}}
+	diverged := rseg(3, 20, 30, 1, remotemeta.CopyFinished, es(1, 20)) // epoch 1 ended at 25 in the lineage
+	lineage := []remotemeta.EpochStart{es(0, 0), es(1, 15), es(2, 25)}
 	for _, tc := range []struct {
 		name    string
 		v       PartitionView
-		lineage []EpochStart
+		lineage []remotemeta.EpochStart
 		want    retention.Tiered
 	}{
 		{"not loaded", PartitionView{}, lineage, retention.TieredUnknown()},
 		{"empty", mustView(), lineage, retention.NothingTiered()},
-		{"only failed attempts", mustView(rseg(1, 0, 10, 1, Dangling), rseg(2, 0, 10, 1, CopyStarted)), lineage, retention.NothingTiered()},
-		{"tiered", mustView(rseg(1, 0, 10, 1, CopyFinished), rseg(2, 10, 15, 1, CopyFinished), rseg(4, 15, 40, 1, Dangling)), lineage, retention.TieredUpTo(15)},
-		{"deleting is not tiered", mustView(rseg(1, 0, 10, 1, DeleteStarted)), lineage, retention.NothingTiered()},
-		{"diverged segment ignored", mustView(rseg(1, 0, 10, 1, CopyFinished), diverged), lineage, retention.TieredUpTo(10)},
-		{"epoch cache not loaded", mustView(rseg(1, 0, 10, 1, CopyFinished)), nil, retention.TieredUnknown()},
+		{"only failed attempts", mustView(rseg(1, 0, 10, 1, remotemeta.Dangling), rseg(2, 0, 10, 1, remotemeta.CopyStarted)), lineage, retention.NothingTiered()},
+		{"tiered", mustView(rseg(1, 0, 10, 1, remotemeta.CopyFinished), rseg(2, 10, 15, 1, remotemeta.CopyFinished), rseg(4, 15, 40, 1, remotemeta.Dangling)), lineage, retention.TieredUpTo(15)},
+		{"deleting is not tiered", mustView(rseg(1, 0, 10, 1, remotemeta.DeleteStarted)), lineage, retention.NothingTiered()},
+		{"diverged segment ignored", mustView(rseg(1, 0, 10, 1, remotemeta.CopyFinished), diverged), lineage, retention.TieredUpTo(10)},
+		{"epoch cache not loaded", mustView(rseg(1, 0, 10, 1, remotemeta.CopyFinished)), nil, retention.TieredUnknown()},
 		{"nothing, no epochs yet", mustView(), nil, retention.NothingTiered()},
 		{
 			// The epoch cache was truncated from the front to log start 5:
 			// the segment holding it is still in the lineage.
-			"lineage truncated from start", mustView(rseg(1, 0, 10, 1, CopyFinished, EpochStart{0, 0}, EpochStart{1, 3})),
-			[]EpochStart{{1, 5}, {2, 12}}, retention.TieredUpTo(10),
+			"lineage truncated from start", mustView(rseg(1, 0, 10, 1, remotemeta.CopyFinished, es(0, 0), es(1, 3))),
+			[]remotemeta.EpochStart{es(1, 5), es(2, 12)}, retention.TieredUpTo(10),
 		},
 		{
-			"segment below the lineage", mustView(rseg(1, 0, 5, 1, CopyFinished)),
-			[]EpochStart{{1, 5}}, retention.NothingTiered(),
+			"segment below the lineage", mustView(rseg(1, 0, 5, 1, remotemeta.CopyFinished)),
+			[]remotemeta.EpochStart{es(1, 5)}, retention.NothingTiered(),
 		},
 	} {
 		if got := tc.v.TieredNext(tc.lineage); got != tc.want {
@@ -120,7 +121,7 @@ func TestTieredNext(t *testing.T) {
 }
 
 func TestListOffsetsAnswers(t *testing.T) {
-	tiered := mustView(rseg(1, 0, 10, 1, CopyFinished), rseg(2, 10, 20, 1, CopyFinished))
+	tiered := mustView(rseg(1, 0, 10, 1, remotemeta.CopyFinished), rseg(2, 10, 20, 1, remotemeta.CopyFinished))
 	if o, ok := tiered.LastTiered(epoch0); !ok || o != 19 {
 		t.Errorf("LastTiered = %d, %v; want 19", o, ok)
 	}
@@ -149,7 +150,7 @@ func TestListOffsetsAnswers(t *testing.T) {
 }
 
 func TestRetentionTierUnknownAboveHighWatermark(t *testing.T) {
-	v := mustView(rseg(1, 0, 10, 100, CopyFinished), rseg(2, 10, 20, 100, CopyFinished))
+	v := mustView(rseg(1, 0, 10, 100, remotemeta.CopyFinished), rseg(2, 10, 20, 100, remotemeta.CopyFinished))
 	if tr, remote := v.RetentionTier(epoch0, 15); tr.Known || remote != nil {
 		t.Errorf("tieredNext 20 above high watermark 15: %+v %v", tr, remote)
 	}
@@ -158,7 +159,7 @@ func TestRetentionTierUnknownAboveHighWatermark(t *testing.T) {
 	if tr != retention.TieredUpTo(20) || !slices.Equal(remote, want) {
 		t.Errorf("RetentionTier = %+v %v", tr, remote)
 	}
-	if d := mustView(rseg(1, 0, 1, 1, Dangling), rseg(2, 1, 2, 1, CopyFinished)).Dangling(); len(d) != 1 || d[0].ID != sid(1) {
-		t.Errorf("Dangling = %v", d)
+	if d := mustView(rseg(1, 0, 1, 1, remotemeta.Dangling), rseg(2, 1, 2, 1, remotemeta.CopyFinished)).Dangling(); len(d) != 1 || d[0].ID != sid(1) {
+		t.Errorf("remotemeta.Dangling = %v", d)
 	}
 }

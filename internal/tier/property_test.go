@@ -7,6 +7,7 @@ import (
 
 	"github.com/strata-broker/strata/internal/base"
 	"github.com/strata-broker/strata/internal/retention"
+	"github.com/strata-broker/strata/internal/tier/remotemeta"
 )
 
 const bytesPerOffset = 10
@@ -18,9 +19,9 @@ type world struct {
 	t        *rapid.T
 	fail     bool // inject failures this pass
 	local    []LocalSegment
-	lineage  []EpochStart
+	lineage  []remotemeta.EpochStart
 	view     PartitionView
-	objects  map[SegmentID]bool
+	objects  map[remotemeta.SegmentID]bool
 	logStart base.Offset
 	hw, lso  base.Offset
 	nowMs    int64
@@ -36,7 +37,7 @@ func (w *world) failed(label string) bool {
 }
 
 // write applies one metadata record; a failed write leaves the quorum as it was.
-func (w *world) write(s RemoteSegment, label string) bool {
+func (w *world) write(s remotemeta.RemoteSegment, label string) bool {
 	if w.failed(label) {
 		return false
 	}
@@ -68,7 +69,7 @@ func (w *world) roll() {
 // other boundaries, as a replica that rolled on its own schedule would.
 func (w *world) newLeader() {
 	last := w.lineage[len(w.lineage)-1]
-	next := EpochStart{Epoch: last.Epoch + 1, Start: w.logEnd()}
+	next := remotemeta.EpochStart{Epoch: last.Epoch + 1, Start: w.logEnd()}
 	if next.Start == last.Start {
 		w.lineage = append(w.lineage[:len(w.lineage)-1:len(w.lineage)-1], next)
 	} else {
@@ -125,12 +126,12 @@ func (w *world) copyStep(seen PartitionView) {
 		}
 		if w.failed("upload") {
 			w.objects[rec.ID] = rapid.Bool().Draw(w.t, "partialUpload")
-			rec, _ = rec.Transition(Dangling)
+			rec, _ = rec.Transition(remotemeta.Dangling)
 			w.write(rec, "writeDangling")
 			return
 		}
 		w.objects[rec.ID] = true
-		rec, _ = rec.Transition(CopyFinished)
+		rec, _ = rec.Transition(remotemeta.CopyFinished)
 		if !w.write(rec, "writeFinished") {
 			return
 		}
@@ -164,7 +165,7 @@ func (w *world) retentionStep(seen PartitionView) {
 	retentionFailed := false
 	for i, task := range tasks {
 		s := task.Segment
-		if s.State == CopyFinished && s.Range.End > d.NewLogStart {
+		if s.State == remotemeta.CopyFinished && s.Range.End > d.NewLogStart {
 			w.t.Fatalf("(c) deletes %v %v at or above NewLogStart %d", s.ID, s.Range, d.NewLogStart)
 		}
 		if task.Reason == DeleteRetention {
@@ -192,12 +193,12 @@ func (w *world) runDelete(task DeleteTask) bool {
 		}
 	}
 	if w.failed("delete") {
-		s, _ = s.Transition(Dangling)
+		s, _ = s.Transition(remotemeta.Dangling)
 		w.write(s, "writeDeleteFailed")
 		return false
 	}
 	delete(w.objects, s.ID)
-	s, _ = s.Transition(DeleteFinished)
+	s, _ = s.Transition(remotemeta.DeleteFinished)
 	w.write(s, "writeDeleteFinished")
 	return true
 }
@@ -206,7 +207,7 @@ func (w *world) checkInvariants() {
 	// (a) Every object in the bucket has metadata that is not terminal.
 	for id, present := range w.objects {
 		s, ok := w.view.Segment(id)
-		if present && (!ok || s.State == DeleteFinished) {
+		if present && (!ok || s.State == remotemeta.DeleteFinished) {
 			w.t.Fatalf("(a) orphan: objects of %v left, metadata %v %v", id, ok, s.State)
 		}
 	}
@@ -228,7 +229,7 @@ func (w *world) checkInvariants() {
 		covered = append(covered, s.Range())
 	}
 	for _, s := range w.view.segs {
-		if s.State == CopyFinished {
+		if s.State == remotemeta.CopyFinished {
 			covered = append(covered, s.Range)
 		}
 	}
@@ -247,9 +248,9 @@ func TestTierPassProperties(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		v, _ := NewPartitionView(nil)
 		w := &world{
-			t: t, view: v, objects: map[SegmentID]bool{},
+			t: t, view: v, objects: map[remotemeta.SegmentID]bool{},
 			local:   []LocalSegment{{Active: true}},
-			lineage: []EpochStart{{Epoch: 0, Start: 0}},
+			lineage: []remotemeta.EpochStart{{Epoch: 0, Start: 0}},
 		}
 		for i, n := 0, rapid.IntRange(1, 60).Draw(t, "steps"); i < n; i++ {
 			w.nowMs += rapid.Int64Range(0, 40).Draw(t, "dt")
@@ -273,12 +274,12 @@ func TestTierPassProperties(t *testing.T) {
 		w.fail = false
 		w.pass(true)
 		for _, s := range w.view.segs {
-			if s.State != CopyFinished && s.State != DeleteFinished {
+			if s.State != remotemeta.CopyFinished && s.State != remotemeta.DeleteFinished {
 				t.Fatalf("(a) after a clean pass %v is %v", s.ID, s.State)
 			}
 		}
 		for id := range w.objects {
-			if s, _ := w.view.Segment(id); s.State != CopyFinished {
+			if s, _ := w.view.Segment(id); s.State != remotemeta.CopyFinished {
 				t.Fatalf("(a) after a clean pass objects of %v (%v) are left", id, s.State)
 			}
 		}

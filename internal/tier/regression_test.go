@@ -5,6 +5,7 @@ import (
 
 	"github.com/strata-broker/strata/internal/base"
 	"github.com/strata-broker/strata/internal/retention"
+	"github.com/strata-broker/strata/internal/tier/remotemeta"
 )
 
 // Reference 000 (fresh-leader double count): the tier of a partition whose
@@ -38,7 +39,7 @@ func TestTieredNextUnknownWhenMetadataNotLoaded(t *testing.T) {
 // locally. A fresh leader runs the pass before and after its metadata is
 // loaded: neither deletes anything or moves the log start.
 func TestFreshLeaderSizeRetentionDeletesNothingAtCap(t *testing.T) {
-	loaded := mustView(rseg(1, 0, 100, 1000, CopyFinished), rseg(2, 100, 200, 1000, CopyFinished))
+	loaded := mustView(rseg(1, 0, 100, 1000, remotemeta.CopyFinished), rseg(2, 100, 200, 1000, remotemeta.CopyFinished))
 	local := []retention.Segment{
 		{Range: rng(0, 100), SizeBytes: 1000}, {Range: rng(100, 200), SizeBytes: 1000}, {Range: rng(200, 250), SizeBytes: 200},
 	}
@@ -46,7 +47,7 @@ func TestFreshLeaderSizeRetentionDeletesNothingAtCap(t *testing.T) {
 	policy := retention.Policy{RetentionBytes: retention.LimitOf(capBytes), LocalRetentionBytes: retention.LimitOf(capBytes)}
 	for name, tc := range map[string]struct {
 		v       PartitionView
-		lineage []EpochStart
+		lineage []remotemeta.EpochStart
 	}{
 		"metadata not loaded":    {PartitionView{}, epoch0},
 		"epoch cache not loaded": {loaded, nil},
@@ -71,7 +72,7 @@ func TestFreshLeaderSizeRetentionDeletesNothingAtCap(t *testing.T) {
 // is counted once. The view's exclusive tieredNext (101, not the last
 // tiered offset 100) is what retention compares base offsets with.
 func TestSingleRecordSegmentCountedOnce(t *testing.T) {
-	v := mustView(rseg(1, 0, 100, 1000, CopyFinished), rseg(2, 100, 101, 500, CopyFinished))
+	v := mustView(rseg(1, 0, 100, 1000, remotemeta.CopyFinished), rseg(2, 100, 101, 500, remotemeta.CopyFinished))
 	tiered, remote := v.RetentionTier(epoch0, 150)
 	if tiered != retention.TieredUpTo(101) {
 		t.Fatalf("tiered = %+v, want up to 101", tiered)
@@ -97,7 +98,7 @@ func TestDanglingSegmentIsRetriedEveryPassUntilDeleted(t *testing.T) {
 	task := PlanCopies(local, v, epoch0, 12, CopyConfig{}, 0)[0]
 	started := task.Started(sid(1), base.TopicID{}, testTP)
 	v = apply(t, v, started)
-	failed, _ := started.Transition(Dangling) // the upload failed
+	failed, _ := started.Transition(remotemeta.Dangling) // the upload failed
 	v = apply(t, v, failed)
 
 	const failingPasses = 5
@@ -121,15 +122,15 @@ func TestDanglingSegmentIsRetriedEveryPassUntilDeleted(t *testing.T) {
 			v = apply(t, v, s)
 		}
 		if pass < failingPasses {
-			s, _ = s.Transition(Dangling) // the bucket refused the delete
+			s, _ = s.Transition(remotemeta.Dangling) // the bucket refused the delete
 			v = apply(t, v, s)
 			continue
 		}
-		s, _ = s.Transition(DeleteFinished)
+		s, _ = s.Transition(remotemeta.DeleteFinished)
 		v = apply(t, v, s)
 		break
 	}
-	if got, _ := v.Segment(sid(1)); got.State != DeleteFinished {
+	if got, _ := v.Segment(sid(1)); got.State != remotemeta.DeleteFinished {
 		t.Fatalf("final state %v", got.State)
 	}
 	if tasks := PlanDeletes(v, retention.Decision{}); len(tasks) != 0 {
@@ -145,7 +146,7 @@ func TestDanglingSegmentIsRetriedEveryPassUntilDeleted(t *testing.T) {
 // and deletes nothing that retention keeps; only delete.on.disable with
 // tiering turned off deletes the tier.
 func TestCopyDisabledNeverDeletes(t *testing.T) {
-	v := mustView(rseg(1, 0, 100, 1000, CopyFinished), rseg(2, 100, 200, 1000, CopyFinished))
+	v := mustView(rseg(1, 0, 100, 1000, remotemeta.CopyFinished), rseg(2, 100, 200, 1000, remotemeta.CopyFinished))
 	local := []LocalSegment{lseg(100, 200, 1000), lseg(200, 300, 1000), active(300, 310, 10)}
 	cfg := CopyConfig{CopyDisabled: true}
 	if got := PlanCopies(local, v, epoch0, 310, cfg, 0); got != nil {
@@ -173,7 +174,7 @@ func TestCopyDisabledNeverDeletes(t *testing.T) {
 	}
 }
 
-func apply(t *testing.T, v PartitionView, s RemoteSegment) PartitionView {
+func apply(t *testing.T, v PartitionView, s remotemeta.RemoteSegment) PartitionView {
 	t.Helper()
 	out, err := v.Apply(s)
 	if err != nil {

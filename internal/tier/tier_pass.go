@@ -5,6 +5,7 @@ import (
 
 	"github.com/strata-broker/strata/internal/base"
 	"github.com/strata-broker/strata/internal/retention"
+	"github.com/strata-broker/strata/internal/tier/remotemeta"
 )
 
 // DeleteReason says why a remote segment is deleted, for the log line and
@@ -57,19 +58,19 @@ func (r DeleteReason) String() string {
 // the next pass retries). Its metadata is never dropped before
 // DELETE_FINISHED: every object stays reachable for deletion.
 type DeleteTask struct {
-	Segment RemoteSegment
+	Segment remotemeta.RemoteSegment
 	Reason  DeleteReason
 }
 
 // Steps are the states to write before any object is deleted, so that the
 // quorum says DELETE_STARTED while objects disappear.
-func (t DeleteTask) Steps() []State {
+func (t DeleteTask) Steps() []remotemeta.State {
 	switch t.Segment.State {
-	case CopyStarted:
-		return []State{Dangling, DeleteStarted}
-	case CopyFinished, Dangling:
-		return []State{DeleteStarted}
-	case DeleteStarted:
+	case remotemeta.CopyStarted:
+		return []remotemeta.State{remotemeta.Dangling, remotemeta.DeleteStarted}
+	case remotemeta.CopyFinished, remotemeta.Dangling:
+		return []remotemeta.State{remotemeta.DeleteStarted}
+	case remotemeta.DeleteStarted:
 		return nil
 	}
 	panic(fmt.Sprintf("tier: DeleteTask for segment %v in state %v", t.Segment.ID, t.Segment.State))
@@ -112,17 +113,17 @@ func PlanDeletes(view PartitionView, d retention.Decision) []DeleteTask {
 	for _, s := range view.segs {
 		var reason DeleteReason
 		switch s.State {
-		case CopyFinished:
+		case remotemeta.CopyFinished:
 			if _, ok := doomed[s.Range]; ok {
 				doomed[s.Range] = true
 				tasks = append(tasks, DeleteTask{Segment: s, Reason: DeleteRetention})
 			}
 			continue
-		case Dangling:
+		case remotemeta.Dangling:
 			reason = DeleteDangling
-		case CopyStarted:
+		case remotemeta.CopyStarted:
 			reason = DeleteAbandonedCopy
-		case DeleteStarted:
+		case remotemeta.DeleteStarted:
 			reason = DeleteUnfinished
 		default:
 			continue
@@ -145,14 +146,14 @@ func PlanDeletes(view PartitionView, d retention.Decision) []DeleteTask {
 // deletion. Segments not in lineage that reach above logStart are kept
 // until log start passes them. A view that is not loaded, or an empty
 // lineage, plans nothing.
-func PlanStrays(view PartitionView, lineage []EpochStart, logStart base.Offset) []DeleteTask {
+func PlanStrays(view PartitionView, lineage []remotemeta.EpochStart, logStart base.Offset) []DeleteTask {
 	mustValidLineage(lineage)
 	if !view.Loaded() || len(lineage) == 0 {
 		return nil
 	}
 	var tasks []DeleteTask
 	for _, s := range view.segs {
-		if s.State == CopyFinished && s.Range.End <= logStart && !inLineage(s, lineage) {
+		if s.State == remotemeta.CopyFinished && s.Range.End <= logStart && !inLineage(s, lineage) {
 			tasks = append(tasks, DeleteTask{Segment: s, Reason: DeleteStray})
 		}
 	}
@@ -184,7 +185,7 @@ func PlanDisable(view PartitionView, copyDisabled, deleteOnDisable bool) Disable
 	}
 	p.MoveLogStartToLocal = true
 	for _, s := range view.segs {
-		if s.State != DeleteFinished {
+		if s.State != remotemeta.DeleteFinished {
 			p.Delete = append(p.Delete, DeleteTask{Segment: s, Reason: DeleteOnDisable})
 		}
 	}

@@ -6,10 +6,11 @@ import (
 
 	"github.com/strata-broker/strata/internal/base"
 	"github.com/strata-broker/strata/internal/retention"
+	"github.com/strata-broker/strata/internal/tier/remotemeta"
 )
 
 type planned struct {
-	id     SegmentID
+	id     remotemeta.SegmentID
 	reason DeleteReason
 }
 
@@ -23,12 +24,12 @@ func summary(tasks []DeleteTask) []planned {
 
 func TestPlanDeletes(t *testing.T) {
 	v := mustView(
-		rseg(1, 0, 10, 1, CopyFinished),
-		rseg(2, 0, 10, 1, Dangling),
-		rseg(3, 10, 20, 1, CopyFinished),
-		rseg(4, 20, 30, 1, CopyStarted),
-		rseg(5, 20, 30, 1, DeleteStarted),
-		rseg(6, 20, 30, 1, DeleteFinished),
+		rseg(1, 0, 10, 1, remotemeta.CopyFinished),
+		rseg(2, 0, 10, 1, remotemeta.Dangling),
+		rseg(3, 10, 20, 1, remotemeta.CopyFinished),
+		rseg(4, 20, 30, 1, remotemeta.CopyStarted),
+		rseg(5, 20, 30, 1, remotemeta.DeleteStarted),
+		rseg(6, 20, 30, 1, remotemeta.DeleteFinished),
 	)
 	d := retention.Decision{NewLogStart: 10, DeleteRemote: []base.Range{rng(0, 10)}}
 	want := []planned{{sid(1), DeleteRetention}, {sid(2), DeleteDangling}, {sid(4), DeleteAbandonedCopy}, {sid(5), DeleteUnfinished}}
@@ -54,11 +55,11 @@ func TestPlanDeletes(t *testing.T) {
 }
 
 func TestDeleteTaskSteps(t *testing.T) {
-	for st, want := range map[State][]State{
-		CopyStarted:   {Dangling, DeleteStarted},
-		CopyFinished:  {DeleteStarted},
-		Dangling:      {DeleteStarted},
-		DeleteStarted: nil,
+	for st, want := range map[remotemeta.State][]remotemeta.State{
+		remotemeta.CopyStarted:   {remotemeta.Dangling, remotemeta.DeleteStarted},
+		remotemeta.CopyFinished:  {remotemeta.DeleteStarted},
+		remotemeta.Dangling:      {remotemeta.DeleteStarted},
+		remotemeta.DeleteStarted: nil,
 	} {
 		s := rseg(1, 0, 1, 1, st)
 		steps := DeleteTask{Segment: s}.Steps()
@@ -72,7 +73,7 @@ func TestDeleteTaskSteps(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		for _, end := range []State{DeleteFinished, Dangling} {
+		for _, end := range []remotemeta.State{remotemeta.DeleteFinished, remotemeta.Dangling} {
 			if _, err := s.Transition(end); err != nil {
 				t.Errorf("%v: after the steps: %v", st, err)
 			}
@@ -81,13 +82,13 @@ func TestDeleteTaskSteps(t *testing.T) {
 }
 
 func TestPlanStrays(t *testing.T) {
-	lineage := []EpochStart{{1, 10}, {3, 20}}
+	lineage := []remotemeta.EpochStart{es(1, 10), es(3, 20)}
 	v := mustView(
-		rseg(1, 0, 10, 1, CopyFinished),                                        // older than the epoch cache
-		rseg(2, 10, 20, 1, CopyFinished, EpochStart{1, 10}),                    // in the lineage
-		rseg(3, 10, 20, 1, CopyFinished, EpochStart{1, 10}, EpochStart{2, 15}), // diverged, below log start
-		rseg(4, 20, 30, 1, CopyFinished, EpochStart{2, 20}),                    // diverged, above log start
-		rseg(5, 0, 10, 1, Dangling),
+		rseg(1, 0, 10, 1, remotemeta.CopyFinished),                        // older than the epoch cache
+		rseg(2, 10, 20, 1, remotemeta.CopyFinished, es(1, 10)),            // in the lineage
+		rseg(3, 10, 20, 1, remotemeta.CopyFinished, es(1, 10), es(2, 15)), // diverged, below log start
+		rseg(4, 20, 30, 1, remotemeta.CopyFinished, es(2, 20)),            // diverged, above log start
+		rseg(5, 0, 10, 1, remotemeta.Dangling),
 	)
 	want := []planned{{sid(1), DeleteStray}, {sid(3), DeleteStray}}
 	if got := summary(PlanStrays(v, lineage, 20)); !slices.Equal(got, want) {
@@ -99,7 +100,7 @@ func TestPlanStrays(t *testing.T) {
 }
 
 func TestPlanDisable(t *testing.T) {
-	v := mustView(rseg(1, 0, 10, 1, CopyFinished), rseg(2, 10, 20, 1, Dangling), rseg(3, 20, 30, 1, DeleteFinished))
+	v := mustView(rseg(1, 0, 10, 1, remotemeta.CopyFinished), rseg(2, 10, 20, 1, remotemeta.Dangling), rseg(3, 20, 30, 1, remotemeta.DeleteFinished))
 	for _, tc := range []struct {
 		name               string
 		copyOff, deleteToo bool
