@@ -54,6 +54,24 @@ func (c *epochCache) truncateFrom(end base.Offset) {
 	}
 }
 
+// truncateBefore drops what the log no longer holds when its start moves
+// to start, as Kafka's LeaderEpochFileCache.truncateFromStart does: epochs
+// that ended at or before start go, and the epoch holding start begins at
+// start. It reports whether anything changed.
+func (c *epochCache) truncateBefore(start base.Offset) bool {
+	i := 0
+	for i+1 < len(c.entries) && c.entries[i+1].Start <= start {
+		i++
+	}
+	changed := i > 0
+	c.entries = c.entries[i:]
+	if len(c.entries) > 0 && c.entries[0].Start < start {
+		c.entries[0].Start = start
+		changed = true
+	}
+	return changed
+}
+
 // endOffsetFor answers OffsetForLeaderEpoch as Kafka's
 // LeaderEpochFileCache.endOffsetFor does: for the latest epoch, logEnd; for
 // an older one, the largest known epoch at or below it and the start of the

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -99,5 +100,52 @@ func TestBecomeLeaderAfterClose(t *testing.T) {
 	}
 	if err := p.BecomeLeader(9); !errors.Is(err, ErrClosed) {
 		t.Fatalf("BecomeLeader after Close: %v", err)
+	}
+}
+
+func TestEpochCacheTruncateBefore(t *testing.T) {
+	base3 := []epochEntry{{Epoch: 2, Start: 10}, {Epoch: 4, Start: 25}, {Epoch: 7, Start: 40}}
+	for _, tc := range []struct {
+		start   base.Offset
+		want    []epochEntry
+		changed bool
+	}{
+		{start: 5, want: base3, changed: false},
+		{start: 10, want: base3, changed: false},
+		{start: 12, want: []epochEntry{{2, 12}, {4, 25}, {7, 40}}, changed: true},
+		{start: 25, want: []epochEntry{{4, 25}, {7, 40}}, changed: true},
+		{start: 30, want: []epochEntry{{4, 30}, {7, 40}}, changed: true},
+		{start: 99, want: []epochEntry{{7, 99}}, changed: true},
+	} {
+		c := epochCache{entries: append([]epochEntry(nil), base3...)}
+		changed := c.truncateBefore(tc.start)
+		if changed != tc.changed || !slices.Equal(c.entries, tc.want) {
+			t.Errorf("truncateBefore(%d) = %v, %v; want %v, %v", tc.start, c.entries, changed, tc.want, tc.changed)
+		}
+	}
+}
+
+// TestDeleteRecordsTrimsTheEpochCache: a moved log start is reflected in
+// the persisted leader-epoch checkpoint.
+func TestDeleteRecordsTrimsTheEpochCache(t *testing.T) {
+	e := newEnv(t, smallSegments)
+	p := e.open(t)
+	mustAppend(t, p, batch(t, spec{records: 3}), AcksLeader)
+	if err := p.BecomeLeader(3); err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, p, batch(t, spec{records: 3}), AcksLeader)
+	if _, err := p.DeleteRecords(4); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	c, err := loadEpochCache(e.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []epochEntry{{3, 4}}; !slices.Equal(c.entries, want) {
+		t.Fatalf("epoch cache after DeleteRecords(4): %v, want %v", c.entries, want)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/strata-broker/strata/internal/base"
 	"github.com/strata-broker/strata/internal/log"
 	"github.com/strata-broker/strata/internal/retention"
+	"github.com/strata-broker/strata/internal/vfs"
 )
 
 // ErrDeleteBeyondHighWatermark means DeleteRecords asked to delete offsets
@@ -88,6 +89,11 @@ func (p *Partition) applyPlanLocked(plan retention.Decision) error {
 			return err
 		}
 		p.mu.logStart = plan.NewLogStart
+		if p.mu.epochs.truncateBefore(plan.NewLogStart) {
+			if err := vfs.WriteFileAtomic(p.opts.Dir, epochCheckpointFile, p.mu.epochs.encode()); err != nil {
+				return err
+			}
+		}
 	}
 	if plan.DeleteLocalBefore > p.log.Start() {
 		return p.log.DeleteSegmentsBefore(min(plan.DeleteLocalBefore, p.mu.logStart))
