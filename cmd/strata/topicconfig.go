@@ -14,7 +14,9 @@ func topicResolver(b *config.Broker) func(map[string]string) (partition.Config, 
 		if err != nil {
 			return partition.Config{}, err
 		}
-		return partitionConfig(t), nil
+		c := partitionConfig(t)
+		c.ProducerIDExpiration = b.ProducerIDExpiration
+		return c, nil
 	}
 }
 

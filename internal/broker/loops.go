@@ -51,6 +51,7 @@ func (b *Broker) every(d time.Duration, f func()) {
 func (b *Broker) retentionPass() {
 	now := b.opts.Clock.Now().UnixMilli()
 	for _, p := range b.Partitions() {
+		p.ExpireProducers(now)
 		if _, err := p.ApplyRetention(now); err != nil && !errors.Is(err, partition.ErrClosed) {
 			b.logger.Error("applying retention", "partition", p.TP().String(), "err", err)
 		}

@@ -37,6 +37,7 @@ type Broker struct {
 
 	OffsetsTopicNumPartitions     int32
 	OffsetsTopicReplicationFactor int16
+	ProducerIDExpiration          time.Duration
 	OffsetsTopicSegmentBytes      int32
 	OffsetsRetention              time.Duration
 	OffsetsRetentionCheckInterval time.Duration
@@ -116,6 +117,7 @@ func newBroker(raw, origin map[string]string) (*Broker, error) {
 
 		OffsetsTopicNumPartitions:     g.i32("offsets.topic.num.partitions"),
 		OffsetsTopicReplicationFactor: g.i16("offsets.topic.replication.factor"),
+		ProducerIDExpiration:          msDuration(g.i64("producer.id.expiration.ms")),
 		OffsetsTopicSegmentBytes:      g.i32("offsets.topic.segment.bytes"),
 		OffsetsRetention:              time.Duration(g.i64("offsets.retention.minutes")) * time.Minute,
 		OffsetsRetentionCheckInterval: msDuration(g.i64("offsets.retention.check.interval.ms")),

@@ -59,6 +59,7 @@ var brokerDefs = readOnly([]Def{
 
 	def("offsets.topic.num.partitions", Int, "50", "", atLeast(1), "Partitions of __consumer_offsets."),
 	def("offsets.topic.replication.factor", Short, "1", "", atLeast(1), "Replication factor of __consumer_offsets."),
+	def("producer.id.expiration.ms", Int, "86400000", "", atLeast(1), "How long an idle idempotent producer's state is kept."),
 	def("offsets.topic.segment.bytes", Int, "104857600", "", atLeast(minSegmentBytes), "segment.bytes of __consumer_offsets."),
 	def("offsets.retention.minutes", Int, "10080", "", atLeast(1), "How long the offsets of an empty group are kept."),
 	def("offsets.retention.check.interval.ms", Long, "600000", "", atLeast(1), "How often expired offsets are looked for."),

@@ -37,3 +37,23 @@ func TestFlushIfDueHonoursFlushMs(t *testing.T) {
 		})
 	}
 }
+
+// TestExpireProducersForgetsIdleProducers: after producer.id.expiration.ms
+// of idleness a producer is new again (any sequence is accepted), and not
+// before.
+func TestExpireProducersForgetsIdleProducers(t *testing.T) {
+	e := newEnv(t, func(o *Options) { o.Config.ProducerIDExpiration = time.Hour })
+	p := e.open(t)
+	defer p.Close()
+	nowMs := testStart.UnixMilli()
+	mustAppend(t, p, batch(t, spec{pid: 7, seq: 0, tsMs: nowMs}), AcksLeader)
+
+	p.ExpireProducers(nowMs + (30 * time.Minute).Milliseconds())
+	if _, _, err := p.Append(batch(t, spec{pid: 7, seq: 5, tsMs: nowMs}), AcksLeader); err == nil {
+		t.Fatal("a sequence gap was accepted from a producer that is still remembered")
+	}
+	p.ExpireProducers(nowMs + (61 * time.Minute).Milliseconds())
+	if _, _, err := p.Append(batch(t, spec{pid: 7, seq: 5, tsMs: nowMs}), AcksLeader); err != nil {
+		t.Fatalf("an expired producer is not new again: %v", err)
+	}
+}

@@ -32,6 +32,9 @@ type Config struct {
 	// (log.flush.interval.ms); 0 = never by time.
 	FlushInterval time.Duration
 	Retention     retention.Policy
+	// ProducerIDExpiration drops the state of an idempotent producer idle
+	// this long (producer.id.expiration.ms); 0 keeps it forever.
+	ProducerIDExpiration time.Duration
 }
 
 // Options builds a Partition.

@@ -57,6 +57,17 @@ func (p *Partition) ApplyRetention(nowMs int64) (retention.Decision, error) {
 	return plan, p.applyPlanLocked(plan)
 }
 
+// ExpireProducers forgets idempotent producers idle longer than
+// producer.id.expiration.ms, as Kafka does: a producer that comes back
+// after that is treated as new.
+func (p *Partition) ExpireProducers(nowMs int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if exp := p.mu.cfg.ProducerIDExpiration; exp > 0 && !p.mu.closed {
+		p.mu.producers.ExpireBefore(nowMs, exp.Milliseconds())
+	}
+}
+
 // DeleteRecords moves the log start to before (DeleteRecords API) and
 // returns the resulting log start.
 func (p *Partition) DeleteRecords(before base.Offset) (base.Offset, error) {
