@@ -1,10 +1,30 @@
-// Package tier is the remote tier of the tiered log (DESIGN §4). This file
-// set is its pure core: an immutable view of one partition's remote segment
-// metadata, and the planners of one tier-loop pass. The vocabulary of that
-// metadata (State, RemoteSegment, the one transition table) lives in the
-// leaf package remotemeta, which the metadata quorum's FSM shares. Nothing
-// here does I/O, reads a clock or starts a goroutine; executors elsewhere
-// apply the plans.
+// Package tier is the remote tier of the tiered log (DESIGN §4). Its pure
+// core is an immutable view of one partition's remote segment metadata and
+// the planners of one tier-loop pass (metadata_view.go, copy_plan.go,
+// tier_pass.go, lineage.go, keys.go): no I/O, no clock, no goroutine. The
+// vocabulary of that metadata (State, RemoteSegment, the one transition
+// table) lives in the leaf package remotemeta, which the metadata quorum's
+// FSM shares.
+//
+// The executors apply the plans, with I/O at the edges and every decision
+// left to the planners: Copier (copier.go) runs a CopyTask, Deleter
+// (deleter.go) runs DeleteTasks, Reader (reader.go) serves remote reads and
+// timestamp lookups. They record state through MetadataWriter
+// (*metadata.Store) and start no goroutines.
+//
+// Object layout (keys.go), one object per Suffix of each copy attempt:
+//
+//	<topicName>-<topicIDhex>/<partition>/<20-digit base offset>-<segmentIDhex>.<suffix>
+//
+// with suffixes index, timeindex, leader-epoch-checkpoint, snapshot and
+// log, uploaded in that order (.log last). The topic id, not the name,
+// identifies the topic; the name is cut to fit a key component. The
+// offset and time indexes (Kafka's 8- and 12-byte entries, an entry every
+// IndexIntervalBytes) are built by the copier from the bytes it uploads,
+// relative to the object's first offset and byte, so a partial copy's
+// indexes describe its object. The Reader checks everything it reads from
+// the bucket (ErrCorruptObject names the key) and never serves a batch
+// whose framing, offsets or CRC are wrong.
 //
 // Ranges are half-open, [Start, End). The remote tier holds
 // [logStart, tieredNext); tieredNext is exclusive.
@@ -21,6 +41,11 @@
 //     metadata; metadata is kept until DELETE_FINISHED, and every segment
 //     in DANGLING, COPY_STARTED or DELETE_STARTED is planned for deletion
 //     on every pass (PlanDeletes), so no object is forgotten (reference 002).
+//     The Copier writes COPY_STARTED before its first Put, and on any
+//     failure after it marks the segment DANGLING (best effort; a
+//     COPY_STARTED left behind is deleted all the same). The Deleter
+//     writes DELETE_STARTED before its first Delete and DANGLING if any
+//     fails; RunDeletes stops the retention deletes at the first failure.
 //   - tieredNext comes from the view, for the leader's epoch lineage: one
 //     past the highest COPY_FINISHED offset, NothingTiered when none, and
 //     TieredUnknown when the view is not loaded. Never -1 (reference 000).

@@ -1,0 +1,288 @@
+package tier
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"sync"
+
+	"github.com/strata-broker/strata/internal/base"
+	"github.com/strata-broker/strata/internal/objstore"
+	"github.com/strata-broker/strata/internal/record"
+	"github.com/strata-broker/strata/internal/tier/remotemeta"
+)
+
+// ErrNotReadable: a read asked a remote segment for an offset outside its
+// range, or a segment that is not COPY_FINISHED.
+var ErrNotReadable = errors.New("tier: not readable from this remote segment")
+
+// Reader serves reads of COPY_FINISHED remote segments. Indexes are
+// fetched once and kept in an LRU bounded by IndexCacheBytes (the bytes of
+// the index objects); the .log is read with ranged GETs. Everything read
+// from the bucket is checked before use (index layout and order, batch
+// framing, offsets and CRCs): a corrupt object is an error wrapping
+// ErrCorruptObject that names its key, and is never served. Safe for
+// concurrent use; Store is required.
+type Reader struct {
+	Store           objstore.Store
+	IndexCacheBytes int64
+
+	mu struct {
+		sync.Mutex
+		cache *indexCache // created on first use
+	}
+}
+
+// Read returns whole batches of seg from the one holding from, up to
+// maxBytes in total but at least that first batch (KIP-74), all inside
+// seg.Range. It costs one ranged GET of the .log (two when the first batch
+// is larger than the first GET), plus the offset index on a cache miss.
+func (r *Reader) Read(ctx context.Context, seg remotemeta.RemoteSegment, from base.Offset, maxBytes int) ([]byte, error) {
+	if seg.State != remotemeta.CopyFinished || !seg.Range.Contains(from) {
+		return nil, fmt.Errorf("%w: offset %d of %v segment %v %v", ErrNotReadable, from, seg.State, seg.ID, seg.Range)
+	}
+	idx, err := r.offsetIndex(ctx, seg)
+	if err != nil {
+		return nil, err
+	}
+	key := SegmentKey(seg, SuffixLog)
+	pos, nextPos := lookupOffset(idx, uint32(from-seg.Range.Start), seg.SizeBytes)
+	// The batch holding from starts before nextPos, so this range holds it
+	// and maxBytes after it, unless the batch alone is larger.
+	chunk, err := r.getRange(ctx, key, pos, min(seg.SizeBytes, nextPos+int64(max(maxBytes, 0)))-pos)
+	if err != nil {
+		return nil, err
+	}
+	expect := expectedAt(idx, pos, seg)
+	off := 0
+	for {
+		h, err := parseRemoteHeader(key, chunk[off:], seg.SizeBytes-pos-int64(off), pos+int64(off))
+		if err != nil {
+			return nil, err
+		}
+		if h.BaseOffset != expect {
+			return nil, corruptf(key, "batch at position %d has base offset %d, want %d", pos+int64(off), h.BaseOffset, expect)
+		}
+		if h.NextOffset() > from {
+			if missing := off + h.Size() - len(chunk); missing > 0 { // KIP-74: the whole first batch
+				more, err := r.getRange(ctx, key, pos+int64(len(chunk)), int64(missing))
+				if err != nil {
+					return nil, err
+				}
+				chunk = append(chunk, more...)
+			}
+			break
+		}
+		off += h.Size()
+		expect = h.NextOffset()
+	}
+	return wholeBatches(key, chunk[off:], pos+int64(off), expect, seg, maxBytes)
+}
+
+// expectedAt is the base offset of the batch at pos, an index position (or 0).
+func expectedAt(idx []offsetEntry, pos int64, seg remotemeta.RemoteSegment) base.Offset {
+	i := sort.Search(len(idx), func(i int) bool { return int64(idx[i].pos) >= pos })
+	if i < len(idx) && int64(idx[i].pos) == pos {
+		return seg.Range.Start + base.Offset(idx[i].rel)
+	}
+	return seg.Range.Start
+}
+
+// wholeBatches returns the prefix of b (read at position pos of key) made
+// of whole, valid batches within maxBytes, at least the first. Every
+// returned batch is checked: framing, magic, CRC, offsets contiguous from
+// next and inside seg.Range.
+func wholeBatches(key string, b []byte, pos int64, next base.Offset, seg remotemeta.RemoteSegment, maxBytes int) ([]byte, error) {
+	n := 0
+	for n < len(b) {
+		h, err := record.ParseHeader(b[n:])
+		if err != nil {
+			break // a header cut by the GET
+		}
+		if h.Length >= record.HeaderSize-record.LogOverhead && n > 0 &&
+			(int64(h.Size()) > int64(len(b)-n) || n+h.Size() > maxBytes) {
+			break // cut by the GET or by maxBytes: the caller asks again from here
+		}
+		if err := checkFraming(h, int64(len(b)-n)); err != nil {
+			return nil, corruptf(key, "batch at position %d: %v", pos+int64(n), err)
+		}
+		batch := b[n : n+h.Size()]
+		switch {
+		case h.BaseOffset != next || h.NextOffset() > seg.Range.End:
+			return nil, corruptf(key, "batch at position %d holds [%d, %d), want from %d inside %v",
+				pos+int64(n), h.BaseOffset, h.NextOffset(), next, seg.Range)
+		case record.ComputeCRC(batch) != h.CRC:
+			return nil, corruptf(key, "CRC mismatch in the batch at offset %d", h.BaseOffset)
+		}
+		n += len(batch)
+		next = h.NextOffset()
+	}
+	if n == 0 {
+		return nil, corruptf(key, "no whole batch at position %d", pos)
+	}
+	return b[:n:n], nil
+}
+
+// parseRemoteHeader reads the batch header at the start of b, found at
+// position pos of key with avail bytes of the object from there.
+func parseRemoteHeader(key string, b []byte, avail, pos int64) (record.Header, error) {
+	h, err := record.ParseHeader(b)
+	if err != nil {
+		return h, corruptf(key, "no batch header at position %d", pos)
+	}
+	if err := checkFraming(h, avail); err != nil {
+		return h, corruptf(key, "batch at position %d: %v", pos, err)
+	}
+	return h, nil
+}
+
+// OffsetForTimestamp finds, in seg, the first batch whose max timestamp is
+// >= ts (ListOffsets by timestamp), through the cached time and offset
+// indexes and one ranged GET. ok is false when seg has no such batch.
+func (r *Reader) OffsetForTimestamp(ctx context.Context, seg remotemeta.RemoteSegment, ts int64) (offset base.Offset, maxTs int64, ok bool, err error) {
+	if seg.State != remotemeta.CopyFinished {
+		return 0, 0, false, fmt.Errorf("%w: %v segment %v", ErrNotReadable, seg.State, seg.ID)
+	}
+	if seg.MaxTimestampMs < ts {
+		return 0, 0, false, nil
+	}
+	tidx, err := r.timeIndex(ctx, seg)
+	if err != nil {
+		return 0, 0, false, err
+	}
+	oidx, err := r.offsetIndex(ctx, seg)
+	if err != nil {
+		return 0, 0, false, err
+	}
+	// Batches up to entry i-1 are all below ts; the batch of entry i
+	// reaches it, and ends before the next offset index entry after it.
+	i := sort.Search(len(tidx), func(i int) bool { return tidx[i].ts >= ts })
+	var startRel uint32
+	if i > 0 {
+		startRel = tidx[i-1].rel
+	}
+	startPos, _ := lookupOffset(oidx, startRel, seg.SizeBytes)
+	endPos := seg.SizeBytes
+	if i < len(tidx) {
+		_, endPos = lookupOffset(oidx, tidx[i].rel, seg.SizeBytes)
+	}
+	key := SegmentKey(seg, SuffixLog)
+	chunk, err := r.getRange(ctx, key, startPos, endPos-startPos)
+	if err != nil {
+		return 0, 0, false, err
+	}
+	batches, err := wholeBatches(key, chunk, startPos, expectedAt(oidx, startPos, seg), seg, len(chunk))
+	if err != nil {
+		return 0, 0, false, err
+	}
+	for it := record.SplitBatches(batches); ; {
+		_, h, more := it.Next()
+		if !more {
+			break
+		}
+		if h.MaxTimestamp >= ts {
+			return h.BaseOffset, h.MaxTimestamp, true, nil
+		}
+	}
+	return 0, 0, false, corruptf(key, "metadata says max timestamp %d >= %d, but no batch in [%d, %d) reaches it",
+		seg.MaxTimestampMs, ts, startPos, endPos)
+}
+
+func (r *Reader) offsetIndex(ctx context.Context, seg remotemeta.RemoteSegment) ([]offsetEntry, error) {
+	v, err := r.index(ctx, seg, SuffixIndex, offsetEntryBytes, func(key string, b []byte) (any, error) {
+		return decodeOffsetIndex(key, b, seg)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.([]offsetEntry), nil
+}
+
+func (r *Reader) timeIndex(ctx context.Context, seg remotemeta.RemoteSegment) ([]timeEntry, error) {
+	v, err := r.index(ctx, seg, SuffixTimeIndex, timeEntryBytes, func(key string, b []byte) (any, error) {
+		return decodeTimeIndex(key, b, seg)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.([]timeEntry), nil
+}
+
+// index returns the decoded index suffix of seg, from the cache or the
+// bucket. Two readers missing at once both fetch it; the objects are
+// immutable, so either answer is right.
+func (r *Reader) index(ctx context.Context, seg remotemeta.RemoteSegment, suffix Suffix, entryBytes int64,
+	decode func(key string, b []byte) (any, error),
+) (any, error) {
+	ck := indexCacheKey{id: seg.ID, suffix: suffix}
+	r.mu.Lock()
+	if r.mu.cache == nil {
+		r.mu.cache = newIndexCache(r.IndexCacheBytes)
+	}
+	v, ok := r.mu.cache.get(ck)
+	r.mu.Unlock()
+	if ok {
+		return v, nil
+	}
+	key := SegmentKey(seg, suffix)
+	rc, size, err := r.Store.Get(ctx, key)
+	if err != nil {
+		return nil, fmt.Errorf("tier: get %s: %w", key, err)
+	}
+	defer rc.Close()
+	// At most one entry per batch: a bigger object is corrupt, and is not
+	// read into memory.
+	if limit := (seg.SizeBytes/record.HeaderSize + 1) * entryBytes; size > limit {
+		return nil, corruptf(key, "index of %d bytes for a segment of %d bytes", size, seg.SizeBytes)
+	}
+	b, err := readFull(rc, size)
+	if err != nil {
+		return nil, fmt.Errorf("tier: read %s: %w", key, err)
+	}
+	v, err = decode(key, b)
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	r.mu.cache.put(ck, v, int64(len(b)))
+	r.mu.Unlock()
+	return v, nil
+}
+
+// getRange reads exactly [off, off+n) of key; an object shorter than the
+// metadata says is corrupt.
+func (r *Reader) getRange(ctx context.Context, key string, off, n int64) ([]byte, error) {
+	rc, err := r.Store.GetRange(ctx, key, off, n)
+	if errors.Is(err, objstore.ErrInvalidRange) {
+		return nil, corruptf(key, "object shorter than %d bytes: %v", off, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("tier: get %s [%d, %d): %w", key, off, off+n, err)
+	}
+	defer rc.Close()
+	b, err := readFull(rc, n)
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		// A short body is a cut connection or a short object: ask which.
+		if size, herr := r.Store.Head(ctx, key); herr == nil && size < off+n {
+			return nil, corruptf(key, "object of %d bytes, shorter than the %d its metadata says", size, off+n)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("tier: read %s [%d, %d): %w", key, off, off+n, err)
+	}
+	return b, nil
+}
+
+// readFull reads exactly n bytes (io.ErrUnexpectedEOF if fewer come).
+func readFull(rc io.Reader, n int64) ([]byte, error) {
+	b := make([]byte, n)
+	if _, err := io.ReadFull(rc, b); err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, err
+	}
+	return b, nil
+}

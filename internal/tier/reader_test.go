@@ -1,0 +1,202 @@
+package tier
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/strata-broker/strata/internal/base"
+	"github.com/strata-broker/strata/internal/objstore"
+	"github.com/strata-broker/strata/internal/record"
+	"github.com/strata-broker/strata/internal/tier/remotemeta"
+)
+
+// Timestamp lookups through the remote time indexes find the first batch
+// whose max timestamp reaches ts, as a scan of every batch does.
+func TestOffsetForTimestampMatchesScan(t *testing.T) {
+	l := newTestLog(t, 300, 32<<10)
+	r := newRig(t, objstore.NewMem())
+	segs := r.copyAll(l)
+	var headers []record.Header
+	for o := base.Offset(0); o < segs[len(segs)-1].Range.End; {
+		b, _ := l.Read(o, 1<<30, nil)
+		for it := record.SplitBatches(b); ; {
+			_, h, ok := it.Next()
+			if !ok {
+				break
+			}
+			headers = append(headers, h)
+			o = h.NextOffset()
+		}
+	}
+	for ts := batchTs(0) - 5; ts <= batchTs(len(headers))+5; ts++ {
+		var want *record.Header
+		for i := range headers {
+			if headers[i].MaxTimestamp >= ts {
+				want = &headers[i]
+				break
+			}
+		}
+		var gotOff base.Offset
+		var gotTs int64
+		found := false
+		for _, s := range segs {
+			o, mts, ok, err := r.reader.OffsetForTimestamp(t.Context(), s, ts)
+			if err != nil {
+				t.Fatalf("OffsetForTimestamp(%d) in %v: %v", ts, s.Range, err)
+			}
+			if ok {
+				gotOff, gotTs, found = o, mts, true
+				break
+			}
+		}
+		switch {
+		case want == nil && found:
+			t.Fatalf("ts %d: found %d, want none", ts, gotOff)
+		case want != nil && (!found || gotOff != want.BaseOffset || gotTs != want.MaxTimestamp):
+			t.Fatalf("ts %d: got (%d, %d, %v), want (%d, %d)", ts, gotOff, gotTs, found, want.BaseOffset, want.MaxTimestamp)
+		}
+	}
+}
+
+// A corrupt index or .log object is an error naming its key, never data.
+func TestCorruptObjectsAreRefused(t *testing.T) {
+	l := newTestLog(t, 60, 32<<10)
+	cases := []struct {
+		name   string
+		suffix Suffix
+		mutate func(b []byte) []byte
+	}{
+		{"index not whole entries", SuffixIndex, func(b []byte) []byte { return b[:len(b)-3] }},
+		{"index out of order", SuffixIndex, func(b []byte) []byte {
+			binary.BigEndian.PutUint32(b[offsetEntryBytes:], 1)
+			return b
+		}},
+		{"index past the object", SuffixIndex, func(b []byte) []byte {
+			binary.BigEndian.PutUint32(b[4:], 1<<30)
+			return b
+		}},
+		{"index points inside a batch", SuffixIndex, func(b []byte) []byte {
+			binary.BigEndian.PutUint32(b[4:], binary.BigEndian.Uint32(b[4:])+3)
+			return b
+		}},
+		{"timeindex not whole entries", SuffixTimeIndex, func(b []byte) []byte { return b[:len(b)-1] }},
+		{"log bit flip", SuffixLog, func(b []byte) []byte {
+			b[100] ^= 0x40
+			return b
+		}},
+		{"log truncated", SuffixLog, func(b []byte) []byte { return b[:len(b)/2] }},
+		{"log bad length", SuffixLog, func(b []byte) []byte {
+			binary.BigEndian.PutUint32(b[8:], 3)
+			return b
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRig(t, objstore.NewMem())
+			seg := r.copyAll(l)[0]
+			key := SegmentKey(seg, tc.suffix)
+			rc, _, err := r.inner.Get(t.Context(), key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(rc)
+			rc.Close()
+			b = tc.mutate(b)
+			if err := r.inner.Put(t.Context(), key, bytes.NewReader(b), int64(len(b))); err != nil {
+				t.Fatal(err)
+			}
+			blamed := key
+			if tc.name == "index points inside a batch" {
+				blamed = SegmentKey(seg, SuffixLog) // seen as a bad batch in the .log
+			}
+			var firstErr error
+			for o := seg.Range.Start; o < seg.Range.End && firstErr == nil; o++ {
+				_, firstErr = r.reader.Read(t.Context(), seg, o, 1<<20)
+				if firstErr == nil && tc.suffix == SuffixTimeIndex {
+					_, _, _, firstErr = r.reader.OffsetForTimestamp(t.Context(), seg, batchTs(int(o)))
+				}
+			}
+			if !errors.Is(firstErr, ErrCorruptObject) || !strings.Contains(firstErr.Error(), blamed) {
+				t.Fatalf("error %v, want ErrCorruptObject naming %s", firstErr, blamed)
+			}
+		})
+	}
+}
+
+// The index cache holds at most IndexCacheBytes of index objects, evicting
+// the least recently used, and never keeps an index larger than itself.
+func TestIndexCacheStaysWithinBound(t *testing.T) {
+	l := newTestLog(t, 400, 16<<10)
+	r := newRig(t, objstore.NewMem())
+	segs := r.copyAll(l)
+	const bound = 40 // a few entries of 8 bytes: some indexes fit, not all
+	r.reader = &Reader{Store: r.reader.Store, IndexCacheBytes: bound}
+	gets := 0
+	r.setInject(func(op objstore.Op, key string) error {
+		if op == objstore.OpGet && strings.HasSuffix(key, ".index") {
+			gets++
+		}
+		return nil
+	})
+	for range 2 {
+		for _, s := range segs {
+			if _, err := r.reader.Read(t.Context(), s, s.Range.Start, 100); err != nil {
+				t.Fatal(err)
+			}
+			r.reader.mu.Lock()
+			used := r.reader.mu.cache.usedBytes
+			r.reader.mu.Unlock()
+			if used > bound {
+				t.Fatalf("cache holds %d bytes, bound %d", used, bound)
+			}
+		}
+	}
+	if gets <= len(segs) {
+		t.Fatalf("%d index GETs for %d segments read twice: nothing was evicted", gets, len(segs))
+	}
+	// A big cache fetches each index once.
+	r.reader = &Reader{Store: r.reader.Store, IndexCacheBytes: 1 << 20}
+	gets = 0
+	for range 3 {
+		for _, s := range segs {
+			if _, err := r.reader.Read(t.Context(), s, s.Range.Start, 100); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if gets != len(segs) {
+		t.Fatalf("%d index GETs for %d segments, want one each", gets, len(segs))
+	}
+}
+
+func TestIndexCacheLRU(t *testing.T) {
+	c := newIndexCache(100)
+	k := func(n int) indexCacheKey { return indexCacheKey{id: sid(n), suffix: SuffixIndex} }
+	c.put(k(1), 1, 40)
+	c.put(k(2), 2, 40)
+	c.get(k(1)) // 2 is now the least recently used
+	c.put(k(3), 3, 40)
+	if _, ok := c.get(k(2)); ok {
+		t.Error("2 was not evicted")
+	}
+	if _, ok := c.get(k(1)); !ok {
+		t.Error("1 was evicted")
+	}
+	c.put(k(4), 4, 101)
+	if _, ok := c.get(k(4)); ok || c.usedBytes != 80 {
+		t.Errorf("an entry over the bound was kept (used %d)", c.usedBytes)
+	}
+}
+
+// Reads are refused for segments that are not COPY_FINISHED.
+func TestReadRefusesUnfinishedSegment(t *testing.T) {
+	r := newRig(t, objstore.NewMem())
+	s := rseg(1, 0, 10, 100, remotemeta.CopyStarted)
+	if _, err := r.reader.Read(t.Context(), s, 0, 100); !errors.Is(err, ErrNotReadable) {
+		t.Fatalf("Read of COPY_STARTED: %v", err)
+	}
+}
