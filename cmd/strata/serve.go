@@ -22,6 +22,7 @@ import (
 	"github.com/strata-broker/strata/internal/clock"
 	"github.com/strata-broker/strata/internal/config"
 	"github.com/strata-broker/strata/internal/metadata"
+	"github.com/strata-broker/strata/internal/objstore"
 	"github.com/strata-broker/strata/internal/server"
 )
 
@@ -160,6 +161,7 @@ func unwrapPath(err error) error {
 // node is a running broker's parts, in start order.
 type node struct {
 	meta   *metadata.Store
+	remote objstore.Store // nil when tiering is off
 	groups *groupCoordinator
 	broker *broker.Broker
 	srv    *server.Server
@@ -188,6 +190,13 @@ func start(ctx context.Context, cfg *config.Broker, logger *slog.Logger) (*node,
 	if n.groups, err = newGroupCoordinator(cfg, clock.Real{}, logger); err != nil {
 		return nil, errors.Join(err, n.shutdown())
 	}
+	var tierOpts *broker.TierDeps
+	if cfg.RemoteStorageSystemEnable {
+		if n.remote, err = openRemoteStore(ctx, cfg); err != nil {
+			return nil, errors.Join(err, n.shutdown())
+		}
+		tierOpts = tierDeps(cfg, n.remote, meta)
+	}
 	n.broker, err = broker.New(broker.Options{
 		DataDir:            cfg.LogDirs[0],
 		NodeID:             cfg.NodeID,
@@ -199,6 +208,7 @@ func start(ctx context.Context, cfg *config.Broker, logger *slog.Logger) (*node,
 		Logger:             logger,
 		OnOpen:             n.groups.onOpen,
 		OnClose:            n.groups.onClose,
+		Tier:               tierOpts,
 	})
 	if err != nil {
 		return nil, errors.Join(err, n.shutdown())
@@ -270,6 +280,9 @@ func (n *node) shutdown() error {
 	}
 	if n.broker != nil {
 		errs = append(errs, n.broker.Close())
+	}
+	if n.remote != nil {
+		errs = append(errs, n.remote.Close())
 	}
 	if n.meta != nil {
 		errs = append(errs, n.meta.Close())

@@ -29,6 +29,8 @@ func partitionConfig(t config.Topic) partition.Config {
 		MaxMessageBytes:    int(t.MaxMessageBytes),
 		LogAppendTime:      t.TimestampType == config.LogAppendTime,
 		Retention:          retentionPolicy(t),
+		Tiered:             t.RemoteStorageEnable,
+		RemoteCopyDisabled: t.RemoteLogCopyDisable,
 	}
 	if t.FlushMessages < 1<<62 {
 		c.FlushMessages = t.FlushMessages

@@ -154,6 +154,9 @@ func (h *Handler) fetchOne(r *kmsg.FetchRequest, sp *kmsg.FetchResponseTopicPart
 	sp.HighWatermark = int64(res.Offsets.HighWatermark)
 	sp.LastStableOffset = int64(res.Offsets.HighWatermark)
 	sp.LogStartOffset = int64(res.Offsets.LogStart)
+	if errors.Is(err, partition.ErrOffsetInRemote) {
+		return h.fetchRemote(sp, t, limit, first)
+	}
 	if err != nil {
 		sp.ErrorCode, _ = errorCode(err)
 		return 0
@@ -171,11 +174,40 @@ func (h *Handler) fetchOne(r *kmsg.FetchRequest, sp *kmsg.FetchResponseTopicPart
 	return len(res.Records)
 }
 
+// remoteFetchTimeout bounds one partition's read from the remote tier; a
+// timed-out read answers a retriable error.
+const remoteFetchTimeout = 10 * time.Second
+
+// fetchRemote serves a partition below its local log start from the
+// remote tier. Partitions are read one after another for now.
+func (h *Handler) fetchRemote(sp *kmsg.FetchResponseTopicPartition, t fetchTarget, limit int, first bool) int {
+	// Bounded: the read runs on the connection's request path, and a bucket
+	// that hangs must not hang the connection.
+	ctx, cancel := context.WithTimeout(context.Background(), remoteFetchTimeout)
+	defer cancel()
+	b, err := h.opts.Broker.ReadRemote(ctx, t.part, t.offset, limit)
+	if err != nil {
+		// Unclassified (bucket) errors answer KAFKA_STORAGE_ERROR: retriable.
+		code, msg := errorCode(err)
+		h.logger.Warn("remote fetch", "partition", t.part.TP().String(), "offset", int64(t.offset), "err", msg)
+		sp.ErrorCode = code
+		return 0
+	}
+	sp.ErrorCode = 0
+	if !first && len(b) > limit {
+		return 0
+	}
+	if len(b) > 0 {
+		sp.RecordBatches = b
+	}
+	return len(b)
+}
+
 // fetchRegion serves a partition as a file region to splice; ok=false means
 // the read must go through the copying path instead.
 func fetchRegion(sp *kmsg.FetchResponseTopicPartition, t fetchTarget, limit int, first bool, bufs *fetchBuffers) (int, bool) {
 	reg, off, err := t.part.ReadRegion(t.offset, limit)
-	if errors.Is(err, partition.ErrNoRegion) {
+	if errors.Is(err, partition.ErrNoRegion) || errors.Is(err, partition.ErrOffsetInRemote) {
 		return 0, false
 	}
 	sp.HighWatermark = int64(off.HighWatermark)

@@ -10,10 +10,11 @@ import (
 	"github.com/strata-broker/strata/internal/partition"
 )
 
-// ListOffsets: v1-10. -1 latest, -2 earliest, -3 max timestamp (v7+),
-// -4 earliest local (v8+), -5 last tiered (v9+), or a timestamp searched in
-// the time index.
-func init() { register(2, 1, 10, (*Handler).handleListOffsets) }
+// ListOffsets: v1-11. -1 latest, -2 earliest (possibly remote), -3 max
+// timestamp (v7+), -4 earliest local (v8+), -5 last tiered (v9+), -6
+// earliest pending upload (v11, KIP-1023; v11 adds nothing else), or a
+// timestamp searched in the remote time indexes, then the local one.
+func init() { register(2, 1, 11, (*Handler).handleListOffsets) }
 
 // offsetQuery is a ListOffsets target with wire sentinels named.
 type offsetQuery int
@@ -25,6 +26,7 @@ const (
 	queryMaxTimestamp
 	queryEarliestLocal
 	queryLastTiered
+	queryEarliestPendingUpload
 )
 
 func parseOffsetQuery(ts int64) (offsetQuery, bool) {
@@ -41,11 +43,13 @@ func parseOffsetQuery(ts int64) (offsetQuery, bool) {
 		return queryEarliestLocal, true
 	case ts == -5:
 		return queryLastTiered, true
+	case ts == -6:
+		return queryEarliestPendingUpload, true
 	}
 	return 0, false
 }
 
-func (h *Handler) handleListOffsets(_ context.Context, req *Request) Reply {
+func (h *Handler) handleListOffsets(ctx context.Context, req *Request) Reply {
 	r := req.Body.(*kmsg.ListOffsetsRequest)
 	resp := r.ResponseKind().(*kmsg.ListOffsetsResponse)
 	img := h.opts.Meta.Image()
@@ -59,7 +63,7 @@ func (h *Handler) handleListOffsets(_ context.Context, req *Request) Reply {
 			sp.Timestamp, sp.Offset, sp.LeaderEpoch = -1, -1, -1
 			p, code := h.fetchPartition(t, rp.Partition, false)
 			if code == 0 {
-				code = h.listOffset(p, rp, r.IsolationLevel, &sp)
+				code = h.listOffset(ctx, p, rp, r.IsolationLevel, &sp)
 			}
 			sp.ErrorCode = code
 			st.Partitions = append(st.Partitions, sp)
@@ -69,7 +73,7 @@ func (h *Handler) handleListOffsets(_ context.Context, req *Request) Reply {
 	return done(resp)
 }
 
-func (h *Handler) listOffset(p *partition.Partition, rp kmsg.ListOffsetsRequestTopicPartition, isolation int8, sp *kmsg.ListOffsetsResponseTopicPartition) int16 {
+func (h *Handler) listOffset(ctx context.Context, p *partition.Partition, rp kmsg.ListOffsetsRequestTopicPartition, isolation int8, sp *kmsg.ListOffsetsResponseTopicPartition) int16 {
 	off := p.Offsets()
 	if code := checkLeaderEpoch(rp.CurrentLeaderEpoch, off.LeaderEpoch); code != 0 {
 		return code
@@ -89,13 +93,30 @@ func (h *Handler) listOffset(p *partition.Partition, rp kmsg.ListOffsetsRequestT
 	case queryEarliestLocal:
 		set(off.LocalStart)
 	case queryLastTiered:
-		// Nothing is tiered on a local-only partition: Kafka answers -1.
-		sp.Offset, sp.Timestamp = -1, -1
+		// Nothing tiered (or a local-only partition): Kafka answers -1.
+		if o, ok := h.opts.Broker.LastTiered(p); ok {
+			set(o)
+		}
+	case queryEarliestPendingUpload:
+		// Unknown tier (metadata not loaded): -1, never a guess.
+		if o, ok := h.opts.Broker.EarliestPendingUpload(p); ok {
+			set(o)
+		}
 	case queryMaxTimestamp:
 		if ts, o, ok := p.MaxTimestamp(); ok {
 			sp.Offset, sp.Timestamp = int64(o), ts
 		}
 	case queryTimestamp:
+		o, ts, ok, err := h.opts.Broker.RemoteOffsetForTimestamp(ctx, p, rp.Timestamp)
+		if err != nil {
+			code, msg := errorCode(err)
+			h.logger.Warn("remote timestamp lookup", "partition", p.TP().String(), "err", msg)
+			return code
+		}
+		if ok {
+			sp.Offset, sp.Timestamp = int64(o), ts
+			return 0
+		}
 		if o, ts, ok := p.OffsetForTimestamp(rp.Timestamp); ok {
 			sp.Offset, sp.Timestamp = int64(o), ts
 		}

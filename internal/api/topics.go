@@ -119,12 +119,6 @@ func validateTopicConfigs(overrides map[string]string, b *config.Broker) error {
 	if err := config.ValidateTopicOverrides(overrides); err != nil {
 		return err
 	}
-	if v := overrides["remote.storage.enable"]; v == "true" {
-		// Refused rather than accepted and ignored: a user asking for
-		// tiering must not believe old segments are in the bucket.
-		return &config.Error{Key: "remote.storage.enable", Value: v,
-			Msg: "tiered storage is not served by this version of Strata yet; leave it false"}
-	}
 	_, err := config.ResolveTopic(overrides, b)
 	return err
 }

@@ -38,6 +38,9 @@ type Options struct {
 	// uses them to start and resign coordinator partitions.
 	OnOpen  func(*partition.Partition)
 	OnClose func(*partition.Partition)
+	// Tier, when set, runs the tier loop of every partition of a topic
+	// with remote.storage.enable; nil means tiering is off.
+	Tier *TierDeps
 }
 
 // Validate reports the first unusable option.
@@ -55,6 +58,8 @@ func (o Options) Validate() error {
 		return errors.New("broker: RetentionInterval must be positive")
 	case o.FlushCheckInterval <= 0:
 		return errors.New("broker: FlushCheckInterval must be positive")
+	case o.Tier != nil:
+		return o.Tier.Validate()
 	}
 	return nil
 }
@@ -79,6 +84,7 @@ type hosted struct {
 	p       *partition.Partition
 	topicID base.TopicID
 	configs map[string]string
+	tier    *tierLoop // running while the topic is tiered
 }
 
 // New opens the partitions the current image assigns here and starts the
@@ -183,6 +189,10 @@ func (b *Broker) closePartitions() error {
 
 // closingLocked tells OnClose that h is about to close or be deleted.
 func (b *Broker) closingLocked(h *hosted) {
+	if h.tier != nil {
+		h.tier.stop()
+		h.tier = nil
+	}
 	if b.opts.OnClose != nil {
 		b.opts.OnClose(h.p)
 	}

@@ -28,6 +28,9 @@ func (b *Broker) startLoops() {
 	}()
 	b.every(b.opts.RetentionInterval, b.retentionPass)
 	b.every(b.opts.FlushCheckInterval, b.flushPass)
+	if b.opts.Tier != nil {
+		b.every(b.opts.Tier.Interval, b.remoteDeletePass)
+	}
 }
 
 func (b *Broker) every(d time.Duration, f func()) {

@@ -81,7 +81,11 @@ func (b *Broker) ensureLocked(tp base.TopicPartition, t *metadata.Topic, pa meta
 				}
 				h.configs = t.Configs
 			}
-			return h.p.BecomeLeader(pa.LeaderEpoch)
+			if err := h.p.BecomeLeader(pa.LeaderEpoch); err != nil {
+				return err
+			}
+			b.syncTierLoopLocked(h)
+			return nil
 		}
 	}
 	cfg, err := b.opts.Resolve(t.Configs)
@@ -104,10 +108,12 @@ func (b *Broker) ensureLocked(tp base.TopicPartition, t *metadata.Topic, pa meta
 	if err != nil {
 		return err
 	}
-	b.mu.parts[tp] = &hosted{p: p, topicID: t.ID, configs: t.Configs}
+	h := &hosted{p: p, topicID: t.ID, configs: t.Configs}
+	b.mu.parts[tp] = h
 	if b.opts.OnOpen != nil {
 		b.opts.OnOpen(p)
 	}
+	b.syncTierLoopLocked(h)
 	return nil
 }
 

@@ -35,6 +35,12 @@ type Config struct {
 	// ProducerIDExpiration drops the state of an idempotent producer idle
 	// this long (producer.id.expiration.ms); 0 keeps it forever.
 	ProducerIDExpiration time.Duration
+	// Tiered is remote.storage.enable: the log's prefix
+	// [logStart, localLogStart) lives in the remote tier, and the broker's
+	// tier loop, not ApplyRetention, plans retention.
+	Tiered bool
+	// RemoteCopyDisabled is remote.log.copy.disable (KIP-950).
+	RemoteCopyDisabled bool
 }
 
 // Options builds a Partition.

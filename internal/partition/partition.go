@@ -97,6 +97,10 @@ func (p *Partition) load() error {
 		return err
 	}
 	p.mu.logStart = max(start, p.log.Start())
+	if p.opts.Config.Tiered && start < p.log.Start() {
+		// The offsets below the local log start are in the remote tier.
+		p.mu.logStart = start
+	}
 	if p.mu.logStart > p.log.End() {
 		p.mu.logStart = p.log.End()
 	}

@@ -34,6 +34,9 @@ func (p *Partition) Read(from base.Offset, maxBytes int, buf []byte) (ReadResult
 	if from < off.LogStart || from > off.HighWatermark {
 		return ReadResult{Offsets: off}, ErrOffsetOutOfRange
 	}
+	if from < off.LocalStart {
+		return ReadResult{Offsets: off, Buf: buf}, ErrOffsetInRemote
+	}
 	if from == off.HighWatermark {
 		return ReadResult{Offsets: off, Buf: buf}, nil
 	}

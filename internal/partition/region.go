@@ -28,6 +28,9 @@ func (p *Partition) ReadRegion(from base.Offset, maxBytes int) (Region, Offsets,
 	if from < off.LogStart || from > off.HighWatermark {
 		return Region{}, off, ErrOffsetOutOfRange
 	}
+	if from < off.LocalStart {
+		return Region{}, off, ErrOffsetInRemote
+	}
 	if from == off.HighWatermark {
 		return Region{Next: from}, off, nil
 	}

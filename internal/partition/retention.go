@@ -53,6 +53,11 @@ func (p *Partition) ApplyRetention(nowMs int64) (retention.Decision, error) {
 	if p.mu.closed {
 		return retention.Decision{}, ErrClosed
 	}
+	if p.mu.cfg.Tiered {
+		// The tier loop plans retention of a tiered partition across both
+		// tiers; two planners must never race.
+		return retention.Decision{NewLogStart: p.mu.logStart}, nil
+	}
 	plan := retention.Plan(p.snapshotLocked(), p.mu.cfg.Retention, nowMs)
 	return plan, p.applyPlanLocked(plan)
 }
@@ -79,6 +84,19 @@ func (p *Partition) DeleteRecords(before base.Offset) (base.Offset, error) {
 	if before > p.mu.highWatermark {
 		return p.mu.logStart, ErrDeleteBeyondHighWatermark
 	}
+	if p.mu.cfg.Tiered {
+		// The tier loop owns a tiered partition's deletions: it removes
+		// remote and local segments wholly below the log start on its next
+		// pass. Here only the start moves (persisted), so nothing below it
+		// is served from now on.
+		if before > p.mu.logStart {
+			if err := writeLogStart(p.opts.Dir, before); err != nil {
+				return p.mu.logStart, err
+			}
+			p.mu.logStart = before
+		}
+		return p.mu.logStart, nil
+	}
 	snap := p.snapshotLocked()
 	snap.DeleteRecordsTo = before
 	plan := retention.Plan(snap, retention.Policy{}, p.opts.Clock.Now().UnixMilli())
@@ -89,6 +107,13 @@ func (p *Partition) DeleteRecords(before base.Offset) (base.Offset, error) {
 }
 
 func (p *Partition) applyPlanLocked(plan retention.Decision) error {
+	return p.applyDecisionLocked(plan, min(plan.DeleteLocalBefore, plan.NewLogStart))
+}
+
+// applyDecisionLocked moves the log start to plan.NewLogStart (never
+// backward, persisted first) and deletes whole local segments below
+// deleteLocalBefore.
+func (p *Partition) applyDecisionLocked(plan retention.Decision, deleteLocalBefore base.Offset) error {
 	if plan.NewLogStart > p.mu.logStart {
 		for _, r := range plan.Reasons {
 			p.logger.Info("advancing log start", "from", p.mu.logStart, "to", plan.NewLogStart,
@@ -106,8 +131,8 @@ func (p *Partition) applyPlanLocked(plan retention.Decision) error {
 			}
 		}
 	}
-	if plan.DeleteLocalBefore > p.log.Start() {
-		return p.log.DeleteSegmentsBefore(min(plan.DeleteLocalBefore, p.mu.logStart))
+	if deleteLocalBefore > p.log.Start() {
+		return p.log.DeleteSegmentsBefore(deleteLocalBefore)
 	}
 	return nil
 }

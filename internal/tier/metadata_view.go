@@ -238,3 +238,38 @@ func (v PartitionView) EarliestPendingUpload(lineage []remotemeta.EpochStart, lo
 	}
 	return max(t.Next, localLogStart), true
 }
+
+// SegmentAt returns the COPY_FINISHED segment of lineage holding offset o,
+// for a remote read; ok is false when none does or the tier is unknown.
+func (v PartitionView) SegmentAt(lineage []remotemeta.EpochStart, o base.Offset) (remotemeta.RemoteSegment, bool) {
+	fin, ok := v.lineageFinished(lineage)
+	if !ok {
+		return remotemeta.RemoteSegment{}, false
+	}
+	i, found := slices.BinarySearchFunc(fin, o, func(s remotemeta.RemoteSegment, o base.Offset) int {
+		switch {
+		case s.Range.End <= o:
+			return -1
+		case s.Range.Start > o:
+			return 1
+		}
+		return 0
+	})
+	if !found {
+		return remotemeta.RemoteSegment{}, false
+	}
+	return fin[i], true
+}
+
+// FinishedFrom returns the COPY_FINISHED segments of lineage that end
+// after o, ascending (a timestamp search from the log start).
+func (v PartitionView) FinishedFrom(lineage []remotemeta.EpochStart, o base.Offset) []remotemeta.RemoteSegment {
+	fin, _ := v.lineageFinished(lineage)
+	out := fin[:0:0]
+	for _, s := range fin {
+		if s.Range.End > o {
+			out = append(out, s)
+		}
+	}
+	return out
+}

@@ -32,6 +32,9 @@ const (
 	// DeleteOnDisable: tiering was turned off with
 	// remote.log.delete.on.disable=true (KIP-950).
 	DeleteOnDisable
+	// DeleteTopic: the segment's topic was deleted; its remote data goes
+	// with it, retried until done, across restarts.
+	DeleteTopic
 )
 
 func (r DeleteReason) String() string {
@@ -48,6 +51,8 @@ func (r DeleteReason) String() string {
 		return "stray"
 	case DeleteOnDisable:
 		return "delete-on-disable"
+	case DeleteTopic:
+		return "topic-deleted"
 	}
 	return fmt.Sprintf("DeleteReason(%d)", int(r))
 }

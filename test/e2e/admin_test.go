@@ -324,7 +324,6 @@ func TestAdmin(t *testing.T) {
 			{"unknown config key", "adm-bad-key", 1, 1, map[string]*string{"no.such.config": kadm.StringPtr("1")}, kerr.InvalidConfig},
 			{"non-numeric retention.ms", "adm-bad-value", 1, 1, map[string]*string{"retention.ms": kadm.StringPtr("soon")}, kerr.InvalidConfig},
 			{"unknown cleanup.policy", "adm-bad-policy", 1, 1, map[string]*string{"cleanup.policy": kadm.StringPtr("sometimes")}, kerr.InvalidConfig},
-			{"tiering not served yet", "adm-tiered", 1, 1, map[string]*string{"remote.storage.enable": kadm.StringPtr("true")}, kerr.InvalidConfig},
 			{"existing topic", "adm-exists", 1, 1, nil, kerr.TopicAlreadyExists},
 			{"slash in name", "adm/bad", 1, 1, nil, kerr.InvalidTopicException},
 			{"name is dot", ".", 1, 1, nil, kerr.InvalidTopicException},

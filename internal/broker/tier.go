@@ -1,0 +1,231 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/strata-broker/strata/internal/base"
+	"github.com/strata-broker/strata/internal/partition"
+	"github.com/strata-broker/strata/internal/tier"
+	"github.com/strata-broker/strata/internal/tier/remotemeta"
+)
+
+// TierDeps are the executors of the remote tier (DESIGN §4). A nil
+// Options.Tier means tiering is off on this broker.
+type TierDeps struct {
+	Copier  *tier.Copier
+	Deleter *tier.Deleter
+	Reader  *tier.Reader
+	// Interval is remote.log.manager.task.interval.ms: the cadence of each
+	// partition's tier loop and of the deleted-topic cleanup.
+	Interval time.Duration
+}
+
+// Validate reports the first unusable dependency.
+func (d *TierDeps) Validate() error {
+	switch {
+	case d.Copier == nil || d.Deleter == nil || d.Reader == nil:
+		return errors.New("broker: Tier needs Copier, Deleter and Reader")
+	case d.Interval <= 0:
+		return errors.New("broker: Tier.Interval must be positive")
+	}
+	return nil
+}
+
+// remoteOpTimeout bounds one remote read or timestamp lookup of a request.
+const remoteOpTimeout = 30 * time.Second
+
+// tierLoop is the goroutine running tier.Pass for one partition; stop ends
+// it and waits.
+type tierLoop struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+func (l *tierLoop) stop() {
+	l.cancel()
+	<-l.done
+}
+
+// syncTierLoopLocked starts h's tier loop if its topic is tiered and stops
+// it if it no longer is.
+func (b *Broker) syncTierLoopLocked(h *hosted) {
+	want := b.opts.Tier != nil && h.p.Tiered()
+	switch {
+	case want && h.tier == nil:
+		h.tier = b.startTierLoop(h.p)
+	case !want && h.tier != nil:
+		h.tier.stop()
+		h.tier = nil
+	}
+}
+
+func (b *Broker) startTierLoop(p *partition.Partition) *tierLoop {
+	ctx, cancel := context.WithCancel(context.Background())
+	l := &tierLoop{cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(l.done)
+		t := time.NewTicker(b.opts.Tier.Interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				b.tierPass(ctx, p)
+			}
+		}
+	}()
+	return l
+}
+
+// partitionViews is the quorum's view of one partition's remote segments.
+type partitionViews struct {
+	b       *Broker
+	topicID base.TopicID
+	tp      base.TopicPartition
+}
+
+func (v partitionViews) View() tier.PartitionView {
+	segs := v.b.opts.Meta.Image().RemoteSegments(v.topicID, v.tp.Partition)
+	view, err := tier.NewPartitionView(segs)
+	if err != nil {
+		// An invalid view plans nothing: unloaded means no deletion.
+		v.b.logger.Error("remote segment metadata", "partition", v.tp.String(), "err", err)
+		return tier.PartitionView{}
+	}
+	return view
+}
+
+func (b *Broker) views(p *partition.Partition) partitionViews {
+	return partitionViews{b: b, topicID: p.TopicID(), tp: p.TP()}
+}
+
+// tierPass runs one pass of p's tier loop and logs what it did.
+func (b *Broker) tierPass(ctx context.Context, p *partition.Partition) {
+	off := p.Offsets()
+	cfg := p.Config()
+	in := tier.PassInput{
+		TopicID:          p.TopicID(),
+		TP:               p.TP(),
+		LeaderEpoch:      off.LeaderEpoch,
+		Lineage:          p.Lineage(),
+		LastStableOffset: off.HighWatermark, // no transactions yet: LSO = HW
+		HighWatermark:    off.HighWatermark,
+		LogStart:         off.LogStart,
+		Policy:           cfg.Retention,
+		Copy:             tier.CopyConfig{CopyDisabled: cfg.RemoteCopyDisabled},
+		NowMs:            b.opts.Clock.Now().UnixMilli(),
+	}
+	rep := tier.Pass(ctx, in, tier.PassDeps{
+		Local: p.TierLocal(), Views: b.views(p), Copier: b.opts.Tier.Copier, Deleter: b.opts.Tier.Deleter,
+	})
+	tp := p.TP().String()
+	for _, s := range rep.Copied {
+		b.logger.Debug("tiered segment", "partition", tp, "range", s.Range.String(), "bytes", s.SizeBytes, "segment", s.ID.String())
+	}
+	if rep.Decided && rep.LocalApplied && rep.Decision.NewLogStart > in.LogStart {
+		for _, r := range rep.Decision.Reasons {
+			b.logger.Info("tier pass moved the log start", "partition", tp, "from", in.LogStart,
+				"to", rep.Decision.NewLogStart, "reason", r.String())
+		}
+	}
+	for _, d := range rep.Deleted {
+		b.logger.Debug("deleted remote segment", "partition", tp, "range", d.Segment.Range.String(), "reason", d.Reason.String())
+	}
+	if rep.Failed != nil && ctx.Err() == nil && !errors.Is(rep.Failed, partition.ErrClosed) {
+		b.logger.Warn("tier pass", "partition", tp, "err", rep.Failed)
+	}
+}
+
+// remoteDeletePass deletes the remote data of deleted topics, then
+// finishes their deletion in the quorum. A failure is retried next pass.
+func (b *Broker) remoteDeletePass() {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*b.opts.Tier.Interval+time.Minute)
+	defer cancel()
+	for _, t := range b.opts.Meta.Image().PendingRemoteDeletes() {
+		var errs []error
+		for _, s := range t.Segments {
+			idx := s.TP.Partition
+			if idx < 0 || int(idx) >= len(t.Partitions) {
+				errs = append(errs, fmt.Errorf("segment %v of %s: no partition %d", s.ID, t.Name, idx))
+				continue
+			}
+			task := tier.DeleteTask{Segment: s, Reason: tier.DeleteTopic}
+			if err := b.opts.Tier.Deleter.Delete(ctx, task, t.Partitions[idx].LeaderEpoch); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		if err := errors.Join(errs...); err != nil {
+			b.logger.Warn("deleting the remote data of a deleted topic (retried)", "topic", t.Name, "err", err)
+			continue
+		}
+		if err := b.opts.Meta.FinishRemoteTopicDelete(ctx, t.TopicID); err != nil {
+			b.logger.Warn("finishing the remote delete of a topic (retried)", "topic", t.Name, "err", err)
+			continue
+		}
+		b.logger.Info("deleted the remote data of a deleted topic", "topic", t.Name, "segments", len(t.Segments))
+	}
+}
+
+// ReadRemote serves a read of p below its local log start from the remote
+// tier: whole batches from the one holding from, up to maxBytes but at
+// least that batch. ErrOffsetOutOfRange when no remote segment holds from.
+func (b *Broker) ReadRemote(ctx context.Context, p *partition.Partition, from base.Offset, maxBytes int) ([]byte, error) {
+	seg, ok := b.remoteSegmentAt(p, from)
+	if !ok {
+		return nil, fmt.Errorf("%w: offset %d of %v is in no remote segment", partition.ErrOffsetOutOfRange, from, p.TP())
+	}
+	ctx, cancel := context.WithTimeout(ctx, remoteOpTimeout)
+	defer cancel()
+	return b.opts.Tier.Reader.Read(ctx, seg, from, maxBytes)
+}
+
+func (b *Broker) remoteSegmentAt(p *partition.Partition, from base.Offset) (remotemeta.RemoteSegment, bool) {
+	if b.opts.Tier == nil {
+		return remotemeta.RemoteSegment{}, false
+	}
+	return b.views(p).View().SegmentAt(p.Lineage(), from)
+}
+
+// LastTiered is ListOffsets -5: the last offset in the remote tier.
+func (b *Broker) LastTiered(p *partition.Partition) (base.Offset, bool) {
+	if b.opts.Tier == nil {
+		return 0, false
+	}
+	return b.views(p).View().LastTiered(p.Lineage())
+}
+
+// EarliestPendingUpload is ListOffsets -6 (KIP-1023); ok is false when the
+// tier is unknown. An untiered partition answers its local log start.
+func (b *Broker) EarliestPendingUpload(p *partition.Partition) (base.Offset, bool) {
+	local := p.Offsets().LocalStart
+	if b.opts.Tier == nil || !p.Tiered() {
+		return local, true
+	}
+	return b.views(p).View().EarliestPendingUpload(p.Lineage(), local)
+}
+
+// RemoteOffsetForTimestamp searches the remote tier for the first batch
+// whose max timestamp is >= ts, from the log start; ok is false when the
+// remote tier has none (search the local log then).
+func (b *Broker) RemoteOffsetForTimestamp(ctx context.Context, p *partition.Partition, ts int64) (base.Offset, int64, bool, error) {
+	if b.opts.Tier == nil {
+		return 0, 0, false, nil
+	}
+	logStart := p.Offsets().LogStart
+	ctx, cancel := context.WithTimeout(ctx, remoteOpTimeout)
+	defer cancel()
+	for _, s := range b.views(p).View().FinishedFrom(p.Lineage(), logStart) {
+		if s.MaxTimestampMs < ts {
+			continue
+		}
+		o, foundTs, ok, err := b.opts.Tier.Reader.OffsetForTimestamp(ctx, s, ts)
+		if err != nil || ok {
+			return max(o, logStart), foundTs, ok, err
+		}
+	}
+	return 0, 0, false, nil
+}

@@ -1,0 +1,92 @@
+package partition
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+
+	"github.com/strata-broker/strata/internal/base"
+	"github.com/strata-broker/strata/internal/retention"
+	"github.com/strata-broker/strata/internal/tier"
+	"github.com/strata-broker/strata/internal/tier/remotemeta"
+)
+
+// ErrOffsetInRemote means a read asked for an offset in
+// [logStart, localLogStart): it is in the log, but only in the remote tier,
+// which the caller serves (the partition does no remote I/O).
+var ErrOffsetInRemote = errors.New("partition: offset is in the remote tier")
+
+// Tiered reports whether the partition's topic has remote.storage.enable:
+// then the tier loop, not ApplyRetention, owns its retention.
+func (p *Partition) Tiered() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.mu.cfg.Tiered
+}
+
+// Config returns the partition's current configuration.
+func (p *Partition) Config() Config {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.mu.cfg
+}
+
+// Lineage is the leader-epoch cache as the tier sees it: ascending in
+// epoch and in start. An epoch that began where the next one begins held
+// no offsets and is left out (a leader that appended nothing).
+func (p *Partition) Lineage() []remotemeta.EpochStart {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]remotemeta.EpochStart, 0, len(p.mu.epochs.entries))
+	for _, e := range p.mu.epochs.entries {
+		if n := len(out); n > 0 && out[n-1].Start >= e.Start {
+			out = out[:n-1]
+		}
+		out = append(out, remotemeta.EpochStart{Epoch: e.Epoch, Start: e.Start})
+	}
+	return out
+}
+
+// LastStableOffset is the high watermark until transactions exist.
+func (p *Partition) LastStableOffset() base.Offset {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.mu.highWatermark
+}
+
+// TierLocal is the local part of the partition for tier.Pass.
+func (p *Partition) TierLocal() tier.Local { return tierLocal{p} }
+
+type tierLocal struct{ p *Partition }
+
+func (l tierLocal) Segments() []tier.LocalSegment { return tier.LocalSegmentsOf(l.p.log.Segments()) }
+
+func (l tierLocal) Source() tier.SegmentSource {
+	return tier.LogSource{Log: l.p.log, Snapshots: l.p.producerSnapshotAt}
+}
+
+// ApplyLocal moves the log start to d.NewLogStart (persisted first) and
+// deletes the local segments below d.DeleteLocalBefore. tier.Pass has
+// checked that the decision deletes locally only what is tiered or below
+// the new log start.
+func (l tierLocal) ApplyLocal(d retention.Decision) error {
+	p := l.p
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.mu.closed {
+		return ErrClosed
+	}
+	return p.applyDecisionLocked(d, d.DeleteLocalBefore)
+}
+
+// producerSnapshotAt returns the producer snapshot file valid at at, if
+// one is still kept.
+func (p *Partition) producerSnapshotAt(at base.Offset) ([]byte, bool) {
+	p.snapFiles.Lock()
+	defer p.snapFiles.Unlock()
+	b, err := os.ReadFile(filepath.Join(p.opts.Dir, snapshotName(at)))
+	if err != nil {
+		return nil, false
+	}
+	return b, true
+}
