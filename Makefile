@@ -24,9 +24,11 @@ test-deps:
 			(apt-get update -qq && apt-get install -y -qq kcat) >/dev/null; \
 		else echo "kcat is missing: install it (apt-get install kcat); the kcat test will be skipped"; fi; }
 
+# -count=1: the end-to-end tests run a broker binary they build themselves,
+# which Go's test cache does not see, so a cached result could be stale.
 test: test-deps
 	$(GO) vet ./...
-	PATH="$$($(GO) env GOPATH)/bin:$$PATH" REQUIRE_VERSITYGW=1 $(GO) test -tags invariants -timeout 30m ./...
+	PATH="$$($(GO) env GOPATH)/bin:$$PATH" REQUIRE_VERSITYGW=1 $(GO) test -count=1 -tags invariants -timeout 30m ./...
 	$(MAKE) fuzz
 
 # A short run of every fuzz target; the seed corpora run in `go test` too.
