@@ -139,6 +139,9 @@ func TestApplySequenceProperties(t *testing.T) {
 				if next != nil {
 					t.Fatalf("rejected %T returned an image", cmd)
 				}
+				if errors.Is(err, ErrOverlappingRemoteSegment) {
+					applied["(refused: overlap)"]++
+				}
 				continue
 			}
 			if err := invariantErr(next); err != nil {

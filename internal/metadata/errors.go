@@ -34,6 +34,12 @@ var (
 	// not hold, other than a COPY_STARTED: never created, or already
 	// DELETE_FINISHED (and so dropped from the image).
 	ErrUnknownRemoteSegment = errors.New("metadata: unknown remote segment")
+	// ErrOverlappingRemoteSegment: an update to COPY_FINISHED of a segment
+	// that overlaps another COPY_FINISHED segment of the partition with the
+	// same epoch history (remotemeta.ConflictsWith); the error also matches
+	// remotemeta.ErrOverlap. Accepting it would make the partition's tier
+	// unknown to every reader of the metadata.
+	ErrOverlappingRemoteSegment = errors.New("metadata: overlapping remote segment")
 	// ErrRemoteSegmentsRemain: FinishRemoteTopicDelete while some segment of
 	// the topic is not DELETE_FINISHED.
 	ErrRemoteSegmentsRemain = errors.New("metadata: remote segments remain")

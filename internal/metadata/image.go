@@ -30,7 +30,9 @@ const (
 // and pending; every segment is valid, not DELETE_FINISHED, of the topic id and
 // partition it is filed under (TP.Topic is that topic's name, TP.Partition a
 // partition index of it), with ids unique per partition, ascending by base
-// offset then id; no empty slice or inner map is kept.
+// offset then id; no empty slice or inner map is kept. An applied command
+// never makes two COPY_FINISHED segments of a partition overlap with the same
+// epoch history (remotemeta.ConflictsWith; see restoreRemote for snapshots).
 type Image struct {
 	// ClusterID is the base64url (unpadded) form of 16 random bytes, as Kafka's.
 	ClusterID string

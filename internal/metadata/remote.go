@@ -151,6 +151,13 @@ func applyUpdateRemoteSegment(img *Image, c *updateRemoteSegmentCmd, index uint6
 	if err != nil {
 		return nil, err
 	}
+	if moved.State == remotemeta.CopyFinished {
+		// The tier's invariant, checked here once so that no image holds a
+		// partition that tier.NewPartitionView refuses.
+		if err := remotemeta.ConflictsWith(segs, moved); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrOverlappingRemoteSegment, err)
+		}
+	}
 	// A fresh slice: the old one belongs to the published image.
 	var next []remotemeta.RemoteSegment
 	if moved.State == remotemeta.DeleteFinished {

@@ -86,7 +86,10 @@ func encodeRemote(img *Image) ([]wireSegment, []wirePendingDelete) {
 
 // restoreRemote adds a snapshot's remote segment metadata to img, whose
 // topics are already restored, checking every invariant of Image that
-// concerns it: a snapshot is a gateway.
+// concerns it: a snapshot is a gateway. The one exception is the overlap of
+// COPY_FINISHED segments (remotemeta.ConflictsWith), refused at apply only:
+// a snapshot taken before apply refused it may hold such a pair, and
+// refusing the snapshot would stop the node from starting.
 func restoreRemote(img *Image, pending []wirePendingDelete, segs []wireSegment) error {
 	for _, p := range pending {
 		t := &Topic{Name: p.Name, ID: p.ID, Partitions: p.Partitions}

@@ -61,10 +61,18 @@ func drawTargetedRemote(t *rapid.T, img *Image, i int) command {
 	segs := img.remote[id][p]
 	if len(segs) == 0 || rapid.IntRange(0, 3).Draw(t, fmt.Sprintf("new%d", i)) == 0 {
 		start := base.Offset(rapid.Int64Range(0, 100).Draw(t, fmt.Sprintf("rstart%d", i)))
+		if len(segs) > 0 && rapid.Bool().Draw(t, fmt.Sprintf("roverlap%d", i)) {
+			// Near an existing segment, so that COPY_FINISHED overlaps are drawn.
+			near := rapid.SampledFrom(segs).Draw(t, fmt.Sprintf("rnear%d", i)).Range.Start
+			start = max(0, near+base.Offset(rapid.Int64Range(-9, 9).Draw(t, fmt.Sprintf("rshift%d", i))))
+		}
 		s := remotemeta.RemoteSegment{
 			ID: segID(rapid.Byte().Draw(t, fmt.Sprintf("rseg%d", i))), TopicID: id,
 			TP: base.TopicPartition{Topic: name, Partition: p}, Range: base.Range{Start: start, End: start + 10},
-			LeaderEpochs: []remotemeta.EpochStart{{Epoch: 0, Start: start}}, SizeBytes: 10, State: remotemeta.CopyStarted,
+			// Epoch 0 or 1: overlapping segments are mostly of one history
+			// (their COPY_FINISHED is refused), sometimes of two (accepted).
+			LeaderEpochs: []remotemeta.EpochStart{{Epoch: base.Epoch(rapid.IntRange(0, 3).Draw(t, fmt.Sprintf("repoch%d", i)) / 3), Start: start}},
+			SizeBytes:    10, State: remotemeta.CopyStarted,
 		}
 		return upd(s, epoch)
 	}

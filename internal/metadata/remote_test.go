@@ -83,6 +83,26 @@ func TestApplyRemoteSegmentCommands(t *testing.T) {
 	s3 := rseg(3, "foo", 1, 0, 10, 20, remotemeta.CopyStarted)
 	s5 := rseg(5, "foo", 1, 0, 5, 10, remotemeta.CopyStarted) // between s1 and s3 by range, last by id
 
+	// Overlap (remotemeta.ConflictsWith, the rule tier.PartitionView holds):
+	// fin1 is s1 COPY_FINISHED, [0, 10) in epoch 0.
+	fin1 := withState(s1, remotemeta.CopyFinished)
+	fooFin1 := func(more ...command) func(*testing.T) *Image {
+		return func(t *testing.T) *Image {
+			return then(t, build(t, createCmd("foo", 1, 2), upd(s1, 0), upd(fin1, 0)), more...)
+		}
+	}
+	withEpochs := func(s remotemeta.RemoteSegment, epochs ...remotemeta.EpochStart) remotemeta.RemoteSegment {
+		s.LeaderEpochs = epochs
+		return s
+	}
+	over := rseg(6, "foo", 1, 0, 5, 15, remotemeta.CopyStarted) // [5, 15) in epoch 0: shares [5, 10) with fin1
+	diverged := withEpochs(rseg(7, "foo", 1, 0, 5, 15, remotemeta.CopyStarted), remotemeta.EpochStart{Epoch: 1, Start: 5})
+	// s1e and tail share [5, 10) in epoch 1, though s1e starts in epoch 0.
+	s1e := withEpochs(rseg(8, "foo", 1, 0, 0, 10, remotemeta.CopyStarted),
+		remotemeta.EpochStart{Epoch: 0, Start: 0}, remotemeta.EpochStart{Epoch: 1, Start: 5})
+	tail := withEpochs(rseg(9, "foo", 1, 0, 5, 15, remotemeta.CopyStarted), remotemeta.EpochStart{Epoch: 1, Start: 5})
+	otherPartition := rseg(6, "foo", 1, 1, 5, 15, remotemeta.CopyStarted)
+
 	tests := []struct {
 		name    string
 		setup   func(t *testing.T) *Image
@@ -132,6 +152,31 @@ func TestApplyRemoteSegmentCommands(t *testing.T) {
 					t.Errorf("DELETE_FINISHED again: %v, want ErrUnknownRemoteSegment", err)
 				}
 			}},
+		{name: "finish adjacent to a finished segment", setup: fooFin1(upd(s3, 0)),
+			cmd:   upd(withState(s3, remotemeta.CopyFinished), 0),
+			check: wantSegs(1, 0, fin1, withState(s3, remotemeta.CopyFinished))},
+		{name: "overlapping COPY_STARTED is accepted", setup: fooFin1(), cmd: upd(over, 0),
+			check: wantSegs(1, 0, fin1, over)},
+		{name: "finish overlapping a finished segment in the same epochs", setup: fooFin1(upd(over, 0)),
+			cmd: upd(withState(over, remotemeta.CopyFinished), 0), wantErr: ErrOverlappingRemoteSegment},
+		{name: "finish overlapping where the shared offsets have the same epochs",
+			setup: func(t *testing.T) *Image {
+				return build(t, createCmd("foo", 1, 2), upd(s1e, 0), upd(withState(s1e, remotemeta.CopyFinished), 0), upd(tail, 0))
+			},
+			cmd: upd(withState(tail, remotemeta.CopyFinished), 0), wantErr: remotemeta.ErrOverlap},
+		{name: "finish overlapping a finished segment of another epoch history", setup: fooFin1(upd(diverged, 0)),
+			cmd:   upd(withState(diverged, remotemeta.CopyFinished), 0),
+			check: wantSegs(1, 0, fin1, withState(diverged, remotemeta.CopyFinished))},
+		{name: "finish overlapping a segment that is no longer finished",
+			setup: fooFin1(upd(over, 0), upd(withState(s1, remotemeta.DeleteStarted), 0)),
+			cmd:   upd(withState(over, remotemeta.CopyFinished), 0),
+			check: wantSegs(1, 0, withState(s1, remotemeta.DeleteStarted), withState(over, remotemeta.CopyFinished))},
+		{name: "finish overlapping a finished segment of another partition", setup: fooFin1(upd(otherPartition, 0)),
+			cmd:   upd(withState(otherPartition, remotemeta.CopyFinished), 0),
+			check: wantSegs(1, 1, withState(otherPartition, remotemeta.CopyFinished))},
+		{name: "refused finish can still go DANGLING", setup: fooFin1(upd(over, 0)),
+			cmd:   upd(withState(over, remotemeta.Dangling), 0),
+			check: wantSegs(1, 0, fin1, withState(over, remotemeta.Dangling))},
 		{name: "delete topic with remote data", setup: beforeDelete, cmd: deleteFoo,
 			check: func(t *testing.T, img *Image) {
 				if len(img.Topics) != 0 {
@@ -292,6 +337,16 @@ func remoteInvariantErr(img *Image) error {
 					return fmt.Errorf("%v: bad segment %+v (%v)", want, s, err)
 				}
 				seen[s.ID] = true
+			}
+			// The tier's invariant (tier.NewPartitionView refuses a partition
+			// that breaks it): no two COPY_FINISHED overlap in one history.
+			for _, s := range segs {
+				if s.State != remotemeta.CopyFinished {
+					continue
+				}
+				if err := remotemeta.ConflictsWith(segs, s); err != nil {
+					return fmt.Errorf("%q-%d: %w", name, p, err)
+				}
 			}
 		}
 	}

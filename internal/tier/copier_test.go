@@ -81,7 +81,7 @@ func TestPartialCopyFromMidSegment(t *testing.T) {
 	}
 	r := newRig(t, objstore.NewMem())
 	rg := base.Range{Start: start, End: local.NextOffset}
-	epochs, _ := epochsFor(epoch0, rg)
+	epochs, _ := remotemeta.EpochsFor(epoch0, rg)
 	task := CopyTask{Segment: local, Range: rg, LeaderEpochs: epochs}
 	seg, err := r.copier.Copy(t.Context(), task, LogSource{Log: l}, testTopicID, testTP, 0)
 	if err != nil {
@@ -102,7 +102,7 @@ func TestPartialCopyFromMidSegment(t *testing.T) {
 	}
 	// A start inside a batch is refused before any metadata is written.
 	task.Range.Start++
-	task.LeaderEpochs, _ = epochsFor(epoch0, task.Range)
+	task.LeaderEpochs, _ = remotemeta.EpochsFor(epoch0, task.Range)
 	if _, err := r.copier.Copy(t.Context(), task, LogSource{Log: l}, testTopicID, testTP, 0); err == nil ||
 		!strings.Contains(err.Error(), "batch boundary") {
 		t.Fatalf("Copy from inside a batch: %v", err)

@@ -95,7 +95,7 @@ func PlanCopies(local []LocalSegment, view PartitionView, lineage []remotemeta.E
 			break
 		}
 		r := base.Range{Start: max(seg.BaseOffset, next), End: seg.NextOffset}
-		epochs, ok := epochsFor(lineage, r)
+		epochs, ok := remotemeta.EpochsFor(lineage, r)
 		if !ok {
 			break // the lineage cannot say which epochs wrote it
 		}

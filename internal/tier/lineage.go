@@ -77,38 +77,3 @@ func inLineage(s remotemeta.RemoteSegment, l []remotemeta.EpochStart) bool {
 	}
 	return true
 }
-
-// epochsFor restricts lineage l to r: the epoch in force at r.Start, moved
-// to start there, then every epoch that starts inside r. ok is false when
-// r starts below l's first Start (l cannot say which epoch wrote it).
-func epochsFor(l []remotemeta.EpochStart, r base.Range) ([]remotemeta.EpochStart, bool) {
-	if len(l) == 0 || r.Start < l[0].Start {
-		return nil, false
-	}
-	i, _ := slices.BinarySearchFunc(l, r.Start, func(x remotemeta.EpochStart, o base.Offset) int { return cmp.Compare(x.Start, o) })
-	if i == len(l) || l[i].Start > r.Start {
-		i-- // the epoch in force at r.Start started before it
-	}
-	out := []remotemeta.EpochStart{{Epoch: l[i].Epoch, Start: r.Start}}
-	for _, e := range l[i+1:] {
-		if e.Start >= r.End {
-			break
-		}
-		out = append(out, e)
-	}
-	return out, true
-}
-
-// tieredTwice reports whether a and b overlap and carry the same epochs
-// over the offsets they share. Two COPY_FINISHED segments that overlap and share
-// their history would both be in any lineage that holds one of them: the
-// same offsets tiered twice.
-func tieredTwice(a, b remotemeta.RemoteSegment) bool {
-	overlap := base.Range{Start: max(a.Range.Start, b.Range.Start), End: min(a.Range.End, b.Range.End)}
-	if overlap.Empty() {
-		return false
-	}
-	ea, _ := epochsFor(a.LeaderEpochs, overlap)
-	eb, _ := epochsFor(b.LeaderEpochs, overlap)
-	return slices.Equal(ea, eb)
-}

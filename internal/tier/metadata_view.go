@@ -18,7 +18,8 @@ import (
 //
 // Invariants (checked by NewPartitionView and Apply): ids are unique and
 // non-zero; every segment is valid and of the same topic and partition;
-// no two COPY_FINISHED segments overlap with the same epoch history.
+// no two COPY_FINISHED segments overlap with the same epoch history
+// (remotemeta.ConflictsWith, the rule the metadata FSM enforces at apply).
 type PartitionView struct {
 	loaded bool
 	// segs is ascending by Range.Start, then ID. It is never mutated: Apply
@@ -64,11 +65,8 @@ func (v PartitionView) validate() error {
 		if s.State != remotemeta.CopyFinished {
 			continue
 		}
-		for _, f := range finished {
-			if tieredTwice(f, s) {
-				return fmt.Errorf("%w: COPY_FINISHED %v %v and %v %v overlap in one lineage",
-					errInvalidView, f.ID, f.Range, s.ID, s.Range)
-			}
+		if err := remotemeta.ConflictsWith(finished, s); err != nil {
+			return fmt.Errorf("%w: %w", errInvalidView, err)
 		}
 		finished = append(finished, s)
 	}

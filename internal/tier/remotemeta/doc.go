@@ -7,7 +7,9 @@
 // (internal/tier, which plans and executes copies and deletes) and the
 // gateway (internal/metadata, whose FSM validates every remote segment
 // update at Raft apply) use the same types and the same transition table;
-// the table exists exactly once, here (ValidTransition).
+// the table exists exactly once, here (ValidTransition), and so does the
+// rule that no two COPY_FINISHED segments of a partition overlap with the
+// same epoch history (ConflictsWith).
 //
 // Lifecycle of one copy attempt (one SegmentID):
 //

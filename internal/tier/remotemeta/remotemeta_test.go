@@ -2,6 +2,7 @@ package remotemeta
 
 import (
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/strata-broker/strata/internal/base"
@@ -120,6 +121,59 @@ func TestRemoteSegmentValidate(t *testing.T) {
 		mut(&s)
 		if err := s.Validate(); !errors.Is(err, ErrInvalidSegment) {
 			t.Errorf("%s: Validate(%+v) = %v, want ErrInvalidSegment", name, s, err)
+		}
+	}
+}
+
+func TestEpochsFor(t *testing.T) {
+	l := []EpochStart{{1, 10}, {3, 20}, {4, 30}}
+	for _, tc := range []struct {
+		r    base.Range
+		want []EpochStart
+		ok   bool
+	}{
+		{base.Range{Start: 10, End: 15}, []EpochStart{{1, 10}}, true},
+		{base.Range{Start: 12, End: 25}, []EpochStart{{1, 12}, {3, 20}}, true},
+		{base.Range{Start: 20, End: 40}, []EpochStart{{3, 20}, {4, 30}}, true},
+		{base.Range{Start: 35, End: 36}, []EpochStart{{4, 35}}, true},
+		{base.Range{Start: 9, End: 15}, nil, false},
+	} {
+		got, ok := EpochsFor(l, tc.r)
+		if ok != tc.ok || !slices.Equal(got, tc.want) {
+			t.Errorf("EpochsFor(%v, %v) = %v, %v; want %v, %v", l, tc.r, got, ok, tc.want, tc.ok)
+		}
+	}
+	if _, ok := EpochsFor(nil, base.Range{Start: 0, End: 1}); ok {
+		t.Error("EpochsFor of an empty lineage is ok")
+	}
+}
+
+func TestConflictsWith(t *testing.T) {
+	fin := seg(1, 0, 10, CopyFinished, EpochStart{0, 0}, EpochStart{1, 5})
+	for _, tc := range []struct {
+		name     string
+		segs     []RemoteSegment
+		s        RemoteSegment
+		conflict bool
+	}{
+		{"none", nil, seg(2, 0, 10, CopyStarted), false},
+		{"adjacent", []RemoteSegment{fin}, seg(2, 10, 20, CopyStarted, EpochStart{1, 10}), false},
+		{"same history on the shared offsets", []RemoteSegment{fin}, seg(2, 5, 15, CopyStarted, EpochStart{1, 5}), true},
+		{"same offsets", []RemoteSegment{fin}, seg(2, 0, 10, CopyStarted, EpochStart{0, 0}, EpochStart{1, 5}), true},
+		{"inside", []RemoteSegment{fin}, seg(2, 6, 8, CopyStarted, EpochStart{1, 6}), true},
+		{"another epoch on the shared offsets", []RemoteSegment{fin}, seg(2, 5, 15, CopyStarted, EpochStart{2, 5}), false},
+		{"epoch boundary elsewhere", []RemoteSegment{fin}, seg(2, 0, 10, CopyStarted, EpochStart{0, 0}, EpochStart{1, 6}), false},
+		{"the other is not finished", []RemoteSegment{seg(1, 0, 10, Dangling)}, seg(2, 0, 10, CopyStarted), false},
+		{"itself", []RemoteSegment{fin}, fin, false},
+	} {
+		err := ConflictsWith(tc.segs, tc.s)
+		if got := err != nil; got != tc.conflict {
+			t.Errorf("%s: ConflictsWith = %v, want a conflict: %v", tc.name, err, tc.conflict)
+			continue
+		}
+		var oe *OverlapError
+		if err != nil && (!errors.Is(err, ErrOverlap) || !errors.As(err, &oe) || oe.ID != tc.s.ID || oe.Other != fin.ID) {
+			t.Errorf("%s: error %v (%+v), want an *OverlapError of %v and %v", tc.name, err, oe, tc.s.ID, fin.ID)
 		}
 	}
 }
