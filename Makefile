@@ -7,7 +7,7 @@ run:
 	$(GO) run ./cmd/strata serve
 
 build:
-	$(GO) build -o strata ./cmd/strata
+	CGO_ENABLED=0 $(GO) build -o strata ./cmd/strata
 
 VERSITYGW_VERSION ?= v1.8.0
 FUZZ_EXECS ?= 100000
