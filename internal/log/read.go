@@ -151,17 +151,8 @@ func (l *Log) Segments() []SegmentInfo {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	out := make([]SegmentInfo, len(l.mu.segs))
-	for i, s := range l.mu.segs {
-		out[i] = SegmentInfo{
-			BaseOffset:    s.baseOffset,
-			NextOffset:    s.nextOffset,
-			SizeBytes:     s.sizeBytes,
-			MaxTimestamp:  s.maxTs,
-			LargestTimeAt: s.maxTsOffset,
-			HasTimestamp:  s.hasMaxTs,
-			LastModified:  s.lastModifiedAt,
-			Active:        i == len(l.mu.segs)-1,
-		}
+	for i := range l.mu.segs {
+		out[i] = l.segmentInfoLocked(i)
 	}
 	return out
 }
