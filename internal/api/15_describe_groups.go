@@ -26,20 +26,12 @@ func (h *Handler) handleDescribeGroups(ctx context.Context, req *Request) Reply 
 		return sub
 	})
 	return Reply{Wait: func() kmsg.Response {
-		byID := map[string]kmsg.DescribeGroupsResponseGroup{}
+		var answers []kmsg.DescribeGroupsResponseGroup
 		for _, sub := range wait(ctx) {
-			for _, g := range sub.(*kmsg.DescribeGroupsResponse).Groups {
-				byID[g.Group] = g
-			}
+			answers = append(answers, sub.(*kmsg.DescribeGroupsResponse).Groups...)
 		}
 		resp := r.ResponseKind().(*kmsg.DescribeGroupsResponse)
-		for _, id := range r.Groups {
-			g, ok := byID[id]
-			if !ok {
-				panic("api: the coordinator did not describe group " + id)
-			}
-			resp.Groups = append(resp.Groups, g)
-		}
+		resp.Groups = inRequestOrder(r.Groups, answers, func(g kmsg.DescribeGroupsResponseGroup) string { return g.Group })
 		return resp
 	}}
 }

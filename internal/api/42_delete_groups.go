@@ -27,20 +27,12 @@ func (h *Handler) handleDeleteGroups(ctx context.Context, req *Request) Reply {
 		return sub
 	})
 	return Reply{Wait: func() kmsg.Response {
-		byID := map[string]kmsg.DeleteGroupsResponseGroup{}
+		var answers []kmsg.DeleteGroupsResponseGroup
 		for _, sub := range wait(ctx) {
-			for _, g := range sub.(*kmsg.DeleteGroupsResponse).Groups {
-				byID[g.Group] = g
-			}
+			answers = append(answers, sub.(*kmsg.DeleteGroupsResponse).Groups...)
 		}
 		resp := r.ResponseKind().(*kmsg.DeleteGroupsResponse)
-		for _, id := range r.Groups {
-			g, ok := byID[id]
-			if !ok {
-				panic("api: the coordinator did not answer for group " + id)
-			}
-			resp.Groups = append(resp.Groups, g)
-		}
+		resp.Groups = inRequestOrder(r.Groups, answers, func(g kmsg.DeleteGroupsResponseGroup) string { return g.Group })
 		return resp
 	}}
 }

@@ -173,3 +173,21 @@ func (h *Handler) fanOut(req *Request, byPart map[int32][]string, build func(ids
 		return out
 	}
 }
+
+// inRequestOrder merges per-coordinator answers back into the order the
+// request named the groups; every requested id must have an answer.
+func inRequestOrder[G any](ids []string, answers []G, groupOf func(G) string) []G {
+	byID := make(map[string]G, len(answers))
+	for _, g := range answers {
+		byID[groupOf(g)] = g
+	}
+	out := make([]G, 0, len(ids))
+	for _, id := range ids {
+		g, ok := byID[id]
+		if !ok {
+			panic("api: the coordinator did not answer for group " + id)
+		}
+		out = append(out, g)
+	}
+	return out
+}
