@@ -51,6 +51,7 @@ type Broker struct {
 	RemoteStorageSystemEnable    bool
 	RemoteLogManagerTaskInterval time.Duration
 	RemoteDir                    string // the directory store, used when S3.Bucket == ""
+	RemoteTier                   RemoteTier
 	S3                           S3
 	MetadataDir                  string
 	MetricsListener              string // host:port; "" means no metrics listener
@@ -61,6 +62,25 @@ type Broker struct {
 	// Origin says where each key of Raw was set: "file:line", the environment
 	// variable's name, or "flag".
 	Origin map[string]string
+}
+
+// RemoteTier are the broker's remote.log.manager.*, remote.fetch.* and
+// strata.remote.* settings beyond where the store is.
+type RemoteTier struct {
+	RetryBackoff       time.Duration // remote.log.manager.task.retry.backoff.ms
+	RetryBackoffMax    time.Duration // remote.log.manager.task.retry.backoff.max.ms
+	CopyBytesPerSec    int64         // remote.log.manager.copy.max.bytes.per.second
+	FetchBytesPerSec   int64         // remote.log.manager.fetch.max.bytes.per.second
+	FetchMaxWait       time.Duration // remote.fetch.max.wait.ms
+	ListOffsetsTimeout time.Duration // remote.list.offsets.request.timeout.ms
+	IndexCacheBytes    int64         // remote.log.index.file.cache.total.size.bytes
+	CacheDir           string        // strata.remote.cache.dir, resolved
+	CacheBytes         int64         // strata.remote.cache.size.bytes; 0 = no chunk cache
+	ChunkBytes         int32         // strata.remote.chunk.bytes
+	ReadAheadChunks    int32         // strata.remote.readahead.chunks
+	OrphanGrace        time.Duration // strata.remote.orphan.grace.ms
+	OrphanScanInterval time.Duration // strata.remote.orphan.scan.interval.ms
+	OrphanDryRun       bool          // strata.remote.orphan.dry.run
 }
 
 // S3 locates the remote tier in an S3 bucket; Bucket == "" means the directory
@@ -130,6 +150,21 @@ func newBroker(raw, origin map[string]string) (*Broker, error) {
 
 		RemoteStorageSystemEnable:    g.flag("remote.log.storage.system.enable"),
 		RemoteLogManagerTaskInterval: msDuration(g.i64("remote.log.manager.task.interval.ms")),
+		RemoteTier: RemoteTier{
+			RetryBackoff:       msDuration(g.i64("remote.log.manager.task.retry.backoff.ms")),
+			RetryBackoffMax:    msDuration(g.i64("remote.log.manager.task.retry.backoff.max.ms")),
+			CopyBytesPerSec:    g.i64("remote.log.manager.copy.max.bytes.per.second"),
+			FetchBytesPerSec:   g.i64("remote.log.manager.fetch.max.bytes.per.second"),
+			FetchMaxWait:       msDuration(g.i64("remote.fetch.max.wait.ms")),
+			ListOffsetsTimeout: msDuration(g.i64("remote.list.offsets.request.timeout.ms")),
+			IndexCacheBytes:    g.i64("remote.log.index.file.cache.total.size.bytes"),
+			CacheBytes:         g.i64("strata.remote.cache.size.bytes"),
+			ChunkBytes:         g.i32("strata.remote.chunk.bytes"),
+			ReadAheadChunks:    g.i32("strata.remote.readahead.chunks"),
+			OrphanGrace:        msDuration(g.i64("strata.remote.orphan.grace.ms")),
+			OrphanScanInterval: msDuration(g.i64("strata.remote.orphan.scan.interval.ms")),
+			OrphanDryRun:       g.flag("strata.remote.orphan.dry.run"),
+		},
 		S3: S3{
 			Bucket:    g.str("strata.remote.s3.bucket"),
 			Prefix:    g.str("strata.remote.s3.prefix"),
@@ -201,6 +236,10 @@ func (b *Broker) setDirs(g getter) error {
 	b.RemoteDir = g.str("strata.remote.dir")
 	if b.RemoteDir == "" {
 		b.RemoteDir = filepath.Join(b.LogDirs[0], "remote")
+	}
+	b.RemoteTier.CacheDir = g.str("strata.remote.cache.dir")
+	if b.RemoteTier.CacheDir == "" {
+		b.RemoteTier.CacheDir = filepath.Join(b.LogDirs[0], "remote-cache")
 	}
 	b.MetadataDir = g.str("strata.metadata.dir")
 	if b.MetadataDir == "" {

@@ -88,6 +88,10 @@ var topicDefs = []Def{
 		"Stop copying segments to the remote tier; remote data stays readable and expires by retention."),
 	def("remote.log.delete.on.disable", Boolean, "false", "", nil,
 		"When remote.storage.enable is turned off, delete the topic's remote data."),
+	def("remote.copy.lag.ms", Long, "0", "log.remote.copy.lag.ms", atLeast(0),
+		"Age of its newest record before a rolled segment is uploaded (KIP-1241); 0 means no time delay."),
+	def("remote.copy.lag.bytes", Long, "0", "log.remote.copy.lag.bytes", atLeast(0),
+		"Bytes of newer log before a rolled segment is uploaded (KIP-1241); 0 means no size delay."),
 }
 
 var topicByName = index(topicDefs)

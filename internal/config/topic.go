@@ -39,6 +39,8 @@ type Topic struct {
 	LocalRetentionBytes      BytesLimit // local.retention.bytes; -2 resolved to RetentionBytes
 	RemoteLogCopyDisable     bool
 	RemoteLogDeleteOnDisable bool
+	RemoteCopyLag            time.Duration // remote.copy.lag.ms; 0 = no time delay
+	RemoteCopyLagBytes       int64         // remote.copy.lag.bytes; 0 = no size delay
 }
 
 // ValidateTopicOverrides checks a topic's config overrides one by one: every
@@ -101,6 +103,8 @@ func ResolveTopic(overrides map[string]string, b *Broker) (Topic, error) {
 		RemoteStorageEnable:      g.flag("remote.storage.enable"),
 		RemoteLogCopyDisable:     g.flag("remote.log.copy.disable"),
 		RemoteLogDeleteOnDisable: g.flag("remote.log.delete.on.disable"),
+		RemoteCopyLag:            msDuration(g.i64("remote.copy.lag.ms")),
+		RemoteCopyLagBytes:       g.i64("remote.copy.lag.bytes"),
 	}
 	t.LocalRetention = localMs(g.i64("local.retention.ms"), t.Retention)
 	t.LocalRetentionBytes = localBytes(g.i64("local.retention.bytes"), t.RetentionBytes)
