@@ -53,6 +53,7 @@ var allowedImports = map[string][]string{
 	"internal/vfs":                 {"base"},
 	"internal/objstore":            {"base"},
 	"internal/clock":               {"base"},
+	"internal/metrics":             {"base"},
 	"internal/base":                {},
 	"internal/invariants":          {},
 }

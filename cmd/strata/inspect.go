@@ -26,7 +26,7 @@ func inspectCmd() *cobra.Command {
 		},
 	}
 	seg.Flags().BoolVar(&records, "records", false, "also print each record's offset, key and value sizes")
-	cmd.AddCommand(seg)
+	cmd.AddCommand(seg, inspectTierCmd())
 	return cmd
 }
 

@@ -24,6 +24,7 @@ import (
 	"github.com/strata-broker/strata/internal/metadata"
 	"github.com/strata-broker/strata/internal/objstore"
 	"github.com/strata-broker/strata/internal/server"
+	"github.com/strata-broker/strata/internal/tier"
 )
 
 type serveFlags struct {
@@ -119,6 +120,7 @@ func serve(ctx context.Context, f serveFlags) error {
 	if err != nil {
 		return err
 	}
+	node.metrics.printAddr()
 	fmt.Printf("strata: listening on %s, data in %s\n", node.srv.Addr(), dataDir)
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- node.srv.Serve(ctx) }()
@@ -162,10 +164,14 @@ func unwrapPath(err error) error {
 type node struct {
 	meta   *metadata.Store
 	remote objstore.Store // nil when tiering is off
+	reader *tier.Reader   // the remote tier's reader; nil when tiering is off
 	groups *groupCoordinator
 	broker *broker.Broker
 	srv    *server.Server
 	logger *slog.Logger
+	// metrics is the /metrics and /healthz endpoint; nil when
+	// strata.metrics.listener is "".
+	metrics *brokerMetrics
 }
 
 func start(ctx context.Context, cfg *config.Broker, logger *slog.Logger) (*node, error) {
@@ -184,7 +190,7 @@ func start(ctx context.Context, cfg *config.Broker, logger *slog.Logger) (*node,
 	if err != nil {
 		return nil, fmt.Errorf("metadata in %s: %w", cfg.MetadataDir, err)
 	}
-	n := &node{meta: meta, logger: logger}
+	n := &node{meta: meta, logger: logger, metrics: newBrokerMetrics(cfg, logger)}
 	// The coordinator exists before the broker: opening the broker opens
 	// the __consumer_offsets partitions, which start their coordinators.
 	if n.groups, err = newGroupCoordinator(cfg, clock.Real{}, logger); err != nil {
@@ -195,7 +201,11 @@ func start(ctx context.Context, cfg *config.Broker, logger *slog.Logger) (*node,
 		if n.remote, err = openRemoteStore(ctx, cfg); err != nil {
 			return nil, errors.Join(err, n.shutdown())
 		}
-		tierOpts = tierDeps(cfg, n.remote, meta)
+		if n.reader, err = remoteReader(cfg, n.remote, logger); err != nil {
+			return nil, errors.Join(err, n.shutdown())
+		}
+		tierOpts = tierDeps(cfg, n.remote, meta, n.reader)
+		n.metrics.countTier(tierOpts)
 	}
 	n.broker, err = broker.New(broker.Options{
 		DataDir:            cfg.LogDirs[0],
@@ -229,12 +239,15 @@ func start(ctx context.Context, cfg *config.Broker, logger *slog.Logger) (*node,
 	}
 	n.srv, err = server.New(server.Options{
 		Listener:        ln,
-		Handler:         handlerAdapter{h},
+		Handler:         n.metrics.countRequests(handlerAdapter{h}),
 		MaxRequestBytes: cfg.SocketRequestMaxBytes,
 		Logger:          logger,
 	})
 	if err != nil {
 		ln.Close()
+		return nil, errors.Join(err, n.shutdown())
+	}
+	if err := n.metrics.serve(cfg, n.broker); err != nil {
 		return nil, errors.Join(err, n.shutdown())
 	}
 	return n, nil
@@ -270,6 +283,7 @@ func advertised(cfg *config.Broker, bound net.Addr) (string, int32, error) {
 // closes the partitions (syncing the log) and the metadata store.
 func (n *node) shutdown() error {
 	var errs []error
+	n.metrics.stopServing() // /healthz answers 503 while the rest shuts down
 	if n.groups != nil {
 		n.groups.rt.Close()
 	}
@@ -278,8 +292,12 @@ func (n *node) shutdown() error {
 		errs = append(errs, n.srv.Shutdown(ctx))
 		cancel()
 	}
+	errs = append(errs, n.metrics.close())
 	if n.broker != nil {
 		errs = append(errs, n.broker.Close())
+	}
+	if n.reader != nil {
+		n.reader.Close() // stops the read-ahead, which uses the store
 	}
 	if n.remote != nil {
 		errs = append(errs, n.remote.Close())

@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"log/slog"
+	mathrand "math/rand/v2"
 	"time"
 
 	"github.com/strata-broker/strata/internal/broker"
@@ -13,10 +15,6 @@ import (
 	"github.com/strata-broker/strata/internal/objstore"
 	"github.com/strata-broker/strata/internal/tier"
 )
-
-// remoteIndexCacheBytes bounds the remote offset and time indexes kept in
-// memory (Kafka's remote.log.index.file.cache.total.size.bytes default).
-const remoteIndexCacheBytes = 1 << 30
 
 // remoteStoreProbeTimeout bounds the check that the bucket is usable at
 // start, so a wrong endpoint fails the start instead of hanging it.
@@ -47,12 +45,48 @@ func openRemoteStore(ctx context.Context, cfg *config.Broker) (objstore.Store, e
 	return s, nil
 }
 
-// tierDeps builds the tier's executors on store, recording state in meta.
-func tierDeps(cfg *config.Broker, store objstore.Store, meta *metadata.Store) *broker.TierDeps {
+// remoteReader builds the tier's reader on store: the remote index cache,
+// the on-disk chunk cache with its read-ahead (none when
+// strata.remote.cache.size.bytes is 0) and the fetch quota (KIP-956).
+// The caller closes it, before store.
+func remoteReader(cfg *config.Broker, store objstore.Store, logger *slog.Logger) (*tier.Reader, error) {
+	rt := cfg.RemoteTier
+	r := &tier.Reader{
+		Store:           store,
+		IndexCacheBytes: rt.IndexCacheBytes,
+		FetchQuota:      tier.NewByteRate(rt.FetchBytesPerSec, clock.Real{}),
+	}
+	if rt.CacheBytes > 0 {
+		c, err := tier.NewChunkCache(tier.ChunkCacheOptions{
+			Dir:             rt.CacheDir,
+			MaxBytes:        rt.CacheBytes,
+			ChunkBytes:      int64(rt.ChunkBytes),
+			ReadAheadChunks: int(rt.ReadAheadChunks),
+			Logger:          logger,
+		})
+		if err != nil {
+			return nil, err
+		}
+		r.Chunks = c
+	}
+	return r, nil
+}
+
+// tierDeps builds the tier's executors on store, recording state in meta
+// and reading with reader.
+func tierDeps(cfg *config.Broker, store objstore.Store, meta *metadata.Store, reader *tier.Reader) *broker.TierDeps {
 	return &broker.TierDeps{
-		Copier:   &tier.Copier{Store: store, Meta: meta, Random: rand.Reader, Clock: clock.Real{}},
-		Deleter:  &tier.Deleter{Store: store, Meta: meta},
-		Reader:   &tier.Reader{Store: store, IndexCacheBytes: remoteIndexCacheBytes},
-		Interval: cfg.RemoteLogManagerTaskInterval,
+		Copier: &tier.Copier{Store: store, Meta: meta, Random: rand.Reader, Clock: clock.Real{},
+			Quota: tier.NewByteRate(cfg.RemoteTier.CopyBytesPerSec, clock.Real{})},
+		Deleter:            &tier.Deleter{Store: store, Meta: meta},
+		Reader:             reader,
+		Interval:           cfg.RemoteLogManagerTaskInterval,
+		RetryBackoff:       cfg.RemoteTier.RetryBackoff,
+		RetryBackoffMax:    cfg.RemoteTier.RetryBackoffMax,
+		Jitter:             mathrand.Float64,
+		ListOffsetsTimeout: cfg.RemoteTier.ListOffsetsTimeout,
+		Orphans: &tier.Reconciler{Store: store, Clock: clock.Real{},
+			Grace: cfg.RemoteTier.OrphanGrace, DryRun: cfg.RemoteTier.OrphanDryRun},
+		OrphanScanInterval: cfg.RemoteTier.OrphanScanInterval,
 	}
 }

@@ -31,6 +31,8 @@ func partitionConfig(t config.Topic) partition.Config {
 		Retention:          retentionPolicy(t),
 		Tiered:             t.RemoteStorageEnable,
 		RemoteCopyDisabled: t.RemoteLogCopyDisable,
+		RemoteCopyLag:      t.RemoteCopyLag,
+		RemoteCopyLagBytes: t.RemoteCopyLagBytes,
 	}
 	if t.FlushMessages < 1<<62 {
 		c.FlushMessages = t.FlushMessages

@@ -43,9 +43,13 @@ func (h *Handler) handleFetch(ctx context.Context, req *Request) Reply {
 	// read and the wait still wakes the wait.
 	changed := changeChans(targets)
 	bufs := newFetchBuffers()
-	got := h.fillFetch(r, resp, targets, bufs)
+	got, remote := h.fillFetch(r, resp, targets, bufs)
 	maxWait := time.Duration(r.MaxWaitMillis) * time.Millisecond
-	if got >= int(r.MinBytes) || maxWait <= 0 || len(targets) == 0 {
+	// A fetch that read from the remote tier answers once those reads are
+	// done (or remote.fetch.max.wait.ms passed), as Kafka's delayed remote
+	// fetch does: waiting for appends would only stall a catching-up
+	// consumer.
+	if got >= int(r.MinBytes) || remote || maxWait <= 0 || len(targets) == 0 {
 		return Reply{Resp: resp, Release: bufs.release, Splices: bufs.spliceList}
 	}
 	deadline := time.Now().Add(maxWait)
@@ -53,8 +57,8 @@ func (h *Handler) handleFetch(ctx context.Context, req *Request) Reply {
 		for {
 			woke := waitAny(ctx, changed, deadline)
 			changed = changeChans(targets)
-			got = h.fillFetch(r, resp, targets, bufs)
-			if !woke || got >= int(r.MinBytes) {
+			got, remote = h.fillFetch(r, resp, targets, bufs)
+			if !woke || remote || got >= int(r.MinBytes) {
 				return resp
 			}
 		}
@@ -109,25 +113,47 @@ func (h *Handler) fetchPartition(t *metadata.Topic, idx int32, byID bool) (*part
 }
 
 // fillFetch reads every target into the response and returns the number
-// of record bytes in it. Only the first partition with data may exceed its
-// byte limits (KIP-74), so a large batch never stalls a consumer.
-func (h *Handler) fillFetch(r *kmsg.FetchRequest, resp *kmsg.FetchResponse, targets []fetchTarget, bufs *fetchBuffers) int {
+// of record bytes in it, and whether some partition was read from the
+// remote tier. Only the first partition with data may exceed its byte
+// limits (KIP-74), so a large batch never stalls a consumer.
+//
+// Local partitions are read in request order; a partition in the remote
+// tier reserves its limit from the budget at its place in that order and
+// is read afterwards, in parallel with the fetch's other remote
+// partitions (fetch_remote.go), so the budget holds whatever they return.
+// While the fetch quota is used up (KIP-956) remote partitions are not
+// read and get no records and no error.
+func (h *Handler) fillFetch(r *kmsg.FetchRequest, resp *kmsg.FetchResponse, targets []fetchTarget, bufs *fetchBuffers) (int, bool) {
 	bufs.reset()
 	budget := int(r.MaxBytes)
 	if budget <= 0 {
 		budget = 1<<31 - 1
 	}
-	total := 0
+	total, reserved := 0, 0
+	var remote []*remoteRead
 	for _, t := range targets {
 		sp := &resp.Topics[t.topicIdx].Partitions[t.partIdx]
-		limit := min(t.maxBytes, budget-total)
-		n := h.fetchOne(r, sp, t, max(limit, 0), total == 0, bufs)
-		total += n
+		limit := max(min(t.maxBytes, budget-total), 0)
+		n, inRemote := h.fetchOne(r, sp, t, limit, total == 0, bufs)
+		switch {
+		case !inRemote:
+			total += n
+		case h.opts.Broker.RemoteFetchThrottled():
+		default:
+			remote = append(remote, &remoteRead{sp: sp, t: t, limit: limit, first: total == 0})
+			total += limit
+			reserved += limit
+		}
 	}
-	return total
+	if len(remote) == 0 {
+		return total, false
+	}
+	return total - reserved + h.readRemote(remote), true
 }
 
-func (h *Handler) fetchOne(r *kmsg.FetchRequest, sp *kmsg.FetchResponseTopicPartition, t fetchTarget, limit int, first bool, bufs *fetchBuffers) int {
+// fetchOne reads t into sp and returns the record bytes added; inRemote
+// says t's offset is in the remote tier, for the caller to read.
+func (h *Handler) fetchOne(r *kmsg.FetchRequest, sp *kmsg.FetchResponseTopicPartition, t fetchTarget, limit int, first bool, bufs *fetchBuffers) (n int, inRemote bool) {
 	off := t.part.Offsets()
 	sp.HighWatermark = int64(off.HighWatermark)
 	sp.LastStableOffset = int64(off.HighWatermark) // no transactions yet: LSO = HW
@@ -139,14 +165,14 @@ func (h *Handler) fetchOne(r *kmsg.FetchRequest, sp *kmsg.FetchResponseTopicPart
 	}
 	if code := checkLeaderEpoch(t.leaderEpoch, off.LeaderEpoch); code != 0 {
 		sp.ErrorCode = code
-		return 0
+		return 0, false
 	}
 	if limit <= 0 && !first {
-		return 0
+		return 0, false
 	}
 	if wantsRegion(limit, t.offset, off.HighWatermark) {
 		if n, ok := fetchRegion(sp, t, limit, first, bufs); ok {
-			return n
+			return n, false
 		}
 	}
 	buf := bufs.read
@@ -155,15 +181,16 @@ func (h *Handler) fetchOne(r *kmsg.FetchRequest, sp *kmsg.FetchResponseTopicPart
 	sp.LastStableOffset = int64(res.Offsets.HighWatermark)
 	sp.LogStartOffset = int64(res.Offsets.LogStart)
 	if errors.Is(err, partition.ErrOffsetInRemote) {
-		return h.fetchRemote(sp, t, limit, first)
+		sp.ErrorCode = 0
+		return 0, true
 	}
 	if err != nil {
 		sp.ErrorCode, _ = errorCode(err)
-		return 0
+		return 0, false
 	}
 	sp.ErrorCode = 0
 	if !first && len(res.Records) > limit {
-		return 0
+		return 0, false
 	}
 	// Earlier partitions' records may point into the buffer's old array if
 	// it grew; that array stays alive through them, so nothing is lost.
@@ -171,36 +198,7 @@ func (h *Handler) fetchOne(r *kmsg.FetchRequest, sp *kmsg.FetchResponseTopicPart
 	if len(res.Records) > 0 {
 		sp.RecordBatches = res.Records
 	}
-	return len(res.Records)
-}
-
-// remoteFetchTimeout bounds one partition's read from the remote tier; a
-// timed-out read answers a retriable error.
-const remoteFetchTimeout = 10 * time.Second
-
-// fetchRemote serves a partition below its local log start from the
-// remote tier. Partitions are read one after another for now.
-func (h *Handler) fetchRemote(sp *kmsg.FetchResponseTopicPartition, t fetchTarget, limit int, first bool) int {
-	// Bounded: the read runs on the connection's request path, and a bucket
-	// that hangs must not hang the connection.
-	ctx, cancel := context.WithTimeout(context.Background(), remoteFetchTimeout)
-	defer cancel()
-	b, err := h.opts.Broker.ReadRemote(ctx, t.part, t.offset, limit)
-	if err != nil {
-		// Unclassified (bucket) errors answer KAFKA_STORAGE_ERROR: retriable.
-		code, msg := errorCode(err)
-		h.logger.Warn("remote fetch", "partition", t.part.TP().String(), "offset", int64(t.offset), "err", msg)
-		sp.ErrorCode = code
-		return 0
-	}
-	sp.ErrorCode = 0
-	if !first && len(b) > limit {
-		return 0
-	}
-	if len(b) > 0 {
-		sp.RecordBatches = b
-	}
-	return len(b)
+	return len(res.Records), false
 }
 
 // fetchRegion serves a partition as a file region to splice; ok=false means

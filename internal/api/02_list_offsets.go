@@ -11,9 +11,10 @@ import (
 )
 
 // ListOffsets: v1-11. -1 latest, -2 earliest (possibly remote), -3 max
-// timestamp (v7+), -4 earliest local (v8+), -5 last tiered (v9+), -6
-// earliest pending upload (v11, KIP-1023; v11 adds nothing else), or a
-// timestamp searched in the remote time indexes, then the local one.
+// timestamp (v7+, over both tiers), -4 earliest local (v8+), -5 last
+// tiered (v9+), -6 earliest pending upload (v11, KIP-1023; v11 adds
+// nothing else), or a timestamp searched in the remote time indexes, then
+// the local one.
 func init() { register(2, 1, 11, (*Handler).handleListOffsets) }
 
 // offsetQuery is a ListOffsets target with wire sentinels named.
@@ -103,7 +104,13 @@ func (h *Handler) listOffset(ctx context.Context, p *partition.Partition, rp kms
 			set(o)
 		}
 	case queryMaxTimestamp:
-		if ts, o, ok := p.MaxTimestamp(); ok {
+		ts, o, ok, err := h.opts.Broker.MaxTimestamp(ctx, p)
+		if err != nil {
+			code, msg := errorCode(err)
+			h.logger.Warn("remote max timestamp lookup", "partition", p.TP().String(), "err", msg)
+			return code
+		}
+		if ok {
 			sp.Offset, sp.Timestamp = int64(o), ts
 		}
 	case queryTimestamp:

@@ -30,6 +30,7 @@ func (b *Broker) startLoops() {
 	b.every(b.opts.FlushCheckInterval, b.flushPass)
 	if b.opts.Tier != nil {
 		b.every(b.opts.Tier.Interval, b.remoteDeletePass)
+		b.startOrphanLoop()
 	}
 }
 

@@ -21,6 +21,21 @@ type TierDeps struct {
 	// Interval is remote.log.manager.task.interval.ms: the cadence of each
 	// partition's tier loop and of the deleted-topic cleanup.
 	Interval time.Duration
+	// RetryBackoff and RetryBackoffMax are
+	// remote.log.manager.task.retry.backoff.ms and ….max.ms: after a failed
+	// pass the loop retries sooner than Interval, backing off (tier_retry.go).
+	RetryBackoff    time.Duration
+	RetryBackoffMax time.Duration
+	// Jitter draws uniformly from [0, 1) to spread retries; safe for
+	// concurrent use (every tier loop calls it).
+	Jitter func() float64
+	// ListOffsetsTimeout is remote.list.offsets.request.timeout.ms: the
+	// longest a ListOffsets searches the remote tier.
+	ListOffsetsTimeout time.Duration
+	// Orphans, when set, is the bucket reconciler, run every
+	// OrphanScanInterval over the whole store (orphans.go); nil runs none.
+	Orphans            *tier.Reconciler
+	OrphanScanInterval time.Duration
 }
 
 // Validate reports the first unusable dependency.
@@ -30,11 +45,15 @@ func (d *TierDeps) Validate() error {
 		return errors.New("broker: Tier needs Copier, Deleter and Reader")
 	case d.Interval <= 0:
 		return errors.New("broker: Tier.Interval must be positive")
+	case d.RetryBackoff <= 0 || d.RetryBackoffMax <= 0 || d.Jitter == nil:
+		return errors.New("broker: Tier needs a positive RetryBackoff and RetryBackoffMax, and Jitter")
+	case d.ListOffsetsTimeout <= 0:
+		return errors.New("broker: Tier.ListOffsetsTimeout must be positive")
 	}
-	return nil
+	return d.validateOrphans()
 }
 
-// remoteOpTimeout bounds one remote read or timestamp lookup of a request.
+// remoteOpTimeout bounds one remote read of a request.
 const remoteOpTimeout = 30 * time.Second
 
 // tierLoop is the goroutine running tier.Pass for one partition; stop ends
@@ -62,19 +81,29 @@ func (b *Broker) syncTierLoopLocked(h *hosted) {
 	}
 }
 
+// startTierLoop runs p's passes every Interval, and sooner, backing off,
+// while they fail (tierRetry).
 func (b *Broker) startTierLoop(p *partition.Partition) *tierLoop {
 	ctx, cancel := context.WithCancel(context.Background())
 	l := &tierLoop{cancel: cancel, done: make(chan struct{})}
+	deps := b.opts.Tier
+	pace := tierRetry{Interval: deps.Interval, Backoff: deps.RetryBackoff, BackoffMax: deps.RetryBackoffMax}
 	go func() {
 		defer close(l.done)
-		t := time.NewTicker(b.opts.Tier.Interval)
+		t := time.NewTimer(deps.Interval)
 		defer t.Stop()
+		failures := 0
 		for {
 			select {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				b.tierPass(ctx, p)
+				if b.tierPass(ctx, p) {
+					failures = 0
+				} else {
+					failures++
+				}
+				t.Reset(pace.next(failures, deps.Jitter()))
 			}
 		}
 	}()
@@ -103,8 +132,9 @@ func (b *Broker) views(p *partition.Partition) partitionViews {
 	return partitionViews{b: b, topicID: p.TopicID(), tp: p.TP()}
 }
 
-// tierPass runs one pass of p's tier loop and logs what it did.
-func (b *Broker) tierPass(ctx context.Context, p *partition.Partition) {
+// tierPass runs one pass of p's tier loop, logs what it did and reports
+// whether it succeeded.
+func (b *Broker) tierPass(ctx context.Context, p *partition.Partition) bool {
 	off := p.Offsets()
 	cfg := p.Config()
 	in := tier.PassInput{
@@ -116,8 +146,11 @@ func (b *Broker) tierPass(ctx context.Context, p *partition.Partition) {
 		HighWatermark:    off.HighWatermark,
 		LogStart:         off.LogStart,
 		Policy:           cfg.Retention,
-		Copy:             tier.CopyConfig{CopyDisabled: cfg.RemoteCopyDisabled},
-		NowMs:            b.opts.Clock.Now().UnixMilli(),
+		Copy: tier.CopyConfig{
+			CopyDisabled: cfg.RemoteCopyDisabled,
+			Lag:          tier.CopyLag{Ms: cfg.RemoteCopyLag.Milliseconds(), Bytes: cfg.RemoteCopyLagBytes},
+		},
+		NowMs: b.opts.Clock.Now().UnixMilli(),
 	}
 	rep := tier.Pass(ctx, in, tier.PassDeps{
 		Local: p.TierLocal(), Views: b.views(p), Copier: b.opts.Tier.Copier, Deleter: b.opts.Tier.Deleter,
@@ -136,8 +169,9 @@ func (b *Broker) tierPass(ctx context.Context, p *partition.Partition) {
 		b.logger.Debug("deleted remote segment", "partition", tp, "range", d.Segment.Range.String(), "reason", d.Reason.String())
 	}
 	if rep.Failed != nil && ctx.Err() == nil && !errors.Is(rep.Failed, partition.ErrClosed) {
-		b.logger.Warn("tier pass", "partition", tp, "err", rep.Failed)
+		b.logger.Warn("tier pass (retried with backoff)", "partition", tp, "err", rep.Failed)
 	}
+	return rep.Failed == nil
 }
 
 // remoteDeletePass deletes the remote data of deleted topics, then
@@ -173,21 +207,42 @@ func (b *Broker) remoteDeletePass() {
 // ReadRemote serves a read of p below its local log start from the remote
 // tier: whole batches from the one holding from, up to maxBytes but at
 // least that batch. ErrOffsetOutOfRange when no remote segment holds from.
+// The segment after the one read is named to the reader, for its
+// read-ahead across segments.
 func (b *Broker) ReadRemote(ctx context.Context, p *partition.Partition, from base.Offset, maxBytes int) ([]byte, error) {
-	seg, ok := b.remoteSegmentAt(p, from)
+	seg, next, hasNext, ok := b.remoteSegmentAt(p, from)
 	if !ok {
 		return nil, fmt.Errorf("%w: offset %d of %v is in no remote segment", partition.ErrOffsetOutOfRange, from, p.TP())
 	}
 	ctx, cancel := context.WithTimeout(ctx, remoteOpTimeout)
 	defer cancel()
-	return b.opts.Tier.Reader.Read(ctx, seg, from, maxBytes)
+	batches, err := b.opts.Tier.Reader.Read(ctx, seg, from, maxBytes)
+	if err == nil && hasNext {
+		b.opts.Tier.Reader.ReadAheadNext(seg, next)
+	}
+	return batches, err
 }
 
-func (b *Broker) remoteSegmentAt(p *partition.Partition, from base.Offset) (remotemeta.RemoteSegment, bool) {
+// remoteSegmentAt is the remote segment of p's lineage holding from, and
+// the one after it (hasNext) if it is remote too.
+func (b *Broker) remoteSegmentAt(p *partition.Partition, from base.Offset) (seg, next remotemeta.RemoteSegment, hasNext, ok bool) {
 	if b.opts.Tier == nil {
-		return remotemeta.RemoteSegment{}, false
+		return seg, next, false, false
 	}
-	return b.views(p).View().SegmentAt(p.Lineage(), from)
+	view, lineage := b.views(p).View(), p.Lineage()
+	if seg, ok = view.SegmentAt(lineage, from); !ok {
+		return seg, next, false, false
+	}
+	next, hasNext = view.SegmentAt(lineage, seg.Range.End)
+	return seg, next, hasNext, true
+}
+
+// RemoteFetchThrottled reports whether reads from the remote tier are
+// over remote.log.manager.fetch.max.bytes.per.second for now; a fetch then
+// skips them and answers those partitions with no records and no error
+// (KIP-956).
+func (b *Broker) RemoteFetchThrottled() bool {
+	return b.opts.Tier != nil && b.opts.Tier.Reader.FetchThrottled()
 }
 
 // LastTiered is ListOffsets -5: the last offset in the remote tier.
@@ -209,14 +264,15 @@ func (b *Broker) EarliestPendingUpload(p *partition.Partition) (base.Offset, boo
 }
 
 // RemoteOffsetForTimestamp searches the remote tier for the first batch
-// whose max timestamp is >= ts, from the log start; ok is false when the
-// remote tier has none (search the local log then).
+// whose max timestamp is >= ts, from the log start, within
+// remote.list.offsets.request.timeout.ms; ok is false when the remote
+// tier has none (search the local log then).
 func (b *Broker) RemoteOffsetForTimestamp(ctx context.Context, p *partition.Partition, ts int64) (base.Offset, int64, bool, error) {
 	if b.opts.Tier == nil {
 		return 0, 0, false, nil
 	}
 	logStart := p.Offsets().LogStart
-	ctx, cancel := context.WithTimeout(ctx, remoteOpTimeout)
+	ctx, cancel := context.WithTimeout(ctx, b.opts.Tier.ListOffsetsTimeout)
 	defer cancel()
 	for _, s := range b.views(p).View().FinishedFrom(p.Lineage(), logStart) {
 		if s.MaxTimestampMs < ts {

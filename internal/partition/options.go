@@ -41,6 +41,11 @@ type Config struct {
 	Tiered bool
 	// RemoteCopyDisabled is remote.log.copy.disable (KIP-950).
 	RemoteCopyDisabled bool
+	// RemoteCopyLag and RemoteCopyLagBytes are remote.copy.lag.ms/bytes
+	// (KIP-1241): how long a rolled segment waits before upload; 0 turns
+	// a check off.
+	RemoteCopyLag      time.Duration
+	RemoteCopyLagBytes int64
 }
 
 // Options builds a Partition.

@@ -63,13 +63,21 @@ func (s LogSource) ProducerSnapshot(at base.Offset) ([]byte, bool) {
 
 // Copier executes CopyTasks: it uploads one local segment (or its tail) to
 // the object store and records each step in the metadata quorum. Every
-// field is required. Safe for concurrent use on different partitions; one
-// partition's copies run one at a time (the tier loop).
+// field but Quota and Stats is required. Safe for concurrent use on different
+// partitions; one partition's copies run one at a time (the tier loop).
 type Copier struct {
 	Store  objstore.Store
 	Meta   MetadataWriter
 	Random io.Reader   // draws segment ids
-	Clock  clock.Clock // times each copy, for its errors (and, later, quotas)
+	Clock  clock.Clock // times each copy, for its errors
+	// Quota is remote.log.manager.copy.max.bytes.per.second (KIP-956),
+	// shared by every partition's uploads; nil is unlimited. Each object
+	// waits for its bytes BEFORE its Put: the store never receives more
+	// than the rate allows beyond the quota's one-second burst, and an
+	// attempt that then fails has still been charged (it used the
+	// bandwidth, or may have).
+	Quota *ByteRate
+	Stats *Stats // counts attempts, failures and bytes; nil counts nothing
 }
 
 // danglingWriteTimeout bounds the best-effort DANGLING write after a failed
@@ -82,10 +90,11 @@ const danglingWriteTimeout = 10 * time.Second
 // and builds the indexes from the batches of task.Range; draws a fresh
 // segment id; writes COPY_STARTED (before any object, so every object has
 // metadata); puts the offset index, time index, leader-epoch checkpoint,
-// producer snapshot (if src has one) and the .log last; writes
-// COPY_FINISHED. A failure after COPY_STARTED marks the segment DANGLING
-// (best effort; the next pass's PlanDeletes removes its objects either way)
-// and returns the error, wrapped: objstore.IsTransient classifies it.
+// producer snapshot (if src has one) and the .log last, each after waiting
+// for the copy quota; writes COPY_FINISHED. A failure after COPY_STARTED
+// marks the segment DANGLING (best effort; the next pass's PlanDeletes
+// removes its objects either way) and returns the error, wrapped:
+// objstore.IsTransient classifies it.
 //
 // The remote segment's SizeBytes and MaxTimestampMs are those of the bytes
 // uploaded, so a partial task's metadata describes its object.
@@ -93,8 +102,10 @@ func (c *Copier) Copy(ctx context.Context, task CopyTask, src SegmentSource, top
 	tp base.TopicPartition, leaderEpoch base.Epoch,
 ) (remotemeta.RemoteSegment, error) {
 	c.mustValid()
+	c.Stats.copyStarted(tp)
 	started := c.Clock.Now()
 	fail := func(what string, err error) (remotemeta.RemoteSegment, error) {
+		c.Stats.copyFailed(tp)
 		return remotemeta.RemoteSegment{}, fmt.Errorf("tier: copy %v %v after %v: %s: %w",
 			tp, task.Range, c.Clock.Now().Sub(started), what, err)
 	}
@@ -135,6 +146,10 @@ func (c *Copier) Copy(ctx context.Context, task CopyTask, src SegmentSource, top
 			continue
 		}
 		key := SegmentKey(seg, o.suffix)
+		if err := c.Quota.Wait(ctx, o.size); err != nil {
+			c.markDangling(ctx, seg, leaderEpoch)
+			return fail("wait for the copy quota before "+key, err)
+		}
 		if err := c.Store.Put(ctx, key, o.body, o.size); err != nil {
 			c.markDangling(ctx, seg, leaderEpoch)
 			return fail("put "+key, err)
@@ -148,6 +163,7 @@ func (c *Copier) Copy(ctx context.Context, task CopyTask, src SegmentSource, top
 		c.markDangling(ctx, seg, leaderEpoch)
 		return fail("record "+remotemeta.CopyFinished.String(), err)
 	}
+	c.Stats.copied(tp, finished.SizeBytes)
 	return finished, nil
 }
 
@@ -283,7 +299,7 @@ func LocalSegmentsOf(infos []log.SegmentInfo) []LocalSegment {
 	for i, s := range infos {
 		out[i] = LocalSegment{
 			BaseOffset: s.BaseOffset, NextOffset: s.NextOffset, SizeBytes: s.SizeBytes,
-			MaxTimestampMs: s.MaxTimestamp, Active: s.Active, LastModifiedMs: s.LastModified.UnixMilli(),
+			MaxTimestampMs: s.MaxTimestamp, Active: s.Active,
 		}
 	}
 	return out

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/strata-broker/strata/internal/base"
-	"github.com/strata-broker/strata/internal/retention"
 	"github.com/strata-broker/strata/internal/tier/remotemeta"
 )
 
@@ -15,7 +14,6 @@ type LocalSegment struct {
 	SizeBytes      int64
 	MaxTimestampMs int64
 	Active         bool // the segment being appended to; never copied
-	LastModifiedMs int64
 }
 
 // Range is the segment's offsets, [BaseOffset, NextOffset).
@@ -24,10 +22,9 @@ func (s LocalSegment) Range() base.Range { return base.Range{Start: s.BaseOffset
 // CopyConfig is a topic's upload configuration.
 type CopyConfig struct {
 	CopyDisabled bool // remote.log.copy.disable (KIP-950)
-	// CopyLagMs and CopyLagBytes (remote.copy.lag.ms/bytes, KIP-1241) delay
-	// uploads to avoid holding recent data twice. Unset means no delay.
-	CopyLagMs    retention.Limit
-	CopyLagBytes retention.Limit
+	// Lag is remote.copy.lag.ms/bytes (KIP-1241): how long a rolled
+	// segment waits before upload. The zero value uploads at once.
+	Lag CopyLag
 }
 
 // CopyTask is one upload: the batches of Segment in Range, oldest first.
@@ -61,10 +58,12 @@ func (t CopyTask) Started(id remotemeta.SegmentID, topicID base.TopicID, tp base
 //
 // A segment is copied only if it is rolled (not Active), entirely below
 // lastStableOffset, not tiered yet (it ends after tieredNext), contiguous
-// with the tier and with the task before it, and past the copy lag. With
-// the tier unknown or copying disabled nothing is copied. lineage is the
-// leader's epoch cache; local is ascending and non-overlapping, and only
-// its last segment may be Active (it panics otherwise).
+// with the tier and with the task before it, and past the copy lag
+// (CopyLag.Passed). A segment that fails any of these holds back every
+// later one. With the tier unknown or copying disabled nothing is copied.
+// lineage is the leader's epoch cache; local is ascending and
+// non-overlapping, and only its last segment may be Active (it panics
+// otherwise).
 func PlanCopies(local []LocalSegment, view PartitionView, lineage []remotemeta.EpochStart,
 	lastStableOffset base.Offset, cfg CopyConfig, nowMs int64,
 ) []CopyTask {
@@ -82,16 +81,16 @@ func PlanCopies(local []LocalSegment, view PartitionView, lineage []remotemeta.E
 	if tiered.Any {
 		next = max(tiered.Next, next)
 	}
-	pending := pendingBytes(local, next)
+	after := bytesAfter(local)
 	var tasks []CopyTask
-	for _, seg := range local {
+	for i, seg := range local {
 		if seg.NextOffset <= next {
 			continue // tiered already
 		}
 		if seg.BaseOffset > next {
 			break // a hole: never upload k+1 before k
 		}
-		if seg.Active || seg.NextOffset > lastStableOffset || !pastLag(seg, pending, cfg, nowMs) {
+		if seg.Active || seg.NextOffset > lastStableOffset || !cfg.Lag.Passed(seg, after[i], nowMs) {
 			break
 		}
 		r := base.Range{Start: max(seg.BaseOffset, next), End: seg.NextOffset}
@@ -100,35 +99,9 @@ func PlanCopies(local []LocalSegment, view PartitionView, lineage []remotemeta.E
 			break // the lineage cannot say which epochs wrote it
 		}
 		tasks = append(tasks, CopyTask{Segment: seg, Range: r, LeaderEpochs: epochs})
-		pending -= seg.SizeBytes
 		next = seg.NextOffset
 	}
 	return tasks
-}
-
-// pendingBytes is what is not uploaded yet: the local segments that end
-// after next, the active one included. A straddling segment counts whole,
-// which can only release uploads earlier.
-func pendingBytes(local []LocalSegment, next base.Offset) int64 {
-	var n int64
-	for _, seg := range local {
-		if seg.NextOffset > next {
-			n += seg.SizeBytes
-		}
-	}
-	return n
-}
-
-// pastLag is the KIP-1241 rule: a segment waits until it is older than
-// remote.copy.lag.ms (by when it was last written, not by record
-// timestamps, which producers set) or until more than remote.copy.lag.bytes
-// are waiting. With neither set nothing waits.
-func pastLag(seg LocalSegment, pendingBytes int64, cfg CopyConfig, nowMs int64) bool {
-	if !cfg.CopyLagMs.Set && !cfg.CopyLagBytes.Set {
-		return true
-	}
-	return cfg.CopyLagMs.Set && nowMs-seg.LastModifiedMs > cfg.CopyLagMs.Value ||
-		cfg.CopyLagBytes.Set && pendingBytes > cfg.CopyLagBytes.Value
 }
 
 func mustValidLocal(local []LocalSegment) {

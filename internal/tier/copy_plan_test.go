@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/strata-broker/strata/internal/base"
-	"github.com/strata-broker/strata/internal/retention"
 	"github.com/strata-broker/strata/internal/tier/remotemeta"
 )
 
@@ -21,9 +20,9 @@ func taskRanges(tasks []CopyTask) []base.Range {
 // the LSO, inside the copy lag, or after a hole), nothing after it goes.
 func TestCopyNeverSkipsASegment(t *testing.T) {
 	young := lseg(20, 30, 10)
-	young.LastModifiedMs = 95 // the others were last written at their end offset
+	young.MaxTimestampMs = 95 // the others' newest records are stamped with their end offset
 	local := []LocalSegment{lseg(0, 10, 10), lseg(10, 20, 10), young, lseg(30, 40, 10), active(40, 45, 5)}
-	lag := CopyConfig{CopyLagMs: retention.LimitOf(50)}
+	lag := CopyConfig{Lag: CopyLag{Ms: 50}}
 	got := PlanCopies(local, mustView(rseg(1, 0, 10, 10, remotemeta.CopyFinished)), epoch0, 45, lag, 100)
 	if want := []base.Range{rng(10, 20)}; !slices.Equal(taskRanges(got), want) {
 		t.Fatalf("tasks %v, want %v: [30, 40) is old enough but follows a young segment", taskRanges(got), want)
@@ -77,12 +76,12 @@ func TestPlanCopies(t *testing.T) {
 		{"straddles tieredNext", local, mustView(rseg(1, 0, 15, 1, remotemeta.CopyFinished)), CopyConfig{}, 0, []base.Range{rng(15, 20), rng(20, 30)}},
 		{"local starts past the tier", local[2:], tiered10, CopyConfig{}, 0, []base.Range{rng(20, 30)}},
 		{"no local segment", nil, tiered10, CopyConfig{}, 0, nil},
-		// Lag by bytes: 350 bytes wait; each upload keeps more than 120
-		// waiting until 150 (the last rolled one plus the active) are left.
-		{"lag bytes", local, mustView(), CopyConfig{CopyLagBytes: retention.LimitOf(150)}, 0, []base.Range{rng(0, 10), rng(10, 20)}},
-		{"lag bytes not reached", local, mustView(), CopyConfig{CopyLagBytes: retention.LimitOf(350)}, 0, nil},
-		{"lag ms", local, mustView(), CopyConfig{CopyLagMs: retention.LimitOf(15)}, 30, []base.Range{rng(0, 10)}},
-		{"lag ms or bytes", local, mustView(), CopyConfig{CopyLagMs: retention.LimitOf(15), CopyLagBytes: retention.LimitOf(150)}, 30, []base.Range{rng(0, 10), rng(10, 20)}},
+		// Lag by bytes: after [0, 10) come 250 bytes, after [10, 20) 150,
+		// after [20, 30) only the active segment's 50.
+		{"lag bytes", local, mustView(), CopyConfig{Lag: CopyLag{Bytes: 150}}, 0, []base.Range{rng(0, 10), rng(10, 20)}},
+		{"lag bytes not reached", local, mustView(), CopyConfig{Lag: CopyLag{Bytes: 350}}, 0, nil},
+		{"lag ms", local, mustView(), CopyConfig{Lag: CopyLag{Ms: 15}}, 30, []base.Range{rng(0, 10)}},
+		{"lag ms or bytes", local, mustView(), CopyConfig{Lag: CopyLag{Ms: 15, Bytes: 150}}, 30, []base.Range{rng(0, 10), rng(10, 20)}},
 	} {
 		if got := taskRanges(PlanCopies(tc.local, tc.v, epoch0, 100, tc.cfg, tc.nowMs)); !slices.Equal(got, tc.want) {
 			t.Errorf("%s: tasks %v, want %v", tc.name, got, tc.want)

@@ -11,10 +11,11 @@ import (
 )
 
 // Deleter executes DeleteTasks: it deletes a remote segment's objects and
-// records each step in the metadata quorum. Both fields are required.
+// records each step in the metadata quorum. Store and Meta are required.
 type Deleter struct {
 	Store objstore.Store
 	Meta  MetadataWriter
+	Stats *Stats // counts deletions and failures; nil counts nothing
 }
 
 // Delete writes task.Steps() through Meta, deletes every object the
@@ -28,7 +29,9 @@ func (d *Deleter) Delete(ctx context.Context, task DeleteTask, leaderEpoch base.
 		panic("tier.Deleter: Store and Meta are required")
 	}
 	seg := task.Segment
+	d.Stats.deleteStarted(seg.TP)
 	fail := func(what string, err error) error {
+		d.Stats.deleteFailed(seg.TP)
 		return fmt.Errorf("tier: delete %v %v segment %v (%v): %s: %w", seg.TP, seg.Range, seg.ID, task.Reason, what, err)
 	}
 	for _, st := range task.Steps() {

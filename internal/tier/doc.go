@@ -9,8 +9,10 @@
 // The executors apply the plans, with I/O at the edges and every decision
 // left to the planners: Copier (copier.go) runs a CopyTask, Deleter
 // (deleter.go) runs DeleteTasks, Reader (reader.go) serves remote reads and
-// timestamp lookups. They record state through MetadataWriter
-// (*metadata.Store) and start no goroutines.
+// timestamp lookups, through ChunkCache (chunk_cache.go), the bounded
+// on-disk cache of .log chunks. They record state through MetadataWriter
+// (*metadata.Store) and start no goroutines, except the chunk cache's
+// read-ahead, which its Close stops.
 //
 // Object layout (keys.go), one object per Suffix of each copy attempt:
 //

@@ -38,7 +38,7 @@ func mustView(segs ...remotemeta.RemoteSegment) PartitionView {
 var epoch0 = []remotemeta.EpochStart{{Epoch: 0, Start: 0}}
 
 func lseg(start, end base.Offset, size int64) LocalSegment {
-	return LocalSegment{BaseOffset: start, NextOffset: end, SizeBytes: size, MaxTimestampMs: int64(end), LastModifiedMs: int64(end)}
+	return LocalSegment{BaseOffset: start, NextOffset: end, SizeBytes: size, MaxTimestampMs: int64(end)}
 }
 
 func active(start, end base.Offset, size int64) LocalSegment {

@@ -20,14 +20,19 @@ var ErrNotReadable = errors.New("tier: not readable from this remote segment")
 
 // Reader serves reads of COPY_FINISHED remote segments. Indexes are
 // fetched once and kept in an LRU bounded by IndexCacheBytes (the bytes of
-// the index objects); the .log is read with ranged GETs. Everything read
-// from the bucket is checked before use (index layout and order, batch
-// framing, offsets and CRCs): a corrupt object is an error wrapping
-// ErrCorruptObject that names its key, and is never served. Safe for
-// concurrent use; Store is required.
+// the index objects); the .log is read through Chunks, the on-disk chunk
+// cache with read-ahead, or with ranged GETs of the bytes asked when
+// Chunks is nil. Everything read from the bucket or the cache is checked
+// before use (index layout and order, batch framing, offsets and CRCs): a
+// corrupt object is an error wrapping ErrCorruptObject that names its key,
+// and is never served. Safe for concurrent use; Store is required; Close
+// stops the read-ahead.
 type Reader struct {
 	Store           objstore.Store
 	IndexCacheBytes int64
+	Chunks          *ChunkCache // nil: no chunk cache, no read-ahead
+	FetchQuota      *ByteRate   // remote.log.manager.fetch.max.bytes.per.second; nil is unlimited
+	Stats           *Stats      // counts reads, failures and bytes; nil counts nothing
 
 	mu struct {
 		sync.Mutex
@@ -37,9 +42,10 @@ type Reader struct {
 
 // Read returns whole batches of seg from the one holding from, up to
 // maxBytes in total but at least that first batch (KIP-74), all inside
-// seg.Range. It costs one ranged GET of the .log (two when the first batch
-// is larger than the first GET), plus the offset index on a cache miss.
-func (r *Reader) Read(ctx context.Context, seg remotemeta.RemoteSegment, from base.Offset, maxBytes int) ([]byte, error) {
+// seg.Range. It reads the .log once (twice when the first batch is larger
+// than the first read), plus the offset index on a cache miss.
+func (r *Reader) Read(ctx context.Context, seg remotemeta.RemoteSegment, from base.Offset, maxBytes int) (batches []byte, err error) {
+	defer func() { r.Stats.fetched(seg.TP, len(batches), err) }()
 	if seg.State != remotemeta.CopyFinished || !seg.Range.Contains(from) {
 		return nil, fmt.Errorf("%w: offset %d of %v segment %v %v", ErrNotReadable, from, seg.State, seg.ID, seg.Range)
 	}
@@ -47,29 +53,43 @@ func (r *Reader) Read(ctx context.Context, seg remotemeta.RemoteSegment, from ba
 	if err != nil {
 		return nil, err
 	}
+	err = r.readVerified(seg, func() (hit bool, err error) {
+		batches, hit, err = r.readBatches(ctx, seg, idx, from, maxBytes)
+		return hit, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return batches, nil
+}
+
+// readBatches is Read after the offset index lookup; hit reports whether
+// any byte came from the chunk cache.
+func (r *Reader) readBatches(ctx context.Context, seg remotemeta.RemoteSegment, idx []offsetEntry, from base.Offset, maxBytes int) (_ []byte, hit bool, err error) {
 	key := SegmentKey(seg, SuffixLog)
 	pos, nextPos := lookupOffset(idx, uint32(from-seg.Range.Start), seg.SizeBytes)
 	// The batch holding from starts before nextPos, so this range holds it
 	// and maxBytes after it, unless the batch alone is larger.
-	chunk, err := r.getRange(ctx, key, pos, min(seg.SizeBytes, nextPos+int64(max(maxBytes, 0)))-pos)
+	chunk, hit, err := r.readLog(ctx, seg, pos, min(seg.SizeBytes, nextPos+int64(max(maxBytes, 0)))-pos)
 	if err != nil {
-		return nil, err
+		return nil, hit, err
 	}
 	expect := expectedAt(idx, pos, seg)
 	off := 0
 	for {
 		h, err := parseRemoteHeader(key, chunk[off:], seg.SizeBytes-pos-int64(off), pos+int64(off))
 		if err != nil {
-			return nil, err
+			return nil, hit, err
 		}
 		if h.BaseOffset != expect {
-			return nil, corruptf(key, "batch at position %d has base offset %d, want %d", pos+int64(off), h.BaseOffset, expect)
+			return nil, hit, corruptf(key, "batch at position %d has base offset %d, want %d", pos+int64(off), h.BaseOffset, expect)
 		}
 		if h.NextOffset() > from {
 			if missing := off + h.Size() - len(chunk); missing > 0 { // KIP-74: the whole first batch
-				more, err := r.getRange(ctx, key, pos+int64(len(chunk)), int64(missing))
+				more, moreHit, err := r.readLog(ctx, seg, pos+int64(len(chunk)), int64(missing))
+				hit = hit || moreHit
 				if err != nil {
-					return nil, err
+					return nil, hit, err
 				}
 				chunk = append(chunk, more...)
 			}
@@ -78,7 +98,12 @@ func (r *Reader) Read(ctx context.Context, seg remotemeta.RemoteSegment, from ba
 		off += h.Size()
 		expect = h.NextOffset()
 	}
-	return wholeBatches(key, chunk[off:], pos+int64(off), expect, seg, maxBytes)
+	batches, err := wholeBatches(key, chunk[off:], pos+int64(off), expect, seg, maxBytes)
+	if err != nil {
+		return nil, hit, err
+	}
+	r.noteLogRead(seg, pos, int64(off+len(batches)))
+	return batches, hit, nil
 }
 
 // expectedAt is the base offset of the batch at pos, an index position (or 0).
@@ -169,11 +194,15 @@ func (r *Reader) OffsetForTimestamp(ctx context.Context, seg remotemeta.RemoteSe
 		_, endPos = lookupOffset(oidx, tidx[i].rel, seg.SizeBytes)
 	}
 	key := SegmentKey(seg, SuffixLog)
-	chunk, err := r.getRange(ctx, key, startPos, endPos-startPos)
-	if err != nil {
-		return 0, 0, false, err
-	}
-	batches, err := wholeBatches(key, chunk, startPos, expectedAt(oidx, startPos, seg), seg, len(chunk))
+	var batches []byte
+	err = r.readVerified(seg, func() (hit bool, err error) {
+		chunk, hit, err := r.readLog(ctx, seg, startPos, endPos-startPos)
+		if err != nil {
+			return hit, err
+		}
+		batches, err = wholeBatches(key, chunk, startPos, expectedAt(oidx, startPos, seg), seg, len(chunk))
+		return hit, err
+	})
 	if err != nil {
 		return 0, 0, false, err
 	}
@@ -249,30 +278,6 @@ func (r *Reader) index(ctx context.Context, seg remotemeta.RemoteSegment, suffix
 	r.mu.cache.put(ck, v, int64(len(b)))
 	r.mu.Unlock()
 	return v, nil
-}
-
-// getRange reads exactly [off, off+n) of key; an object shorter than the
-// metadata says is corrupt.
-func (r *Reader) getRange(ctx context.Context, key string, off, n int64) ([]byte, error) {
-	rc, err := r.Store.GetRange(ctx, key, off, n)
-	if errors.Is(err, objstore.ErrInvalidRange) {
-		return nil, corruptf(key, "object shorter than %d bytes: %v", off, err)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("tier: get %s [%d, %d): %w", key, off, off+n, err)
-	}
-	defer rc.Close()
-	b, err := readFull(rc, n)
-	if errors.Is(err, io.ErrUnexpectedEOF) {
-		// A short body is a cut connection or a short object: ask which.
-		if size, herr := r.Store.Head(ctx, key); herr == nil && size < off+n {
-			return nil, corruptf(key, "object of %d bytes, shorter than the %d its metadata says", size, off+n)
-		}
-	}
-	if err != nil {
-		return nil, fmt.Errorf("tier: read %s [%d, %d): %w", key, off, off+n, err)
-	}
-	return b, nil
 }
 
 // readFull reads exactly n bytes (io.ErrUnexpectedEOF if fewer come).

@@ -1,0 +1,182 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-broker/strata/internal/broker"
+	"github.com/strata-broker/strata/internal/config"
+	"github.com/strata-broker/strata/internal/metrics"
+	"github.com/strata-broker/strata/internal/server"
+	"github.com/strata-broker/strata/internal/tier"
+)
+
+// metricsShutdownTimeout bounds the wait for scrapes in flight at shutdown.
+const metricsShutdownTimeout = 5 * time.Second
+
+// brokerMetrics is the /metrics and /healthz endpoint on
+// strata.metrics.listener (DESIGN §8) and the counters it exports. A nil
+// *brokerMetrics is the listener turned off: every method does nothing,
+// and the tier executors and the server count nothing.
+type brokerMetrics struct {
+	tierStats *tier.Stats
+	requests  *metrics.Requests
+	logger    *slog.Logger
+
+	// Set by serve.
+	ln      net.Listener
+	srv     *http.Server
+	served  chan struct{} // closed when srv.Serve has returned
+	serving atomic.Bool   // what /healthz answers
+}
+
+// newBrokerMetrics returns the counters of a broker whose metrics are on,
+// nil when strata.metrics.listener is "".
+func newBrokerMetrics(cfg *config.Broker, logger *slog.Logger) *brokerMetrics {
+	if cfg.MetricsListener == "" {
+		return nil
+	}
+	return &brokerMetrics{tierStats: &tier.Stats{}, requests: metrics.NewRequests(kmsg.NameForKey), logger: logger}
+}
+
+// countTier makes the tier executors count into m. It must run before the
+// broker starts them.
+func (m *brokerMetrics) countTier(d *broker.TierDeps) {
+	if m == nil || d == nil {
+		return
+	}
+	d.Copier.Stats, d.Deleter.Stats, d.Reader.Stats = m.tierStats, m.tierStats, m.tierStats
+}
+
+// countRequests wraps h so that each request it is handed is counted.
+func (m *brokerMetrics) countRequests(h server.Handler) server.Handler {
+	if m == nil {
+		return h
+	}
+	return countingHandler{next: h, requests: m.requests}
+}
+
+// serve listens on cfg.MetricsListener and serves /metrics, with the
+// collectors of b and m's counters, and /healthz, which answers 200 until
+// stopServing. Port 0 picks a free port (addr says which).
+func (m *brokerMetrics) serve(cfg *config.Broker, b *broker.Broker) error {
+	if m == nil {
+		return nil
+	}
+	ln, err := net.Listen("tcp", cfg.MetricsListener)
+	if err != nil {
+		return fmt.Errorf("cannot listen for metrics on %s (%v); choose another address with strata.metrics.listener", cfg.MetricsListener, err)
+	}
+	reg := metrics.NewRegistry()
+	reg.MustRegister(
+		metrics.NewTierCollector(metrics.TierSource{
+			Counters: func() []metrics.TierCounters { return tierCounters(m.tierStats.Snapshot()) },
+			Gauges:   func() []metrics.TierGauges { return tierGauges(b.TierGauges()) },
+		}),
+		metrics.NewPartitionCount(func() int { return len(b.Partitions()) }),
+		m.requests,
+	)
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", reg.Handler())
+	mux.HandleFunc("GET /healthz", m.healthz)
+	m.ln, m.srv, m.served = ln, &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}, make(chan struct{})
+	m.serving.Store(true)
+	go func() {
+		defer close(m.served)
+		if err := m.srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			m.logger.Error("metrics endpoint stopped", "addr", ln.Addr().String(), "err", err)
+		}
+	}()
+	return nil
+}
+
+// healthz answers 200 "ok" while the broker serves, 503 once it is
+// shutting down.
+func (m *brokerMetrics) healthz(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	if !m.serving.Load() {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		fmt.Fprintln(w, "shutting down")
+		return
+	}
+	fmt.Fprintln(w, "ok")
+}
+
+// printAddr prints where the metrics are served, the real port included.
+func (m *brokerMetrics) printAddr() {
+	if m == nil || m.ln == nil {
+		return
+	}
+	fmt.Printf("strata: metrics on http://%s/metrics\n", m.ln.Addr())
+}
+
+// stopServing makes /healthz answer 503, at the start of a shutdown, while
+// /metrics still serves.
+func (m *brokerMetrics) stopServing() {
+	if m != nil {
+		m.serving.Store(false)
+	}
+}
+
+// close stops the endpoint, waiting for scrapes in flight.
+func (m *brokerMetrics) close() error {
+	if m == nil || m.srv == nil {
+		return nil
+	}
+	m.serving.Store(false)
+	ctx, cancel := context.WithTimeout(context.Background(), metricsShutdownTimeout)
+	defer cancel()
+	err := m.srv.Shutdown(ctx)
+	<-m.served
+	return err
+}
+
+// countingHandler counts each request before handing it on.
+type countingHandler struct {
+	next     server.Handler
+	requests *metrics.Requests
+}
+
+func (c countingHandler) Supported(key, version int16) bool { return c.next.Supported(key, version) }
+
+func (c countingHandler) Handle(ctx context.Context, req *server.Request) server.Reply {
+	c.requests.Inc(req.Key)
+	return c.next.Handle(ctx, req)
+}
+
+// tierCounters turns the tier's counts into the collector's.
+func tierCounters(in []tier.PartitionStats) []metrics.TierCounters {
+	out := make([]metrics.TierCounters, len(in))
+	for i, s := range in {
+		out[i] = metrics.TierCounters{
+			TP:           s.TP,
+			CopyRequests: s.CopyRequests, CopyErrors: s.CopyErrors, CopyBytes: s.CopyBytes,
+			FetchRequests: s.FetchRequests, FetchErrors: s.FetchErrors, FetchBytes: s.FetchBytes,
+			DeleteRequests: s.DeleteRequests, DeleteErrors: s.DeleteErrors,
+		}
+	}
+	return out
+}
+
+// tierGauges turns the broker's tier gauges into the collector's.
+func tierGauges(in []broker.PartitionTierGauges) []metrics.TierGauges {
+	out := make([]metrics.TierGauges, len(in))
+	for i, g := range in {
+		out[i] = metrics.TierGauges{
+			TP: g.TP, Loaded: g.Loaded, CopyLagKnown: g.CopyLagKnown,
+			CopyLagSegments: g.CopyLagSegments, CopyLagBytes: g.CopyLagBytes,
+			DeleteLagSegments: g.DeleteLagSegments, DeleteLagBytes: g.DeleteLagBytes,
+			RemoteLogSizeBytes: g.RemoteLogSizeBytes, RemoteLogMetadataCount: g.RemoteLogMetadataCount,
+			DanglingSegments: g.DanglingSegments, DanglingBytes: g.DanglingBytes,
+		}
+	}
+	return out
+}

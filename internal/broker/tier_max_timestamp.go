@@ -1,0 +1,97 @@
+package broker
+
+import (
+	"cmp"
+	"context"
+	"slices"
+
+	"github.com/strata-broker/strata/internal/base"
+	"github.com/strata-broker/strata/internal/partition"
+	"github.com/strata-broker/strata/internal/tier/remotemeta"
+)
+
+// stampedOffset is where a max timestamp is: the base offset of the first
+// batch carrying it. ok is false when there is none (an empty log).
+type stampedOffset struct {
+	ts     int64
+	offset base.Offset
+	ok     bool
+}
+
+// laterStamp returns whichever of a and b has the larger timestamp, and on
+// a tie the earlier offset: ListOffsets -3 answers the earliest offset
+// having the max timestamp (KIP-734), as the local log does.
+func laterStamp(a, b stampedOffset) stampedOffset {
+	switch {
+	case !b.ok:
+		return a
+	case !a.ok || b.ts > a.ts || b.ts == a.ts && b.offset < a.offset:
+		return b
+	}
+	return a
+}
+
+// maxTimestampCandidates orders remote segments for a max-timestamp
+// search: largest MaxTimestampMs first (by metadata, an upper bound on
+// what the segment holds from the log start), the earlier segment first on
+// a tie.
+func maxTimestampCandidates(segs []remotemeta.RemoteSegment) []remotemeta.RemoteSegment {
+	out := slices.Clone(segs)
+	slices.SortStableFunc(out, func(a, b remotemeta.RemoteSegment) int {
+		return cmp.Or(cmp.Compare(b.MaxTimestampMs, a.MaxTimestampMs), cmp.Compare(a.Range.Start, b.Range.Start))
+	})
+	return out
+}
+
+// beats reports whether a remote segment whose metadata says maxTs, and
+// whose offsets start at start, could improve on best: a larger
+// timestamp, or the same one at an earlier offset.
+func beats(maxTs int64, start base.Offset, best stampedOffset) bool {
+	return !best.ok || maxTs > best.ts || maxTs == best.ts && start < best.offset
+}
+
+// MaxTimestamp is ListOffsets -3 (v7+) over the whole log, both tiers: the
+// largest batch max timestamp in [logStart, logEnd) and the earliest
+// offset carrying it; ok is false for an empty log. The local log answers
+// from memory; the remote tier by its segments' metadata, then one index
+// lookup (or, for the segment holding the log start, a scan from it) in
+// the best candidate, bounded by remote.list.offsets.request.timeout.ms.
+func (b *Broker) MaxTimestamp(ctx context.Context, p *partition.Partition) (ts int64, o base.Offset, ok bool, err error) {
+	var best stampedOffset
+	if ts, o, ok := p.MaxTimestamp(); ok {
+		best = stampedOffset{ts: ts, offset: o, ok: true}
+	}
+	if b.opts.Tier == nil || !p.Tiered() {
+		return best.ts, best.offset, best.ok, nil
+	}
+	logStart := p.Offsets().LogStart
+	ctx, cancel := context.WithTimeout(ctx, b.opts.Tier.ListOffsetsTimeout)
+	defer cancel()
+	for _, s := range maxTimestampCandidates(b.views(p).View().FinishedFrom(p.Lineage(), logStart)) {
+		if !beats(s.MaxTimestampMs, max(s.Range.Start, logStart), best) {
+			if best.ok && s.MaxTimestampMs < best.ts {
+				break // the rest are bounded lower still
+			}
+			continue
+		}
+		found, err := b.remoteMaxTimestamp(ctx, s, logStart)
+		if err != nil {
+			return 0, 0, false, err
+		}
+		best = laterStamp(best, found)
+	}
+	return best.ts, best.offset, best.ok, nil
+}
+
+// remoteMaxTimestamp is the max timestamp of s from logStart and where it
+// is. A segment wholly at or above the log start has it in its metadata;
+// only its offset needs the indexes.
+func (b *Broker) remoteMaxTimestamp(ctx context.Context, s remotemeta.RemoteSegment, logStart base.Offset) (stampedOffset, error) {
+	r := b.opts.Tier.Reader
+	if s.Range.Start < logStart {
+		ts, o, ok, err := r.MaxTimestampFrom(ctx, s, logStart)
+		return stampedOffset{ts: ts, offset: o, ok: ok}, err
+	}
+	o, ts, ok, err := r.OffsetForTimestamp(ctx, s, s.MaxTimestampMs)
+	return stampedOffset{ts: ts, offset: o, ok: ok}, err
+}

@@ -1,0 +1,386 @@
+package tier
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/strata-broker/strata/internal/base"
+	"github.com/strata-broker/strata/internal/objstore"
+	"github.com/strata-broker/strata/internal/record"
+	"github.com/strata-broker/strata/internal/tier/remotemeta"
+)
+
+// cachedRig is a rig whose segments are copied, and a Reader over the
+// same store reading through a chunk cache in a temp dir; logGets counts
+// the GETs of .log objects from then on.
+type cachedRig struct {
+	*rig
+	segs    []remotemeta.RemoteSegment
+	cache   *ChunkCache
+	reader  *Reader
+	direct  *Reader // no cache: the reference
+	dir     string
+	logGets atomic.Int64
+	getWait atomic.Int64 // nanoseconds of latency added to each .log GET
+}
+
+func newCachedRig(t *testing.T, opts ChunkCacheOptions) *cachedRig {
+	t.Helper()
+	c := &cachedRig{rig: newRig(t, objstore.NewMem())}
+	c.segs = c.copyAll(newTestLog(t, 300, 48<<10))
+	c.setInject(func(op objstore.Op, key string) error {
+		if op == objstore.OpGet && strings.HasSuffix(key, ".log") {
+			c.logGets.Add(1)
+			time.Sleep(time.Duration(c.getWait.Load()))
+		}
+		return nil
+	})
+	c.dir = filepath.Join(t.TempDir(), "cache")
+	opts.Dir = c.dir
+	cache, err := NewChunkCache(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.cache = cache
+	c.reader = &Reader{Store: c.rig.reader.Store, IndexCacheBytes: 1 << 20, Chunks: cache}
+	t.Cleanup(c.reader.Close)
+	c.direct = &Reader{Store: c.inner, IndexCacheBytes: 1 << 20}
+	return c
+}
+
+// readAll reads every segment from its start in reads of maxBytes, as a
+// consumer does, and checks each read against the direct reader.
+func (c *cachedRig) readAll(maxBytes int) {
+	c.t.Helper()
+	for _, s := range c.segs {
+		for o := s.Range.Start; o < s.Range.End; {
+			got, err := c.reader.Read(c.t.Context(), s, o, maxBytes)
+			if err != nil {
+				c.t.Fatalf("Read(%d) through the cache: %v", o, err)
+			}
+			want, err := c.direct.Read(c.t.Context(), s, o, maxBytes)
+			if err != nil {
+				c.t.Fatalf("direct Read(%d): %v", o, err)
+			}
+			if !bytes.Equal(got, want) {
+				c.t.Fatalf("Read(%d): %d bytes through the cache differ from the %d read directly", o, len(got), len(want))
+			}
+			o = lastNext(c.t, got)
+		}
+	}
+}
+
+// lastNext is the offset after the last batch of b.
+func lastNext(t *testing.T, b []byte) (next base.Offset) {
+	t.Helper()
+	for it := record.SplitBatches(b); ; {
+		_, h, ok := it.Next()
+		if !ok {
+			return next
+		}
+		next = h.NextOffset()
+	}
+}
+
+func (c *cachedRig) chunkFiles() (names []string, totalBytes int64) {
+	c.t.Helper()
+	entries, err := os.ReadDir(c.dir)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	for _, e := range entries {
+		fi, err := e.Info()
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		names = append(names, e.Name())
+		totalBytes += fi.Size()
+	}
+	return names, totalBytes
+}
+
+// A second pass over the same data is served from the chunk files, with
+// no GET of any .log, and every byte equals a direct read.
+func TestChunkCacheHitsAfterMisses(t *testing.T) {
+	c := newCachedRig(t, ChunkCacheOptions{MaxBytes: 1 << 30, ChunkBytes: 4096})
+	c.readAll(700)
+	first := c.logGets.Load()
+	if first == 0 {
+		t.Fatal("no GET of a .log on a cold cache")
+	}
+	c.readAll(700)
+	if n := c.logGets.Load() - first; n != 0 {
+		t.Fatalf("%d .log GETs on a warm cache, want 0", n)
+	}
+	var logBytes int64
+	for _, s := range c.segs {
+		logBytes += s.SizeBytes
+	}
+	if _, total := c.chunkFiles(); total != logBytes {
+		t.Fatalf("chunk files hold %d bytes, the .log objects %d", total, logBytes)
+	}
+}
+
+// The cache never holds more than MaxBytes of chunks, in its accounting
+// or on disk, and evicts the least recently used.
+func TestChunkCacheStaysWithinBound(t *testing.T) {
+	const chunk, bound = 4096, 5 * 4096
+	c := newCachedRig(t, ChunkCacheOptions{MaxBytes: bound, ChunkBytes: chunk})
+	for _, s := range c.segs {
+		for o := s.Range.Start; o < s.Range.End; o += 3 {
+			if _, err := c.reader.Read(t.Context(), s, o, 500); err != nil {
+				t.Fatal(err)
+			}
+			c.cache.mu.Lock()
+			used := c.cache.mu.usedBytes
+			c.cache.mu.Unlock()
+			if used > bound {
+				t.Fatalf("cache accounts %d bytes, bound %d", used, bound)
+			}
+			if names, total := c.chunkFiles(); total > bound {
+				t.Fatalf("chunk files hold %d bytes (%v), bound %d", total, names, bound)
+			}
+		}
+	}
+	// The first chunk of the first segment was evicted long ago.
+	gets := c.logGets.Load()
+	if _, err := c.reader.Read(t.Context(), c.segs[0], c.segs[0].Range.Start, 100); err != nil {
+		t.Fatal(err)
+	}
+	if c.logGets.Load() == gets {
+		t.Fatal("the least recently used chunk was still cached")
+	}
+}
+
+// Concurrent misses of one chunk do one GET.
+func TestChunkCacheConcurrentMissesShareOneGet(t *testing.T) {
+	c := newCachedRig(t, ChunkCacheOptions{MaxBytes: 1 << 30, ChunkBytes: 64 << 10})
+	seg := c.segs[0]
+	// Warm the offset index, so that only .log GETs remain.
+	if _, err := c.reader.offsetIndex(t.Context(), seg); err != nil {
+		t.Fatal(err)
+	}
+	c.getWait.Store(int64(50 * time.Millisecond))
+	want, err := c.direct.Read(t.Context(), seg, seg.Range.Start+5, 2000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := c.logGets.Load()
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			got, err := c.reader.Read(t.Context(), seg, seg.Range.Start+5, 2000)
+			if err != nil || !bytes.Equal(got, want) {
+				t.Errorf("concurrent Read: %v (equal %v)", err, bytes.Equal(got, want))
+			}
+		})
+	}
+	wg.Wait()
+	if n := c.logGets.Load() - before; n != 1 {
+		t.Fatalf("%d GETs for 8 concurrent misses of one chunk, want 1", n)
+	}
+}
+
+// Sequential reads fetch the next ReadAheadChunks chunks in the
+// background: reading on into them needs no GET.
+func TestChunkCacheReadAhead(t *testing.T) {
+	const chunk = 4096
+	c := newCachedRig(t, ChunkCacheOptions{MaxBytes: 1 << 30, ChunkBytes: chunk, ReadAheadChunks: 2})
+	seg := c.segs[0]
+	if seg.SizeBytes < 4*chunk {
+		t.Fatalf("segment of %d bytes: too small for this test", seg.SizeBytes)
+	}
+	if _, err := c.reader.Read(t.Context(), seg, seg.Range.Start, 100); err != nil {
+		t.Fatal(err)
+	}
+	waitCached(t, c.cache, seg.ID, 1, 2)
+	if c.cached(seg.ID, 3) {
+		t.Fatal("chunk 3 fetched: read-ahead went further than 2 chunks")
+	}
+	gets := c.logGets.Load()
+	// Read everything in chunks 1 and 2.
+	b := make([]byte, 2*chunk)
+	if _, err := c.cache.readAt(t.Context(), c.reader.logObject(seg), chunk, b); err != nil {
+		t.Fatal(err)
+	}
+	if n := c.logGets.Load() - gets; n != 0 {
+		t.Fatalf("%d GETs reading chunks fetched ahead, want 0", n)
+	}
+	// A read that jumps into the middle of a segment does not read ahead:
+	// only the chunks it reads are fetched.
+	jump := c.segs[1]
+	gets = c.logGets.Load()
+	if _, err := c.reader.Read(t.Context(), jump, jump.Range.Start+(jump.Range.End-jump.Range.Start)/2, 100); err != nil {
+		t.Fatal(err)
+	}
+	c.reader.Close() // waits for any read-ahead
+	c.cache.mu.Lock()
+	n := 0
+	for k := range c.cache.mu.byKey {
+		if k.id == jump.ID {
+			n++
+		}
+	}
+	c.cache.mu.Unlock()
+	if fetched := c.logGets.Load() - gets; n > 2 || int64(n) != fetched {
+		t.Fatalf("%d chunks of the segment read at a jump are cached after %d GETs, want only the one or two read", n, fetched)
+	}
+}
+
+func (c *cachedRig) cached(id remotemeta.SegmentID, k int64) bool {
+	c.cache.mu.Lock()
+	defer c.cache.mu.Unlock()
+	_, ok := c.cache.mu.byKey[chunkKey{id: id, index: k}]
+	return ok
+}
+
+func waitCached(t *testing.T, c *ChunkCache, id remotemeta.SegmentID, chunks ...int64) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		missing := -1
+		c.mu.Lock()
+		for _, k := range chunks {
+			if _, ok := c.mu.byKey[chunkKey{id: id, index: k}]; !ok {
+				missing = int(k)
+				break
+			}
+		}
+		c.mu.Unlock()
+		if missing < 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("chunk %d was not read ahead", missing)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// A damaged chunk file is caught by the batch checks, dropped, and the
+// bytes are read again from the bucket: the read succeeds.
+func TestChunkCacheDamagedFileIsReadAgain(t *testing.T) {
+	c := newCachedRig(t, ChunkCacheOptions{MaxBytes: 1 << 30, ChunkBytes: 1 << 20})
+	seg := c.segs[0]
+	want, err := c.reader.Read(t.Context(), seg, seg.Range.Start, 4000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names, _ := c.chunkFiles()
+	if len(names) != 1 {
+		t.Fatalf("chunk files %v, want one", names)
+	}
+	path := filepath.Join(c.dir, names[0])
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[100] ^= 0x40
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gets := c.logGets.Load()
+	got, err := c.reader.Read(t.Context(), seg, seg.Range.Start, 4000)
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("Read after damaging the chunk file: %v (equal %v)", err, bytes.Equal(got, want))
+	}
+	if c.logGets.Load() == gets {
+		t.Fatal("the damaged chunk was not read again from the bucket")
+	}
+	// A truncated chunk file is a miss as well.
+	names, _ = c.chunkFiles()
+	if err := os.Truncate(filepath.Join(c.dir, names[0]), 10); err != nil {
+		t.Fatal(err)
+	}
+	got, err = c.reader.Read(t.Context(), seg, seg.Range.Start, 4000)
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("Read after truncating the chunk file: %v (equal %v)", err, bytes.Equal(got, want))
+	}
+}
+
+// Files a crashed process left in the cache directory (chunks, temporary
+// files) are removed at start and never served; other files are kept.
+func TestChunkCacheClearsLeftoversAtStart(t *testing.T) {
+	dir := t.TempDir()
+	leftovers := map[string]bool{
+		"aa00000000000000000000000000000001-0-7.chunk":     false,
+		"aa00000000000000000000000000000001-1-8.chunk.tmp": false,
+		"notes.txt": true,
+	}
+	for name := range leftovers {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("garbage"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := NewChunkCache(ChunkCacheOptions{Dir: dir, MaxBytes: 1 << 20, ChunkBytes: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for name, kept := range leftovers {
+		_, err := os.Stat(filepath.Join(dir, name))
+		if exists := err == nil; exists != kept {
+			t.Errorf("%s: exists %v after start, want %v", name, exists, kept)
+		}
+	}
+}
+
+// Bytes GET from the bucket count against the fetch quota; cache hits do
+// not.
+func TestChunkCacheFetchQuota(t *testing.T) {
+	c := newCachedRig(t, ChunkCacheOptions{MaxBytes: 1 << 30, ChunkBytes: 4096})
+	seg := c.segs[0]
+	c.reader.FetchQuota = NewByteRate(1000, testClock)
+	if c.reader.FetchThrottled() {
+		t.Fatal("throttled before any read")
+	}
+	if _, err := c.reader.Read(t.Context(), seg, seg.Range.Start, 3000); err != nil {
+		t.Fatal(err)
+	}
+	if !c.reader.FetchThrottled() {
+		t.Fatal("not throttled after GETs of more than a second's quota")
+	}
+	c.reader.FetchQuota = NewByteRate(1000, testClock)
+	if _, err := c.reader.Read(t.Context(), seg, seg.Range.Start, 3000); err != nil {
+		t.Fatal(err)
+	}
+	if c.reader.FetchThrottled() {
+		t.Fatal("a read served from the cache counted against the quota")
+	}
+}
+
+// A read near the end of a segment, told the next segment, fetches the
+// next segment's offset index and first chunks in the background, once.
+func TestChunkCacheReadAheadIntoNextSegment(t *testing.T) {
+	const chunk = 4096
+	c := newCachedRig(t, ChunkCacheOptions{MaxBytes: 1 << 30, ChunkBytes: chunk, ReadAheadChunks: 2})
+	seg, next := c.segs[0], c.segs[1]
+	c.reader.ReadAheadNext(seg, next) // nothing read of seg yet: no read-ahead
+	// The last batches of seg: the read ends in its last chunk.
+	last := seg.Range.End - 1
+	if _, err := c.reader.Read(t.Context(), seg, last, 100); err != nil {
+		t.Fatal(err)
+	}
+	c.reader.ReadAheadNext(seg, next)
+	waitCached(t, c.cache, next.ID, 0, 1)
+	gets := c.logGets.Load()
+	hit, err := c.cache.readAt(t.Context(), c.reader.logObject(next), 0, make([]byte, 2*chunk))
+	if err != nil || !hit {
+		t.Fatalf("reading the first chunks of the next segment: hit %v, %v", hit, err)
+	}
+	if n := c.logGets.Load() - gets; n != 0 {
+		t.Fatalf("%d .log GETs reading the start of the next segment, want 0", n)
+	}
+	c.reader.mu.Lock()
+	_, indexCached := c.reader.mu.cache.get(indexCacheKey{id: next.ID, suffix: SuffixIndex})
+	c.reader.mu.Unlock()
+	if !indexCached {
+		t.Fatal("the next segment's offset index was not fetched ahead")
+	}
+}

@@ -1,0 +1,53 @@
+package tier
+
+// A remote segment's .log object is read and cached in chunks of
+// chunkBytes aligned in the object: chunk k holds [k·chunkBytes,
+// (k+1)·chunkBytes), the last one shorter. These pure functions place
+// byte ranges on chunks and decide read-ahead; chunk_cache.go acts on them.
+
+// chunkSpan is the chunks [first, last] that the bytes [off, off+n) of an
+// object touch; n must be positive.
+func chunkSpan(off, n, chunkBytes int64) (first, last int64) {
+	return off / chunkBytes, (off + n - 1) / chunkBytes
+}
+
+// chunkBounds is where chunk k lies in an object of objectBytes: its first
+// byte and its length (chunkBytes, or less for the last chunk).
+func chunkBounds(k, chunkBytes, objectBytes int64) (start, length int64) {
+	start = k * chunkBytes
+	return start, min(chunkBytes, objectBytes-start)
+}
+
+// chunkCount is how many chunks an object of objectBytes has.
+func chunkCount(objectBytes, chunkBytes int64) int64 {
+	return (objectBytes + chunkBytes - 1) / chunkBytes
+}
+
+// readAheadSpan decides which chunks to fetch ahead of a read of the
+// chunks [first, last] of one object of count chunks: the depth chunks
+// after last, [from, to), when the read is sequential, else none. A read
+// is sequential when it starts in the chunk where the previous read of
+// the object ended (prevLast, known when havePrev) or in the one after,
+// or when it starts in chunk 0: a consumer that crossed from the previous
+// segment reads on from there.
+func readAheadSpan(prevLast int64, havePrev bool, first, last, depth, count int64) (from, to int64) {
+	sequential := first == 0 || (havePrev && (first == prevLast || first == prevLast+1))
+	if !sequential || depth <= 0 {
+		return 0, 0
+	}
+	from = last + 1
+	to = min(from+depth, count)
+	if to <= from {
+		return 0, 0
+	}
+	return from, to
+}
+
+// nextObjectReadAhead is how many chunks at the start of the next object
+// (the next segment's .log) to fetch after a read that ended in chunk last
+// of an object of count chunks: the part of the read-ahead depth that runs
+// past the object's end, so a sequential reader crosses segments without
+// waiting.
+func nextObjectReadAhead(last, depth, count int64) int64 {
+	return max(0, min(depth, last+depth-(count-1)))
+}

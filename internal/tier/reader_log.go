@@ -1,0 +1,121 @@
+package tier
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/strata-broker/strata/internal/objstore"
+	"github.com/strata-broker/strata/internal/tier/remotemeta"
+)
+
+// How the Reader gets the bytes of a .log object: through the chunk cache
+// when it has one, else with a ranged GET of exactly the bytes asked.
+
+// readLog reads exactly [off, off+n) of seg's .log; off+n must be within
+// seg.SizeBytes. hit reports whether any byte came from a cached chunk.
+func (r *Reader) readLog(ctx context.Context, seg remotemeta.RemoteSegment, off, n int64) (b []byte, hit bool, err error) {
+	b = make([]byte, n)
+	if r.Chunks == nil {
+		return b, false, r.fetchLog(ctx, SegmentKey(seg, SuffixLog), off, b)
+	}
+	hit, err = r.Chunks.readAt(ctx, r.logObject(seg), off, b)
+	if err != nil {
+		return nil, hit, err
+	}
+	return b, hit, nil
+}
+
+// noteLogRead tells the chunk cache which bytes of seg's .log a read
+// used, for its read-ahead.
+func (r *Reader) noteLogRead(seg remotemeta.RemoteSegment, off, n int64) {
+	if r.Chunks == nil || n <= 0 {
+		return
+	}
+	first, last := chunkSpan(off, n, r.Chunks.opts.ChunkBytes)
+	r.Chunks.noteRead(r.logObject(seg), first, last)
+}
+
+// ReadAheadNext tells the reader that next follows seg in its partition.
+// When the last read of seg came within read-ahead distance of its end,
+// next's offset index and first chunks are fetched in the background, so
+// a sequential consumer crosses into next without waiting on the bucket.
+func (r *Reader) ReadAheadNext(seg, next remotemeta.RemoteSegment) {
+	if r.Chunks == nil || next.State != remotemeta.CopyFinished {
+		return
+	}
+	r.Chunks.readAheadNext(r.logObject(seg), r.logObject(next), func(ctx context.Context) {
+		if _, err := r.offsetIndex(ctx, next); err != nil && ctx.Err() == nil {
+			r.Chunks.logger.Debug("remote index read-ahead failed", "segment", next.ID.String(), "err", err)
+		}
+	})
+}
+
+func (r *Reader) logObject(seg remotemeta.RemoteSegment) cachedObject {
+	key := SegmentKey(seg, SuffixLog)
+	return cachedObject{id: seg.ID, sizeBytes: seg.SizeBytes, fetch: func(ctx context.Context, off int64, dst []byte) error {
+		return r.fetchLog(ctx, key, off, dst)
+	}}
+}
+
+// readVerified runs read, a read of seg's .log that checks its bytes.
+// When they fail the checks, seg's cached chunks are dropped, and read
+// runs once more if some of those bytes came from the cache: a damaged
+// chunk file is read again from the bucket, a corrupt object stays an
+// error.
+func (r *Reader) readVerified(seg remotemeta.RemoteSegment, read func() (hit bool, err error)) error {
+	hit, err := read()
+	if r.Chunks == nil || !errors.Is(err, ErrCorruptObject) {
+		return err
+	}
+	r.Chunks.dropObject(seg.ID)
+	if !hit {
+		return err
+	}
+	if _, err = read(); errors.Is(err, ErrCorruptObject) {
+		r.Chunks.dropObject(seg.ID)
+	}
+	return err
+}
+
+// fetchLog fills dst with the bytes of key from off by one ranged GET and
+// counts them against the fetch quota. An object shorter than the
+// metadata says is corrupt.
+func (r *Reader) fetchLog(ctx context.Context, key string, off int64, dst []byte) error {
+	n := int64(len(dst))
+	rc, err := r.Store.GetRange(ctx, key, off, n)
+	if errors.Is(err, objstore.ErrInvalidRange) {
+		return corruptf(key, "object shorter than %d bytes: %v", off, err)
+	}
+	if err != nil {
+		return fmt.Errorf("tier: get %s [%d, %d): %w", key, off, off+n, err)
+	}
+	defer rc.Close()
+	_, err = io.ReadFull(rc, dst)
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		// A short body is a cut connection or a short object: ask which.
+		if size, herr := r.Store.Head(ctx, key); herr == nil && size < off+n {
+			return corruptf(key, "object of %d bytes, shorter than the %d its metadata says", size, off+n)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("tier: read %s [%d, %d): %w", key, off, off+n, err)
+	}
+	r.FetchQuota.Take(n)
+	return nil
+}
+
+// FetchThrottled reports whether the fetch quota
+// (remote.log.manager.fetch.max.bytes.per.second) is used up for now; a
+// fetch then skips its remote reads and answers those partitions with no
+// records (KIP-956).
+func (r *Reader) FetchThrottled() bool { return r.FetchQuota.Exceeded() }
+
+// Close stops the chunk cache's read-ahead and waits for it. Reads may
+// still be served afterwards.
+func (r *Reader) Close() {
+	if r.Chunks != nil {
+		r.Chunks.Close()
+	}
+}
