@@ -24,6 +24,7 @@ const readCommitted = 1
 // fetchTarget is one partition a fetch asks for, resolved against the image.
 type fetchTarget struct {
 	topicIdx, partIdx int
+	order             int // place in the response, among the targets
 	part              *partition.Partition // nil when resolution failed
 	offset            base.Offset
 	maxBytes          int
@@ -88,7 +89,7 @@ func (h *Handler) resolveFetch(r *kmsg.FetchRequest, resp *kmsg.FetchResponse, v
 				continue
 			}
 			targets = append(targets, fetchTarget{
-				topicIdx: i, partIdx: j, part: p,
+				topicIdx: i, partIdx: j, order: len(targets), part: p,
 				offset:      base.Offset(rp.FetchOffset),
 				maxBytes:    int(rp.PartitionMaxBytes),
 				leaderEpoch: rp.CurrentLeaderEpoch,
@@ -148,7 +149,7 @@ func (h *Handler) fillFetch(r *kmsg.FetchRequest, resp *kmsg.FetchResponse, targ
 	if len(remote) == 0 {
 		return total, false
 	}
-	return total - reserved + h.readRemote(remote), true
+	return total - reserved + h.readRemote(remote, bufs), true
 }
 
 // fetchOne reads t into sp and returns the record bytes added; inRemote
@@ -223,7 +224,7 @@ func fetchRegion(sp *kmsg.FetchResponseTopicPartition, t fetchTarget, limit int,
 		reg.File.Close()
 		return 0, true
 	}
-	sp.RecordBatches = bufs.addRegion(reg)
+	sp.RecordBatches = bufs.addRegion(reg, t.order)
 	return int(reg.Size), true
 }
 

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-broker/strata/internal/broker"
 )
 
 // The partitions of one fetch that lie below their local log start are
@@ -25,20 +27,30 @@ const defaultRemoteFetchMaxWait = 500 * time.Millisecond
 // remoteRead is one partition of a fetch to read from the remote tier.
 // limit was reserved from the fetch's byte budget in request order; first
 // says no partition before it has data, so it may exceed limit (KIP-74).
-// The reading goroutine sets records and err, then hands the remoteRead
-// back over a channel; only then does the fetch look at them.
+// The reading goroutine sets read and err (or skipped), then hands the
+// remoteRead back over a channel; only then does the fetch look at them.
 type remoteRead struct {
 	sp      *kmsg.FetchResponseTopicPartition
 	t       fetchTarget
 	limit   int
 	first   bool
-	records []byte
+	read    broker.RemoteRead
 	err     error
+	skipped bool // the fetch stopped waiting before this read started
+}
+
+// discard closes what a read holds that no response will send.
+func (rr *remoteRead) discard() {
+	if rr.read.Region.File != nil {
+		rr.read.Region.File.Close()
+	}
 }
 
 // readRemote reads reads in parallel and fills their partitions, waiting
 // at most remote.fetch.max.wait.ms; it returns the record bytes added.
-func (h *Handler) readRemote(reads []*remoteRead) int {
+// Regions go into bufs, which the response's release closes; the reads
+// the fetch stopped waiting for are discarded as they finish.
+func (h *Handler) readRemote(reads []*remoteRead, bufs *fetchBuffers) int {
 	queue := make(chan *remoteRead, len(reads))
 	for _, rr := range reads {
 		queue <- rr
@@ -54,37 +66,46 @@ func (h *Handler) readRemote(reads []*remoteRead) int {
 	timer := time.NewTimer(h.remoteFetchMaxWait())
 	defer timer.Stop()
 	total := 0
-	for range reads {
+	for done := 0; done < len(reads); done++ {
 		select {
 		case rr := <-finished:
-			total += h.applyRemoteRead(rr)
+			total += h.applyRemoteRead(rr, bufs)
 		case <-timer.C:
 			close(abandoned) // reads not started yet are skipped
+			go discardRemoteReads(finished, len(reads)-done)
 			return total
 		}
 	}
 	return total
 }
 
-// remoteReadWorker reads from queue until it is empty; once the fetch
-// stopped waiting it starts no more reads. A read is bounded by the
-// broker (its remote operation timeout), not by the fetch, so that a read
-// the fetch gave up on still fills the cache.
+// discardRemoteReads waits for the n reads a fetch stopped waiting for
+// and closes what they hold.
+func discardRemoteReads(finished <-chan *remoteRead, n int) {
+	for range n {
+		(<-finished).discard()
+	}
+}
+
+// remoteReadWorker reads from queue until it is empty, handing every read
+// back; once the fetch stopped waiting it starts no more reads. A read is
+// bounded by the broker (its remote operation timeout), not by the fetch,
+// so that a read the fetch gave up on still fills the cache.
 func (h *Handler) remoteReadWorker(queue <-chan *remoteRead, finished chan<- *remoteRead, abandoned <-chan struct{}) {
 	for rr := range queue {
 		select {
 		case <-abandoned:
-			continue
+			rr.skipped = true
 		default:
+			rr.read, rr.err = h.opts.Broker.ReadRemote(context.Background(), rr.t.part, rr.t.offset, rr.limit)
 		}
-		rr.records, rr.err = h.opts.Broker.ReadRemote(context.Background(), rr.t.part, rr.t.offset, rr.limit)
 		finished <- rr
 	}
 }
 
 // applyRemoteRead puts one finished read into its partition's answer and
 // returns the record bytes added.
-func (h *Handler) applyRemoteRead(rr *remoteRead) int {
+func (h *Handler) applyRemoteRead(rr *remoteRead, bufs *fetchBuffers) int {
 	if rr.err != nil {
 		// Unclassified (bucket) errors answer KAFKA_STORAGE_ERROR: retriable.
 		code, msg := errorCode(rr.err)
@@ -92,13 +113,17 @@ func (h *Handler) applyRemoteRead(rr *remoteRead) int {
 		rr.sp.ErrorCode = code
 		return 0
 	}
-	if !rr.first && len(rr.records) > rr.limit {
+	n := rr.read.Size()
+	switch {
+	case !rr.first && n > rr.limit:
+		rr.discard()
 		return 0
+	case rr.read.Region.File != nil:
+		rr.sp.RecordBatches = bufs.addRegion(rr.read.Region, rr.t.order)
+	case n > 0:
+		rr.sp.RecordBatches = rr.read.Batches
 	}
-	if len(rr.records) > 0 {
-		rr.sp.RecordBatches = rr.records
-	}
-	return len(rr.records)
+	return n
 }
 
 func (h *Handler) remoteFetchMaxWait() time.Duration {

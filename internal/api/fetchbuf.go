@@ -1,9 +1,11 @@
 package api
 
 import (
+	"cmp"
 	"crypto/rand"
 	"encoding/binary"
 	"os"
+	"slices"
 	"sync/atomic"
 
 	"github.com/strata-broker/strata/internal/base"
@@ -17,6 +19,10 @@ type Splice struct {
 	File   *os.File
 	Pos    int64
 	Size   int64
+
+	// order is where the field lies in the response: splices go to the
+	// server in that order, whichever order the partitions were read in.
+	order int
 }
 
 // A fetch reads from a file region (sent with sendfile) instead of copying
@@ -53,7 +59,12 @@ func (f *fetchBuffers) release() {
 	f.read = nil
 }
 
-func (f *fetchBuffers) spliceList() []Splice { return f.splices }
+// spliceList is the regions in the order of their fields in the response,
+// as the server finds the markers.
+func (f *fetchBuffers) spliceList() []Splice {
+	slices.SortFunc(f.splices, func(a, b Splice) int { return cmp.Compare(a.order, b.order) })
+	return f.splices
+}
 
 // wantsRegion says whether a read of up to limit bytes from offset is worth
 // serving as a file region.
@@ -61,10 +72,11 @@ func wantsRegion(limit int, offset, highWatermark base.Offset) bool {
 	return limit >= spliceMinBytes && highWatermark-offset >= spliceMinRecords
 }
 
-// addRegion records a region to splice and returns its marker.
-func (f *fetchBuffers) addRegion(r partition.Region) []byte {
+// addRegion records a region to splice as the records of the partition
+// at place order of the response, and returns its marker.
+func (f *fetchBuffers) addRegion(r partition.Region, order int) []byte {
 	m := newMarker()
-	f.splices = append(f.splices, Splice{Marker: m, File: r.File, Pos: r.Pos, Size: r.Size})
+	f.splices = append(f.splices, Splice{Marker: m, File: r.File, Pos: r.Pos, Size: r.Size, order: order})
 	return m
 }
 

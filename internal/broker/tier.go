@@ -204,23 +204,46 @@ func (b *Broker) remoteDeletePass() {
 	}
 }
 
+// RemoteRead is what a read of the remote tier returns: whole batches,
+// either as bytes (Batches) or as a region of a cached chunk file to send
+// as it is (Region.File set; the receiver closes it).
+type RemoteRead struct {
+	Batches []byte
+	Region  partition.Region
+}
+
+// Size is the bytes of batches read.
+func (r RemoteRead) Size() int {
+	if r.Region.File != nil {
+		return int(r.Region.Size)
+	}
+	return len(r.Batches)
+}
+
 // ReadRemote serves a read of p below its local log start from the remote
 // tier: whole batches from the one holding from, up to maxBytes but at
-// least that batch. ErrOffsetOutOfRange when no remote segment holds from.
-// The segment after the one read is named to the reader, for its
-// read-ahead across segments.
-func (b *Broker) ReadRemote(ctx context.Context, p *partition.Partition, from base.Offset, maxBytes int) ([]byte, error) {
+// least that batch, as a chunk file region when the chunk cache can
+// answer so, else as bytes. ErrOffsetOutOfRange when no remote segment
+// holds from. The segment after the one read is named to the reader, for
+// its read-ahead across segments.
+func (b *Broker) ReadRemote(ctx context.Context, p *partition.Partition, from base.Offset, maxBytes int) (RemoteRead, error) {
 	seg, next, hasNext, ok := b.remoteSegmentAt(p, from)
 	if !ok {
-		return nil, fmt.Errorf("%w: offset %d of %v is in no remote segment", partition.ErrOffsetOutOfRange, from, p.TP())
+		return RemoteRead{}, fmt.Errorf("%w: offset %d of %v is in no remote segment", partition.ErrOffsetOutOfRange, from, p.TP())
 	}
 	ctx, cancel := context.WithTimeout(ctx, remoteOpTimeout)
 	defer cancel()
-	batches, err := b.opts.Tier.Reader.Read(ctx, seg, from, maxBytes)
+	var read RemoteRead
+	reg, ok, err := b.opts.Tier.Reader.ReadRegion(ctx, seg, from, maxBytes)
+	if ok {
+		read.Region = partition.Region{File: reg.File, Pos: reg.Pos, Size: reg.Size}
+	} else if err == nil {
+		read.Batches, err = b.opts.Tier.Reader.Read(ctx, seg, from, maxBytes)
+	}
 	if err == nil && hasNext {
 		b.opts.Tier.Reader.ReadAheadNext(seg, next)
 	}
-	return batches, err
+	return read, err
 }
 
 // remoteSegmentAt is the remote segment of p's lineage holding from, and

@@ -126,6 +126,7 @@ type chunkEntry struct {
 	key       chunkKey
 	path      string
 	sizeBytes int64
+	batches   chunkBatches // the checked batches, to send from the file
 }
 
 // readTrack is what read-ahead remembers of an object: the last chunk of
@@ -144,11 +145,13 @@ type chunkFetch struct {
 }
 
 // cachedObject is the .log object a cache read is about. fetch reads
-// exactly len(dst) bytes at off of it from the bucket.
+// exactly len(dst) bytes at off of it from the bucket; check builds the
+// batch table of a chunk fetched from position start (nil: no table).
 type cachedObject struct {
 	id        remotemeta.SegmentID
 	sizeBytes int64
 	fetch     func(ctx context.Context, off int64, dst []byte) error
+	check     func(ctx context.Context, start int64, chunk []byte) chunkBatches
 }
 
 // NewChunkCache creates Dir if needed and removes the chunk files and
@@ -237,7 +240,8 @@ func (c *ChunkCache) readChunk(ctx context.Context, obj cachedObject, k chunkKey
 		if !cached && wait == nil {
 			f := c.startFetchLocked(k)
 			c.mu.Unlock()
-			return false, c.fetchChunk(ctx, obj, k, f, length, within, dst)
+			_, err := c.fetchChunk(ctx, obj, k, f, length, within, dst)
+			return false, err
 		}
 		c.mu.Unlock()
 		if cached {
@@ -289,32 +293,83 @@ func (c *ChunkCache) readFile(k chunkKey, path string, within int64, dst []byte)
 }
 
 // fetchChunk GETs chunk k of obj into a pooled buffer, copies the part
-// from within into dst (dst may be nil: read-ahead), caches the chunk and
-// then ends the fetch f, waking its waiters.
-func (c *ChunkCache) fetchChunk(ctx context.Context, obj cachedObject, k chunkKey, f *chunkFetch, length, within int64, dst []byte) error {
+// from within into dst (dst may be nil: read-ahead), builds its batch
+// table, caches the chunk and then ends the fetch f, waking its waiters.
+// stored reports whether the chunk is now in the cache.
+func (c *ChunkCache) fetchChunk(ctx context.Context, obj cachedObject, k chunkKey, f *chunkFetch, length, within int64, dst []byte) (stored bool, err error) {
 	buf := c.buffers.Get().(*[]byte)
 	defer c.buffers.Put(buf)
 	chunk := (*buf)[:length]
-	err := obj.fetch(ctx, k.index*c.opts.ChunkBytes, chunk)
+	start := k.index * c.opts.ChunkBytes
+	err = obj.fetch(ctx, start, chunk)
 	if err == nil {
 		copy(dst, chunk[within:])
-		c.store(k, chunk)
+		var table chunkBatches
+		if obj.check != nil {
+			table = obj.check(ctx, start, chunk)
+		}
+		stored = c.store(k, chunk, table)
 	}
 	c.mu.Lock()
 	delete(c.mu.inflight, k)
 	c.mu.Unlock()
 	f.err = err
 	close(f.done)
-	return err
+	return stored, err
 }
 
-// store writes chunk as the file of k and adds it to the LRU, evicting
-// the least recently used chunks to stay within MaxBytes. A failed write
-// only costs the cache its entry.
-func (c *ChunkCache) store(k chunkKey, chunk []byte) {
+// openChunk opens the file of chunk k of obj, fetching the chunk first
+// when it is neither cached nor in flight, and returns it with the chunk's
+// batch table; the caller closes f. ok is false, with nothing open, when
+// the chunk could not be cached (larger than the cache, its file not
+// written or gone each time): the caller reads through readAt then.
+func (c *ChunkCache) openChunk(ctx context.Context, obj cachedObject, k int64) (f *os.File, table chunkBatches, ok bool, err error) {
+	key := chunkKey{id: obj.id, index: k}
+	_, length := chunkBounds(k, c.opts.ChunkBytes, obj.sizeBytes)
+	for range chunkAttempts {
+		c.mu.Lock()
+		el, cached := c.mu.byKey[key]
+		var wait *chunkFetch
+		if cached {
+			c.mu.lru.MoveToFront(el)
+		} else {
+			wait = c.mu.inflight[key]
+		}
+		if !cached && wait == nil {
+			fetch := c.startFetchLocked(key)
+			c.mu.Unlock()
+			stored, err := c.fetchChunk(ctx, obj, key, fetch, length, 0, nil)
+			if err != nil || !stored {
+				return nil, nil, false, err
+			}
+			continue
+		}
+		c.mu.Unlock()
+		if cached {
+			e := el.Value.(*chunkEntry) // immutable once in the LRU
+			if f, err := os.Open(e.path); err == nil {
+				return f, e.batches, true, nil
+			}
+			c.dropFile(key, e.path)
+			continue
+		}
+		select {
+		case <-wait.done:
+		case <-ctx.Done():
+			return nil, nil, false, ctx.Err()
+		}
+	}
+	return nil, nil, false, nil
+}
+
+// store writes chunk as the file of k and adds it, with its batch table,
+// to the LRU, evicting the least recently used chunks to stay within
+// MaxBytes. A failed write only costs the cache its entry; stored says
+// whether the chunk is in the cache.
+func (c *ChunkCache) store(k chunkKey, chunk []byte, table chunkBatches) (stored bool) {
 	size := int64(len(chunk))
 	if size > c.opts.MaxBytes {
-		return
+		return false
 	}
 	c.mu.Lock()
 	c.mu.nextFileNo++
@@ -322,12 +377,13 @@ func (c *ChunkCache) store(k chunkKey, chunk []byte) {
 	c.mu.Unlock()
 	if err := writeChunkFile(path, chunk); err != nil {
 		c.logger.Warn("remote chunk cache: cannot write a chunk (served without caching it)", "file", path, "err", err)
-		return
+		return false
 	}
 	c.mu.Lock()
-	evicted := c.insertLocked(&chunkEntry{key: k, path: path, sizeBytes: size})
+	evicted := c.insertLocked(&chunkEntry{key: k, path: path, sizeBytes: size, batches: table})
 	c.mu.Unlock()
 	removeChunkFiles(evicted)
+	return true
 }
 
 // insertLocked adds e as the most recently used chunk and returns the
@@ -479,7 +535,7 @@ func (c *ChunkCache) readAheadNext(cur, next cachedObject, prepare func(ctx cont
 		// that no reader waits for it forever.
 		for i, k := range keys {
 			_, length := chunkBounds(k.index, c.opts.ChunkBytes, next.sizeBytes)
-			if err := c.fetchChunk(ctx, next, k, fetches[i], length, 0, nil); err != nil && c.stop.Err() == nil {
+			if _, err := c.fetchChunk(ctx, next, k, fetches[i], length, 0, nil); err != nil && c.stop.Err() == nil {
 				c.logger.Debug("remote chunk read-ahead failed", "segment", k.id.String(), "chunk", k.index, "err", err)
 			}
 		}
@@ -493,7 +549,7 @@ func (c *ChunkCache) readAhead(obj cachedObject, k chunkKey, f *chunkFetch) {
 	ctx, cancel := context.WithTimeout(c.stop, readAheadTimeout)
 	defer cancel()
 	_, length := chunkBounds(k.index, c.opts.ChunkBytes, obj.sizeBytes)
-	if err := c.fetchChunk(ctx, obj, k, f, length, 0, nil); err != nil && c.stop.Err() == nil {
+	if _, err := c.fetchChunk(ctx, obj, k, f, length, 0, nil); err != nil && c.stop.Err() == nil {
 		c.logger.Debug("remote chunk read-ahead failed", "segment", k.id.String(), "chunk", k.index, "err", err)
 	}
 }

@@ -54,9 +54,30 @@ func (r *Reader) ReadAheadNext(seg, next remotemeta.RemoteSegment) {
 
 func (r *Reader) logObject(seg remotemeta.RemoteSegment) cachedObject {
 	key := SegmentKey(seg, SuffixLog)
-	return cachedObject{id: seg.ID, sizeBytes: seg.SizeBytes, fetch: func(ctx context.Context, off int64, dst []byte) error {
-		return r.fetchLog(ctx, key, off, dst)
-	}}
+	return cachedObject{
+		id: seg.ID, sizeBytes: seg.SizeBytes,
+		fetch: func(ctx context.Context, off int64, dst []byte) error {
+			return r.fetchLog(ctx, key, off, dst)
+		},
+		check: func(ctx context.Context, start int64, chunk []byte) chunkBatches {
+			return r.checkChunk(ctx, seg, start, chunk)
+		},
+	}
+}
+
+// checkChunk is the batch table of chunk, read from position start of
+// seg's .log, walked from the first batch start the offset index knows in
+// it. No index, no table: the chunk is then only read through Read.
+func (r *Reader) checkChunk(ctx context.Context, seg remotemeta.RemoteSegment, start int64, chunk []byte) chunkBatches {
+	idx, err := r.offsetIndex(ctx, seg)
+	if err != nil {
+		return nil
+	}
+	first, rel, ok := firstBatchIn(idx, start, start+int64(len(chunk)))
+	if !ok {
+		return nil
+	}
+	return checkChunkBatches(chunk, first-start, rel, seg)
 }
 
 // readVerified runs read, a read of seg's .log that checks its bytes.

@@ -1,0 +1,62 @@
+package tier
+
+import (
+	"context"
+	"os"
+
+	"github.com/strata-broker/strata/internal/base"
+	"github.com/strata-broker/strata/internal/tier/remotemeta"
+)
+
+// Region is a byte range of an open file that holds whole, checked
+// batches, to send as they are (sendfile). The receiver closes File.
+type Region struct {
+	File *os.File
+	Pos  int64
+	Size int64
+}
+
+// ReadRegion is Read without copying the bytes into the broker: when the
+// batch holding from is in the batch table of a cached chunk (see
+// chunk_batches.go), it returns the file region of whole batches from
+// that one, up to maxBytes but at least that batch, all inside one chunk.
+// The chunk is fetched into the cache first when it is not there. ok is
+// false, with nothing open, when the read cannot be served so (no chunk
+// cache, or the batch crosses a chunk boundary, or the chunk is not
+// cached); the caller reads with Read then, which checks every byte.
+func (r *Reader) ReadRegion(ctx context.Context, seg remotemeta.RemoteSegment, from base.Offset, maxBytes int) (reg Region, ok bool, err error) {
+	if r.Chunks == nil || seg.State != remotemeta.CopyFinished || !seg.Range.Contains(from) {
+		return Region{}, false, nil
+	}
+	defer func() {
+		if ok || err != nil {
+			r.Stats.fetched(seg.TP, int(reg.Size), err)
+		}
+	}()
+	idx, err := r.offsetIndex(ctx, seg)
+	if err != nil {
+		return Region{}, false, err
+	}
+	rel := uint32(from - seg.Range.Start)
+	pos, _ := lookupOffset(idx, rel, seg.SizeBytes)
+	chunkBytes := r.Chunks.opts.ChunkBytes
+	obj := r.logObject(seg)
+	// The batch holding from starts in the chunk of pos, or (an index
+	// entry before it in one chunk, the batch in the next) in the next.
+	for k := pos / chunkBytes; k <= pos/chunkBytes+1 && k < chunkCount(seg.SizeBytes, chunkBytes); k++ {
+		f, table, cached, err := r.Chunks.openChunk(ctx, obj, k)
+		if err != nil || !cached {
+			return Region{}, false, err
+		}
+		start, end, found := table.span(rel, maxBytes)
+		if found {
+			r.noteLogRead(seg, k*chunkBytes+start, end-start)
+			return Region{File: f, Pos: start, Size: end - start}, true, nil
+		}
+		f.Close()
+		if len(table) < 2 || rel < table[len(table)-1].rel {
+			break // not past this chunk's checked batches: Read serves it
+		}
+	}
+	return Region{}, false, nil
+}
