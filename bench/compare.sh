@@ -21,7 +21,8 @@
 # Only processes this script starts are ever signalled, each by its PID.
 set -uo pipefail
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BENCH_NAME=compare
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-10s}
 CONSUME_BYTES=${CONSUME_BYTES:-2000000000}
@@ -29,8 +30,6 @@ TARGETS=${TARGETS:-"strata kfake-disk kfake-sync"}
 STARTUP_TIMEOUT=${STARTUP_TIMEOUT:-30}
 RECORD_BYTES=1024
 PARTITIONS=6
-
-die() { echo "compare: $*" >&2; exit 1; }
 
 [[ $ROUNDS =~ ^[1-9][0-9]*$ ]] || die "ROUNDS=$ROUNDS: use a positive integer"
 [[ $CONSUME_BYTES =~ ^[1-9][0-9]*$ ]] || die "CONSUME_BYTES=$CONSUME_BYTES: use a positive integer"
@@ -56,69 +55,21 @@ DURATION_S=$(duration_secs "$DURATION")
 RUN_LIMIT=$((DURATION_S + 150))   # a timed run: duration + warm-up, flush and drain limits
 LONG_LIMIT=$((600 + 120))         # a --records run or a consume: the bench's 10m cap
 
-WORK=$(mktemp -d /tmp/strata-compare-work.XXXXXX)
-OUT=${OUT:-$(mktemp -d /tmp/strata-compare.XXXXXX)}
-mkdir -p "$OUT/logs" || die "cannot create $OUT"
+bench_dirs strata-compare
+mkdir -p "$OUT/logs" || die "cannot create $OUT/logs"
 RESULTS=$OUT/results.tsv
 printf 'round\ttarget\tmetric\tvalue\n' >"$RESULTS"
 TARGET_PID=
-BENCH_PID=
 
-# stop_target stops the broker this script started: SIGTERM, up to 15 s
-# to exit, then SIGKILL.
+# stop_target stops the broker this script started.
 stop_target() {
-	[[ -n $TARGET_PID ]] || return 0
-	if kill -0 "$TARGET_PID" 2>/dev/null; then
-		kill -TERM "$TARGET_PID" 2>/dev/null
-		for _ in $(seq 150); do
-			kill -0 "$TARGET_PID" 2>/dev/null || break
-			sleep 0.1
-		done
-		if kill -0 "$TARGET_PID" 2>/dev/null; then
-			echo "  broker $TARGET_PID did not exit within 15 s of SIGTERM; killing it"
-			kill -KILL "$TARGET_PID" 2>/dev/null
-		fi
-	fi
-	wait "$TARGET_PID" 2>/dev/null
+	stop_pid "$TARGET_PID"
 	TARGET_PID=
 }
 
-cleanup() {
-	if [[ -n $BENCH_PID ]]; then
-		kill -TERM "$BENCH_PID" 2>/dev/null # timeout passes it on to the bench
-		wait "$BENCH_PID" 2>/dev/null
-	fi
-	stop_target
-	rm -rf "$WORK"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-BIN=$WORK/bin
-mkdir -p "$BIN"
 echo "compare: building into $BIN"
-if [[ -n ${STRATA_BIN:-} ]]; then
-	cp "$STRATA_BIN" "$BIN/strata" || die "cannot copy STRATA_BIN=$STRATA_BIN"
-else
-	(cd "$ROOT" && go build -o "$BIN/strata" ./cmd/strata) ||
-		die "cannot build strata (it is the bench client too); fix the build or set STRATA_BIN"
-fi
-(cd "$ROOT" && go build -o "$BIN/kfakeserver" ./bench/kfakeserver) || die "cannot build bench/kfakeserver"
-
-# free_port prints a loopback port nothing listens on (a port is free when
-# connecting to it is refused); the broker's own bind is the final check.
-free_port() {
-	local p
-	for _ in $(seq 100); do
-		p=$((20000 + RANDOM % 40000))
-		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
-			echo "$p"
-			return 0
-		fi
-	done
-	return 1
-}
+build_strata
+build_bench kfakeserver
 
 # start_target starts $TARGET on $PORT with data in $DATA and waits for
 # its ready line.
@@ -130,17 +81,8 @@ start_target() {
 	kfake-sync) "$BIN/kfakeserver" --port "$PORT" --dir "$DATA" --sync --partitions "$PARTITIONS" >"$log" 2>&1 & ;;
 	esac
 	TARGET_PID=$!
-	for _ in $(seq $((STARTUP_TIMEOUT * 10))); do
-		grep -q 'listening on' "$log" 2>/dev/null && return 0
-		if ! kill -0 "$TARGET_PID" 2>/dev/null; then
-			echo "  $TARGET exited before it was ready:"
-			tail -n 5 "$log" | sed 's/^/    /'
-			return 1
-		fi
-		sleep 0.1
-	done
-	echo "  $TARGET printed no ready line within ${STARTUP_TIMEOUT}s"
-	return 1
+	started "$TARGET_PID" "$TARGET"
+	wait_ready "$TARGET_PID" "$TARGET" "$log"
 }
 
 record() { printf '%s\t%s\t%s\t%s\n' "$ROUND" "$TARGET" "$1" "$2" >>"$RESULTS"; }
@@ -166,16 +108,9 @@ fail_metrics() { for m in "$@"; do record "$m" FAIL; done; }
 bench() {
 	local name=$1 limit=$2 base=$LOGS_PREFIX-$1
 	shift 2
-	# In the background and waited for, so that a signal to this script
-	# runs the trap at once instead of after the run.
-	timeout --kill-after=10 "$limit" "$BIN/strata" bench --bootstrap "127.0.0.1:$PORT" \
+	run_limited "$limit" "$BIN/strata" bench --bootstrap "127.0.0.1:$PORT" \
 		--record-bytes "$RECORD_BYTES" --partitions "$PARTITIONS" --acks all --compression none \
-		--json "$@" >"$base.json" 2>"$base.err" &
-	BENCH_PID=$!
-	wait "$BENCH_PID"
-	local rc=$?
-	BENCH_PID=
-	((rc == 0)) && return 0
+		--json "$@" >"$base.json" 2>"$base.err" && return 0
 	echo "  $name: FAILED (log $base.err)"
 	tail -n 3 "$base.err" | sed 's/^/    /'
 	return 1

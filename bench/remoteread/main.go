@@ -20,9 +20,9 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
+
+	benchadmin "github.com/strata-broker/strata/bench/internal/admin"
 )
 
 type options struct {
@@ -91,12 +91,8 @@ func run(o options) error {
 		{localTopic, map[string]*string{"segment.bytes": kadm.StringPtr(seg), "retention.bytes": kadm.StringPtr("-1")}},
 	}
 	for _, t := range topics {
-		resp, err := admin.CreateTopic(ctx, o.partitions, 1, t.configs, t.name)
-		if err == nil {
-			err = resp.Err
-		}
-		if err != nil {
-			return fmt.Errorf("create topic %s: %w", t.name, err)
+		if err := benchadmin.CreateTopic(ctx, admin, t.name, o.partitions, t.configs); err != nil {
+			return err
 		}
 		start := time.Now()
 		if err := produce(ctx, o, t.name); err != nil {
@@ -180,11 +176,11 @@ func waitTiered(ctx context.Context, cl *kgo.Client, o options) error {
 	deadline := time.Now().Add(o.tierTimeout)
 	localMaxRecords := 2 * o.segmentBytes / int64(o.recordBytes)
 	for {
-		ends, err := listOffsets(ctx, cl, o.partitions, -1)
+		ends, err := listTiered(ctx, cl, o.partitions, -1)
 		if err != nil {
 			return err
 		}
-		locals, err := listOffsets(ctx, cl, o.partitions, -4)
+		locals, err := listTiered(ctx, cl, o.partitions, -4)
 		if err != nil {
 			return err
 		}
@@ -208,32 +204,12 @@ func waitTiered(ctx context.Context, cl *kgo.Client, o options) error {
 	}
 }
 
-// listOffsets asks ListOffsets with a special timestamp for every
-// partition of the tiered topic.
-func listOffsets(ctx context.Context, cl *kgo.Client, partitions int32, ts int64) ([]int64, error) {
-	req := kmsg.NewPtrListOffsetsRequest()
-	rt := kmsg.NewListOffsetsRequestTopic()
-	rt.Topic = tieredTopic
-	for p := range partitions {
-		rp := kmsg.NewListOffsetsRequestTopicPartition()
-		rp.Partition, rp.Timestamp = p, ts
-		rt.Partitions = append(rt.Partitions, rp)
-	}
-	req.Topics = append(req.Topics, rt)
+// listTiered asks ListOffsets with timestamp ts for every partition of the
+// tiered topic, within 10 s.
+func listTiered(ctx context.Context, cl *kgo.Client, partitions int32, ts int64) ([]int64, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	resp, err := req.RequestWith(ctx, cl)
-	if err != nil {
-		return nil, fmt.Errorf("ListOffsets %d: %w", ts, err)
-	}
-	out := make([]int64, partitions)
-	for _, p := range resp.Topics[0].Partitions {
-		if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
-			return nil, fmt.Errorf("ListOffsets %d of partition %d: %w", ts, p.Partition, err)
-		}
-		out[p.Partition] = p.Offset
-	}
-	return out, nil
+	return benchadmin.ListOffsets(ctx, cl, tieredTopic, partitions, ts)
 }
 
 // consume reads topic from its start to its end, with franz-go's default

@@ -36,9 +36,10 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-broker/strata/bench/internal/admin"
 )
 
 func main() {
@@ -92,12 +93,8 @@ func create(args []string) error {
 	defer cl.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	resp, err := kadm.NewClient(cl).CreateTopic(ctx, int32(*partitions), 1, configs, *topic)
-	if err == nil {
-		err = resp.Err
-	}
-	if err != nil {
-		return fmt.Errorf("create %s: %w", *topic, err)
+	if err := admin.CreateTopic(ctx, kadm.NewClient(cl), *topic, int32(*partitions), configs); err != nil {
+		return err
 	}
 	fmt.Printf("created %s: %d partitions\n", *topic, *partitions)
 	return nil
@@ -250,32 +247,18 @@ func sampleLag(ctx context.Context, cl *kgo.Client, topic string) (sample, int, 
 	n := len(mresp.Topics[0].Partitions)
 	var s sample
 	for _, ts := range []int64{-1, -6} {
-		req := kmsg.NewPtrListOffsetsRequest()
-		rt := kmsg.NewListOffsetsRequestTopic()
-		rt.Topic = topic
-		for p := range n {
-			rp := kmsg.NewListOffsetsRequestTopicPartition()
-			rp.Partition, rp.Timestamp = int32(p), ts
-			rt.Partitions = append(rt.Partitions, rp)
-		}
-		req.Topics = append(req.Topics, rt)
-		resp, err := req.RequestWith(ctx, cl)
+		offsets, err := admin.ListOffsets(ctx, cl, topic, int32(n), ts)
 		if err != nil {
 			return sample{}, 0, err
 		}
-		for _, t := range resp.Topics {
-			for _, p := range t.Partitions {
-				if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
-					return sample{}, 0, fmt.Errorf("ListOffsets %d of %s-%d: %w", ts, topic, p.Partition, err)
-				}
-				if p.Offset < 0 {
-					return sample{}, 0, fmt.Errorf("ListOffsets %d of %s-%d: no offset (tier unknown?)", ts, topic, p.Partition)
-				}
-				if ts == -1 {
-					s.end += p.Offset
-				} else {
-					s.pending += p.Offset
-				}
+		for p, o := range offsets {
+			if o < 0 {
+				return sample{}, 0, fmt.Errorf("ListOffsets %d of %s-%d: no offset (tier unknown?)", ts, topic, p)
+			}
+			if ts == -1 {
+				s.end += o
+			} else {
+				s.pending += o
 			}
 		}
 	}

@@ -24,7 +24,7 @@ const readCommitted = 1
 // fetchTarget is one partition a fetch asks for, resolved against the image.
 type fetchTarget struct {
 	topicIdx, partIdx int
-	order             int // place in the response, among the targets
+	order             int                  // place in the response, among the targets
 	part              *partition.Partition // nil when resolution failed
 	offset            base.Offset
 	maxBytes          int

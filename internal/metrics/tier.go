@@ -62,6 +62,12 @@ func series[T any](name, help, kafka string, value func(T) int64) tierSeries[T] 
 	return tierSeries[T]{desc: newDesc(name, help, kafka, tierLabels...), value: value}
 }
 
+// onlyWhen returns s sampled only for the snapshots where present holds.
+func (s tierSeries[T]) onlyWhen(present func(T) bool) tierSeries[T] {
+	s.present = present
+	return s
+}
+
 // TierCollector exports the remote tier's KIP-963 metrics per topic and
 // partition from a TierSource.
 type TierCollector struct {
@@ -73,12 +79,6 @@ type TierCollector struct {
 // NewTierCollector returns the collector of src's metrics.
 func NewTierCollector(src TierSource) *TierCollector {
 	copyLagKnown := func(g TierGauges) bool { return g.CopyLagKnown }
-	copyLagSegments := series("remote_copy_lag_segments", "Rolled local segments not yet uploaded to the remote tier.",
-		brokerTopicMetric("RemoteCopyLagSegments"), func(g TierGauges) int64 { return g.CopyLagSegments })
-	copyLagSegments.present = copyLagKnown
-	copyLagBytes := series("remote_copy_lag_bytes", "Bytes of the rolled local segments not yet uploaded to the remote tier.",
-		brokerTopicMetric("RemoteCopyLagBytes"), func(g TierGauges) int64 { return g.CopyLagBytes })
-	copyLagBytes.present = copyLagKnown
 	return &TierCollector{
 		src: src,
 		counters: []tierSeries[TierCounters]{
@@ -100,8 +100,12 @@ func NewTierCollector(src TierSource) *TierCollector {
 				brokerTopicMetric("RemoteDeleteErrorsPerSec"), func(c TierCounters) int64 { return c.DeleteErrors }),
 		},
 		gauges: []tierSeries[TierGauges]{
-			copyLagSegments,
-			copyLagBytes,
+			series("remote_copy_lag_segments", "Rolled local segments not yet uploaded to the remote tier.",
+				brokerTopicMetric("RemoteCopyLagSegments"), func(g TierGauges) int64 { return g.CopyLagSegments }).
+				onlyWhen(copyLagKnown),
+			series("remote_copy_lag_bytes", "Bytes of the rolled local segments not yet uploaded to the remote tier.",
+				brokerTopicMetric("RemoteCopyLagBytes"), func(g TierGauges) int64 { return g.CopyLagBytes }).
+				onlyWhen(copyLagKnown),
 			series("remote_delete_lag_segments", "Remote segments whose deletion is decided but not finished.",
 				brokerTopicMetric("RemoteDeleteLagSegments"), func(g TierGauges) int64 { return g.DeleteLagSegments }),
 			series("remote_delete_lag_bytes", "Bytes of the remote segments whose deletion is decided but not finished.",

@@ -18,7 +18,7 @@ type Gauges struct {
 	// CopyLagSegments and CopyLagBytes (RemoteCopyLagSegments/Bytes) are
 	// the rolled local segments not yet wholly tiered: those ending after
 	// tieredNext, the active segment excluded. A segment straddling
-	// tieredNext counts whole, as PassMetrics counts it.
+	// tieredNext counts whole.
 	CopyLagSegments int64
 	CopyLagBytes    int64
 	// DeleteLagSegments and DeleteLagBytes (RemoteDeleteLagSegments/Bytes)

@@ -98,19 +98,10 @@ type PassReport struct {
 	Deleted []DeleteTask
 	// Failed joins every error of the pass; the pass went on where it safely
 	// could.
-	Failed  error
-	Metrics PassMetrics
-}
-
-// PassMetrics are the KIP-963 gauges after the pass, from the last view.
-// The copy lag is known only when the tier is (TierKnown).
-type PassMetrics struct {
-	TierKnown          bool
-	CopyLagSegments    int   // rolled local segments not yet (wholly) tiered
-	CopyLagBytes       int64 // their bytes
-	DanglingSegments   int
-	DanglingBytes      int64
-	RemoteLogSizeBytes int64 // COPY_FINISHED segments, every lineage
+	Failed error
+	// Metrics are the KIP-963 gauges after the pass: GaugesOf the last
+	// view, the local segments and the log start after the pass.
+	Metrics Gauges
 }
 
 // Pass runs one pass of the tier loop; see the comment at the top of this
@@ -141,7 +132,7 @@ func Pass(ctx context.Context, in PassInput, deps PassDeps) PassReport {
 	if err := errors.Join(snap.Validate(), in.Policy.Validate(), lastActive(local)); err != nil {
 		errs = append(errs, fmt.Errorf("tier: pass of %v: no retention: %w", in.TP, err))
 		rep.Failed = errors.Join(errs...)
-		rep.Metrics = passMetrics(deps.Views.View(), deps.Local.Segments(), in.Lineage)
+		rep.Metrics = GaugesOf(deps.Views.View(), deps.Local.Segments(), in.Lineage, in.LogStart)
 		return rep
 	}
 	d := retention.Plan(snap, in.Policy, in.NowMs)
@@ -149,7 +140,7 @@ func Pass(ctx context.Context, in PassInput, deps PassDeps) PassReport {
 	rep.Decision, rep.Decided = d, true
 
 	var deletes []DeleteTask
-	strayBelow := in.LogStart
+	logStart := in.LogStart // after this pass: moved only if local retention applied
 	if err := deps.Local.ApplyLocal(d); err != nil {
 		errs = append(errs, fmt.Errorf("tier: pass of %v: apply local retention: %w", in.TP, err))
 		deletes = PlanDeletes(view, retention.Decision{}) // only attempts that hold no data of the log
@@ -159,9 +150,9 @@ func Pass(ctx context.Context, in PassInput, deps PassDeps) PassReport {
 			rep.LocalDeleted = append(rep.LocalDeleted, s.Range)
 		}
 		deletes = PlanDeletes(view, d)
-		strayBelow = d.NewLogStart
+		logStart = d.NewLogStart
 	}
-	deletes = append(deletes, PlanStrays(view, in.Lineage, strayBelow)...)
+	deletes = append(deletes, PlanStrays(view, in.Lineage, logStart)...)
 	deletes = withoutFreshAttempts(deletes, before)
 	if len(deletes) > 0 {
 		if _, err := deps.Deleter.RunDeletes(ctx, deletes, in.LeaderEpoch); err != nil {
@@ -176,7 +167,7 @@ func Pass(ctx context.Context, in PassInput, deps PassDeps) PassReport {
 		}
 	}
 	rep.Failed = errors.Join(errs...)
-	rep.Metrics = passMetrics(after, deps.Local.Segments(), in.Lineage)
+	rep.Metrics = GaugesOf(after, deps.Local.Segments(), in.Lineage, logStart)
 	return rep
 }
 
@@ -229,29 +220,4 @@ func retentionSegments(local []LocalSegment) []retention.Segment {
 		out[i] = retention.Segment{Range: s.Range(), SizeBytes: s.SizeBytes, MaxTimestampMs: s.MaxTimestampMs}
 	}
 	return out
-}
-
-func passMetrics(view PartitionView, local []LocalSegment, lineage []remotemeta.EpochStart) PassMetrics {
-	var m PassMetrics
-	for _, s := range view.Segments() {
-		switch s.State {
-		case remotemeta.Dangling:
-			m.DanglingSegments++
-			m.DanglingBytes += s.SizeBytes
-		case remotemeta.CopyFinished:
-			m.RemoteLogSizeBytes += s.SizeBytes
-		}
-	}
-	tiered := view.TieredNext(lineage)
-	m.TierKnown = tiered.Known
-	if !tiered.Known {
-		return m
-	}
-	for _, s := range local {
-		if !s.Active && (!tiered.Any || s.NextOffset > tiered.Next) {
-			m.CopyLagSegments++
-			m.CopyLagBytes += s.SizeBytes
-		}
-	}
-	return m
 }

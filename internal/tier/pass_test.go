@@ -33,7 +33,7 @@ func TestPassCopiesInOrderThenExpiresLocally(t *testing.T) {
 			}
 			tieredNext = s.Range.End
 		}
-		if m := rep.Metrics; !m.TierKnown || m.CopyLagSegments != 0 || m.DanglingSegments != 0 {
+		if m := rep.Metrics; !m.CopyLagKnown || m.CopyLagSegments != 0 || m.DanglingSegments != 0 {
 			t.Fatalf("round %d: metrics %+v", round, m)
 		}
 		if rep.Decision.NewLogStart != 0 || h.local.logStart != 0 {
@@ -125,7 +125,7 @@ func TestFreshLeaderPassDeletesNothing(t *testing.T) {
 			mark := h.mark()
 			rep := h.pass()
 			if rep.Failed != nil || len(rep.Copied) != 0 || len(rep.Deleted) != 0 || len(rep.LocalDeleted) != 0 ||
-				rep.Decision.NewLogStart != 0 || rep.Metrics.TierKnown {
+				rep.Decision.NewLogStart != 0 || rep.Metrics.CopyLagKnown {
 				t.Fatalf("fresh leader pass: %+v", rep)
 			}
 			if ev := h.eventsSince(mark); len(ev) != 0 {

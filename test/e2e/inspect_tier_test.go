@@ -5,9 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // TestInspectTier runs `strata inspect tier` against a broker's data dir
@@ -19,19 +16,9 @@ import (
 func TestInspectTier(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	b := startBroker(t, dir, "log.segment.bytes=16384", "remote.log.manager.task.interval.ms=200",
-		"log.retention.check.interval.ms=200")
-	adm := newAdmin(t, b.Addr)
+	b := startTieredBroker(t, dir)
 	const topic = "inspected-tier"
-	createTopic(t, adm, topic, 1, map[string]*string{
-		"remote.storage.enable": kadm.StringPtr("true"),
-		"local.retention.bytes": kadm.StringPtr("20000"),
-		"retention.bytes":       kadm.StringPtr("-1"),
-	})
-	cl := newClient(t, b.Addr, kgo.DefaultProduceTopic(topic), kgo.ProducerBatchCompression(kgo.NoCompression()))
-	var values [][]byte
-	produceRandom(t, cl, 200, 1000, &values)
-	cl.Close()
+	fillTieredTopic(t, b.Addr, topic, 200)
 	waitTiered(t, b.Addr, topic)
 	segs := newSegmentSizes(filepath.Join(dir, topic+"-0"))
 	waitRolledTiered(t, b.Addr, topic, segs)

@@ -73,15 +73,7 @@ func TestKafkaGoRoundTrip(t *testing.T) {
 				t.Fatalf("closing kafka-go writer: %v", err)
 			}
 
-			r := kafka.NewReader(kafka.ReaderConfig{
-				Brokers:   []string{b.Addr},
-				Topic:     topic,
-				Partition: 0,
-				MinBytes:  1,
-				MaxBytes:  1 << 20,
-				MaxWait:   250 * time.Millisecond,
-				Dialer:    &kafka.Dialer{Timeout: clientDialTimeout, ClientID: "strata-e2e-kafkago"},
-			})
+			r := newKafkaGoReader(b.Addr, topic)
 			defer r.Close()
 			if err := r.SetOffset(kafka.FirstOffset); err != nil {
 				t.Fatal(err)
@@ -106,4 +98,18 @@ func TestKafkaGoRoundTrip(t *testing.T) {
 			}
 		})
 	}
+}
+
+// newKafkaGoReader returns a kafka-go Reader of partition 0 of topic that
+// returns as soon as a record is there (MinBytes 1, MaxWait 250 ms).
+func newKafkaGoReader(addr, topic string) *kafka.Reader {
+	return kafka.NewReader(kafka.ReaderConfig{
+		Brokers:   []string{addr},
+		Topic:     topic,
+		Partition: 0,
+		MinBytes:  1,
+		MaxBytes:  1 << 20,
+		MaxWait:   250 * time.Millisecond,
+		Dialer:    &kafka.Dialer{Timeout: clientDialTimeout, ClientID: "strata-e2e-kafkago"},
+	})
 }

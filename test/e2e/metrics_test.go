@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"bufio"
-	"crypto/rand"
 	"io"
 	"net/http"
 	"regexp"
@@ -10,9 +9,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // metricsLine is what the broker prints when strata.metrics.listener is set.
@@ -24,8 +20,7 @@ var metricsLine = regexp.MustCompile(`(?m)^strata: metrics on (http://127\.0\.0\
 // the copy lag gauges are present, and /healthz answers 200.
 func TestMetricsEndpoint(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, t.TempDir(), "log.segment.bytes=16384", "remote.log.manager.task.interval.ms=200",
-		"strata.metrics.listener=127.0.0.1:0")
+	b := startTieredBroker(t, t.TempDir(), "strata.metrics.listener=127.0.0.1:0")
 	m := metricsLine.FindStringSubmatch(b.output.String())
 	if m == nil {
 		t.Fatalf("no metrics line in the broker output:\n%s", b.output.String())
@@ -36,18 +31,7 @@ func TestMetricsEndpoint(t *testing.T) {
 	}
 
 	const topic = "metered"
-	createTopic(t, newAdmin(t, b.Addr), topic, 1, map[string]*string{
-		"remote.storage.enable": kadm.StringPtr("true"),
-		"local.retention.bytes": kadm.StringPtr("20000"),
-		"retention.bytes":       kadm.StringPtr("-1"),
-	})
-	cl := newClient(t, b.Addr, kgo.DefaultProduceTopic(topic), kgo.ProducerBatchCompression(kgo.NoCompression()))
-	values := make([][]byte, 150)
-	for i := range values {
-		values[i] = make([]byte, 1000)
-		rand.Read(values[i])
-		produceSync(t, cl, &kgo.Record{Value: values[i]})
-	}
+	values := fillTieredTopic(t, b.Addr, topic, 150)
 	waitTiered(t, b.Addr, topic)
 	checkAll(t, b.Addr, topic, values) // reads the first offsets from the remote tier
 

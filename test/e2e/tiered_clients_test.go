@@ -53,15 +53,7 @@ func checkAllSarama(t *testing.T, addr, topic string, want [][]byte) {
 // checkAllKafkaGo is checkAll with a kafka-go partition Reader.
 func checkAllKafkaGo(t *testing.T, addr, topic string, want [][]byte) {
 	t.Helper()
-	r := kafka.NewReader(kafka.ReaderConfig{
-		Brokers:   []string{addr},
-		Topic:     topic,
-		Partition: 0,
-		MinBytes:  1,
-		MaxBytes:  1 << 20,
-		MaxWait:   250 * time.Millisecond,
-		Dialer:    &kafka.Dialer{Timeout: clientDialTimeout, ClientID: "strata-e2e-kafkago"},
-	})
+	r := newKafkaGoReader(addr, topic)
 	defer r.Close()
 	if err := r.SetOffset(kafka.FirstOffset); err != nil {
 		t.Fatal(err)

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // TestTieredCopyLag: remote.copy.lag.bytes (KIP-1241) holds rolled
@@ -15,7 +14,7 @@ import (
 func TestTieredCopyLag(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	b := startBroker(t, dir, "log.segment.bytes=16384", "remote.log.manager.task.interval.ms=200")
+	b := startTieredBroker(t, dir)
 	adm := newAdmin(t, b.Addr)
 	const topic = "tiered-copy-lag"
 	createTopic(t, adm, topic, 1, map[string]*string{
@@ -23,7 +22,7 @@ func TestTieredCopyLag(t *testing.T) {
 		"remote.copy.lag.bytes": kadm.StringPtr("100000000"),
 		"retention.bytes":       kadm.StringPtr("-1"),
 	})
-	cl := newClient(t, b.Addr, kgo.DefaultProduceTopic(topic), kgo.ProducerBatchCompression(kgo.NoCompression()))
+	cl := newProducer(t, b.Addr, topic)
 	var values [][]byte
 	produceRandom(t, cl, 100, 1000, &values) // about six rolled segments
 	time.Sleep(time.Second)                  // five tier passes

@@ -19,6 +19,52 @@ import (
 // tests) to copy or to apply retention.
 const tierSettle = 20 * time.Second
 
+// tieredOverrides are the broker settings of the tiered tests: 16 KiB
+// segments, and the tier loop and retention checks every 200 ms.
+var tieredOverrides = []string{
+	"log.segment.bytes=16384", "remote.log.manager.task.interval.ms=200", "log.retention.check.interval.ms=200",
+}
+
+// startTieredBroker starts a broker in dir with tieredOverrides, then
+// overrides.
+func startTieredBroker(t *testing.T, dir string, overrides ...string) *Broker {
+	t.Helper()
+	return startBroker(t, dir, append(slices.Clone(tieredOverrides), overrides...)...)
+}
+
+// createTieredTopic creates topic with one partition in the remote tier:
+// 20000 bytes of local retention (about one 16 KiB segment) and no total
+// retention, so the log start stays 0 while local segments go.
+func createTieredTopic(t *testing.T, addr, topic string) {
+	t.Helper()
+	createTopic(t, newAdmin(t, addr), topic, 1, map[string]*string{
+		"remote.storage.enable": kadm.StringPtr("true"),
+		"local.retention.bytes": kadm.StringPtr("20000"),
+		"retention.bytes":       kadm.StringPtr("-1"),
+	})
+}
+
+// newProducer returns a client that produces to topic uncompressed, so
+// that record bytes are segment bytes.
+func newProducer(t *testing.T, addr, topic string, opts ...kgo.Opt) *kgo.Client {
+	t.Helper()
+	return newClient(t, addr, append([]kgo.Opt{kgo.DefaultProduceTopic(topic),
+		kgo.ProducerBatchCompression(kgo.NoCompression())}, opts...)...)
+}
+
+// fillTieredTopic creates topic (createTieredTopic), produces n
+// incompressible 1000-byte records to it one at a time and returns their
+// values.
+func fillTieredTopic(t *testing.T, addr, topic string, n int) [][]byte {
+	t.Helper()
+	createTieredTopic(t, addr, topic)
+	cl := newProducer(t, addr, topic)
+	defer cl.Close()
+	var values [][]byte
+	produceRandom(t, cl, n, 1000, &values)
+	return values
+}
+
 // segmentSizes records the byte size of each local segment of one
 // partition by base offset. Sizes are remembered after the broker deletes
 // a segment, so that retention bounds can still be computed from them;
@@ -111,7 +157,14 @@ func (s *segmentSizes) expectedStart(from, limit int64) int64 {
 // rolled segment is tiered. Nothing may be produced meanwhile.
 func waitRolledTiered(t *testing.T, addr, topic string, segs *segmentSizes) {
 	t.Helper()
-	deadline := time.Now().Add(tierSettle)
+	waitRolledTieredWithin(t, addr, topic, segs, tierSettle)
+}
+
+// waitRolledTieredWithin is waitRolledTiered with another bound, e.g. a
+// longer one for a tier that uploads slowly.
+func waitRolledTieredWithin(t *testing.T, addr, topic string, segs *segmentSizes, d time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(d)
 	for {
 		segs.refresh(t)
 		last := listOffsetAt(t, addr, topic, -5)
@@ -119,7 +172,8 @@ func waitRolledTiered(t *testing.T, addr, topic string, segs *segmentSizes) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("last tiered offset %d, want %d (the active segment starts at %d)", last, segs.active-1, segs.active)
+			t.Fatalf("after %v, last tiered offset %d, want %d (the active segment starts at %d)",
+				d, last, segs.active-1, segs.active)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -163,19 +217,29 @@ func setTopicConfig(t *testing.T, adm *kadm.Client, topic, key, value string) {
 }
 
 // remoteLogObjects lists the segment data objects (*.log) under root, a
-// directory store or a versitygw posix bucket, skipping hidden
-// directories (versitygw keeps its temporary files there).
+// directory store or a versitygw posix bucket, sorted.
 func remoteLogObjects(t *testing.T, root string) []string {
+	t.Helper()
+	return slices.DeleteFunc(remoteFiles(t, root), func(path string) bool { return !strings.HasSuffix(path, ".log") })
+}
+
+// remoteFiles lists the objects under root, a directory store or a
+// versitygw posix bucket (its regular files outside hidden directories:
+// versitygw keeps its temporary files there), sorted.
+func remoteFiles(t *testing.T, root string) []string {
 	t.Helper()
 	var out []string
 	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if os.IsNotExist(err) {
+			return nil // deleted while we walk
+		}
 		if err != nil {
 			return err
 		}
 		if d.IsDir() && path != root && strings.HasPrefix(d.Name(), ".") {
 			return filepath.SkipDir
 		}
-		if !d.IsDir() && strings.HasSuffix(d.Name(), ".log") {
+		if d.Type().IsRegular() {
 			out = append(out, path)
 		}
 		return nil
@@ -183,5 +247,6 @@ func remoteLogObjects(t *testing.T, root string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	slices.Sort(out)
 	return out
 }

@@ -5,10 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // TestTieredListOffsetsMaxTimestamp: ListOffsets -3 (max timestamp, v7+)
@@ -19,19 +16,12 @@ import (
 // maximum wins over it.
 func TestTieredListOffsetsMaxTimestamp(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, t.TempDir(), "log.segment.bytes=16384", "remote.log.manager.task.interval.ms=200",
-		"log.retention.check.interval.ms=200")
-	adm := newAdmin(t, b.Addr)
+	b := startTieredBroker(t, t.TempDir())
 	const topic = "tiered-max-ts"
-	createTopic(t, adm, topic, 1, map[string]*string{
-		"remote.storage.enable": kadm.StringPtr("true"),
-		"local.retention.bytes": kadm.StringPtr("20000"),
-		"retention.bytes":       kadm.StringPtr("-1"),
-	})
+	createTieredTopic(t, b.Addr, topic)
 	// The records carry timestamps an hour old; kgo times a delivery from
 	// the record's timestamp, so its delivery timeout is turned off.
-	cl := newClient(t, b.Addr, kgo.DefaultProduceTopic(topic), kgo.ProducerBatchCompression(kgo.NoCompression()),
-		kgo.RecordDeliveryTimeout(0))
+	cl := newProducer(t, b.Addr, topic, kgo.RecordDeliveryTimeout(0))
 	base := time.Now().Add(-time.Hour).Truncate(time.Millisecond)
 	maxTs := base.Add(30 * time.Minute)
 	produceAt := func(n int, ts func(i int) time.Time) {
@@ -68,47 +58,4 @@ func TestTieredListOffsetsMaxTimestamp(t *testing.T) {
 	if o, _ := listOffsetWithTs(t, b.Addr, topic, -3); o != 201 {
 		t.Fatalf("-3 after restart = %d, want 201", o)
 	}
-}
-
-// waitLocalStartPast waits until the local log start (-4) is past offset,
-// while the earliest offset (-2) stays 0.
-func waitLocalStartPast(t *testing.T, addr, topic string, offset int64) {
-	t.Helper()
-	deadline := time.Now().Add(tierSettle)
-	for {
-		local := listOffsetAt(t, addr, topic, -4)
-		if earliest := listOffsetAt(t, addr, topic, -2); earliest != 0 {
-			t.Fatalf("earliest offset moved to %d; nothing is outside retention", earliest)
-		}
-		if local > offset {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the local log start stayed at %d, want past %d", local, offset)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
-// listOffsetWithTs is listOffsetAt that also returns the answer's timestamp.
-func listOffsetWithTs(t *testing.T, addr, topic string, ts int64) (offset, timestamp int64) {
-	t.Helper()
-	cl := newClient(t, addr)
-	defer cl.Close()
-	req := kmsg.NewPtrListOffsetsRequest()
-	rt := kmsg.NewListOffsetsRequestTopic()
-	rt.Topic = topic
-	rp := kmsg.NewListOffsetsRequestTopicPartition()
-	rp.Timestamp = ts
-	rt.Partitions = append(rt.Partitions, rp)
-	req.Topics = append(req.Topics, rt)
-	resp, err := req.RequestWith(testContext(t, 10*time.Second), cl)
-	if err != nil {
-		t.Fatalf("ListOffsets %d: %v", ts, err)
-	}
-	p := resp.Topics[0].Partitions[0]
-	if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
-		t.Fatalf("ListOffsets %d: %v", ts, err)
-	}
-	return p.Offset, p.Timestamp
 }

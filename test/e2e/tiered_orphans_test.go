@@ -10,9 +10,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // The bucket reconciler end to end (issue 3, regression test 3, second
@@ -34,20 +31,10 @@ func TestTieredCrashMidUploadLeavesNothingBehind(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	remote := filepath.Join(dir, "remote")
-	b := startBroker(t, dir, "log.segment.bytes=16384", "remote.log.manager.task.interval.ms=200",
-		"log.retention.check.interval.ms=200",
-		"remote.log.manager.copy.max.bytes.per.second="+slowCopyBytesPerSec,
+	b := startTieredBroker(t, dir, "remote.log.manager.copy.max.bytes.per.second="+slowCopyBytesPerSec,
 		"strata.remote.orphan.grace.ms=1000", "strata.remote.orphan.scan.interval.ms=200")
 	const topic = "crash-mid-upload"
-	createTopic(t, newAdmin(t, b.Addr), topic, 1, map[string]*string{
-		"remote.storage.enable": kadm.StringPtr("true"),
-		"local.retention.bytes": kadm.StringPtr("20000"),
-		"retention.bytes":       kadm.StringPtr("-1"),
-	})
-	cl := newClient(t, b.Addr, kgo.DefaultProduceTopic(topic), kgo.ProducerBatchCompression(kgo.NoCompression()))
-	var values [][]byte
-	produceRandom(t, cl, 60, 1000, &values)
-	cl.Close()
+	values := fillTieredTopic(t, b.Addr, topic, 60)
 
 	crashed := waitPartialUpload(t, remote)
 	b.Kill()
@@ -81,20 +68,10 @@ func TestTieredOrphansReconciled(t *testing.T) {
 	dir := t.TempDir()
 	remote := filepath.Join(dir, "remote")
 	const grace = 3 * time.Second
-	b := startBroker(t, dir, "log.segment.bytes=16384", "remote.log.manager.task.interval.ms=200",
-		"log.retention.check.interval.ms=200",
-		"strata.remote.orphan.grace.ms="+strconv.FormatInt(grace.Milliseconds(), 10),
+	b := startTieredBroker(t, dir, "strata.remote.orphan.grace.ms="+strconv.FormatInt(grace.Milliseconds(), 10),
 		"strata.remote.orphan.scan.interval.ms=200", "strata.remote.orphan.dry.run=true")
 	const topic = "orphaned"
-	createTopic(t, newAdmin(t, b.Addr), topic, 1, map[string]*string{
-		"remote.storage.enable": kadm.StringPtr("true"),
-		"local.retention.bytes": kadm.StringPtr("20000"),
-		"retention.bytes":       kadm.StringPtr("-1"),
-	})
-	cl := newClient(t, b.Addr, kgo.DefaultProduceTopic(topic), kgo.ProducerBatchCompression(kgo.NoCompression()))
-	var values [][]byte
-	produceRandom(t, cl, 80, 1000, &values)
-	cl.Close()
+	values := fillTieredTopic(t, b.Addr, topic, 80)
 	segs := newSegmentSizes(filepath.Join(dir, topic+"-0"))
 	waitRolledTiered(t, b.Addr, topic, segs)
 
@@ -175,50 +152,6 @@ func remoteAttempts(t *testing.T, root string) map[string]map[string]bool {
 		out[m[1]][m[2]] = true
 	}
 	return out
-}
-
-// remoteFiles lists the objects of the directory store at root (its
-// regular files outside hidden directories), sorted.
-func remoteFiles(t *testing.T, root string) []string {
-	t.Helper()
-	var out []string
-	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
-		if os.IsNotExist(err) {
-			return nil // deleted while we walk
-		}
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && path != root && strings.HasPrefix(d.Name(), ".") {
-			return filepath.SkipDir
-		}
-		if d.Type().IsRegular() {
-			out = append(out, path)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	slices.Sort(out)
-	return out
-}
-
-// waitRolledTieredWithin is waitRolledTiered with a longer bound, for a
-// tier that uploads slowly.
-func waitRolledTieredWithin(t *testing.T, addr, topic string, segs *segmentSizes, d time.Duration) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for {
-		segs.refresh(t)
-		if listOffsetAt(t, addr, topic, -5) == segs.active-1 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not every rolled segment was tiered within %v", d)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }
 
 // bucketSummary is `strata inspect tier --orphans`' last line.

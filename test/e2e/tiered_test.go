@@ -140,17 +140,24 @@ func remoteSegmentBases(t *testing.T, root string) []int64 {
 // earliest offset (-2) stays 0.
 func waitTiered(t *testing.T, addr, topic string) {
 	t.Helper()
+	waitLocalStartPast(t, addr, topic, 0)
+}
+
+// waitLocalStartPast waits until the local log start (-4) is past offset,
+// while the earliest offset (-2) stays 0.
+func waitLocalStartPast(t *testing.T, addr, topic string, offset int64) {
+	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		local := listOffsetAt(t, addr, topic, -4)
 		if earliest := listOffsetAt(t, addr, topic, -2); earliest != 0 {
 			t.Fatalf("earliest offset moved to %d; nothing is outside retention", earliest)
 		}
-		if local > 0 {
+		if local > offset {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the local log start stayed at %d", local)
+			t.Fatalf("the local log start stayed at %d, want past %d", local, offset)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -175,6 +182,13 @@ func checkAll(t *testing.T, addr, topic string, want [][]byte) {
 // pending upload).
 func listOffsetAt(t *testing.T, addr, topic string, ts int64) int64 {
 	t.Helper()
+	offset, _ := listOffsetWithTs(t, addr, topic, ts)
+	return offset
+}
+
+// listOffsetWithTs is listOffsetAt that also returns the answer's timestamp.
+func listOffsetWithTs(t *testing.T, addr, topic string, ts int64) (offset, timestamp int64) {
+	t.Helper()
 	cl := newClient(t, addr)
 	defer cl.Close()
 	req := kmsg.NewPtrListOffsetsRequest()
@@ -192,5 +206,5 @@ func listOffsetAt(t *testing.T, addr, topic string, ts int64) int64 {
 	if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
 		t.Fatalf("ListOffsets %d: %v", ts, err)
 	}
-	return p.Offset
+	return p.Offset, p.Timestamp
 }
