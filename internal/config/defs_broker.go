@@ -92,7 +92,7 @@ var brokerDefs = readOnly([]Def{
 	def("strata.remote.cache.size.bytes", Long, "1073741824", "", atLeast(0), "Bytes of remote segment chunks cached on local disk; 0 turns the cache off."),
 	def("strata.remote.chunk.bytes", Int, "4194304", "", between(65536, 268435456), "Size of the chunks read from the remote tier and cached."),
 	def("strata.remote.readahead.chunks", Int, "2", "", between(0, 64), "Chunks read ahead of a sequential consumer of the remote tier."),
-	def("strata.remote.orphan.grace.ms", Long, "3600000", "", atLeast(0), "Age at which a remote object that no metadata claims is deleted."),
+	def("strata.remote.orphan.grace.ms", Long, "3600000", "", atLeast(1), "Age at which a remote object that no metadata claims is deleted; longer than an upload takes."),
 	def("strata.remote.orphan.scan.interval.ms", Long, "3600000", "", atLeast(1), "How often the bucket is listed for orphaned objects."),
 	def("strata.remote.orphan.dry.run", Boolean, "false", "", nil, "Log orphaned remote objects instead of deleting them."),
 	nullDef("strata.metadata.dir", String, "", nonEmpty, "Directory of the metadata log. Default: <first log dir>/__metadata."),
