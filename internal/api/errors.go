@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -44,6 +45,10 @@ func errorCode(err error) (int16, string) {
 		return kerr.UnknownTopicOrPartition.Code, err.Error()
 	case errors.Is(err, metadata.ErrInvalidPartitions):
 		return kerr.InvalidPartitions.Code, err.Error()
+	case errors.Is(err, context.DeadlineExceeded):
+		// A remote tier search or read that ran out of time
+		// (remote.list.offsets.request.timeout.ms): retriable, as in Kafka.
+		return kerr.RequestTimedOut.Code, err.Error()
 	}
 	return kerr.KafkaStorageError.Code, err.Error()
 }

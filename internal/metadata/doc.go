@@ -26,6 +26,10 @@
 //     and replays the log after it, so Open returns the same Image as before Close.
 //     The snapshot's first byte names its layout (v2 adds remote segment
 //     metadata); older layouts stay decodable.
+//   - LoadOffline rebuilds the Image of a stopped broker's metadata dir the
+//     same way (latest snapshot, then the log after it) from a copy of the
+//     dir, without starting Raft and without writing to the original; it is
+//     what `strata inspect tier` reads.
 //
 // # Remote segment metadata (DESIGN §4)
 //
