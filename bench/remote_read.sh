@@ -17,7 +17,7 @@
 #   ROUNDS [3]                consume rounds
 #   PARTITIONS [6]            partitions of each topic
 #   SEGMENT_BYTES [8388608]   segment.bytes of both topics
-#   CHUNK_BYTES [4194304]     strata.remote.chunk.bytes
+#   CHUNK_BYTES [8388608]     strata.remote.chunk.bytes
 #   READAHEAD [2]             strata.remote.readahead.chunks
 #   CACHE_BYTES [268435456]   strata.remote.cache.size.bytes
 #   STRATA_BIN                use this strata binary instead of building one
@@ -36,7 +36,7 @@ BYTES=${BYTES:-1073741824}
 ROUNDS=${ROUNDS:-3}
 PARTITIONS=${PARTITIONS:-6}
 SEGMENT_BYTES=${SEGMENT_BYTES:-8388608}
-CHUNK_BYTES=${CHUNK_BYTES:-4194304}
+CHUNK_BYTES=${CHUNK_BYTES:-8388608}
 READAHEAD=${READAHEAD:-2}
 CACHE_BYTES=${CACHE_BYTES:-268435456}
 STARTUP_TIMEOUT=30
