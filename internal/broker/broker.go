@@ -69,6 +69,8 @@ type Broker struct {
 	opts   Options
 	logger *slog.Logger
 	pids   *producerIDs
+	// viewCache holds the remote segment views of the current image.
+	viewCache viewCache
 
 	mu struct {
 		sync.Mutex

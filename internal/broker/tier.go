@@ -118,12 +118,10 @@ type partitionViews struct {
 }
 
 func (v partitionViews) View() tier.PartitionView {
-	segs := v.b.opts.Meta.Image().RemoteSegments(v.topicID, v.tp.Partition)
-	view, err := tier.NewPartitionView(segs)
+	view, err := v.b.viewCache.view(v.b.opts.Meta.Image(), v.topicID, v.tp.Partition)
 	if err != nil {
 		// An invalid view plans nothing: unloaded means no deletion.
 		v.b.logger.Error("remote segment metadata", "partition", v.tp.String(), "err", err)
-		return tier.PartitionView{}
 	}
 	return view
 }
