@@ -134,33 +134,44 @@ func TestApplyCommand(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			before := build(t, tt.setup...)
-			snapshot, err := encodeSnapshot(before)
-			if err != nil {
-				t.Fatal(err)
-			}
-			const index = 100
-			got, err := applyCommand(before, tt.cmd, index)
-			if !errors.Is(err, tt.wantErr) || (tt.wantErr == nil) != (err == nil) {
-				t.Fatalf("err = %v, want %v", err, tt.wantErr)
-			}
-			if err != nil && got != nil {
-				t.Fatalf("rejected command returned an image")
-			}
-			if err == nil {
-				if got.Version != index {
-					t.Errorf("Version = %d, want %d", got.Version, index)
-				}
-				checkImageInvariants(t, got)
+			if got := applyChecked(t, build(t, tt.setup...), tt.cmd, tt.wantErr); got != nil {
 				tt.check(t, got)
-			}
-			// Copy-on-write: the input image is untouched either way.
-			after, _ := encodeSnapshot(before)
-			if string(after) != string(snapshot) {
-				t.Errorf("applyCommand mutated its input image")
 			}
 		})
 	}
+}
+
+// applyChecked applies cmd to before at Raft index 100 and checks what
+// every command must do: fail with wantErr (then return no image) or
+// succeed when wantErr is nil, produce an image of that version holding
+// the image invariants, and leave before untouched either way
+// (copy-on-write). It returns the new image, nil after a rejection.
+func applyChecked(t *testing.T, before *Image, cmd command, wantErr error) *Image {
+	t.Helper()
+	checkImageInvariants(t, before)
+	snapshot, err := encodeSnapshot(before)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const index = 100
+	got, err := applyCommand(before, cmd, index)
+	if !errors.Is(err, wantErr) || (wantErr == nil) != (err == nil) {
+		t.Fatalf("err = %v, want %v", err, wantErr)
+	}
+	if err != nil && got != nil {
+		t.Fatal("rejected command returned an image")
+	}
+	if after, _ := encodeSnapshot(before); string(after) != string(snapshot) {
+		t.Error("applyCommand mutated its input image")
+	}
+	if err != nil {
+		return nil
+	}
+	if got.Version != index {
+		t.Errorf("Version = %d, want %d", got.Version, index)
+	}
+	checkImageInvariants(t, got)
+	return got
 }
 
 // checkImageInvariants checks the documented invariants of Image and Topic.
