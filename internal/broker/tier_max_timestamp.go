@@ -22,10 +22,7 @@ type stampedOffset struct {
 // a tie the earlier offset: ListOffsets -3 answers the earliest offset
 // having the max timestamp (KIP-734), as the local log does.
 func laterStamp(a, b stampedOffset) stampedOffset {
-	switch {
-	case !b.ok:
-		return a
-	case !a.ok || b.ts > a.ts || b.ts == a.ts && b.offset < a.offset:
+	if b.ok && beats(b.ts, b.offset, a) {
 		return b
 	}
 	return a
