@@ -222,10 +222,10 @@ func (r RemoteRead) Size() int {
 // tier: whole batches from the one holding from, up to maxBytes but at
 // least that batch, as a chunk file region when the chunk cache can
 // answer so, else as bytes. ErrOffsetOutOfRange when no remote segment
-// holds from. The segment after the one read is named to the reader, for
-// its read-ahead across segments.
+// holds from. The segments after the one read are named to the reader,
+// for its read-ahead across segments.
 func (b *Broker) ReadRemote(ctx context.Context, p *partition.Partition, from base.Offset, maxBytes int) (RemoteRead, error) {
-	seg, next, hasNext, ok := b.remoteSegmentAt(p, from)
+	seg, ok := b.remoteSegmentAt(p, from)
 	if !ok {
 		return RemoteRead{}, fmt.Errorf("%w: offset %d of %v is in no remote segment", partition.ErrOffsetOutOfRange, from, p.TP())
 	}
@@ -238,24 +238,38 @@ func (b *Broker) ReadRemote(ctx context.Context, p *partition.Partition, from ba
 	} else if err == nil {
 		read.Batches, err = b.opts.Tier.Reader.Read(ctx, seg, from, maxBytes)
 	}
-	if err == nil && hasNext {
-		b.opts.Tier.Reader.ReadAheadNext(seg, next)
+	if err == nil {
+		b.opts.Tier.Reader.ReadAheadFollowing(seg, b.remoteSegmentsAfter(p, seg))
 	}
 	return read, err
 }
 
-// remoteSegmentAt is the remote segment of p's lineage holding from, and
-// the one after it (hasNext) if it is remote too.
-func (b *Broker) remoteSegmentAt(p *partition.Partition, from base.Offset) (seg, next remotemeta.RemoteSegment, hasNext, ok bool) {
+// remoteSegmentAt is the remote segment of p's lineage holding from.
+func (b *Broker) remoteSegmentAt(p *partition.Partition, from base.Offset) (remotemeta.RemoteSegment, bool) {
 	if b.opts.Tier == nil {
-		return seg, next, false, false
+		return remotemeta.RemoteSegment{}, false
+	}
+	return b.views(p).View().SegmentAt(p.Lineage(), from)
+}
+
+// remoteSegmentsAfter is the remote segments of p's lineage that follow
+// seg, in order, as many as the read-ahead can reach.
+func (b *Broker) remoteSegmentsAfter(p *partition.Partition, seg remotemeta.RemoteSegment) []remotemeta.RemoteSegment {
+	n := b.opts.Tier.Reader.ReadAheadObjects()
+	if n == 0 {
+		return nil
 	}
 	view, lineage := b.views(p).View(), p.Lineage()
-	if seg, ok = view.SegmentAt(lineage, from); !ok {
-		return seg, next, false, false
+	out := make([]remotemeta.RemoteSegment, 0, n)
+	for len(out) < n {
+		next, ok := view.SegmentAt(lineage, seg.Range.End)
+		if !ok {
+			break
+		}
+		out = append(out, next)
+		seg = next
 	}
-	next, hasNext = view.SegmentAt(lineage, seg.Range.End)
-	return seg, next, hasNext, true
+	return out
 }
 
 // RemoteFetchThrottled reports whether reads from the remote tier are

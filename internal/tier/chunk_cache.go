@@ -108,7 +108,7 @@ type ChunkCache struct {
 		byKey      map[chunkKey]*list.Element
 		usedBytes  int64
 		inflight   map[chunkKey]*chunkFetch
-		lastRead   map[remotemeta.SegmentID]readTrack
+		lastRead   map[remotemeta.SegmentID]int64 // the last chunk of the previous read
 		nextFileNo uint64
 		closed     bool
 	}
@@ -127,14 +127,6 @@ type chunkEntry struct {
 	path      string
 	sizeBytes int64
 	batches   chunkBatches // the checked batches, to send from the file
-}
-
-// readTrack is what read-ahead remembers of an object: the last chunk of
-// its previous read, and whether the read-ahead crossed into the next
-// object already.
-type readTrack struct {
-	last    int64
-	crossed bool
 }
 
 // chunkFetch is one GET of a chunk in flight; done is closed once the
@@ -175,7 +167,7 @@ func NewChunkCache(opts ChunkCacheOptions) (*ChunkCache, error) {
 	c.mu.lru = list.New()
 	c.mu.byKey = make(map[chunkKey]*list.Element)
 	c.mu.inflight = make(map[chunkKey]*chunkFetch)
-	c.mu.lastRead = make(map[remotemeta.SegmentID]readTrack)
+	c.mu.lastRead = make(map[remotemeta.SegmentID]int64)
 	return c, nil
 }
 
@@ -445,7 +437,7 @@ func (c *ChunkCache) noteRead(obj cachedObject, first, last int64) {
 	c.mu.Lock()
 	prev, havePrev := c.mu.lastRead[obj.id]
 	c.rememberReadLocked(obj.id, last)
-	from, to := readAheadSpan(prev.last, havePrev, first, last, int64(c.opts.ReadAheadChunks), chunkCount(obj.sizeBytes, c.opts.ChunkBytes))
+	from, to := readAheadSpan(prev, havePrev, first, last, int64(c.opts.ReadAheadChunks), chunkCount(obj.sizeBytes, c.opts.ChunkBytes))
 	for k := from; k < to && !c.mu.closed; k++ {
 		key := chunkKey{id: obj.id, index: k}
 		if _, ok := c.mu.byKey[key]; ok {
@@ -483,63 +475,81 @@ func (c *ChunkCache) rememberReadLocked(id remotemeta.SegmentID, last int64) {
 			break
 		}
 	}
-	tr := c.mu.lastRead[id]
-	tr.last = last
-	c.mu.lastRead[id] = tr
+	c.mu.lastRead[id] = last
 }
 
-// readAheadNext reads ahead across objects, once per cur: when the last
-// read of cur ended within read-ahead distance of its end
-// (nextObjectReadAhead), one background goroutine runs prepare (the
-// Reader fetches next's offset index) and then fetches next's first
-// chunks, those neither cached nor in flight.
-func (c *ChunkCache) readAheadNext(cur, next cachedObject, prepare func(ctx context.Context)) {
-	if c.opts.ReadAheadChunks <= 0 {
+// readAheadFollowing reads ahead across objects: when the last read of
+// cur ended within read-ahead distance of its end, the first chunks of the
+// objects after it (next, in order) that followingReadAhead plans are
+// fetched in the background, those neither cached nor in flight; one
+// goroutine per object, each running prepare(ctx, i) first (the Reader
+// fetches next[i]'s offset index). Nothing starts when every planned chunk
+// is cached or in flight already, so a second reader of the same objects,
+// or a later pass over them, reads ahead like the first.
+func (c *ChunkCache) readAheadFollowing(cur cachedObject, next []cachedObject, prepare func(ctx context.Context, i int)) {
+	if c.opts.ReadAheadChunks <= 0 || len(next) == 0 {
 		return
 	}
-	c.mu.Lock()
-	tr, ok := c.mu.lastRead[cur.id]
-	var n int64
-	if ok && !tr.crossed {
-		n = nextObjectReadAhead(tr.last, int64(c.opts.ReadAheadChunks), chunkCount(cur.sizeBytes, c.opts.ChunkBytes))
-		n = min(n, chunkCount(next.sizeBytes, c.opts.ChunkBytes))
+	counts := make([]int64, len(next))
+	for i, o := range next {
+		counts[i] = chunkCount(o.sizeBytes, c.opts.ChunkBytes)
 	}
-	if n == 0 || c.mu.closed || !c.takeReadAheadSlot() {
+	c.mu.Lock()
+	last, ok := c.mu.lastRead[cur.id]
+	if !ok || c.mu.closed {
 		c.mu.Unlock()
 		return
 	}
-	tr.crossed = true
-	c.mu.lastRead[cur.id] = tr
-	var keys []chunkKey
-	var fetches []*chunkFetch
-	for k := range n {
-		key := chunkKey{id: next.id, index: k}
-		if _, ok := c.mu.byKey[key]; ok {
-			continue
-		}
-		if _, ok := c.mu.inflight[key]; ok {
-			continue
-		}
-		keys = append(keys, key)
-		fetches = append(fetches, c.startFetchLocked(key))
+	plan := followingReadAhead(last, int64(c.opts.ReadAheadChunks), chunkCount(cur.sizeBytes, c.opts.ChunkBytes), counts)
+	type objectFetches struct {
+		i       int
+		keys    []chunkKey
+		fetches []*chunkFetch
 	}
-	c.background.Add(1)
-	c.mu.Unlock()
-	go func() {
-		defer c.background.Done()
-		defer func() { <-c.readAheadSlots }()
-		ctx, cancel := context.WithTimeout(c.stop, readAheadTimeout)
-		defer cancel()
-		prepare(ctx)
-		// Every fetch started above is ended, even once ctx is done, so
-		// that no reader waits for it forever.
-		for i, k := range keys {
-			_, length := chunkBounds(k.index, c.opts.ChunkBytes, next.sizeBytes)
-			if _, err := c.fetchChunk(ctx, next, k, fetches[i], length, 0, nil); err != nil && c.stop.Err() == nil {
-				c.logger.Debug("remote chunk read-ahead failed", "segment", k.id.String(), "chunk", k.index, "err", err)
+	var started []objectFetches
+	for i, n := range plan {
+		of := objectFetches{i: i}
+		for k := range n {
+			key := chunkKey{id: next[i].id, index: k}
+			if _, ok := c.mu.byKey[key]; ok {
+				continue
 			}
+			if _, ok := c.mu.inflight[key]; ok {
+				continue
+			}
+			of.keys = append(of.keys, key)
 		}
-	}()
+		if len(of.keys) == 0 {
+			continue
+		}
+		if !c.takeReadAheadSlot() {
+			break
+		}
+		for _, key := range of.keys {
+			of.fetches = append(of.fetches, c.startFetchLocked(key))
+		}
+		c.background.Add(1)
+		started = append(started, of)
+	}
+	c.mu.Unlock()
+	for _, of := range started {
+		obj := next[of.i]
+		go func() {
+			defer c.background.Done()
+			defer func() { <-c.readAheadSlots }()
+			ctx, cancel := context.WithTimeout(c.stop, readAheadTimeout)
+			defer cancel()
+			prepare(ctx, of.i)
+			// Every fetch started above is ended, even once ctx is done,
+			// so that no reader waits for it forever.
+			for j, k := range of.keys {
+				_, length := chunkBounds(k.index, c.opts.ChunkBytes, obj.sizeBytes)
+				if _, err := c.fetchChunk(ctx, obj, k, of.fetches[j], length, 0, nil); err != nil && c.stop.Err() == nil {
+					c.logger.Debug("remote chunk read-ahead failed", "segment", k.id.String(), "chunk", k.index, "err", err)
+				}
+			}
+		}()
+	}
 }
 
 // readAhead fetches chunk k of obj into the cache in the background.

@@ -356,18 +356,18 @@ func TestChunkCacheFetchQuota(t *testing.T) {
 }
 
 // A read near the end of a segment, told the next segment, fetches the
-// next segment's offset index and first chunks in the background, once.
+// next segment's offset index and first chunks in the background.
 func TestChunkCacheReadAheadIntoNextSegment(t *testing.T) {
 	const chunk = 4096
 	c := newCachedRig(t, ChunkCacheOptions{MaxBytes: 1 << 30, ChunkBytes: chunk, ReadAheadChunks: 2})
 	seg, next := c.segs[0], c.segs[1]
-	c.reader.ReadAheadNext(seg, next) // nothing read of seg yet: no read-ahead
+	c.reader.ReadAheadFollowing(seg, []remotemeta.RemoteSegment{next}) // nothing read of seg yet: no read-ahead
 	// The last batches of seg: the read ends in its last chunk.
 	last := seg.Range.End - 1
 	if _, err := c.reader.Read(t.Context(), seg, last, 100); err != nil {
 		t.Fatal(err)
 	}
-	c.reader.ReadAheadNext(seg, next)
+	c.reader.ReadAheadFollowing(seg, []remotemeta.RemoteSegment{next})
 	waitCached(t, c.cache, next.ID, 0, 1)
 	gets := c.logGets.Load()
 	hit, err := c.cache.readAt(t.Context(), c.reader.logObject(next), 0, make([]byte, 2*chunk))
@@ -382,5 +382,49 @@ func TestChunkCacheReadAheadIntoNextSegment(t *testing.T) {
 	c.reader.mu.Unlock()
 	if !indexCached {
 		t.Fatal("the next segment's offset index was not fetched ahead")
+	}
+}
+
+// Segments smaller than a chunk: the read-ahead depth reaches over several
+// of them, each fetched with its offset index.
+func TestChunkCacheReadAheadSpansSmallSegments(t *testing.T) {
+	c := newCachedRig(t, ChunkCacheOptions{MaxBytes: 1 << 30, ChunkBytes: 1 << 20, ReadAheadChunks: 2})
+	if len(c.segs) < 4 {
+		t.Fatalf("%d segments, want at least 4", len(c.segs))
+	}
+	seg := c.segs[0]
+	if _, err := c.reader.Read(t.Context(), seg, seg.Range.Start, 100); err != nil {
+		t.Fatal(err)
+	}
+	c.reader.ReadAheadFollowing(seg, c.segs[1:])
+	waitCached(t, c.cache, c.segs[1].ID, 0)
+	waitCached(t, c.cache, c.segs[2].ID, 0)
+	c.cache.Close() // waits for the read-ahead
+	if _, ok := c.cache.mu.byKey[chunkKey{id: c.segs[3].ID}]; ok {
+		t.Fatal("read ahead three segments with a depth of two chunks")
+	}
+	c.reader.mu.Lock()
+	defer c.reader.mu.Unlock()
+	for _, s := range c.segs[1:3] {
+		if _, ok := c.reader.mu.cache.get(indexCacheKey{id: s.ID, suffix: SuffixIndex}); !ok {
+			t.Fatalf("the offset index of segment %v was not fetched ahead", s.ID)
+		}
+	}
+}
+
+// A second pass over the same segments (another consumer, or the same one
+// after the chunks were evicted) reads ahead again: read-ahead across
+// segments used to happen once per segment for the life of the broker.
+func TestChunkCacheReadAheadOnEveryPass(t *testing.T) {
+	c := newCachedRig(t, ChunkCacheOptions{MaxBytes: 1 << 30, ChunkBytes: 1 << 20, ReadAheadChunks: 1})
+	seg, next := c.segs[0], c.segs[1]
+	for pass := range 3 {
+		if _, err := c.reader.Read(t.Context(), seg, seg.Range.Start, 100); err != nil {
+			t.Fatal(err)
+		}
+		c.reader.ReadAheadFollowing(seg, []remotemeta.RemoteSegment{next})
+		waitCached(t, c.cache, next.ID, 0)
+		t.Logf("pass %d read ahead", pass)
+		c.cache.dropObject(next.ID)
 	}
 }

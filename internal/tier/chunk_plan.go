@@ -43,11 +43,24 @@ func readAheadSpan(prevLast int64, havePrev bool, first, last, depth, count int6
 	return from, to
 }
 
-// nextObjectReadAhead is how many chunks at the start of the next object
-// (the next segment's .log) to fetch after a read that ended in chunk last
-// of an object of count chunks: the part of the read-ahead depth that runs
-// past the object's end, so a sequential reader crosses segments without
-// waiting.
-func nextObjectReadAhead(last, depth, count int64) int64 {
-	return max(0, min(depth, last+depth-(count-1)))
+// followingReadAhead is how many chunks at the start of each of the
+// objects that follow (the next segments' .log, of nextCounts chunks each)
+// to fetch after a read that ended in chunk last of an object of count
+// chunks: the part of the read-ahead depth that runs past the object's
+// end, spread over as many following objects as it reaches, so that a
+// sequential reader crosses segments without waiting, even where segments
+// are smaller than the read-ahead. The result has one entry per object it
+// reaches (none when the depth stays inside the object).
+func followingReadAhead(last, depth, count int64, nextCounts []int64) []int64 {
+	left := max(0, min(depth, last+depth-(count-1)))
+	var out []int64
+	for _, n := range nextCounts {
+		if left <= 0 {
+			break
+		}
+		take := min(left, n)
+		out = append(out, take)
+		left -= take
+	}
+	return out
 }

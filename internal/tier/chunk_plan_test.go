@@ -1,6 +1,10 @@
 package tier
 
-import "testing"
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
 
 func TestChunkSpan(t *testing.T) {
 	cases := []struct {
@@ -72,19 +76,57 @@ func TestReadAheadSpan(t *testing.T) {
 	}
 }
 
-func TestNextObjectReadAhead(t *testing.T) {
-	cases := []struct{ last, depth, count, want int64 }{
-		{0, 2, 10, 0}, // far from the end
-		{7, 2, 10, 0}, // read-ahead reaches the last chunk, not past it
-		{8, 2, 10, 1}, // one chunk of read-ahead runs past the end
-		{9, 2, 10, 2}, // at the last chunk: the whole depth
-		{0, 2, 1, 2},  // a one-chunk object
-		{9, 0, 10, 0}, // read-ahead off
-		{9, 3, 10, 3},
+func TestFollowingReadAhead(t *testing.T) {
+	cases := []struct {
+		name               string
+		last, depth, count int64
+		nextCounts, want   []int64
+	}{
+		{"far from the end", 0, 2, 10, []int64{10}, nil},
+		{"read-ahead reaches the last chunk, not past it", 7, 2, 10, []int64{10}, nil},
+		{"one chunk past the end", 8, 2, 10, []int64{10}, []int64{1}},
+		{"at the last chunk: the whole depth", 9, 2, 10, []int64{10}, []int64{2}},
+		{"one-chunk objects: one chunk of each", 0, 2, 1, []int64{1, 1, 1}, []int64{1, 1}},
+		{"the depth spreads over small objects", 0, 4, 1, []int64{2, 1, 5}, []int64{2, 1, 1}},
+		{"no following object", 9, 2, 10, nil, nil},
+		{"fewer objects than the depth", 0, 3, 1, []int64{1}, []int64{1}},
+		{"read-ahead off", 9, 0, 10, []int64{10}, nil},
+		{"depth 3 at the end", 9, 3, 10, []int64{10}, []int64{3}},
 	}
 	for _, c := range cases {
-		if got := nextObjectReadAhead(c.last, c.depth, c.count); got != c.want {
-			t.Errorf("nextObjectReadAhead(%d, %d, %d) = %d, want %d", c.last, c.depth, c.count, got, c.want)
+		got := followingReadAhead(c.last, c.depth, c.count, c.nextCounts)
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s: followingReadAhead(%d, %d, %d, %v) = %v, want %v", c.name, c.last, c.depth, c.count, c.nextCounts, got, c.want)
+		}
+	}
+}
+
+// Property: the chunks planned never exceed the depth nor any object's
+// size, and, when the objects after the current one are enough, add up to
+// exactly the part of the depth past the current object's end.
+func TestFollowingReadAheadProperty(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 9))
+	for range 10000 {
+		count := 1 + rng.Int64N(8)
+		last := rng.Int64N(count)
+		depth := rng.Int64N(6)
+		next := make([]int64, rng.IntN(5))
+		var avail int64
+		for i := range next {
+			next[i] = 1 + rng.Int64N(4)
+			avail += next[i]
+		}
+		got := followingReadAhead(last, depth, count, next)
+		var sum int64
+		for i, n := range got {
+			if n <= 0 || n > next[i] {
+				t.Fatalf("followingReadAhead(%d, %d, %d, %v) = %v: entry %d out of range", last, depth, count, next, got, i)
+			}
+			sum += n
+		}
+		past := max(0, min(depth, last+depth-(count-1)))
+		if want := min(past, avail); sum != want {
+			t.Fatalf("followingReadAhead(%d, %d, %d, %v) = %v: %d chunks, want %d", last, depth, count, next, got, sum, want)
 		}
 	}
 }

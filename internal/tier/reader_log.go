@@ -37,19 +37,38 @@ func (r *Reader) noteLogRead(seg remotemeta.RemoteSegment, off, n int64) {
 	r.Chunks.noteRead(r.logObject(seg), first, last)
 }
 
-// ReadAheadNext tells the reader that next follows seg in its partition.
-// When the last read of seg came within read-ahead distance of its end,
-// next's offset index and first chunks are fetched in the background, so
-// a sequential consumer crosses into next without waiting on the bucket.
-func (r *Reader) ReadAheadNext(seg, next remotemeta.RemoteSegment) {
-	if r.Chunks == nil || next.State != remotemeta.CopyFinished {
+// ReadAheadFollowing tells the reader that the segments following come
+// after seg in its partition, in order. When the last read of seg came
+// within read-ahead distance of its end, the offset indexes and first
+// chunks of as many of them as the read-ahead depth reaches are fetched in
+// the background, so a sequential consumer crosses into them without
+// waiting on the bucket. ReadAheadObjects bounds how many are worth naming.
+func (r *Reader) ReadAheadFollowing(seg remotemeta.RemoteSegment, following []remotemeta.RemoteSegment) {
+	if r.Chunks == nil {
 		return
 	}
-	r.Chunks.readAheadNext(r.logObject(seg), r.logObject(next), func(ctx context.Context) {
-		if _, err := r.offsetIndex(ctx, next); err != nil && ctx.Err() == nil {
-			r.Chunks.logger.Debug("remote index read-ahead failed", "segment", next.ID.String(), "err", err)
+	var objs []cachedObject
+	for _, next := range following {
+		if next.State != remotemeta.CopyFinished {
+			break
+		}
+		objs = append(objs, r.logObject(next))
+	}
+	r.Chunks.readAheadFollowing(r.logObject(seg), objs, func(ctx context.Context, i int) {
+		if _, err := r.offsetIndex(ctx, following[i]); err != nil && ctx.Err() == nil {
+			r.Chunks.logger.Debug("remote index read-ahead failed", "segment", following[i].ID.String(), "err", err)
 		}
 	})
+}
+
+// ReadAheadObjects is how many segments after the one read can receive
+// read-ahead (each has at least one chunk): the read-ahead depth, or 0
+// without a chunk cache.
+func (r *Reader) ReadAheadObjects() int {
+	if r.Chunks == nil {
+		return 0
+	}
+	return r.Chunks.opts.ReadAheadChunks
 }
 
 func (r *Reader) logObject(seg remotemeta.RemoteSegment) cachedObject {
