@@ -221,7 +221,7 @@ func fetchRegion(sp *kmsg.FetchResponseTopicPartition, t fetchTarget, limit int,
 		return 0, true
 	}
 	if !first && reg.Size > int64(limit) {
-		reg.File.Close()
+		reg.Close()
 		return 0, true
 	}
 	sp.RecordBatches = bufs.addRegion(reg, t.order)

@@ -41,9 +41,7 @@ type remoteRead struct {
 
 // discard closes what a read holds that no response will send.
 func (rr *remoteRead) discard() {
-	if rr.read.Region.File != nil {
-		rr.read.Region.File.Close()
-	}
+	rr.read.Region.Close()
 }
 
 // readRemote reads reads in parallel and fills their partitions, waiting

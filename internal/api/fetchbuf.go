@@ -23,6 +23,8 @@ type Splice struct {
 	// order is where the field lies in the response: splices go to the
 	// server in that order, whichever order the partitions were read in.
 	order int
+	// release runs after File is closed (the region's Release).
+	release func()
 }
 
 // A fetch reads from a file region (sent with sendfile) instead of copying
@@ -48,6 +50,9 @@ func (f *fetchBuffers) reset() {
 	f.read.b = f.read.b[:0]
 	for _, s := range f.splices {
 		s.File.Close()
+		if s.release != nil {
+			s.release()
+		}
 	}
 	f.splices = f.splices[:0]
 }
@@ -76,7 +81,7 @@ func wantsRegion(limit int, offset, highWatermark base.Offset) bool {
 // at place order of the response, and returns its marker.
 func (f *fetchBuffers) addRegion(r partition.Region, order int) []byte {
 	m := newMarker()
-	f.splices = append(f.splices, Splice{Marker: m, File: r.File, Pos: r.Pos, Size: r.Size, order: order})
+	f.splices = append(f.splices, Splice{Marker: m, File: r.File, Pos: r.Pos, Size: r.Size, order: order, release: r.Release})
 	return m
 }
 

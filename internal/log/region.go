@@ -15,11 +15,25 @@ import (
 // (exclusive). It lets a fetch send log bytes with sendfile instead of
 // copying them through user space. File is a duplicate descriptor that the
 // caller owns and must Close; it stays valid if the segment is deleted.
+// Release, when set (regions of the remote tier's chunk cache), must run
+// once the bytes are sent or dropped: Close does both.
 type Region struct {
-	File *os.File
-	Pos  int64
-	Size int64
-	Next base.Offset
+	File    *os.File
+	Pos     int64
+	Size    int64
+	Next    base.Offset
+	Release func()
+}
+
+// Close closes File and runs Release: the holder of a region calls it
+// once, when the region is sent or dropped.
+func (r Region) Close() {
+	if r.File != nil {
+		r.File.Close()
+	}
+	if r.Release != nil {
+		r.Release()
+	}
 }
 
 // ReadRegion is Read without the copy: it finds the same batches and

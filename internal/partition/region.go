@@ -42,9 +42,7 @@ func (p *Partition) ReadRegion(from base.Offset, maxBytes int) (Region, Offsets,
 		return Region{}, off, errors.Join(ErrNoRegion, err)
 	case r.Next > off.HighWatermark:
 		// Bytes past the high watermark must not be served; Read trims them.
-		if r.File != nil {
-			r.File.Close()
-		}
+		r.Close()
 		return Region{}, off, ErrNoRegion
 	}
 	return r, off, nil

@@ -48,13 +48,14 @@ func (o ChunkCacheOptions) Validate() error {
 	return nil
 }
 
-// File names: a chunk is "<segment id>-<chunk index>-<file number>.chunk",
-// written as the same name plus ".tmp" and renamed into place. The file
-// number is fresh per write, so a file being removed after its eviction
-// never shares a name with a newer copy of the same chunk.
+// slotFileName is the cache's one file in Dir; see slotTable.
+const slotFileName = "chunks.slots"
+
+// Chunk files of earlier versions ("<segment id>-<chunk>-<n>.chunk", and
+// ".chunk.tmp" while written): removed at start like the slot file.
 const (
-	chunkFileSuffix = ".chunk"
-	chunkTempSuffix = ".chunk.tmp"
+	oldChunkFileSuffix = ".chunk"
+	oldChunkTempSuffix = ".chunk.tmp"
 )
 
 // readAheadParallel bounds the chunk GETs that read-ahead runs at once,
@@ -75,27 +76,35 @@ const trackedObjectsMax = 4096
 const chunkAttempts = 3
 
 // ChunkCache is a bounded on-disk cache of the chunks of remote .log
-// objects (DESIGN §4), an LRU by bytes. Each chunk is a file in Dir,
-// written to a temporary name and renamed, so a reader opens a whole chunk
-// or none. Concurrent misses of one chunk share one GET. Log bytes pass
-// through pooled chunk buffers on a miss and are read from the files on a
-// hit, so no chunk stays on the Go heap beyond a read.
+// objects (DESIGN §4), an LRU by chunk. The chunks live in the slots of one
+// file in Dir (see slotTable): a chunk's slot is written before the chunk
+// enters the LRU, and a slot being read or sent is pinned, so a reader
+// sees a whole chunk, never one being overwritten. Concurrent misses of
+// one chunk share one GET. Log bytes pass through pooled chunk buffers on
+// a miss and are read from the file on a hit, so no chunk stays on the Go
+// heap beyond a read.
 //
-// The cache is cleared at start (NewChunkCache removes the chunk and
-// temporary files in Dir): a restart begins cold, but a chunk written by a
-// crashed process, or cut at another chunk size, is never served, and the
-// files need no fsync. Cached bytes are checked like any bytes from the
-// bucket (batch framing, offsets, CRC); the Reader drops a segment's
-// chunks when they fail the checks and reads them again once.
+// The cache is cleared at start (NewChunkCache truncates the slot file):
+// a restart begins cold, so bytes written by a crashed process, or cut at
+// another chunk size, are never served, and the file needs no fsync.
+// Cached bytes are checked like any bytes from the bucket (batch framing,
+// offsets, CRC); the Reader drops a segment's chunks when they fail the
+// checks and reads them again once.
 //
-// Read-ahead: when reads of an object go on sequentially (see
-// readAheadSpan) the next ReadAheadChunks chunks are fetched by background
-// goroutines, at most readAheadParallel at once, stopped by Close; their
-// failures are only logged. Safe for concurrent use.
+// Read-ahead (chunk_readahead.go): when reads of an object go on
+// sequentially (see readAheadSpan) the next ReadAheadChunks chunks are
+// fetched by background goroutines, at most readAheadParallel at once,
+// stopped by Close; their failures are only logged. Safe for concurrent
+// use.
 type ChunkCache struct {
 	opts    ChunkCacheOptions
 	logger  *slog.Logger
 	buffers sync.Pool // *[]byte of ChunkBytes
+	// file is the slot file, open for the life of the cache (closed by
+	// the GC with the cache: reads may go on after Close); path names it
+	// for the descriptor each sent region gets.
+	file *os.File
+	path string
 
 	stop           context.Context // cancelled by Close
 	cancel         context.CancelFunc
@@ -104,13 +113,12 @@ type ChunkCache struct {
 
 	mu struct {
 		sync.Mutex
-		lru        *list.List // of *chunkEntry, most recently used first
-		byKey      map[chunkKey]*list.Element
-		usedBytes  int64
-		inflight   map[chunkKey]*chunkFetch
-		lastRead   map[remotemeta.SegmentID]int64 // the last chunk of the previous read
-		nextFileNo uint64
-		closed     bool
+		lru      *list.List // of *chunkEntry, most recently used first
+		byKey    map[chunkKey]*list.Element
+		slots    slotTable
+		inflight map[chunkKey]*chunkFetch
+		lastRead map[remotemeta.SegmentID]int64 // the last chunk of the previous read
+		closed   bool
 	}
 }
 
@@ -122,9 +130,11 @@ type chunkKey struct {
 	index int64
 }
 
+// chunkEntry is a chunk in the cache: its bytes are [0, sizeBytes) of
+// slot. Immutable once in the LRU.
 type chunkEntry struct {
 	key       chunkKey
-	path      string
+	slot      int
 	sizeBytes int64
 	batches   chunkBatches // the checked batches, to send from the file
 }
@@ -146,8 +156,8 @@ type cachedObject struct {
 	check     func(ctx context.Context, start int64, chunk []byte) chunkBatches
 }
 
-// NewChunkCache creates Dir if needed and removes the chunk files and
-// temporary files a previous process left there; other files are left.
+// NewChunkCache creates Dir if needed, empties the slot file and removes
+// the chunk files of earlier versions; other files are left.
 func NewChunkCache(opts ChunkCacheOptions) (*ChunkCache, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
@@ -155,7 +165,12 @@ func NewChunkCache(opts ChunkCacheOptions) (*ChunkCache, error) {
 	if err := clearChunkDir(opts.Dir); err != nil {
 		return nil, err
 	}
-	c := &ChunkCache{opts: opts, logger: opts.Logger, readAheadSlots: make(chan struct{}, readAheadParallel)}
+	path := filepath.Join(opts.Dir, slotFileName)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("remote chunk cache file %s is unusable (set strata.remote.cache.dir): %w", path, err)
+	}
+	c := &ChunkCache{opts: opts, logger: opts.Logger, file: f, path: path, readAheadSlots: make(chan struct{}, readAheadParallel)}
 	if c.logger == nil {
 		c.logger = slog.Default()
 	}
@@ -166,6 +181,7 @@ func NewChunkCache(opts ChunkCacheOptions) (*ChunkCache, error) {
 	c.stop, c.cancel = context.WithCancel(context.Background())
 	c.mu.lru = list.New()
 	c.mu.byKey = make(map[chunkKey]*list.Element)
+	c.mu.slots = newSlotTable(int(opts.MaxBytes / opts.ChunkBytes))
 	c.mu.inflight = make(map[chunkKey]*chunkFetch)
 	c.mu.lastRead = make(map[remotemeta.SegmentID]int64)
 	return c, nil
@@ -181,7 +197,7 @@ func clearChunkDir(dir string) error {
 	}
 	for _, e := range entries {
 		name := e.Name()
-		if e.Type().IsRegular() && (strings.HasSuffix(name, chunkFileSuffix) || strings.HasSuffix(name, chunkTempSuffix)) {
+		if e.Type().IsRegular() && (strings.HasSuffix(name, oldChunkFileSuffix) || strings.HasSuffix(name, oldChunkTempSuffix)) {
 			if err := os.Remove(filepath.Join(dir, name)); err != nil && !os.IsNotExist(err) {
 				return fmt.Errorf("clearing the remote chunk cache %s: %w", dir, err)
 			}
@@ -191,7 +207,8 @@ func clearChunkDir(dir string) error {
 }
 
 // Close stops the read-ahead and waits for it. Reads may still run
-// afterwards (without read-ahead); the files stay until the next start.
+// afterwards (without read-ahead); the slot file is emptied at the next
+// start.
 func (c *ChunkCache) Close() {
 	c.mu.Lock()
 	c.mu.closed = true
@@ -220,11 +237,11 @@ func (c *ChunkCache) readAt(ctx context.Context, obj cachedObject, off int64, ds
 }
 
 // readChunk fills dst from byte within of chunk k (length bytes long):
-// from its file, or by waiting for the GET in flight, or by its own GET.
+// from its slot, or by waiting for the GET in flight, or by its own GET.
 func (c *ChunkCache) readChunk(ctx context.Context, obj cachedObject, k chunkKey, length, within int64, dst []byte) (hit bool, err error) {
 	for range chunkAttempts {
 		c.mu.Lock()
-		path, cached := c.lookupLocked(k)
+		e, cached := c.pinLocked(k)
 		var wait *chunkFetch
 		if !cached {
 			wait = c.mu.inflight[k]
@@ -237,7 +254,9 @@ func (c *ChunkCache) readChunk(ctx context.Context, obj cachedObject, k chunkKey
 		}
 		c.mu.Unlock()
 		if cached {
-			if c.readFile(k, path, within, dst) {
+			ok := c.readSlot(e, within, dst)
+			c.unpin(e.slot)
+			if ok {
 				return true, nil
 			}
 			continue
@@ -251,14 +270,23 @@ func (c *ChunkCache) readChunk(ctx context.Context, obj cachedObject, k chunkKey
 	return false, obj.fetch(ctx, k.index*c.opts.ChunkBytes+within, dst)
 }
 
-// lookupLocked returns the file of k and marks it recently used.
-func (c *ChunkCache) lookupLocked(k chunkKey) (string, bool) {
-	e, ok := c.mu.byKey[k]
+// pinLocked returns the entry of k, marked recently used, with its slot
+// pinned: the caller unpins it once done with the bytes.
+func (c *ChunkCache) pinLocked(k chunkKey) (*chunkEntry, bool) {
+	el, ok := c.mu.byKey[k]
 	if !ok {
-		return "", false
+		return nil, false
 	}
-	c.mu.lru.MoveToFront(e)
-	return e.Value.(*chunkEntry).path, true
+	c.mu.lru.MoveToFront(el)
+	e := el.Value.(*chunkEntry)
+	c.mu.slots.pin(e.slot)
+	return e, true
+}
+
+func (c *ChunkCache) unpin(slot int) {
+	c.mu.Lock()
+	c.mu.slots.unpin(slot)
+	c.mu.Unlock()
 }
 
 func (c *ChunkCache) startFetchLocked(k chunkKey) *chunkFetch {
@@ -267,18 +295,15 @@ func (c *ChunkCache) startFetchLocked(k chunkKey) *chunkFetch {
 	return f
 }
 
-// readFile reads dst from byte within of the chunk file at path. A file
-// gone (evicted meanwhile) or short is a miss; a short one is dropped.
-func (c *ChunkCache) readFile(k chunkKey, path string, within int64, dst []byte) bool {
-	f, err := os.Open(path)
-	if err != nil {
-		c.dropFile(k, path)
-		return false
-	}
-	defer f.Close()
-	if n, err := f.ReadAt(dst, within); n < len(dst) {
-		c.logger.Warn("remote chunk cache: unreadable chunk file dropped", "file", path, "err", err)
-		c.dropFile(k, path)
+// slotStart is where slot begins in the slot file.
+func (c *ChunkCache) slotStart(slot int) int64 { return int64(slot) * c.opts.ChunkBytes }
+
+// readSlot reads dst from byte within of e's chunk; e's slot is pinned. A
+// failed or short read drops e: the caller looks the chunk up again.
+func (c *ChunkCache) readSlot(e *chunkEntry, within int64, dst []byte) bool {
+	if n, err := c.file.ReadAt(dst, c.slotStart(e.slot)+within); n < len(dst) {
+		c.logger.Warn("remote chunk cache: unreadable chunk dropped", "file", c.path, "slot", e.slot, "err", err)
+		c.dropEntry(e)
 		return false
 	}
 	return true
@@ -310,21 +335,29 @@ func (c *ChunkCache) fetchChunk(ctx context.Context, obj cachedObject, k chunkKe
 	return stored, err
 }
 
-// openChunk opens the file of chunk k of obj, fetching the chunk first
-// when it is neither cached nor in flight, and returns it with the chunk's
-// batch table; the caller closes f. ok is false, with nothing open, when
-// the chunk could not be cached (larger than the cache, its file not
-// written or gone each time): the caller reads through readAt then.
-func (c *ChunkCache) openChunk(ctx context.Context, obj cachedObject, k int64) (f *os.File, table chunkBatches, ok bool, err error) {
+// chunkRef is a cached chunk opened for sending: its bytes are [Base,
+// Base+size) of File, a descriptor of the slot file that the receiver
+// closes, and Release unpins the slot; call it once, after the last read
+// of those bytes.
+type chunkRef struct {
+	File    *os.File
+	Base    int64
+	Batches chunkBatches
+	Release func()
+}
+
+// openChunk opens chunk k of obj for sending, fetching the chunk first
+// when it is neither cached nor in flight. ok is false, with nothing open
+// or pinned, when the chunk could not be cached (no slot free, or its
+// write failed, each time): the caller reads through readAt then.
+func (c *ChunkCache) openChunk(ctx context.Context, obj cachedObject, k int64) (ref chunkRef, ok bool, err error) {
 	key := chunkKey{id: obj.id, index: k}
 	_, length := chunkBounds(k, c.opts.ChunkBytes, obj.sizeBytes)
 	for range chunkAttempts {
 		c.mu.Lock()
-		el, cached := c.mu.byKey[key]
+		e, cached := c.pinLocked(key)
 		var wait *chunkFetch
-		if cached {
-			c.mu.lru.MoveToFront(el)
-		} else {
+		if !cached {
 			wait = c.mu.inflight[key]
 		}
 		if !cached && wait == nil {
@@ -332,263 +365,110 @@ func (c *ChunkCache) openChunk(ctx context.Context, obj cachedObject, k int64) (
 			c.mu.Unlock()
 			stored, err := c.fetchChunk(ctx, obj, key, fetch, length, 0, nil)
 			if err != nil || !stored {
-				return nil, nil, false, err
+				return chunkRef{}, false, err
 			}
 			continue
 		}
 		c.mu.Unlock()
 		if cached {
-			e := el.Value.(*chunkEntry) // immutable once in the LRU
-			if f, err := os.Open(e.path); err == nil {
-				return f, e.batches, true, nil
+			f, err := os.Open(c.path)
+			if err != nil {
+				c.unpin(e.slot)
+				c.logger.Warn("remote chunk cache: cannot open the cache file (served without sendfile)", "file", c.path, "err", err)
+				return chunkRef{}, false, nil
 			}
-			c.dropFile(key, e.path)
-			continue
+			slot := e.slot
+			return chunkRef{File: f, Base: c.slotStart(slot), Batches: e.batches, Release: func() { c.unpin(slot) }}, true, nil
 		}
 		select {
 		case <-wait.done:
 		case <-ctx.Done():
-			return nil, nil, false, ctx.Err()
+			return chunkRef{}, false, ctx.Err()
 		}
 	}
-	return nil, nil, false, nil
+	return chunkRef{}, false, nil
 }
 
-// store writes chunk as the file of k and adds it, with its batch table,
-// to the LRU, evicting the least recently used chunks to stay within
-// MaxBytes. A failed write only costs the cache its entry; stored says
-// whether the chunk is in the cache.
+// store writes chunk into a slot and adds it, with its batch table, to
+// the LRU; the slot is a free one, or that of the least recently used
+// chunk no reader has pinned. A failed write only costs the cache its
+// entry; stored says whether the chunk is in the cache.
 func (c *ChunkCache) store(k chunkKey, chunk []byte, table chunkBatches) (stored bool) {
-	size := int64(len(chunk))
-	if size > c.opts.MaxBytes {
+	if int64(len(chunk)) > c.opts.ChunkBytes {
 		return false
 	}
 	c.mu.Lock()
-	c.mu.nextFileNo++
-	path := filepath.Join(c.opts.Dir, fmt.Sprintf("%s-%d-%d%s", k.id, k.index, c.mu.nextFileNo, chunkFileSuffix))
+	slot, fresh, ok := c.takeSlotLocked()
 	c.mu.Unlock()
-	if err := writeChunkFile(path, chunk); err != nil {
-		c.logger.Warn("remote chunk cache: cannot write a chunk (served without caching it)", "file", path, "err", err)
+	if !ok {
+		return false
+	}
+	at := c.slotStart(slot)
+	if fresh {
+		preallocateRange(c.file, at, c.opts.ChunkBytes)
+	}
+	if _, err := c.file.WriteAt(chunk, at); err != nil {
+		c.logger.Warn("remote chunk cache: cannot write a chunk (served without caching it)", "file", c.path, "slot", slot, "err", err)
+		c.mu.Lock()
+		c.mu.slots.release(slot)
+		c.mu.Unlock()
 		return false
 	}
 	c.mu.Lock()
-	evicted := c.insertLocked(&chunkEntry{key: k, path: path, sizeBytes: size, batches: table})
+	c.insertLocked(&chunkEntry{key: k, slot: slot, sizeBytes: int64(len(chunk)), batches: table})
 	c.mu.Unlock()
-	removeChunkFiles(evicted)
 	return true
 }
 
-// insertLocked adds e as the most recently used chunk and returns the
-// files of the entries it replaced or evicted, to remove after unlocking.
-func (c *ChunkCache) insertLocked(e *chunkEntry) []string {
-	var evicted []string
-	if old, ok := c.mu.byKey[e.key]; ok {
-		evicted = append(evicted, c.removeLocked(old))
+// takeSlotLocked is a slot to write a chunk into: a free one, or the slot
+// of the least recently used chunk whose slot is not pinned, evicted. ok
+// is false when every slot is pinned.
+func (c *ChunkCache) takeSlotLocked() (slot int, fresh, ok bool) {
+	if slot, fresh, ok = c.mu.slots.take(); ok {
+		return slot, fresh, true
 	}
-	for c.mu.usedBytes+e.sizeBytes > c.opts.MaxBytes {
-		evicted = append(evicted, c.removeLocked(c.mu.lru.Back()))
+	for el := c.mu.lru.Back(); el != nil; el = el.Prev() {
+		if !c.mu.slots.pinned(el.Value.(*chunkEntry).slot) {
+			c.removeLocked(el)
+			return c.mu.slots.take()
+		}
+	}
+	return 0, false, false
+}
+
+// insertLocked adds e as the most recently used chunk, replacing an
+// entry of the same chunk.
+func (c *ChunkCache) insertLocked(e *chunkEntry) {
+	if old, ok := c.mu.byKey[e.key]; ok {
+		c.removeLocked(old)
 	}
 	c.mu.byKey[e.key] = c.mu.lru.PushFront(e)
-	c.mu.usedBytes += e.sizeBytes
-	return evicted
 }
 
-func (c *ChunkCache) removeLocked(el *list.Element) string {
+// removeLocked takes el out of the cache and releases its slot.
+func (c *ChunkCache) removeLocked(el *list.Element) {
 	e := c.mu.lru.Remove(el).(*chunkEntry)
 	delete(c.mu.byKey, e.key)
-	c.mu.usedBytes -= e.sizeBytes
-	return e.path
+	c.mu.slots.release(e.slot)
 }
 
-// dropFile forgets k if its entry is still the file at path, and removes
-// that file.
-func (c *ChunkCache) dropFile(k chunkKey, path string) {
+// dropEntry forgets e if it is still in the cache.
+func (c *ChunkCache) dropEntry(e *chunkEntry) {
 	c.mu.Lock()
-	if el, ok := c.mu.byKey[k]; ok && el.Value.(*chunkEntry).path == path {
+	defer c.mu.Unlock()
+	if el, ok := c.mu.byKey[e.key]; ok && el.Value.(*chunkEntry) == e {
 		c.removeLocked(el)
 	}
-	c.mu.Unlock()
-	removeChunkFiles([]string{path})
 }
 
 // dropObject forgets every cached chunk of the object of id (its bytes
-// failed the checks) and removes their files.
+// failed the checks).
 func (c *ChunkCache) dropObject(id remotemeta.SegmentID) {
-	var dropped []string
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	for k, el := range c.mu.byKey {
 		if k.id == id {
-			dropped = append(dropped, c.removeLocked(el))
+			c.removeLocked(el)
 		}
-	}
-	c.mu.Unlock()
-	removeChunkFiles(dropped)
-}
-
-// noteRead records that a read of obj covered the chunks [first, last]
-// and starts the read-ahead that readAheadSpan decides: chunks neither
-// cached nor in flight, while read-ahead slots are free.
-func (c *ChunkCache) noteRead(obj cachedObject, first, last int64) {
-	if c.opts.ReadAheadChunks <= 0 {
-		return
-	}
-	var started []chunkKey
-	var fetches []*chunkFetch
-	c.mu.Lock()
-	prev, havePrev := c.mu.lastRead[obj.id]
-	c.rememberReadLocked(obj.id, last)
-	from, to := readAheadSpan(prev, havePrev, first, last, int64(c.opts.ReadAheadChunks), chunkCount(obj.sizeBytes, c.opts.ChunkBytes))
-	for k := from; k < to && !c.mu.closed; k++ {
-		key := chunkKey{id: obj.id, index: k}
-		if _, ok := c.mu.byKey[key]; ok {
-			continue
-		}
-		if _, ok := c.mu.inflight[key]; ok {
-			continue
-		}
-		if !c.takeReadAheadSlot() {
-			break
-		}
-		c.background.Add(1)
-		started = append(started, key)
-		fetches = append(fetches, c.startFetchLocked(key))
-	}
-	c.mu.Unlock()
-	for i, k := range started {
-		go c.readAhead(obj, k, fetches[i])
-	}
-}
-
-func (c *ChunkCache) takeReadAheadSlot() bool {
-	select {
-	case c.readAheadSlots <- struct{}{}:
-		return true
-	default:
-		return false
-	}
-}
-
-func (c *ChunkCache) rememberReadLocked(id remotemeta.SegmentID, last int64) {
-	if _, ok := c.mu.lastRead[id]; !ok && len(c.mu.lastRead) >= trackedObjectsMax {
-		for forget := range c.mu.lastRead {
-			delete(c.mu.lastRead, forget)
-			break
-		}
-	}
-	c.mu.lastRead[id] = last
-}
-
-// readAheadFollowing reads ahead across objects: when the last read of
-// cur ended within read-ahead distance of its end, the first chunks of the
-// objects after it (next, in order) that followingReadAhead plans are
-// fetched in the background, those neither cached nor in flight; one
-// goroutine per object, each running prepare(ctx, i) first (the Reader
-// fetches next[i]'s offset index). Nothing starts when every planned chunk
-// is cached or in flight already, so a second reader of the same objects,
-// or a later pass over them, reads ahead like the first.
-func (c *ChunkCache) readAheadFollowing(cur cachedObject, next []cachedObject, prepare func(ctx context.Context, i int)) {
-	if c.opts.ReadAheadChunks <= 0 || len(next) == 0 {
-		return
-	}
-	counts := make([]int64, len(next))
-	for i, o := range next {
-		counts[i] = chunkCount(o.sizeBytes, c.opts.ChunkBytes)
-	}
-	c.mu.Lock()
-	last, ok := c.mu.lastRead[cur.id]
-	if !ok || c.mu.closed {
-		c.mu.Unlock()
-		return
-	}
-	plan := followingReadAhead(last, int64(c.opts.ReadAheadChunks), chunkCount(cur.sizeBytes, c.opts.ChunkBytes), counts)
-	type objectFetches struct {
-		i       int
-		keys    []chunkKey
-		fetches []*chunkFetch
-	}
-	var started []objectFetches
-	for i, n := range plan {
-		of := objectFetches{i: i}
-		for k := range n {
-			key := chunkKey{id: next[i].id, index: k}
-			if _, ok := c.mu.byKey[key]; ok {
-				continue
-			}
-			if _, ok := c.mu.inflight[key]; ok {
-				continue
-			}
-			of.keys = append(of.keys, key)
-		}
-		if len(of.keys) == 0 {
-			continue
-		}
-		if !c.takeReadAheadSlot() {
-			break
-		}
-		for _, key := range of.keys {
-			of.fetches = append(of.fetches, c.startFetchLocked(key))
-		}
-		c.background.Add(1)
-		started = append(started, of)
-	}
-	c.mu.Unlock()
-	for _, of := range started {
-		obj := next[of.i]
-		go func() {
-			defer c.background.Done()
-			defer func() { <-c.readAheadSlots }()
-			ctx, cancel := context.WithTimeout(c.stop, readAheadTimeout)
-			defer cancel()
-			prepare(ctx, of.i)
-			// Every fetch started above is ended, even once ctx is done,
-			// so that no reader waits for it forever.
-			for j, k := range of.keys {
-				_, length := chunkBounds(k.index, c.opts.ChunkBytes, obj.sizeBytes)
-				if _, err := c.fetchChunk(ctx, obj, k, of.fetches[j], length, 0, nil); err != nil && c.stop.Err() == nil {
-					c.logger.Debug("remote chunk read-ahead failed", "segment", k.id.String(), "chunk", k.index, "err", err)
-				}
-			}
-		}()
-	}
-}
-
-// readAhead fetches chunk k of obj into the cache in the background.
-func (c *ChunkCache) readAhead(obj cachedObject, k chunkKey, f *chunkFetch) {
-	defer c.background.Done()
-	defer func() { <-c.readAheadSlots }()
-	ctx, cancel := context.WithTimeout(c.stop, readAheadTimeout)
-	defer cancel()
-	_, length := chunkBounds(k.index, c.opts.ChunkBytes, obj.sizeBytes)
-	if _, err := c.fetchChunk(ctx, obj, k, f, length, 0, nil); err != nil && c.stop.Err() == nil {
-		c.logger.Debug("remote chunk read-ahead failed", "segment", k.id.String(), "chunk", k.index, "err", err)
-	}
-}
-
-// writeChunkFile writes b to a temporary file and renames it to path, so
-// that path holds the whole chunk or does not exist. No fsync: the cache
-// is cleared at start, so only this process ever reads the file.
-func writeChunkFile(path string, b []byte) error {
-	tmp := strings.TrimSuffix(path, chunkFileSuffix) + chunkTempSuffix
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return err
-	}
-	preallocate(f, int64(len(b)))
-	_, werr := f.Write(b)
-	cerr := f.Close()
-	if err := errors.Join(werr, cerr); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return nil
-}
-
-func removeChunkFiles(paths []string) {
-	for _, p := range paths {
-		os.Remove(p) // gone already is fine; a leftover is cleared at the next start
 	}
 }

@@ -59,20 +59,27 @@ func newCachedRig(t *testing.T, opts ChunkCacheOptions) *cachedRig {
 func (c *cachedRig) readAll(maxBytes int) {
 	c.t.Helper()
 	for _, s := range c.segs {
-		for o := s.Range.Start; o < s.Range.End; {
-			got, err := c.reader.Read(c.t.Context(), s, o, maxBytes)
-			if err != nil {
-				c.t.Fatalf("Read(%d) through the cache: %v", o, err)
-			}
-			want, err := c.direct.Read(c.t.Context(), s, o, maxBytes)
-			if err != nil {
-				c.t.Fatalf("direct Read(%d): %v", o, err)
-			}
-			if !bytes.Equal(got, want) {
-				c.t.Fatalf("Read(%d): %d bytes through the cache differ from the %d read directly", o, len(got), len(want))
-			}
-			o = lastNext(c.t, got)
+		c.readSegment(s, maxBytes)
+	}
+}
+
+// readSegment reads s from its start in reads of maxBytes through the
+// cache and checks each read against the direct reader.
+func (c *cachedRig) readSegment(s remotemeta.RemoteSegment, maxBytes int) {
+	c.t.Helper()
+	for o := s.Range.Start; o < s.Range.End; {
+		got, err := c.reader.Read(c.t.Context(), s, o, maxBytes)
+		if err != nil {
+			c.t.Fatalf("Read(%d) through the cache: %v", o, err)
 		}
+		want, err := c.direct.Read(c.t.Context(), s, o, maxBytes)
+		if err != nil {
+			c.t.Fatalf("direct Read(%d): %v", o, err)
+		}
+		if !bytes.Equal(got, want) {
+			c.t.Fatalf("Read(%d): %d bytes through the cache differ from the %d read directly", o, len(got), len(want))
+		}
+		o = lastNext(c.t, got)
 	}
 }
 
@@ -88,21 +95,32 @@ func lastNext(t *testing.T, b []byte) (next base.Offset) {
 	}
 }
 
-func (c *cachedRig) chunkFiles() (names []string, totalBytes int64) {
+// cachedBytes is the bytes of the chunks in the cache, and the size of
+// its slot file on disk.
+func (c *cachedRig) cachedBytes() (entries, fileBytes int64) {
 	c.t.Helper()
-	entries, err := os.ReadDir(c.dir)
+	c.cache.mu.Lock()
+	for _, el := range c.cache.mu.byKey {
+		entries += el.Value.(*chunkEntry).sizeBytes
+	}
+	c.cache.mu.Unlock()
+	fi, err := os.Stat(filepath.Join(c.dir, slotFileName))
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	for _, e := range entries {
-		fi, err := e.Info()
-		if err != nil {
-			c.t.Fatal(err)
-		}
-		names = append(names, e.Name())
-		totalBytes += fi.Size()
+	return entries, fi.Size()
+}
+
+// slotOf is the slot of chunk k of the object of id, which must be cached.
+func (c *cachedRig) slotOf(id remotemeta.SegmentID, k int64) int {
+	c.t.Helper()
+	c.cache.mu.Lock()
+	defer c.cache.mu.Unlock()
+	el, ok := c.cache.mu.byKey[chunkKey{id: id, index: k}]
+	if !ok {
+		c.t.Fatalf("chunk %d of %v is not cached", k, id)
 	}
-	return names, totalBytes
+	return el.Value.(*chunkEntry).slot
 }
 
 // A second pass over the same data is served from the chunk files, with
@@ -122,8 +140,8 @@ func TestChunkCacheHitsAfterMisses(t *testing.T) {
 	for _, s := range c.segs {
 		logBytes += s.SizeBytes
 	}
-	if _, total := c.chunkFiles(); total != logBytes {
-		t.Fatalf("chunk files hold %d bytes, the .log objects %d", total, logBytes)
+	if total, _ := c.cachedBytes(); total != logBytes {
+		t.Fatalf("the cache holds %d bytes, the .log objects %d", total, logBytes)
 	}
 }
 
@@ -137,14 +155,8 @@ func TestChunkCacheStaysWithinBound(t *testing.T) {
 			if _, err := c.reader.Read(t.Context(), s, o, 500); err != nil {
 				t.Fatal(err)
 			}
-			c.cache.mu.Lock()
-			used := c.cache.mu.usedBytes
-			c.cache.mu.Unlock()
-			if used > bound {
-				t.Fatalf("cache accounts %d bytes, bound %d", used, bound)
-			}
-			if names, total := c.chunkFiles(); total > bound {
-				t.Fatalf("chunk files hold %d bytes (%v), bound %d", total, names, bound)
+			if used, file := c.cachedBytes(); used > bound || file > bound {
+				t.Fatalf("cache holds %d bytes in a file of %d, bound %d", used, file, bound)
 			}
 		}
 	}
@@ -263,55 +275,52 @@ func waitCached(t *testing.T, c *ChunkCache, id remotemeta.SegmentID, chunks ...
 	}
 }
 
-// A damaged chunk file is caught by the batch checks, dropped, and the
-// bytes are read again from the bucket: the read succeeds.
-func TestChunkCacheDamagedFileIsReadAgain(t *testing.T) {
+// A damaged chunk is caught by the batch checks, dropped, and the bytes
+// are read again from the bucket: the read succeeds.
+func TestChunkCacheDamagedChunkIsReadAgain(t *testing.T) {
 	c := newCachedRig(t, ChunkCacheOptions{MaxBytes: 1 << 30, ChunkBytes: 1 << 20})
 	seg := c.segs[0]
 	want, err := c.reader.Read(t.Context(), seg, seg.Range.Start, 4000)
 	if err != nil {
 		t.Fatal(err)
 	}
-	names, _ := c.chunkFiles()
-	if len(names) != 1 {
-		t.Fatalf("chunk files %v, want one", names)
-	}
-	path := filepath.Join(c.dir, names[0])
-	b, err := os.ReadFile(path)
-	if err != nil {
+	at := c.cache.slotStart(c.slotOf(seg.ID, 0)) + 100
+	b := make([]byte, 1)
+	if _, err := c.cache.file.ReadAt(b, at); err != nil {
 		t.Fatal(err)
 	}
-	b[100] ^= 0x40
-	if err := os.WriteFile(path, b, 0o644); err != nil {
+	b[0] ^= 0x40
+	if _, err := c.cache.file.WriteAt(b, at); err != nil {
 		t.Fatal(err)
 	}
 	gets := c.logGets.Load()
 	got, err := c.reader.Read(t.Context(), seg, seg.Range.Start, 4000)
 	if err != nil || !bytes.Equal(got, want) {
-		t.Fatalf("Read after damaging the chunk file: %v (equal %v)", err, bytes.Equal(got, want))
+		t.Fatalf("Read after damaging the chunk: %v (equal %v)", err, bytes.Equal(got, want))
 	}
 	if c.logGets.Load() == gets {
 		t.Fatal("the damaged chunk was not read again from the bucket")
 	}
-	// A truncated chunk file is a miss as well.
-	names, _ = c.chunkFiles()
-	if err := os.Truncate(filepath.Join(c.dir, names[0]), 10); err != nil {
+	// A cache file cut short is a miss as well.
+	if err := c.cache.file.Truncate(10); err != nil {
 		t.Fatal(err)
 	}
 	got, err = c.reader.Read(t.Context(), seg, seg.Range.Start, 4000)
 	if err != nil || !bytes.Equal(got, want) {
-		t.Fatalf("Read after truncating the chunk file: %v (equal %v)", err, bytes.Equal(got, want))
+		t.Fatalf("Read after truncating the cache file: %v (equal %v)", err, bytes.Equal(got, want))
 	}
 }
 
-// Files a crashed process left in the cache directory (chunks, temporary
-// files) are removed at start and never served; other files are kept.
+// What a crashed process left in the cache directory (the slot file, and
+// the chunk files of earlier versions) is emptied or removed at start and
+// never served; other files are kept.
 func TestChunkCacheClearsLeftoversAtStart(t *testing.T) {
 	dir := t.TempDir()
 	leftovers := map[string]bool{
 		"aa00000000000000000000000000000001-0-7.chunk":     false,
 		"aa00000000000000000000000000000001-1-8.chunk.tmp": false,
-		"notes.txt": true,
+		"notes.txt":  true,
+		slotFileName: true,
 	}
 	for name := range leftovers {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte("garbage"), 0o644); err != nil {
@@ -328,6 +337,9 @@ func TestChunkCacheClearsLeftoversAtStart(t *testing.T) {
 		if exists := err == nil; exists != kept {
 			t.Errorf("%s: exists %v after start, want %v", name, exists, kept)
 		}
+	}
+	if fi, err := os.Stat(filepath.Join(dir, slotFileName)); err != nil || fi.Size() != 0 {
+		t.Errorf("the slot file after start: %v, %v; want it empty", fi, err)
 	}
 }
 

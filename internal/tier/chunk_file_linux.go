@@ -6,9 +6,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// preallocate reserves n bytes for a new chunk file before it is written:
-// ext4 then writes a 4 MiB chunk several times faster than when it
-// allocates blocks as the write goes. A failure only loses the speed-up.
-func preallocate(f *os.File, n int64) {
-	_ = unix.Fallocate(int(f.Fd()), 0, 0, n)
+// preallocateRange reserves the blocks of [off, off+n) of the slot file
+// the first time a slot is used: ext4 then writes a chunk several times
+// faster than when it allocates blocks as the write goes. A failure only
+// loses the speed-up.
+func preallocateRange(f *os.File, off, n int64) {
+	_ = unix.Fallocate(int(f.Fd()), 0, off, n)
 }

@@ -4,5 +4,5 @@ package tier
 
 import "os"
 
-// preallocate does nothing where fallocate(2) does not exist.
-func preallocate(*os.File, int64) {}
+// preallocateRange does nothing where fallocate(2) does not exist.
+func preallocateRange(*os.File, int64, int64) {}

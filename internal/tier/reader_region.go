@@ -9,11 +9,13 @@ import (
 )
 
 // Region is a byte range of an open file that holds whole, checked
-// batches, to send as they are (sendfile). The receiver closes File.
+// batches, to send as they are (sendfile). The receiver closes File and
+// then calls Release, which lets the cache reuse the bytes.
 type Region struct {
-	File *os.File
-	Pos  int64
-	Size int64
+	File    *os.File
+	Pos     int64
+	Size    int64
+	Release func()
 }
 
 // ReadRegion is Read without copying the bytes into the broker: when the
@@ -44,17 +46,18 @@ func (r *Reader) ReadRegion(ctx context.Context, seg remotemeta.RemoteSegment, f
 	// The batch holding from starts in the chunk of pos, or (an index
 	// entry before it in one chunk, the batch in the next) in the next.
 	for k := pos / chunkBytes; k <= pos/chunkBytes+1 && k < chunkCount(seg.SizeBytes, chunkBytes); k++ {
-		f, table, cached, err := r.Chunks.openChunk(ctx, obj, k)
+		ref, cached, err := r.Chunks.openChunk(ctx, obj, k)
 		if err != nil || !cached {
 			return Region{}, false, err
 		}
-		start, end, found := table.span(rel, maxBytes)
+		start, end, found := ref.Batches.span(rel, maxBytes)
 		if found {
 			r.noteLogRead(seg, k*chunkBytes+start, end-start)
-			return Region{File: f, Pos: start, Size: end - start}, true, nil
+			return Region{File: ref.File, Pos: ref.Base + start, Size: end - start, Release: ref.Release}, true, nil
 		}
-		f.Close()
-		if len(table) < 2 || rel < table[len(table)-1].rel {
+		ref.File.Close()
+		ref.Release()
+		if len(ref.Batches) < 2 || rel < ref.Batches[len(ref.Batches)-1].rel {
 			break // not past this chunk's checked batches: Read serves it
 		}
 	}
