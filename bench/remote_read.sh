@@ -14,7 +14,7 @@
 #
 # Environment (defaults in brackets):
 #   BYTES [1073741824]        record value bytes produced to each topic
-#   ROUNDS [3]                consume rounds
+#   ROUNDS [5]                consume rounds (the first is the slowest: cold cache file)
 #   PARTITIONS [6]            partitions of each topic
 #   SEGMENT_BYTES [8388608]   segment.bytes of both topics
 #   CHUNK_BYTES [8388608]     strata.remote.chunk.bytes
@@ -33,7 +33,7 @@ set -uo pipefail
 BENCH_NAME=remote_read
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 BYTES=${BYTES:-1073741824}
-ROUNDS=${ROUNDS:-3}
+ROUNDS=${ROUNDS:-5}
 PARTITIONS=${PARTITIONS:-6}
 SEGMENT_BYTES=${SEGMENT_BYTES:-8388608}
 CHUNK_BYTES=${CHUNK_BYTES:-8388608}

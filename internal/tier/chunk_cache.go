@@ -70,6 +70,11 @@ const readAheadTimeout = 30 * time.Second
 // remembered for read-ahead; beyond it an arbitrary one is forgotten.
 const trackedObjectsMax = 4096
 
+// keptChunkBuffers is how many chunk buffers are kept for reuse, as many
+// as read-ahead runs GETs at once: after remote reads the broker keeps up
+// to that many chunks of memory (8 × strata.remote.chunk.bytes).
+const keptChunkBuffers = readAheadParallel
+
 // chunkAttempts bounds how often one read looks a chunk up again after
 // the file it found was evicted or the GET it waited for failed; then it
 // reads its bytes from the bucket itself, bypassing the cache.
@@ -80,9 +85,9 @@ const chunkAttempts = 3
 // file in Dir (see slotTable): a chunk's slot is written before the chunk
 // enters the LRU, and a slot being read or sent is pinned, so a reader
 // sees a whole chunk, never one being overwritten. Concurrent misses of
-// one chunk share one GET. Log bytes pass through pooled chunk buffers on
-// a miss and are read from the file on a hit, so no chunk stays on the Go
-// heap beyond a read.
+// one chunk share one GET. Log bytes pass through chunk buffers (off the
+// Go heap, see chunkBuffers) on a miss and are read from the file on a
+// hit, so no chunk stays on the Go heap beyond a read.
 //
 // The cache is cleared at start (NewChunkCache truncates the slot file):
 // a restart begins cold, so bytes written by a crashed process, or cut at
@@ -99,7 +104,7 @@ const chunkAttempts = 3
 type ChunkCache struct {
 	opts    ChunkCacheOptions
 	logger  *slog.Logger
-	buffers sync.Pool // *[]byte of ChunkBytes
+	buffers *chunkBuffers // of ChunkBytes
 	// file is the slot file, open for the life of the cache (closed by
 	// the GC with the cache: reads may go on after Close); path names it
 	// for the descriptor each sent region gets.
@@ -174,10 +179,7 @@ func NewChunkCache(opts ChunkCacheOptions) (*ChunkCache, error) {
 	if c.logger == nil {
 		c.logger = slog.Default()
 	}
-	c.buffers.New = func() any {
-		b := make([]byte, opts.ChunkBytes)
-		return &b
-	}
+	c.buffers = newChunkBuffers(int(opts.ChunkBytes), keptChunkBuffers)
 	c.stop, c.cancel = context.WithCancel(context.Background())
 	c.mu.lru = list.New()
 	c.mu.byKey = make(map[chunkKey]*list.Element)
@@ -314,9 +316,9 @@ func (c *ChunkCache) readSlot(e *chunkEntry, within int64, dst []byte) bool {
 // table, caches the chunk and then ends the fetch f, waking its waiters.
 // stored reports whether the chunk is now in the cache.
 func (c *ChunkCache) fetchChunk(ctx context.Context, obj cachedObject, k chunkKey, f *chunkFetch, length, within int64, dst []byte) (stored bool, err error) {
-	buf := c.buffers.Get().(*[]byte)
-	defer c.buffers.Put(buf)
-	chunk := (*buf)[:length]
+	buf := c.buffers.get()
+	defer c.buffers.put(buf)
+	chunk := buf[:length]
 	start := k.index * c.opts.ChunkBytes
 	err = obj.fetch(ctx, start, chunk)
 	if err == nil {
