@@ -77,10 +77,7 @@ func (m *brokerMetrics) serve(cfg *config.Broker, b *broker.Broker) error {
 	}
 	reg := metrics.NewRegistry()
 	reg.MustRegister(
-		metrics.NewTierCollector(metrics.TierSource{
-			Counters: func() []metrics.TierCounters { return tierCounters(m.tierStats.Snapshot()) },
-			Gauges:   func() []metrics.TierGauges { return tierGauges(b.TierGauges()) },
-		}),
+		m.tierCollector(b.TierGauges),
 		metrics.NewPartitionCount(func() int { return len(b.Partitions()) }),
 		m.requests,
 	)
@@ -96,6 +93,17 @@ func (m *brokerMetrics) serve(cfg *config.Broker, b *broker.Broker) error {
 		}
 	}()
 	return nil
+}
+
+// tierCollector exports m's tier counters and the tier gauges that gauges
+// returns, read at each scrape. The counters are those of the partitions
+// the broker tracks in m.tierStats, the gauges those of the partitions it
+// hosts: a deleted topic's series leave /metrics with its partitions.
+func (m *brokerMetrics) tierCollector(gauges func() []broker.PartitionTierGauges) *metrics.TierCollector {
+	return metrics.NewTierCollector(metrics.TierSource{
+		Counters: func() []metrics.TierCounters { return tierCounters(m.tierStats.Snapshot()) },
+		Gauges:   func() []metrics.TierGauges { return tierGauges(gauges()) },
+	})
 }
 
 // healthz answers 200 "ok" while the broker serves, 503 once it is

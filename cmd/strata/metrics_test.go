@@ -9,10 +9,13 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/strata-broker/strata/internal/base"
 	"github.com/strata-broker/strata/internal/broker"
 	"github.com/strata-broker/strata/internal/config"
+	"github.com/strata-broker/strata/internal/objstore"
 	"github.com/strata-broker/strata/internal/server"
 	"github.com/strata-broker/strata/internal/tier"
+	"github.com/strata-broker/strata/internal/tier/remotemeta"
 )
 
 func TestMetricsOffCountsNothing(t *testing.T) {
@@ -52,6 +55,56 @@ func TestMetricsCountTierAndRequests(t *testing.T) {
 	if !h.Supported(0, 9) || h.Supported(1, 0) {
 		t.Fatal("the counting handler changed what is supported")
 	}
+}
+
+// The /metrics series of a deleted topic's partitions go, those of the
+// other topics stay, and a topic created again under the same name counts
+// from zero: the broker forgets a partition in the tier counters when it
+// stops hosting it (internal/broker/tier_stats.go), and the collector
+// exports what they hold at each scrape.
+func TestMetricsDropTheSeriesOfADeletedTopic(t *testing.T) {
+	m := newBrokerMetrics(&config.Broker{MetricsListener: "127.0.0.1:0"}, nil)
+	deps := &broker.TierDeps{Copier: &tier.Copier{}, Deleter: &tier.Deleter{}, Reader: &tier.Reader{Store: objstore.NewMem()}}
+	m.countTier(deps)
+	c := m.tierCollector(func() []broker.PartitionTierGauges { return nil })
+	gone, kept := base.TopicPartition{Topic: "gone", Partition: 0}, base.TopicPartition{Topic: "kept", Partition: 0}
+	failRead := func(tp base.TopicPartition) {
+		t.Helper()
+		// A segment that is not COPY_FINISHED: the read fails, and counts.
+		if _, err := deps.Reader.Read(t.Context(), remotemeta.RemoteSegment{TP: tp}, 0, 1); err == nil {
+			t.Fatal("read of an unreadable segment succeeded")
+		}
+	}
+	requireFetches := func(when, want string) {
+		t.Helper()
+		want = "# HELP strata_remote_fetch_requests_total Reads served from the remote tier. " +
+			"Kafka: kafka.server:type=BrokerTopicMetrics,name=RemoteFetchRequestsPerSec.\n" +
+			"# TYPE strata_remote_fetch_requests_total counter\n" + want
+		if err := testutil.CollectAndCompare(c, strings.NewReader(want), "strata_remote_fetch_requests_total"); err != nil {
+			t.Fatalf("%s: %v", when, err)
+		}
+	}
+
+	m.tierStats.Track(gone)
+	m.tierStats.Track(kept)
+	failRead(gone)
+	failRead(gone)
+	failRead(kept)
+	requireFetches("before the delete", `strata_remote_fetch_requests_total{partition="0",topic="gone"} 2
+strata_remote_fetch_requests_total{partition="0",topic="kept"} 1
+`)
+	m.tierStats.Forget(gone)
+	failRead(gone) // finished after the topic went
+	requireFetches("after the delete", `strata_remote_fetch_requests_total{partition="0",topic="kept"} 1
+`)
+	if n := testutil.CollectAndCount(c, "strata_remote_fetch_errors_total"); n != 1 {
+		t.Fatalf("after the delete, %d fetch error series, want kept's only", n)
+	}
+	m.tierStats.Track(gone)
+	failRead(gone)
+	requireFetches("after the topic came back", `strata_remote_fetch_requests_total{partition="0",topic="gone"} 1
+strata_remote_fetch_requests_total{partition="0",topic="kept"} 1
+`)
 }
 
 // /healthz answers 200 "ok" until the shutdown starts, then 503; close

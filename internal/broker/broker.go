@@ -189,12 +189,14 @@ func (b *Broker) closePartitions() error {
 	return errors.Join(errs...)
 }
 
-// closingLocked tells OnClose that h is about to close or be deleted.
+// closingLocked stops h's tier loop, drops its tier counts and tells
+// OnClose that h is about to close or be deleted.
 func (b *Broker) closingLocked(h *hosted) {
 	if h.tier != nil {
 		h.tier.stop()
 		h.tier = nil
 	}
+	b.forgetTierStatsLocked(h.p.TP())
 	if b.opts.OnClose != nil {
 		b.opts.OnClose(h.p)
 	}

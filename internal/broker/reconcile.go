@@ -110,6 +110,7 @@ func (b *Broker) ensureLocked(tp base.TopicPartition, t *metadata.Topic, pa meta
 	}
 	h := &hosted{p: p, topicID: t.ID, configs: t.Configs}
 	b.mu.parts[tp] = h
+	b.trackTierStatsLocked(tp)
 	if b.opts.OnOpen != nil {
 		b.opts.OnOpen(p)
 	}

@@ -177,6 +177,11 @@ func (b *Broker) tierPass(ctx context.Context, p *partition.Partition) bool {
 func (b *Broker) remoteDeletePass() {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*b.opts.Tier.Interval+time.Minute)
 	defer cancel()
+	// A deleted topic's counts went with its partitions (tier_stats.go):
+	// these deletions count into no partition, not even one of a topic
+	// created since under the same name, which counts from zero.
+	deleter := *b.opts.Tier.Deleter
+	deleter.Stats = nil
 	for _, t := range b.opts.Meta.Image().PendingRemoteDeletes() {
 		var errs []error
 		for _, s := range t.Segments {
@@ -186,7 +191,7 @@ func (b *Broker) remoteDeletePass() {
 				continue
 			}
 			task := tier.DeleteTask{Segment: s, Reason: tier.DeleteTopic}
-			if err := b.opts.Tier.Deleter.Delete(ctx, task, t.Partitions[idx].LeaderEpoch); err != nil {
+			if err := deleter.Delete(ctx, task, t.Partitions[idx].LeaderEpoch); err != nil {
 				errs = append(errs, err)
 			}
 		}

@@ -21,6 +21,13 @@
 //     partition, which Kafka computes but sums per topic
 //     (sum by (topic) gives Kafka's value).
 //
+// A partition's series live while the broker hosts it, as Kafka removes a
+// partition's metrics with it: once its topic is deleted (or the partition
+// leaves this broker) they are gone from the next scrape, and a topic
+// created again under the same name counts from zero, which rate() reads
+// as a counter reset. The sources keep that promise (tier.Stats.Forget);
+// the collectors export what the sources hold at each scrape, nothing more.
+//
 // Strata's own metrics, with no Kafka counterpart, follow the same form
 // (strata_remote_dangling_segments).
 package metrics

@@ -13,15 +13,27 @@ import (
 // meters: Remote{Copy,Fetch,Delete}{Requests,Errors}PerSec and
 // Remote{Copy,Fetch}BytesPerSec. Copier, Reader and Deleter add to it;
 // cmd reads Snapshot when /metrics is scraped (this package knows no
-// metrics library). Counts only grow, and a partition's stay after its
-// topic is deleted: a Prometheus counter must not go back, and the number
-// of partitions ever tiered by one process bounds the map.
+// metrics library).
+//
+// Stats counts only the partitions it tracks: the broker calls Track when
+// it opens a partition and Forget when it closes one (its topic deleted,
+// or no longer hosted here), as Kafka removes a partition's metrics with
+// it. So the partitions hosted now bound the map, a deleted topic's
+// series leave /metrics, and a topic created again under the same name
+// counts from zero (Prometheus reads a series that went and came back as
+// a counter reset). What finishes for a partition while it is not
+// tracked (a remote read that was in flight at Forget) counts nowhere:
+// counting it would bring the series back, and nothing would remove it
+// again. Between Track and Forget a partition's counts only grow.
 //
 // A nil *Stats counts nothing, so an executor built without one (tests,
 // tools) needs no special case. Safe for concurrent use.
 type Stats struct {
 	mu struct {
 		sync.Mutex
+		// parts holds the tracked partitions; a partition's counters are
+		// made on its first count (nil until then), so one that never
+		// used the remote tier has no series.
 		parts map[base.TopicPartition]*partitionCounters
 	}
 }
@@ -59,6 +71,9 @@ func (s *Stats) Snapshot() []PartitionStats {
 	defer s.mu.Unlock()
 	out := make([]PartitionStats, 0, len(s.mu.parts))
 	for tp, c := range s.mu.parts {
+		if c == nil {
+			continue
+		}
 		out = append(out, PartitionStats{
 			TP:           tp,
 			CopyRequests: c.copyRequests.Load(), CopyErrors: c.copyErrors.Load(), CopyBytes: c.copyBytes.Load(),
@@ -72,18 +87,46 @@ func (s *Stats) Snapshot() []PartitionStats {
 	return out
 }
 
-// of returns tp's counters, creating them on first use; nil when s is nil.
+// Track starts counting tp, from zero; a partition already tracked keeps
+// its counts.
+func (s *Stats) Track(tp base.TopicPartition) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.mu.parts[tp]; ok {
+		return
+	}
+	if s.mu.parts == nil {
+		s.mu.parts = make(map[base.TopicPartition]*partitionCounters)
+	}
+	s.mu.parts[tp] = nil
+}
+
+// Forget drops tp's counts and stops counting it until it is tracked again.
+func (s *Stats) Forget(tp base.TopicPartition) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.mu.parts, tp)
+}
+
+// of returns tp's counters, making them on its first count; nil when s is
+// nil or does not track tp.
 func (s *Stats) of(tp base.TopicPartition) *partitionCounters {
 	if s == nil {
 		return nil
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c, ok := s.mu.parts[tp]
-	if !ok {
-		if s.mu.parts == nil {
-			s.mu.parts = make(map[base.TopicPartition]*partitionCounters)
-		}
+	c, tracked := s.mu.parts[tp]
+	if !tracked {
+		return nil
+	}
+	if c == nil {
 		c = &partitionCounters{}
 		s.mu.parts[tp] = c
 	}
