@@ -208,7 +208,7 @@ func (b *Broker) remoteDeletePass() {
 }
 
 // RemoteRead is what a read of the remote tier returns: whole batches,
-// either as bytes (Batches) or as a region of a cached chunk file to send
+// either as bytes (Batches) or as a region of a cached chunk to send
 // as it is (Region.File set; the receiver closes it).
 type RemoteRead struct {
 	Batches []byte
@@ -225,7 +225,7 @@ func (r RemoteRead) Size() int {
 
 // ReadRemote serves a read of p below its local log start from the remote
 // tier: whole batches from the one holding from, up to maxBytes but at
-// least that batch, as a chunk file region when the chunk cache can
+// least that batch, as a cached chunk region when the chunk cache can
 // answer so, else as bytes. ErrOffsetOutOfRange when no remote segment
 // holds from. The segments after the one read are named to the reader,
 // for its read-ahead across segments.

@@ -19,7 +19,7 @@ import (
 // the first known batch start, are not in the table: reads of them go
 // through Reader.Read, which checks them on every read.
 //
-// A checked chunk file is then trusted as local segments are: it lives on
+// A checked cached chunk is then trusted as local segments are: it lives on
 // the broker's own disk, written once by this process (the cache is
 // cleared at start).
 

@@ -17,11 +17,11 @@ import (
 
 // ChunkCacheOptions configures a ChunkCache.
 type ChunkCacheOptions struct {
-	// Dir holds the chunk files (strata.remote.cache.dir); it is created
+	// Dir holds the slot file (strata.remote.cache.dir); it is created
 	// when missing.
 	Dir string
-	// MaxBytes bounds the bytes of all chunk files
-	// (strata.remote.cache.size.bytes); positive.
+	// MaxBytes bounds the slot file (strata.remote.cache.size.bytes): it
+	// holds MaxBytes / ChunkBytes chunks; positive.
 	MaxBytes int64
 	// ChunkBytes is the size of a chunk (strata.remote.chunk.bytes).
 	ChunkBytes int64
@@ -29,7 +29,7 @@ type ChunkCacheOptions struct {
 	// reader (strata.remote.readahead.chunks); 0 turns read-ahead off.
 	ReadAheadChunks int
 	// Logger gets the failures that no reader sees (read-ahead, writing a
-	// chunk file); nil means slog.Default().
+	// chunk); nil means slog.Default().
 	Logger *slog.Logger
 }
 
@@ -221,7 +221,7 @@ func (c *ChunkCache) Close() {
 
 // readAt fills dst with the bytes of obj from off, through the chunks it
 // touches; off+len(dst) must be within obj.sizeBytes. hit reports whether
-// any byte came from a cached chunk file.
+// any byte came from a cached chunk.
 func (c *ChunkCache) readAt(ctx context.Context, obj cachedObject, off int64, dst []byte) (hit bool, err error) {
 	for len(dst) > 0 {
 		k := off / c.opts.ChunkBytes

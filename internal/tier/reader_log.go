@@ -102,7 +102,7 @@ func (r *Reader) checkChunk(ctx context.Context, seg remotemeta.RemoteSegment, s
 // readVerified runs read, a read of seg's .log that checks its bytes.
 // When they fail the checks, seg's cached chunks are dropped, and read
 // runs once more if some of those bytes came from the cache: a damaged
-// chunk file is read again from the bucket, a corrupt object stays an
+// chunk is read again from the bucket, a corrupt object stays an
 // error.
 func (r *Reader) readVerified(seg remotemeta.RemoteSegment, read func() (hit bool, err error)) error {
 	hit, err := read()
