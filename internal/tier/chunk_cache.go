@@ -70,10 +70,16 @@ const readAheadTimeout = 30 * time.Second
 // remembered for read-ahead; beyond it an arbitrary one is forgotten.
 const trackedObjectsMax = 4096
 
-// keptChunkBuffers is how many chunk buffers are kept for reuse, as many
-// as read-ahead runs GETs at once: after remote reads the broker keeps up
-// to that many chunks of memory (8 × strata.remote.chunk.bytes).
-const keptChunkBuffers = readAheadParallel
+// keptBufferBytes bounds the memory of the chunk buffers kept for reuse
+// after remote reads.
+const keptBufferBytes = 64 << 20
+
+// keptChunkBuffers is how many chunk buffers are kept for reuse: as many
+// as read-ahead runs GETs at once, within keptBufferBytes, and at least
+// one (8 of the default 8 MiB chunks; 1 of 64 MiB or more).
+func keptChunkBuffers(chunkBytes int64) int {
+	return int(max(1, min(readAheadParallel, keptBufferBytes/chunkBytes)))
+}
 
 // chunkAttempts bounds how often one read looks a chunk up again after
 // the file it found was evicted or the GET it waited for failed; then it
@@ -179,7 +185,7 @@ func NewChunkCache(opts ChunkCacheOptions) (*ChunkCache, error) {
 	if c.logger == nil {
 		c.logger = slog.Default()
 	}
-	c.buffers = newChunkBuffers(int(opts.ChunkBytes), keptChunkBuffers)
+	c.buffers = newChunkBuffers(int(opts.ChunkBytes), keptChunkBuffers(opts.ChunkBytes))
 	c.stop, c.cancel = context.WithCancel(context.Background())
 	c.mu.lru = list.New()
 	c.mu.byKey = make(map[chunkKey]*list.Element)

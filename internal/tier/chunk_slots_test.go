@@ -146,3 +146,42 @@ func TestChunkCacheAllSlotsPinned(t *testing.T) {
 		t.Fatalf("the pinned region changed (%v)", err)
 	}
 }
+
+// The chunk buffers kept after remote reads stay within keptBufferBytes,
+// however large the chunks, and at least one is kept.
+func TestKeptChunkBuffers(t *testing.T) {
+	cases := []struct {
+		chunk int64
+		want  int
+	}{
+		{64 << 10, readAheadParallel},
+		{8 << 20, 8},
+		{16 << 20, 4},
+		{64 << 20, 1},
+		{256 << 20, 1},
+	}
+	for _, c := range cases {
+		if got := keptChunkBuffers(c.chunk); got != c.want {
+			t.Errorf("keptChunkBuffers(%d) = %d, want %d", c.chunk, got, c.want)
+		}
+	}
+}
+
+// Buffers beyond the kept number are released; kept ones are handed out
+// again.
+func TestChunkBuffersKeepAtMost(t *testing.T) {
+	p := newChunkBuffers(4096, 2)
+	bufs := [][]byte{p.get(), p.get(), p.get()}
+	for _, b := range bufs {
+		if len(b) != 4096 {
+			t.Fatalf("buffer of %d bytes, want 4096", len(b))
+		}
+		p.put(b)
+	}
+	if n := len(p.free); n != 2 {
+		t.Fatalf("%d buffers kept, want 2", n)
+	}
+	b := p.get()
+	b[0], b[4095] = 1, 2 // still mapped and writable
+	p.put(b)
+}
