@@ -23,8 +23,9 @@ type Splice struct {
 	// order is where the field lies in the response: splices go to the
 	// server in that order, whichever order the partitions were read in.
 	order int
-	// release runs after File is closed (the region's Release).
-	release func()
+	// region is what File and its range came from; closing it closes
+	// File and lets a chunk cache reuse the bytes.
+	region partition.Region
 }
 
 // A fetch reads from a file region (sent with sendfile) instead of copying
@@ -49,10 +50,7 @@ func newFetchBuffers() *fetchBuffers { return &fetchBuffers{read: getReadBuffer(
 func (f *fetchBuffers) reset() {
 	f.read.b = f.read.b[:0]
 	for _, s := range f.splices {
-		s.File.Close()
-		if s.release != nil {
-			s.release()
-		}
+		s.region.Close()
 	}
 	f.splices = f.splices[:0]
 }
@@ -81,7 +79,7 @@ func wantsRegion(limit int, offset, highWatermark base.Offset) bool {
 // at place order of the response, and returns its marker.
 func (f *fetchBuffers) addRegion(r partition.Region, order int) []byte {
 	m := newMarker()
-	f.splices = append(f.splices, Splice{Marker: m, File: r.File, Pos: r.Pos, Size: r.Size, order: order, release: r.Release})
+	f.splices = append(f.splices, Splice{Marker: m, File: r.File, Pos: r.Pos, Size: r.Size, order: order, region: r})
 	return m
 }
 

@@ -230,7 +230,7 @@ func (r RemoteRead) Size() int {
 // holds from. The segments after the one read are named to the reader,
 // for its read-ahead across segments.
 func (b *Broker) ReadRemote(ctx context.Context, p *partition.Partition, from base.Offset, maxBytes int) (RemoteRead, error) {
-	seg, ok := b.remoteSegmentAt(p, from)
+	seg, following, ok := b.remoteSegmentsFrom(p, from)
 	if !ok {
 		return RemoteRead{}, fmt.Errorf("%w: offset %d of %v is in no remote segment", partition.ErrOffsetOutOfRange, from, p.TP())
 	}
@@ -244,37 +244,32 @@ func (b *Broker) ReadRemote(ctx context.Context, p *partition.Partition, from ba
 		read.Batches, err = b.opts.Tier.Reader.Read(ctx, seg, from, maxBytes)
 	}
 	if err == nil {
-		b.opts.Tier.Reader.ReadAheadFollowing(seg, b.remoteSegmentsAfter(p, seg))
+		b.opts.Tier.Reader.ReadAheadFollowing(seg, following)
 	}
 	return read, err
 }
 
-// remoteSegmentAt is the remote segment of p's lineage holding from.
-func (b *Broker) remoteSegmentAt(p *partition.Partition, from base.Offset) (remotemeta.RemoteSegment, bool) {
+// remoteSegmentsFrom is the remote segment of p's lineage holding from,
+// and the remote segments that follow it, in order, as many as the
+// read-ahead can reach; all from one view of the metadata.
+func (b *Broker) remoteSegmentsFrom(p *partition.Partition, from base.Offset) (seg remotemeta.RemoteSegment, following []remotemeta.RemoteSegment, ok bool) {
 	if b.opts.Tier == nil {
-		return remotemeta.RemoteSegment{}, false
-	}
-	return b.views(p).View().SegmentAt(p.Lineage(), from)
-}
-
-// remoteSegmentsAfter is the remote segments of p's lineage that follow
-// seg, in order, as many as the read-ahead can reach.
-func (b *Broker) remoteSegmentsAfter(p *partition.Partition, seg remotemeta.RemoteSegment) []remotemeta.RemoteSegment {
-	n := b.opts.Tier.Reader.ReadAheadObjects()
-	if n == 0 {
-		return nil
+		return seg, nil, false
 	}
 	view, lineage := b.views(p).View(), p.Lineage()
-	out := make([]remotemeta.RemoteSegment, 0, n)
-	for len(out) < n {
-		next, ok := view.SegmentAt(lineage, seg.Range.End)
-		if !ok {
+	if seg, ok = view.SegmentAt(lineage, from); !ok {
+		return seg, nil, false
+	}
+	n := b.opts.Tier.Reader.ReadAheadObjects()
+	for last := seg; len(following) < n; {
+		next, found := view.SegmentAt(lineage, last.Range.End)
+		if !found {
 			break
 		}
-		out = append(out, next)
-		seg = next
+		following = append(following, next)
+		last = next
 	}
-	return out
+	return seg, following, true
 }
 
 // RemoteFetchThrottled reports whether reads from the remote tier are
