@@ -29,6 +29,7 @@ const (
 	benchFlushTimeout    = time.Minute      // for the last acks after sending stops
 	benchDrainTimeout    = 30 * time.Second // for e2e records still in flight at the end
 	benchWarmupTimeout   = 30 * time.Second
+	benchMaxWarmup       = time.Minute
 	benchDeliveryTimeout = 30 * time.Second // a record not acked by then fails the run
 	benchMinRecordBytes  = 8                // room for the e2e send stamp
 	benchMaxRecordBytes  = 512 << 10        // well under the default 1 MB batch limit
@@ -50,6 +51,7 @@ type benchFlags struct {
 	mode        string
 	rate        int
 	inflight    int
+	warmup      time.Duration
 	json        bool
 }
 
@@ -100,6 +102,7 @@ MB is 10^6 bytes, and only record values count. Every phase is bounded:
 	fl.StringVar(&f.compression, "compression", "none", "none, gzip, snappy, lz4 or zstd")
 	fl.StringVar(&f.mode, "mode", "produce", "produce, consume, e2e or all")
 	fl.IntVar(&f.rate, "rate", 0, "records/s to send, 0 = as fast as possible (use a rate for latency runs)")
+	fl.DurationVar(&f.warmup, "warmup", 2*time.Second, "e2e, and produce at a --rate: send at the rate this long first, not counted, so the figures are the steady state's")
 	fl.IntVar(&f.inflight, "inflight", 10000, "records produced but not yet acknowledged, at most")
 	fl.BoolVar(&f.json, "json", false, "print one JSON line instead of text")
 	return cmd
@@ -121,6 +124,8 @@ func (f benchFlags) validate() error {
 		return fmt.Errorf("--duration %s: use more than 0 and at most %s", f.duration, benchMaxDuration)
 	case f.linger < 0 || f.linger > time.Second:
 		return fmt.Errorf("--linger %s: use 0..1s", f.linger)
+	case f.warmup < 0 || f.warmup > benchMaxWarmup:
+		return fmt.Errorf("--warmup %s: use 0..%s", f.warmup, benchMaxWarmup)
 	case f.rate < 0:
 		return fmt.Errorf("--rate %d: use 0 (unlimited) or more", f.rate)
 	case f.inflight < 1 || f.inflight > benchMaxInflight:
@@ -218,6 +223,7 @@ type benchReport struct {
 	LingerMs    float64        `json:"linger_ms"`
 	Compression string         `json:"compression"`
 	Rate        int            `json:"rate"`
+	WarmupS     float64        `json:"warmup_s,omitempty"` // e2e: uncounted load before the measured one
 	Produce     *produceReport `json:"produce,omitempty"`
 	Consume     *consumeReport `json:"consume,omitempty"`
 	E2E         *e2eReport     `json:"e2e,omitempty"`
@@ -259,6 +265,9 @@ func runBench(ctx context.Context, f benchFlags, out io.Writer) error {
 		Bootstrap: f.bootstrap, Topic: f.topic, Partitions: f.partitions, RecordBytes: f.recordBytes,
 		Acks: f.acks, Idempotent: f.acks == "all" || f.acks == "-1", LingerMs: ms(f.linger),
 		Compression: f.compression, Rate: f.rate,
+	}
+	if f.mode == "e2e" || f.mode == "all" || f.rate > 0 {
+		rep.WarmupS = f.warmup.Seconds()
 	}
 	text := func(format string, a ...any) {
 		if !f.json {
@@ -363,6 +372,9 @@ type sendPlan struct {
 	// stampBase, when set, makes every value start with the nanoseconds
 	// from stampBase to its Produce call, plus one (zero marks warm-up).
 	stampBase *time.Time
+	// warmUp stamps every value zero: sent like the measured records, not
+	// counted (stampBase must be set too).
+	warmUp bool
 }
 
 type sendResult struct {
@@ -384,6 +396,7 @@ func send(ctx context.Context, cl *kgo.Client, recordBytes int, p sendPlan) (sen
 		wg                   sync.WaitGroup
 	)
 	sem := make(chan struct{}, p.inflight)
+	free := newRecordPool(payload, p.stampBase != nil, p.inflight)
 	start := time.Now()
 	deadline := start.Add(p.timeLimit)
 	var sent int64
@@ -404,15 +417,17 @@ sending:
 			<-sem
 			break
 		}
-		value := payload
+		rec := free.get()
 		if p.stampBase != nil {
-			value = make([]byte, recordBytes)
-			copy(value, payload)
-			binary.BigEndian.PutUint64(value, uint64(t0.Sub(*p.stampBase))+1)
+			stamp := uint64(t0.Sub(*p.stampBase)) + 1
+			if p.warmUp {
+				stamp = 0
+			}
+			binary.BigEndian.PutUint64(rec.Value, stamp)
 		}
 		wg.Add(1)
 		sent++
-		cl.Produce(ctx, &kgo.Record{Value: value}, func(r *kgo.Record, err error) {
+		cl.Produce(ctx, rec, func(r *kgo.Record, err error) {
 			lat := time.Since(t0)
 			if err != nil {
 				failed.Add(1)
@@ -422,6 +437,7 @@ sending:
 				acked.Add(1)
 				bytes.Add(int64(len(r.Value)))
 			}
+			free.put(r)
 			<-sem
 			wg.Done()
 		})
@@ -492,6 +508,12 @@ func benchProduce(ctx context.Context, f benchFlags) (produceResult, error) {
 		return produceResult{}, err
 	}
 	defer cl.Close()
+	if f.rate > 0 && f.warmup > 0 {
+		// A latency run at a rate measures the steady state, as e2e does.
+		if _, err := send(ctx, cl, f.recordBytes, sendPlan{timeLimit: f.warmup, rate: f.rate, inflight: f.inflight}); err != nil {
+			return produceResult{}, fmt.Errorf("warm-up at the rate: %w", err)
+		}
+	}
 	r, err := send(ctx, cl, f.recordBytes, sendPlan{
 		records: f.records, timeLimit: f.sendTimeLimit(), rate: f.rate, inflight: f.inflight,
 	})
@@ -700,6 +722,20 @@ func benchE2E(ctx context.Context, f benchFlags, admin *kadm.Client) (e2eResult,
 	}
 	if err := rd.waitFor(ctx, &rd.warm, warm, benchWarmupTimeout); err != nil {
 		return e2eResult{}, fmt.Errorf("warm-up: %w", err)
+	}
+	if f.warmup > 0 {
+		// The first second of a fresh client is not the steady state:
+		// its heap, buffers and batches grow, and the broker's files are
+		// new. Run the load itself, uncounted, until both sides are warm.
+		w, err := send(ctx, prod, f.recordBytes, sendPlan{
+			timeLimit: f.warmup, rate: f.rate, inflight: f.inflight, stampBase: &base, warmUp: true,
+		})
+		if err != nil {
+			return e2eResult{}, fmt.Errorf("warm-up at the rate: %w", err)
+		}
+		if err := rd.waitFor(ctx, &rd.warm, warm+w.acked, benchDrainTimeout); err != nil {
+			return e2eResult{}, fmt.Errorf("warm-up at the rate: %w", err)
+		}
 	}
 
 	r, err := send(ctx, prod, f.recordBytes, sendPlan{

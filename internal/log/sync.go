@@ -17,17 +17,24 @@ type syncPlan struct {
 	writeRP bool
 }
 
-// Sync returns once everything appended before the call is durable. Callers
-// share fdatasync rounds (group commit): a caller that arrives while a round
-// runs waits for it, then, if its data was appended after that round started,
-// for the next one, which the first such waiter leads.
+// Sync returns once everything appended before the call is durable.
 func (l *Log) Sync() error {
-	l.mu.Lock()
-	target := l.activeLocked().nextOffset
-	l.mu.Unlock()
+	return l.SyncTo(l.End())
+}
+
+// SyncTo returns once every offset below end is durable. Callers share
+// fdatasync rounds (group commit): a caller that arrives while a round runs
+// waits for it, and only if that round does not cover end does it wait for
+// the next one, which the first such waiter leads. A producer waits for its
+// own batch, not for whatever was appended after it: with requests
+// pipelined on a connection, waiting for the log end would make every
+// request pay for a round that covers the next one.
+func (l *Log) SyncTo(end base.Offset) error {
+	target := end
 	for {
 		l.mu.Lock()
-		// Truncation may have removed the caller's data; nothing is left to wait for.
+		// Truncation may have removed the caller's data; nothing is left
+		// to wait for, even once later appends pass end again.
 		target = min(target, l.activeLocked().nextOffset)
 		if l.mu.durableEnd >= target {
 			l.mu.Unlock()

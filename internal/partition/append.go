@@ -75,7 +75,10 @@ func (p *Partition) Append(batch []byte, acks Acks) (AppendResult, func() error,
 	if !out.syncNeeded {
 		return out.res, nil, nil
 	}
-	return out.res, p.log.Sync, nil
+	// Wait for this batch only: a pipelined request behind it must not
+	// make it wait for another round.
+	end := out.syncTo
+	return out.res, func() error { return p.log.SyncTo(end) }, nil
 }
 
 // appendOutcome is what appendValidated decided under the lock; the
@@ -83,6 +86,7 @@ func (p *Partition) Append(batch []byte, acks Acks) (AppendResult, func() error,
 type appendOutcome struct {
 	res        AppendResult
 	syncNeeded bool
+	syncTo     base.Offset // with syncNeeded: durable below this, the batch is
 	snapshot   *producerSnapshot
 }
 
@@ -103,7 +107,7 @@ func (p *Partition) appendValidated(batch []byte, h record.Header, cfg Config, a
 				res.LogAppendTime, res.LogAppendTimeMs = true, v.Original.TimestampMs
 			}
 			// A duplicate's original may not be synced yet; acks=all waits too.
-			return appendOutcome{res: res, syncNeeded: acks == AcksAll}, nil
+			return appendOutcome{res: res, syncNeeded: acks == AcksAll, syncTo: v.Original.LastOffset + 1}, nil
 		}
 	}
 
@@ -152,7 +156,7 @@ func (p *Partition) appendValidated(batch []byte, h record.Header, cfg Config, a
 		p.mu.oldestUnflushedAt = p.opts.Clock.Now()
 	}
 	p.notifyLocked()
-	return appendOutcome{res: res, syncNeeded: syncNeeded, snapshot: snap}, nil
+	return appendOutcome{res: res, syncNeeded: syncNeeded, syncTo: next + base.Offset(h.LastOffsetDelta) + 1, snapshot: snap}, nil
 }
 
 // framesSeveralBatches reports whether b is two or more whole batches.

@@ -1,0 +1,62 @@
+package log
+
+import (
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+
+	"github.com/strata-broker/strata/internal/vfs"
+)
+
+// TestSyncToWaitsOnlyForItsOwnOffsets pins group commit for pipelined
+// producers: a caller waiting for offsets that the running round covers
+// returns when that round ends, even if more was appended after the round
+// started. Waiting for the log end instead made every pipelined produce
+// request pay for one more fdatasync round.
+func TestSyncToWaitsOnlyForItsOwnOffsets(t *testing.T) {
+	var (
+		l         *Log
+		logSyncs  atomic.Int32
+		hookArmed atomic.Bool
+		second    = make(chan error, 1)
+	)
+	o := crashOptions(vfs.NewFaulty(vfs.NewMem(), func(op vfs.Op, path string) error {
+		if op != vfs.OpDatasync || filepath.Ext(path) != ".log" {
+			return nil
+		}
+		logSyncs.Add(1)
+		if hookArmed.CompareAndSwap(true, false) {
+			// Inside the first round, which covers only batch A: batch B
+			// is appended, and a second caller waits for A alone.
+			if err := appendBatches(1)(l); err != nil {
+				return err
+			}
+			go func() { second <- l.SyncTo(1) }()
+		}
+		return nil
+	}))
+	l = mustOpen(t, o)
+	defer l.Close()
+	if err := appendBatches(1)(l); err != nil { // batch A: offset 0
+		t.Fatal(err)
+	}
+	hookArmed.Store(true)
+	if err := l.SyncTo(1); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-second; err != nil {
+		t.Fatal(err)
+	}
+	if got := logSyncs.Load(); got != 1 {
+		t.Fatalf("%d fdatasync rounds for offsets one round covered; want 1", got)
+	}
+	if l.DurableEnd() != 1 || l.End() != 2 {
+		t.Fatalf("DurableEnd %d End %d, want 1 and 2", l.DurableEnd(), l.End())
+	}
+	if err := l.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if l.DurableEnd() != 2 || logSyncs.Load() != 2 {
+		t.Fatalf("after Sync: DurableEnd %d after %d rounds, want 2 after 2", l.DurableEnd(), logSyncs.Load())
+	}
+}
