@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -41,6 +42,11 @@ func dumpSegment(w io.Writer, path string, withRecords bool) error {
 	for pos < len(data) {
 		h, err := record.ParseHeader(data[pos:])
 		if err != nil || h.Size() < record.HeaderSize || pos+h.Size() > len(data) {
+			if zeros := len(data) - pos; bytes.Count(data[pos:], []byte{0}) == zeros {
+				// The broker zero-fills an active segment ahead of its data.
+				fmt.Fprintf(w, "%d zero bytes after the data (filled ahead of an active segment's writes)\n", zeros)
+				break
+			}
 			return fmt.Errorf("segment %s: torn or corrupt batch at byte %d after %d valid batches; Strata's recovery truncates here", path, pos, batches)
 		}
 		b := data[pos : pos+h.Size()]

@@ -84,20 +84,24 @@ func relPath(dir, path string) string {
 // deletes, closes and reopens.
 var crashWorkload = []step{
 	{kind: stepAppend, n: 4, recs: 2, valueBytes: 40},
+	{kind: stepFill}, // zeros past the data, up to the segment size
 	{kind: stepSync},
-	{kind: stepAppend, n: 6, recs: 1, valueBytes: 60}, // rolls on size
+	{kind: stepAppend, n: 6, recs: 1, valueBytes: 60}, // into the zeros; rolls on size
 	{kind: stepSync},
-	{kind: stepRoll},
+	{kind: stepFill},
+	{kind: stepRoll}, // cuts the zeros off the sealed segment
 	{kind: stepAppend, n: 3, recs: 3, valueBytes: 20},
 	{kind: stepSync},
 	{kind: stepAppend, n: 3, recs: 1, valueBytes: 30}, // never synced
-	{kind: stepTruncate, pct: 40},                     // into an earlier segment
+	{kind: stepFill},
+	{kind: stepTruncate, pct: 40}, // into an earlier segment
 	{kind: stepAppend, n: 4, recs: 2, valueBytes: 50},
 	{kind: stepSync},
 	{kind: stepDelete, pct: 50},
 	{kind: stepAppend, n: 2, recs: 1, valueBytes: 10},
+	{kind: stepFill},
 	{kind: stepSync},
-	{kind: stepReopen},
+	{kind: stepReopen}, // Close cuts the zeros off
 	{kind: stepAppend, n: 5, recs: 1, valueBytes: 90},
 	{kind: stepTruncate, pct: 90},
 	{kind: stepSync},
@@ -199,7 +203,7 @@ func TestCrashRecoveryProperty(t *testing.T) {
 
 func drawStep(t *rapid.T) step {
 	kinds := []stepKind{stepAppend, stepAppend, stepAppend, stepAppend, stepSync, stepSync,
-		stepRoll, stepTruncate, stepDelete, stepReopen}
+		stepRoll, stepTruncate, stepDelete, stepReopen, stepFill}
 	return step{
 		kind:       rapid.SampledFrom(kinds).Draw(t, "kind"),
 		n:          rapid.IntRange(1, 4).Draw(t, "n"),

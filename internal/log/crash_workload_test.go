@@ -25,6 +25,7 @@ const (
 	stepTruncate                     // TruncateTo the base of the live batch at pct% of the live ones
 	stepDelete                       // DeleteSegmentsBefore the base of the live batch at pct%
 	stepReopen                       // Close, then Open
+	stepFill                         // one run of the zero filler (fillZeros), in line
 )
 
 type step struct {
@@ -47,6 +48,8 @@ func (s step) String() string {
 		return fmt.Sprintf("DeleteSegmentsBefore(%d%%)", s.pct)
 	case stepReopen:
 		return "Close+Open"
+	case stepFill:
+		return "ZeroFill"
 	}
 	return "?"
 }
@@ -211,6 +214,8 @@ func runStep(l *Log, s step, m *crashModel) error {
 		m.minStart = l.Start()
 	case stepReopen:
 		return l.Close()
+	case stepFill:
+		return l.fillZeros()
 	}
 	return nil
 }

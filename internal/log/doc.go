@@ -28,6 +28,10 @@
 //   - A segment's .log holds, below its size, whole valid v2 batches whose offsets
 //     are contiguous from the segment's base offset. Append checks framing, CRC
 //     and contiguity before writing; recovery keeps the longest valid prefix.
+//     With Options.ZeroFill the active segment's file may run on past its data
+//     with zeros (zerofill.go); roll and Close cut it back, durably before the
+//     recovery point or the clean-shutdown marker passes it, and recovery takes
+//     an all-zero tail for the end of the data.
 //   - Offset index entries have strictly increasing relative offsets and positions;
 //     each points at the first byte of a batch whose base offset is base+rel.
 //     There is no entry for position 0: a lookup below the first entry answers 0.

@@ -17,6 +17,9 @@ type Log struct {
 	dir   string      // Options.Dir; never changes
 	clock clock.Clock // Options.Clock; never changes
 	fs    vfs.FS      // Options.FS, or vfs.Default; never changes
+	// zeroKick wakes the zero filler (Options.ZeroFill; nil without it).
+	// Sent to and closed under mu.
+	zeroKick chan struct{}
 
 	// lifecycle is held shared by file I/O done without mu (reads, fdatasync)
 	// and exclusively by operations that shrink or close files. Taken before mu.
@@ -112,6 +115,7 @@ func (l *Log) Append(batches []byte) error {
 		seg.noteBatch(h, pos, l.mu.opts.IndexIntervalBytes, now)
 		off += len(b)
 	}
+	l.kickZeroFillLocked()
 	return nil
 }
 
@@ -194,6 +198,9 @@ func (l *Log) Close() error {
 		_ = s.file.Close() // data already synced, or err reports why not
 	}
 	l.mu.closed = true
+	if l.zeroKick != nil {
+		close(l.zeroKick)
+	}
 	return err
 }
 
@@ -214,11 +221,11 @@ func (l *Log) shutdownLocked() error {
 			}
 			s.indexDurable = true
 		}
-		if s.syncedBytes < s.sizeBytes {
+		if s.syncedBytes < s.sizeBytes || s.sizeDirty {
 			if err := fdatasync(s); err != nil {
 				return err
 			}
-			s.syncedBytes = s.sizeBytes
+			s.syncedBytes, s.sizeDirty = s.sizeBytes, false
 		}
 	}
 	if err := syncDir(l.fs, l.dir); err != nil {
@@ -243,7 +250,7 @@ func (l *Log) SetOptions(o Options) error {
 	if o.Dir != l.dir {
 		return fmt.Errorf("%w: Dir cannot change from %q to %q", ErrInvalidOptions, l.dir, o.Dir)
 	}
-	o.Clock, o.FS = l.clock, l.fs
+	o.Clock, o.FS, o.ZeroFill = l.clock, l.fs, l.zeroKick != nil
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.mu.opts = o

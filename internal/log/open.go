@@ -76,6 +76,10 @@ func Open(o Options) (*Log, error) {
 	l.mu.segs = segs
 	l.mu.durableEnd = end
 	l.mu.persistedRP = end
+	if o.ZeroFill {
+		l.zeroKick = make(chan struct{}, 1)
+		go l.zeroFiller(l.zeroKick) // kicked by appends
+	}
 	return l, nil
 }
 

@@ -32,6 +32,11 @@ type Options struct {
 	// FS is where the log's files live; nil means the real file system
 	// (vfs.Default). Every file operation of the log goes through it.
 	FS vfs.FS
+	// ZeroFill runs a goroutine that keeps the active segment zero-filled
+	// and synced ahead of its write position, so that an fdatasync after an
+	// append writes the data without the file's metadata (zerofill.go).
+	// Fixed at Open; SetOptions ignores it.
+	ZeroFill bool
 }
 
 // ErrInvalidOptions is wrapped by Options.Validate.

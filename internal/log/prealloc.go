@@ -18,9 +18,10 @@ const (
 // them. Failures only cost speed, so they turn preallocation off for the
 // segment.
 func (s *segment) ensurePrealloc(end, segmentBytes int64) {
-	if s.preallocOff || end <= s.preallocEnd {
+	if s.preallocOff || end <= max(s.preallocEnd, s.zeroedEnd) {
 		return
 	}
+	s.preallocEnd = max(s.preallocEnd, s.zeroedEnd) // zeroed blocks are allocated
 	want := max(s.preallocStep, preallocFirstStepBytes)
 	step := min(max(want, end-s.preallocEnd), max(segmentBytes-s.preallocEnd, end-s.preallocEnd))
 	if err := vfs.Preallocate(s.file, s.preallocEnd, step); err != nil {
@@ -32,11 +33,20 @@ func (s *segment) ensurePrealloc(end, segmentBytes int64) {
 }
 
 // releasePrealloc gives back reserved blocks past the data: truncating to
-// the current size frees them and changes no byte.
+// the current size frees them and changes no byte. A file that zero-filling
+// made longer than its data shrinks, and that cut needs an fdatasync
+// (sizeDirty) before anything may rely on the file's size.
 func (s *segment) releasePrealloc() error {
-	if s.preallocEnd <= s.sizeBytes {
+	if s.preallocEnd <= s.sizeBytes && s.zeroedEnd <= s.sizeBytes {
 		return nil
 	}
-	s.preallocEnd = 0
-	return s.file.Truncate(s.sizeBytes)
+	longer := s.zeroedEnd > s.sizeBytes
+	s.preallocEnd, s.zeroedEnd = 0, 0
+	if err := s.file.Truncate(s.sizeBytes); err != nil {
+		return err
+	}
+	if longer {
+		s.sizeDirty = true
+	}
+	return nil
 }

@@ -46,7 +46,8 @@ func (r *batchReader) at(pos int64, n int) ([]byte, error) {
 // recoverSegment rebuilds s from its .log: it validates every batch (framing,
 // magic, CRC, offsets contiguous from the base offset), truncates the file at
 // the first invalid one, and rewrites both index files. It reports whether it
-// truncated, in which case every later segment must go.
+// cut damage off, in which case every later segment must go; a cut of zeros
+// alone (zerofill.go) is not damage.
 func recoverSegment(s *segment, o Options, now time.Time) (truncated bool, err error) {
 	fi, err := s.file.Stat()
 	if err != nil {
@@ -80,13 +81,20 @@ func recoverSegment(s *segment, o Options, now time.Time) (truncated bool, err e
 		pos, expected = s.sizeBytes, s.nextOffset
 	}
 	if pos < size {
+		// Zeros to the end are what zero-filling left past the data (a cut
+		// at roll lost in a crash): the data ends here, and the segments
+		// after this one stay if they continue from it.
+		zeros, err := zeroTail(s.file, pos, size)
+		if err != nil {
+			return false, err
+		}
 		if err := s.file.Truncate(pos); err != nil {
 			return false, fmt.Errorf("log: recover truncate: %w", err)
 		}
 		if err := fdatasync(s); err != nil {
 			return false, err
 		}
-		truncated = true
+		truncated = !zeros
 	}
 	s.lastModifiedAt = fi.ModTime()
 	return truncated, s.flushIndexes()

@@ -44,6 +44,14 @@ type segment struct {
 	preallocEnd  int64
 	preallocStep int64 // the next reservation's size; doubles up to a maximum
 	preallocOff  bool
+
+	// zeroedEnd: the file holds zeros in [sizeBytes, zeroedEnd), written by
+	// the zero filler (zerofill.go); zeroFillOff is set after a failed write.
+	zeroedEnd   int64
+	zeroFillOff bool
+	// sizeDirty: the file was cut back to its data and the cut is not yet
+	// fdatasync'ed.
+	sizeDirty bool
 }
 
 func (s *segment) path(suffix string) string { return segmentPath(s.dir, s.baseOffset, suffix) }

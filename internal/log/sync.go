@@ -101,9 +101,12 @@ func (l *Log) planSyncLocked() syncPlan {
 	// for the next round. If this round fails the log is failed anyway.
 	l.mu.dirDirty = false
 	for i, s := range l.mu.segs {
-		if s.syncedBytes < s.sizeBytes {
+		// A cut (sizeDirty) is made durable by this round; cleared now for
+		// the reason dirDirty is.
+		if s.syncedBytes < s.sizeBytes || s.sizeDirty {
 			p.sizes = append(p.sizes, s.sizeBytes)
 			p.segs = append(p.segs, s)
+			s.sizeDirty = false
 		}
 		if i < len(l.mu.segs)-1 && !s.indexDurable {
 			p.sealed = append(p.sealed, s)

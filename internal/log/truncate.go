@@ -57,6 +57,7 @@ func (l *Log) TruncateTo(o base.Offset) error {
 	if err := s.file.Truncate(pos); err != nil {
 		return l.failLocked(fmt.Errorf("log: truncate: %w", err))
 	}
+	s.preallocEnd, s.zeroedEnd, s.sizeDirty = 0, 0, false // fdatasync'ed next
 	if err := fdatasync(s); err != nil {
 		return l.failLocked(err)
 	}

@@ -85,6 +85,7 @@ func logOptions(opts Options) log.Options {
 		IndexIntervalBytes: c.IndexIntervalBytes,
 		SegmentIndexBytes:  c.SegmentIndexBytes,
 		Clock:              opts.Clock,
+		ZeroFill:           true,
 	}
 }
 

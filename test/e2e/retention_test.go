@@ -96,11 +96,8 @@ func localLogBytes(t *testing.T, dir string) int64 {
 	var n int64
 	for _, e := range entries {
 		if strings.HasSuffix(e.Name(), ".log") {
-			fi, err := e.Info()
-			if err != nil {
-				t.Fatal(err)
-			}
-			n += fi.Size()
+			size, _ := segmentDataBytes(t, filepath.Join(dir, e.Name()))
+			n += size
 		}
 	}
 	return n

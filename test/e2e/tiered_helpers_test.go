@@ -80,8 +80,8 @@ func newSegmentSizes(partDir string) *segmentSizes {
 	return &segmentSizes{partDir: partDir, sizes: make(map[int64]int64)}
 }
 
-// refresh reads the local .log files of the partition (their size on disk
-// is their data: the log preallocates with FALLOC_FL_KEEP_SIZE).
+// refresh reads the local .log files of the partition and counts their
+// batches' bytes (the active one's file runs on in zeros).
 func (s *segmentSizes) refresh(t *testing.T) {
 	t.Helper()
 	entries, err := os.ReadDir(s.partDir)
@@ -98,14 +98,11 @@ func (s *segmentSizes) refresh(t *testing.T) {
 		if err != nil {
 			continue // not a segment
 		}
-		fi, err := e.Info()
-		if os.IsNotExist(err) {
+		size, ok := segmentDataBytes(t, filepath.Join(s.partDir, name))
+		if !ok {
 			continue // deleted by retention meanwhile
 		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		s.sizes[base] = fi.Size()
+		s.sizes[base] = size
 		s.active = max(s.active, base)
 	}
 	if s.active < 0 {

@@ -1,0 +1,218 @@
+package log
+
+import (
+	"bytes"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/strata-broker/strata/internal/vfs"
+)
+
+func TestZeroRunway(t *testing.T) {
+	const seg = 1 << 30
+	for _, c := range []struct {
+		size, segmentBytes, want int64
+	}{
+		{0, seg, zeroFillMinAheadBytes},     // a new segment: the minimum
+		{1 << 20, seg, 1 << 20},             // as far as it holds data
+		{64 << 20, seg, zeroFillAheadBytes}, // at most the maximum
+		{seg - 100, seg, 100},               // never past segment.bytes
+		{seg, seg, 0},                       // full
+		{seg + 10, seg, 0},                  // one oversized batch
+		{10, 700, 690},                      // small segments
+		{1 << 20, 1<<20 + zeroFillMinAheadBytes/2, zeroFillMinAheadBytes / 2}, // clamped
+	} {
+		s := &segment{sizeBytes: c.size}
+		if got := s.zeroRunway(c.segmentBytes); got != c.want {
+			t.Errorf("size %d segment.bytes %d: run-way %d, want %d", c.size, c.segmentBytes, got, c.want)
+		}
+	}
+}
+
+// fileSize is the size of path on fsys.
+func fileSize(t *testing.T, fsys vfs.FS, path string) int64 {
+	t.Helper()
+	fi, err := fsys.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Size()
+}
+
+// TestAppendsGoIntoTheZeros: the filler makes the file longer than its data
+// with zeros, appends overwrite them without growing the file, and reads
+// see only the data.
+func TestAppendsGoIntoTheZeros(t *testing.T) {
+	o := crashOptions(vfs.NewMem())
+	l := mustOpen(t, o)
+	defer l.Close()
+	first := appendN(t, l, 1, 1, 20, 0)
+	if err := l.fillZeros(); err != nil {
+		t.Fatal(err)
+	}
+	path := segFile(o, 0, logSuffix)
+	if got := fileSize(t, o.FS, path); got != o.SegmentBytes {
+		t.Fatalf(".log is %d bytes after a fill, want %d (zeros to segment.bytes)", got, o.SegmentBytes)
+	}
+	more := appendN(t, l, 3, 1, 20, 1)
+	if got := fileSize(t, o.FS, path); got != o.SegmentBytes {
+		t.Fatalf(".log grew to %d bytes with appends into the zeros", got)
+	}
+	if got, want := readAll(t, l), concat(append(first, more...)); !bytes.Equal(got, want) {
+		t.Fatalf("read %d bytes, want the %d appended", len(got), len(want))
+	}
+}
+
+// TestRollAndCloseCutTheZerosDurably: what is durable after a roll and the
+// next sync (which moves the recovery point past the sealed segment), and
+// after Close, is the data alone, without the zeros.
+func TestRollAndCloseCutTheZerosDurably(t *testing.T) {
+	mem := vfs.NewMem()
+	o := crashOptions(mem)
+	o.SegmentBytes = 1 << 20
+	l := mustOpen(t, o)
+	appendN(t, l, 3, 1, 50, 0)
+	if err := l.fillZeros(); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	sealedSize := l.Segments()[0].SizeBytes
+	if err := l.Roll(); err != nil {
+		t.Fatal(err)
+	}
+	appendN(t, l, 2, 1, 50, 3)
+	if err := l.fillZeros(); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if rp, ok, err := readRecoveryPoint(mem.Crash(), o.Dir); err != nil || !ok || rp != 3 {
+		t.Fatalf("durable recovery point %d (%v, %v), want 3: past the sealed segment", rp, ok, err)
+	}
+	if got := fileSize(t, mem.Crash(), segFile(o, 0, logSuffix)); got != sealedSize {
+		t.Fatalf("durable sealed .log is %d bytes, want its %d bytes of data", got, sealedSize)
+	}
+	activeSize := l.Segments()[1].SizeBytes
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := fileSize(t, mem.Crash(), segFile(o, 3, logSuffix)); got != activeSize {
+		t.Fatalf("durable .log after Close is %d bytes, want its %d bytes of data", got, activeSize)
+	}
+}
+
+// TestRecoveryTakesAZeroTailForTheEnd: a sealed segment whose cut was lost
+// (zeros after its data) is cut again on open, and the segments after it
+// stay; a tail of anything else is damage, and they go, as before.
+func TestRecoveryTakesAZeroTailForTheEnd(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		tail      []byte
+		keepsNext bool
+	}{
+		{"zeros", make([]byte, 3000), true},
+		{"garbage", append(make([]byte, 100), 1), false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			o := testOptions(t)
+			l := mustOpen(t, o)
+			first := appendN(t, l, 3, 2, 30, 0)
+			if err := l.Roll(); err != nil {
+				t.Fatal(err)
+			}
+			second := appendN(t, l, 2, 2, 30, 10)
+			if err := l.Close(); err != nil {
+				t.Fatal(err)
+			}
+			f, err := os.OpenFile(segFile(o, 0, logSuffix), os.O_WRONLY|os.O_APPEND, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.Write(c.tail); err != nil {
+				t.Fatal(err)
+			}
+			_ = f.Close()
+
+			l = mustOpen(t, o)
+			defer l.Close()
+			want := concat(first)
+			if c.keepsNext {
+				want = append(want, concat(second)...)
+			}
+			if got := readAll(t, l); !bytes.Equal(got, want) {
+				t.Fatalf("after open: %d bytes, want %d (segments after kept: %v)", len(got), len(want), c.keepsNext)
+			}
+			if got := fileSize(t, vfs.Default, segFile(o, 0, logSuffix)); got != int64(len(concat(first))) {
+				t.Fatalf("the first .log is %d bytes after open, want its data, %d", got, len(concat(first)))
+			}
+		})
+	}
+}
+
+// TestZeroFillUnderLoad runs the filler goroutine on real files while a
+// producer appends and a follower syncs, with segments small enough to roll
+// under it; everything appended reads back after a clean reopen, and every
+// sealed .log holds exactly its data.
+func TestZeroFillUnderLoad(t *testing.T) {
+	o := testOptions(t)
+	o.SegmentBytes = 3 << 20
+	o.ZeroFill = true
+	l := mustOpen(t, o)
+	var (
+		appended [][]byte
+		wg       sync.WaitGroup
+		stop     = make(chan struct{})
+	)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if err := l.Sync(); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	for i := 0; i < 600; i++ {
+		appended = append(appended, appendN(t, l, 1, 4, 4000, int64(i))...)
+	}
+	close(stop)
+	wg.Wait()
+	// The filler ran: the active .log is longer than its data (polled: the
+	// filler is a goroutine).
+	active := l.Segments()[len(l.Segments())-1]
+	deadline := time.Now().Add(5 * time.Second)
+	for fileSize(t, vfs.Default, segFile(o, active.BaseOffset, logSuffix)) <= active.SizeBytes {
+		if time.Now().After(deadline) {
+			t.Fatal("the active .log never grew past its data: the filler did not run")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l = mustOpen(t, o)
+	defer l.Close()
+	segs := l.Segments()
+	if len(segs) < 3 {
+		t.Fatalf("%d segments; the load was meant to roll several", len(segs))
+	}
+	for _, s := range segs {
+		if got := fileSize(t, vfs.Default, segFile(o, s.BaseOffset, logSuffix)); got != s.SizeBytes {
+			t.Fatalf("segment %d: .log is %d bytes, its data %d", s.BaseOffset, got, s.SizeBytes)
+		}
+	}
+	if got, want := readAll(t, l), concat(appended); !bytes.Equal(got, want) {
+		t.Fatalf("read %d bytes, want the %d appended", len(got), len(want))
+	}
+}
