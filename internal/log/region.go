@@ -37,12 +37,14 @@ func (r Region) Close() {
 }
 
 // ReadRegion is Read without the copy: it finds the same batches and
-// returns where they are. The region ends at a batch boundary found through
-// the sparse offset index, so it may stop up to one index interval short of
-// maxBytes; it always holds at least one whole batch when from < End().
-// from == End() returns an empty region with no File. A log whose FS has no
-// OS descriptors returns vfs.ErrNoDescriptor.
-func (l *Log) ReadRegion(from base.Offset, maxBytes int) (Region, error) {
+// returns where they are, leaving out every batch that starts at or after
+// below (a reader's high watermark; the log's end or more for none). The
+// region ends at a batch boundary found through the sparse offset index, so
+// it may stop up to one index interval short of maxBytes; it always holds at
+// least one whole batch when from < min(below, End()). An empty region has
+// no File and Next == from. A log whose FS has no OS descriptors returns
+// vfs.ErrNoDescriptor.
+func (l *Log) ReadRegion(from, below base.Offset, maxBytes int) (Region, error) {
 	l.lifecycle.RLock()
 	defer l.lifecycle.RUnlock()
 	l.mu.Lock()
@@ -55,28 +57,36 @@ func (l *Log) ReadRegion(from base.Offset, maxBytes int) (Region, error) {
 		l.mu.Unlock()
 		return Region{}, fmt.Errorf("%w: %d outside [%d, %d]", ErrOffsetOutOfRange, from, start, end)
 	}
-	if from == end {
+	if from == end || from >= below {
 		l.mu.Unlock()
-		return Region{Next: end}, nil
+		return Region{Next: from}, nil
 	}
 	s := l.mu.segs[l.segmentIndexLocked(from)]
 	pos := int64(s.offsetIndex.lookup(s.rel(from)))
 	// Bytes below limit are whole batches up to nextAtLimit, and are never
 	// rewritten while lifecycle is held.
 	f, limit, nextAtLimit := s.file, s.sizeBytes, s.nextOffset
+	cutFrom := int64(-1) // where to look for the batch at below, if in s
+	if below < nextAtLimit {
+		cutFrom = int64(s.offsetIndex.lookup(s.rel(below)))
+	}
 	l.mu.Unlock()
 
 	var scratch [record.HeaderSize]byte
-	var h record.Header
-	for {
-		var err error
-		if h, err = readHeaderAt(f, pos, limit, scratch[:]); err != nil {
+	h, pos, err := batchHolding(f, pos, limit, from, scratch[:])
+	if err != nil {
+		return Region{}, err
+	}
+	if cutFrom >= 0 {
+		// The first batch starting at or after below ends the region; it
+		// starts past the batch holding from, which starts below it.
+		cut, err := firstBatchFrom(f, max(cutFrom, pos), limit, below, scratch[:])
+		if err != nil {
 			return Region{}, err
 		}
-		if h.NextOffset() > from {
-			break
+		if cut.pos < limit {
+			limit, nextAtLimit = cut.pos, cut.base
 		}
-		pos += int64(h.Size())
 	}
 	r := Region{Pos: pos, Size: limit - pos, Next: nextAtLimit}
 	if r.Size > int64(maxBytes) {
@@ -93,6 +103,45 @@ func (l *Log) ReadRegion(from base.Offset, maxBytes int) (Region, error) {
 	}
 	r.File = dup
 	return r, nil
+}
+
+// batchHolding walks the batch headers of f from pos, a batch start, to the
+// batch holding offset from, and returns its header and position.
+func batchHolding(f vfs.File, pos, limit int64, from base.Offset, scratch []byte) (record.Header, int64, error) {
+	for {
+		h, err := readHeaderAt(f, pos, limit, scratch)
+		if err != nil {
+			return h, pos, err
+		}
+		if h.NextOffset() > from {
+			return h, pos, nil
+		}
+		pos += int64(h.Size())
+	}
+}
+
+// batchStart is where a batch starts in a segment file, and its base
+// offset.
+type batchStart struct {
+	pos  int64
+	base base.Offset
+}
+
+// firstBatchFrom walks the batch headers of f from pos, a batch start, to
+// the first batch whose base offset is at least o; at limit it returns
+// pos limit.
+func firstBatchFrom(f vfs.File, pos, limit int64, o base.Offset, scratch []byte) (batchStart, error) {
+	for pos < limit {
+		h, err := readHeaderAt(f, pos, limit, scratch)
+		if err != nil {
+			return batchStart{}, err
+		}
+		if h.BaseOffset >= o {
+			return batchStart{pos: pos, base: h.BaseOffset}, nil
+		}
+		pos += int64(h.Size())
+	}
+	return batchStart{pos: limit}, nil
 }
 
 // boundaryBelow finds, through the offset index, the last batch start in

@@ -22,53 +22,81 @@ func readRegion(t *testing.T, r Region) []byte {
 	return b
 }
 
-// TestReadRegionMatchesRead checks, from every offset and for several byte
-// limits, that a region holds whole batches starting with the one holding
-// the offset, that Next is one past its last batch, and that it never holds
-// more than Read would.
+// TestReadRegionMatchesRead checks, from every offset, for several byte
+// limits and for several offsets to stop below, that a region holds whole
+// batches starting with the one holding the offset, that Next is one past
+// its last batch, and that it never holds more than Read would, nor a batch
+// starting at or after the offset to stop below.
 func TestReadRegionMatchesRead(t *testing.T) {
 	l := mustOpen(t, testOptions(t))
 	defer l.Close()
 	appendN(t, l, 40, 3, 100, 1000)
 	for from := l.Start(); from < l.End(); from++ {
-		for _, maxBytes := range []int{1, 500, 2000, 1 << 20} {
-			r, err := l.ReadRegion(from, maxBytes)
-			if err != nil {
-				t.Fatalf("ReadRegion(%d, %d): %v", from, maxBytes, err)
-			}
-			got := readRegion(t, r)
-			want, err := l.Read(from, 1<<30, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.HasPrefix(want, got) || len(got) == 0 {
-				t.Fatalf("ReadRegion(%d, %d) is not a non-empty prefix of Read", from, maxBytes)
-			}
-			n, err := record.ValidPrefix(got)
-			if err != nil || n != len(got) {
-				t.Fatalf("ReadRegion(%d, %d) holds a partial batch (%d of %d whole): %v", from, maxBytes, n, len(got), err)
-			}
-			var next base.Offset
-			for it := record.SplitBatches(got); ; {
-				_, h, ok := it.Next()
-				if !ok {
-					break
-				}
-				next = h.NextOffset()
-			}
-			if next != r.Next {
-				t.Fatalf("ReadRegion(%d, %d).Next = %d, batches end at %d", from, maxBytes, r.Next, next)
-			}
-			if first, _ := record.ParseHeader(got); first.BaseOffset > from || first.NextOffset() <= from {
-				t.Fatalf("ReadRegion(%d): first batch %d..%d does not hold it", from, first.BaseOffset, first.LastOffset())
-			}
-			if len(got) > maxBytes && next != firstNext(got) {
-				t.Fatalf("ReadRegion(%d, %d) exceeds maxBytes with more than one batch", from, maxBytes)
+		for _, below := range []base.Offset{from + 1, from + 3, from + 4, from + 20, l.End(), l.End() + 5} {
+			for _, maxBytes := range []int{1, 500, 2000, 1 << 20} {
+				checkRegion(t, l, from, below, maxBytes)
 			}
 		}
 	}
-	if r, err := l.ReadRegion(l.End(), 100); err != nil || r.File != nil || r.Next != l.End() {
+	if r, err := l.ReadRegion(l.End(), l.End(), 100); err != nil || r.File != nil || r.Next != l.End() {
 		t.Fatalf("ReadRegion(End) = %+v, %v; want an empty region", r, err)
+	}
+	if r, err := l.ReadRegion(3, 3, 100); err != nil || r.File != nil || r.Next != 3 {
+		t.Fatalf("ReadRegion(3, below 3) = %+v, %v; want an empty region", r, err)
+	}
+}
+
+// checkRegion checks ReadRegion(from, below, maxBytes) against Read.
+func checkRegion(t *testing.T, l *Log, from, below base.Offset, maxBytes int) {
+	t.Helper()
+	r, err := l.ReadRegion(from, below, maxBytes)
+	if err != nil {
+		t.Fatalf("ReadRegion(%d, %d, %d): %v", from, below, maxBytes, err)
+	}
+	got := readRegion(t, r)
+	all, err := l.Read(from, 1<<30, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := batchesBelow(all, below)
+	if !bytes.HasPrefix(want, got) || len(got) == 0 {
+		t.Fatalf("ReadRegion(%d, %d, %d) is not a non-empty prefix of Read's batches below %d", from, below, maxBytes, below)
+	}
+	if maxBytes >= len(want) && len(got) != len(want) {
+		t.Fatalf("ReadRegion(%d, %d, %d) holds %d bytes, Read's batches below %d are %d", from, below, maxBytes, len(got), below, len(want))
+	}
+	n, err := record.ValidPrefix(got)
+	if err != nil || n != len(got) {
+		t.Fatalf("ReadRegion(%d, %d) holds a partial batch (%d of %d whole): %v", from, maxBytes, n, len(got), err)
+	}
+	var next base.Offset
+	for it := record.SplitBatches(got); ; {
+		_, h, ok := it.Next()
+		if !ok {
+			break
+		}
+		next = h.NextOffset()
+	}
+	if next != r.Next {
+		t.Fatalf("ReadRegion(%d, %d).Next = %d, batches end at %d", from, maxBytes, r.Next, next)
+	}
+	if first, _ := record.ParseHeader(got); first.BaseOffset > from || first.NextOffset() <= from {
+		t.Fatalf("ReadRegion(%d): first batch %d..%d does not hold it", from, first.BaseOffset, first.LastOffset())
+	}
+	if len(got) > maxBytes && next != firstNext(got) {
+		t.Fatalf("ReadRegion(%d, %d) exceeds maxBytes with more than one batch", from, maxBytes)
+	}
+}
+
+// batchesBelow is the batches of b that start below offset o.
+func batchesBelow(b []byte, o base.Offset) []byte {
+	n := 0
+	for it := record.SplitBatches(b); ; {
+		batch, h, ok := it.Next()
+		if !ok || h.BaseOffset >= o {
+			return b[:n]
+		}
+		n += len(batch)
 	}
 }
 
@@ -83,7 +111,7 @@ func TestReadRegionOutlivesSegmentDeletion(t *testing.T) {
 	l := mustOpen(t, testOptions(t))
 	defer l.Close()
 	batches := appendN(t, l, 5, 2, 100, 1000)
-	r, err := l.ReadRegion(0, 1<<20)
+	r, err := l.ReadRegion(0, l.End(), 1<<20)
 	if err != nil {
 		t.Fatal(err)
 	}

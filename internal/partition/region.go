@@ -11,8 +11,8 @@ import (
 // sending with sendfile. The receiver owns File and must Close it.
 type Region = log.Region
 
-// ErrNoRegion means the read cannot be served as a file region (it would
-// reach past the high watermark, or the log has no OS files); use Read.
+// ErrNoRegion means the read cannot be served as a file region (the log
+// has no OS files); use Read.
 var ErrNoRegion = errors.New("partition: no file region for this read")
 
 // ReadRegion is Read without copying: it returns where the batches are.
@@ -34,16 +34,14 @@ func (p *Partition) ReadRegion(from base.Offset, maxBytes int) (Region, Offsets,
 	if from == off.HighWatermark {
 		return Region{Next: from}, off, nil
 	}
-	r, err := p.log.ReadRegion(from, maxBytes)
+	// Batches from the high watermark on must not be served; the log leaves
+	// them out, as Read trims them.
+	r, err := p.log.ReadRegion(from, off.HighWatermark, maxBytes)
 	switch {
 	case errors.Is(err, log.ErrOffsetOutOfRange):
 		return Region{}, off, ErrOffsetOutOfRange
 	case err != nil:
 		return Region{}, off, errors.Join(ErrNoRegion, err)
-	case r.Next > off.HighWatermark:
-		// Bytes past the high watermark must not be served; Read trims them.
-		r.Close()
-		return Region{}, off, ErrNoRegion
 	}
 	return r, off, nil
 }
