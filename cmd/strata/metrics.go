@@ -27,9 +27,10 @@ const metricsShutdownTimeout = 5 * time.Second
 // *brokerMetrics is the listener turned off: every method does nothing,
 // and the tier executors and the server count nothing.
 type brokerMetrics struct {
-	tierStats *tier.Stats
-	requests  *metrics.Requests
-	logger    *slog.Logger
+	tierStats    *tier.Stats
+	requests     *metrics.Requests
+	requestTimes *metrics.RequestTimes
+	logger       *slog.Logger
 
 	// Set by serve.
 	ln      net.Listener
@@ -44,7 +45,21 @@ func newBrokerMetrics(cfg *config.Broker, logger *slog.Logger) *brokerMetrics {
 	if cfg.MetricsListener == "" {
 		return nil
 	}
-	return &brokerMetrics{tierStats: &tier.Stats{}, requests: metrics.NewRequests(kmsg.NameForKey), logger: logger}
+	return &brokerMetrics{
+		tierStats:    &tier.Stats{},
+		requests:     metrics.NewRequests(kmsg.NameForKey),
+		requestTimes: metrics.NewRequestTimes(kmsg.NameForKey),
+		logger:       logger,
+	}
+}
+
+// timeRequests is where the server reports each request's phases; nil
+// (no timing) when metrics are off.
+func (m *brokerMetrics) timeRequests() server.RequestObserver {
+	if m == nil {
+		return nil // an untyped nil: a nil *RequestTimes would still be called
+	}
+	return m.requestTimes
 }
 
 // countTier makes the tier executors count into m. It must run before the
@@ -80,6 +95,7 @@ func (m *brokerMetrics) serve(cfg *config.Broker, b *broker.Broker) error {
 		m.tierCollector(b.TierGauges),
 		metrics.NewPartitionCount(func() int { return len(b.Partitions()) }),
 		m.requests,
+		m.requestTimes,
 	)
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", reg.Handler())

@@ -242,6 +242,7 @@ func start(ctx context.Context, cfg *config.Broker, logger *slog.Logger) (*node,
 		Handler:         n.metrics.countRequests(handlerAdapter{h}),
 		MaxRequestBytes: cfg.SocketRequestMaxBytes,
 		Logger:          logger,
+		RequestTimes:    n.metrics.timeRequests(),
 	})
 	if err != nil {
 		ln.Close()

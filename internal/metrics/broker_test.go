@@ -2,9 +2,14 @@ package metrics
 
 import (
 	"maps"
+	"math"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 )
 
 func TestPartitionCountReadsAtScrape(t *testing.T) {
@@ -44,4 +49,46 @@ func TestRegistryServesTextWithRuntimeMetrics(t *testing.T) {
 			t.Errorf("no %q in\n%s", want, body)
 		}
 	}
+}
+
+func TestRequestTimesPerPhaseAndAPI(t *testing.T) {
+	names := map[int16]string{0: "Produce", 1: "Fetch"}
+	r := NewRequestTimes(func(k int16) string { return names[k] })
+	ms := time.Millisecond
+	r.Observe(RequestTiming{Key: 0, Local: 1 * ms, ResponseQueue: 2 * ms, Remote: 3 * ms, Send: 4 * ms})
+	r.Observe(RequestTiming{Key: 0, Local: 1 * ms, Remote: 5 * ms})
+	r.Observe(RequestTiming{Key: 1, Remote: 500 * ms})
+	want := map[string][2]float64{ // count, sum in seconds
+		`strata_request_total_seconds{request="Produce"}`:          {2, 0.016},
+		`strata_request_local_seconds{request="Produce"}`:          {2, 0.002},
+		`strata_request_response_queue_seconds{request="Produce"}`: {2, 0.002},
+		`strata_request_remote_seconds{request="Produce"}`:         {2, 0.008},
+		`strata_request_send_seconds{request="Produce"}`:           {2, 0.004},
+		`strata_request_total_seconds{request="Fetch"}`:            {1, 0.5},
+		`strata_request_remote_seconds{request="Fetch"}`:           {1, 0.5},
+		`strata_request_local_seconds{request="Fetch"}`:            {1, 0},
+		`strata_request_response_queue_seconds{request="Fetch"}`:   {1, 0},
+		`strata_request_send_seconds{request="Fetch"}`:             {1, 0},
+	}
+	got := histograms(t, r)
+	if len(got) != len(want) {
+		t.Fatalf("%d histograms %v, want %d", len(got), got, len(want))
+	}
+	for k, w := range want {
+		if g, ok := got[k]; !ok || g[0] != w[0] || math.Abs(g[1]-w[1]) > 1e-9 {
+			t.Errorf("%s: count, sum %v, want %v", k, g, w)
+		}
+	}
+	lint(t, r)
+}
+
+// histograms gathers c's histograms as name{labels} → (count, sum).
+func histograms(t *testing.T, c prometheus.Collector) map[string][2]float64 {
+	t.Helper()
+	out := map[string][2]float64{}
+	eachSeries(t, c, func(key string, m *dto.Metric) {
+		h := m.GetHistogram()
+		out[key] = [2]float64{float64(h.GetSampleCount()), h.GetSampleSum()}
+	})
+	return out
 }

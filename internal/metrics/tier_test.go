@@ -8,6 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/strata-broker/strata/internal/base"
 )
@@ -92,24 +93,32 @@ func TestTierCollectorExportsOnlyKnownGauges(t *testing.T) {
 // samples gathers c and returns each sample's value by name{labels}.
 func samples(t *testing.T, c prometheus.Collector) map[string]float64 {
 	t.Helper()
+	out := map[string]float64{}
+	eachSeries(t, c, func(key string, m *dto.Metric) {
+		out[key] = m.GetGauge().GetValue() + m.GetCounter().GetValue()
+	})
+	return out
+}
+
+// eachSeries gathers c through a pedantic registry and calls f with each
+// series as name{label="value",...}.
+func eachSeries(t *testing.T, c prometheus.Collector, f func(key string, m *dto.Metric)) {
+	t.Helper()
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(c)
 	families, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string]float64{}
-	for _, f := range families {
-		for _, m := range f.GetMetric() {
+	for _, fam := range families {
+		for _, m := range fam.GetMetric() {
 			var labels []string
 			for _, l := range m.GetLabel() {
 				labels = append(labels, fmt.Sprintf("%s=%q", l.GetName(), l.GetValue()))
 			}
-			v := m.GetGauge().GetValue() + m.GetCounter().GetValue()
-			out[f.GetName()+"{"+strings.Join(labels, ",")+"}"] = v
+			f(fam.GetName()+"{"+strings.Join(labels, ",")+"}", m)
 		}
 	}
-	return out
 }
 
 // lint fails t on any problem promlint finds in c's metrics.

@@ -55,6 +55,7 @@ type pending struct {
 	frame *[]byte
 	// apiVersionsFallback: set UNSUPPORTED_VERSION on the response.
 	apiVersionsFallback bool
+	clock               requestClock
 }
 
 func newConn(s *Server, nc net.Conn, id uint64) *conn {
@@ -134,7 +135,9 @@ func (c *conn) readLoop() {
 			c.readFailed("reading frame body", err)
 			return
 		}
+		read := c.stamp()
 		p, ok := c.handle(frame)
+		p.clock.read, p.clock.handled = read, c.stamp()
 		if !ok {
 			putBuffer(frame)
 			c.abort()
@@ -193,7 +196,9 @@ func (c *conn) writeLoop() {
 	defer c.abort()
 	broken := false // after a write error or a Close, only drain
 	for p := range c.queue {
+		p.clock.picked = c.stamp()
 		err := c.finish(&p, broken)
+		c.observeTiming(&p, c.stamp())
 		if p.reply.Release != nil {
 			p.reply.Release()
 		}
@@ -221,6 +226,7 @@ func (c *conn) finish(p *pending, broken bool) error {
 	resp := r.Resp
 	if resp == nil && r.Wait != nil {
 		resp = r.Wait()
+		p.clock.waited = c.stamp()
 		if resp == nil && !r.NoResponse {
 			c.log.Error("Wait returned a nil response", "key", p.key)
 			return fmt.Errorf("%w: nil response from Wait for key %d", errHandler, p.key)

@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"net"
 	"time"
+
+	"github.com/strata-broker/strata/internal/metrics"
 )
 
 // Defaults, Kafka's where Kafka has one.
@@ -36,6 +38,16 @@ type Options struct {
 	// in flight for this long (connections.max.idle.ms); it also bounds a
 	// single socket write.
 	IdleTimeout time.Duration
+	// RequestTimes, if set, receives where each request's time went
+	// (Kafka's RequestMetrics phases). Nil reads no clock per request.
+	RequestTimes RequestObserver
+}
+
+// RequestObserver receives the timing of each request once its response
+// is written or dropped; *metrics.RequestTimes is one. It must be safe for
+// concurrent use.
+type RequestObserver interface {
+	Observe(metrics.RequestTiming)
 }
 
 // maxMaxInFlightPerConn keeps a typo from allocating a huge channel.

@@ -5,12 +5,16 @@ import (
 	"encoding/binary"
 	"errors"
 	"net"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-broker/strata/internal/metrics"
 )
 
 func TestValidate(t *testing.T) {
@@ -358,5 +362,65 @@ func TestServeContextCancelTearsDown(t *testing.T) {
 	}
 	if err := s.Shutdown(context.Background()); err != nil {
 		t.Fatalf("Shutdown after Serve returned: %v", err)
+	}
+}
+
+// timings records what the server observes.
+type timings struct {
+	mu  sync.Mutex
+	got []metrics.RequestTiming
+}
+
+func (r *timings) Observe(t metrics.RequestTiming) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.got = append(r.got, t)
+}
+
+func (r *timings) all() []metrics.RequestTiming {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.got)
+}
+
+// TestRequestTimingPhases pipelines a request that is slow to handle and
+// slow to answer (Wait) with one answered at once: the first's time shows
+// as local and remote, the second's as waiting behind the first.
+func TestRequestTimingPhases(t *testing.T) {
+	const handleFor, waitFor = 30 * time.Millisecond, 60 * time.Millisecond
+	h := newFakeHandler()
+	h.handle = func(_ context.Context, req *Request) Reply {
+		resp := h.answer(req)
+		if req.CorrelationID != 1 {
+			return Reply{Resp: resp}
+		}
+		time.Sleep(handleFor)
+		return Reply{Wait: func() kmsg.Response { time.Sleep(waitFor); return resp }}
+	}
+	rec := &timings{}
+	s := startServer(t, h, func(o *Options) { o.RequestTimes = rec })
+	c := dial(t, s)
+	c.write(append(c.frame(kmsg.NewPtrMetadataRequest(), 12, 1), c.frame(kmsg.NewPtrApiVersionsRequest(), 3, 2)...))
+	c.read(3, 12, 1)
+	c.read(apiVersionsKey, 3, 2)
+	deadline := time.Now().Add(testTimeout)
+	for len(rec.all()) < 2 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond) // observed after the write returns
+	}
+	got := rec.all()
+	if len(got) != 2 || got[0].Key != 3 || got[1].Key != apiVersionsKey {
+		t.Fatalf("observed %+v, want Metadata then ApiVersions", got)
+	}
+	slow, quick := got[0], got[1]
+	if slow.Local < handleFor || slow.Remote < waitFor || slow.Total() < handleFor+waitFor {
+		t.Errorf("slow request %+v: want local >= %v, remote >= %v", slow, handleFor, waitFor)
+	}
+	if quick.Remote != 0 || quick.ResponseQueue < waitFor/2 {
+		t.Errorf("quick request %+v: want no remote time and about %v behind the slow one", quick, waitFor)
+	}
+	for _, r := range got {
+		if r.Local < 0 || r.ResponseQueue < 0 || r.Remote < 0 || r.Send < 0 {
+			t.Errorf("negative phase in %+v", r)
+		}
 	}
 }

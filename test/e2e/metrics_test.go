@@ -17,7 +17,8 @@ var metricsLine = regexp.MustCompile(`(?m)^strata: metrics on (http://127\.0\.0\
 // TestMetricsEndpoint runs a tiered topic with the metrics listener on
 // port 0 and scrapes it: the KIP-963 counters and gauges describe what
 // the tier did (segments copied, then read back from the remote tier),
-// the copy lag gauges are present, and /healthz answers 200.
+// the copy lag gauges are present, requests are counted and timed, and
+// /healthz answers 200.
 func TestMetricsEndpoint(t *testing.T) {
 	t.Parallel()
 	b := startTieredBroker(t, t.TempDir(), "strata.metrics.listener=127.0.0.1:0")
@@ -55,6 +56,13 @@ func TestMetricsEndpoint(t *testing.T) {
 		}
 		if s[`strata_requests_total{request="Produce"}`] < float64(len(values)) || s["strata_partitions"] < 1 {
 			missing += " strata_requests_total/strata_partitions"
+		}
+		for _, phase := range []string{"total", "local", "response_queue", "remote", "send"} {
+			for _, request := range []string{"Produce", "Fetch"} {
+				if name := "strata_request_" + phase + `_seconds_count{request="` + request + `"}`; s[name] < 1 {
+					missing += " " + name
+				}
+			}
 		}
 		if missing == "" {
 			if errs := s[series("strata_remote_copy_errors_total")] + s[series("strata_remote_fetch_errors_total")]; errs != 0 {
