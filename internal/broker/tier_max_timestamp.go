@@ -10,24 +10,6 @@ import (
 	"github.com/strata-broker/strata/internal/tier/remotemeta"
 )
 
-// stampedOffset is where a max timestamp is: the base offset of the first
-// batch carrying it. ok is false when there is none (an empty log).
-type stampedOffset struct {
-	ts     int64
-	offset base.Offset
-	ok     bool
-}
-
-// laterStamp returns whichever of a and b has the larger timestamp, and on
-// a tie the earlier offset: ListOffsets -3 answers the earliest offset
-// having the max timestamp (KIP-734), as the local log does.
-func laterStamp(a, b stampedOffset) stampedOffset {
-	if b.ok && beats(b.ts, b.offset, a) {
-		return b
-	}
-	return a
-}
-
 // maxTimestampCandidates orders remote segments for a max-timestamp
 // search: largest MaxTimestampMs first (by metadata, an upper bound on
 // what the segment holds from the log start), the earlier segment first on
@@ -43,8 +25,8 @@ func maxTimestampCandidates(segs []remotemeta.RemoteSegment) []remotemeta.Remote
 // beats reports whether a remote segment whose metadata says maxTs, and
 // whose offsets start at start, could improve on best: a larger
 // timestamp, or the same one at an earlier offset.
-func beats(maxTs int64, start base.Offset, best stampedOffset) bool {
-	return !best.ok || maxTs > best.ts || maxTs == best.ts && start < best.offset
+func beats(maxTs int64, start base.Offset, best base.Stamp) bool {
+	return !best.Ok || maxTs > best.Ts || maxTs == best.Ts && start < best.Offset
 }
 
 // MaxTimestamp is ListOffsets -3 (v7+) over the whole log, both tiers: the
@@ -54,19 +36,19 @@ func beats(maxTs int64, start base.Offset, best stampedOffset) bool {
 // lookup (or, for the segment holding the log start, a scan from it) in
 // the best candidate, bounded by remote.list.offsets.request.timeout.ms.
 func (b *Broker) MaxTimestamp(ctx context.Context, p *partition.Partition) (ts int64, o base.Offset, ok bool, err error) {
-	var best stampedOffset
-	if ts, o, ok := p.MaxTimestamp(); ok {
-		best = stampedOffset{ts: ts, offset: o, ok: true}
+	best, err := p.MaxTimestamp()
+	if err != nil {
+		return 0, 0, false, err
 	}
 	if b.opts.Tier == nil || !p.Tiered() {
-		return best.ts, best.offset, best.ok, nil
+		return best.Ts, best.Offset, best.Ok, nil
 	}
 	logStart := p.Offsets().LogStart
 	ctx, cancel := context.WithTimeout(ctx, b.opts.Tier.ListOffsetsTimeout)
 	defer cancel()
 	for _, s := range maxTimestampCandidates(b.views(p).View().FinishedFrom(p.Lineage(), logStart)) {
 		if !beats(s.MaxTimestampMs, max(s.Range.Start, logStart), best) {
-			if best.ok && s.MaxTimestampMs < best.ts {
+			if best.Ok && s.MaxTimestampMs < best.Ts {
 				break // the rest are bounded lower still
 			}
 			continue
@@ -75,20 +57,20 @@ func (b *Broker) MaxTimestamp(ctx context.Context, p *partition.Partition) (ts i
 		if err != nil {
 			return 0, 0, false, err
 		}
-		best = laterStamp(best, found)
+		best = best.Later(found)
 	}
-	return best.ts, best.offset, best.ok, nil
+	return best.Ts, best.Offset, best.Ok, nil
 }
 
 // remoteMaxTimestamp is the max timestamp of s from logStart and where it
 // is. A segment wholly at or above the log start has it in its metadata;
 // only its offset needs the indexes.
-func (b *Broker) remoteMaxTimestamp(ctx context.Context, s remotemeta.RemoteSegment, logStart base.Offset) (stampedOffset, error) {
+func (b *Broker) remoteMaxTimestamp(ctx context.Context, s remotemeta.RemoteSegment, logStart base.Offset) (base.Stamp, error) {
 	r := b.opts.Tier.Reader
 	if s.Range.Start < logStart {
 		ts, o, ok, err := r.MaxTimestampFrom(ctx, s, logStart)
-		return stampedOffset{ts: ts, offset: o, ok: ok}, err
+		return base.Stamp{Ts: ts, Offset: o, Ok: ok}, err
 	}
 	o, ts, ok, err := r.OffsetForTimestamp(ctx, s, s.MaxTimestampMs)
-	return stampedOffset{ts: ts, offset: o, ok: ok}, err
+	return base.Stamp{Ts: ts, Offset: o, Ok: ok}, err
 }

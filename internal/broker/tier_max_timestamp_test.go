@@ -8,32 +8,6 @@ import (
 	"github.com/strata-broker/strata/internal/tier/remotemeta"
 )
 
-func TestLaterStamp(t *testing.T) {
-	none := stampedOffset{}
-	at := func(ts int64, o base.Offset) stampedOffset { return stampedOffset{ts: ts, offset: o, ok: true} }
-	for _, tc := range []struct {
-		name    string
-		a, b    stampedOffset
-		want    stampedOffset
-		commute bool
-	}{
-		{"both empty", none, none, none, true},
-		{"one empty", none, at(5, 7), at(5, 7), true},
-		{"larger timestamp wins, even at a later offset", at(5, 3), at(9, 70), at(9, 70), true},
-		{"larger timestamp wins at an earlier offset", at(5, 70), at(9, 3), at(9, 3), true},
-		{"a tie: the earlier offset (remote before local)", at(9, 40), at(9, 12), at(9, 12), true},
-		{"the same batch in both tiers", at(9, 12), at(9, 12), at(9, 12), true},
-		{"negative timestamps still compare", at(-5, 1), at(-3, 9), at(-3, 9), true},
-	} {
-		if got := laterStamp(tc.a, tc.b); got != tc.want {
-			t.Errorf("%s: laterStamp(%+v, %+v) = %+v, want %+v", tc.name, tc.a, tc.b, got, tc.want)
-		}
-		if got := laterStamp(tc.b, tc.a); tc.commute && got != tc.want {
-			t.Errorf("%s (swapped): %+v, want %+v", tc.name, got, tc.want)
-		}
-	}
-}
-
 func TestMaxTimestampCandidatesOrder(t *testing.T) {
 	seg := func(start, end base.Offset, maxTs int64) remotemeta.RemoteSegment {
 		return remotemeta.RemoteSegment{Range: base.Range{Start: start, End: end}, MaxTimestampMs: maxTs}
@@ -52,7 +26,7 @@ func TestMaxTimestampCandidatesOrder(t *testing.T) {
 }
 
 func TestBeats(t *testing.T) {
-	best := stampedOffset{ts: 100, offset: 50, ok: true}
+	best := base.Stamp{Ts: 100, Offset: 50, Ok: true}
 	for _, tc := range []struct {
 		maxTs int64
 		start base.Offset
@@ -68,7 +42,7 @@ func TestBeats(t *testing.T) {
 			t.Errorf("beats(%d, %d, %+v) = %v, want %v", tc.maxTs, tc.start, best, got, tc.want)
 		}
 	}
-	if !beats(-1, 0, stampedOffset{}) {
+	if !beats(-1, 0, base.Stamp{}) {
 		t.Error("anything beats nothing")
 	}
 }

@@ -249,9 +249,8 @@ func TestOffsetForTimestampAndMaxTimestamp(t *testing.T) {
 			t.Errorf("OffsetForTimestamp(%d) = %d, %d, %v; want %d, %d, %v", target, got, gotTs, ok, want, wantTs, wantOK)
 		}
 	}
-	ts, off, ok := l.MaxTimestamp()
-	if !ok || ts != 400 || off != 14 {
-		t.Fatalf("MaxTimestamp = %d at %d, %v", ts, off, ok)
+	if m, err := l.MaxTimestampFrom(l.Start()); err != nil || !m.Ok || m.Ts != 400 || m.Offset != 14 {
+		t.Fatalf("MaxTimestampFrom(start) = %+v, %v", m, err)
 	}
 	segs := l.Segments()
 	if segs[0].MaxTimestamp != 200 || segs[0].LargestTimeAt != 4 || !segs[0].HasTimestamp {
@@ -283,8 +282,8 @@ func TestTruncateTo(t *testing.T) {
 	if l.End() != 6 || l.DurableEnd() != 6 || len(l.Segments()) != 1 || exists(segFile(o, 10, ".log")) {
 		t.Fatalf("after truncate: End %d DurableEnd %d segments %+v", l.End(), l.DurableEnd(), l.Segments())
 	}
-	if ts, off, _ := l.MaxTimestamp(); ts != 2 || off != 4 {
-		t.Fatalf("MaxTimestamp after truncate = %d at %d", ts, off)
+	if m, _ := l.MaxTimestampFrom(0); m.Ts != 2 || m.Offset != 4 {
+		t.Fatalf("MaxTimestampFrom after truncate = %+v", m)
 	}
 	more := appendN(t, l, 2, 2, 10, 7)
 	want := append(concat(batches[:3]), concat(more)...)

@@ -115,20 +115,6 @@ func (l *Log) OffsetForTimestamp(ts int64) (base.Offset, int64, bool) {
 	return 0, 0, false
 }
 
-// MaxTimestamp is the largest batch max timestamp in the log and the base
-// offset of the first batch that carries it (ListOffsets -3). ok is false for
-// an empty log.
-func (l *Log) MaxTimestamp() (ts int64, offset base.Offset, ok bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for _, s := range l.mu.segs {
-		if s.hasMaxTs && (!ok || s.maxTs > ts) {
-			ts, offset, ok = s.maxTs, s.maxTsOffset, true
-		}
-	}
-	return ts, offset, ok
-}
-
 // SegmentInfo describes one segment, for the retention planner.
 type SegmentInfo struct {
 	BaseOffset base.Offset

@@ -12,7 +12,8 @@ import (
 	"github.com/strata-broker/strata/internal/vfs"
 )
 
-// scanWindowBytes is how much of a .log recovery reads per pread.
+// scanWindowBytes is how much of a .log a scan (recovery, a max timestamp
+// from inside a segment) reads per pread.
 const scanWindowBytes = 1 << 20
 
 // batchReader serves byte ranges of a file from a sliding window, so a
@@ -22,6 +23,16 @@ type batchReader struct {
 	size   int64
 	window []byte
 	winPos int64
+}
+
+// ReadAt copies len(p) bytes at off out of the window, for readers of
+// headers (readHeaderAt). The caller has checked off+len(p) <= size.
+func (r *batchReader) ReadAt(p []byte, off int64) (int, error) {
+	b, err := r.at(off, len(p))
+	if err != nil {
+		return 0, err
+	}
+	return copy(p, b), nil
 }
 
 // at returns the n bytes at pos. The caller has checked pos+n <= size.
@@ -37,7 +48,7 @@ func (r *batchReader) at(pos int64, n int) ([]byte, error) {
 	r.window = r.window[:want]
 	if _, err := r.f.ReadAt(r.window, pos); err != nil {
 		r.window = r.window[:0]
-		return nil, fmt.Errorf("log: recovery read at %d: %w", pos, err)
+		return nil, fmt.Errorf("log: scan read at %d: %w", pos, err)
 	}
 	r.winPos = pos
 	return r.window[:n], nil

@@ -3,6 +3,7 @@ package log
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math"
 	"os"
@@ -136,7 +137,7 @@ func (s *segment) resetState() {
 
 // readHeaderAt reads the batch header at pos into scratch (len >= HeaderSize)
 // and checks that the batch fits below limit.
-func readHeaderAt(f vfs.File, pos, limit int64, scratch []byte) (record.Header, error) {
+func readHeaderAt(f io.ReaderAt, pos, limit int64, scratch []byte) (record.Header, error) {
 	if limit-pos < record.HeaderSize {
 		return record.Header{}, fmt.Errorf("%w: %d bytes left at position %d, short of a header", ErrCorrupt, limit-pos, pos)
 	}

@@ -79,8 +79,12 @@ func (p *Partition) OffsetForTimestamp(ts int64) (base.Offset, int64, bool) {
 	return max(o, p.mu.logStart), foundTs, true
 }
 
-// MaxTimestamp is the offset and timestamp of the record with the largest
-// timestamp (ListOffsets -3).
-func (p *Partition) MaxTimestamp() (ts int64, o base.Offset, ok bool) {
-	return p.log.MaxTimestamp()
+// MaxTimestamp is ListOffsets -3 over the local log from the log start:
+// batches wholly below a log start that DeleteRecords moved inside a
+// segment do not count, and the offset answered is never below it.
+func (p *Partition) MaxTimestamp() (base.Stamp, error) {
+	p.mu.Lock()
+	from := p.mu.logStart
+	p.mu.Unlock()
+	return p.log.MaxTimestampFrom(from)
 }

@@ -18,7 +18,7 @@ const maxTimestampReadBytes = 1 << 20
 // timestamp (ListOffsets -3 when the log start lies inside seg, so the
 // segment's metadata MaxTimestampMs may belong to batches below it). It
 // reads those batches, maxTimestampReadBytes per GET; ok is false only if
-// there are none.
+// there are none. A batch holding from is answered at from, not below it.
 func (r *Reader) MaxTimestampFrom(ctx context.Context, seg remotemeta.RemoteSegment, from base.Offset) (ts int64, offset base.Offset, ok bool, err error) {
 	for o := max(from, seg.Range.Start); o < seg.Range.End; {
 		batches, err := r.Read(ctx, seg, o, maxTimestampReadBytes)
@@ -33,7 +33,7 @@ func (r *Reader) MaxTimestampFrom(ctx context.Context, seg remotemeta.RemoteSegm
 				break
 			}
 			if !ok || h.MaxTimestamp > ts {
-				ts, offset, ok = h.MaxTimestamp, h.BaseOffset, true
+				ts, offset, ok = h.MaxTimestamp, max(h.BaseOffset, from), true
 			}
 			next = h.NextOffset()
 		}

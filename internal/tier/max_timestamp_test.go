@@ -9,7 +9,8 @@ import (
 )
 
 // MaxTimestampFrom agrees with a scan of the local batches from the batch
-// holding from, for every from of every tiered segment.
+// holding from, for every from of every tiered segment; a batch holding
+// from is answered at from, never below it.
 func TestMaxTimestampFromMatchesLocalScan(t *testing.T) {
 	l := newTestLog(t, 120, 8<<10)
 	r := newRig(t, objstore.NewMem())
@@ -32,7 +33,7 @@ func TestMaxTimestampFromMatchesLocalScan(t *testing.T) {
 					break
 				}
 				if h.NextOffset() > from && (!found || h.MaxTimestamp > wantTs) {
-					wantTs, wantAt, found = h.MaxTimestamp, h.BaseOffset, true
+					wantTs, wantAt, found = h.MaxTimestamp, max(h.BaseOffset, from), true
 				}
 			}
 			ts, at, ok, err := r.reader.MaxTimestampFrom(t.Context(), s, from)
