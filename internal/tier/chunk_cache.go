@@ -214,15 +214,16 @@ func clearChunkDir(dir string) error {
 	return nil
 }
 
-// Close stops the read-ahead and waits for it. Reads may still run
-// afterwards (without read-ahead); the slot file is emptied at the next
-// start.
+// Close stops the read-ahead, waits for it and unmaps the kept chunk
+// buffers. Reads may still run afterwards (without read-ahead or kept
+// buffers); the slot file is emptied at the next start.
 func (c *ChunkCache) Close() {
 	c.mu.Lock()
 	c.mu.closed = true
 	c.mu.Unlock()
 	c.cancel()
 	c.background.Wait()
+	c.buffers.close()
 }
 
 // readAt fills dst with the bytes of obj from off, through the chunks it
