@@ -104,10 +104,16 @@ JQ_DEFS='def r2: (. * 100 | round) / 100; '
 
 fail_metrics() { for m in "$@"; do record "$m" FAIL; done; }
 
+# settle writes back what earlier runs left dirty on the data dir's file
+# system (the consume fill's 2 GB is still being written back when the
+# latency runs start), so that no run measures another's writeback.
+settle() { sync -f "$DATA" 2>/dev/null || sync; }
+
 # bench NAME LIMIT_S ARGS... runs `strata bench --json` against the target.
 bench() {
 	local name=$1 limit=$2 base=$LOGS_PREFIX-$1
 	shift 2
+	settle
 	run_limited "$limit" "$BIN/strata" bench --bootstrap "127.0.0.1:$PORT" \
 		--record-bytes "$RECORD_BYTES" --partitions "$PARTITIONS" --acks all --compression none \
 		--json "$@" >"$base.json" 2>"$base.err" && return 0
