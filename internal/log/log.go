@@ -35,6 +35,7 @@ type Log struct {
 		dirDirty    bool          // segment files were created since the last dir fsync
 		failed      error         // sticky I/O error: the log is fail-stop
 		closed      bool
+		rate        appendRate // whether zero-filling pays (ZeroFill)
 	}
 }
 
@@ -115,6 +116,7 @@ func (l *Log) Append(batches []byte) error {
 		seg.noteBatch(h, pos, l.mu.opts.IndexIntervalBytes, now)
 		off += len(b)
 	}
+	l.mu.rate.add(int64(len(batches)), now)
 	l.kickZeroFillLocked()
 	return nil
 }

@@ -34,8 +34,9 @@ type Options struct {
 	FS vfs.FS
 	// ZeroFill runs a goroutine that keeps the active segment zero-filled
 	// and synced ahead of its write position, so that an fdatasync after an
-	// append writes the data without the file's metadata (zerofill.go).
-	// Fixed at Open; SetOptions ignores it.
+	// append writes the data without the file's metadata (zerofill.go),
+	// while the log appends no faster than zeroFillMaxBytesPerSec. Fixed at
+	// Open; SetOptions ignores it.
 	ZeroFill bool
 }
 

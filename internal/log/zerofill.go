@@ -15,6 +15,10 @@ import (
 // fdatasync writes the data alone (4 KiB write + fdatasync, p50: 176–183 µs
 // against 265–330 µs appending; bench/RESULTS.md).
 //
+// The zeros double the bytes written, so a log appending faster than
+// zeroFillMaxBytesPerSec stops filling (append_rate.go): there the syncs
+// carry many bytes each and the writes cost more than the syncs save.
+//
 // The price is a .log longer than its data while the segment is active:
 // [sizeBytes, zeroedEnd) holds zeros. What keeps that safe:
 //   - zeros are written only at or past sizeBytes and under mu, which every
@@ -40,6 +44,14 @@ func (s *segment) zeroRunway(segmentBytes int64) int64 {
 	return max(0, min(s.sizeBytes+ahead, segmentBytes)-s.sizeBytes)
 }
 
+// zeroFillPaysLocked reports whether the log appends slowly enough for
+// zeros ahead of its writes to pay (zeroFillMaxBytesPerSec). Faster, its
+// appends run past the zeros into preallocated blocks, as without
+// ZeroFill.
+func (l *Log) zeroFillPaysLocked() bool {
+	return l.mu.rate.atMost(zeroFillMaxBytesPerSec)
+}
+
 // zeroChunk is never written: its pages stay the kernel's shared zero page.
 var zeroChunk [zeroFillChunkBytes]byte
 
@@ -56,7 +68,7 @@ func (s *segment) wantsZeroFill(segmentBytes int64) bool {
 // kickZeroFillLocked asks the filler goroutine to run when the active
 // segment wants zeros; it never blocks.
 func (l *Log) kickZeroFillLocked() {
-	if l.zeroKick == nil || !l.activeLocked().wantsZeroFill(l.mu.opts.SegmentBytes) {
+	if l.zeroKick == nil || !l.zeroFillPaysLocked() || !l.activeLocked().wantsZeroFill(l.mu.opts.SegmentBytes) {
 		return
 	}
 	select {
@@ -100,7 +112,7 @@ func (l *Log) fillZeros() error {
 		s = a
 		from := max(s.zeroedEnd, s.sizeBytes)
 		to := min(s.sizeBytes+s.zeroRunway(l.mu.opts.SegmentBytes), from+zeroFillChunkBytes)
-		if s.zeroFillOff || from >= to {
+		if s.zeroFillOff || from >= to || !l.zeroFillPaysLocked() {
 			l.mu.Unlock()
 			return nil
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-broker/strata/internal/clock"
 	"github.com/strata-broker/strata/internal/vfs"
 )
 
@@ -183,8 +184,10 @@ func TestZeroFillUnderLoad(t *testing.T) {
 			}
 		}
 	}()
+	clk := o.Clock.(*clock.Manual)
 	for i := 0; i < 600; i++ {
 		appended = append(appended, appendN(t, l, 1, 4, 4000, int64(i))...)
+		clk.Advance(10 * time.Millisecond) // ~1.6 MB/s: slow enough to zero-fill
 	}
 	close(stop)
 	wg.Wait()
@@ -214,5 +217,35 @@ func TestZeroFillUnderLoad(t *testing.T) {
 	}
 	if got, want := readAll(t, l), concat(appended); !bytes.Equal(got, want) {
 		t.Fatalf("read %d bytes, want the %d appended", len(got), len(want))
+	}
+}
+
+// TestZeroFillOnlyWhenAppendsAreSlow: a log appending faster than
+// zeroFillMaxBytesPerSec writes no zeros; once its rate falls, it does.
+func TestZeroFillOnlyWhenAppendsAreSlow(t *testing.T) {
+	o := crashOptions(vfs.NewMem())
+	o.SegmentBytes = 64 << 20
+	l := mustOpen(t, o)
+	defer l.Close()
+	clk := o.Clock.(*clock.Manual)
+	for range 2 { // two windows of 5 MiB a second each
+		appendN(t, l, 80, 4, 16<<10, 0)
+		clk.Advance(time.Second)
+	}
+	if err := l.fillZeros(); err != nil {
+		t.Fatal(err)
+	}
+	path := segFile(o, 0, logSuffix)
+	data := l.Segments()[0].SizeBytes
+	if got := fileSize(t, o.FS, path); got != data {
+		t.Fatalf(".log is %d bytes, its data %d: zeros written at more than %d B/s", got, data, zeroFillMaxBytesPerSec)
+	}
+	clk.Advance(10 * time.Second)
+	appendN(t, l, 1, 1, 100, 0) // closes the fast window over a pause
+	if err := l.fillZeros(); err != nil {
+		t.Fatal(err)
+	}
+	if got, data := fileSize(t, o.FS, path), l.Segments()[0].SizeBytes; got <= data {
+		t.Fatalf(".log is %d bytes, its data %d: no zeros once appends slowed down", got, data)
 	}
 }
