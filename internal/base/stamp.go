@@ -9,11 +9,17 @@ type Stamp struct {
 	Ok     bool
 }
 
-// Later returns whichever of s and o has the larger timestamp, and on a
-// tie the one at the earlier offset: -3 answers the earliest offset having
-// the max timestamp (KIP-734).
+// Beats reports whether s is a better answer than o: o is none, or s has
+// the larger timestamp, or the same one at an earlier offset (-3 answers
+// the earliest offset having the max timestamp, KIP-734).
+func (s Stamp) Beats(o Stamp) bool {
+	return s.Ok && (!o.Ok || s.Ts > o.Ts || s.Ts == o.Ts && s.Offset < o.Offset)
+}
+
+// Later returns whichever of s and o is the better answer (Beats); s on a
+// tie.
 func (s Stamp) Later(o Stamp) Stamp {
-	if o.Ok && (!s.Ok || o.Ts > s.Ts || o.Ts == s.Ts && o.Offset < s.Offset) {
+	if o.Beats(s) {
 		return o
 	}
 	return s

@@ -26,7 +26,7 @@ func maxTimestampCandidates(segs []remotemeta.RemoteSegment) []remotemeta.Remote
 // whose offsets start at start, could improve on best: a larger
 // timestamp, or the same one at an earlier offset.
 func beats(maxTs int64, start base.Offset, best base.Stamp) bool {
-	return !best.Ok || maxTs > best.Ts || maxTs == best.Ts && start < best.Offset
+	return base.Stamp{Ts: maxTs, Offset: start, Ok: true}.Beats(best)
 }
 
 // MaxTimestamp is ListOffsets -3 (v7+) over the whole log, both tiers: the

@@ -95,7 +95,7 @@ func recoverSegment(s *segment, o Options, now time.Time) (truncated bool, err e
 		// Zeros to the end are what zero-filling left past the data (a cut
 		// at roll lost in a crash): the data ends here, and the segments
 		// after this one stay if they continue from it.
-		zeros, err := zeroTail(s.file, pos, size)
+		zeros, err := r.zeroTail(pos)
 		if err != nil {
 			return false, err
 		}

@@ -1,11 +1,6 @@
 package log
 
-import (
-	"bytes"
-	"fmt"
-
-	"github.com/strata-broker/strata/internal/vfs"
-)
+import "bytes"
 
 // Zero-filling the active segment ahead of its write position
 // (Options.ZeroFill). An fdatasync after an append that grew the file must
@@ -135,18 +130,18 @@ func (l *Log) fillZeros() error {
 	}
 }
 
-// zeroTail reports whether f holds only zero bytes in [pos, size).
-func zeroTail(f vfs.File, pos, size int64) (bool, error) {
-	buf := make([]byte, min(size-pos, scanWindowBytes))
-	for pos < size {
-		n := min(size-pos, int64(len(buf)))
-		if _, err := f.ReadAt(buf[:n], pos); err != nil {
-			return false, fmt.Errorf("log: recovery read at %d: %w", pos, err)
+// zeroTail reports whether the file holds only zero bytes from pos to
+// its end.
+func (r *batchReader) zeroTail(pos int64) (bool, error) {
+	for pos < r.size {
+		b, err := r.at(pos, int(min(r.size-pos, scanWindowBytes)))
+		if err != nil {
+			return false, err
 		}
-		if !allZero(buf[:n]) {
+		if !allZero(b) {
 			return false, nil
 		}
-		pos += n
+		pos += int64(len(b))
 	}
 	return true, nil
 }
