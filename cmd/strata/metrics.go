@@ -80,9 +80,9 @@ func (m *brokerMetrics) countRequests(h server.Handler) server.Handler {
 }
 
 // serve listens on cfg.MetricsListener and serves /metrics, with the
-// collectors of b and m's counters, and /healthz, which answers 200 until
+// collectors of b, the fetch session gauges and m's counters, and /healthz, which answers 200 until
 // stopServing. Port 0 picks a free port (addr says which).
-func (m *brokerMetrics) serve(cfg *config.Broker, b *broker.Broker) error {
+func (m *brokerMetrics) serve(cfg *config.Broker, b *broker.Broker, fetchSessions func() (sessions, partitions int)) error {
 	if m == nil {
 		return nil
 	}
@@ -94,6 +94,7 @@ func (m *brokerMetrics) serve(cfg *config.Broker, b *broker.Broker) error {
 	reg.MustRegister(
 		m.tierCollector(b.TierGauges),
 		metrics.NewPartitionCount(func() int { return len(b.Partitions()) }),
+		metrics.NewFetchSessionGauges(fetchSessions),
 		m.requests,
 		m.requestTimes,
 	)

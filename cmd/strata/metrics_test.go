@@ -29,7 +29,7 @@ func TestMetricsOffCountsNothing(t *testing.T) {
 	if deps.Copier.Stats != nil || m.countRequests(h) != server.Handler(h) {
 		t.Fatal("a nil brokerMetrics instrumented something")
 	}
-	if err := m.serve(&config.Broker{}, nil); err != nil {
+	if err := m.serve(&config.Broker{}, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	m.printAddr()
@@ -111,7 +111,7 @@ strata_remote_fetch_requests_total{partition="0",topic="kept"} 1
 // stops the listener.
 func TestHealthzUntilShutdown(t *testing.T) {
 	m := newBrokerMetrics(&config.Broker{MetricsListener: "127.0.0.1:0"}, nil)
-	if err := m.serve(&config.Broker{MetricsListener: "127.0.0.1:0"}, nil); err != nil {
+	if err := m.serve(&config.Broker{MetricsListener: "127.0.0.1:0"}, nil, noFetchSessions); err != nil {
 		t.Fatal(err)
 	}
 	url := "http://" + m.ln.Addr().String() + "/healthz"
@@ -132,12 +132,12 @@ func TestHealthzUntilShutdown(t *testing.T) {
 
 func TestMetricsListenerInUseIsOneClearError(t *testing.T) {
 	first := newBrokerMetrics(&config.Broker{MetricsListener: "127.0.0.1:0"}, nil)
-	if err := first.serve(&config.Broker{MetricsListener: "127.0.0.1:0"}, nil); err != nil {
+	if err := first.serve(&config.Broker{MetricsListener: "127.0.0.1:0"}, nil, noFetchSessions); err != nil {
 		t.Fatal(err)
 	}
 	defer first.close()
 	cfg := &config.Broker{MetricsListener: first.ln.Addr().String()}
-	err := newBrokerMetrics(cfg, nil).serve(cfg, nil)
+	err := newBrokerMetrics(cfg, nil).serve(cfg, nil, noFetchSessions)
 	if err == nil || !strings.Contains(err.Error(), "strata.metrics.listener") {
 		t.Fatalf("serve on a taken port: %v", err)
 	}
@@ -161,3 +161,5 @@ type handlerStub struct{}
 func (handlerStub) Supported(key, version int16) bool { return key == 0 && version == 9 }
 
 func (handlerStub) Handle(context.Context, *server.Request) server.Reply { return server.Reply{} }
+
+func noFetchSessions() (sessions, partitions int) { return 0, 0 }

@@ -248,7 +248,7 @@ func start(ctx context.Context, cfg *config.Broker, logger *slog.Logger) (*node,
 		ln.Close()
 		return nil, errors.Join(err, n.shutdown())
 	}
-	if err := n.metrics.serve(cfg, n.broker); err != nil {
+	if err := n.metrics.serve(cfg, n.broker, h.FetchSessions); err != nil {
 		return nil, errors.Join(err, n.shutdown())
 	}
 	return n, nil

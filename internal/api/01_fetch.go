@@ -13,10 +13,10 @@ import (
 	"github.com/strata-broker/strata/internal/partition"
 )
 
-// Fetch: v4-16. Sessionless: a request to open a session is answered with
-// session id 0, which tells the client the broker keeps no session and
-// expects full fetches (KIP-227 allows it). Long polls wait for new data
-// up to max.wait.ms when fewer than min.bytes are ready.
+// Fetch: v4-16. Long polls wait for new data up to max.wait.ms when fewer
+// than min.bytes are ready. From v7 a consumer may open an incremental
+// fetch session (KIP-227, fetch_session.go); full fetches without one are
+// served as before.
 func init() { register(1, 4, 16, (*Handler).handleFetch) }
 
 const readCommitted = 1
@@ -34,12 +34,12 @@ type fetchTarget struct {
 func (h *Handler) handleFetch(ctx context.Context, req *Request) Reply {
 	r := req.Body.(*kmsg.FetchRequest)
 	resp := r.ResponseKind().(*kmsg.FetchResponse)
-	if r.SessionID != 0 {
-		// We never hand out session ids, so any id is unknown to us.
-		resp.ErrorCode = kerr.FetchSessionIDNotFound.Code
+	fc := h.sessions.begin(r, req.Version)
+	if fc.errCode != 0 {
+		resp.ErrorCode = fc.errCode
 		return done(resp)
 	}
-	targets := h.resolveFetch(r, resp, req.Version)
+	targets := h.resolveFetch(fc.wants, fc.byID, resp)
 	// Take the change channels before reading, so an append between the
 	// read and the wait still wakes the wait.
 	changed := changeChans(targets)
@@ -51,6 +51,7 @@ func (h *Handler) handleFetch(ctx context.Context, req *Request) Reply {
 	// fetch does: waiting for appends would only stall a catching-up
 	// consumer.
 	if got >= int(r.MinBytes) || remote || maxWait <= 0 || len(targets) == 0 {
+		h.sessions.finish(fc, resp)
 		return Reply{Resp: resp, Release: bufs.release, Splices: bufs.spliceList}
 	}
 	deadline := time.Now().Add(maxWait)
@@ -60,41 +61,50 @@ func (h *Handler) handleFetch(ctx context.Context, req *Request) Reply {
 			changed = changeChans(targets)
 			got, remote = h.fillFetch(r, resp, targets, bufs)
 			if !woke || remote || got >= int(r.MinBytes) {
+				h.sessions.finish(fc, resp)
 				return resp
 			}
 		}
 	}, Release: bufs.release, Splices: bufs.spliceList}
 }
 
-// resolveFetch builds the response skeleton and the list of readable
-// partitions; partitions that cannot be read get their error code now.
-func (h *Handler) resolveFetch(r *kmsg.FetchRequest, resp *kmsg.FetchResponse, version int16) []fetchTarget {
+// FetchSessions returns the incremental fetch sessions open and the
+// partitions they hold, for the broker's gauges.
+func (h *Handler) FetchSessions() (sessions, partitions int) { return h.sessions.counts() }
+
+// resolveFetch builds the response skeleton, one partition per want in
+// their order (consecutive wants of one topic share its entry), and the
+// list of readable partitions; partitions that cannot be read get their
+// error code now.
+func (h *Handler) resolveFetch(wants []fetchWant, byID bool, resp *kmsg.FetchResponse) []fetchTarget {
 	img := h.opts.Meta.Image()
 	var targets []fetchTarget
-	resp.Topics = make([]kmsg.FetchResponseTopic, len(r.Topics))
-	for i, rt := range r.Topics {
-		st := &resp.Topics[i]
-		*st = kmsg.NewFetchResponseTopic()
-		st.Topic, st.TopicID = rt.Topic, rt.TopicID
-		t := lookupTopic(img, rt.Topic, rt.TopicID, version >= 13)
-		st.Partitions = make([]kmsg.FetchResponseTopicPartition, len(rt.Partitions))
-		for j, rp := range rt.Partitions {
-			sp := &st.Partitions[j]
-			*sp = kmsg.NewFetchResponseTopicPartition()
-			sp.Partition = rp.Partition
-			sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1
-			p, code := h.fetchPartition(t, rp.Partition, version >= 13)
-			if code != 0 {
-				sp.ErrorCode = code
-				continue
-			}
-			targets = append(targets, fetchTarget{
-				topicIdx: i, partIdx: j, order: len(targets), part: p,
-				offset:      base.Offset(rp.FetchOffset),
-				maxBytes:    int(rp.PartitionMaxBytes),
-				leaderEpoch: rp.CurrentLeaderEpoch,
-			})
+	resp.Topics = resp.Topics[:0]
+	var t *metadata.Topic
+	for _, w := range wants {
+		n := len(resp.Topics)
+		if n == 0 || resp.Topics[n-1].Topic != w.key.topic || resp.Topics[n-1].TopicID != w.key.topicID {
+			st := kmsg.NewFetchResponseTopic()
+			st.Topic, st.TopicID = w.key.topic, w.key.topicID
+			resp.Topics = append(resp.Topics, st)
+			t = lookupTopic(img, w.key.topic, w.key.topicID, byID)
 		}
+		st := &resp.Topics[len(resp.Topics)-1]
+		sp := kmsg.NewFetchResponseTopicPartition()
+		sp.Partition = w.key.partition
+		sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1
+		p, code := h.fetchPartition(t, w.key.partition, byID)
+		sp.ErrorCode = code
+		st.Partitions = append(st.Partitions, sp)
+		if code != 0 {
+			continue
+		}
+		targets = append(targets, fetchTarget{
+			topicIdx: len(resp.Topics) - 1, partIdx: len(st.Partitions) - 1, order: len(targets), part: p,
+			offset:      base.Offset(w.offset),
+			maxBytes:    int(w.maxBytes),
+			leaderEpoch: w.leaderEpoch,
+		})
 	}
 	return targets
 }

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -76,6 +77,7 @@ type Handler struct {
 	// offsetsTopicMu serializes the creation of __consumer_offsets, so that
 	// concurrent FindCoordinators create it once.
 	offsetsTopicMu sync.Mutex
+	sessions       *fetchSessionCache
 }
 
 // New returns a Handler.
@@ -86,7 +88,8 @@ func New(opts Options) (*Handler, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	return &Handler{opts: opts, logger: opts.Logger}, nil
+	sessions := newFetchSessionCache(int(opts.Config.FetchSessionCacheSlots), time.Now)
+	return &Handler{opts: opts, logger: opts.Logger, sessions: sessions}, nil
 }
 
 type handleFunc func(h *Handler, ctx context.Context, req *Request) Reply

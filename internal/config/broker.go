@@ -21,6 +21,7 @@ type Broker struct {
 	MessageMaxBytes          int32
 	SocketRequestMaxBytes    int32
 	MinInsyncReplicas        int32
+	FetchSessionCacheSlots   int32 // max.incremental.fetch.session.cache.slots
 
 	SegmentBytes           int64
 	SegmentMaxAge          time.Duration // log.roll.ms / log.roll.hours
@@ -123,6 +124,7 @@ func newBroker(raw, origin map[string]string) (*Broker, error) {
 		MessageMaxBytes:          g.i32("message.max.bytes"),
 		SocketRequestMaxBytes:    g.i32("socket.request.max.bytes"),
 		MinInsyncReplicas:        g.i32("min.insync.replicas"),
+		FetchSessionCacheSlots:   g.i32("max.incremental.fetch.session.cache.slots"),
 
 		SegmentBytes:           g.i64("log.segment.bytes"),
 		SegmentMaxAge:          msDuration(g.i64("log.roll.ms")),

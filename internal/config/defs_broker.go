@@ -22,6 +22,8 @@ var brokerDefs = readOnly([]Def{
 	def("delete.topic.enable", Boolean, "true", "", nil, "Allow DeleteTopics."),
 	def("message.max.bytes", Int, "1048588", "", atLeast(0), "Largest record batch accepted; topic: max.message.bytes."),
 	def("socket.request.max.bytes", Int, "104857600", "", atLeast(1), "Largest request accepted."),
+	def("max.incremental.fetch.session.cache.slots", Int, "1000", "", atLeast(0),
+		"Incremental fetch sessions (KIP-227) kept at once; 0 answers every fetch as a full one."),
 	def("min.insync.replicas", Int, "1", "", atLeast(1), "Default of the topic config min.insync.replicas."),
 	def("unclean.leader.election.enable", Boolean, "false", "", nil, "Default of the topic config of the same name."),
 	def("compression.type", String, "producer", "", oneOf(compressionNames...), "Default of the topic config of the same name."),

@@ -12,6 +12,34 @@ func NewPartitionCount(count func() int) prometheus.Collector {
 	}, func() float64 { return float64(count()) })
 }
 
+// NewFetchSessionGauges returns the gauges strata_fetch_sessions and
+// strata_fetch_session_partitions: the incremental fetch sessions open on
+// this broker and the partitions they hold, as read returns at each scrape.
+func NewFetchSessionGauges(read func() (sessions, partitions int)) prometheus.Collector {
+	return fetchSessionGauges{read: read,
+		sessions: prometheus.NewDesc(namespace+"_fetch_sessions",
+			"Incremental fetch sessions open. Kafka: kafka.server:type=FetchSessionCache,name=NumIncrementalFetchSessions.", nil, nil),
+		partitions: prometheus.NewDesc(namespace+"_fetch_session_partitions",
+			"Partitions held by the open fetch sessions. Kafka: kafka.server:type=FetchSessionCache,name=NumIncrementalFetchPartitionsCached.", nil, nil),
+	}
+}
+
+type fetchSessionGauges struct {
+	read                 func() (sessions, partitions int)
+	sessions, partitions *prometheus.Desc
+}
+
+func (g fetchSessionGauges) Describe(ch chan<- *prometheus.Desc) {
+	ch <- g.sessions
+	ch <- g.partitions
+}
+
+func (g fetchSessionGauges) Collect(ch chan<- prometheus.Metric) {
+	s, p := g.read()
+	ch <- prometheus.MustNewConstMetric(g.sessions, prometheus.GaugeValue, float64(s))
+	ch <- prometheus.MustNewConstMetric(g.partitions, prometheus.GaugeValue, float64(p))
+}
+
 // Requests counts the requests handed to the API layer, per API: the
 // counter strata_requests_total{request="Produce"}. Safe for concurrent
 // use.

@@ -3,10 +3,12 @@ package e2e
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"testing"
 	"time"
 
 	"github.com/segmentio/kafka-go"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 var kafkaGoCodecs = []struct {
@@ -112,4 +114,37 @@ func newKafkaGoReader(addr, topic string) *kafka.Reader {
 		MaxWait:   250 * time.Millisecond,
 		Dialer:    &kafka.Dialer{Timeout: clientDialTimeout, ClientID: "strata-e2e-kafkago"},
 	})
+}
+
+// TestKafkaGoClientFetch reads with kafka-go's Client.Fetch, which sends
+// session id -1 with epoch -1: a full fetch outside any session.
+func TestKafkaGoClientFetch(t *testing.T) {
+	t.Parallel()
+	b := startBroker(t, t.TempDir())
+	const topic = "kafkago-client-fetch"
+	createTopic(t, newAdmin(t, b.Addr), topic, 1, nil)
+	cl := newClient(t, b.Addr)
+	for i := range 3 {
+		produceSync(t, cl, &kgo.Record{Topic: topic, Value: []byte(value("f", i))})
+	}
+	transport := &kafka.Transport{DialTimeout: clientDialTimeout, IdleTimeout: 5 * time.Second, ClientID: "strata-e2e-kafkago"}
+	defer transport.CloseIdleConnections()
+	c := &kafka.Client{Addr: kafka.TCP(b.Addr), Timeout: 10 * time.Second, Transport: transport}
+	resp, err := c.Fetch(testContext(t, 10*time.Second), &kafka.FetchRequest{Topic: topic, Partition: 0, Offset: 1, MinBytes: 1, MaxBytes: 1 << 20, MaxWait: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Error != nil || resp.HighWatermark != 3 {
+		t.Fatalf("Fetch: error %v, high watermark %d", resp.Error, resp.HighWatermark)
+	}
+	for i := 1; i < 3; i++ {
+		r, err := resp.Records.ReadRecord()
+		if err != nil {
+			t.Fatalf("record %d: %v", i, err)
+		}
+		v, _ := io.ReadAll(r.Value)
+		if r.Offset != int64(i) || string(v) != value("f", i) {
+			t.Fatalf("record at offset %d is %q, want %q at %d", r.Offset, v, value("f", i), i)
+		}
+	}
 }

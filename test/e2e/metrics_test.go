@@ -14,6 +14,17 @@ import (
 // metricsLine is what the broker prints when strata.metrics.listener is set.
 var metricsLine = regexp.MustCompile(`(?m)^strata: metrics on (http://127\.0\.0\.1:\d+)/metrics$`)
 
+// metricsBase is where b serves /metrics and /healthz, from the line it
+// printed; b runs with strata.metrics.listener set.
+func metricsBase(t *testing.T, b *Broker) string {
+	t.Helper()
+	m := metricsLine.FindStringSubmatch(b.output.String())
+	if m == nil {
+		t.Fatalf("no metrics line in the broker output:\n%s", b.output.String())
+	}
+	return m[1]
+}
+
 // TestMetricsEndpoint runs a tiered topic with the metrics listener on
 // port 0 and scrapes it: the KIP-963 counters and gauges describe what
 // the tier did (segments copied, then read back from the remote tier),
@@ -22,11 +33,7 @@ var metricsLine = regexp.MustCompile(`(?m)^strata: metrics on (http://127\.0\.0\
 func TestMetricsEndpoint(t *testing.T) {
 	t.Parallel()
 	b := startTieredBroker(t, t.TempDir(), "strata.metrics.listener=127.0.0.1:0")
-	m := metricsLine.FindStringSubmatch(b.output.String())
-	if m == nil {
-		t.Fatalf("no metrics line in the broker output:\n%s", b.output.String())
-	}
-	base := m[1]
+	base := metricsBase(t, b)
 	if code, body := httpGet(t, base+"/healthz"); code != http.StatusOK || body != "ok\n" {
 		t.Fatalf("/healthz: %d %q", code, body)
 	}
