@@ -78,14 +78,14 @@ func (h *Handler) FetchSessions() (sessions, partitions int) { return h.sessions
 // error code now.
 func (h *Handler) resolveFetch(wants []fetchWant, byID bool, resp *kmsg.FetchResponse) []fetchTarget {
 	img := h.opts.Meta.Image()
-	var targets []fetchTarget
-	resp.Topics = resp.Topics[:0]
+	targets := make([]fetchTarget, 0, len(wants))
+	resp.Topics = make([]kmsg.FetchResponseTopic, 0, topicRuns(wants))
 	var t *metadata.Topic
-	for _, w := range wants {
-		n := len(resp.Topics)
-		if n == 0 || resp.Topics[n-1].Topic != w.key.topic || resp.Topics[n-1].TopicID != w.key.topicID {
+	for i, w := range wants {
+		if i == 0 || wants[i-1].key.topic != w.key.topic || wants[i-1].key.topicID != w.key.topicID {
 			st := kmsg.NewFetchResponseTopic()
 			st.Topic, st.TopicID = w.key.topic, w.key.topicID
+			st.Partitions = make([]kmsg.FetchResponseTopicPartition, 0, topicRunLen(wants[i:]))
 			resp.Topics = append(resp.Topics, st)
 			t = lookupTopic(img, w.key.topic, w.key.topicID, byID)
 		}
@@ -107,6 +107,25 @@ func (h *Handler) resolveFetch(wants []fetchWant, byID bool, resp *kmsg.FetchRes
 		})
 	}
 	return targets
+}
+
+// topicRuns counts the runs of consecutive wants of one topic: the topics
+// of the response.
+func topicRuns(wants []fetchWant) int {
+	n := 0
+	for i := 0; i < len(wants); i += topicRunLen(wants[i:]) {
+		n++
+	}
+	return n
+}
+
+// topicRunLen is how many wants from the first are of its topic.
+func topicRunLen(wants []fetchWant) int {
+	n := 1
+	for n < len(wants) && wants[n].key.topic == wants[0].key.topic && wants[n].key.topicID == wants[0].key.topicID {
+		n++
+	}
+	return n
 }
 
 func (h *Handler) fetchPartition(t *metadata.Topic, idx int32, byID bool) (*partition.Partition, int16) {
@@ -179,6 +198,11 @@ func (h *Handler) fetchOne(r *kmsg.FetchRequest, sp *kmsg.FetchResponseTopicPart
 		return 0, false
 	}
 	if limit <= 0 && !first {
+		return 0, false
+	}
+	if t.offset == off.HighWatermark && t.offset >= off.LocalStart {
+		// A consumer at the end: nothing to read. Most partitions of a
+		// long poll over many are here, on every wake-up.
 		return 0, false
 	}
 	if wantsRegion(limit, t.offset, off.HighWatermark) {

@@ -8,7 +8,10 @@ import "sync"
 type readBuffer struct{ b []byte }
 
 const (
-	readBufferInitialBytes = 1 << 20
+	// readBufferInitialBytes is small: most fetches copy a few small
+	// batches at the tail (large reads go out as file regions), and a
+	// buffer the pool lost to a GC is allocated, and zeroed, again.
+	readBufferInitialBytes = 64 << 10
 	// readBufferMaxPooledBytes keeps the pool from pinning the memory of a
 	// rare huge fetch.
 	readBufferMaxPooledBytes = 16 << 20
