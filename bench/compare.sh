@@ -70,6 +70,14 @@ stop_target() {
 echo "compare: building into $BIN"
 build_strata
 build_bench kfakeserver
+build_bench disklatency
+
+# The disk's own floor under durable latency, on the file system of the
+# data dirs (WORK), written in the summary: a 1 KiB write + fdatasync, back
+# to back and with the gaps of 10k and 1k records/s.
+echo "compare: measuring the data disk (bench/disklatency)"
+DISK_JSON=$(run_limited 120 "$BIN/disklatency" --dir "$WORK") || DISK_JSON=
+printf '%s\n' "$DISK_JSON" >"$OUT/disk.json"
 
 # start_target starts $TARGET on $PORT with data in $DATA and waits for
 # its ready line.
@@ -246,6 +254,11 @@ has_target() { [[ " $TARGETS " == *" $1 "* ]]; }
 	echo "$(date -u +%Y-%m-%dT%H:%MZ), $(nproc) CPUs, $(uname -sr), $(go version 2>/dev/null | awk '{print $3}')," \
 		"DURATION=$DURATION, CONSUME_BYTES=$CONSUME_BYTES, $RECORD_BYTES B records, $PARTITIONS partitions, acks all (idempotent)."
 	echo "Throughput in MB/s (10^6 B) and records/s, latency in ms, RSS in MB (MiB). Ratio > 1: strata's number is larger."
+	if [[ -n $DISK_JSON ]]; then
+		echo "Data disk (bench/disklatency), 1 KiB write + fdatasync p50/p99 ms: $(jq -r '"back to back \(.back_to_back_ms.p50*100|round/100)/\(.back_to_back_ms.p99*100|round/100), 100 µs apart \(.gap_100us_ms.p50*100|round/100)/\(.gap_100us_ms.p99*100|round/100), 1 ms apart \(.gap_1ms_ms.p50*100|round/100)/\(.gap_1ms_ms.p99*100|round/100)"' <<<"$DISK_JSON")."
+	else
+		echo "Data disk: not measured (bench/disklatency failed)."
+	fi
 	echo
 	header="| metric | better |"
 	sep="|---|---|"
