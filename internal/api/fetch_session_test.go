@@ -394,3 +394,59 @@ func wantKeys(wants []fetchWant) []string {
 	}
 	return keys
 }
+
+// TestFetchSessionCacheConcurrent drives sessions from many goroutines
+// over a cache too small for them all, with evictions and gauge reads in
+// between; run with -race. Every answer is either a session error a
+// client recovers from or consistent with the session's partitions.
+func TestFetchSessionCacheConcurrent(t *testing.T) {
+	c := newFetchSessionCache(4, time.Now)
+	done := make(chan struct{})
+	errs := make(chan error, 8)
+	for g := range 8 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			id, epoch := int32(0), int32(0)
+			for i := range 200 {
+				req := fetchRequest(id, epoch, topicParts(fmt.Sprint("t", g), int32(i%5)))
+				fc := c.begin(req, 12)
+				if fc.errCode != 0 {
+					id, epoch = 0, 0 // evicted or raced: start over, as a client does
+					continue
+				}
+				resp := answer(fc.wants, func(fetchWant) kmsg.FetchResponseTopicPartition { return part(int64(i), 0, 0, nil) })
+				c.finish(fc, resp)
+				if resp.ErrorCode != 0 {
+					errs <- fmt.Errorf("goroutine %d: error %d after a clean begin", g, resp.ErrorCode)
+					return
+				}
+				if fc.kind == sessionOpen {
+					id, epoch = resp.SessionID, 1
+					if id == 0 {
+						epoch = 0 // no slot: full fetches, asking again
+					}
+					continue
+				}
+				epoch = nextSessionEpoch(epoch)
+			}
+		}()
+	}
+	for range 8 {
+		for {
+			select {
+			case <-done:
+			default:
+				c.counts()
+				continue
+			}
+			break
+		}
+	}
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if n, _ := c.counts(); n > 4 {
+		t.Fatalf("%d sessions in a cache of 4 slots", n)
+	}
+}
