@@ -1,7 +1,7 @@
 # Strata: `make run` starts a broker, `make test` runs the whole test suite.
 GO ?= go
 
-.PHONY: run build test test-deps fuzz bench
+.PHONY: run build test test-deps race fuzz bench
 
 run:
 	$(GO) run ./cmd/strata serve
@@ -29,7 +29,19 @@ test-deps:
 test: test-deps
 	$(GO) vet ./...
 	PATH="$$($(GO) env GOPATH)/bin:$$PATH" REQUIRE_VERSITYGW=1 $(GO) test -count=1 -tags invariants -timeout 30m ./...
+	$(MAKE) race
 	$(MAKE) fuzz
+
+# The race detector over the packages' tests, then over the broker itself:
+# the end-to-end tests run against a broker built with -race, which exits
+# with status 66 after reporting a race, and a broker that does not exit 0
+# fails its test.
+race: test-deps
+	PATH="$$($(GO) env GOPATH)/bin:$$PATH" REQUIRE_VERSITYGW=1 $(GO) test -race -count=1 -timeout 30m ./internal/... ./cmd/...
+	@bin=$$(mktemp -d) && trap 'rm -rf "$$bin"' EXIT && \
+		$(GO) build -race -o "$$bin/strata" ./cmd/strata && \
+		PATH="$$($(GO) env GOPATH)/bin:$$PATH" REQUIRE_VERSITYGW=1 STRATA_BIN="$$bin/strata" \
+		$(GO) test -count=1 -timeout 30m ./test/e2e/
 
 # A short run of every fuzz target; the seed corpora run in `go test` too.
 # The budget is a count of executions, not a duration: a duration races the
