@@ -51,7 +51,7 @@ func (h *Handler) handleFetch(ctx context.Context, req *Request) Reply {
 	// fetch does: waiting for appends would only stall a catching-up
 	// consumer.
 	if got >= int(r.MinBytes) || remote || maxWait <= 0 || len(targets) == 0 {
-		h.sessions.finish(fc, resp)
+		h.finishFetch(fc, resp, bufs)
 		return Reply{Resp: resp, Release: bufs.release, Splices: bufs.spliceList}
 	}
 	deadline := time.Now().Add(maxWait)
@@ -61,11 +61,21 @@ func (h *Handler) handleFetch(ctx context.Context, req *Request) Reply {
 			changed = changeChans(targets)
 			got, remote = h.fillFetch(r, resp, targets, bufs)
 			if !woke || remote || got >= int(r.MinBytes) {
-				h.sessions.finish(fc, resp)
+				h.finishFetch(fc, resp, bufs)
 				return resp
 			}
 		}
 	}, Release: bufs.release, Splices: bufs.spliceList}
+}
+
+// finishFetch settles resp with the session. A session error drops every
+// partition, and with them what bufs holds for them: file regions whose
+// markers are no longer in the response must not be spliced.
+func (h *Handler) finishFetch(fc fetchContext, resp *kmsg.FetchResponse, bufs *fetchBuffers) {
+	h.sessions.finish(fc, resp)
+	if resp.ErrorCode != 0 {
+		bufs.reset()
+	}
 }
 
 // FetchSessions returns the incremental fetch sessions open and the

@@ -168,3 +168,68 @@ func TestFetchSessionsFranzConsumer(t *testing.T) {
 			s["strata_fetch_sessions"], s["strata_fetch_session_partitions"], partitions)
 	}
 }
+
+// TestFetchSessionDuplicateWhileLongPolling: a fetch of epoch n long-polls
+// with file regions read (a consumer far behind, min.bytes not reached)
+// while another request moves the session on. The first is answered
+// INVALID_FETCH_SESSION_EPOCH, cleanly: its regions are dropped with its
+// partitions, and the connection goes on serving.
+func TestFetchSessionDuplicateWhileLongPolling(t *testing.T) {
+	t.Parallel()
+	b := startBroker(t, t.TempDir())
+	adm := newAdmin(t, b.Addr)
+	const topic = "sessions-dup"
+	createTopic(t, adm, topic, 1, nil)
+	cl := newClient(t, b.Addr)
+	for i := range 200 {
+		produceSync(t, cl, &kgo.Record{Topic: topic, Value: make([]byte, 1024), Key: []byte(value("k", i))})
+	}
+	f := sessionFetcher{t: t, cl: cl, topicID: topicIDOf(t, adm, topic)}
+	id := f.fetch(0, 0, map[int32]int64{0: 200}).SessionID
+	if id == 0 {
+		t.Fatal("no session")
+	}
+
+	// Epoch 1 rewinds to 0 and asks for more than there is, so it waits
+	// out its max wait with the backlog read as a file region.
+	slow := kmsg.NewPtrFetchRequest()
+	slow.ReplicaID, slow.MaxWaitMillis, slow.MinBytes, slow.MaxBytes = -1, 4000, 10<<20, 50<<20
+	slow.SessionID, slow.SessionEpoch = id, 1
+	rt := kmsg.NewFetchRequestTopic()
+	rt.TopicID = f.topicID
+	rp := kmsg.NewFetchRequestTopicPartition()
+	rp.Partition, rp.FetchOffset, rp.PartitionMaxBytes = 0, 0, 1<<20
+	rp.CurrentLeaderEpoch, rp.LastFetchedEpoch, rp.LogStartOffset = -1, -1, -1
+	rt.Partitions = append(rt.Partitions, rp)
+	slow.Topics = append(slow.Topics, rt)
+	slowDone := make(chan *kmsg.FetchResponse, 1)
+	slowErr := make(chan error, 1)
+	go func() {
+		resp, err := slow.RequestWith(testContext(t, 20*time.Second), cl)
+		slowDone <- resp
+		slowErr <- err
+	}()
+	// Epoch 2 is refused until the slow fetch has begun (and moved the
+	// session to 2); then it overtakes it.
+	other := sessionFetcher{t: t, cl: newClient(t, b.Addr), topicID: f.topicID}
+	for try := 0; ; try++ {
+		resp := other.fetch(id, 2, nil)
+		if resp.ErrorCode == 0 {
+			break
+		}
+		if resp.ErrorCode != kerr.InvalidFetchSessionEpoch.Code || try == 40 {
+			t.Fatalf("epoch 2 while epoch 1 waits: error %d", resp.ErrorCode)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	resp := <-slowDone
+	if err := <-slowErr; err != nil {
+		t.Fatalf("the overtaken fetch: %v", err)
+	}
+	if resp.ErrorCode != kerr.InvalidFetchSessionEpoch.Code || len(resp.Topics) != 0 {
+		t.Fatalf("the overtaken fetch: error %d, %d topics; want INVALID_FETCH_SESSION_EPOCH and nothing else", resp.ErrorCode, len(resp.Topics))
+	}
+	if got := answered(f.fetch(0, -1, map[int32]int64{0: 199})); !slices.Equal(got, []string{"0=0/true"}) {
+		t.Fatalf("the connection after the overtaken fetch answered %v", got)
+	}
+}
