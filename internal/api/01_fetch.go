@@ -49,8 +49,9 @@ func (h *Handler) handleFetch(ctx context.Context, req *Request) Reply {
 	// A fetch that read from the remote tier answers once those reads are
 	// done (or remote.fetch.max.wait.ms passed), as Kafka's delayed remote
 	// fetch does: waiting for appends would only stall a catching-up
-	// consumer.
-	if got >= int(r.MinBytes) || remote || maxWait <= 0 || len(targets) == 0 {
+	// consumer. A partition error is answered at once too, as in Kafka:
+	// the consumer must act on it (reset an offset, refresh metadata).
+	if got >= int(r.MinBytes) || remote || maxWait <= 0 || len(targets) == 0 || hasPartitionError(resp) {
 		h.finishFetch(fc, resp, bufs)
 		return Reply{Resp: resp, Release: bufs.release, Splices: bufs.spliceList}
 	}
@@ -60,12 +61,25 @@ func (h *Handler) handleFetch(ctx context.Context, req *Request) Reply {
 			woke := waitAny(ctx, changed, deadline)
 			changed = changeChans(targets)
 			got, remote = h.fillFetch(r, resp, targets, bufs)
-			if !woke || remote || got >= int(r.MinBytes) {
+			if !woke || remote || got >= int(r.MinBytes) || hasPartitionError(resp) {
 				h.finishFetch(fc, resp, bufs)
 				return resp
 			}
 		}
 	}, Release: bufs.release, Splices: bufs.spliceList}
+}
+
+// hasPartitionError reports whether some partition of resp carries an
+// error code.
+func hasPartitionError(resp *kmsg.FetchResponse) bool {
+	for i := range resp.Topics {
+		for j := range resp.Topics[i].Partitions {
+			if resp.Topics[i].Partitions[j].ErrorCode != 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // finishFetch settles resp with the session. A session error drops every
@@ -213,6 +227,7 @@ func (h *Handler) fetchOne(r *kmsg.FetchRequest, sp *kmsg.FetchResponseTopicPart
 	if t.offset == off.HighWatermark && t.offset >= off.LocalStart {
 		// A consumer at the end: nothing to read. Most partitions of a
 		// long poll over many are here, on every wake-up.
+		sp.ErrorCode = 0
 		return 0, false
 	}
 	if wantsRegion(limit, t.offset, off.HighWatermark) {
