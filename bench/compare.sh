@@ -136,12 +136,14 @@ METRICS=(
 	"produce_ack_p999_ms lower" "consume_mb_s higher" "consume_rec_s higher"
 	"e2e_10k_p50_ms lower" "e2e_10k_p99_ms lower" "e2e_10k_p999_ms lower"
 	"e2e_100k_rec_s higher" "e2e_100k_p50_ms lower" "e2e_100k_p99_ms lower" "e2e_100k_p999_ms lower"
+	"e2e_10k_acks1_p99_ms lower" "e2e_100k_acks1_p99_ms lower" "e2e_100k_acks1_p999_ms lower"
 	"ack_1k_p50_ms lower" "ack_1k_p99_ms lower" "ack_1k_p999_ms lower" "rss_peak_mb lower"
 )
 PRODUCE_METRICS=(produce_mb_s produce_rec_s produce_ack_p50_ms produce_ack_p99_ms produce_ack_p999_ms)
 CONSUME_METRICS=(consume_mb_s consume_rec_s)
 E2E10K_METRICS=(e2e_10k_p50_ms e2e_10k_p99_ms e2e_10k_p999_ms)
 E2E100K_METRICS=(e2e_100k_rec_s e2e_100k_p50_ms e2e_100k_p99_ms e2e_100k_p999_ms)
+ACKS1_METRICS=(e2e_10k_acks1_p99_ms e2e_100k_acks1_p99_ms e2e_100k_acks1_p999_ms)
 ACK1K_METRICS=(ack_1k_p50_ms ack_1k_p99_ms ack_1k_p999_ms)
 
 run_target() {
@@ -193,6 +195,18 @@ run_target() {
 		echo "  e2e 100k/s: $(jq -r "$JQ_DEFS"'"\(.e2e.records_per_s|floor) rec/s, p50 \(.e2e.e2e_ms.p50|r2) ms, p99 \(.e2e.e2e_ms.p99|r2) ms"' "$f-e2e-100k.json")"
 	else
 		fail_metrics "${E2E100K_METRICS[@]}"
+	fi
+
+	# The same two e2e loads with acks=1 (not idempotent): nothing waits
+	# for a sync, so they are the floor the machine and the clients set
+	# under the e2e figures above.
+	if bench e2e-10k-acks1 "$RUN_LIMIT" --mode e2e --topic bench-e2e-acks1 --linger 0 --rate 10000 --duration "$DURATION" --acks 1 &&
+		bench e2e-100k-acks1 "$RUN_LIMIT" --mode e2e --topic bench-e2e-acks1 --linger 0 --rate 100000 --duration "$DURATION" --acks 1; then
+		extract "$f-e2e-10k-acks1.json" e2e_10k_acks1_p99_ms .e2e.e2e_ms.p99
+		extract "$f-e2e-100k-acks1.json" e2e_100k_acks1_p99_ms .e2e.e2e_ms.p99 e2e_100k_acks1_p999_ms .e2e.e2e_ms.p999
+		echo "  e2e acks=1: 10k/s p99 $(jq -r "$JQ_DEFS"'.e2e.e2e_ms.p99|r2' "$f-e2e-10k-acks1.json") ms, 100k/s p99 $(jq -r "$JQ_DEFS"'.e2e.e2e_ms.p99|r2' "$f-e2e-100k-acks1.json") ms"
+	else
+		fail_metrics "${ACKS1_METRICS[@]}"
 	fi
 
 	if bench ack-1k "$RUN_LIMIT" --mode produce --topic bench-ack --linger 0 --rate 1000 --duration "$DURATION"; then
