@@ -56,4 +56,4 @@ fuzz:
 	done
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./internal/log/ ./internal/record/
+	$(GO) test -run '^$$' -bench . -benchmem ./internal/log/ ./internal/record/ ./internal/api/

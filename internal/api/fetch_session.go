@@ -99,8 +99,9 @@ type fetchSession struct {
 	mu     struct {
 		sync.Mutex
 		epoch    int32
-		parts    []sessionPartition // in response order
-		lastUsed int64              // unix nanoseconds
+		parts    []*sessionPartition // in response order
+		index    map[sessionKey]*sessionPartition
+		lastUsed int64 // unix nanoseconds
 	}
 }
 
@@ -125,54 +126,57 @@ func wantOf(topic string, id [16]byte, rp kmsg.FetchRequestTopicPartition) fetch
 }
 
 // newSessionParts turns a full fetch's wants and its response into a new
-// session's partitions. A partition asked for twice is kept once, with the
-// last values given.
-func newSessionParts(wants []fetchWant, sent []sentState) []sessionPartition {
-	parts := make([]sessionPartition, 0, len(wants))
-	at := make(map[sessionKey]int, len(wants))
+// session's partitions, in order, and their index. A partition asked for
+// twice is kept once, with the last values given.
+func newSessionParts(wants []fetchWant, sent []sentState) ([]*sessionPartition, map[sessionKey]*sessionPartition) {
+	parts := make([]*sessionPartition, 0, len(wants))
+	index := make(map[sessionKey]*sessionPartition, len(wants))
 	for i, w := range wants {
-		p := sessionPartition{want: w, sent: sent[i]}
-		if j, ok := at[w.key]; ok {
-			parts[j] = p
+		if p, ok := index[w.key]; ok {
+			p.want, p.sent = w, sent[i]
 			continue
 		}
-		at[w.key] = len(parts)
+		p := &sessionPartition{want: w, sent: sent[i]}
+		index[w.key] = p
 		parts = append(parts, p)
 	}
-	return parts
+	return parts, index
 }
 
 // updateLocked applies an incremental request to the session: partitions
-// it names are added or get the new position; forgotten ones leave.
+// it names are added or get the new position; forgotten ones leave. It
+// costs what the request names, not what the session holds, unless the
+// request forgets something.
 func (s *fetchSession) updateLocked(r *kmsg.FetchRequest) {
-	at := make(map[sessionKey]int, len(s.mu.parts))
-	for i, p := range s.mu.parts {
-		at[p.want.key] = i
-	}
 	for _, rt := range r.Topics {
 		for _, rp := range rt.Partitions {
 			w := wantOf(rt.Topic, rt.TopicID, rp)
-			if i, ok := at[w.key]; ok {
-				s.mu.parts[i].want = w
+			if p, ok := s.mu.index[w.key]; ok {
+				p.want = w
 				continue
 			}
-			at[w.key] = len(s.mu.parts)
 			// Never sent: the first response includes it whatever it holds.
-			s.mu.parts = append(s.mu.parts, sessionPartition{want: w, sent: sentState{highWatermark: -1, logStart: -1}})
+			p := &sessionPartition{want: w, sent: sentState{highWatermark: -1, logStart: -1}}
+			s.mu.index[w.key] = p
+			s.mu.parts = append(s.mu.parts, p)
 		}
 	}
-	if len(r.ForgottenTopics) == 0 {
-		return
-	}
-	forget := make(map[sessionKey]bool)
+	forgot := false
 	for _, ft := range r.ForgottenTopics {
-		for _, p := range ft.Partitions {
-			forget[sessionKey{topic: ft.Topic, topicID: ft.TopicID, partition: p}] = true
+		for _, part := range ft.Partitions {
+			key := sessionKey{topic: ft.Topic, topicID: ft.TopicID, partition: part}
+			if _, ok := s.mu.index[key]; ok {
+				delete(s.mu.index, key)
+				forgot = true
+			}
 		}
+	}
+	if !forgot {
+		return
 	}
 	kept := s.mu.parts[:0]
 	for _, p := range s.mu.parts {
-		if !forget[p.want.key] {
+		if s.mu.index[p.want.key] == p {
 			kept = append(kept, p)
 		}
 	}
@@ -232,7 +236,7 @@ func (s *fetchSession) respondLocked(resp *kmsg.FetchResponse, epoch int32) {
 		return
 	}
 	i := 0
-	var rotated []sessionPartition
+	var rotated []*sessionPartition
 	kept := s.mu.parts[:0]
 	topics := resp.Topics[:0]
 	for _, rt := range resp.Topics {

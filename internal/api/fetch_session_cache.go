@@ -107,7 +107,7 @@ func (c *fetchSessionCache) open(fc fetchContext, resp *kmsg.FetchResponse) int3
 	if len(sent) != len(fc.wants) {
 		return 0 // the response does not answer the wants one for one
 	}
-	parts := newSessionParts(fc.wants, sent)
+	parts, index := newSessionParts(fc.wants, sent)
 	now := c.now().UnixNano()
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -120,7 +120,7 @@ func (c *fetchSessionCache) open(fc fetchContext, resp *kmsg.FetchResponse) int3
 	}
 	s := &fetchSession{id: c.unusedIDLocked(), byID: fc.byID}
 	s.mu.epoch = nextSessionEpoch(sessionEpochInitial)
-	s.mu.parts = parts
+	s.mu.parts, s.mu.index = parts, index
 	s.mu.lastUsed = now
 	c.mu.byID[s.id] = s
 	return s.id

@@ -365,6 +365,7 @@ func answer(wants []fetchWant, fill func(fetchWant) kmsg.FetchResponseTopicParti
 		if n == 0 || resp.Topics[n-1].Topic != w.key.topic {
 			rt := kmsg.NewFetchResponseTopic()
 			rt.Topic = w.key.topic
+			rt.Partitions = make([]kmsg.FetchResponseTopicPartition, 0, len(wants))
 			resp.Topics = append(resp.Topics, rt)
 		}
 		p := fill(w)
