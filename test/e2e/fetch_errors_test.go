@@ -6,7 +6,6 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // TestFetchErrorAnsweredAtOnce: a long poll with a partition in error is
@@ -21,17 +20,9 @@ func TestFetchErrorAnsweredAtOnce(t *testing.T) {
 	cl := newClient(t, b.Addr, kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	produceSync(t, cl, &kgo.Record{Topic: topic, Partition: 0, Value: []byte("v")})
 
-	req := kmsg.NewPtrFetchRequest()
-	req.ReplicaID, req.MaxWaitMillis, req.MinBytes, req.MaxBytes = -1, 20_000, 1<<20, 50<<20
-	rt := kmsg.NewFetchRequestTopic()
-	rt.Topic, rt.TopicID = topic, topicIDOf(t, adm, topic)
-	for p, offset := range []int64{5, 0} { // partition 0 past its end (1), partition 1 at its end
-		rp := kmsg.NewFetchRequestTopicPartition()
-		rp.Partition, rp.FetchOffset, rp.PartitionMaxBytes = int32(p), offset, 1<<20
-		rp.CurrentLeaderEpoch, rp.LastFetchedEpoch, rp.LogStartOffset = -1, -1, -1
-		rt.Partitions = append(rt.Partitions, rp)
-	}
-	req.Topics = append(req.Topics, rt)
+	// Partition 0 past its end (1), partition 1 at its end.
+	req := consumerFetch(topic, topicIDOf(t, adm, topic), map[int32]int64{0: 5, 1: 0}, 1<<20)
+	req.MaxWaitMillis, req.MinBytes = 20_000, 1<<20
 	start := time.Now()
 	resp, err := req.RequestWith(testContext(t, 30*time.Second), cl)
 	if err != nil {

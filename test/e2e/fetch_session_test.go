@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 	"testing"
 	"time"
@@ -24,20 +23,8 @@ type sessionFetcher struct {
 // move, forget the partitions to drop. It waits at most 300 ms for data.
 func (f sessionFetcher) fetch(id, epoch int32, parts map[int32]int64, forget ...int32) *kmsg.FetchResponse {
 	f.t.Helper()
-	req := kmsg.NewPtrFetchRequest()
-	req.ReplicaID, req.MaxWaitMillis, req.MinBytes, req.MaxBytes = -1, 300, 1, 50<<20
-	req.SessionID, req.SessionEpoch = id, epoch
-	if len(parts) > 0 {
-		rt := kmsg.NewFetchRequestTopic()
-		rt.TopicID = f.topicID
-		for _, p := range slices.Sorted(maps.Keys(parts)) {
-			rp := kmsg.NewFetchRequestTopicPartition()
-			rp.Partition, rp.FetchOffset, rp.PartitionMaxBytes = p, parts[p], 1<<20
-			rp.CurrentLeaderEpoch, rp.LastFetchedEpoch, rp.LogStartOffset = -1, -1, -1
-			rt.Partitions = append(rt.Partitions, rp)
-		}
-		req.Topics = append(req.Topics, rt)
-	}
+	req := consumerFetch("", f.topicID, parts, 1<<20)
+	req.MaxWaitMillis, req.SessionID, req.SessionEpoch = 300, id, epoch
 	if len(forget) > 0 {
 		req.ForgottenTopics = []kmsg.FetchRequestForgottenTopic{{TopicID: f.topicID, Partitions: forget}}
 	}
@@ -192,16 +179,8 @@ func TestFetchSessionDuplicateWhileLongPolling(t *testing.T) {
 
 	// Epoch 1 rewinds to 0 and asks for more than there is, so it waits
 	// out its max wait with the backlog read as a file region.
-	slow := kmsg.NewPtrFetchRequest()
-	slow.ReplicaID, slow.MaxWaitMillis, slow.MinBytes, slow.MaxBytes = -1, 4000, 10<<20, 50<<20
-	slow.SessionID, slow.SessionEpoch = id, 1
-	rt := kmsg.NewFetchRequestTopic()
-	rt.TopicID = f.topicID
-	rp := kmsg.NewFetchRequestTopicPartition()
-	rp.Partition, rp.FetchOffset, rp.PartitionMaxBytes = 0, 0, 1<<20
-	rp.CurrentLeaderEpoch, rp.LastFetchedEpoch, rp.LogStartOffset = -1, -1, -1
-	rt.Partitions = append(rt.Partitions, rp)
-	slow.Topics = append(slow.Topics, rt)
+	slow := consumerFetch("", f.topicID, map[int32]int64{0: 0}, 1<<20)
+	slow.MaxWaitMillis, slow.MinBytes, slow.SessionID, slow.SessionEpoch = 4000, 10<<20, id, 1
 	slowDone := make(chan *kmsg.FetchResponse, 1)
 	slowErr := make(chan error, 1)
 	go func() {

@@ -2,14 +2,12 @@ package e2e
 
 import (
 	"crypto/rand"
-	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -173,21 +171,7 @@ func topicIDOf(t *testing.T, adm *kadm.Client, topic string) [16]byte {
 // (64 KiB each, min.bytes 1, max.wait 5 s).
 func fetchOnce(t *testing.T, cl *kgo.Client, topic string, topicID [16]byte, offsets map[int32]int64) *kmsg.FetchResponse {
 	t.Helper()
-	req := kmsg.NewPtrFetchRequest()
-	req.ReplicaID = -1
-	req.MaxWaitMillis = 5000
-	req.MinBytes = 1
-	req.MaxBytes = 50 << 20
-	rt := kmsg.NewFetchRequestTopic()
-	rt.Topic, rt.TopicID = topic, topicID
-	for _, p := range slices.Sorted(maps.Keys(offsets)) {
-		o := offsets[p]
-		rp := kmsg.NewFetchRequestTopicPartition()
-		rp.Partition, rp.FetchOffset, rp.PartitionMaxBytes = p, o, 64<<10
-		rp.CurrentLeaderEpoch, rp.LastFetchedEpoch, rp.LogStartOffset = -1, -1, -1
-		rt.Partitions = append(rt.Partitions, rp)
-	}
-	req.Topics = append(req.Topics, rt)
+	req := consumerFetch(topic, topicID, offsets, 64<<10)
 	resp, err := req.RequestWith(testContext(t, 20*time.Second), cl)
 	if err != nil {
 		t.Fatalf("Fetch: %v", err)
