@@ -104,31 +104,30 @@ func (h *Handler) resolveFetch(wants []fetchWant, byID bool, resp *kmsg.FetchRes
 	img := h.opts.Meta.Image()
 	targets := make([]fetchTarget, 0, len(wants))
 	resp.Topics = make([]kmsg.FetchResponseTopic, 0, topicRuns(wants))
-	var t *metadata.Topic
-	for i, w := range wants {
-		if i == 0 || wants[i-1].key.topic != w.key.topic || wants[i-1].key.topicID != w.key.topicID {
-			st := kmsg.NewFetchResponseTopic()
-			st.Topic, st.TopicID = w.key.topic, w.key.topicID
-			st.Partitions = make([]kmsg.FetchResponseTopicPartition, 0, topicRunLen(wants[i:]))
-			resp.Topics = append(resp.Topics, st)
-			t = lookupTopic(img, w.key.topic, w.key.topicID, byID)
+	for i := 0; i < len(wants); {
+		run := wants[i : i+topicRunLen(wants[i:])]
+		i += len(run)
+		st := kmsg.NewFetchResponseTopic()
+		st.Topic, st.TopicID = run[0].key.topic, run[0].key.topicID
+		st.Partitions = make([]kmsg.FetchResponseTopicPartition, len(run))
+		t := lookupTopic(img, st.Topic, st.TopicID, byID)
+		for j, w := range run {
+			sp := &st.Partitions[j]
+			*sp = kmsg.NewFetchResponseTopicPartition()
+			sp.Partition = w.key.partition
+			sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1
+			p, code := h.fetchPartition(t, w.key.partition, byID)
+			if sp.ErrorCode = code; code != 0 {
+				continue
+			}
+			targets = append(targets, fetchTarget{
+				topicIdx: len(resp.Topics), partIdx: j, order: len(targets), part: p,
+				offset:      base.Offset(w.offset),
+				maxBytes:    int(w.maxBytes),
+				leaderEpoch: w.leaderEpoch,
+			})
 		}
-		st := &resp.Topics[len(resp.Topics)-1]
-		sp := kmsg.NewFetchResponseTopicPartition()
-		sp.Partition = w.key.partition
-		sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1
-		p, code := h.fetchPartition(t, w.key.partition, byID)
-		sp.ErrorCode = code
-		st.Partitions = append(st.Partitions, sp)
-		if code != 0 {
-			continue
-		}
-		targets = append(targets, fetchTarget{
-			topicIdx: len(resp.Topics) - 1, partIdx: len(st.Partitions) - 1, order: len(targets), part: p,
-			offset:      base.Offset(w.offset),
-			maxBytes:    int(w.maxBytes),
-			leaderEpoch: w.leaderEpoch,
-		})
+		resp.Topics = append(resp.Topics, st)
 	}
 	return targets
 }
