@@ -45,6 +45,7 @@ var allowedImports = map[string][]string{
 	"internal/partition":           {"log", "tier", "cleaner", "retention", "record", "base", "clock", "invariants", "vfs", "partition/producers"},
 	"internal/partition/producers": {"base"},
 	"internal/retention":           {"base"},
+	"internal/cleaner":             {"log", "record", "base"},
 	"internal/tier":                {"log", "retention", "objstore", "record", "base", "clock", "tier/remotemeta"},
 	"internal/tier/remotemeta":     {"base"},
 	"internal/log":                 {"record", "vfs", "clock", "base", "invariants"},
@@ -63,7 +64,7 @@ var forbiddenInCore = map[string]string{
 	"time.Now()": "take a clock.Clock",
 }
 
-var corePackages = []string{"internal/tier", "internal/tier/remotemeta", "internal/partition", "internal/retention", "internal/log", "internal/record", "internal/partition/producers", "internal/coordinator/group", "internal/coordinator/runtime"}
+var corePackages = []string{"internal/tier", "internal/tier/remotemeta", "internal/partition", "internal/retention", "internal/cleaner", "internal/log", "internal/record", "internal/partition/producers", "internal/coordinator/group", "internal/coordinator/runtime"}
 
 func TestImportTable(t *testing.T) {
 	err := filepath.WalkDir(".", func(path string, d os.DirEntry, err error) error {

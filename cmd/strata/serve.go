@@ -219,6 +219,7 @@ func start(ctx context.Context, cfg *config.Broker, logger *slog.Logger) (*node,
 		OnOpen:             n.groups.onOpen,
 		OnClose:            n.groups.onClose,
 		Tier:               tierOpts,
+		Cleaner:            cleanerOptions(cfg),
 	})
 	if err != nil {
 		return nil, errors.Join(err, n.shutdown())

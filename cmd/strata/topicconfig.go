@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/strata-broker/strata/internal/broker"
 	"github.com/strata-broker/strata/internal/config"
 	"github.com/strata-broker/strata/internal/partition"
 	"github.com/strata-broker/strata/internal/record"
@@ -33,6 +34,15 @@ func partitionConfig(t config.Topic) partition.Config {
 		RemoteCopyDisabled: t.RemoteLogCopyDisable,
 		RemoteCopyLag:      t.RemoteCopyLag,
 		RemoteCopyLagBytes: t.RemoteCopyLagBytes,
+		Compact:            t.CleanupPolicy.Compacts(),
+		Compaction: partition.Compaction{
+			MinCleanableRatio: t.MinCleanableDirtyRatio,
+			MinLag:            t.MinCompactionLag,
+			DeleteRetention:   t.DeleteRetention,
+		},
+	}
+	if t.MaxCompactionLag.Set {
+		c.Compaction.MaxLag = t.MaxCompactionLag.Duration
 	}
 	if t.FlushMessages < 1<<62 {
 		c.FlushMessages = t.FlushMessages
@@ -71,4 +81,12 @@ func retentionPolicy(t config.Topic) retention.Policy {
 		p.LocalRetentionMs = retention.Limit{Value: t.LocalRetention.Duration.Milliseconds(), Set: t.LocalRetention.Set}
 	}
 	return p
+}
+
+// cleanerOptions runs the log cleaner unless log.cleaner.enable=false.
+func cleanerOptions(b *config.Broker) *broker.CleanerOptions {
+	if !b.CleanerEnable {
+		return nil
+	}
+	return &broker.CleanerOptions{Backoff: b.CleanerBackoff, DedupeBytes: b.CleanerDedupeBytes}
 }

@@ -41,6 +41,9 @@ type Options struct {
 	// Tier, when set, runs the tier loop of every partition of a topic
 	// with remote.storage.enable; nil means tiering is off.
 	Tier *TierDeps
+	// Cleaner, when set, runs the log cleaner over compacted topics; nil
+	// means log.cleaner.enable=false.
+	Cleaner *CleanerOptions
 }
 
 // Validate reports the first unusable option.
@@ -59,7 +62,12 @@ func (o Options) Validate() error {
 	case o.FlushCheckInterval <= 0:
 		return errors.New("broker: FlushCheckInterval must be positive")
 	case o.Tier != nil:
-		return o.Tier.Validate()
+		if err := o.Tier.Validate(); err != nil {
+			return err
+		}
+	}
+	if o.Cleaner != nil {
+		return o.Cleaner.Validate()
 	}
 	return nil
 }

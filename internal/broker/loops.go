@@ -7,8 +7,8 @@ import (
 	"github.com/strata-broker/strata/internal/partition"
 )
 
-// startLoops starts the image watcher, the retention loop and the flush
-// loop. Each stops when b.stop closes; Close waits for them.
+// startLoops starts the image watcher, the retention loop, the flush
+// loop and, when on, the log cleaner. Each stops when b.stop closes; Close waits for them.
 func (b *Broker) startLoops() {
 	images, cancel := b.opts.Meta.Watch()
 	b.done.Add(1)
@@ -28,6 +28,9 @@ func (b *Broker) startLoops() {
 	}()
 	b.every(b.opts.RetentionInterval, b.retentionPass)
 	b.every(b.opts.FlushCheckInterval, b.flushPass)
+	if b.opts.Cleaner != nil {
+		b.startCleaner(*b.opts.Cleaner)
+	}
 	if b.opts.Tier != nil {
 		b.every(b.opts.Tier.Interval, b.remoteDeletePass)
 		b.startOrphanLoop()

@@ -35,6 +35,9 @@ type Broker struct {
 	FlushInterval          TimeLimit  // log.flush.interval.ms / log.flush.scheduler.interval.ms
 	IndexIntervalBytes     int32
 	SegmentIndexBytes      int32
+	CleanerEnable          bool          // log.cleaner.enable
+	CleanerBackoff         time.Duration // log.cleaner.backoff.ms
+	CleanerDedupeBytes     int64         // log.cleaner.dedupe.buffer.size
 
 	OffsetsTopicNumPartitions     int32
 	OffsetsTopicReplicationFactor int16
@@ -136,6 +139,9 @@ func newBroker(raw, origin map[string]string) (*Broker, error) {
 		FlushInterval:          g.ms("log.flush.interval.ms"),
 		IndexIntervalBytes:     g.i32("log.index.interval.bytes"),
 		SegmentIndexBytes:      g.i32("log.index.size.max.bytes"),
+		CleanerEnable:          g.flag("log.cleaner.enable"),
+		CleanerBackoff:         msDuration(g.i64("log.cleaner.backoff.ms")),
+		CleanerDedupeBytes:     g.i64("log.cleaner.dedupe.buffer.size"),
 
 		OffsetsTopicNumPartitions:     g.i32("offsets.topic.num.partitions"),
 		OffsetsTopicReplicationFactor: g.i16("offsets.topic.replication.factor"),

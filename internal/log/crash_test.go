@@ -119,6 +119,17 @@ func TestCrashAtEverySyncPoint(t *testing.T) {
 	if probe.points < 40 {
 		t.Fatalf("only %d crash points; the workload does less than intended", probe.points)
 	}
+	eachCrashPoint(t, probe, func(t *testing.T, c *crasher) {
+		var m crashModel
+		runWorkload(t, crashOptions(vfs.NewFaulty(c.mem, c.inject)), crashWorkload, &m)
+		checkRecovered(t, crashOptions(nil), c.afterCrash(), &m)
+	})
+}
+
+// eachCrashPoint runs run once per crash point that probe counted (and
+// once past the last), with and without torn unsynced state, in a subtest
+// each; run gets a fresh crasher per seed.
+func eachCrashPoint(t *testing.T, probe *crasher, run func(t *testing.T, c *crasher)) {
 	for k := 1; k <= probe.points+1; k++ {
 		for _, torn := range []bool{false, true} {
 			name := fmt.Sprintf("before_%d", k)
@@ -134,18 +145,20 @@ func TestCrashAtEverySyncPoint(t *testing.T) {
 					seeds = []uint64{uint64(k), uint64(k) << 20, uint64(k) << 40}
 				}
 				for _, seed := range seeds {
-					c := &crasher{mem: vfs.NewMem(), crashAt: k, torn: torn, seed: seed}
-					var m crashModel
-					runWorkload(t, crashOptions(vfs.NewFaulty(c.mem, c.inject)), crashWorkload, &m)
-					crashed := c.crashed
-					if crashed == nil { // past the last point: the workload ran to its end
-						crashed = c.mem.Crash()
-					}
-					checkRecovered(t, crashOptions(nil), crashed, &m)
+					run(t, &crasher{mem: vfs.NewMem(), crashAt: k, torn: torn, seed: seed})
 				}
 			})
 		}
 	}
+}
+
+// afterCrash is the file system as the crash left it, or, past the last
+// crash point (the workload ran to its end), as a crash at the end would.
+func (c *crasher) afterCrash() *vfs.Mem {
+	if c.crashed != nil {
+		return c.crashed
+	}
+	return c.mem.Crash()
 }
 
 // TestCrashRecoveryProperty: random workloads and options, a crash at a
@@ -174,10 +187,7 @@ func TestCrashRecoveryProperty(t *testing.T) {
 		}
 		var m crashModel
 		runWorkload(t, withFS(c), steps, &m)
-		crashed := c.crashed
-		if crashed == nil {
-			crashed = c.mem.Crash()
-		}
+		crashed := c.afterCrash()
 
 		if rapid.Bool().Draw(t, "crashDuringRecovery") {
 			probe := &crasher{mem: crashed.Crash()} // Crash of a crashed Mem is a copy

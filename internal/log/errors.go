@@ -10,10 +10,19 @@ var (
 	// ErrInvalidBatch: Append was given bytes that are not whole valid v2 batches.
 	ErrInvalidBatch = errors.New("log: invalid record batch")
 	// ErrNotContiguous: Append was given a batch whose base offset is not the
-	// next offset of the log (or of the previous batch).
+	// next offset of the log (or of the previous batch); Replacement.Append,
+	// a batch that does not start past the previous one.
 	ErrNotContiguous = errors.New("log: batch offsets not contiguous")
 	// ErrCorrupt: a file read back from disk broke an invariant.
 	ErrCorrupt = errors.New("log: corrupt segment")
 	// ErrClosed: the log was closed.
 	ErrClosed = errors.New("log: closed")
+	// ErrReplacementStale: Replacement.Commit found that the segments it
+	// was to replace changed since BeginReplacement (retention or
+	// DeleteRecords deleted some, TruncateTo cut them, the log closed). The
+	// copy was dropped and the log is unchanged; a later pass starts again.
+	ErrReplacementStale = errors.New("log: replaced segments changed")
+	// ErrReplacementInProgress: BeginReplacement was called while another
+	// replacement of the same log was neither committed nor aborted.
+	ErrReplacementInProgress = errors.New("log: a replacement is already in progress")
 )

@@ -41,11 +41,17 @@ func (x *offsetIndex) last() (offsetEntry, bool) {
 // lookup returns the position of the last entry with rel <= target, or 0: the
 // batch containing target starts at or after it.
 func (x *offsetIndex) lookup(target uint32) uint32 {
+	e, _ := x.lookupEntry(target)
+	return e.pos
+}
+
+// lookupEntry returns the last entry with rel <= target, if any.
+func (x *offsetIndex) lookupEntry(target uint32) (offsetEntry, bool) {
 	i := sort.Search(len(x.entries), func(i int) bool { return x.entries[i].rel > target })
 	if i == 0 {
-		return 0
+		return offsetEntry{}, false
 	}
-	return x.entries[i-1].pos
+	return x.entries[i-1], true
 }
 
 // truncateAt drops the entries at or after relative offset rel.

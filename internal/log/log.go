@@ -36,6 +36,7 @@ type Log struct {
 		failed      error         // sticky I/O error: the log is fail-stop
 		closed      bool
 		rate        appendRate // whether zero-filling pays (ZeroFill)
+		replacing   bool       // a Replacement is neither committed nor dropped (replace.go)
 	}
 }
 
@@ -128,12 +129,9 @@ func validateBatches(b []byte, next base.Offset) error {
 		return fmt.Errorf("%w: no batches", ErrInvalidBatch)
 	}
 	for off := 0; off < len(b); {
-		h, err := record.ParseHeader(b[off:])
+		h, err := frameAt(b, off)
 		if err != nil {
-			return fmt.Errorf("%w: %d trailing bytes", ErrInvalidBatch, len(b)-off)
-		}
-		if err := checkFraming(&h, int64(len(b)-off)); err != nil {
-			return fmt.Errorf("%w: %w", ErrInvalidBatch, err)
+			return err
 		}
 		// The produce gateway (record.Validate) checked the CRC; rechecking
 		// every byte here costs as much as the write, so only assertion
@@ -148,6 +146,19 @@ func validateBatches(b []byte, next base.Offset) error {
 		off += h.Size()
 	}
 	return nil
+}
+
+// frameAt parses the header of the batch at b[off:] and checks that the
+// batch is whole and well framed; the error wraps ErrInvalidBatch.
+func frameAt(b []byte, off int) (record.Header, error) {
+	h, err := record.ParseHeader(b[off:])
+	if err != nil {
+		return h, fmt.Errorf("%w: %d trailing bytes", ErrInvalidBatch, len(b)-off)
+	}
+	if err := checkFraming(&h, int64(len(b)-off)); err != nil {
+		return h, fmt.Errorf("%w: %w", ErrInvalidBatch, err)
+	}
+	return h, nil
 }
 
 // Roll seals the active segment and starts a new one at End(). Rolling an

@@ -21,7 +21,7 @@ func (l *Log) MaxTimestampFrom(from base.Offset) (base.Stamp, error) {
 	var scan *segmentScan
 	for _, s := range l.mu.segs {
 		switch {
-		case s.nextOffset <= from || !s.hasMaxTs:
+		case s.dataEnd <= from || !s.hasMaxTs:
 		case s.baseOffset >= from || s.maxTsOffset >= from:
 			best = best.Later(base.Stamp{Ts: s.maxTs, Offset: s.maxTsOffset, Ok: true})
 		default: // from is inside s, past the batch s's max came from

@@ -16,7 +16,8 @@ const (
 
 	deletedSuffix = ".deleted"
 	tmpSuffix     = ".tmp"
-	cleanedSuffix = ".cleaned"
+	cleanedSuffix = ".cleaned" // a Replacement being written
+	swapSuffix    = ".swap"    // a Replacement being swapped in (replace.go)
 
 	cleanShutdownName = ".clean-shutdown"
 	recoveryPointName = "recovery-point"
@@ -51,9 +52,21 @@ func parseSegmentName(name string) (base.Offset, string, bool) {
 }
 
 // isLeftover reports whether name is debris of an interrupted operation that
-// Open removes.
+// Open removes. A .swap is debris only once finishSwaps has run: a
+// <base>.log.swap is an interrupted swap that Open completes.
 func isLeftover(name string) bool {
 	return strings.HasSuffix(name, deletedSuffix) ||
 		strings.HasSuffix(name, tmpSuffix) ||
-		strings.HasSuffix(name, cleanedSuffix)
+		strings.HasSuffix(name, cleanedSuffix) ||
+		strings.HasSuffix(name, swapSuffix)
+}
+
+// parseSwapName splits "00000000000000000042.log.swap" into 42.
+func parseSwapName(name string) (base.Offset, bool) {
+	stem, ok := strings.CutSuffix(name, swapSuffix)
+	if !ok {
+		return 0, false
+	}
+	b, suffix, ok := parseSegmentName(stem)
+	return b, ok && suffix == logSuffix
 }

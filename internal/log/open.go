@@ -12,10 +12,12 @@ import (
 )
 
 // Open loads the log in o.Dir, creating the directory and a first segment at
-// offset 0 if there is none. Without a clean-shutdown marker it recovers:
-// segments at or after the recovery point are scanned batch by batch and cut
-// at the first invalid batch, and the segments after a cut are deleted. When
-// Open returns, DurableEnd() == End() and the marker is gone.
+// offset 0 if there is none. It first finishes any replacement that a crash
+// interrupted past its commit point (finishSwaps). Without a clean-shutdown
+// marker it recovers: segments at or after the recovery point are scanned
+// batch by batch and cut at the first invalid batch, and the segments after a
+// cut are deleted. When Open returns, DurableEnd() == End() and the marker is
+// gone.
 func Open(o Options) (*Log, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
@@ -27,13 +29,20 @@ func Open(o Options) (*Log, error) {
 	if err := vfs.MkdirAllSynced(fsys, o.Dir); err != nil {
 		return nil, fmt.Errorf("log: open: %w", err)
 	}
+	swapped, err := finishSwaps(fsys, o.Dir)
+	if err != nil {
+		return nil, err
+	}
 	bases, err := tidyDir(fsys, o.Dir)
 	if err != nil {
 		return nil, err
 	}
 	markerPath := filepath.Join(o.Dir, cleanShutdownName)
 	_, err = fsys.Stat(markerPath)
-	clean := err == nil
+	marker := err == nil
+	// A swap finished here was interrupted: whatever the marker says, the
+	// log did not stop cleanly after it.
+	clean := marker && !swapped
 	rp, rpOK, err := readRecoveryPoint(fsys, o.Dir)
 	if err != nil {
 		return nil, err
@@ -43,9 +52,21 @@ func Open(o Options) (*Log, error) {
 		closeSegments(segs)
 		return nil, err
 	}
-	if len(segs) == 0 {
+	switch {
+	case len(segs) == 0:
 		s, err := createSegment(o.Dir, 0, o)
 		if err != nil {
+			return nil, err
+		}
+		segs = append(segs, s)
+	case !segs[len(segs)-1].gapFree:
+		// A crash during a truncation into a compacted segment left it
+		// last. It stays sealed, ending at its data; appends go to a new,
+		// contiguous active segment.
+		last := segs[len(segs)-1]
+		s, err := createSegment(o.Dir, last.dataEnd, o)
+		if err != nil {
+			closeSegments(segs)
 			return nil, err
 		}
 		segs = append(segs, s)
@@ -61,7 +82,7 @@ func Open(o Options) (*Log, error) {
 		closeSegments(segs)
 		return nil, err
 	}
-	if clean {
+	if marker {
 		if err := fsys.Remove(markerPath); err != nil {
 			closeSegments(segs)
 			return nil, fmt.Errorf("log: remove clean-shutdown marker: %w", err)
@@ -133,14 +154,26 @@ func tidyDir(fsys vfs.FS, dir string) ([]base.Offset, error) {
 	return logs, nil
 }
 
-// loadSegments opens the segments in order and keeps the longest contiguous,
-// valid prefix; the files of the rest are deleted.
+// loadSegments opens the segments in order and keeps the longest valid
+// prefix; the files of the rest are deleted. A sealed segment's batches
+// ascend inside [its base, its successor's base), with gaps where
+// compaction removed records, but only below the recovery point (see
+// segmentBounds); without a valid recovery point every sealed segment may
+// have gaps. The last segment is contiguous from the recovery point on.
 func loadSegments(o Options, bases []base.Offset, clean bool, rp base.Offset, rpOK bool) ([]*segment, error) {
 	now := o.Clock.Now()
 	var segs []*segment
 	for i, b := range bases {
-		if n := len(segs); n > 0 && b != segs[n-1].nextOffset {
-			return segs, dropSegments(o, bases[i:])
+		last := i == len(bases)-1
+		bounds := segmentBounds{gapsUpTo: b}
+		if !last {
+			bounds.limit, bounds.hasLimit = bases[i+1], true
+		}
+		switch {
+		case rpOK:
+			bounds.gapsUpTo = max(b, rp)
+		case !last:
+			bounds.gapsUpTo = bases[i+1]
 		}
 		s := newSegmentState(o.Dir, b, o)
 		f, err := o.FS.OpenFile(s.path(logSuffix), os.O_RDWR, 0)
@@ -151,9 +184,12 @@ func loadSegments(o Options, bases []base.Offset, clean bool, rp base.Offset, rp
 		segs = append(segs, s)
 		// A segment is trusted if the log was shut down cleanly, or if it lies
 		// wholly below the recovery point (its successor starts at or below it).
-		trusted := clean || (rpOK && i+1 < len(bases) && bases[i+1] <= rp)
+		trusted := clean || (rpOK && !last && bases[i+1] <= rp)
 		if trusted {
-			err := loadTrusted(s)
+			err := loadTrusted(s, last)
+			if err == nil && bounds.hasLimit && s.dataEnd > bounds.limit {
+				err = errRebuild // runs into its successor: the scan cuts it
+			}
 			if err != nil && !errors.Is(err, errRebuild) {
 				return segs, err
 			}
@@ -161,7 +197,7 @@ func loadSegments(o Options, bases []base.Offset, clean bool, rp base.Offset, rp
 		}
 		truncated := false
 		if !trusted {
-			if truncated, err = recoverSegment(s, o, now); err != nil {
+			if truncated, err = recoverSegment(s, o, now, bounds); err != nil {
 				return segs, err
 			}
 		} else {
@@ -170,14 +206,23 @@ func loadSegments(o Options, bases []base.Offset, clean bool, rp base.Offset, rp
 		// segment.ms restarts at open: using record timestamps instead (as Kafka
 		// does) rolls every segment at once when producers send old timestamps.
 		s.rollStartAt = now
-		if truncated {
+		if last {
+			break
+		}
+		// The successor must continue s: from its data end, or across a gap
+		// that compaction left, which lies below the recovery point. A
+		// successor past a cut or past a jump there is what a crash left of
+		// a truncation (or damage) and goes.
+		if truncated || (s.dataEnd != bases[i+1] && bases[i+1] > bounds.gapsUpTo) {
 			return segs, dropSegments(o, bases[i+1:])
 		}
+		s.nextOffset = bases[i+1]
 	}
 	return segs, nil
 }
 
-// dropSegments deletes the files of segments that recovery cut off.
+// dropSegments deletes the files of segments that recovery cut off, newest
+// first (see removeSegmentFiles).
 func dropSegments(o Options, bases []base.Offset) error {
 	if len(bases) == 0 {
 		return nil
@@ -186,7 +231,7 @@ func dropSegments(o Options, bases []base.Offset) error {
 	for i, b := range bases {
 		segs[i] = newSegmentState(o.Dir, b, o)
 	}
-	return removeSegmentFiles(o.FS, segs, o.Dir)
+	return removeSegmentFiles(o.FS, reversed(segs), o.Dir)
 }
 
 // makeDurable syncs what recovery wrote or read from the page cache (which a

@@ -9,12 +9,15 @@ import (
 	"github.com/strata-broker/strata/internal/record"
 )
 
-// Read appends to buf whole batches starting with the batch that contains from
-// (so the first batch may start before from, as in Kafka), up to maxBytes in
-// total, but always at least one whole batch if from < End() (KIP-74). It reads
-// from one segment only. from == End() appends nothing; from outside
-// [Start(), End()] is ErrOffsetOutOfRange. The file is read with pread, without
-// holding mu; buf grows only if its capacity is short.
+// Read appends to buf whole batches starting with the first batch whose last
+// offset is at or after from (the batch that contains from, so it may start
+// before from, as in Kafka; in a compacted log, where from may fall in a gap,
+// the next batch after it, possibly in a later segment), up to maxBytes in
+// total, but always at least one whole batch if there is one (KIP-74). It
+// reads from one segment only. from == End(), or a from with no batch at or
+// after it, appends nothing; from outside [Start(), End()] is
+// ErrOffsetOutOfRange. The file is read with pread, without holding mu; buf
+// grows only if its capacity is short.
 func (l *Log) Read(from base.Offset, maxBytes int, buf []byte) ([]byte, error) {
 	l.lifecycle.RLock()
 	defer l.lifecycle.RUnlock()
@@ -32,8 +35,13 @@ func (l *Log) Read(from base.Offset, maxBytes int, buf []byte) ([]byte, error) {
 		l.mu.Unlock()
 		return buf, nil
 	}
-	s := l.mu.segs[l.segmentIndexLocked(from)]
-	pos := int64(s.offsetIndex.lookup(s.rel(from)))
+	i := l.segmentServingLocked(from)
+	if i == len(l.mu.segs) {
+		l.mu.Unlock()
+		return buf, nil
+	}
+	s := l.mu.segs[i]
+	pos := s.positionBefore(from)
 	f, limit := s.file, s.sizeBytes // bytes below limit are whole batches and never rewritten while lifecycle is held
 	l.mu.Unlock()
 
@@ -59,6 +67,29 @@ func (l *Log) Read(from base.Offset, maxBytes int, buf []byte) ([]byte, error) {
 		return buf[:n], fmt.Errorf("log: read at %d: %w", pos, err)
 	}
 	return buf[:n+wholeBatchesPrefix(chunk)], nil
+}
+
+// segmentServingLocked returns the index of the first segment holding a
+// batch whose last offset is at or after o, for Start() <= o < End(), or
+// len(segs) if there is none. That is o's segment unless o falls in a gap
+// after its last batch (or o's segment is empty), in a compacted log.
+func (l *Log) segmentServingLocked(o base.Offset) int {
+	segs := l.mu.segs
+	i := l.segmentIndexLocked(o)
+	for i < len(segs) && (segs[i].empty() || segs[i].dataEnd <= o) {
+		i++
+	}
+	return i
+}
+
+// positionBefore is where a walk to the batch holding o (or the first after
+// it) starts: a batch start at or before it, found through the offset index.
+// For o below the base offset it is the start of the file.
+func (s *segment) positionBefore(o base.Offset) int64 {
+	if o <= s.baseOffset {
+		return 0
+	}
+	return int64(s.offsetIndex.lookup(s.rel(o)))
 }
 
 // wholeBatchesPrefix is the length of the longest prefix of b made of whole
@@ -117,6 +148,10 @@ func (l *Log) OffsetForTimestamp(ts int64) (base.Offset, int64, bool) {
 
 // SegmentInfo describes one segment, for the retention planner.
 type SegmentInfo struct {
+	// [BaseOffset, NextOffset) is the segment's offset range; NextOffset is
+	// the next segment's base offset for a sealed segment. A sealed segment
+	// that compaction rewrote holds batches with strictly ascending offsets
+	// in that range, with gaps, or none at all.
 	BaseOffset base.Offset
 	NextOffset base.Offset // exclusive
 	SizeBytes  int64

@@ -41,9 +41,12 @@ func (r Region) Close() {
 // below (a reader's high watermark; the log's end or more for none). The
 // region ends at a batch boundary found through the sparse offset index, so
 // it may stop up to one index interval short of maxBytes; it always holds at
-// least one whole batch when from < min(below, End()). An empty region has
-// no File and Next == from. A log whose FS has no OS descriptors returns
-// vfs.ErrNoDescriptor.
+// least one whole batch when the first batch ending at or after from starts
+// below min(below, End()). Next is where the next read goes on: one past
+// the region's last batch, or, in a compacted segment, possibly the base
+// offset of the batch after it (no batch starts in between). An empty
+// region has no File and Next == from. A log whose FS has no OS descriptors
+// returns vfs.ErrNoDescriptor.
 func (l *Log) ReadRegion(from, below base.Offset, maxBytes int) (Region, error) {
 	l.lifecycle.RLock()
 	defer l.lifecycle.RUnlock()
@@ -61,14 +64,25 @@ func (l *Log) ReadRegion(from, below base.Offset, maxBytes int) (Region, error) 
 		l.mu.Unlock()
 		return Region{Next: from}, nil
 	}
-	s := l.mu.segs[l.segmentIndexLocked(from)]
-	pos := int64(s.offsetIndex.lookup(s.rel(from)))
+	i := l.segmentServingLocked(from)
+	if i == len(l.mu.segs) {
+		l.mu.Unlock()
+		return Region{Next: from}, nil
+	}
+	s := l.mu.segs[i]
+	pos := s.positionBefore(from)
 	// Bytes below limit are whole batches up to nextAtLimit, and are never
 	// rewritten while lifecycle is held.
-	f, limit, nextAtLimit := s.file, s.sizeBytes, s.nextOffset
+	f, limit, nextAtLimit := s.file, s.sizeBytes, s.dataEnd
 	cutFrom := int64(-1) // where to look for the batch at below, if in s
-	if below < nextAtLimit {
-		cutFrom = int64(s.offsetIndex.lookup(s.rel(below)))
+	if below < nextAtLimit && below > s.baseOffset {
+		target := below
+		if !s.gapFree {
+			// Start at a batch below below, so that the walk sees where
+			// the last batch the region keeps ends.
+			target--
+		}
+		cutFrom = int64(s.offsetIndex.lookup(s.rel(target)))
 	}
 	l.mu.Unlock()
 
@@ -76,6 +90,9 @@ func (l *Log) ReadRegion(from, below base.Offset, maxBytes int) (Region, error) 
 	h, pos, err := batchHolding(f, pos, limit, from, scratch[:])
 	if err != nil {
 		return Region{}, err
+	}
+	if h.BaseOffset >= below { // from is in a gap that below cuts
+		return Region{Next: from}, nil
 	}
 	if cutFrom >= 0 {
 		// The first batch starting at or after below ends the region; it
@@ -85,7 +102,7 @@ func (l *Log) ReadRegion(from, below base.Offset, maxBytes int) (Region, error) 
 			return Region{}, err
 		}
 		if cut.pos < limit {
-			limit, nextAtLimit = cut.pos, cut.base
+			limit, nextAtLimit = cut.pos, cut.next
 		}
 	}
 	r := Region{Pos: pos, Size: limit - pos, Next: nextAtLimit}
@@ -106,7 +123,8 @@ func (l *Log) ReadRegion(from, below base.Offset, maxBytes int) (Region, error) 
 }
 
 // batchHolding walks the batch headers of f from pos, a batch start, to the
-// batch holding offset from, and returns its header and position.
+// first batch whose last offset is at or after from (the batch holding from,
+// or the next one if from is in a gap), and returns its header and position.
 func batchHolding(f vfs.File, pos, limit int64, from base.Offset, scratch []byte) (record.Header, int64, error) {
 	for {
 		h, err := readHeaderAt(f, pos, limit, scratch)
@@ -120,28 +138,36 @@ func batchHolding(f vfs.File, pos, limit int64, from base.Offset, scratch []byte
 	}
 }
 
-// batchStart is where a batch starts in a segment file, and its base
-// offset.
+// batchStart is where a batch starts in a segment file, and where the
+// batches before it end.
 type batchStart struct {
 	pos  int64
-	base base.Offset
+	next base.Offset
 }
 
 // firstBatchFrom walks the batch headers of f from pos, a batch start, to
-// the first batch whose base offset is at least o; at limit it returns
-// pos limit.
+// the first batch whose base offset is at least o; at limit it returns pos
+// limit. next is the end of the last batch before it, or, if the walk read
+// none, that batch's base offset: the same in a segment without gaps; in
+// one with gaps the caller starts below o.
 func firstBatchFrom(f vfs.File, pos, limit int64, o base.Offset, scratch []byte) (batchStart, error) {
+	var next base.Offset
+	read := false
 	for pos < limit {
 		h, err := readHeaderAt(f, pos, limit, scratch)
 		if err != nil {
 			return batchStart{}, err
 		}
 		if h.BaseOffset >= o {
-			return batchStart{pos: pos, base: h.BaseOffset}, nil
+			if !read {
+				next = h.BaseOffset
+			}
+			return batchStart{pos: pos, next: next}, nil
 		}
+		next, read = h.NextOffset(), true
 		pos += int64(h.Size())
 	}
-	return batchStart{pos: limit}, nil
+	return batchStart{pos: limit, next: next}, nil
 }
 
 // boundaryBelow finds, through the offset index, the last batch start in

@@ -54,12 +54,41 @@ func (r *batchReader) at(pos int64, n int) ([]byte, error) {
 	return r.window[:n], nil
 }
 
+// segmentBounds is what recovery knows of a segment from its neighbours
+// and the recovery point.
+type segmentBounds struct {
+	// limit is the successor's base offset: no batch may end past it.
+	// hasLimit is false for the last segment.
+	limit    base.Offset
+	hasLimit bool
+	// gapsUpTo: a batch may start past the end of the batch before it (a
+	// gap that compaction left) only if it starts at or below gapsUpTo.
+	// Compacted data lies below the recovery point; what lies after it was
+	// appended, contiguously, so a jump there is damage (a flipped bit in a
+	// base offset, which the CRC does not cover).
+	gapsUpTo base.Offset
+}
+
+// accepts reports whether h may follow a batch ending at expected in s.
+func (b segmentBounds) accepts(s *segment, h *record.Header, expected base.Offset) bool {
+	switch {
+	case h.BaseOffset < expected, int64(h.LastOffset()-s.baseOffset) > math.MaxUint32:
+		return false
+	case h.BaseOffset != expected && h.BaseOffset > b.gapsUpTo:
+		return false
+	case b.hasLimit && h.NextOffset() > b.limit:
+		return false
+	}
+	return true
+}
+
 // recoverSegment rebuilds s from its .log: it validates every batch (framing,
-// magic, CRC, offsets contiguous from the base offset), truncates the file at
-// the first invalid one, and rewrites both index files. It reports whether it
-// cut damage off, in which case every later segment must go; a cut of zeros
+// magic, CRC, offsets ascending from the base offset and contiguous except
+// where b allows a gap, inside b's limit), truncates the file at the first
+// invalid one, and rewrites both index files. It reports whether it cut
+// damage off, in which case every later segment must go; a cut of zeros
 // alone (zerofill.go) is not damage.
-func recoverSegment(s *segment, o Options, now time.Time) (truncated bool, err error) {
+func recoverSegment(s *segment, o Options, now time.Time, b segmentBounds) (truncated bool, err error) {
 	fi, err := s.file.Stat()
 	if err != nil {
 		return false, fmt.Errorf("log: recover: %w", err)
@@ -67,7 +96,7 @@ func recoverSegment(s *segment, o Options, now time.Time) (truncated bool, err e
 	size := fi.Size()
 	s.resetState()
 	r := batchReader{f: s.file, size: size}
-	pos, expected := int64(0), s.baseOffset
+	pos := int64(0)
 	for pos < size {
 		if size-pos < record.HeaderSize {
 			break
@@ -77,19 +106,18 @@ func recoverSegment(s *segment, o Options, now time.Time) (truncated bool, err e
 			return false, err
 		}
 		h, err := record.ParseHeader(hb)
-		if err != nil || checkFraming(&h, size-pos) != nil || h.BaseOffset != expected ||
-			int64(h.LastOffset()-s.baseOffset) > math.MaxUint32 {
+		if err != nil || checkFraming(&h, size-pos) != nil || !b.accepts(s, &h, s.dataEnd) {
 			break
 		}
-		b, err := r.at(pos, h.Size())
+		batch, err := r.at(pos, h.Size())
 		if err != nil {
 			return false, err
 		}
-		if !batchCRCValid(b) {
+		if !batchCRCValid(batch) {
 			break
 		}
 		s.noteBatch(&h, pos, o.IndexIntervalBytes, now)
-		pos, expected = s.sizeBytes, s.nextOffset
+		pos = s.sizeBytes
 	}
 	if pos < size {
 		// Zeros to the end are what zero-filling left past the data (a cut
@@ -117,8 +145,10 @@ var errRebuild = errors.New("log: index needs rebuild")
 // loadTrusted loads s from its index files, trusting the .log (it is below the
 // recovery point or the log was shut down cleanly). It still checks the index
 // files, and reads only the batch headers after the last index entry to learn
-// the next offset and max timestamp. errRebuild asks for recoverSegment.
-func loadTrusted(s *segment) error {
+// the data end and max timestamp. last is set for the last segment, which
+// must be contiguous there; a sealed one may have gaps, so whether it has
+// any stays unknown (gapFree false). errRebuild asks for recoverSegment.
+func loadTrusted(s *segment, last bool) error {
 	fi, err := s.file.Stat()
 	if err != nil {
 		return fmt.Errorf("log: load: %w", err)
@@ -145,12 +175,15 @@ func loadTrusted(s *segment) error {
 	s.offsetIndex.entries, s.offsetIndex.flushed = oes, len(oes)
 	s.timeIndex.entries, s.timeIndex.flushed = tes, len(tes)
 
-	if err := recomputeTail(s, size); err != nil {
+	if err := recomputeTail(s, size, last); err != nil {
 		return errRebuild
 	}
-	if e, ok := s.timeIndex.last(); ok && s.baseOffset+base.Offset(e.rel) >= s.nextOffset {
+	if e, ok := s.timeIndex.last(); ok && s.baseOffset+base.Offset(e.rel) >= s.dataEnd {
 		return errRebuild
 	}
+	// The last segment is the one that was active at Close, contiguous by
+	// construction; for a sealed one only a full scan could tell.
+	s.gapFree = last
 	return nil
 }
 
@@ -166,19 +199,22 @@ func readIndex(fsys vfs.FS, path string) ([]byte, error) {
 	return b, nil
 }
 
-// recomputeTail derives next offset, max timestamp and bytes since the last
+// recomputeTail derives the data end, max timestamp and bytes since the last
 // index entry for a segment whose .log is size bytes and whose index entries
-// are set: it reads the batch headers after the last offset index entry. Used
-// on load and after a cut; the indexes make it read at most about one index
-// interval.
-func recomputeTail(s *segment, size int64) error {
+// are set: it reads the batch headers after the last offset index entry.
+// Offsets must ascend; with strict they must also be contiguous. It sets
+// nextOffset to the data end; a sealed segment's caller then sets it to the
+// successor's base. Used on load and after a cut; the indexes make it read
+// at most about one index interval.
+func recomputeTail(s *segment, size int64, strict bool) error {
 	s.hasMaxTs = false
 	if e, ok := s.timeIndex.last(); ok {
 		s.maxTs, s.maxTsOffset, s.hasMaxTs = e.ts, s.baseOffset+base.Offset(e.rel), true
 	}
-	pos, next := int64(0), s.baseOffset
+	pos, next, exact := int64(0), s.baseOffset, strict
 	if e, ok := s.offsetIndex.last(); ok {
-		pos, next = int64(e.pos), s.baseOffset+base.Offset(e.rel)
+		// The entry names the base offset of the batch at its position.
+		pos, next, exact = int64(e.pos), s.baseOffset+base.Offset(e.rel), true
 	}
 	s.bytesSinceIdx = int(size - pos)
 	var scratch [record.HeaderSize]byte
@@ -187,15 +223,15 @@ func recomputeTail(s *segment, size int64) error {
 		if err != nil {
 			return err
 		}
-		if h.BaseOffset != next {
+		if h.BaseOffset < next || (exact && h.BaseOffset != next) || int64(h.LastOffset()-s.baseOffset) > math.MaxUint32 {
 			return fmt.Errorf("%w: batch at position %d has base offset %d, want %d", ErrCorrupt, pos, h.BaseOffset, next)
 		}
 		if !s.hasMaxTs || h.MaxTimestamp > s.maxTs {
 			s.maxTs, s.maxTsOffset, s.hasMaxTs = h.MaxTimestamp, h.BaseOffset, true
 		}
 		pos += int64(h.Size())
-		next = h.NextOffset()
+		next, exact = h.NextOffset(), strict
 	}
-	s.sizeBytes, s.nextOffset = size, next
+	s.sizeBytes, s.dataEnd, s.nextOffset = size, next, next
 	return nil
 }

@@ -9,15 +9,17 @@ import (
 	"github.com/strata-broker/strata/internal/vfs"
 )
 
-// ErrNotSealed: SealedSegment was asked for the active segment, which is
-// still appended to, or for a base offset that starts no segment.
+// ErrNotSealed: SealedSegment or BeginReplacement was asked for the active
+// segment, which is still appended to, or for a base offset that starts no
+// segment (for BeginReplacement: not the next one after the previous base).
 var ErrNotSealed = errors.New("log: not a sealed segment")
 
 // SealedSegment is one sealed segment open for reading, for an upload to
 // the remote tier. File is a duplicate descriptor that the caller owns and
 // must Close; it stays readable if retention deletes the segment meanwhile.
-// File holds whole batches in [0, Info.SizeBytes), from Info.BaseOffset up
-// to Info.NextOffset (exclusive).
+// File holds whole batches in [0, Info.SizeBytes) with offsets in
+// [Info.BaseOffset, Info.NextOffset): contiguous from the base offset, or,
+// in a segment that compaction rewrote, strictly ascending with gaps.
 type SealedSegment struct {
 	Info SegmentInfo
 	File *os.File
@@ -30,7 +32,7 @@ type SealedSegment struct {
 // A sealed segment changes only by TruncateTo below its end (a new leader
 // truncating a diverged log); bytes below Info.SizeBytes read meanwhile may
 // then come up short, which the reader sees as a short read, never as other
-// data.
+// data. A Replacement swaps in a new file and leaves this one whole.
 func (l *Log) SealedSegment(b base.Offset) (SealedSegment, error) {
 	// lifecycle keeps the file open while it is duplicated.
 	l.lifecycle.RLock()

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/strata-broker/strata/internal/base"
@@ -20,9 +21,24 @@ type segment struct {
 	fs         vfs.FS
 	dir        string
 	baseOffset base.Offset
-	nextOffset base.Offset // one past the last offset in the segment
-	sizeBytes  int64
-	file       vfs.File // .log, O_RDWR
+	// nextOffset is one past the segment's offset range [baseOffset,
+	// nextOffset): the active segment's next offset to assign, a sealed
+	// segment's successor's base offset.
+	nextOffset base.Offset
+	// dataEnd is one past the last offset of the last batch (baseOffset if
+	// there is none). The active segment's dataEnd is its nextOffset; a
+	// sealed segment that compaction rewrote may end short of it.
+	dataEnd base.Offset
+	// gapFree: the batches are known to run contiguously from baseOffset to
+	// dataEnd. Always true for the active segment; false for a compacted
+	// copy with gaps and for a sealed segment loaded from its index files
+	// (unknown).
+	gapFree   bool
+	sizeBytes int64
+	file      vfs.File // .log, O_RDWR
+	// cuts counts the truncations of this segment's file, so that a
+	// Replacement begun before one knows it is stale.
+	cuts int
 
 	offsetIndex offsetIndex
 	timeIndex   timeIndex
@@ -70,6 +86,8 @@ func newSegmentState(dir string, b base.Offset, o Options) *segment {
 		dir:         dir,
 		baseOffset:  b,
 		nextOffset:  b,
+		dataEnd:     b,
+		gapFree:     true,
 		offsetIndex: offsetIndex{maxEntries: o.SegmentIndexBytes / offsetEntrySize},
 		timeIndex:   timeIndex{maxEntries: o.SegmentIndexBytes / timeEntrySize},
 	}
@@ -119,16 +137,20 @@ func (s *segment) noteBatch(h *record.Header, pos int64, intervalBytes int, now 
 		s.timeIndex.maybeAppend(s.maxTs, s.rel(s.maxTsOffset))
 		s.bytesSinceIdx = 0
 	}
+	if h.BaseOffset != s.dataEnd {
+		s.gapFree = false
+	}
 	size := h.Size()
 	s.bytesSinceIdx += size
 	s.sizeBytes = pos + int64(size)
-	s.nextOffset = h.NextOffset()
+	s.nextOffset, s.dataEnd = h.NextOffset(), h.NextOffset()
 	s.lastModifiedAt = now
 }
 
 // resetState forgets every batch, before a rebuild by scanning.
 func (s *segment) resetState() {
-	s.nextOffset, s.sizeBytes = s.baseOffset, 0
+	s.nextOffset, s.dataEnd, s.sizeBytes = s.baseOffset, s.baseOffset, 0
+	s.gapFree = true
 	s.offsetIndex.entries, s.offsetIndex.flushed = s.offsetIndex.entries[:0], 0
 	s.timeIndex.entries, s.timeIndex.flushed = s.timeIndex.entries[:0], 0
 	s.maxTs, s.maxTsOffset, s.hasMaxTs = 0, 0, false
@@ -172,7 +194,7 @@ func checkFraming(h *record.Header, avail int64) error {
 
 // flushIndexes writes the index entries not yet in the files, without fsync.
 func (s *segment) flushIndexes() error {
-	stale, err := fileLongerThan(s.fs, s.path(indexSuffix), s.offsetIndex.flushed*offsetEntrySize)
+	stale, err := indexFileStale(s.fs, s.path(indexSuffix), s.offsetIndex.flushed*offsetEntrySize)
 	if err != nil {
 		return err
 	}
@@ -182,7 +204,7 @@ func (s *segment) flushIndexes() error {
 		}
 		s.offsetIndex.flushed = len(s.offsetIndex.entries)
 	}
-	if stale, err = fileLongerThan(s.fs, s.path(timeIndexSuffix), s.timeIndex.flushed*timeEntrySize); err != nil {
+	if stale, err = indexFileStale(s.fs, s.path(timeIndexSuffix), s.timeIndex.flushed*timeEntrySize); err != nil {
 		return err
 	}
 	if s.timeIndex.flushed < len(s.timeIndex.entries) || stale {
@@ -213,12 +235,13 @@ func writeIndexFile(fsys vfs.FS, path string, tail []byte, keepBytes int) error 
 	return nil
 }
 
-// fileLongerThan reports whether path holds more than n bytes; a missing
-// file holds none.
-func fileLongerThan(fsys vfs.FS, path string, n int) (bool, error) {
+// indexFileStale reports whether the index file at path must be rewritten
+// although it holds its first n bytes: it holds more, or it is missing (a
+// crash took it; an index with no entries is still an empty file).
+func indexFileStale(fsys vfs.FS, path string, n int) (bool, error) {
 	fi, err := fsys.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return false, nil
+		return true, nil
 	}
 	if err != nil {
 		return false, fmt.Errorf("log: stat index: %w", err)
@@ -236,9 +259,13 @@ func syncIndexFiles(s *segment) error {
 	return nil
 }
 
-// removeSegmentFiles deletes s crash-safely: rename every file to .deleted,
-// fsync the directory, close, unlink. A crash leaves only .deleted files,
-// which Open removes.
+// removeSegmentFiles deletes segs crash-safely: rename every file to
+// .deleted, fsync the directory, close, unlink. A crash leaves only .deleted
+// files, which Open removes. The renames go in the order of segs. Should a
+// crash persist some of them without the rest, a journaling file system
+// persists them in that order, so callers removing the tail of the log pass
+// it newest first (reversed): a hole in the middle would look like a gap
+// that compaction left.
 func removeSegmentFiles(fsys vfs.FS, segs []*segment, dir string) error {
 	if len(segs) == 0 {
 		return nil
@@ -265,4 +292,11 @@ func removeSegmentFiles(fsys vfs.FS, segs []*segment, dir string) error {
 		}
 	}
 	return nil
+}
+
+// reversed returns segs newest first, for removing the tail of the log.
+func reversed(segs []*segment) []*segment {
+	out := slices.Clone(segs)
+	slices.Reverse(out)
+	return out
 }

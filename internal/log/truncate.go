@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/strata-broker/strata/internal/base"
+	"github.com/strata-broker/strata/internal/invariants"
 	"github.com/strata-broker/strata/internal/record"
 )
 
@@ -15,10 +16,16 @@ func (l *Log) segmentIndexLocked(o base.Offset) int {
 	return sort.Search(len(segs), func(i int) bool { return segs[i].baseOffset > o }) - 1
 }
 
-// TruncateTo drops every offset at and after o, which must be End() or the base
-// offset of a batch in [Start(), End()). Segments after o's are deleted, o's
-// segment is cut and becomes the active one. The cut is fdatasync'ed before
-// TruncateTo returns, so truncated data cannot come back after a crash.
+// TruncateTo drops every offset at and after o, which must be in
+// [Start(), End()] and not inside a batch (past its base offset);
+// afterwards End() == o. The log is cut before the first batch at or after
+// o: in a compacted segment o may fall in a gap, and the batches below it
+// stay. Segments after o's are deleted. If what stays of o's segment runs
+// contiguously from its base to o, that segment is cut and becomes the
+// active one (always so in a log without compaction); otherwise it stays
+// sealed, ending at o, and a new empty active segment starts at o. The cut
+// is fdatasync'ed before TruncateTo returns, so truncated data cannot come
+// back after a crash.
 func (l *Log) TruncateTo(o base.Offset) error {
 	l.lifecycle.Lock()
 	defer l.lifecycle.Unlock()
@@ -35,11 +42,20 @@ func (l *Log) TruncateTo(o base.Offset) error {
 		return fmt.Errorf("%w: truncate to %d outside [%d, %d]", ErrOffsetOutOfRange, o, l.mu.segs[0].baseOffset, end)
 	}
 	i := l.segmentIndexLocked(o)
-	s := l.mu.segs[i]
-	pos, err := batchStartingAt(s, o)
+	c, err := l.mu.segs[i].cutAt(o)
 	if err != nil {
 		return err
 	}
+	if i == len(l.mu.segs)-1 || (c.gapFree && c.keptEnd == o) {
+		return l.truncateIntoLocked(i, o, c.pos)
+	}
+	return l.truncateSealedLocked(i, o, c)
+}
+
+// truncateIntoLocked cuts segs[i] at pos, where the batch at o starts (or
+// its data ends), and makes it the active segment.
+func (l *Log) truncateIntoLocked(i int, o base.Offset, pos int64) error {
+	s := l.mu.segs[i]
 	// Order matters for a crash in the middle: first make recovery scan s, then
 	// remove later segments, then cut s. Each intermediate state recovers to a
 	// contiguous prefix of the old log.
@@ -49,14 +65,13 @@ func (l *Log) TruncateTo(o base.Offset) error {
 		}
 		l.mu.persistedRP = s.baseOffset
 	}
-	if err := removeSegmentFiles(l.fs, l.mu.segs[i+1:], l.dir); err != nil {
-		return l.failLocked(err)
+	if err := l.removeTailLocked(i + 1); err != nil {
+		return err
 	}
-	clear(l.mu.segs[i+1:])
-	l.mu.segs = l.mu.segs[:i+1]
 	if err := s.file.Truncate(pos); err != nil {
 		return l.failLocked(fmt.Errorf("log: truncate: %w", err))
 	}
+	s.cuts++
 	s.preallocEnd, s.zeroedEnd, s.sizeDirty = 0, 0, false // fdatasync'ed next
 	if err := fdatasync(s); err != nil {
 		return l.failLocked(err)
@@ -67,9 +82,10 @@ func (l *Log) TruncateTo(o base.Offset) error {
 	if err := s.flushIndexes(); err != nil {
 		return l.failLocked(err)
 	}
-	if err := recomputeTail(s, pos); err != nil {
+	if err := recomputeTail(s, pos, true); err != nil {
 		return l.failLocked(err)
 	}
+	s.gapFree = true // what stays runs contiguously to o (TruncateTo)
 	s.syncedBytes = min(s.syncedBytes, pos)
 	if s.empty() {
 		s.rollStartAt = l.clock.Now()
@@ -78,25 +94,122 @@ func (l *Log) TruncateTo(o base.Offset) error {
 	return nil
 }
 
-// batchStartingAt returns the position of the batch of s whose base offset is
-// o, or ErrNotBatchBoundary.
-func batchStartingAt(s *segment, o base.Offset) (int64, error) {
-	var scratch [record.HeaderSize]byte
-	pos := int64(s.offsetIndex.lookup(s.rel(o)))
-	for pos < s.sizeBytes {
-		h, err := readHeaderAt(s.file, pos, s.sizeBytes, scratch[:])
-		if err != nil {
-			return 0, err
+// truncateSealedLocked truncates at o inside the sealed segment segs[i]
+// whose batches below o do not run contiguously up to o: segs[i] is cut
+// at c.pos and stays sealed with its range ending at o, and a new empty
+// active segment starts at o.
+//
+// Recovery keeps gaps only below the recovery point, so that point is
+// lowered to o at most (not to segs[i]'s base, as truncateIntoLocked
+// does): a crash between the steps leaves segs[i] last, with its gaps
+// below the recovery point, and Open then seals it at its data end (End
+// is then below o, where no data was). Its index files are durable before
+// the new segment makes the recovery point cover it, and the new segment
+// is durable before TruncateTo returns.
+func (l *Log) truncateSealedLocked(i int, o base.Offset, c cutPoint) error {
+	s := l.mu.segs[i]
+	if invariants.Enabled && l.mu.persistedRP < s.nextOffset {
+		// Its gaps would be above the recovery point (see doc.go).
+		panic(fmt.Sprintf("log: segment [%d, %d) may have gaps but the recovery point is %d", s.baseOffset, s.nextOffset, l.mu.persistedRP))
+	}
+	if l.mu.persistedRP > o {
+		if err := writeRecoveryPoint(l.fs, l.dir, o); err != nil {
+			return l.failLocked(err)
 		}
-		if h.BaseOffset == o {
-			return pos, nil
+		l.mu.persistedRP = o
+	}
+	if err := l.removeTailLocked(i + 1); err != nil {
+		return err
+	}
+	s.cuts++
+	if c.pos < s.sizeBytes {
+		if err := s.file.Truncate(c.pos); err != nil {
+			return l.failLocked(fmt.Errorf("log: truncate: %w", err))
+		}
+	}
+	if err := fdatasync(s); err != nil {
+		return l.failLocked(err)
+	}
+	s.offsetIndex.truncateAt(s.rel(o))
+	s.timeIndex.truncateAt(s.rel(o))
+	if err := s.flushIndexes(); err != nil {
+		return l.failLocked(err)
+	}
+	if err := syncIndexFiles(s); err != nil {
+		return l.failLocked(err)
+	}
+	s.indexDurable = true
+	gapFree := s.gapFree
+	if err := recomputeTail(s, c.pos, false); err != nil {
+		return l.failLocked(err)
+	}
+	s.gapFree = gapFree && c.gapFree
+	s.syncedBytes = c.pos
+	s.nextOffset = o
+	next, err := createSegment(l.dir, o, l.mu.opts)
+	if err != nil {
+		return l.failLocked(err)
+	}
+	l.mu.segs = append(l.mu.segs, next)
+	// Without the new segment, a crash would leave segs[i] last and End at
+	// its data end, below o and below what DurableEnd promised.
+	if err := syncDir(l.fs, l.dir); err != nil {
+		return l.failLocked(err)
+	}
+	l.mu.durableEnd = min(l.mu.durableEnd, o)
+	return nil
+}
+
+// removeTailLocked deletes segs[i:], newest first.
+func (l *Log) removeTailLocked(i int) error {
+	if err := removeSegmentFiles(l.fs, reversed(l.mu.segs[i:]), l.dir); err != nil {
+		return l.failLocked(err)
+	}
+	clear(l.mu.segs[i:])
+	l.mu.segs = l.mu.segs[:i]
+	return nil
+}
+
+// cutPoint is where TruncateTo(o) cuts a segment: pos is the first batch
+// at or after o (the end of the data if there is none), keptEnd the end of
+// the batches before pos (the base offset if none), and gapFree whether
+// those batches run contiguously from the base offset.
+type cutPoint struct {
+	pos     int64
+	keptEnd base.Offset
+	gapFree bool
+}
+
+// cutAt finds where TruncateTo(o) cuts s, or ErrNotBatchBoundary if o is
+// inside a batch. A segment known to be gap-free is entered through its
+// offset index; any other is walked from its start, to learn whether what
+// stays is contiguous.
+func (s *segment) cutAt(o base.Offset) (cutPoint, error) {
+	c := cutPoint{keptEnd: s.baseOffset, gapFree: true}
+	if s.gapFree {
+		if e, ok := s.offsetIndex.lookupEntry(s.rel(o)); ok {
+			c.pos, c.keptEnd = int64(e.pos), s.baseOffset+base.Offset(e.rel)
+		}
+	}
+	var scratch [record.HeaderSize]byte
+	for c.pos < s.sizeBytes {
+		h, err := readHeaderAt(s.file, c.pos, s.sizeBytes, scratch[:])
+		if err != nil {
+			return cutPoint{}, err
+		}
+		if h.BaseOffset >= o {
+			return c, nil
 		}
 		if h.NextOffset() > o {
-			return 0, fmt.Errorf("%w: %d is inside batch [%d, %d)", ErrNotBatchBoundary, o, h.BaseOffset, h.NextOffset())
+			return cutPoint{}, fmt.Errorf("%w: %d is inside batch [%d, %d)", ErrNotBatchBoundary, o, h.BaseOffset, h.NextOffset())
 		}
-		pos += int64(h.Size())
+		if h.BaseOffset != c.keptEnd {
+			c.gapFree = false
+		}
+		c.pos += int64(h.Size())
+		c.keptEnd = h.NextOffset()
 	}
-	return 0, fmt.Errorf("%w: no batch at %d", ErrCorrupt, o)
+	return c, nil
 }
 
 // DeleteSegmentsBefore deletes the sealed segments whose NextOffset <= o, from

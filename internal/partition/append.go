@@ -67,6 +67,11 @@ func (p *Partition) Append(batch []byte, acks Acks) (AppendResult, func() error,
 		}
 	}
 
+	if cfg.Compact {
+		if err := requireKeys(batch, p.opts.TP); err != nil {
+			return AppendResult{}, nil, err
+		}
+	}
 	out, err := p.appendValidated(batch, h, cfg, acks)
 	if err != nil {
 		return AppendResult{}, nil, err

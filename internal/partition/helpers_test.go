@@ -30,12 +30,15 @@ type spec struct {
 	epoch      int16
 	seq        int32
 	codec      record.Codec
+	keys       []string // record i's key; nil keys record i "k<i>"
+	tombstone  bool     // every record's value is null
+	keyless    bool     // every record's key is null
 }
 
 // batch encodes s as a producer sends it: base offset 0, CRC-32C set.
 func batch(t testing.TB, s spec) []byte {
 	t.Helper()
-	n := max(s.records, 1)
+	n := max(s.records, len(s.keys), 1)
 	vb := s.valueBytes
 	if vb == 0 {
 		vb = 16
@@ -51,6 +54,15 @@ func batch(t testing.TB, s spec) []byte {
 			value[j] = byte(i*7 + j + int(s.seq))
 		}
 		r := kmsg.Record{OffsetDelta: int32(i), Key: []byte{byte('k'), byte(i)}, Value: value}
+		if s.keys != nil {
+			r.Key = []byte(s.keys[i])
+		}
+		if s.tombstone {
+			r.Value = nil
+		}
+		if s.keyless {
+			r.Key = nil
+		}
 		r.Length = int32(len(r.AppendTo(nil)) - 1) // Length 0 takes one varint byte
 		payload = r.AppendTo(payload)
 	}

@@ -46,6 +46,11 @@ type Config struct {
 	// a check off.
 	RemoteCopyLag      time.Duration
 	RemoteCopyLagBytes int64
+	// Compact is cleanup.policy=compact (alone or with delete): the
+	// broker's log cleaner keeps the last record of each key, by the
+	// rules in Compaction.
+	Compact    bool
+	Compaction Compaction
 }
 
 // Options builds a Partition.

@@ -27,16 +27,7 @@ func checkAllClients(t *testing.T, addr, topic string, want [][]byte) {
 // checkAllSarama is checkAll with a sarama partition consumer.
 func checkAllSarama(t *testing.T, addr, topic string, want [][]byte) {
 	t.Helper()
-	consumer, err := sarama.NewConsumer([]string{addr}, saramaConfig())
-	if err != nil {
-		t.Fatalf("sarama consumer: %v", err)
-	}
-	defer consumer.Close()
-	pc, err := consumer.ConsumePartition(topic, 0, sarama.OffsetOldest)
-	if err != nil {
-		t.Fatalf("sarama ConsumePartition: %v", err)
-	}
-	defer pc.AsyncClose()
+	pc := saramaFromOldest(t, addr, topic)
 	deadline := time.After(consumeTimeout)
 	for i := range want {
 		select {
@@ -48,6 +39,23 @@ func checkAllSarama(t *testing.T, addr, topic string, want [][]byte) {
 			t.Fatalf("sarama consumer read %d of %d records in %v", i, len(want), consumeTimeout)
 		}
 	}
+}
+
+// saramaFromOldest consumes partition 0 of topic from its oldest offset;
+// the test's cleanup closes the consumer.
+func saramaFromOldest(t *testing.T, addr, topic string) sarama.PartitionConsumer {
+	t.Helper()
+	consumer, err := sarama.NewConsumer([]string{addr}, saramaConfig())
+	if err != nil {
+		t.Fatalf("sarama consumer: %v", err)
+	}
+	t.Cleanup(func() { consumer.Close() })
+	pc, err := consumer.ConsumePartition(topic, 0, sarama.OffsetOldest)
+	if err != nil {
+		t.Fatalf("sarama ConsumePartition: %v", err)
+	}
+	t.Cleanup(pc.AsyncClose)
+	return pc
 }
 
 // checkAllKafkaGo is checkAll with a kafka-go partition Reader.

@@ -15,6 +15,7 @@
 //     runtime answers NOT_COORDINATOR and the client looks up its
 //     coordinator again.
 //
-// The topic is created with cleanup.policy=compact, but Strata has no log
-// cleaner yet: the topic grows with every commit until one exists (README).
+// The topic is created with cleanup.policy=compact: the broker's log
+// cleaner keeps the last record of each key, so ReadFrom may find offset
+// gaps, and a replay sees each group's and offset's last state.
 package offsets

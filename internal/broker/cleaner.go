@@ -1,0 +1,133 @@
+package broker
+
+import (
+	"errors"
+	"time"
+
+	"github.com/strata-broker/strata/internal/partition"
+)
+
+// CleanerOptions turns the log cleaner on (log.cleaner.enable).
+type CleanerOptions struct {
+	// Backoff is how long the cleaner sleeps when no log needs cleaning
+	// (log.cleaner.backoff.ms).
+	Backoff time.Duration
+	// DedupeBytes is the memory of its key map
+	// (log.cleaner.dedupe.buffer.size).
+	DedupeBytes int64
+}
+
+// Validate reports the first unusable option.
+func (o CleanerOptions) Validate() error {
+	switch {
+	case o.Backoff <= 0:
+		return errors.New("broker: Cleaner.Backoff must be positive")
+	case o.DedupeBytes <= 0:
+		return errors.New("broker: Cleaner.DedupeBytes must be positive")
+	}
+	return nil
+}
+
+// cleanerCandidate is one compacted partition's cleaning decision.
+type cleanerCandidate struct {
+	ratio  float64
+	forced bool // max.compaction.lag.ms has passed for its oldest dirty record
+}
+
+// pickDirtiest chooses which log to clean next, as Kafka's cleaner
+// manager does: a log past its max.compaction.lag.ms first, then the
+// highest dirty ratio. ok is false when none is eligible.
+func pickDirtiest(cs []cleanerCandidate) (int, bool) {
+	best := -1
+	for i, c := range cs {
+		if best < 0 || c.forced && !cs[best].forced ||
+			c.forced == cs[best].forced && c.ratio > cs[best].ratio {
+			best = i
+		}
+	}
+	return best, best >= 0
+}
+
+// startCleaner runs the log cleaner: it cleans the dirtiest compacted
+// partition, again and again, and sleeps for Backoff once none needs it.
+func (b *Broker) startCleaner(o CleanerOptions) {
+	b.done.Add(1)
+	go func() {
+		defer b.done.Done()
+		var cm *partition.CleanerMap // allocated at the first pass that needs it
+		for {
+			for b.cleanDirtiest(&cm, o) {
+				select {
+				case <-b.stop:
+					return
+				default:
+				}
+			}
+			select {
+			case <-b.stop:
+				return
+			case <-time.After(o.Backoff):
+			}
+		}
+	}()
+}
+
+// cleanDirtiest cleans the dirtiest partition once and reports whether it
+// found one to clean.
+func (b *Broker) cleanDirtiest(cm **partition.CleanerMap, o CleanerOptions) bool {
+	now := b.opts.Clock.Now().UnixMilli()
+	var parts []*partition.Partition
+	var cands []cleanerCandidate
+	var plans []partition.CleaningPlan
+	for _, p := range b.Partitions() {
+		d, err := p.PlanCleaning(now)
+		if err != nil {
+			if !errors.Is(err, partition.ErrClosed) {
+				b.logger.Error("planning log cleaning", "partition", p.TP().String(), "err", err)
+			}
+			continue
+		}
+		if !d.Clean {
+			continue
+		}
+		parts = append(parts, p)
+		cands = append(cands, cleanerCandidate{ratio: d.Ratio, forced: d.Forced})
+		plans = append(plans, d)
+	}
+	i, ok := pickDirtiest(cands)
+	if !ok {
+		return false
+	}
+	if *cm == nil {
+		*cm = partition.NewCleanerMap(o.DedupeBytes)
+	}
+	p := parts[i]
+	start := b.opts.Clock.Now()
+	stats, err := p.Clean(plans[i], *cm, now, b.stop)
+	if err != nil {
+		if !errors.Is(err, partition.ErrClosed) {
+			b.logger.Error("cleaning log", "partition", p.TP().String(), "err", err)
+		}
+		return false
+	}
+	b.logger.Info("cleaned log", "partition", p.TP().String(),
+		"dirty_from", int64(stats.FirstDirty), "clean_to", int64(stats.MapEnd),
+		"segments", stats.Segments, "bytes_before", stats.BytesBefore, "bytes_after", stats.BytesAfter,
+		"ratio", cands[i].ratio, "stale", stats.Stale, "took", b.opts.Clock.Now().Sub(start).String())
+	// A pass that moved nothing forward would be chosen again at once.
+	return stats.Stale || stats.MapEnd > stats.FirstDirty
+}
+
+// RunCleaner cleans every compacted partition that needs it now, for
+// tests.
+func (b *Broker) RunCleaner(dedupeBytes int64) {
+	var cm *partition.CleanerMap
+	for range maxCleanerPassesPerRun {
+		if !b.cleanDirtiest(&cm, CleanerOptions{DedupeBytes: dedupeBytes}) {
+			return
+		}
+	}
+}
+
+// maxCleanerPassesPerRun bounds RunCleaner.
+const maxCleanerPassesPerRun = 1000

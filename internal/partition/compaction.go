@@ -1,0 +1,310 @@
+package partition
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/strata-broker/strata/internal/base"
+	"github.com/strata-broker/strata/internal/cleaner"
+	"github.com/strata-broker/strata/internal/log"
+	"github.com/strata-broker/strata/internal/partition/producers"
+	"github.com/strata-broker/strata/internal/record"
+)
+
+// Compaction is a compacted topic's cleaning configuration, with Kafka's
+// meanings.
+type Compaction struct {
+	MinCleanableRatio float64       // min.cleanable.dirty.ratio
+	MinLag            time.Duration // min.compaction.lag.ms
+	MaxLag            time.Duration // max.compaction.lag.ms; 0 = no limit
+	DeleteRetention   time.Duration // delete.retention.ms: how long tombstones stay
+}
+
+// CleaningPlan is the cleaner's decision for one partition, so the broker
+// can hold one without knowing the cleaner.
+type CleaningPlan = cleaner.Decision
+
+// CleanerMap is the memory one cleaner reuses from pass to pass: the key
+// to latest-offset map (log.cleaner.dedupe.buffer.size) and its read and
+// write buffers.
+type CleanerMap struct {
+	offsets *cleaner.OffsetMap
+	read    []byte
+	out     []byte
+}
+
+// NewCleanerMap sizes a cleaner's offset map to bytes of memory.
+func NewCleanerMap(bytes int64) *CleanerMap {
+	return &CleanerMap{offsets: cleaner.NewOffsetMap(bytes)}
+}
+
+// CleanStats is what one cleaning pass did.
+type CleanStats struct {
+	FirstDirty, MapEnd base.Offset // the pass deduplicated [FirstDirty, MapEnd)
+	Segments           int         // segments rewritten
+	Result             cleaner.BatchResult
+	BytesBefore        int64
+	BytesAfter         int64
+	// Stale is true when retention, DeleteRecords or a truncation changed
+	// the segments while they were being cleaned: the rest of the pass was
+	// dropped and the next pass starts again.
+	Stale bool
+}
+
+// cleanReadBytes is how much of the log the cleaner reads per call.
+const cleanReadBytes = 1 << 20
+
+// PlanCleaning decides, on a snapshot, whether the log needs cleaning
+// now. It never cleans past the active segment or the high watermark.
+func (p *Partition) PlanCleaning(nowMs int64) (cleaner.Decision, error) {
+	p.mu.Lock()
+	cfg, logStart, hw, closed := p.mu.cfg, p.mu.logStart, p.mu.highWatermark, p.mu.closed
+	p.mu.Unlock()
+	if closed {
+		return cleaner.Decision{}, ErrClosed
+	}
+	if !cfg.Compact {
+		return cleaner.Decision{Reason: "not compacted"}, nil
+	}
+	checkpoint, checkpointOK, err := readCleanerCheckpoint(p.opts.Dir)
+	if err != nil {
+		return cleaner.Decision{}, fmt.Errorf("partition %v: %w", p.opts.TP, err)
+	}
+	segs := p.log.Segments()
+	in := cleaner.PlanInput{
+		Segments:           cleanerSegments(segs),
+		LogStart:           logStart,
+		Checkpoint:         checkpoint.FirstDirty,
+		CheckpointOK:       checkpointOK,
+		NextHorizonMs:      checkpoint.NextHorizonMs,
+		HasNextHorizon:     checkpoint.HasNextHorizon,
+		CleanableEnd:       min(segs[len(segs)-1].BaseOffset, hw),
+		NowMs:              nowMs,
+		MinCompactionLagMs: cfg.Compaction.MinLag.Milliseconds(),
+		MaxCompactionLagMs: cfg.Compaction.MaxLag.Milliseconds(),
+		MinCleanableRatio:  cfg.Compaction.MinCleanableRatio,
+	}
+	if cfg.Compaction.MaxLag > 0 {
+		in.FirstDirtyTimestampMs, in.FirstDirtyTimestampOK = p.firstBatchTimestamp(in)
+	}
+	return cleaner.Plan(in), nil
+}
+
+func cleanerSegments(segs []log.SegmentInfo) []cleaner.Segment {
+	out := make([]cleaner.Segment, len(segs))
+	for i, s := range segs {
+		out[i] = cleaner.Segment{
+			Base:           s.BaseOffset,
+			Next:           s.NextOffset,
+			SizeBytes:      s.SizeBytes,
+			MaxTimestampMs: s.MaxTimestamp,
+			HasTimestamp:   s.HasTimestamp,
+		}
+	}
+	return out
+}
+
+// firstBatchTimestamp is the max timestamp of the first batch at or after
+// the offset the planner will take as first dirty, for max.compaction.lag.ms.
+func (p *Partition) firstBatchTimestamp(in cleaner.PlanInput) (int64, bool) {
+	from := in.LogStart
+	if in.CheckpointOK && in.Checkpoint >= in.LogStart && in.Checkpoint <= in.CleanableEnd {
+		from = in.Checkpoint
+	}
+	if from >= in.CleanableEnd {
+		return 0, false
+	}
+	b, err := p.log.Read(from, record.HeaderSize, nil)
+	if err != nil || len(b) < record.HeaderSize {
+		return 0, false
+	}
+	h, err := record.ParseHeader(b)
+	if err != nil {
+		return 0, false
+	}
+	return h.MaxTimestamp, true
+}
+
+// Clean runs one cleaning pass that PlanCleaning decided on: it maps each
+// key of the dirty range [d.FirstDirty, d.FirstUncleanable) to its latest
+// offset (stopping early if the map fills), rewrites every segment below
+// the map's end keeping only the latest record of each key (and tombstones
+// until their delete horizon), swaps the rewritten segments in, and
+// records how far the log is clean. Appends, reads and retention go on
+// meanwhile; a swap that retention overtook is dropped (Stats.Stale).
+func (p *Partition) Clean(d CleaningPlan, cm *CleanerMap, nowMs int64, stop <-chan struct{}) (CleanStats, error) {
+	stats := CleanStats{FirstDirty: d.FirstDirty}
+	p.mu.Lock()
+	cfg, closed := p.mu.cfg, p.mu.closed
+	lastBatches := lastBatchOfProducers(p.mu.producers.Entries())
+	p.mu.Unlock()
+	if closed {
+		return stats, ErrClosed
+	}
+	// Clean only what is durable: a crash must not find a cleaned copy of
+	// data that was never synced.
+	if err := p.log.SyncTo(d.FirstUncleanable); err != nil {
+		return stats, err
+	}
+	mapEnd, err := p.buildOffsetMap(d, cm)
+	if err != nil {
+		return stats, err
+	}
+	stats.MapEnd = mapEnd
+	rules := cleaner.Rules{
+		Map:               cm.offsets,
+		NowMs:             nowMs,
+		DeleteRetentionMs: cfg.Compaction.DeleteRetention.Milliseconds(),
+		LastBatchOfProducer: func(pid int64, last base.Offset) bool {
+			o, ok := lastBatches[pid]
+			return ok && o == last
+		},
+		Pinned: cleaner.NewPinnedKeys(),
+	}
+	var toClean []cleaner.Segment
+	for _, s := range cleanerSegments(p.log.Segments()) {
+		if s.Base < mapEnd {
+			toClean = append(toClean, s)
+		}
+	}
+	for _, group := range cleaner.GroupSegments(toClean, cfg.SegmentBytes) {
+		select {
+		case <-stop:
+			return stats, ErrClosed
+		default:
+		}
+		before, after, err := p.cleanGroup(group, rules, cm, &stats.Result)
+		if errors.Is(err, log.ErrReplacementStale) {
+			stats.Stale = true
+			return stats, nil
+		}
+		if err != nil {
+			return stats, err
+		}
+		stats.Segments += len(group)
+		stats.BytesBefore += before
+		stats.BytesAfter += after
+	}
+	cp := cleanerCheckpoint{FirstDirty: mapEnd, NextHorizonMs: stats.Result.NextHorizonMs, HasNextHorizon: stats.Result.HasNextHorizon}
+	if err := writeCleanerCheckpoint(p.opts.Dir, cp); err != nil {
+		return stats, fmt.Errorf("partition %v: cleaner checkpoint: %w", p.opts.TP, err)
+	}
+	return stats, nil
+}
+
+// lastBatchOfProducers maps each idempotent producer to the last offset of
+// its last batch: that batch is kept, empty if need be, so the producer's
+// sequence survives cleaning (as in Kafka).
+func lastBatchOfProducers(entries []producers.Entry) map[int64]base.Offset {
+	out := make(map[int64]base.Offset, len(entries))
+	for _, e := range entries {
+		if n := len(e.Batches); n > 0 {
+			out[int64(e.ProducerID)] = e.Batches[n-1].LastOffset
+		}
+	}
+	return out
+}
+
+// buildOffsetMap fills cm's offset map from the dirty range, whole batches
+// at a time, and returns the offset it reached: the first batch that did
+// not fit, or d.FirstUncleanable.
+func (p *Partition) buildOffsetMap(d cleaner.Decision, cm *CleanerMap) (base.Offset, error) {
+	cm.offsets.Reset()
+	from := d.FirstDirty
+	for from < d.FirstUncleanable {
+		var err error
+		cm.read, err = p.log.Read(from, cleanReadBytes, cm.read[:0])
+		if err != nil {
+			return 0, fmt.Errorf("partition %v: cleaner read at %d: %w", p.opts.TP, from, err)
+		}
+		if len(cm.read) == 0 {
+			break
+		}
+		for it := record.SplitBatches(cm.read); ; {
+			batch, h, ok := it.Next()
+			if !ok {
+				break
+			}
+			if h.NextOffset() <= from {
+				continue
+			}
+			if h.BaseOffset >= d.FirstUncleanable {
+				return d.FirstUncleanable, nil
+			}
+			fits, err := cm.offsets.AddBatch(batch)
+			if errors.Is(err, cleaner.ErrMapTooSmall) {
+				return 0, fmt.Errorf("partition %v: %w; raise log.cleaner.dedupe.buffer.size", p.opts.TP, err)
+			}
+			if err != nil {
+				return 0, fmt.Errorf("partition %v: cleaner at offset %d: %w", p.opts.TP, h.BaseOffset, err)
+			}
+			if !fits {
+				return h.BaseOffset, nil
+			}
+			from = h.NextOffset()
+		}
+	}
+	return min(from, d.FirstUncleanable), nil
+}
+
+// cleanGroup rewrites one group of consecutive sealed segments into one
+// and swaps it in. It returns the sizes before and after.
+func (p *Partition) cleanGroup(group []cleaner.Segment, rules cleaner.Rules, cm *CleanerMap, total *cleaner.BatchResult) (before, after int64, err error) {
+	bases := make([]base.Offset, len(group))
+	for i, s := range group {
+		bases[i] = s.Base
+		before += s.SizeBytes
+	}
+	r, err := p.log.BeginReplacement(bases)
+	if err != nil {
+		if errors.Is(err, log.ErrNotSealed) {
+			return 0, 0, log.ErrReplacementStale
+		}
+		return 0, 0, err
+	}
+	defer r.Abort()
+	from, end := group[0].Base, group[len(group)-1].Next
+	for from < end {
+		cm.read, err = p.log.Read(from, cleanReadBytes, cm.read[:0])
+		if err != nil {
+			if errors.Is(err, log.ErrOffsetOutOfRange) || errors.Is(err, log.ErrClosed) {
+				return 0, 0, log.ErrReplacementStale
+			}
+			return 0, 0, err
+		}
+		if len(cm.read) == 0 {
+			break
+		}
+		cm.out = cm.out[:0]
+		progressed := false
+		for it := record.SplitBatches(cm.read); ; {
+			batch, h, ok := it.Next()
+			if !ok || h.BaseOffset >= end {
+				break
+			}
+			if h.NextOffset() <= from {
+				continue
+			}
+			var res cleaner.BatchResult
+			if cm.out, res, err = cleaner.CleanBatch(cm.out, batch, rules); err != nil {
+				return 0, 0, fmt.Errorf("partition %v: cleaning the batch at %d: %w", p.opts.TP, h.BaseOffset, err)
+			}
+			total.Add(res)
+			from, progressed = h.NextOffset(), true
+		}
+		if len(cm.out) > 0 {
+			if err := r.Append(cm.out); err != nil {
+				return 0, 0, err
+			}
+			after += int64(len(cm.out))
+		}
+		if !progressed {
+			break
+		}
+	}
+	if err := r.Commit(); err != nil {
+		return 0, 0, err
+	}
+	return before, after, nil
+}
