@@ -95,6 +95,7 @@ func (m *brokerMetrics) serve(cfg *config.Broker, b *broker.Broker, fetchSession
 		m.tierCollector(b.TierGauges),
 		metrics.NewPartitionCount(func() int { return len(b.Partitions()) }),
 		metrics.NewFetchSessionGauges(fetchSessions),
+		metrics.NewCleanerCollector(func() metrics.CleanerValues { return cleanerValues(b.CleanerStatus(), time.Now()) }),
 		m.requests,
 		m.requestTimes,
 	)
@@ -204,4 +205,18 @@ func tierGauges(in []broker.PartitionTierGauges) []metrics.TierGauges {
 		}
 	}
 	return out
+}
+
+func cleanerValues(st broker.CleanerStatus, now time.Time) metrics.CleanerValues {
+	return metrics.CleanerValues{
+		MaxDirtyPercent:     100 * st.MaxDirtyRatio,
+		HasRun:              !st.LastRun.IsZero(),
+		SinceLastRunSeconds: now.Sub(st.LastRun).Seconds(),
+		RecopyPercent:       100 * st.RecopyRatio,
+		LastCleanSeconds:    st.LastDuration.Seconds(),
+		Uncleanable:         st.Uncleanable,
+		Passes:              st.Passes,
+		BytesRead:           st.BytesRead,
+		BytesWritten:        st.BytesWritten,
+	}
 }

@@ -79,6 +79,9 @@ type Broker struct {
 	pids   *producerIDs
 	// viewCache holds the remote segment views of the current image.
 	viewCache viewCache
+	// cleaner is what the log cleaner last did and which partitions it
+	// gave up on.
+	cleaner cleanerState
 
 	mu struct {
 		sync.Mutex

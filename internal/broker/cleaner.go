@@ -79,7 +79,13 @@ func (b *Broker) cleanDirtiest(cm **partition.CleanerMap, o CleanerOptions) bool
 	var parts []*partition.Partition
 	var cands []cleanerCandidate
 	var plans []partition.CleaningPlan
-	for _, p := range b.Partitions() {
+	maxDirty := 0.0
+	hosted := b.Partitions()
+	b.cleaner.forget(hosted)
+	for _, p := range hosted {
+		if b.cleaner.isUncleanable(p) {
+			continue
+		}
 		d, err := p.PlanCleaning(now)
 		if err != nil {
 			if !errors.Is(err, partition.ErrClosed) {
@@ -87,6 +93,7 @@ func (b *Broker) cleanDirtiest(cm **partition.CleanerMap, o CleanerOptions) bool
 			}
 			continue
 		}
+		maxDirty = max(maxDirty, d.Ratio)
 		if !d.Clean {
 			continue
 		}
@@ -94,6 +101,7 @@ func (b *Broker) cleanDirtiest(cm **partition.CleanerMap, o CleanerOptions) bool
 		cands = append(cands, cleanerCandidate{ratio: d.Ratio, forced: d.Forced})
 		plans = append(plans, d)
 	}
+	b.cleaner.looked(maxDirty)
 	i, ok := pickDirtiest(cands)
 	if !ok {
 		return false
@@ -104,16 +112,21 @@ func (b *Broker) cleanDirtiest(cm **partition.CleanerMap, o CleanerOptions) bool
 	p := parts[i]
 	start := b.opts.Clock.Now()
 	stats, err := p.Clean(plans[i], *cm, now, b.stop)
-	if err != nil {
-		if !errors.Is(err, partition.ErrClosed) {
-			b.logger.Error("cleaning log", "partition", p.TP().String(), "err", err)
-		}
+	if errors.Is(err, partition.ErrClosed) {
 		return false
 	}
+	if err != nil {
+		b.cleaner.markUncleanable(p, err)
+		b.logger.Error("cleaning log failed; the partition is not cleaned again until it is reopened (a restart)",
+			"partition", p.TP().String(), "err", err)
+		return true // the others may still need cleaning
+	}
+	end := b.opts.Clock.Now()
+	b.cleaner.ran(stats, end.Sub(start), end)
 	b.logger.Info("cleaned log", "partition", p.TP().String(),
 		"dirty_from", int64(stats.FirstDirty), "clean_to", int64(stats.MapEnd),
 		"segments", stats.Segments, "bytes_before", stats.BytesBefore, "bytes_after", stats.BytesAfter,
-		"ratio", cands[i].ratio, "stale", stats.Stale, "took", b.opts.Clock.Now().Sub(start).String())
+		"ratio", cands[i].ratio, "stale", stats.Stale, "took", end.Sub(start).String())
 	// A pass that moved nothing forward would be chosen again at once.
 	return stats.Stale || stats.MapEnd > stats.FirstDirty
 }

@@ -263,7 +263,8 @@ func kafkaGoKeyedState(t *testing.T, addr, topic string, last int64) keyedState 
 func TestConsumerOffsetsTopicIsCompacted(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	b := startBroker(t, dir, "log.cleaner.backoff.ms=100", "offsets.topic.num.partitions=1", "offsets.topic.segment.bytes=4096")
+	b := startBroker(t, dir, "log.cleaner.backoff.ms=100", "offsets.topic.num.partitions=1", "offsets.topic.segment.bytes=4096",
+		"strata.metrics.listener=127.0.0.1:0")
 	adm := newAdmin(t, b.Addr)
 	const topic, group, commits = "committed", "g-compacted", 400
 	createTopic(t, adm, topic, 1, nil)
@@ -282,6 +283,12 @@ func TestConsumerOffsetsTopicIsCompacted(t *testing.T) {
 			t.Fatalf("__consumer_offsets-0 holds %d bytes after %d commits of one offset; the cleaner did not compact it", localLogBytes(t, partDir), commits)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+	m := scrape(t, metricsBase(t, b)+"/metrics")
+	if m["strata_log_cleaner_passes_total"] < 1 || m["strata_log_cleaner_written_bytes_total"] >= m["strata_log_cleaner_read_bytes_total"] ||
+		m["strata_log_cleaner_uncleanable_partitions"] != 0 {
+		t.Fatalf("cleaner metrics: passes %v, read %v, written %v, uncleanable %v", m["strata_log_cleaner_passes_total"],
+			m["strata_log_cleaner_read_bytes_total"], m["strata_log_cleaner_written_bytes_total"], m["strata_log_cleaner_uncleanable_partitions"])
 	}
 	b.Kill()
 	b.Restart()
