@@ -56,4 +56,4 @@ fuzz:
 	done
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./internal/log/ ./internal/record/ ./internal/api/
+	$(GO) test -run '^$$' -bench . -benchmem ./internal/log/ ./internal/record/ ./internal/api/ ./internal/partition/
