@@ -52,6 +52,22 @@ type CleanStats struct {
 	Stale bool
 }
 
+// errOvertaken: retention, DeleteRecords or a truncation removed or cut
+// segments that the pass was reading or replacing. The pass stops; the
+// next one plans again on what is left.
+var errOvertaken = errors.New("partition: cleaning overtaken by a change of the log")
+
+// overtakenOr is errOvertaken when err says the log changed under the
+// cleaner, else err.
+func overtakenOr(err error) error {
+	switch {
+	case errors.Is(err, log.ErrOffsetOutOfRange), errors.Is(err, log.ErrNotSealed),
+		errors.Is(err, log.ErrReplacementStale), errors.Is(err, log.ErrClosed):
+		return fmt.Errorf("%w: %w", errOvertaken, err)
+	}
+	return err
+}
+
 // cleanReadBytes is how much of the log the cleaner reads per call.
 const cleanReadBytes = 1 << 20
 
@@ -132,8 +148,23 @@ func (p *Partition) firstBatchTimestamp(in cleaner.PlanInput) (int64, bool) {
 // the map's end keeping only the latest record of each key (and tombstones
 // until their delete horizon), swaps the rewritten segments in, and
 // records how far the log is clean. Appends, reads and retention go on
-// meanwhile; a swap that retention overtook is dropped (Stats.Stale).
+// meanwhile; a swap that retention overtook is dropped (Stats.Stale). A
+// partition closed or deleted meanwhile, or a closed stop, ends the pass
+// with ErrClosed.
 func (p *Partition) Clean(d CleaningPlan, cm *CleanerMap, nowMs int64, stop <-chan struct{}) (CleanStats, error) {
+	stats, err := p.clean(d, cm, nowMs, stop)
+	if err != nil {
+		p.mu.Lock()
+		closed := p.mu.closed
+		p.mu.Unlock()
+		if closed { // closed or deleted meanwhile: whatever failed, that is why
+			return stats, ErrClosed
+		}
+	}
+	return stats, err
+}
+
+func (p *Partition) clean(d CleaningPlan, cm *CleanerMap, nowMs int64, stop <-chan struct{}) (CleanStats, error) {
 	stats := CleanStats{FirstDirty: d.FirstDirty}
 	p.mu.Lock()
 	cfg, closed := p.mu.cfg, p.mu.closed
@@ -148,6 +179,10 @@ func (p *Partition) Clean(d CleaningPlan, cm *CleanerMap, nowMs int64, stop <-ch
 		return stats, err
 	}
 	mapEnd, err := p.buildOffsetMap(d, cm)
+	if errors.Is(err, errOvertaken) {
+		stats.Stale = true
+		return stats, nil
+	}
 	if err != nil {
 		return stats, err
 	}
@@ -175,7 +210,7 @@ func (p *Partition) Clean(d CleaningPlan, cm *CleanerMap, nowMs int64, stop <-ch
 		default:
 		}
 		before, after, err := p.cleanGroup(group, rules, cm, &stats.Result)
-		if errors.Is(err, log.ErrReplacementStale) {
+		if errors.Is(err, errOvertaken) {
 			stats.Stale = true
 			return stats, nil
 		}
@@ -216,7 +251,7 @@ func (p *Partition) buildOffsetMap(d cleaner.Decision, cm *CleanerMap) (base.Off
 		var err error
 		cm.read, err = p.log.Read(from, cleanReadBytes, cm.read[:0])
 		if err != nil {
-			return 0, fmt.Errorf("partition %v: cleaner read at %d: %w", p.opts.TP, from, err)
+			return 0, overtakenOr(fmt.Errorf("partition %v: cleaner read at %d: %w", p.opts.TP, from, err))
 		}
 		if len(cm.read) == 0 {
 			break
@@ -258,20 +293,14 @@ func (p *Partition) cleanGroup(group []cleaner.Segment, rules cleaner.Rules, cm 
 	}
 	r, err := p.log.BeginReplacement(bases)
 	if err != nil {
-		if errors.Is(err, log.ErrNotSealed) {
-			return 0, 0, log.ErrReplacementStale
-		}
-		return 0, 0, err
+		return 0, 0, overtakenOr(err)
 	}
 	defer r.Abort()
 	from, end := group[0].Base, group[len(group)-1].Next
 	for from < end {
 		cm.read, err = p.log.Read(from, cleanReadBytes, cm.read[:0])
 		if err != nil {
-			if errors.Is(err, log.ErrOffsetOutOfRange) || errors.Is(err, log.ErrClosed) {
-				return 0, 0, log.ErrReplacementStale
-			}
-			return 0, 0, err
+			return 0, 0, overtakenOr(err)
 		}
 		if len(cm.read) == 0 {
 			break
@@ -304,7 +333,7 @@ func (p *Partition) cleanGroup(group []cleaner.Segment, rules cleaner.Rules, cm 
 		}
 	}
 	if err := r.Commit(); err != nil {
-		return 0, 0, err
+		return 0, 0, overtakenOr(err)
 	}
 	return before, after, nil
 }
