@@ -229,8 +229,8 @@ func (p *Partition) clean(d CleaningPlan, cm *CleanerMap, nowMs int64, stop <-ch
 }
 
 // lastBatchOfProducers maps each idempotent producer to the last offset of
-// its last batch: that batch is kept, empty if need be, so the producer's
-// sequence survives cleaning (as in Kafka).
+// its last batch: that batch keeps at least one record, so the producer's
+// sequence survives cleaning (see cleaner.Rules.LastBatchOfProducer).
 func lastBatchOfProducers(entries []producers.Entry) map[int64]base.Offset {
 	out := make(map[int64]base.Offset, len(entries))
 	for _, e := range entries {
