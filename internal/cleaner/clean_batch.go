@@ -27,27 +27,12 @@ type Rules struct {
 	// so that the producer's sequence survives in the log. It must not be
 	// nil.
 	LastBatchOfProducer func(producerID int64, lastOffset base.Offset) bool
-	// Pinned collects, over one pass in log order, the keys of records
-	// kept only because their batch was kept whole. A later tombstone of
-	// such a key stays past its horizon: removing it would bring the
-	// superseded record back. It must not be nil; use one per pass.
-	Pinned *PinnedKeys
-}
-
-// PinnedKeys is a set of keys (by hash) that one pass pinned.
-type PinnedKeys struct{ keys map[keyHash]struct{} }
-
-// NewPinnedKeys returns an empty set, for one pass.
-func NewPinnedKeys() *PinnedKeys { return &PinnedKeys{keys: map[keyHash]struct{}{}} }
-
-func (p *PinnedKeys) add(key []byte) { p.keys[hashKey(key)] = struct{}{} }
-
-func (p *PinnedKeys) has(key []byte) bool {
-	if len(p.keys) == 0 {
-		return false
-	}
-	_, ok := p.keys[hashKey(key)]
-	return ok
+	// Pass is the state one pass carries from batch to batch, in log
+	// order (pass.go). It must not be nil; use one per pass.
+	Pass *Pass
+	// Aborted are the aborted transactions the pass knows of (Kafka's
+	// transaction index); nil when there are none.
+	Aborted *AbortedTxns
 }
 
 // Outcome is what CleanBatch did with a batch.
@@ -89,8 +74,12 @@ type BatchResult struct {
 	RecordsDropped    int
 	TombstonesExpired int
 	// TombstonesPinned counts tombstones past their horizon kept because
-	// their key is pinned (Rules.Pinned).
+	// their key is pinned (Pass).
 	TombstonesPinned int
+	// RecordsAborted is the part of RecordsDropped that aborted
+	// transactions wrote; MarkersRemoved counts transaction markers gone.
+	RecordsAborted int
+	MarkersRemoved int
 	// HorizonsSet counts batches this cleaning gave a delete horizon (0 or
 	// 1 for one batch).
 	HorizonsSet int
@@ -114,6 +103,8 @@ func (r *BatchResult) Add(o BatchResult) {
 	r.RecordsDropped += o.RecordsDropped
 	r.TombstonesExpired += o.TombstonesExpired
 	r.TombstonesPinned += o.TombstonesPinned
+	r.RecordsAborted += o.RecordsAborted
+	r.MarkersRemoved += o.MarkersRemoved
 	r.HorizonsSet += o.HorizonsSet
 	r.BatchesRemoved += o.BatchesRemoved
 	r.BytesRead += o.BytesRead
@@ -155,8 +146,8 @@ func CleanBatch(dst, batch []byte, r Rules) ([]byte, BatchResult, error) {
 // returned unextended; the error wraps ErrCorruptBatch when batch does not
 // parse. dst must not overlap batch.
 func (c *Cleaner) CleanBatch(dst, batch []byte, r Rules) ([]byte, BatchResult, error) {
-	if r.LastBatchOfProducer == nil || r.Pinned == nil || r.DeleteRetentionMs < 0 {
-		panic("cleaner: Rules need LastBatchOfProducer, Pinned and DeleteRetentionMs >= 0")
+	if r.LastBatchOfProducer == nil || r.Pass == nil || r.DeleteRetentionMs < 0 {
+		panic("cleaner: Rules need LastBatchOfProducer, Pass and DeleteRetentionMs >= 0")
 	}
 	h, err := parseStored(batch)
 	if err != nil {
@@ -171,12 +162,7 @@ func (c *Cleaner) CleanBatch(dst, batch []byte, r Rules) ([]byte, BatchResult, e
 	}
 	res := BatchResult{BytesRead: int64(len(batch))}
 	if h.Control() {
-		// Control batches are transaction markers. Strata has no
-		// transactions yet, so none can be known to be safe to remove;
-		// when transactions come, markers go as Kafka removes them (once
-		// their transaction's data is gone and the horizon has passed).
-		res.Outcome, res.RecordsKept = BatchCopied, int(h.NumRecords)
-		return c.copyBatch(dst, batch, res)
+		return c.cleanMarker(dst, batch, h, raw, r, res)
 	}
 	// A producer's last batch may hold superseded records (kept whole by
 	// an earlier pass): its tombstones do not expire and its keys are
@@ -184,9 +170,16 @@ func (c *Cleaner) CleanBatch(dst, batch []byte, r Rules) ([]byte, BatchResult, e
 	// a superseded value back.
 	isLast := h.Idempotent() && r.LastBatchOfProducer(h.ProducerID, h.LastOffset())
 	if isLast {
-		defer c.pin(raw, r.Pinned)
+		defer c.pin(raw, r.Pass)
 	}
-	keptTombstone := c.decide(h, raw, r, isLast, &res)
+	var keptTombstone bool
+	if h.Transactional() && r.Aborted.Aborted(h.ProducerID, h.BaseOffset) {
+		// Aborted data: a read_committed consumer never sees it, and it
+		// supersedes nothing (the offset map left it out).
+		c.dropAll(raw, &res)
+	} else {
+		keptTombstone = c.decide(h, raw, r, isLast, &res)
+	}
 	if res.RecordsKept == 0 && h.NumRecords > 0 && isLast {
 		// The batch holds its producer's last sequence, which a restart
 		// rebuilds from the log. Kafka writes an empty batch with the same
@@ -204,11 +197,14 @@ func (c *Cleaner) CleanBatch(dst, batch []byte, r Rules) ([]byte, BatchResult, e
 		horizon = addSaturating(r.NowMs, r.DeleteRetentionMs)
 	}
 	res.NextHorizonMs, res.HasNextHorizon = horizon, keptTombstone
-	switch {
-	case res.RecordsKept == 0 && !isLast:
+	if res.RecordsKept == 0 && !isLast {
 		res.Outcome, res.BatchesRemoved = BatchRemoved, 1
 		return dst, res, nil
-	case res.RecordsDropped == 0 && !setHorizon:
+	}
+	if h.Transactional() {
+		r.Pass.keptTxnData(h.ProducerID) // its marker stays
+	}
+	if res.RecordsDropped == 0 && !setHorizon {
 		res.Outcome = BatchCopied
 		return c.copyBatch(dst, batch, res)
 	}
@@ -239,7 +235,7 @@ func (c *Cleaner) decide(h record.Header, raw []byte, r Rules, pinAll bool, res 
 		keep := rec.Key != nil && !superseded(r.Map, rec.Key, h.BaseOffset+base.Offset(rec.OffsetDelta))
 		tombstone := rec.Value == nil
 		if keep && tombstone && expired {
-			if pinAll || r.Pinned.has(rec.Key) {
+			if pinAll || r.Pass.pinned(rec.Key) {
 				res.TombstonesPinned++
 			} else {
 				keep = false
@@ -257,6 +253,47 @@ func (c *Cleaner) decide(h record.Header, raw []byte, r Rules, pinAll bool, res 
 	return keptTombstone
 }
 
+// dropAll marks every record of the batch dropped.
+func (c *Cleaner) dropAll(raw []byte, res *BatchResult) {
+	c.keep = c.keep[:0]
+	for len(raw) > 0 {
+		_, raw, _ = record.ParseRecord(raw)
+		c.keep = append(c.keep, false)
+		res.RecordsDropped++
+		res.RecordsAborted++
+	}
+}
+
+// cleanMarker decides the fate of a transaction marker (a control batch),
+// as Kafka's cleaner does: it stays while its transaction has data in the
+// cleaned log; once none is left it gets a delete horizon (KIP-534), and
+// goes at the first pass after that. A control batch that is not one
+// marker record stays as it is.
+func (c *Cleaner) cleanMarker(dst, batch []byte, h record.Header, raw []byte, r Rules, res BatchResult) ([]byte, BatchResult, error) {
+	keptData := r.Pass.endTxn(h.ProducerID)
+	res.RecordsKept = int(h.NumRecords)
+	rec, _, _ := record.ParseRecord(raw) // checked
+	if _, ok := markerType(rec.Key); keptData || !ok || h.NumRecords != 1 {
+		res.Outcome = BatchCopied
+		return c.copyBatch(dst, batch, res)
+	}
+	horizon, hasHorizon := h.DeleteHorizon()
+	switch {
+	case hasHorizon && r.NowMs >= horizon:
+		res.Outcome, res.BatchesRemoved, res.MarkersRemoved = BatchRemoved, 1, 1
+		res.RecordsKept, res.RecordsDropped = 0, 1
+		return dst, res, nil
+	case hasHorizon:
+		res.NextHorizonMs, res.HasNextHorizon = horizon, true
+		res.Outcome = BatchCopied
+		return c.copyBatch(dst, batch, res)
+	}
+	res.NextHorizonMs, res.HasNextHorizon = addSaturating(r.NowMs, r.DeleteRetentionMs), true
+	res.Outcome, res.HorizonsSet = BatchRebuilt, 1
+	c.keep = append(c.keep[:0], true)
+	return c.rebuild(dst, h, raw, r, true, res)
+}
+
 // keepLastRecord marks the batch's last record kept (decide dropped them
 // all, none as an expired tombstone since the batch is pinned) and reports
 // whether it is a tombstone.
@@ -267,16 +304,19 @@ func (c *Cleaner) keepLastRecord(raw []byte, res *BatchResult) (tombstone bool) 
 	}
 	c.keep[len(c.keep)-1] = true
 	res.RecordsKept, res.RecordsDropped = 1, res.RecordsDropped-1
+	if res.RecordsAborted > 0 {
+		res.RecordsAborted--
+	}
 	return last.Value == nil
 }
 
-// pin adds the keys of a producer's last batch to pinned.
-func (c *Cleaner) pin(raw []byte, pinned *PinnedKeys) {
+// pin pins the keys of a producer's last batch for the rest of the pass.
+func (c *Cleaner) pin(raw []byte, pass *Pass) {
 	for len(raw) > 0 {
 		rec, rest, _ := record.ParseRecord(raw)
 		raw = rest
 		if rec.Key != nil {
-			pinned.add(rec.Key)
+			pass.pin(rec.Key)
 		}
 	}
 }

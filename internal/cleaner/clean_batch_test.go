@@ -24,6 +24,9 @@ type cleanCase struct {
 	// newHorizon: the output gains horizon testNow+testRetention.
 	newHorizon bool
 	expired    int
+	// txnData: the pass kept data of the producer's open transaction.
+	txnData bool
+	aborted []AbortedTxn
 }
 
 func idem(b tBatch) tBatch {
@@ -98,9 +101,25 @@ func cleanCases() []cleanCase {
 			want: BatchCopied},
 		{name: "empty batch, no longer the producer's last: removed", in: empty,
 			want: BatchRemoved},
-		{name: "control batch copied unchanged", in: control, m: mapOf("\x00\x00\x00\x00", 999),
+		{name: "marker of a transaction with data in the log: copied", in: control, m: mapOf("\x00\x00\x00\x00", 999), txnData: true,
 			want: BatchCopied, keep: []int{0}},
-		{name: "transactional data is cleaned like any other", in: txn, m: mapOf("a", 101),
+		{name: "marker of a transaction with no data left: gets a horizon", in: control,
+			want: BatchRebuilt, keep: []int{0}, newHorizon: true},
+		{name: "marker before its horizon: copied", in: withHorizon(control, testNow+1),
+			want: BatchCopied, keep: []int{0}},
+		{name: "marker at its horizon, no data left: removed", in: withHorizon(control, testNow),
+			want: BatchRemoved},
+		{name: "marker at its horizon with data: copied", in: withHorizon(control, testNow), txnData: true,
+			want: BatchCopied, keep: []int{0}},
+		{name: "committed transactional data is cleaned like any other", in: txn, m: mapOf("a", 101),
+			want: BatchRebuilt, keep: []int{1}},
+		{name: "aborted transactional data goes", in: txn, aborted: []AbortedTxn{{ProducerID: 7, First: 90, Last: 150}},
+			want: BatchRemoved},
+		{name: "another producer's abort does not touch it", in: txn, aborted: []AbortedTxn{{ProducerID: 8, First: 90, Last: 150}},
+			want: BatchCopied, keep: []int{0, 1}},
+		{name: "an abort that ended before it does not touch it", in: txn, aborted: []AbortedTxn{{ProducerID: 7, First: 90, Last: 99}},
+			want: BatchCopied, keep: []int{0, 1}},
+		{name: "aborted, but the producer's last batch: its last record stays", in: txn, last: true, aborted: []AbortedTxn{{ProducerID: 7, First: 100, Last: 150}},
 			want: BatchRebuilt, keep: []int{1}},
 		{name: "offset gaps: span kept", in: sparse, m: mapOf("b", 200),
 			want: BatchRebuilt, keep: []int{0, 2}},
@@ -129,7 +148,10 @@ func TestCleanBatchRules(t *testing.T) {
 						}
 						asked = append(asked, last)
 						return tc.last
-					}, Pinned: NewPinnedKeys()}
+					}, Pass: NewPass(), Aborted: NewAbortedTxns(tc.aborted, 0)}
+				if tc.txnData {
+					r.Pass.keptTxnData(tc.in.ProducerID)
+				}
 				dst := []byte("prefix")
 				out, res, err := CleanBatch(dst, in, r)
 				if err != nil {
@@ -239,6 +261,9 @@ func checkNextHorizon(t *testing.T, out []byte, res BatchResult) {
 		if hasHorizon && horizon <= testNow {
 			holdsTombstone = false // past its horizon: kept whole or pinned
 		}
+		if oh.Control() && hasHorizon && horizon > testNow {
+			holdsTombstone = true // a marker waiting for its horizon
+		}
 	}
 	switch {
 	case res.HasNextHorizon != holdsTombstone:
@@ -257,7 +282,7 @@ func TestPinnedKeysKeepTombstones(t *testing.T) {
 	other := build(t, withHorizon(plain(300, tomb("c")), testNow-1))
 	for _, kept := range []bool{true, false} {
 		r := Rules{Map: mapOf("a", 200, "b", 400), NowMs: testNow, DeleteRetentionMs: testRetention,
-			LastBatchOfProducer: func(int64, base.Offset) bool { return kept }, Pinned: NewPinnedKeys()}
+			LastBatchOfProducer: func(int64, base.Offset) bool { return kept }, Pass: NewPass()}
 		out, res, err := CleanBatch(nil, last, r)
 		if err != nil {
 			t.Fatal(err)
@@ -304,7 +329,7 @@ func TestCleanBatchHorizonSetOnceThenExpires(t *testing.T) {
 		s.Codec = codec
 		b := build(t, s)
 		rules := func(now int64) Rules {
-			return Rules{NowMs: now, DeleteRetentionMs: testRetention, LastBatchOfProducer: neverLast, Pinned: NewPinnedKeys()}
+			return Rules{NowMs: now, DeleteRetentionMs: testRetention, LastBatchOfProducer: neverLast, Pass: NewPass()}
 		}
 		horizon := testNow + testRetention
 		steps := []struct {
@@ -373,7 +398,7 @@ func TestCleanBatchCorrupt(t *testing.T) {
 		"garbage zstd":        garbageZstd,
 	}
 	for name, b := range cases {
-		r := Rules{Map: mapOf("a", 200), NowMs: testNow, LastBatchOfProducer: neverLast, Pinned: NewPinnedKeys()}
+		r := Rules{Map: mapOf("a", 200), NowMs: testNow, LastBatchOfProducer: neverLast, Pass: NewPass()}
 		dst := []byte("keep")
 		out, _, err := CleanBatch(dst, b, r)
 		if !errors.Is(err, ErrCorruptBatch) {
@@ -383,7 +408,7 @@ func TestCleanBatchCorrupt(t *testing.T) {
 			t.Errorf("%s: dst changed on error", name)
 		}
 		m := NewOffsetMap(1 << 12)
-		if _, err := m.AddBatch(b); !errors.Is(err, ErrCorruptBatch) {
+		if _, err := m.AddBatch(b, nil); !errors.Is(err, ErrCorruptBatch) {
 			t.Errorf("%s: AddBatch error %v, want ErrCorruptBatch", name, err)
 		}
 		if m.Len() != 0 {
@@ -401,12 +426,12 @@ func TestCleanBatchDoesNotAllocatePerRecord(t *testing.T) {
 	}
 	in := build(t, plain(100, recs...))
 	m := NewOffsetMap(1 << 16)
-	if ok, err := m.AddBatch(in); !ok || err != nil {
+	if ok, err := m.AddBatch(in, nil); !ok || err != nil {
 		t.Fatal(ok, err)
 	}
 	var c Cleaner
 	dst := make([]byte, 0, 2*len(in))
-	r := Rules{Map: m, NowMs: testNow, DeleteRetentionMs: testRetention, LastBatchOfProducer: neverLast, Pinned: NewPinnedKeys()}
+	r := Rules{Map: m, NowMs: testNow, DeleteRetentionMs: testRetention, LastBatchOfProducer: neverLast, Pass: NewPass()}
 	allocs := testing.AllocsPerRun(20, func() {
 		_, res, err := c.CleanBatch(dst, in, r)
 		if err != nil || res.Outcome != BatchRebuilt || res.RecordsKept != 27 {
@@ -434,10 +459,10 @@ func FuzzCleanBatch(f *testing.F) {
 			}
 		}
 		m := NewOffsetMap(1 << 10)
-		if _, err := m.AddBatch(b); err != nil && !errors.Is(err, ErrCorruptBatch) && !errors.Is(err, ErrMapTooSmall) {
+		if _, err := m.AddBatch(b, nil); err != nil && !errors.Is(err, ErrCorruptBatch) && !errors.Is(err, ErrMapTooSmall) {
 			t.Fatalf("AddBatch: unexpected error %v", err)
 		}
-		r := Rules{Map: m, NowMs: now, DeleteRetentionMs: 10, LastBatchOfProducer: func(int64, base.Offset) bool { return true }, Pinned: NewPinnedKeys()}
+		r := Rules{Map: m, NowMs: now, DeleteRetentionMs: 10, LastBatchOfProducer: func(int64, base.Offset) bool { return true }, Pass: NewPass()}
 		out, res, err := CleanBatch(nil, b, r)
 		if err != nil {
 			if !errors.Is(err, ErrCorruptBatch) {

@@ -26,7 +26,20 @@
 //     NowMs + DeleteRetentionMs, stored as the base timestamp, with every
 //     record's timestamp delta re-encoded so that base + delta, the record's
 //     timestamp, is unchanged. A horizon, once set, is never moved.
-//   - Control batches are copied unchanged (Strata has no transactions yet).
+//   - Transactions (Rules.Aborted, Kafka's transaction index): a
+//     transactional batch inside one of its producer's aborted ranges
+//     [First, Last] is aborted: AddBatch leaves it out of the map and
+//     CleanBatch drops it. Membership in a range, not a replay of the markers
+//     a pass reads, decides it, and a pass is seeded only with the aborted
+//     transactions that end at or after its start (DESIGN §5), so a pass
+//     that starts after an ABORT marker cannot take that producer's later,
+//     committed batches for aborted ones (KAFKA-21410, reference 003).
+//     Committed transactional data is cleaned like any other.
+//   - A transaction marker (a control batch) stays while its transaction
+//     has a batch in the cleaned log (Pass tracks it in log order); once
+//     none is left it gets a delete horizon, and goes at the first pass after
+//     the horizon. Strata has no transaction coordinator yet, so no marker is
+//     written today; the rules are Kafka's, ready for it.
 //   - A batch that loses nothing and gains no horizon is copied byte for byte.
 //     A batch that loses some records is rebuilt with the same base offset
 //     and last offset delta (so the producer's last sequence survives), the
@@ -40,7 +53,7 @@
 //     empty batch there; kafka-go panics reading one (segmentio/kafka-go#874,
 //     #1393), so no empty batch is ever written.
 //   - A producer's last batch may so hold a superseded record. Its
-//     tombstones never expire, and its keys are pinned (Rules.Pinned) for the
+//     tombstones never expire, and its keys are pinned (Pass) for the
 //     rest of the pass: a later tombstone of a pinned key stays past its
 //     horizon, or removing it would bring the superseded record back. Such a
 //     tombstone does not count for BatchResult.NextHorizonMs; it goes in a
@@ -57,7 +70,8 @@
 //     offset deltas ascending within the span); a bad batch is an error
 //     wrapping ErrCorruptBatch, never a panic, and is never rewritten under a
 //     fresh CRC.
-//   - OffsetMap holds a 128-bit hash per key in a table allocated once; Put
-//     and Get do not allocate, and AddBatch is all or nothing.
+//   - OffsetMap holds a 128-bit hash per key in a table that grows to the
+//     budget as keys arrive; Put and Get allocate only when it grows, and
+//     AddBatch is all or nothing.
 //   - Offsets are base.Offset; ranges are half-open, [Start, End).
 package cleaner

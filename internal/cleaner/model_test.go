@@ -12,11 +12,12 @@ import (
 	"github.com/strata-broker/strata/internal/record"
 )
 
-// The model test of DESIGN §5: random logs of plain and idempotent writes
-// with tombstones over a small key space, compacted by passes run the way
-// the cleaner driver runs them, with random offset-map sizes. Reading the
-// compacted log from the start must give the same final state as reading
-// the original.
+// The model test of DESIGN §5: random logs of plain, idempotent and
+// transactional writes (committed and aborted) with tombstones over a small
+// key space, compacted by passes run the way the cleaner driver runs them,
+// with random offset-map sizes. Reading the compacted log from the start
+// (read_committed: aborted data left out) must give the same final state
+// as reading the original.
 
 const (
 	modelT0        = testTs
@@ -31,17 +32,55 @@ type modelLog struct {
 	// lastData is each producer's last data batch's last offset, what the
 	// partition's producer state would answer.
 	lastData map[int64]base.Offset
+	// aborted are the aborted transactions (the transaction index), and
+	// abortedRec the offsets of the records they wrote.
+	aborted    []AbortedTxn
+	abortedRec map[base.Offset]bool
+}
+
+// tester is what the model's checks need of *testing.T and *rapid.T.
+type tester interface {
+	Helper()
+	Fatal(args ...any)
+	Fatalf(format string, args ...any)
+}
+
+// abortedFrom is the aborted-transaction index a pass starting at from is
+// seeded with.
+func (lg modelLog) abortedFrom(from base.Offset) *AbortedTxns {
+	return NewAbortedTxns(lg.aborted, from)
 }
 
 func genModelLog(t *rapid.T) modelLog {
 	keys := rapid.IntRange(1, 6).Draw(t, "keys")
 	codecs := rapid.SampledFrom(allCodecs)
-	lg := modelLog{byBase: map[base.Offset]record.Header{}, records: map[base.Offset]gotRec{}, lastData: map[int64]base.Offset{}}
+	lg := modelLog{byBase: map[base.Offset]record.Header{}, records: map[base.Offset]gotRec{}, lastData: map[int64]base.Offset{},
+		abortedRec: map[base.Offset]bool{}}
 	seq := map[int64]int32{}
+	open := map[int64]base.Offset{}       // transactional producer -> its open transaction's first offset
+	openRecs := map[int64][]base.Offset{} // the offsets that transaction wrote
+	endTxn := func(pid int64, at base.Offset, abort bool) tBatch {
+		if abort {
+			lg.aborted = append(lg.aborted, AbortedTxn{ProducerID: pid, First: open[pid], Last: at})
+			for _, o := range openRecs[pid] {
+				lg.abortedRec[o] = true
+			}
+		}
+		delete(open, pid)
+		delete(openRecs, pid)
+		return marker(pid, at, abort)
+	}
 	next := base.Offset(rapid.Int64Range(0, 1000).Draw(t, "logStart"))
 	ts := modelT0 - 100_000
 	nval := 0
-	for range rapid.IntRange(1, 25).Draw(t, "batches") {
+	for n := rapid.IntRange(1, 25).Draw(t, "batches"); n > 0 || len(open) > 0; n-- {
+		if n <= 0 { // the log ends: every open transaction ends first
+			for pid := range open {
+				lg.appendBatch(t, build(t, endTxn(pid, next, rapid.Bool().Draw(t, "abortAtEnd"))), &next)
+				break
+			}
+			continue
+		}
 		var recs []tRec
 		for range rapid.IntRange(1, 7).Draw(t, "records") {
 			r := tRec{TsDelta: rapid.Int64Range(-3, 1000).Draw(t, "tsDelta")}
@@ -67,36 +106,67 @@ func genModelLog(t *rapid.T) modelLog {
 		if rapid.IntRange(0, 5).Draw(t, "logAppendTime") == 0 {
 			s.LogAppendTime, s.AppendTs = true, ts+2_000
 		}
-		switch kind := rapid.IntRange(0, 9).Draw(t, "kind"); {
-		case kind < 5: // plain
-		case kind < 9: // idempotent
+		switch kind := rapid.IntRange(0, 11).Draw(t, "kind"); {
+		case kind < 4: // plain
+		case kind < 10: // idempotent (4-6), or transactional (7-9, producers 3 and 4)
 			pid := int64(rapid.IntRange(1, 2).Draw(t, "pid"))
+			if kind >= 7 {
+				pid += 2
+				s.Transactional = true
+				if _, ok := open[pid]; !ok {
+					open[pid] = next
+				}
+				for i := range recs {
+					openRecs[pid] = append(openRecs[pid], next+base.Offset(i))
+				}
+			}
 			s.ProducerID, s.ProducerEpoch, s.BaseSequence = pid, 0, seq[pid]
 			seq[pid] += int32(len(recs))
 			lg.lastData[pid] = next + base.Offset(len(recs)-1)
-		default: // a control batch, which must pass through untouched
-			s = idem(plain(next, kv("\x00\x00\x00\x01", "marker")))
-			s.Control, s.Transactional, s.BaseTs = true, true, ts
-		}
-		b := build(t, s)
-		h, recsOut := readBatch(t, b)
-		lg.byBase[h.BaseOffset] = h
-		if !h.Control() {
-			for _, r := range recsOut {
-				lg.records[r.Offset] = r
+		default: // a transaction ends, if one is open
+			pid := int64(rapid.IntRange(3, 4).Draw(t, "endPid"))
+			if _, ok := open[pid]; ok {
+				s = endTxn(pid, next, rapid.Bool().Draw(t, "abort"))
+				s.BaseTs = ts
 			}
 		}
-		lg.batches = append(lg.batches, b)
-		next = h.NextOffset()
+		lg.appendBatch(t, build(t, s), &next)
 		ts += rapid.Int64Range(0, 50).Draw(t, "tsStep")
 	}
 	lg.end = next
 	return lg
 }
 
-// state reads a log from the start as a consumer would and returns each
-// key's final value; a tombstone deletes the key.
-func state(t fataler, batches [][]byte) map[string]string {
+// marker is pid's COMMIT or ABORT marker at offset at: a control batch of
+// one record, key version 0 and type, value version 0 and coordinator
+// epoch 0, as Kafka writes it.
+func marker(pid int64, at base.Offset, abort bool) tBatch {
+	typ := "\x00\x01"
+	if abort {
+		typ = "\x00\x00"
+	}
+	s := plain(at, kv("\x00\x00"+typ, "\x00\x00\x00\x00\x00\x00"))
+	s.Control, s.Transactional = true, true
+	s.ProducerID, s.ProducerEpoch, s.BaseSequence = pid, 0, -1
+	return s
+}
+
+func (lg *modelLog) appendBatch(t fataler, b []byte, next *base.Offset) {
+	h, recs := readBatch(t, b)
+	lg.byBase[h.BaseOffset] = h
+	if !h.Control() {
+		for _, r := range recs {
+			lg.records[r.Offset] = r
+		}
+	}
+	lg.batches = append(lg.batches, b)
+	*next = h.NextOffset()
+}
+
+// state reads a log from the start as a read_committed consumer would and
+// returns each key's final value; a tombstone deletes the key. What is
+// aborted comes from the generated log (abortedRec), not from AbortedTxns.
+func (lg modelLog) state(t fataler, batches [][]byte) map[string]string {
 	st := map[string]string{}
 	for _, b := range batches {
 		h, recs := readBatch(t, b)
@@ -105,6 +175,7 @@ func state(t fataler, batches [][]byte) map[string]string {
 		}
 		for _, r := range recs {
 			switch {
+			case lg.abortedRec[r.Offset]:
 			case r.Key == nil:
 			case r.Value == nil:
 				delete(st, string(r.Key))
@@ -118,7 +189,7 @@ func state(t fataler, batches [][]byte) map[string]string {
 
 // pass runs one cleaning pass from firstDirty and returns the new log and
 // mapEnd, the next pass's first dirty offset.
-func pass(t *rapid.T, lg modelLog, batches [][]byte, m *OffsetMap, firstDirty base.Offset, nowMs int64) ([][]byte, base.Offset) {
+func pass(t tester, lg modelLog, batches [][]byte, m *OffsetMap, firstDirty base.Offset, nowMs int64) ([][]byte, base.Offset) {
 	m.Reset()
 	// When every batch fits, the map covers the whole dirty range, batches
 	// removed by earlier passes included: mapEnd is the range's end.
@@ -128,7 +199,7 @@ func pass(t *rapid.T, lg modelLog, batches [][]byte, m *OffsetMap, firstDirty ba
 		if h.BaseOffset < firstDirty {
 			continue
 		}
-		ok, err := m.AddBatch(b)
+		ok, err := m.AddBatch(b, lg.abortedFrom(firstDirty))
 		if err != nil {
 			t.Fatalf("AddBatch at %d: %v", h.BaseOffset, err)
 		}
@@ -144,7 +215,7 @@ func pass(t *rapid.T, lg modelLog, batches [][]byte, m *OffsetMap, firstDirty ba
 		LastBatchOfProducer: func(pid int64, last base.Offset) bool {
 			o, ok := lg.lastData[pid]
 			return ok && o == last
-		}, Pinned: NewPinnedKeys()}
+		}, Pass: NewPass(), Aborted: lg.abortedFrom(0)}
 	var out [][]byte
 	for _, b := range batches {
 		h, _ := record.ParseHeader(b)
@@ -165,12 +236,12 @@ func pass(t *rapid.T, lg modelLog, batches [][]byte, m *OffsetMap, firstDirty ba
 
 // compact runs passes from firstDirty until the whole log is clean, at
 // least one; the i-th pass runs at now(i). It checks the log after each.
-func compact(t *rapid.T, lg modelLog, batches [][]byte, m *OffsetMap, firstDirty base.Offset, now func(int) int64, horizons map[base.Offset]int64) [][]byte {
-	want := state(t, lg.batches)
+func compact(t tester, lg modelLog, batches [][]byte, m *OffsetMap, firstDirty base.Offset, now func(int) int64, horizons map[base.Offset]int64) [][]byte {
+	want := lg.state(t, lg.batches)
 	for i := 0; i == 0 || firstDirty < lg.end; i++ {
 		batches, firstDirty = pass(t, lg, batches, m, firstDirty, now(i))
 		checkWellFormed(t, lg, batches, horizons)
-		if got := state(t, batches); !maps.Equal(got, want) {
+		if got := lg.state(t, batches); !maps.Equal(got, want) {
 			t.Fatalf("after pass %d the log reads as\n%v\nwant\n%v", i, got, want)
 		}
 	}
@@ -181,7 +252,7 @@ func compact(t *rapid.T, lg modelLog, batches [][]byte, m *OffsetMap, firstDirty
 // ascend, each batch keeps its original span, every record is an original
 // record unchanged (offset, key, value, headers, timestamp), and a batch's
 // delete horizon never moves once set.
-func checkWellFormed(t *rapid.T, lg modelLog, batches [][]byte, horizons map[base.Offset]int64) {
+func checkWellFormed(t tester, lg modelLog, batches [][]byte, horizons map[base.Offset]int64) {
 	if n, err := record.ValidPrefix(bytes.Join(batches, nil)); err != nil {
 		t.Fatalf("log invalid at byte %d: %v", n, err)
 	}
@@ -220,7 +291,7 @@ func checkWellFormed(t *rapid.T, lg modelLog, batches [][]byte, horizons map[bas
 // records' largest; under LogAppendTime it is the append time, unchanged.
 // An emptied batch keeps the max timestamp it had when it lost its last
 // records, which an earlier rebuild may have lowered.
-func checkMaxTimestamp(t *rapid.T, h, orig record.Header, recs []gotRec) {
+func checkMaxTimestamp(t tester, h, orig record.Header, recs []gotRec) {
 	want := orig.MaxTimestamp
 	switch {
 	case h.LogAppendTime():
@@ -244,7 +315,7 @@ func checkMaxTimestamp(t *rapid.T, h, orig record.Header, recs []gotRec) {
 func lastWrites(lg modelLog) map[string]base.Offset {
 	last := map[string]base.Offset{}
 	for o, r := range lg.records {
-		if r.Key != nil && o >= last[string(r.Key)] {
+		if r.Key != nil && !lg.abortedRec[o] && o >= last[string(r.Key)] {
 			last[string(r.Key)] = o
 		}
 	}
@@ -321,6 +392,7 @@ func TestCompactionModel(t *testing.T) {
 			}
 		}
 		checkProducersKept(t, lg, heads)
+		checkMarkersKept(t, lg, heads)
 
 		// Phase 2: once every horizon has passed, one more run removes every
 		// tombstone, from a full checkpoint or from a lost one.
@@ -335,6 +407,8 @@ func TestCompactionModel(t *testing.T) {
 		log2 := compact(t, lg, log1, m, from, func(i int) int64 { return latest + int64(i) }, horizons)
 		_, count, heads = presentOffsets(t, lg, log2)
 		checkTombstonesGone(t, lg, log2)
+		checkMarkersGone(t, log2, latest)
+		checkMarkersKept(t, lg, heads)
 		for k, n := range count {
 			if n > 1 {
 				t.Fatalf("key %s appears %d times", k, n)
@@ -361,7 +435,7 @@ func hasTombstone(t fataler, batches [][]byte, at base.Offset) bool {
 
 // Each producer's last data batch survives, whole, so that its sequence
 // number does too.
-func checkProducersKept(t *rapid.T, lg modelLog, heads map[base.Offset]record.Header) {
+func checkProducersKept(t tester, lg modelLog, heads map[base.Offset]record.Header) {
 	for pid, last := range lg.lastData {
 		found := false
 		for _, h := range heads {
@@ -378,7 +452,7 @@ func checkProducersKept(t *rapid.T, lg modelLog, heads map[base.Offset]record.He
 // checkTombstonesGone: (d) past every horizon, a tombstone survives only in
 // a producer's last batch (kept whole) or when such a batch before it
 // holds its key (pinned: removing it would resurrect that record).
-func checkTombstonesGone(t *rapid.T, lg modelLog, batches [][]byte) {
+func checkTombstonesGone(t tester, lg modelLog, batches [][]byte) {
 	pinned := map[string]bool{}
 	for _, b := range batches {
 		h, recs := readBatch(t, b)
@@ -394,4 +468,55 @@ func checkTombstonesGone(t *rapid.T, lg modelLog, batches [][]byte) {
 			}
 		}
 	}
+}
+
+// checkMarkersGone: a transaction marker stays while its transaction has
+// data in the log; one without data has a delete horizon, and once every
+// horizon of phase 1 (latest) has passed, only one set after that remains.
+func checkMarkersGone(t tester, batches [][]byte, latest int64) {
+	hasData := map[int64]bool{}
+	for _, b := range batches {
+		h, _ := readBatch(t, b)
+		switch {
+		case h.Control():
+			hz, ok := h.DeleteHorizon()
+			if !hasData[h.ProducerID] && (!ok || hz <= latest) {
+				t.Fatalf("marker at %d of producer %d: no data of its transaction left, horizon %d (%v), phase 1's last %d",
+					h.BaseOffset, h.ProducerID, hz, ok, latest)
+			}
+			delete(hasData, h.ProducerID)
+		case h.Transactional():
+			hasData[h.ProducerID] = true
+		}
+	}
+}
+
+// checkMarkersKept: the marker that ends a transaction stays while any of
+// its data does: a read_committed consumer takes a producer's batches after
+// an aborted transaction's first offset for aborted until it reads the
+// ABORT marker.
+func checkMarkersKept(t tester, lg modelLog, heads map[base.Offset]record.Header) {
+	for at, h := range heads {
+		if h.Control() || !h.Transactional() {
+			continue
+		}
+		end, ok := lg.markerAfter(h.ProducerID, at)
+		if !ok {
+			t.Fatalf("transactional batch at %d of producer %d has no marker in the original log", at, h.ProducerID)
+		}
+		if _, kept := heads[end]; !kept {
+			t.Fatalf("the marker at %d went while its transaction's batch at %d stays", end, at)
+		}
+	}
+}
+
+// markerAfter is the offset of pid's first marker after o in the original log.
+func (lg modelLog) markerAfter(pid int64, o base.Offset) (base.Offset, bool) {
+	best, found := base.Offset(0), false
+	for at, h := range lg.byBase {
+		if h.Control() && h.ProducerID == pid && at > o && (!found || at < best) {
+			best, found = at, true
+		}
+	}
+	return best, found
 }

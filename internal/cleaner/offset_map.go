@@ -172,14 +172,17 @@ func (m *OffsetMap) Get(key []byte) (base.Offset, bool) {
 // nothing (their keys are marker types, not data) and return true, as do
 // records with a null key, which compaction drops.
 //
+// Batches of aborted transactions add nothing either: they supersede
+// nothing, since a read_committed consumer never sees them.
+//
 // A batch that does not parse returns an error wrapping ErrCorruptBatch. A
 // batch too big for even an empty map returns ErrMapTooSmall.
-func (m *OffsetMap) AddBatch(batch []byte) (bool, error) {
+func (m *OffsetMap) AddBatch(batch []byte, aborted *AbortedTxns) (bool, error) {
 	h, err := parseStored(batch)
 	if err != nil {
 		return false, err
 	}
-	if h.Control() {
+	if h.Control() || h.Transactional() && aborted.Aborted(h.ProducerID, h.BaseOffset) {
 		return true, nil
 	}
 	// The header's count bounds the new keys without decompressing;

@@ -117,7 +117,7 @@ func TestOffsetMapAddBatch(t *testing.T) {
 			mk := func(s tBatch) []byte { s.Codec = codec; return build(t, s) }
 			m := NewOffsetMap(0) // 7 entries
 			b1 := mk(plain(10, kv("a", "1"), tomb("b"), keyless("x"), kv("a", "2")))
-			if ok, err := m.AddBatch(b1); !ok || err != nil {
+			if ok, err := m.AddBatch(b1, nil); !ok || err != nil {
 				t.Fatal(ok, err)
 			}
 			want := map[string]base.Offset{"a": 13, "b": 11}
@@ -137,15 +137,32 @@ func TestOffsetMapAddBatch(t *testing.T) {
 			// A control batch adds nothing and does not stop the map.
 			ctl := idem(plain(14, kv("ctl", "")))
 			ctl.Control = true
-			if ok, err := m.AddBatch(mk(ctl)); !ok || err != nil {
+			if ok, err := m.AddBatch(mk(ctl), nil); !ok || err != nil {
 				t.Fatal(ok, err)
 			}
 			check()
 
+			// Neither does an aborted transaction's batch; a committed one
+			// of the same producer after the abort does.
+			ab := idem(plain(14, kv("a", "aborted")))
+			ab.Transactional = true
+			aborted := NewAbortedTxns([]AbortedTxn{{ProducerID: ab.ProducerID, First: 14, Last: 14}}, 0)
+			if ok, err := m.AddBatch(mk(ab), aborted); !ok || err != nil {
+				t.Fatal(ok, err)
+			}
+			check()
+			if ok, err := m.AddBatch(mk(ab), nil); !ok || err != nil {
+				t.Fatal(ok, err)
+			}
+			if got, _ := m.Get([]byte("a")); got != 14 {
+				t.Fatalf("a committed transactional batch at 14: Get(a) = %d", got)
+			}
+			m.Put([]byte("a"), want["a"]) // back to what check expects
+
 			// 2 keys + 6 records could exceed 7 entries if all were new,
 			// so the batch is refused whole, before anything is decoded.
 			big := mk(plain(15, kv("c", "1"), kv("d", "1"), kv("e", "1"), kv("f", "1"), kv("g", "1"), kv("h", "1")))
-			if ok, err := m.AddBatch(big); ok || err != nil {
+			if ok, err := m.AddBatch(big, nil); ok || err != nil {
 				t.Fatalf("AddBatch past capacity = %v, %v; want false, nil", ok, err)
 			}
 			check()
@@ -153,7 +170,7 @@ func TestOffsetMapAddBatch(t *testing.T) {
 			// Sparse offsets: the record's own delta decides its offset.
 			sp := plain(20, kv("c", "1"), kv("a", "9"))
 			sp.Records[1].OffsetDelta = 4
-			if ok, err := m.AddBatch(mk(sp)); !ok || err != nil {
+			if ok, err := m.AddBatch(mk(sp), nil); !ok || err != nil {
 				t.Fatal(ok, err)
 			}
 			want["c"], want["a"] = 20, 24
@@ -162,7 +179,7 @@ func TestOffsetMapAddBatch(t *testing.T) {
 			// A batch bigger than the whole map can never be added.
 			m.Reset()
 			huge := mk(plain(30, kv("1", ""), kv("2", ""), kv("3", ""), kv("4", ""), kv("5", ""), kv("6", ""), kv("7", ""), kv("8", "")))
-			if ok, err := m.AddBatch(huge); ok || !errors.Is(err, ErrMapTooSmall) {
+			if ok, err := m.AddBatch(huge, nil); ok || !errors.Is(err, ErrMapTooSmall) {
 				t.Fatalf("AddBatch of a batch bigger than the map = %v, %v", ok, err)
 			}
 		})

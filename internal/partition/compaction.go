@@ -195,7 +195,9 @@ func (p *Partition) clean(d CleaningPlan, cm *CleanerMap, nowMs int64, stop <-ch
 			o, ok := lastBatches[pid]
 			return ok && o == last
 		},
-		Pinned: cleaner.NewPinnedKeys(),
+		Pass: cleaner.NewPass(),
+		// No transaction index yet: with no coordinator writing markers,
+		// no transaction is ever aborted here (Aborted nil).
 	}
 	var toClean []cleaner.Segment
 	for _, s := range cleanerSegments(p.log.Segments()) {
@@ -267,7 +269,7 @@ func (p *Partition) buildOffsetMap(d cleaner.Decision, cm *CleanerMap) (base.Off
 			if h.BaseOffset >= d.FirstUncleanable {
 				return d.FirstUncleanable, nil
 			}
-			fits, err := cm.offsets.AddBatch(batch)
+			fits, err := cm.offsets.AddBatch(batch, nil)
 			if errors.Is(err, cleaner.ErrMapTooSmall) {
 				return 0, fmt.Errorf("partition %v: %w; raise log.cleaner.dedupe.buffer.size", p.opts.TP, err)
 			}
