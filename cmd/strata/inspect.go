@@ -55,6 +55,11 @@ func dumpSegment(w io.Writer, path string, withRecords bool) error {
 			h.BaseOffset, h.LastOffset(), h.NumRecords, pos, h.Size(), h.Magic, codecName(h.Codec()), h.CRC, crcOK,
 			h.ProducerID, h.ProducerEpoch, h.BaseSequence, h.Transactional(), h.Control(), h.PartitionLeaderEpoch,
 			time.UnixMilli(h.MaxTimestamp).UTC().Format(time.RFC3339Nano))
+		if hz, ok := h.DeleteHorizon(); ok {
+			// The cleaner stamped it (KIP-534): its tombstones or marker go
+			// at the first cleaning pass after this time.
+			fmt.Fprintf(w, "  deleteHorizonMs: %d (%s)\n", hz, time.UnixMilli(hz).UTC().Format(time.RFC3339Nano))
+		}
 		if !crcOK {
 			return fmt.Errorf("segment %s: batch at offset %d (byte %d) fails its CRC; the segment is corrupt", path, h.BaseOffset, pos)
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -159,6 +160,7 @@ func TestCompactionKeepsLastValuePerKey(t *testing.T) {
 	requireFinalState(t, "kafka-go", kafkaGoKeyedState(t, b.Addr, topic, records[len(records)-1].Offset), want)
 
 	b.Kill()
+	requireInspectShowsHorizon(t, filepath.Join(dir, topic+"-0"))
 	b.Restart()
 	after := consumeAll(t, b.Addr, topic)[0]
 	if len(after) != len(records) {
@@ -330,3 +332,25 @@ func TestIdempotentProducerAcrossCompaction(t *testing.T) {
 }
 
 func keyOf(i int) string { return fmt.Sprintf("key-%02d", i) }
+
+// requireInspectShowsHorizon: strata inspect reads every compacted segment
+// of partDir as valid, and shows the delete horizon the cleaner stamped on
+// a batch holding a tombstone.
+func requireInspectShowsHorizon(t *testing.T, partDir string) {
+	t.Helper()
+	segs, err := filepath.Glob(filepath.Join(partDir, "*.log"))
+	if err != nil || len(segs) == 0 {
+		t.Fatalf("no segments in %s: %v", partDir, err)
+	}
+	horizon := false
+	for _, seg := range segs {
+		out, code := runCLI(t, "inspect", "segment", seg)
+		if code != 0 || !strings.Contains(out, "all valid") {
+			t.Fatalf("inspect %s (exit %d):\n%s", seg, code, out)
+		}
+		horizon = horizon || strings.Contains(out, "deleteHorizonMs: ")
+	}
+	if !horizon {
+		t.Fatalf("no segment of %s shows a delete horizon, though a tombstone was cleaned", partDir)
+	}
+}
