@@ -112,13 +112,15 @@ func buildJava() (classpath, skip string, err error) {
 
 // TestJavaClient runs each StrataCheck scenario against a fresh broker: the
 // Java client, unchanged, must produce (idempotent, every codec), consume,
-// share a classic consumer group and administer topics, configs and groups.
+// share a classic consumer group, administer topics, configs and groups, and
+// read a topic the log cleaner compacted.
 func TestJavaClient(t *testing.T) {
 	t.Parallel()
 	classpath := javaClasspath(t)
-	for _, scenario := range []string{"produce-consume", "group", "admin"} {
+	overrides := map[string][]string{"compacted": {"log.cleaner.backoff.ms=100"}}
+	for _, scenario := range []string{"produce-consume", "group", "admin", "compacted"} {
 		t.Run(scenario, func(t *testing.T) {
-			b := startBroker(t, t.TempDir())
+			b := startBroker(t, t.TempDir(), overrides[scenario]...)
 			runStrataCheck(t, classpath, b.Addr, scenario)
 		})
 	}

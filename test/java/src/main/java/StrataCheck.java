@@ -62,7 +62,7 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * StrataCheck drives the Java client (kafka-clients, the reference Kafka
  * client) against one broker, unchanged, through one scenario:
  *
- * <pre>java -cp ... StrataCheck BOOTSTRAP produce-consume|group|admin</pre>
+ * <pre>java -cp ... StrataCheck BOOTSTRAP produce-consume|group|admin|compacted</pre>
  *
  * It prints "OK scenario: summary" and exits 0, or prints one line
  * "FAIL scenario: what was wrong" and exits 1 (2 on a bad command line, 3 when
@@ -83,7 +83,7 @@ public final class StrataCheck {
 
     public static void main(String[] args) {
         if (args.length != 2) {
-            System.out.println("FAIL usage: StrataCheck BOOTSTRAP produce-consume|group|admin");
+            System.out.println("FAIL usage: StrataCheck BOOTSTRAP produce-consume|group|admin|compacted");
             System.exit(2);
         }
         String scenario = args[1];
@@ -95,6 +95,7 @@ public final class StrataCheck {
                 case "produce-consume" -> summary = check.produceConsume();
                 case "group" -> summary = check.group();
                 case "admin" -> summary = check.adminScenario();
+                case "compacted" -> summary = check.compacted();
                 default -> {
                     System.out.println("FAIL unknown scenario " + scenario);
                     System.exit(2);
@@ -729,5 +730,89 @@ public final class StrataCheck {
             did.add("deleteTopics");
         }
         return String.join(", ", did);
+    }
+
+    // ---- scenario compacted ----
+
+    /**
+     * A compacted topic written in rounds over 10 keys, by one idempotent
+     * producer per codec, with a tombstone as key-3's last write; filler
+     * records roll the segments. The broker's cleaner (log.cleaner.backoff.ms
+     * = 100) compacts them, and the consumer, reading from the beginning
+     * across the offset gaps and the batches the cleaner rewrote, sees each
+     * key's last value (null for the tombstone) in ascending offsets.
+     */
+    private String compacted() throws Exception {
+        String topic = "java-compacted";
+        TopicPartition tp = new TopicPartition(topic, 0);
+        try (Admin admin = admin()) {
+            createTopic(admin, topic, 1, Map.of("cleanup.policy", "compact", "segment.bytes", "4096",
+                    "min.cleanable.dirty.ratio", "0.01"));
+        }
+        Map<String, String> want = new HashMap<>();
+        int written = 0;
+        for (String compression : COMPRESSIONS) {
+            try (KafkaProducer<byte[], byte[]> producer = producer(compression)) {
+                for (int round = 0; round < 4; round++) {
+                    for (int k = 0; k < 10; k++) {
+                        String key = "key-" + k;
+                        String value = k == 3 && compression.equals("zstd") && round == 3 ? null
+                                : key + "-" + compression + "-" + round + "-" + "x".repeat(100);
+                        get(producer.send(new ProducerRecord<>(topic, 0, bytes(key), bytes(value))), "send " + key);
+                        want.put(key, value);
+                        written++;
+                    }
+                }
+            }
+        }
+        try (KafkaProducer<byte[], byte[]> producer = producer("none")) {
+            for (int i = 0; i < 30; i++) {
+                String key = "filler-" + i;
+                get(producer.send(new ProducerRecord<>(topic, 0, bytes(key), bytes("f".repeat(400)))), "send " + key);
+                want.put(key, "f".repeat(400));
+                written++;
+            }
+        }
+        // Each producer's last batch keeps a record (Strata never writes an
+        // empty batch), so up to one more per producer than one per key.
+        AtomicReference<List<ConsumerRecord<byte[], byte[]>>> read = new AtomicReference<>(List.of());
+        waitFor(Duration.ofSeconds(30), () -> "compaction: " + read.get().size() + " records", () -> {
+            try {
+                read.set(readFromBeginning(tp));
+            } catch (Exception e) {
+                throw new RuntimeException(e);
+            }
+            return read.get().stream().filter(r -> str(r.key()).startsWith("key-")).count() <= 10 + COMPRESSIONS.size();
+        });
+        List<ConsumerRecord<byte[], byte[]>> got = read.get();
+        Map<String, String> last = new HashMap<>();
+        long prev = -1;
+        for (ConsumerRecord<byte[], byte[]> r : got) {
+            check(r.offset() > prev, "offset %d after %d", r.offset(), prev);
+            prev = r.offset();
+            last.put(str(r.key()), str(r.value()));
+        }
+        check(last.equals(want), "a consumer from the beginning ends with %s, want %s", last, want);
+        check(last.containsKey("key-3") && last.get("key-3") == null, "key-3's tombstone reads as %s", last.get("key-3"));
+        return got.size() + " of " + written + " records after compaction, every key's last value";
+    }
+
+    /** Reads partition tp from the beginning to its end offset. */
+    private List<ConsumerRecord<byte[], byte[]>> readFromBeginning(TopicPartition tp) throws Exception {
+        List<ConsumerRecord<byte[], byte[]>> out = new ArrayList<>();
+        try (KafkaConsumer<byte[], byte[]> consumer = consumer(null, "strata-check-compacted")) {
+            consumer.assign(List.of(tp));
+            consumer.seekToBeginning(List.of(tp));
+            long end = consumer.endOffsets(List.of(tp), WAIT).get(tp);
+            long deadline = System.nanoTime() + WAIT.toNanos();
+            while (consumer.position(tp, WAIT) < end) {
+                check(System.nanoTime() < deadline, "read to %d of %d within %d s", consumer.position(tp, WAIT), end,
+                        WAIT.toSeconds());
+                for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(500))) {
+                    out.add(r);
+                }
+            }
+        }
+        return out;
     }
 }
