@@ -25,6 +25,7 @@ func partitionConfig(t config.Topic) partition.Config {
 	c := partition.Config{
 		SegmentBytes:       t.SegmentBytes,
 		SegmentMaxAge:      t.SegmentMaxAge,
+		SegmentJitter:      t.SegmentJitterMax,
 		IndexIntervalBytes: int(t.IndexIntervalBytes),
 		SegmentIndexBytes:  int(t.SegmentIndexBytes),
 		MaxMessageBytes:    int(t.MaxMessageBytes),
@@ -41,6 +42,8 @@ func partitionConfig(t config.Topic) partition.Config {
 			DeleteRetention:   t.DeleteRetention,
 		},
 	}
+	c.TimestampBefore = maxSkew(t.TimestampBeforeMax, t.TimestampDifferenceMax)
+	c.TimestampAfter = maxSkew(t.TimestampAfterMax, t.TimestampDifferenceMax)
 	if t.MaxCompactionLag.Set {
 		c.Compaction.MaxLag = t.MaxCompactionLag.Duration
 	}
@@ -89,4 +92,14 @@ func cleanerOptions(b *config.Broker) *broker.CleanerOptions {
 		return nil
 	}
 	return &broker.CleanerOptions{Backoff: b.CleanerBackoff, DedupeBytes: b.CleanerDedupeBytes}
+}
+
+// maxSkew is message.timestamp.before.max.ms (or after.max.ms), or, when
+// that is unlimited, the deprecated message.timestamp.difference.max.ms that
+// it replaced (KIP-937).
+func maxSkew(limit, deprecated config.TimeLimit) partition.MaxSkew {
+	if !limit.Set {
+		limit = deprecated
+	}
+	return partition.MaxSkew{D: limit.Duration, Set: limit.Set}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -44,6 +45,9 @@ type Options struct {
 	// Cleaner, when set, runs the log cleaner over compacted topics; nil
 	// means log.cleaner.enable=false.
 	Cleaner *CleanerOptions
+	// Rand draws in [0, 1), once per partition opened, the share of
+	// segment.jitter.ms it rolls early by; nil is math/rand/v2's Float64.
+	Rand func() float64
 }
 
 // Validate reports the first unusable option.
@@ -98,6 +102,7 @@ type hosted struct {
 	topicID base.TopicID
 	configs map[string]string
 	tier    *tierLoop // running while the topic is tiered
+	jitter  float64   // its segment.jitter.ms draw (Config.WithSegmentJitter)
 }
 
 // New opens the partitions the current image assigns here and starts the
@@ -108,6 +113,9 @@ func New(opts Options) (*Broker, error) {
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
+	}
+	if opts.Rand == nil {
+		opts.Rand = rand.Float64
 	}
 	if err := vfs.MkdirAllSynced(vfs.Default, opts.DataDir); err != nil {
 		return nil, fmt.Errorf("data dir %s: %w", opts.DataDir, err)

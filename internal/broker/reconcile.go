@@ -76,7 +76,7 @@ func (b *Broker) ensureLocked(tp base.TopicPartition, t *metadata.Topic, pa meta
 				if err != nil {
 					return fmt.Errorf("topic %s config: %w", t.Name, err)
 				}
-				if err := h.p.SetConfig(cfg); err != nil {
+				if err := h.p.SetConfig(cfg.WithSegmentJitter(h.jitter)); err != nil {
 					return fmt.Errorf("topic %s config: %w", t.Name, err)
 				}
 				h.configs = t.Configs
@@ -96,19 +96,20 @@ func (b *Broker) ensureLocked(tp base.TopicPartition, t *metadata.Topic, pa meta
 	if err := claimDir(dir, t.ID); err != nil {
 		return fmt.Errorf("partition %v: %w", tp, err)
 	}
+	jitter := b.opts.Rand()
 	p, err := partition.Open(partition.Options{
 		Dir:         dir,
 		TP:          tp,
 		TopicID:     t.ID,
 		LeaderEpoch: pa.LeaderEpoch,
-		Config:      cfg,
+		Config:      cfg.WithSegmentJitter(jitter),
 		Clock:       b.opts.Clock,
 		Logger:      b.logger,
 	})
 	if err != nil {
 		return err
 	}
-	h := &hosted{p: p, topicID: t.ID, configs: t.Configs}
+	h := &hosted{p: p, topicID: t.ID, configs: t.Configs, jitter: jitter}
 	b.mu.parts[tp] = h
 	b.trackTierStatsLocked(tp)
 	if b.opts.OnOpen != nil {

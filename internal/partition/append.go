@@ -48,7 +48,8 @@ func (p *Partition) Append(batch []byte, acks Acks) (AppendResult, func() error,
 	p.mu.Lock()
 	cfg := p.mu.cfg
 	p.mu.Unlock()
-	h, err := record.Validate(batch, record.Limits{MaxBatchBytes: cfg.MaxMessageBytes})
+	h, err := record.Validate(batch, record.Limits{MaxBatchBytes: cfg.MaxMessageBytes,
+		Timestamps: cfg.timestampRange(p.opts.Clock.Now().UnixMilli())})
 	if err != nil {
 		// Two batches concatenated validate as a bad length: say why.
 		if framesSeveralBatches(batch) {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"time"
 
 	"github.com/strata-broker/strata/internal/base"
@@ -15,12 +16,20 @@ import (
 // Config is what one partition needs of its topic's configuration, already
 // resolved (topic override, else broker default, else Kafka's default).
 type Config struct {
-	SegmentBytes       int64
-	SegmentMaxAge      time.Duration // 0 = never roll by age
+	SegmentBytes  int64
+	SegmentMaxAge time.Duration // 0 = never roll by age
+	// SegmentJitter is segment.jitter.ms, which WithSegmentJitter turns
+	// into a cut of SegmentMaxAge; the partition itself ignores it.
+	SegmentJitter      time.Duration
 	IndexIntervalBytes int
 	SegmentIndexBytes  int
 	MaxMessageBytes    int
 	LogAppendTime      bool
+	// TimestampBefore and TimestampAfter bound a CreateTime record's
+	// timestamp against the broker's clock at append
+	// (message.timestamp.before.max.ms and after.max.ms): one further
+	// from it is INVALID_TIMESTAMP. Unset is unlimited.
+	TimestampBefore, TimestampAfter MaxSkew
 	// Recompress is the codec batches are rewritten to; RecompressSet=false
 	// keeps the producer's codec (compression.type=producer).
 	Recompress    record.Codec
@@ -79,4 +88,53 @@ func (o Options) Validate() error {
 		return errors.New("partition: Config.MaxMessageBytes must be positive")
 	}
 	return nil
+}
+
+// WithSegmentJitter applies segment.jitter.ms as Kafka does: a segment
+// rolls by age at segment.ms minus a random jitter below min(segment.jitter.ms,
+// segment.ms), so that partitions created together do not all roll at once.
+// fraction, in [0, 1), is the random draw; the broker draws it once per
+// partition (Kafka draws per segment), so a config change keeps the cut.
+func (c Config) WithSegmentJitter(fraction float64) Config {
+	if c.SegmentJitter <= 0 || c.SegmentMaxAge <= 0 {
+		return c
+	}
+	limit := min(c.SegmentJitter, c.SegmentMaxAge)
+	c.SegmentMaxAge -= min(time.Duration(fraction*float64(limit)), limit-1)
+	return c
+}
+
+// MaxSkew is an optional bound on how far a timestamp may be from the
+// broker's clock; the zero value is unlimited.
+type MaxSkew struct {
+	D   time.Duration
+	Set bool
+}
+
+// timestampRange is the CreateTime timestamps an append at nowMs accepts.
+// A LogAppendTime topic checks none: the broker's clock replaces them.
+func (c Config) timestampRange(nowMs int64) record.TimestampRange {
+	check := (c.TimestampBefore.Set || c.TimestampAfter.Set) && !c.LogAppendTime
+	r := record.TimestampRange{Check: check, StartMs: math.MinInt64, EndMs: math.MaxInt64}
+	if c.TimestampBefore.Set {
+		r.StartMs = subSaturating(nowMs, c.TimestampBefore.D.Milliseconds())
+	}
+	if c.TimestampAfter.Set {
+		r.EndMs = addSaturating(nowMs, c.TimestampAfter.D.Milliseconds()+1) // EndMs is exclusive
+	}
+	return r
+}
+
+func addSaturating(a, b int64) int64 {
+	if b > 0 && a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
+}
+
+func subSaturating(a, b int64) int64 {
+	if b > 0 && a < math.MinInt64+b {
+		return math.MinInt64
+	}
+	return a - b
 }
