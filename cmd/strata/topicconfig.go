@@ -26,6 +26,7 @@ func partitionConfig(t config.Topic) partition.Config {
 		SegmentBytes:       t.SegmentBytes,
 		SegmentMaxAge:      t.SegmentMaxAge,
 		SegmentJitter:      t.SegmentJitterMax,
+		MinInsyncReplicas:  int(t.MinInsyncReplicas),
 		IndexIntervalBytes: int(t.IndexIntervalBytes),
 		SegmentIndexBytes:  int(t.SegmentIndexBytes),
 		MaxMessageBytes:    int(t.MaxMessageBytes),

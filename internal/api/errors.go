@@ -37,6 +37,8 @@ func errorCode(err error) (int16, string) {
 	case errors.Is(err, partition.ErrOffsetOutOfRange),
 		errors.Is(err, partition.ErrDeleteBeyondHighWatermark):
 		return kerr.OffsetOutOfRange.Code, err.Error()
+	case errors.Is(err, partition.ErrNotEnoughReplicas):
+		return kerr.NotEnoughReplicas.Code, err.Error()
 	case errors.Is(err, partition.ErrClosed):
 		return kerr.NotLeaderForPartition.Code, "the partition is moving or its topic was deleted"
 	case errors.Is(err, metadata.ErrTopicExists):

@@ -32,6 +32,15 @@ type AppendResult struct {
 	Duplicate bool
 }
 
+// inSyncReplicas is the in-sync replica set of every partition here: this
+// broker alone, until replication exists.
+const inSyncReplicas = 1
+
+// ErrNotEnoughReplicas refuses an acks=all append while the in-sync
+// replicas are fewer than min.insync.replicas (Kafka's
+// NOT_ENOUGH_REPLICAS); nothing is appended.
+var ErrNotEnoughReplicas = errors.New("partition: fewer in-sync replicas than min.insync.replicas")
+
 // ErrInvalidBatchCount means a produce carried other than exactly one batch
 // for a partition, which Kafka refuses for magic v2.
 var ErrInvalidBatchCount = &record.Error{Code: 87, Msg: "a produce request must carry exactly one record batch per partition"}
@@ -48,6 +57,9 @@ func (p *Partition) Append(batch []byte, acks Acks) (AppendResult, func() error,
 	p.mu.Lock()
 	cfg := p.mu.cfg
 	p.mu.Unlock()
+	if acks == AcksAll && cfg.MinInsyncReplicas > inSyncReplicas {
+		return AppendResult{}, nil, fmt.Errorf("%w: %d in sync, min.insync.replicas=%d", ErrNotEnoughReplicas, inSyncReplicas, cfg.MinInsyncReplicas)
+	}
 	h, err := record.Validate(batch, record.Limits{MaxBatchBytes: cfg.MaxMessageBytes,
 		Timestamps: cfg.timestampRange(p.opts.Clock.Now().UnixMilli())})
 	if err != nil {

@@ -25,6 +25,9 @@ type Config struct {
 	SegmentIndexBytes  int
 	MaxMessageBytes    int
 	LogAppendTime      bool
+	// MinInsyncReplicas is min.insync.replicas: an acks=all append needs
+	// that many in-sync replicas, and this broker's partitions have one.
+	MinInsyncReplicas int
 	// TimestampBefore and TimestampAfter bound a CreateTime record's
 	// timestamp against the broker's clock at append
 	// (message.timestamp.before.max.ms and after.max.ms): one further

@@ -1,6 +1,7 @@
 package partition
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -43,4 +44,20 @@ func TestTimestampLimits(t *testing.T) {
 			}
 		})
 	}
+}
+
+// min.insync.replicas above the one in-sync replica a partition has here
+// refuses acks=all appends (NOT_ENOUGH_REPLICAS, nothing appended), not
+// acks=1 ones, as Kafka does on a one-broker cluster.
+func TestMinInsyncReplicas(t *testing.T) {
+	p := newEnv(t, func(o *Options) { o.Config.MinInsyncReplicas = 2 }).open(t)
+	if _, _, err := p.Append(batch(t, spec{}), AcksAll); !errors.Is(err, ErrNotEnoughReplicas) {
+		t.Fatalf("acks=all with min.insync.replicas=2: %v, want ErrNotEnoughReplicas", err)
+	}
+	if end := p.Offsets().HighWatermark; end != 0 {
+		t.Fatalf("a refused append moved the log to %d", end)
+	}
+	mustAppend(t, p, batch(t, spec{}), AcksLeader)
+	q := newEnv(t, func(o *Options) { o.Config.MinInsyncReplicas = 1 }).open(t)
+	mustAppend(t, q, batch(t, spec{}), AcksAll)
 }
