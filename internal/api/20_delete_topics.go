@@ -35,7 +35,10 @@ func (h *Handler) handleDeleteTopics(ctx context.Context, req *Request) Reply {
 	for _, tg := range targets {
 		st := kmsg.NewDeleteTopicsResponseTopic()
 		st.Topic, st.TopicID = tg.name, tg.id
-		code, msg := h.deleteOneTopic(ctx, tg.name, tg.id, &st)
+		code, msg := deletionDisabled(req.Version)
+		if h.opts.Config.DeleteTopicEnable {
+			code, msg = h.deleteOneTopic(ctx, tg.name, tg.id, &st)
+		}
 		st.ErrorCode = code
 		if req.Version >= 5 {
 			st.ErrorMessage = strPtr(msg)
@@ -46,6 +49,17 @@ func (h *Handler) handleDeleteTopics(ctx context.Context, req *Request) Reply {
 		h.logger.Error("removing deleted partitions", "err", err)
 	}
 	return done(resp)
+}
+
+// deletionDisabled is Kafka's answer for every topic of a DeleteTopics
+// while delete.topic.enable=false: TOPIC_DELETION_DISABLED from v3, which
+// added it, INVALID_REQUEST before.
+func deletionDisabled(version int16) (int16, string) {
+	const msg = "topic deletion is disabled on this broker (delete.topic.enable=false)"
+	if version >= 3 {
+		return kerr.TopicDeletionDisabled.Code, msg
+	}
+	return kerr.InvalidRequest.Code, msg
 }
 
 func (h *Handler) deleteOneTopic(ctx context.Context, name *string, id [16]byte, st *kmsg.DeleteTopicsResponseTopic) (int16, string) {
