@@ -5,6 +5,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-broker/strata/internal/config"
 )
 
 // AlterConfigs: v0-2. Replaces a topic's whole set of overrides. Broker
@@ -53,6 +55,9 @@ func (h *Handler) setConfigs(ctx context.Context, resType kmsg.ConfigResourceTyp
 	next, err := change(t.Configs)
 	if err == nil {
 		err = validateTopicConfigs(next, h.opts.Config)
+	}
+	if err == nil {
+		err = config.CheckTopicChange(t.Configs, next, h.opts.Config)
 	}
 	if err != nil {
 		return errorCode(err)

@@ -1,0 +1,35 @@
+package config
+
+import (
+	"errors"
+	"testing"
+)
+
+func TestCheckTopicChange(t *testing.T) {
+	b := &Broker{RemoteStorageSystemEnable: true}
+	tiered := map[string]string{"remote.storage.enable": "true"}
+	tests := []struct {
+		name      string
+		cur, next map[string]string
+		wantKey   string // "" for no error
+	}{
+		{"plain change", map[string]string{}, map[string]string{"retention.ms": "1000"}, ""},
+		{"turning tiering on", map[string]string{}, tiered, ""},
+		{"staying tiered", tiered, map[string]string{"remote.storage.enable": "true", "remote.log.copy.disable": "true"}, ""},
+		{"turning tiering off", tiered, map[string]string{}, "remote.storage.enable"},
+		{"turning tiering off, even asking to delete", tiered,
+			map[string]string{"remote.storage.enable": "false", "remote.log.delete.on.disable": "true"}, "remote.storage.enable"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := CheckTopicChange(tt.cur, tt.next, b)
+			var ce *Error
+			switch {
+			case tt.wantKey == "" && err != nil:
+				t.Fatalf("unexpected error %v", err)
+			case tt.wantKey != "" && (!errors.As(err, &ce) || ce.Key != tt.wantKey):
+				t.Fatalf("error %v, want one naming %s", err, tt.wantKey)
+			}
+		})
+	}
+}
