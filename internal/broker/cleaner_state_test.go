@@ -37,20 +37,31 @@ func keyedBatch(keys ...string) []byte {
 // loops are idle, the test runs the cleaner itself.
 func newCompactingTestBroker(t *testing.T, meta *metadata.Store) *Broker {
 	t.Helper()
+	o := idleTestOptions(t, meta, partition.Config{SegmentBytes: 1024, IndexIntervalBytes: 4096, SegmentIndexBytes: 1 << 20,
+		MaxMessageBytes: 1 << 20, Compact: true, Compaction: partition.Compaction{MinCleanableRatio: 0.01, DeleteRetention: time.Hour}})
+	return startTestBroker(t, o)
+}
+
+// idleTestOptions is a broker on node 1 of meta whose every topic gets
+// cfg and whose loops stay idle for the test's length.
+func idleTestOptions(t *testing.T, meta *metadata.Store, cfg partition.Config) Options {
 	const idle = time.Hour
-	b, err := New(Options{
-		DataDir: t.TempDir(),
-		NodeID:  1,
-		Meta:    meta,
-		Resolve: func(map[string]string) (partition.Config, error) {
-			return partition.Config{SegmentBytes: 1024, IndexIntervalBytes: 4096, SegmentIndexBytes: 1 << 20, MaxMessageBytes: 1 << 20,
-				Compact: true, Compaction: partition.Compaction{MinCleanableRatio: 0.01, DeleteRetention: time.Hour}}, nil
-		},
+	return Options{
+		DataDir:            t.TempDir(),
+		NodeID:             1,
+		Meta:               meta,
+		Resolve:            func(map[string]string) (partition.Config, error) { return cfg, nil },
 		RetentionInterval:  idle,
 		FlushCheckInterval: idle,
 		Clock:              clock.Real{},
 		Logger:             slog.New(slog.NewTextHandler(io.Discard, nil)),
-	})
+	}
+}
+
+// startTestBroker starts a broker that the test's cleanup closes.
+func startTestBroker(t *testing.T, o Options) *Broker {
+	t.Helper()
+	b, err := New(o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,8 +3,6 @@ package broker
 import (
 	"context"
 	"crypto/rand"
-	"io"
-	"log/slog"
 	"slices"
 	"testing"
 	"time"
@@ -115,37 +113,19 @@ func newTieredTestBroker(t *testing.T, meta *metadata.Store, stats *tier.Stats) 
 	t.Helper()
 	const idle = time.Hour
 	store := objstore.NewMem()
-	b, err := New(Options{
-		DataDir: t.TempDir(),
-		NodeID:  1,
-		Meta:    meta,
-		Resolve: func(map[string]string) (partition.Config, error) {
-			return partition.Config{SegmentBytes: 1 << 20, IndexIntervalBytes: 4096, SegmentIndexBytes: 1 << 20, MaxMessageBytes: 1 << 20, Tiered: true}, nil
-		},
-		RetentionInterval:  idle,
-		FlushCheckInterval: idle,
-		Clock:              clock.Real{},
-		Logger:             slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Tier: &TierDeps{
-			Copier:             &tier.Copier{Store: store, Meta: meta, Random: rand.Reader, Clock: clock.Real{}, Stats: stats},
-			Deleter:            &tier.Deleter{Store: store, Meta: meta, Stats: stats},
-			Reader:             &tier.Reader{Store: store, Stats: stats},
-			Interval:           idle,
-			RetryBackoff:       idle,
-			RetryBackoffMax:    idle,
-			Jitter:             func() float64 { return 0 },
-			ListOffsetsTimeout: time.Minute,
-		},
-	})
-	if err != nil {
-		t.Fatal(err)
+	o := idleTestOptions(t, meta, partition.Config{SegmentBytes: 1 << 20, IndexIntervalBytes: 4096, SegmentIndexBytes: 1 << 20,
+		MaxMessageBytes: 1 << 20, Tiered: true})
+	o.Tier = &TierDeps{
+		Copier:             &tier.Copier{Store: store, Meta: meta, Random: rand.Reader, Clock: clock.Real{}, Stats: stats},
+		Deleter:            &tier.Deleter{Store: store, Meta: meta, Stats: stats},
+		Reader:             &tier.Reader{Store: store, Stats: stats},
+		Interval:           idle,
+		RetryBackoff:       idle,
+		RetryBackoffMax:    idle,
+		Jitter:             func() float64 { return 0 },
+		ListOffsetsTimeout: time.Minute,
 	}
-	t.Cleanup(func() {
-		if err := b.Close(); err != nil {
-			t.Error(err)
-		}
-	})
-	return b
+	return startTestBroker(t, o)
 }
 
 func createTopic(t *testing.T, meta *metadata.Store, name string, partitions int32) *metadata.Topic {
