@@ -1,13 +1,11 @@
 package config
 
 // CheckTopicChange applies the rules about going from a topic's current
-// overrides to next that no single config states: today, that tiered
-// storage cannot be turned off. Kafka (KIP-950) allows that only together
-// with remote.log.delete.on.disable=true, which deletes the remote data;
-// Strata does not implement that deletion yet, and turning the tier off
-// without it would leave remote data that retention no longer expires. A
-// topic can still stop uploading and keep its tier readable with
-// remote.log.copy.disable=true.
+// overrides to next that no single config states: today, Kafka's rule for
+// turning tiered storage off (KIP-950). remote.storage.enable may go from
+// true to false only together with remote.log.delete.on.disable=true, which
+// deletes the remote data; to stop uploading and keep the tier readable,
+// remote.log.copy.disable=true is the way.
 func CheckTopicChange(cur, next map[string]string, b *Broker) error {
 	was, err := ResolveTopic(cur, b)
 	if err != nil {
@@ -17,10 +15,10 @@ func CheckTopicChange(cur, next map[string]string, b *Broker) error {
 	if err != nil {
 		return err
 	}
-	if was.RemoteStorageEnable && !now.RemoteStorageEnable {
+	if was.RemoteStorageEnable && !now.RemoteStorageEnable && !now.RemoteLogDeleteOnDisable {
 		return &Error{Key: "remote.storage.enable", Value: "false",
-			Msg: "turning tiered storage off is not supported yet (Kafka's remote.log.delete.on.disable, KIP-950); " +
-				"to stop uploads and keep the tier readable, set remote.log.copy.disable=true"}
+			Msg: "turning tiered storage off deletes the topic's remote data and needs remote.log.delete.on.disable=true with it; " +
+				"to stop uploads and keep the tier readable, set remote.log.copy.disable=true instead"}
 	}
 	return nil
 }

@@ -17,8 +17,10 @@ func TestCheckTopicChange(t *testing.T) {
 		{"turning tiering on", map[string]string{}, tiered, ""},
 		{"staying tiered", tiered, map[string]string{"remote.storage.enable": "true", "remote.log.copy.disable": "true"}, ""},
 		{"turning tiering off", tiered, map[string]string{}, "remote.storage.enable"},
-		{"turning tiering off, even asking to delete", tiered,
-			map[string]string{"remote.storage.enable": "false", "remote.log.delete.on.disable": "true"}, "remote.storage.enable"},
+		{"turning tiering off, deleting the remote data", tiered,
+			map[string]string{"remote.storage.enable": "false", "remote.log.delete.on.disable": "true"}, ""},
+		{"turning tiering off, keeping the remote data", tiered,
+			map[string]string{"remote.storage.enable": "false", "remote.log.delete.on.disable": "false"}, "remote.storage.enable"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

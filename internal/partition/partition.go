@@ -10,6 +10,7 @@ import (
 	"github.com/strata-broker/strata/internal/base"
 	"github.com/strata-broker/strata/internal/log"
 	"github.com/strata-broker/strata/internal/partition/producers"
+	"github.com/strata-broker/strata/internal/retention"
 	"github.com/strata-broker/strata/internal/vfs"
 )
 
@@ -168,6 +169,16 @@ func (p *Partition) SetConfig(c Config) error {
 	}
 	if err := p.log.SetOptions(logOptions(probe)); err != nil {
 		return fmt.Errorf("partition %v: %w", p.opts.TP, err)
+	}
+	if p.mu.cfg.Tiered && !c.Tiered {
+		// Tiering turned off (remote.log.delete.on.disable, KIP-950): the
+		// remote prefix is being deleted, so it is no longer readable.
+		if start := p.log.Start(); start > p.mu.logStart {
+			p.logger.Info("tiering turned off: the log start moves to the local log start", "from", p.mu.logStart, "to", start)
+			if err := p.applyDecisionLocked(retention.Decision{NewLogStart: start}, 0); err != nil {
+				return fmt.Errorf("partition %v: %w", p.opts.TP, err)
+			}
+		}
 	}
 	p.mu.cfg = c
 	return nil

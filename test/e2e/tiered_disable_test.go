@@ -1,42 +1,74 @@
 package e2e
 
 import (
+	"bytes"
+	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
-// TestTieredStorageCannotBeTurnedOff: turning remote.storage.enable off is
-// refused with INVALID_CONFIG naming the key and what to do instead
-// (remote.log.copy.disable), since Strata does not delete the remote data
-// as KIP-950's remote.log.delete.on.disable asks; stopping uploads is
-// accepted.
-func TestTieredStorageCannotBeTurnedOff(t *testing.T) {
+// TestTieredStorageTurnedOff walks KIP-950's disable: turning
+// remote.storage.enable off alone is refused with INVALID_CONFIG (it would
+// strand the remote data; remote.log.copy.disable is the way to only stop
+// uploading); with remote.log.delete.on.disable=true it is taken, the log
+// start moves to the local log start, the remote segments are deleted, and
+// consumers read the local records, across a restart.
+func TestTieredStorageTurnedOff(t *testing.T) {
 	t.Parallel()
-	b := startTieredBroker(t, t.TempDir())
-	const topic = "tiered-stays-on"
-	createTieredTopic(t, b.Addr, topic)
+	dir := t.TempDir()
+	b := startTieredBroker(t, dir)
+	const topic = "tiered-off"
+	values := fillTieredTopic(t, b.Addr, topic, 200)
+	waitTiered(t, b.Addr, topic)
+	remote := filepath.Join(dir, "remote")
+	if len(remoteLogObjects(t, remote)) == 0 {
+		t.Fatal("nothing was uploaded before tiering is turned off")
+	}
 	adm := newAdmin(t, b.Addr)
 	ctx := testContext(t, clientDeliveryTimeout)
-	for _, off := range [][]kadm.AlterConfig{
-		{{Name: "remote.storage.enable", Value: kadm.StringPtr("false")}},
-		{{Name: "remote.storage.enable", Value: kadm.StringPtr("false")}, {Name: "remote.log.delete.on.disable", Value: kadm.StringPtr("true")}},
-	} {
-		resps, err := adm.AlterTopicConfigs(ctx, off, topic)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := resps.On(topic, nil)
-		if err != nil || r.Err != kerr.InvalidConfig {
-			t.Fatalf("turning tiering off (%d configs): %v / %v, want INVALID_CONFIG", len(off), err, r.Err)
-		}
-	}
-	resps, err := adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Name: "remote.log.copy.disable", Value: kadm.StringPtr("true")}}, topic)
+	off := kadm.AlterConfig{Name: "remote.storage.enable", Value: kadm.StringPtr("false")}
+	resps, err := adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{off}, topic)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r, err := resps.On(topic, nil); err != nil || r.Err != nil {
-		t.Fatalf("remote.log.copy.disable=true: %v / %v", err, r.Err)
+	if r, err := resps.On(topic, nil); err != nil || r.Err != kerr.InvalidConfig {
+		t.Fatalf("turning tiering off without remote.log.delete.on.disable: %v / %v, want INVALID_CONFIG", err, r.Err)
+	}
+
+	localStart := listOffsetAt(t, b.Addr, topic, -4)
+	if localStart <= 0 {
+		t.Fatalf("local log start %d: local retention has not moved yet", localStart)
+	}
+	setTopicConfig(t, adm, topic, "remote.log.delete.on.disable", "true")
+	setTopicConfig(t, adm, topic, "remote.storage.enable", "false")
+	waitForStart(t, adm, topic, func(o int64) bool { return o >= localStart })
+	deadline := time.Now().Add(tierSettle)
+	for len(remoteLogObjects(t, remote)) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("remote segments left %v after tiering was turned off", remoteLogObjects(t, remote))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	requireLocalRecords(t, b.Addr, topic, values)
+	b.Stop()
+	b.Restart()
+	requireLocalRecords(t, b.Addr, topic, values)
+}
+
+// requireLocalRecords: a consumer from the start of topic reads the last
+// records of values, from the log start on, unchanged.
+func requireLocalRecords(t *testing.T, addr, topic string, values [][]byte) {
+	t.Helper()
+	got := consumeAll(t, addr, topic)[0]
+	if len(got) == 0 || got[len(got)-1].Offset != int64(len(values)-1) {
+		t.Fatalf("consumed %d records, the last at %d; want up to %d", len(got), firstOffset(got), len(values)-1)
+	}
+	for _, r := range got {
+		if !bytes.Equal(r.Value, values[r.Offset]) {
+			t.Fatalf("record %d differs from the one produced", r.Offset)
+		}
 	}
 }
