@@ -177,3 +177,41 @@ func TestDeleteRecordsAfterClose(t *testing.T) {
 		t.Fatalf("ApplyRetention after Close: %v", err)
 	}
 }
+
+// Turning tiering off (KIP-950) moves the log start up to the local log
+// start, persisted: the remote prefix is being deleted and must not be
+// read.
+func TestTieringOffMovesLogStartToLocal(t *testing.T) {
+	e := newEnv(t, smallSegments, func(o *Options) { o.Config.Tiered = true })
+	p := e.open(t)
+	for range 10 {
+		mustAppend(t, p, batch(t, spec{valueBytes: 300}), AcksAll)
+	}
+	bases := segmentBases(p)
+	if len(bases) < 3 {
+		t.Fatalf("segments %v: want several", bases)
+	}
+	// The tier holds the prefix; local retention deleted its segments.
+	if err := p.log.DeleteSegmentsBefore(bases[2]); err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Offsets().LogStart; got != 0 {
+		t.Fatalf("tiered log start %d, want 0 (the prefix is remote)", got)
+	}
+	cfg := p.Config()
+	cfg.Tiered = false
+	if err := p.SetConfig(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Offsets().LogStart; got != bases[2] {
+		t.Fatalf("log start %d after tiering went off, want the local start %d", got, bases[2])
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	o := e.opts
+	o.Config.Tiered = false
+	if got := openAt(t, o).Offsets().LogStart; got != bases[2] {
+		t.Fatalf("log start %d after reopening, want %d", got, bases[2])
+	}
+}
