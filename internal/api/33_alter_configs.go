@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-broker/strata/internal/config"
+	"github.com/strata-broker/strata/internal/metadata"
 )
 
 // AlterConfigs: v0-2. Replaces a topic's whole set of overrides. Broker
@@ -57,7 +58,7 @@ func (h *Handler) setConfigs(ctx context.Context, resType kmsg.ConfigResourceTyp
 		err = validateTopicConfigs(next, h.opts.Config)
 	}
 	if err == nil {
-		err = config.CheckTopicChange(t.Configs, next, h.opts.Config)
+		err = config.CheckTopicChange(t.Configs, next, h.opts.Config, remoteDataLeft(h.opts.Meta.Image(), t))
 	}
 	if err != nil {
 		return errorCode(err)
@@ -70,4 +71,15 @@ func (h *Handler) setConfigs(ctx context.Context, resType kmsg.ConfigResourceTyp
 	}
 	h.logger.Info("changed topic configs", "topic", name, "configs", next)
 	return 0, ""
+}
+
+// remoteDataLeft reports whether any partition of t still has remote
+// segments that are not DELETE_FINISHED (the image keeps no others).
+func remoteDataLeft(img *metadata.Image, t *metadata.Topic) bool {
+	for i := range t.Partitions {
+		if len(img.RemoteSegments(t.ID, int32(i))) > 0 {
+			return true
+		}
+	}
+	return false
 }

@@ -15,7 +15,8 @@ import (
 // strand the remote data; remote.log.copy.disable is the way to only stop
 // uploading); with remote.log.delete.on.disable=true it is taken, the log
 // start moves to the local log start, the remote segments are deleted, and
-// consumers read the local records, across a restart.
+// consumers read the local records, across a restart; tiering can be
+// turned on again once the old remote data is gone.
 func TestTieredStorageTurnedOff(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -56,6 +57,26 @@ func TestTieredStorageTurnedOff(t *testing.T) {
 	b.Stop()
 	b.Restart()
 	requireLocalRecords(t, b.Addr, topic, values)
+
+	// Once the old remote data is gone (its segments' states too), tiering
+	// may be turned on again; while any is left it is refused.
+	adm = newAdmin(t, b.Addr)
+	on := []kadm.AlterConfig{{Name: "remote.storage.enable", Value: kadm.StringPtr("true")}}
+	deadline = time.Now().Add(tierSettle)
+	for {
+		resps, err := adm.AlterTopicConfigs(testContext(t, clientDeliveryTimeout), on, topic)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := resps.On(topic, nil)
+		if err == nil && r.Err == nil {
+			break
+		}
+		if r.Err != kerr.InvalidConfig || time.Now().After(deadline) {
+			t.Fatalf("turning tiering on again: %v / %v (%s)", err, r.Err, r.ErrMessage)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // requireLocalRecords: a consumer from the start of topic reads the last
