@@ -61,7 +61,7 @@ func (p *Partition) Append(batch []byte, acks Acks) (AppendResult, func() error,
 		return AppendResult{}, nil, fmt.Errorf("%w: %d in sync, min.insync.replicas=%d", ErrNotEnoughReplicas, inSyncReplicas, cfg.MinInsyncReplicas)
 	}
 	h, err := record.Validate(batch, record.Limits{MaxBatchBytes: cfg.MaxMessageBytes,
-		Timestamps: cfg.timestampRange(p.opts.Clock.Now().UnixMilli())})
+		Timestamps: cfg.timestampRange(p.opts.Clock)})
 	if err != nil {
 		// Two batches concatenated validate as a bad length: say why.
 		if framesSeveralBatches(batch) {

@@ -248,41 +248,71 @@ func lastBatchOfProducers(entries []producers.Entry) map[int64]base.Offset {
 // not fit, or d.FirstUncleanable.
 func (p *Partition) buildOffsetMap(d cleaner.Decision, cm *CleanerMap) (base.Offset, error) {
 	cm.offsets.Reset()
-	from := d.FirstDirty
-	for from < d.FirstUncleanable {
-		var err error
-		cm.read, err = p.log.Read(from, cleanReadBytes, cm.read[:0])
+	reached, err := p.scanBatches(d.FirstDirty, d.FirstUncleanable, &cm.read, func(batch []byte, h record.Header) (bool, error) {
+		fits, err := cm.offsets.AddBatch(batch, nil)
+		if errors.Is(err, cleaner.ErrMapTooSmall) {
+			return false, fmt.Errorf("partition %v: %w; raise log.cleaner.dedupe.buffer.size", p.opts.TP, err)
+		}
 		if err != nil {
-			return 0, overtakenOr(fmt.Errorf("partition %v: cleaner read at %d: %w", p.opts.TP, from, err))
+			return false, fmt.Errorf("partition %v: cleaner at offset %d: %w", p.opts.TP, h.BaseOffset, err)
 		}
-		if len(cm.read) == 0 {
-			break
+		return fits, nil
+	}, nil)
+	return min(reached, d.FirstUncleanable), err
+}
+
+// scanBatches reads the log from from one window at a time and calls take
+// on each whole batch that ends after from and starts before end, in
+// order, until take declines one; after each window it calls windowDone,
+// if set. It returns where reading would go on: the base offset of the
+// batch take declined, end once a batch starts there, or the end of the
+// last batch read when the log ends first. A read the log refuses because
+// it changed meanwhile is errOvertaken.
+func (p *Partition) scanBatches(from, end base.Offset, buf *[]byte, take func([]byte, record.Header) (bool, error), windowDone func() error) (base.Offset, error) {
+	for from < end {
+		var err error
+		*buf, err = p.log.Read(from, cleanReadBytes, (*buf)[:0])
+		if err != nil {
+			return from, overtakenOr(fmt.Errorf("partition %v: cleaner read at %d: %w", p.opts.TP, from, err))
 		}
-		for it := record.SplitBatches(cm.read); ; {
+		if len(*buf) == 0 {
+			return from, nil
+		}
+		reached, stopped := from, false
+		for it := record.SplitBatches(*buf); !stopped; {
 			batch, h, ok := it.Next()
-			if !ok {
-				break
-			}
-			if h.NextOffset() <= from {
+			switch {
+			case !ok:
+				stopped = true
+				continue
+			case h.NextOffset() <= from:
+				continue
+			case h.BaseOffset >= end:
+				reached, stopped = end, true
 				continue
 			}
-			if h.BaseOffset >= d.FirstUncleanable {
-				return d.FirstUncleanable, nil
-			}
-			fits, err := cm.offsets.AddBatch(batch, nil)
-			if errors.Is(err, cleaner.ErrMapTooSmall) {
-				return 0, fmt.Errorf("partition %v: %w; raise log.cleaner.dedupe.buffer.size", p.opts.TP, err)
-			}
+			took, err := take(batch, h)
 			if err != nil {
-				return 0, fmt.Errorf("partition %v: cleaner at offset %d: %w", p.opts.TP, h.BaseOffset, err)
+				return from, err
 			}
-			if !fits {
-				return h.BaseOffset, nil
+			if !took {
+				reached, stopped = h.BaseOffset, true
+				end = reached // read no further
+				continue
 			}
-			from = h.NextOffset()
+			reached = h.NextOffset()
 		}
+		if windowDone != nil {
+			if err := windowDone(); err != nil {
+				return from, err
+			}
+		}
+		if reached == from { // nothing taken: the log ends here
+			return from, nil
+		}
+		from = reached
 	}
-	return min(from, d.FirstUncleanable), nil
+	return from, nil
 }
 
 // cleanGroup rewrites one group of consecutive sealed segments into one
@@ -298,41 +328,26 @@ func (p *Partition) cleanGroup(group []cleaner.Segment, rules cleaner.Rules, cm 
 		return 0, 0, overtakenOr(err)
 	}
 	defer r.Abort()
-	from, end := group[0].Base, group[len(group)-1].Next
-	for from < end {
-		cm.read, err = p.log.Read(from, cleanReadBytes, cm.read[:0])
-		if err != nil {
-			return 0, 0, overtakenOr(err)
+	cm.out = cm.out[:0]
+	_, err = p.scanBatches(group[0].Base, group[len(group)-1].Next, &cm.read, func(batch []byte, h record.Header) (bool, error) {
+		var res cleaner.BatchResult
+		var err error
+		if cm.out, res, err = cleaner.CleanBatch(cm.out, batch, rules); err != nil {
+			return false, fmt.Errorf("partition %v: cleaning the batch at %d: %w", p.opts.TP, h.BaseOffset, err)
 		}
-		if len(cm.read) == 0 {
-			break
+		total.Add(res)
+		return true, nil
+	}, func() error {
+		if len(cm.out) == 0 {
+			return nil
 		}
+		after += int64(len(cm.out))
+		err := r.Append(cm.out)
 		cm.out = cm.out[:0]
-		progressed := false
-		for it := record.SplitBatches(cm.read); ; {
-			batch, h, ok := it.Next()
-			if !ok || h.BaseOffset >= end {
-				break
-			}
-			if h.NextOffset() <= from {
-				continue
-			}
-			var res cleaner.BatchResult
-			if cm.out, res, err = cleaner.CleanBatch(cm.out, batch, rules); err != nil {
-				return 0, 0, fmt.Errorf("partition %v: cleaning the batch at %d: %w", p.opts.TP, h.BaseOffset, err)
-			}
-			total.Add(res)
-			from, progressed = h.NextOffset(), true
-		}
-		if len(cm.out) > 0 {
-			if err := r.Append(cm.out); err != nil {
-				return 0, 0, err
-			}
-			after += int64(len(cm.out))
-		}
-		if !progressed {
-			break
-		}
+		return err
+	})
+	if err != nil {
+		return 0, 0, err
 	}
 	if err := r.Commit(); err != nil {
 		return 0, 0, overtakenOr(err)

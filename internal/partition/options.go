@@ -114,11 +114,16 @@ type MaxSkew struct {
 	Set bool
 }
 
-// timestampRange is the CreateTime timestamps an append at nowMs accepts.
-// A LogAppendTime topic checks none: the broker's clock replaces them.
-func (c Config) timestampRange(nowMs int64) record.TimestampRange {
-	check := (c.TimestampBefore.Set || c.TimestampAfter.Set) && !c.LogAppendTime
-	r := record.TimestampRange{Check: check, StartMs: math.MinInt64, EndMs: math.MaxInt64}
+// timestampRange is the CreateTime timestamps an append accepts, with now
+// read only when a limit needs it (most topics set none: the produce path
+// then reads no clock for it). A LogAppendTime topic checks none: the
+// broker's clock replaces them.
+func (c Config) timestampRange(clk clock.Clock) record.TimestampRange {
+	if !(c.TimestampBefore.Set || c.TimestampAfter.Set) || c.LogAppendTime {
+		return record.TimestampRange{}
+	}
+	nowMs := clk.Now().UnixMilli()
+	r := record.TimestampRange{Check: true, StartMs: math.MinInt64, EndMs: math.MaxInt64}
 	if c.TimestampBefore.Set {
 		r.StartMs = subSaturating(nowMs, c.TimestampBefore.D.Milliseconds())
 	}
