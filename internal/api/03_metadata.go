@@ -70,7 +70,7 @@ func (h *Handler) metadataRequestedTopic(ctx context.Context, img *metadata.Imag
 	}
 	if name == offsets.TopicName {
 		// Created only with its own settings, as FindCoordinator does.
-		t, err := h.ensureOffsetsTopic(ctx)
+		t, err := h.groups.ensureTopic(ctx)
 		if err != nil {
 			mt.ErrorCode = kerr.LeaderNotAvailable.Code
 			return mt

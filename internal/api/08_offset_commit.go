@@ -28,13 +28,13 @@ func (h *Handler) handleOffsetCommit(ctx context.Context, req *Request) Reply {
 		resp.Topics = unknown
 		return done(resp)
 	}
-	p, ok := h.coordinatorPartition(r.Group)
+	p, ok := h.groups.partitionFor(r.Group)
 	if !ok {
 		return done(group.ErrorResponse(req.Body, kerr.NotCoordinator.Code))
 	}
 	fwd := *r
 	fwd.Topics = known
-	ch := h.submitGroup(req, p, &fwd)
+	ch := h.groups.submit(req, p, &fwd)
 	timeout := h.opts.Config.OffsetsCommitTimeout
 	return Reply{Wait: func() kmsg.Response {
 		resp := awaitCommit(ctx, ch, &fwd, timeout).(*kmsg.OffsetCommitResponse)
@@ -73,7 +73,7 @@ func splitCommitTopics(img *metadata.Image, topics []kmsg.OffsetCommitRequestTop
 	return known, unknown
 }
 
-// awaitCommit is awaitGroup bounded by offsets.commit.timeout.ms.
+// awaitCommit is coordinators.await bounded by offsets.commit.timeout.ms.
 func awaitCommit(ctx context.Context, ch <-chan kmsg.Response, body kmsg.Request, timeout time.Duration) kmsg.Response {
 	t := time.NewTimer(timeout)
 	defer t.Stop()

@@ -18,7 +18,7 @@ func init() { register(9, 0, groupMax(9), (*Handler).handleOffsetFetch) }
 func (h *Handler) handleOffsetFetch(ctx context.Context, req *Request) Reply {
 	r := req.Body.(*kmsg.OffsetFetchRequest)
 	if req.Version < 8 {
-		return h.groupReply(ctx, req, r.Group)
+		return h.groups.reply(ctx, req, r.Group)
 	}
 	ids := make([]string, len(r.Groups))
 	asked := make(map[string]kmsg.OffsetFetchRequestGroup, len(r.Groups))
@@ -28,11 +28,11 @@ func (h *Handler) handleOffsetFetch(ctx context.Context, req *Request) Reply {
 			asked[g.Group] = g
 		}
 	}
-	byPart, ok := h.splitGroups(ids)
+	byPart, ok := h.groups.split(ids)
 	if !ok {
 		return done(group.ErrorResponse(r, kerr.NotCoordinator.Code))
 	}
-	wait := h.fanOut(req, byPart, func(ids []string) kmsg.Request {
+	wait := h.groups.fanOut(req, byPart, func(ids []string) kmsg.Request {
 		sub := kmsg.NewPtrOffsetFetchRequest()
 		sub.RequireStable = r.RequireStable
 		for _, id := range ids {

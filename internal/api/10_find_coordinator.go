@@ -53,7 +53,7 @@ func (h *Handler) findCoordinator(ctx context.Context, keyType int8, key string)
 	if h.opts.Groups == nil {
 		return fail(kerr.CoordinatorNotAvailable.Code, "this broker runs no group coordinator")
 	}
-	if _, err := h.ensureOffsetsTopic(ctx); err != nil {
+	if _, err := h.groups.ensureTopic(ctx); err != nil {
 		h.logger.Warn("the consumer offsets topic cannot be created", "err", err)
 		return fail(kerr.CoordinatorNotAvailable.Code, "the consumer offsets topic cannot be created: "+err.Error())
 	}

@@ -13,5 +13,5 @@ import (
 func init() { register(11, 0, groupMax(11), (*Handler).handleJoinGroup) }
 
 func (h *Handler) handleJoinGroup(ctx context.Context, req *Request) Reply {
-	return h.groupReply(ctx, req, req.Body.(*kmsg.JoinGroupRequest).Group)
+	return h.groups.reply(ctx, req, req.Body.(*kmsg.JoinGroupRequest).Group)
 }

@@ -12,5 +12,5 @@ import (
 func init() { register(12, 0, groupMax(12), (*Handler).handleHeartbeat) }
 
 func (h *Handler) handleHeartbeat(ctx context.Context, req *Request) Reply {
-	return h.groupReply(ctx, req, req.Body.(*kmsg.HeartbeatRequest).Group)
+	return h.groups.reply(ctx, req, req.Body.(*kmsg.HeartbeatRequest).Group)
 }

@@ -12,5 +12,5 @@ import (
 func init() { register(13, 0, groupMax(13), (*Handler).handleLeaveGroup) }
 
 func (h *Handler) handleLeaveGroup(ctx context.Context, req *Request) Reply {
-	return h.groupReply(ctx, req, req.Body.(*kmsg.LeaveGroupRequest).Group)
+	return h.groups.reply(ctx, req, req.Body.(*kmsg.LeaveGroupRequest).Group)
 }

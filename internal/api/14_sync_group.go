@@ -12,5 +12,5 @@ import (
 func init() { register(14, 0, groupMax(14), (*Handler).handleSyncGroup) }
 
 func (h *Handler) handleSyncGroup(ctx context.Context, req *Request) Reply {
-	return h.groupReply(ctx, req, req.Body.(*kmsg.SyncGroupRequest).Group)
+	return h.groups.reply(ctx, req, req.Body.(*kmsg.SyncGroupRequest).Group)
 }

@@ -16,11 +16,11 @@ func init() { register(15, 0, groupMax(15), (*Handler).handleDescribeGroups) }
 
 func (h *Handler) handleDescribeGroups(ctx context.Context, req *Request) Reply {
 	r := req.Body.(*kmsg.DescribeGroupsRequest)
-	byPart, ok := h.splitGroups(r.Groups)
+	byPart, ok := h.groups.split(r.Groups)
 	if !ok {
 		return done(group.ErrorResponse(r, kerr.NotCoordinator.Code))
 	}
-	wait := h.fanOut(req, byPart, func(ids []string) kmsg.Request {
+	wait := h.groups.fanOut(req, byPart, func(ids []string) kmsg.Request {
 		sub := kmsg.NewPtrDescribeGroupsRequest()
 		sub.Groups, sub.IncludeAuthorizedOperations = ids, r.IncludeAuthorizedOperations
 		return sub

@@ -16,15 +16,11 @@ func init() { register(16, 0, groupMax(16), (*Handler).handleListGroups) }
 func (h *Handler) handleListGroups(ctx context.Context, req *Request) Reply {
 	r := req.Body.(*kmsg.ListGroupsRequest)
 	resp := r.ResponseKind().(*kmsg.ListGroupsResponse)
-	n, ok := h.offsetsPartitions()
+	byPart, ok := h.groups.every()
 	if !ok {
 		return done(resp) // no group was ever coordinated here
 	}
-	byPart := make(map[int32][]string, n)
-	for p := range n {
-		byPart[p] = nil
-	}
-	wait := h.fanOut(req, byPart, func([]string) kmsg.Request {
+	wait := h.groups.fanOut(req, byPart, func([]string) kmsg.Request {
 		sub := kmsg.NewPtrListGroupsRequest()
 		sub.StatesFilter, sub.TypesFilter = r.StatesFilter, r.TypesFilter
 		return sub

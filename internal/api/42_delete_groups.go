@@ -17,11 +17,11 @@ func init() { register(42, 0, groupMax(42), (*Handler).handleDeleteGroups) }
 
 func (h *Handler) handleDeleteGroups(ctx context.Context, req *Request) Reply {
 	r := req.Body.(*kmsg.DeleteGroupsRequest)
-	byPart, ok := h.splitGroups(r.Groups)
+	byPart, ok := h.groups.split(r.Groups)
 	if !ok {
 		return done(group.ErrorResponse(r, kerr.NotCoordinator.Code))
 	}
-	wait := h.fanOut(req, byPart, func(ids []string) kmsg.Request {
+	wait := h.groups.fanOut(req, byPart, func(ids []string) kmsg.Request {
 		sub := kmsg.NewPtrDeleteGroupsRequest()
 		sub.Groups = ids
 		return sub

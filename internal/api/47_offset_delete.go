@@ -12,5 +12,5 @@ import (
 func init() { register(47, 0, groupMax(47), (*Handler).handleOffsetDelete) }
 
 func (h *Handler) handleOffsetDelete(ctx context.Context, req *Request) Reply {
-	return h.groupReply(ctx, req, req.Body.(*kmsg.OffsetDeleteRequest).Group)
+	return h.groups.reply(ctx, req, req.Body.(*kmsg.OffsetDeleteRequest).Group)
 }

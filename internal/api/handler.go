@@ -5,7 +5,6 @@ import (
 	"errors"
 	"log/slog"
 	"sort"
-	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -72,12 +71,10 @@ func (o Options) Validate() error {
 
 // Handler serves every registered API.
 type Handler struct {
-	opts   Options
-	logger *slog.Logger
-	// offsetsTopicMu serializes the creation of __consumer_offsets, so that
-	// concurrent FindCoordinators create it once.
-	offsetsTopicMu sync.Mutex
-	sessions       *fetchSessionCache
+	opts     Options
+	logger   *slog.Logger
+	groups   *coordinators
+	sessions *fetchSessionCache
 }
 
 // New returns a Handler.
@@ -89,7 +86,9 @@ func New(opts Options) (*Handler, error) {
 		opts.Logger = slog.Default()
 	}
 	sessions := newFetchSessionCache(int(opts.Config.FetchSessionCacheSlots), time.Now)
-	return &Handler{opts: opts, logger: opts.Logger, sessions: sessions}, nil
+	h := &Handler{opts: opts, logger: opts.Logger, sessions: sessions}
+	h.groups = newGroupCoordinators(h)
+	return h, nil
 }
 
 type handleFunc func(h *Handler, ctx context.Context, req *Request) Reply

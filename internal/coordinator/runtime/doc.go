@@ -18,6 +18,16 @@
 //   - On a failed append the shard is discarded, every outstanding op
 //     (including deferred ones such as a JoinGroup waiting for a rebalance)
 //     is answered with the error, and the next tick reloads from the Log.
+//   - SubmitEvent(p, ev, done) runs an event of the broker's own (Op.Event,
+//     such as "this transaction's markers are written") the same way; done
+//     gets the shard's Reply.Err, or a *CodeError with the code a request
+//     would have got.
+//   - A Result's records are one batch (transactional when Result.Txn is
+//     set, through the Appender's TxnAppender side), then one control batch
+//     per marker; its Effects go to Options.OnEffects once all of them are
+//     durable, before its replies are released.
+//   - A load hands transactional records and markers to the shard's
+//     TxnReplayer side; a shard without one cannot load such a partition.
 //   - Timers: each partition has a Ticker (Options.NewTicker); every tick
 //     calls Shard.Tick(Options.Clock.Now()), and so does the end of a load.
 //

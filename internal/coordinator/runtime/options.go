@@ -26,6 +26,14 @@ type Appender interface {
 	Append(recs []Record) (wait func() error, err error)
 }
 
+// TxnAppender is implemented by Appenders of partitions whose shards write
+// transactional batches or markers (Result.Txn, Result.Markers). Durability
+// is as for Append.
+type TxnAppender interface {
+	AppendTxn(p Producer, recs []Record) (wait func() error, err error)
+	AppendMarker(m Marker) (wait func() error, err error)
+}
+
 // ErrNotLeader is what an Appender wraps when this broker no longer leads
 // the partition; ops then fail with NOT_COORDINATOR instead of
 // COORDINATOR_NOT_AVAILABLE.
@@ -65,6 +73,10 @@ type Options struct {
 	MaxQueuedOps int
 	// Logger gets load and append failures; nil discards them.
 	Logger *slog.Logger
+	// OnEffects receives a Result's Effects, from the partition's goroutine,
+	// once its records are durable. It must not block. Required only if a
+	// shard returns effects.
+	OnEffects func(partition int32, effects []any)
 }
 
 // Validate reports the first missing or out-of-range option.

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 
@@ -11,10 +12,32 @@ import (
 	"github.com/strata-broker/strata/internal/base"
 )
 
+// queued is a request (req, done) or an event (event, doneEvent).
 type queued struct {
 	req    kmsg.Request
 	client Client
 	done   func(kmsg.Response)
+
+	event     any
+	doneEvent func(error)
+}
+
+// fail answers q with an error code.
+func (q queued) fail(rt *Runtime, code int16) {
+	if q.doneEvent != nil {
+		q.doneEvent(&CodeError{Code: code})
+		return
+	}
+	q.done(rt.opts.ErrorResponse(q.req, code))
+}
+
+// reply answers q with the shard's reply.
+func (q queued) reply(r Reply) {
+	if q.doneEvent != nil {
+		q.doneEvent(r.Err)
+		return
+	}
+	q.done(r.Resp)
 }
 
 // partition is one coordinator partition's goroutine and its queue.
@@ -141,7 +164,7 @@ func (p *partition) load() {
 			break
 		}
 		for _, r := range recs {
-			if err := shard.Replay(r.Key, r.Value); err != nil {
+			if err := replay(shard, r); err != nil {
 				p.rt.log.Error("coordinator partition has a bad record", "partition", p.id, "err", err)
 				return
 			}
@@ -153,15 +176,31 @@ func (p *partition) load() {
 	p.apply(shard.Tick(p.rt.opts.Clock.Now()))
 }
 
+// replay hands one record read back to the shard.
+func replay(shard Shard, r Record) error {
+	if r.Txn == nil && r.Marker == nil {
+		return shard.Replay(r.Key, r.Value)
+	}
+	tr, ok := shard.(TxnReplayer)
+	if !ok {
+		return fmt.Errorf("runtime: a transactional record or marker in a partition whose shard (%T) does not read them", shard)
+	}
+	if r.Marker != nil {
+		return tr.ReplayMarker(*r.Marker)
+	}
+	return tr.ReplayTxn(*r.Txn, r.Key, r.Value)
+}
+
 func (p *partition) handle(q queued) {
 	if p.shard == nil {
-		q.done(p.rt.opts.ErrorResponse(q.req, kerr.CoordinatorLoadInProgress.Code))
+		q.fail(p.rt, kerr.CoordinatorLoadInProgress.Code)
 		return
 	}
 	p.nextToken++
 	tok := p.nextToken
 	p.outstanding[tok] = q
-	p.apply(p.shard.Handle(Op{Token: tok, Req: q.req, ClientID: q.client.ID, ClientHost: q.client.Host}, p.rt.opts.Clock.Now()))
+	op := Op{Token: tok, Req: q.req, Event: q.event, ClientID: q.client.ID, ClientHost: q.client.Host}
+	p.apply(p.shard.Handle(op, p.rt.opts.Clock.Now()))
 }
 
 // apply makes res's records durable, then releases its replies. If the
@@ -170,8 +209,8 @@ func (p *partition) handle(q queued) {
 // log (not at once: an append that keeps failing must not recurse through
 // the load's first Tick).
 func (p *partition) apply(res Result) {
-	if len(res.Records) > 0 {
-		if err := p.append(res.Records); err != nil {
+	if len(res.Records) > 0 || len(res.Markers) > 0 {
+		if err := p.append(res); err != nil {
 			code := kerr.CoordinatorNotAvailable.Code
 			if errors.Is(err, ErrNotLeader) {
 				code = kerr.NotCoordinator.Code
@@ -183,28 +222,67 @@ func (p *partition) apply(res Result) {
 			return
 		}
 	}
+	if len(res.Effects) > 0 {
+		if p.rt.opts.OnEffects == nil {
+			panic("runtime: a shard returned effects and Options.OnEffects is nil")
+		}
+		p.rt.opts.OnEffects(p.id, res.Effects)
+	}
 	for _, r := range res.Replies {
 		q, ok := p.outstanding[r.Token]
 		if !ok {
 			panic("runtime: shard replied to an op that is not outstanding")
 		}
 		delete(p.outstanding, r.Token)
-		q.done(r.Resp)
+		q.reply(r)
 	}
 }
 
-func (p *partition) append(recs []Record) error {
-	wait, err := p.app.Append(recs)
-	if err != nil {
-		return err
+// append makes res's records and markers durable: one batch for the
+// records (transactional when res.Txn is set), then one per marker. Their
+// syncs are waited for last, together.
+func (p *partition) append(res Result) error {
+	var waits []func() error
+	if len(res.Records) > 0 {
+		var wait func() error
+		var err error
+		if res.Txn != nil {
+			wait, err = p.txnAppender().AppendTxn(*res.Txn, res.Records)
+		} else {
+			wait, err = p.app.Append(res.Records)
+		}
+		if err != nil {
+			return err
+		}
+		waits = append(waits, wait)
 	}
-	return wait()
+	for _, m := range res.Markers {
+		wait, err := p.txnAppender().AppendMarker(m)
+		if err != nil {
+			return err
+		}
+		waits = append(waits, wait)
+	}
+	for _, wait := range waits {
+		if err := wait(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (p *partition) txnAppender() TxnAppender {
+	ta, ok := p.app.(TxnAppender)
+	if !ok {
+		panic(fmt.Sprintf("runtime: a shard wrote a transactional batch or marker through an Appender (%T) that cannot", p.app))
+	}
+	return ta
 }
 
 func (p *partition) failOutstanding(code int16) {
 	for tok, q := range p.outstanding {
 		delete(p.outstanding, tok)
-		q.done(p.rt.opts.ErrorResponse(q.req, code))
+		q.fail(p.rt, code)
 	}
 }
 
@@ -219,7 +297,7 @@ func (p *partition) shutdown() {
 	p.mu.Unlock()
 	p.failOutstanding(kerr.NotCoordinator.Code)
 	for _, q := range rest {
-		q.done(p.rt.opts.ErrorResponse(q.req, kerr.NotCoordinator.Code))
+		q.fail(p.rt, kerr.NotCoordinator.Code)
 	}
 	p.shard = nil
 }

@@ -96,3 +96,33 @@ func (r *Runtime) Submit(p int32, req kmsg.Request, client Client, done func(kms
 		done(r.opts.ErrorResponse(req, code))
 	}
 }
+
+// CodeError is the error an event fails with when the runtime cannot run
+// it: Code is NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS or
+// COORDINATOR_NOT_AVAILABLE, as for a request.
+type CodeError struct{ Code int16 }
+
+func (e *CodeError) Error() string {
+	if err := kerr.ErrorForCode(e.Code); err != nil {
+		return "runtime: event not run: " + err.Error()
+	}
+	return "runtime: event not run"
+}
+
+// SubmitEvent hands an event of the broker's own (Op.Event) to partition
+// p's goroutine, as Submit does a request. done is called exactly once:
+// with the shard's Reply.Err once the event's records are durable, or with
+// a *CodeError when the event cannot be taken or its append fails. done
+// must not block.
+func (r *Runtime) SubmitEvent(p int32, ev any, done func(error)) {
+	r.mu.Lock()
+	part := r.mu.parts[p]
+	r.mu.Unlock()
+	if part == nil {
+		done(&CodeError{Code: kerr.NotCoordinator.Code})
+		return
+	}
+	if code := part.enqueue(queued{event: ev, doneEvent: done}); code != 0 {
+		done(&CodeError{Code: code})
+	}
+}

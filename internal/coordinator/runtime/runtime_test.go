@@ -44,6 +44,24 @@ func (l *memLog) ReadFrom(from base.Offset) ([]Record, base.Offset, error) {
 }
 
 func (l *memLog) Append(recs []Record) (func() error, error) {
+	return l.store(recs)
+}
+
+// AppendTxn stores recs as records of producer p.
+func (l *memLog) AppendTxn(p Producer, recs []Record) (func() error, error) {
+	stored := make([]Record, len(recs))
+	for i, r := range recs {
+		stored[i] = Record{Key: r.Key, Value: r.Value, Txn: &p}
+	}
+	return l.store(stored)
+}
+
+// AppendMarker stores m as a marker record.
+func (l *memLog) AppendMarker(m Marker) (func() error, error) {
+	return l.store([]Record{{Marker: &m}})
+}
+
+func (l *memLog) store(recs []Record) (func() error, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	fail, gate := l.failNext, l.waitGate
@@ -136,15 +154,22 @@ type fixture struct {
 }
 
 func newFixture(t *testing.T, log *memLog) *fixture {
+	return newFixtureWith(t, log, func(o *Options) {})
+}
+
+// newFixtureWith is newFixture with options changed by edit.
+func newFixtureWith(t *testing.T, log *memLog, edit func(*Options)) *fixture {
 	f := &fixture{t: t, log: log, tick: make(chan time.Time)}
-	rt, err := New(Options{
+	opts := Options{
 		NewShard:      func(int32) (Shard, error) { return &kvShard{kv: map[string]string{}}, nil },
 		Open:          func(int32) (Log, Appender, error) { return f.log, f.log, nil },
 		ErrorResponse: errorResponse,
 		Clock:         clock.NewManual(time.Unix(0, 0)),
 		NewTicker:     func() Ticker { return manualTicker{f.tick} },
 		MaxQueuedOps:  100,
-	})
+	}
+	edit(&opts)
+	rt, err := New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
