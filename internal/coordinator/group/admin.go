@@ -86,7 +86,8 @@ func (c *Coordinator) listGroups(req *kmsg.ListGroupsRequest) *kmsg.ListGroupsRe
 	return resp
 }
 
-// deleteGroups removes empty groups with their offsets, writing tombstones.
+// deleteGroups removes empty groups with their offsets (committed and
+// pending), writing tombstones.
 func (c *Coordinator) deleteGroups(op runtime.Op, req *kmsg.DeleteGroupsRequest, res *runtime.Result) {
 	resp := req.ResponseKind().(*kmsg.DeleteGroupsResponse)
 	for _, id := range req.Groups {
@@ -109,7 +110,10 @@ func (c *Coordinator) deleteGroup(id string, res *runtime.Result) int16 {
 	if g.state != stateEmpty {
 		return kerr.NonEmptyGroup.Code
 	}
-	for _, tp := range sortedPartitions(g.offsets) {
+	// As Kafka's deleteAllOffsets: one tombstone per partition with a
+	// committed or a pending transactional offset; the pending ones are
+	// dropped with the group.
+	for _, tp := range g.offsetPartitions() {
 		c.writeOffsetTombstone(g, tp, res)
 	}
 	c.writeGroupTombstone(g, res)

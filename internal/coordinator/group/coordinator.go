@@ -16,16 +16,17 @@ import (
 // by API key. OffsetCommit and OffsetFetch v10 name topics by id; the api
 // layer must resolve ids to names before it may advertise them.
 var MaxVersions = map[int16]int16{
-	kmsg.OffsetCommit.Int16():   9,
-	kmsg.OffsetFetch.Int16():    9,
-	kmsg.JoinGroup.Int16():      9,
-	kmsg.Heartbeat.Int16():      4,
-	kmsg.LeaveGroup.Int16():     5,
-	kmsg.SyncGroup.Int16():      5,
-	kmsg.DescribeGroups.Int16(): 6,
-	kmsg.ListGroups.Int16():     5,
-	kmsg.DeleteGroups.Int16():   3,
-	kmsg.OffsetDelete.Int16():   0,
+	kmsg.OffsetCommit.Int16():    9,
+	kmsg.OffsetFetch.Int16():     9,
+	kmsg.JoinGroup.Int16():       9,
+	kmsg.Heartbeat.Int16():       4,
+	kmsg.LeaveGroup.Int16():      5,
+	kmsg.SyncGroup.Int16():       5,
+	kmsg.DescribeGroups.Int16():  6,
+	kmsg.ListGroups.Int16():      5,
+	kmsg.DeleteGroups.Int16():    3,
+	kmsg.OffsetDelete.Int16():    0,
+	kmsg.TxnOffsetCommit.Int16(): 4,
 }
 
 // Coordinator holds the classic groups of one __consumer_offsets partition.
@@ -34,22 +35,39 @@ type Coordinator struct {
 	opts        Options
 	groups      map[string]*group
 	expiryCheck deadline // next offsets-expiry scan; armed by the first Tick
+	// producers are the transactional producers that wrote offsets or
+	// markers here: their fencing epochs and the groups where they hold
+	// pending offsets (txn_offsets.go).
+	producers map[int64]*producer
+	// offsetOrder counts the offset-commit records (plain and
+	// transactional) applied so far, in log order: Handle and Replay
+	// advance it alike, so entries compare by it the same way live and
+	// after a reload.
+	offsetOrder uint64
 }
 
-var _ runtime.Shard = (*Coordinator)(nil)
+var (
+	_ runtime.Shard       = (*Coordinator)(nil)
+	_ runtime.TxnReplayer = (*Coordinator)(nil)
+)
 
 // New returns an empty coordinator.
 func New(opts Options) (*Coordinator, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	return &Coordinator{opts: opts, groups: map[string]*group{}}, nil
+	return &Coordinator{opts: opts, groups: map[string]*group{}, producers: map[int64]*producer{}}, nil
 }
 
-// Handle applies one request. Requests of other types than those in
-// MaxVersions are a programmer error.
+// Handle applies one request, or one event (TxnCompleted). Requests of
+// other types than those in MaxVersions, and events of other types, are a
+// programmer error.
 func (c *Coordinator) Handle(op runtime.Op, now time.Time) runtime.Result {
 	var res runtime.Result
+	if op.Event != nil {
+		c.handleEvent(op, now, &res)
+		return res
+	}
 	switch req := op.Req.(type) {
 	case *kmsg.JoinGroupRequest:
 		c.joinGroup(op, req, now, &res)
@@ -71,6 +89,8 @@ func (c *Coordinator) Handle(op runtime.Op, now time.Time) runtime.Result {
 		reply(&res, op.Token, c.listGroups(req))
 	case *kmsg.DeleteGroupsRequest:
 		c.deleteGroups(op, req, &res)
+	case *kmsg.TxnOffsetCommitRequest:
+		c.txnOffsetCommit(op, req, now, &res)
 	default:
 		panic(fmt.Sprintf("group: Handle of unserved request %T", op.Req))
 	}
@@ -78,14 +98,16 @@ func (c *Coordinator) Handle(op runtime.Op, now time.Time) runtime.Result {
 }
 
 // Tick fires the timers that are due at now: pending-member, session,
-// sync and join-phase timeouts, and (every retention check interval) offset
-// expiry. The first Tick after Replay arms the session timers of the loaded
-// members.
+// sync and join-phase timeouts, idle producers' expiry, and (every
+// retention check interval) offset expiry. The first Tick after Replay
+// arms the session timers of the loaded members and the expiry of the
+// loaded idle producers.
 func (c *Coordinator) Tick(now time.Time) runtime.Result {
 	var res runtime.Result
 	for _, id := range slices.Sorted(maps.Keys(c.groups)) {
 		c.tickGroup(c.groups[id], now, &res)
 	}
+	c.expireProducers(now)
 	if !c.expiryCheck.armed {
 		c.expiryCheck = armAt(now.Add(c.opts.OffsetsRetentionCheckInterval))
 	} else if c.expiryCheck.passed(now) {

@@ -4,17 +4,27 @@
 //
 // Contract. A Coordinator implements runtime.Shard: Handle(op, now) applies
 // one JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit,
-// OffsetFetch, OffsetDelete, DescribeGroups, ListGroups or DeleteGroups
-// request (versions up to MaxVersions) and Tick(now) fires due timers. Both
-// return a runtime.Result: records to append to the partition, in Kafka's
-// schemas (OffsetCommitKey/Value, GroupMetadataKey/Value), and replies keyed
-// by op tokens. The caller must send the replies only after the records are
+// OffsetFetch, OffsetDelete, DescribeGroups, ListGroups, DeleteGroups or
+// TxnOffsetCommit request (versions up to MaxVersions), or one TxnCompleted
+// event of the broker's, and Tick(now) fires due timers. Both return a
+// runtime.Result: records to append to the partition, in Kafka's schemas
+// (OffsetCommitKey/Value, GroupMetadataKey/Value), and replies keyed by op
+// tokens. The caller must send the replies only after the records are
 // durable. A JoinGroup or SyncGroup may get its reply from a later Handle or
 // Tick (when the rebalance completes); every op gets exactly one reply.
 // Replay(key, value) rebuilds the state from the partition; the first Tick
 // after loading arms the loaded members' session timers. Time only enters
 // as the now argument; randomness (member ids) only through Options.Random.
 // No goroutines, no I/O, not safe for concurrent use.
+//
+// Transactions (protocol v1; txn_offsets.go). A TxnOffsetCommit's records
+// form one transactional batch of its producer (Result.Txn, and nothing
+// else in that Result); its offsets are pending until the broker submits
+// TxnCompleted, whose Result carries the marker (Result.Markers) and
+// nothing else. The Coordinator is a runtime.TxnReplayer: ReplayTxn and
+// ReplayMarker read such batches and markers back. A TxnOffsetCommit or
+// TxnCompleted of an epoch below the producer's known one writes nothing
+// (INVALID_PRODUCER_EPOCH, ErrStaleMarker).
 //
 // Errors are Kafka error codes inside responses, as Kafka's classic
 // coordinator answers them (REBALANCE_IN_PROGRESS, ILLEGAL_GENERATION,
@@ -24,12 +34,30 @@
 //
 // Invariants:
 //   - Replaying, in order, every record a Coordinator produced yields the
-//     same committed offsets and the same persisted group metadata (tested
-//     as a property). Committed offsets change only together with a record.
+//     same committed offsets, the same pending transactional offsets (with
+//     their order) and the same persisted group metadata (tested as a
+//     property). Committed offsets change only together with a record or
+//     a marker.
+//   - Pending transactional offsets are kept per group and producer id and
+//     are never visible as committed; OffsetFetch v7+ with RequireStable
+//     answers UNSTABLE_OFFSET_COMMIT for their partitions. A commit marker
+//     moves them to the committed offsets, an abort marker drops them, and
+//     an offset tombstone of their partition (OffsetDelete, DeleteGroups,
+//     expiry) drops them too. Offset expiry skips a partition with a
+//     pending offset and never deletes a group that holds one.
+//   - The offset order counter advances by one for every offset-commit
+//     record with a value, plain or transactional, when Handle writes it
+//     and when Replay reads it, so it follows log order. A committed
+//     transaction's offset replaces a committed one only if its record
+//     came later (Kafka keeps the most recent record).
+//   - Per producer id, the epoch known here (and the coordinator epoch of
+//     its last marker) never decreases; a producer is forgotten only after
+//     Options.ProducerIDExpiration without writes and without pending
+//     offsets.
 //   - A group's generation never decreases while the group exists.
 //   - A group is in c.groups only if it has members, pending members,
-//     offsets or persisted metadata; a deleted group is gone (never Dead in
-//     the map).
+//     offsets (committed or pending) or persisted metadata; a deleted group
+//     is gone (never Dead in the map).
 //   - Group metadata is persisted when the leader's SyncGroup completes a
 //     rebalance, when a group becomes Empty, and when a static member is
 //     replaced without a rebalance; the join phase itself is not persisted

@@ -36,6 +36,8 @@ func ErrorResponse(req kmsg.Request, code int16) kmsg.Response {
 		return resp
 	case *kmsg.OffsetFetchRequest:
 		return offsetFetchError(req, code)
+	case *kmsg.TxnOffsetCommitRequest:
+		return txnCommitError(req, code)
 	case *kmsg.OffsetDeleteRequest:
 		resp := req.ResponseKind().(*kmsg.OffsetDeleteResponse)
 		resp.ErrorCode = code
@@ -81,6 +83,20 @@ func offsetFetchError(req *kmsg.OffsetFetchRequest, code int16) *kmsg.OffsetFetc
 			rt.Partitions = append(rt.Partitions, kmsg.OffsetFetchResponseTopicPartition{
 				Partition: p, Offset: -1, LeaderEpoch: -1, ErrorCode: code,
 			})
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp
+}
+
+// txnCommitError is Kafka's TxnOffsetCommitRequest.getErrorResponse: code
+// on every requested partition.
+func txnCommitError(req *kmsg.TxnOffsetCommitRequest, code int16) *kmsg.TxnOffsetCommitResponse {
+	resp := req.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
+	for _, t := range req.Topics {
+		rt := kmsg.TxnOffsetCommitResponseTopic{Topic: t.Topic, TopicID: t.TopicID}
+		for _, p := range t.Partitions {
+			rt.Partitions = append(rt.Partitions, kmsg.TxnOffsetCommitResponseTopicPartition{Partition: p.Partition, ErrorCode: code})
 		}
 		resp.Topics = append(resp.Topics, rt)
 	}

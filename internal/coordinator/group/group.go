@@ -77,13 +77,18 @@ func protocolsOf(ps []kmsg.JoinGroupRequestProtocol) []protocol {
 	return out
 }
 
-// offsetEntry is one committed offset.
+// offsetEntry is one committed offset, or one pending transactional offset.
 type offsetEntry struct {
 	offset      base.Offset
 	leaderEpoch base.Epoch
 	hasEpoch    bool
 	metadata    string
 	committed   time.Time // millisecond precision: what the record holds
+	// order is the position, among the offset-commit records of this
+	// __consumer_offsets partition, of the record that wrote the entry
+	// (Coordinator.offsetOrder): a committed transaction's offset replaces
+	// a committed one only if its record came later.
+	order uint64
 }
 
 // group is one classic consumer group.
@@ -96,6 +101,8 @@ type offsetEntry struct {
 //   - leader is a member id, or "" only when there are no members.
 //   - persisted is the GroupMetadataValue last written or replayed (nil
 //     when none or after a tombstone): what a reload would see.
+//   - txnOffsets[pid], when present, is not empty, and it is present
+//     exactly when the coordinator's producers[pid].groups holds g.id.
 type group struct {
 	id              string
 	state           groupState
@@ -120,7 +127,11 @@ type group struct {
 	subscribed      map[string]bool
 	subscribedKnown bool
 	offsets         map[base.TopicPartition]offsetEntry
-	persisted       *kmsg.GroupMetadataValue
+	// txnOffsets are the pending transactional offsets, by producer id:
+	// written, not yet committed or aborted by a marker; OffsetFetch does
+	// not show them.
+	txnOffsets map[int64]map[base.TopicPartition]offsetEntry
+	persisted  *kmsg.GroupMetadataValue
 }
 
 func newGroup(id string, now time.Time) *group {
@@ -134,6 +145,7 @@ func newGroup(id string, now time.Time) *group {
 		pending:       map[string]deadline{},
 		supported:     map[string]int{},
 		offsets:       map[base.TopicPartition]offsetEntry{},
+		txnOffsets:    map[int64]map[base.TopicPartition]offsetEntry{},
 	}
 }
 
@@ -303,8 +315,8 @@ func (g *group) allJoined() bool {
 }
 
 // garbage reports whether the group holds nothing worth keeping: no
-// members, no offsets and nothing persisted.
+// members, no offsets (committed or pending) and nothing persisted.
 func (g *group) garbage() bool {
 	return g.state == stateEmpty && len(g.members) == 0 && len(g.pending) == 0 &&
-		len(g.offsets) == 0 && g.persisted == nil
+		len(g.offsets) == 0 && len(g.txnOffsets) == 0 && g.persisted == nil
 }

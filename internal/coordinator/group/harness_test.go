@@ -30,13 +30,16 @@ const (
 )
 
 // harness drives a Coordinator like the runtime does, with a manual clock,
-// and records every reply and record.
+// and records every reply and record. Records are kept as a load reads
+// them back: a transactional batch's with Txn set, a marker as a Record
+// with Marker set.
 type harness struct {
 	tb      tb
 	c       *Coordinator
 	now     time.Time
 	token   uint64
 	replies map[uint64]kmsg.Response
+	errs    map[uint64]error // event replies
 	issued  map[uint64]kmsg.Request
 	records []runtime.Record
 }
@@ -52,11 +55,30 @@ func newHarness(tb tb, opts Options) *harness {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return &harness{tb: tb, c: c, now: t0, replies: map[uint64]kmsg.Response{}, issued: map[uint64]kmsg.Request{}}
+	return &harness{tb: tb, c: c, now: t0, replies: map[uint64]kmsg.Response{}, errs: map[uint64]error{}, issued: map[uint64]kmsg.Request{}}
 }
 
 func (h *harness) absorb(res runtime.Result) {
-	h.records = append(h.records, res.Records...)
+	h.tb.Helper()
+	if res.Txn != nil {
+		// The runtime appends Records as one batch of res.Txn: only that
+		// producer's offset commits may be in it.
+		if len(res.Records) == 0 || len(res.Markers) > 0 {
+			h.tb.Fatalf("transactional result with %d records and %d markers", len(res.Records), len(res.Markers))
+		}
+		for _, r := range res.Records {
+			if okey, _, err := readKey(r.Key); err != nil || okey == nil || r.Value == nil {
+				h.tb.Fatalf("transactional batch holds a record that is no offset commit (%v)", err)
+			}
+		}
+	}
+	for _, r := range res.Records {
+		r.Txn = res.Txn
+		h.records = append(h.records, r)
+	}
+	for _, m := range res.Markers {
+		h.records = append(h.records, runtime.Record{Marker: &m})
+	}
 	for _, r := range res.Replies {
 		if _, ok := h.issued[r.Token]; !ok {
 			h.tb.Fatalf("reply to token %d that was never issued", r.Token)
@@ -65,7 +87,22 @@ func (h *harness) absorb(res runtime.Result) {
 			h.tb.Fatalf("second reply to token %d", r.Token)
 		}
 		h.replies[r.Token] = r.Resp
+		if r.Err != nil {
+			h.errs[r.Token] = r.Err
+		}
 	}
+}
+
+// event hands an event to the coordinator and returns its reply's error.
+func (h *harness) event(ev any) error {
+	h.tb.Helper()
+	h.token++
+	h.issued[h.token] = nil
+	h.absorb(h.c.Handle(runtime.Op{Token: h.token, Event: ev}, h.now))
+	if !h.answered(h.token) {
+		h.tb.Fatalf("event %+v not answered at once", ev)
+	}
+	return h.errs[h.token]
 }
 
 // do hands req to the coordinator and returns the op's token.
@@ -226,39 +263,71 @@ func (h *harness) stableGroup(group string, n int) ([]string, int32) {
 }
 
 // snapshot is what a reload must reproduce: per group, the persisted
-// metadata (encoded) and the committed offsets.
+// metadata (encoded), the committed offsets and the pending transactional
+// offsets by producer (each with its order, which replay must reproduce
+// too).
 type snapshot map[string]groupSnap
 
 type groupSnap struct {
 	meta    string
 	offsets map[base.TopicPartition]string
+	pending map[int64]map[base.TopicPartition]string
 }
 
 func snapshotOf(c *Coordinator) snapshot {
 	s := snapshot{}
 	for id, g := range c.groups {
-		if g.persisted == nil && len(g.offsets) == 0 {
+		if g.persisted == nil && len(g.offsets) == 0 && len(g.txnOffsets) == 0 {
 			continue
 		}
-		gs := groupSnap{offsets: map[base.TopicPartition]string{}}
+		gs := groupSnap{offsets: map[base.TopicPartition]string{}, pending: map[int64]map[base.TopicPartition]string{}}
 		if g.persisted != nil {
 			gs.meta = hex.EncodeToString(g.persisted.AppendTo(nil))
 		}
 		for tp, e := range g.offsets {
-			gs.offsets[tp] = hex.EncodeToString(offsetValue(e))
+			gs.offsets[tp] = entrySnap(e)
+		}
+		for pid, pending := range g.txnOffsets {
+			gs.pending[pid] = map[base.TopicPartition]string{}
+			for tp, e := range pending {
+				gs.pending[pid][tp] = entrySnap(e)
+			}
 		}
 		s[id] = gs
 	}
 	return s
 }
 
+func entrySnap(e offsetEntry) string {
+	return fmt.Sprintf("%s@%d", hex.EncodeToString(offsetValue(e)), e.order)
+}
+
+// producersOf is the fencing state: epoch, last coordinator epoch and the
+// groups with pending offsets, by producer id.
+func producersOf(c *Coordinator) map[int64]string {
+	out := map[int64]string{}
+	for id, p := range c.producers {
+		out[id] = fmt.Sprintf("epoch %d coordinator %d/%v groups %v", p.epoch, p.coordinatorEpoch, p.hasMarker, slices.Sorted(maps.Keys(p.groups)))
+	}
+	return out
+}
+
+// replayAll loads records into a new coordinator as the runtime does.
 func replayAll(tb tb, opts Options, records []runtime.Record) *Coordinator {
 	c, err := New(opts)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	for i, r := range records {
-		if err := c.Replay(r.Key, r.Value); err != nil {
+		switch {
+		case r.Marker != nil:
+			err = c.ReplayMarker(*r.Marker)
+		case r.Txn != nil:
+			err = c.ReplayTxn(*r.Txn, r.Key, r.Value)
+		default:
+			err = c.Replay(r.Key, r.Value)
+		}
+		if err != nil {
 			tb.Fatalf("replay of record %d: %v", i, err)
 		}
 	}
@@ -309,6 +378,31 @@ func checkInvariants(tb tb, c *Coordinator) {
 		}
 		if g.garbage() {
 			tb.Fatalf("group %s kept with nothing in it", id)
+		}
+		for pid, pending := range g.txnOffsets {
+			if len(pending) == 0 {
+				tb.Fatalf("group %s: empty pending offsets of producer %d", id, pid)
+			}
+			if p := c.producers[pid]; p == nil || !p.groups[id] {
+				tb.Fatalf("group %s: producer %d holds pending offsets but does not list the group", id, pid)
+			}
+			for tp, e := range pending {
+				if e.order == 0 || e.order > c.offsetOrder {
+					tb.Fatalf("group %s %v: pending order %d outside (0, %d]", id, tp, e.order, c.offsetOrder)
+				}
+			}
+		}
+		for tp, e := range g.offsets {
+			if e.order == 0 || e.order > c.offsetOrder {
+				tb.Fatalf("group %s %v: order %d outside (0, %d]", id, tp, e.order, c.offsetOrder)
+			}
+		}
+	}
+	for pid, p := range c.producers {
+		for id := range p.groups {
+			if g := c.groups[id]; g == nil || len(g.txnOffsets[pid]) == 0 {
+				tb.Fatalf("producer %d lists group %s without pending offsets there", pid, id)
+			}
 		}
 	}
 }

@@ -92,7 +92,7 @@ func (c *Coordinator) offsetFetch(req *kmsg.OffsetFetchRequest) *kmsg.OffsetFetc
 			topics = append(topics, kmsg.OffsetFetchRequestGroupTopic{Topic: t.Topic, Partitions: t.Partitions})
 		}
 		all := req.Topics == nil && req.Version >= 2
-		fg := c.fetchGroup(req.Group, topics, all)
+		fg := c.fetchGroup(req.Group, topics, all, requireStable(req))
 		for _, t := range fg.Topics {
 			rt := kmsg.OffsetFetchResponseTopic{Topic: t.Topic}
 			for _, p := range t.Partitions {
@@ -107,15 +107,23 @@ func (c *Coordinator) offsetFetch(req *kmsg.OffsetFetchRequest) *kmsg.OffsetFetc
 		return resp
 	}
 	for _, rg := range req.Groups {
-		resp.Groups = append(resp.Groups, c.fetchGroup(rg.Group, rg.Topics, rg.Topics == nil))
+		resp.Groups = append(resp.Groups, c.fetchGroup(rg.Group, rg.Topics, rg.Topics == nil, requireStable(req)))
 	}
 	return resp
 }
 
+// requireStable: RequireStable exists from v7 (KIP-447); older versions
+// never wait for pending transactional offsets.
+func requireStable(req *kmsg.OffsetFetchRequest) bool {
+	return req.Version >= 7 && req.RequireStable
+}
+
 // fetchGroup answers one group of an OffsetFetch. A partition without a
 // committed offset answers offset -1 (the wire's "none"); all=true lists
-// every committed partition.
-func (c *Coordinator) fetchGroup(id string, topics []kmsg.OffsetFetchRequestGroupTopic, all bool) kmsg.OffsetFetchResponseGroup {
+// every committed partition. With stable, a partition that has a pending
+// transactional offset answers UNSTABLE_OFFSET_COMMIT instead (the client
+// retries until the transaction ends), as Kafka's fetchOffsets does.
+func (c *Coordinator) fetchGroup(id string, topics []kmsg.OffsetFetchRequestGroupTopic, all, stable bool) kmsg.OffsetFetchResponseGroup {
 	out := kmsg.OffsetFetchResponseGroup{Group: id}
 	g := c.groups[id]
 	if all {
@@ -136,8 +144,11 @@ func (c *Coordinator) fetchGroup(id string, topics []kmsg.OffsetFetchRequestGrou
 		rt := kmsg.OffsetFetchResponseGroupTopic{Topic: t.Topic}
 		for _, p := range t.Partitions {
 			rp := kmsg.OffsetFetchResponseGroupTopicPartition{Partition: p, Offset: -1, LeaderEpoch: -1, Metadata: kmsg.StringPtr("")}
-			if g != nil {
-				if e, ok := g.offsets[base.TopicPartition{Topic: t.Topic, Partition: p}]; ok {
+			tp := base.TopicPartition{Topic: t.Topic, Partition: p}
+			if g != nil && stable && g.hasTxnOffset(tp) {
+				rp.ErrorCode = kerr.UnstableOffsetCommit.Code
+			} else if g != nil {
+				if e, ok := g.offsets[tp]; ok {
 					rp.Offset = int64(e.offset)
 					rp.Metadata = kmsg.StringPtr(e.metadata)
 					if e.hasEpoch {
@@ -172,7 +183,9 @@ func (c *Coordinator) offsetDelete(op runtime.Op, req *kmsg.OffsetDeleteRequest,
 			tp := base.TopicPartition{Topic: t.Topic, Partition: p.Partition}
 			if subscribed {
 				rp.ErrorCode = kerr.GroupSubscribedToTopic.Code
-			} else if _, ok := g.offsets[tp]; ok {
+			} else if _, ok := g.offsets[tp]; ok || g.hasTxnOffset(tp) {
+				// As Kafka: the tombstone also drops pending
+				// transactional offsets of the partition.
 				c.writeOffsetTombstone(g, tp, res)
 			}
 			rt.Partitions = append(rt.Partitions, rp)
@@ -186,19 +199,22 @@ func (c *Coordinator) offsetDelete(op runtime.Op, req *kmsg.OffsetDeleteRequest,
 // offsets expire a retention period after it became empty; a simple
 // group's, after their commit; a stable consumer group's offsets of topics
 // it no longer subscribes to, after their commit. An empty group left
-// without offsets is deleted.
+// without offsets is deleted. As in Kafka, an offset does not expire while
+// its partition has a pending transactional offset (its tombstone would
+// drop that), and a group holding pending transactional offsets is not
+// deleted (KAFKA-19163).
 func (c *Coordinator) expireOffsets(now time.Time, res *runtime.Result) {
 	for _, id := range slices.Sorted(maps.Keys(c.groups)) {
 		g := c.groups[id]
 		since, ok := c.expiryBase(g)
 		if ok {
 			for _, tp := range sortedPartitions(g.offsets) {
-				if t, ok := since(tp, g.offsets[tp]); ok && now.Sub(t) >= c.opts.OffsetsRetention {
+				if t, ok := since(tp, g.offsets[tp]); ok && now.Sub(t) >= c.opts.OffsetsRetention && !g.hasTxnOffset(tp) {
 					c.writeOffsetTombstone(g, tp, res)
 				}
 			}
 		}
-		if g.state == stateEmpty && len(g.offsets) == 0 && len(g.pending) == 0 {
+		if g.state == stateEmpty && len(g.offsets) == 0 && len(g.pending) == 0 && len(g.txnOffsets) == 0 {
 			if g.persisted != nil {
 				c.writeGroupTombstone(g, res)
 			}

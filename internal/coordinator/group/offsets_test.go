@@ -1,6 +1,7 @@
 package group
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -180,7 +181,7 @@ func checkReplay(t *testing.T, opts Options, h *harness) {
 	}
 	for id, lg := range live {
 		rg, ok := loaded[id]
-		if !ok || rg.meta != lg.meta || len(rg.offsets) != len(lg.offsets) {
+		if !ok || rg.meta != lg.meta || len(rg.offsets) != len(lg.offsets) || fmt.Sprint(rg.pending) != fmt.Sprint(lg.pending) {
 			t.Fatalf("group %s: replay %+v, live %+v", id, rg, lg)
 		}
 		for tp, v := range lg.offsets {

@@ -29,6 +29,11 @@ type Options struct {
 	// OffsetMetadataMaxBytes bounds the metadata string of a committed
 	// offset (offset.metadata.max.bytes).
 	OffsetMetadataMaxBytes int
+	// ProducerIDExpiration is how long the coordinator remembers the epoch
+	// of a transactional producer that holds no pending offsets here,
+	// counted from its last write (producer.id.expiration.ms). A zombie
+	// older than that is no longer fenced by epoch.
+	ProducerIDExpiration time.Duration
 	// Random supplies the random part of member ids (crypto/rand.Reader in
 	// production, a seeded reader in tests). Reads must not fail.
 	Random io.Reader
@@ -44,6 +49,7 @@ func DefaultOptions(random io.Reader) Options {
 		OffsetsRetention:              7 * 24 * time.Hour,
 		OffsetsRetentionCheckInterval: 10 * time.Minute,
 		OffsetMetadataMaxBytes:        4096,
+		ProducerIDExpiration:          24 * time.Hour,
 		Random:                        random,
 	}
 }
@@ -63,6 +69,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("group: offsets retention check interval %v is not positive", o.OffsetsRetentionCheckInterval)
 	case o.OffsetMetadataMaxBytes < 0:
 		return fmt.Errorf("group: offset metadata max bytes %d is negative", o.OffsetMetadataMaxBytes)
+	case o.ProducerIDExpiration <= 0:
+		return fmt.Errorf("group: producer id expiration %v is not positive", o.ProducerIDExpiration)
 	case o.Random == nil:
 		return errors.New("group: Options.Random is nil")
 	}

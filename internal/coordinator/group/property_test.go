@@ -2,6 +2,7 @@ package group
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -24,6 +25,7 @@ func TestPropertyRandomOps(t *testing.T) {
 		opts.MaxSize = rapid.IntRange(1, 4).Draw(rt, "maxSize")
 		opts.OffsetsRetention = time.Hour
 		opts.OffsetsRetentionCheckInterval = time.Minute
+		opts.ProducerIDExpiration = rapid.SampledFrom([]time.Duration{time.Hour, 1000 * time.Hour}).Draw(rt, "producerExpiration")
 		h := newHarness(rt, opts)
 		m := &model{ids: map[string]string{}, gens: map[string]int32{}}
 		steps := rapid.IntRange(1, 120).Draw(rt, "steps")
@@ -51,11 +53,41 @@ func TestPropertyRandomOps(t *testing.T) {
 				rt.Fatalf("op %d (%T) never answered", tok, req)
 			}
 		}
-		live, loaded := snapshotOf(h.c), snapshotOf(replayAll(rt, opts, h.records))
+		reloaded := replayAll(rt, opts, h.records)
+		live, loaded := snapshotOf(h.c), snapshotOf(reloaded)
 		if fmt.Sprint(live) != fmt.Sprint(loaded) {
 			rt.Fatalf("replay differs:\nlive   %v\nloaded %v", live, loaded)
 		}
+		checkInvariants(rt, reloaded)
+		checkProducersReplay(rt, h, reloaded)
 	})
+}
+
+// checkProducersReplay compares the fencing state. Until a producer could
+// have expired it must be equal. After that the live coordinator may have
+// forgotten idle producers that a reload still knows (a reload restarts
+// their period at its first tick), and may know them again, less
+// informed, from later writes: then the reload must know at least as
+// high an epoch and the same pending groups.
+func checkProducersReplay(rt *rapid.T, h *harness, reloaded *Coordinator) {
+	liveP, loadedP := producersOf(h.c), producersOf(reloaded)
+	if h.now.Sub(t0) < h.c.opts.ProducerIDExpiration {
+		if !maps.Equal(liveP, loadedP) {
+			rt.Fatalf("producers differ:\nlive   %v\nloaded %v", liveP, loadedP)
+		}
+		return
+	}
+	for id, lp := range h.c.producers {
+		p, ok := reloaded.producers[id]
+		if !ok || p.epoch < lp.epoch || !maps.Equal(p.groups, lp.groups) {
+			rt.Fatalf("producer %d: live %s, loaded %s", id, liveP[id], loadedP[id])
+		}
+	}
+	for id, p := range reloaded.producers {
+		if _, ok := h.c.producers[id]; !ok && len(p.groups) > 0 {
+			rt.Fatalf("producer %d with pending offsets is gone live", id)
+		}
+	}
 }
 
 func step(rt *rapid.T, h *harness, m *model) {
@@ -72,7 +104,7 @@ func step(rt *rapid.T, h *harness, m *model) {
 	}
 	gen := m.gens[group] + int32(rapid.IntRange(-1, 1).Draw(rt, "genSkew"))
 	client := fmt.Sprintf("client-%d", slot)
-	switch rapid.IntRange(0, 11).Draw(rt, "op") {
+	switch rapid.IntRange(0, 14).Draw(rt, "op") {
 	case 0, 1:
 		protocols := rapid.SampledFrom([][]string{{"range"}, {"range", "rr"}, {"rr"}}).Draw(rt, "protocols")
 		req := joinReq(group, id, instance, protocols...)
@@ -113,7 +145,9 @@ func step(rt *rapid.T, h *harness, m *model) {
 			h.do(req, client)
 		}
 	case 7:
-		h.do(fetchV7(group, nil), client)
+		fetch := fetchV7(group, nil)
+		fetch.RequireStable = rapid.Bool().Draw(rt, "stable")
+		h.do(fetch, client)
 		d := kmsg.NewPtrDescribeGroupsRequest()
 		d.Groups = []string{group}
 		h.do(d, client)
@@ -129,5 +163,31 @@ func step(rt *rapid.T, h *harness, m *model) {
 		h.do(req, client)
 	case 10, 11:
 		h.advance(rapid.SampledFrom([]time.Duration{0, time.Second, 5 * time.Second, 11 * time.Second, 31 * time.Second, 2 * time.Hour}).Draw(rt, "advance"))
+	case 12, 13:
+		// Transactional commits to the same partitions as the plain ones.
+		pid := int64(rapid.IntRange(1, 2).Draw(rt, "pid"))
+		req := txnCommitReq(group, pid, drawEpoch(rt, h, pid), rapid.SampledFrom([]string{"t", "u"}).Draw(rt, "txnTopic"), int64(rapid.IntRange(0, 100).Draw(rt, "txnOffset")))
+		req.Version = int16(rapid.SampledFrom([]int{0, 2, 3, 4}).Draw(rt, "txnVersion"))
+		if req.Version >= 3 && rapid.Bool().Draw(rt, "asMember") {
+			req.MemberID, req.Generation, req.InstanceID = id, gen, instance
+		}
+		h.do(req, client)
+	case 14:
+		pid := int64(rapid.IntRange(1, 2).Draw(rt, "endPid"))
+		coordinatorEpoch := int32(0)
+		if p := h.c.producers[pid]; p != nil {
+			coordinatorEpoch = p.coordinatorEpoch
+		}
+		coordinatorEpoch = max(0, coordinatorEpoch+int32(rapid.IntRange(-1, 1).Draw(rt, "coordinatorSkew")))
+		h.event(TxnCompleted{ProducerID: pid, ProducerEpoch: drawEpoch(rt, h, pid), Commit: rapid.Bool().Draw(rt, "commit"), CoordinatorEpoch: coordinatorEpoch})
 	}
+}
+
+// drawEpoch is the producer's known epoch, sometimes one off either way.
+func drawEpoch(rt *rapid.T, h *harness, pid int64) int16 {
+	epoch := int16(0)
+	if p := h.c.producers[pid]; p != nil {
+		epoch = p.epoch
+	}
+	return max(0, epoch+int16(rapid.SampledFrom([]int{-1, 0, 0, 1}).Draw(rt, "epochSkew")))
 }

@@ -103,13 +103,24 @@ func (c *Coordinator) writeGroupTombstone(g *group, res *runtime.Result) {
 	res.Records = append(res.Records, runtime.Record{Key: groupKey(g.id)})
 }
 
+// nextOffsetOrder is the order of the offset-commit record about to be
+// applied (written or replayed).
+func (c *Coordinator) nextOffsetOrder() uint64 {
+	c.offsetOrder++
+	return c.offsetOrder
+}
+
 func (c *Coordinator) writeOffset(g *group, tp base.TopicPartition, e offsetEntry, res *runtime.Result) {
+	e.order = c.nextOffsetOrder()
 	g.offsets[tp] = e
 	res.Records = append(res.Records, runtime.Record{Key: offsetKey(g.id, tp), Value: offsetValue(e)})
 }
 
+// writeOffsetTombstone deletes the partition's offset: the committed one
+// and, as Kafka's replay of a tombstone does, every producer's pending one.
 func (c *Coordinator) writeOffsetTombstone(g *group, tp base.TopicPartition, res *runtime.Result) {
 	delete(g.offsets, tp)
+	c.dropTxnOffsetsAt(g, tp)
 	res.Records = append(res.Records, runtime.Record{Key: offsetKey(g.id, tp)})
 }
 
@@ -117,24 +128,37 @@ func (c *Coordinator) writeOffsetTombstone(g *group, tp base.TopicPartition, res
 // what it reads: a record it cannot decode is an error wrapping ErrBadRecord
 // and leaves the state unchanged.
 func (c *Coordinator) Replay(key, value []byte) error {
+	okey, gkey, err := readKey(key)
+	if err != nil {
+		return err
+	}
+	if okey != nil {
+		return c.replayOffset(*okey, value)
+	}
+	return c.replayGroup(gkey.Group, value)
+}
+
+// readKey decodes a record key: an offset commit's (okey) or a group's
+// (gkey); exactly one is set when err is nil.
+func readKey(key []byte) (okey *kmsg.OffsetCommitKey, gkey *kmsg.GroupMetadataKey, err error) {
 	if len(key) < 2 {
-		return fmt.Errorf("%w: key of %d bytes", ErrBadRecord, len(key))
+		return nil, nil, fmt.Errorf("%w: key of %d bytes", ErrBadRecord, len(key))
 	}
 	switch v := int16(binary.BigEndian.Uint16(key)); v {
 	case 0, 1:
-		var k kmsg.OffsetCommitKey
-		if err := k.ReadFrom(key); err != nil {
-			return fmt.Errorf("%w: offset commit key: %v", ErrBadRecord, err)
+		okey = new(kmsg.OffsetCommitKey)
+		if err := okey.ReadFrom(key); err != nil {
+			return nil, nil, fmt.Errorf("%w: offset commit key: %v", ErrBadRecord, err)
 		}
-		return c.replayOffset(k, value)
+		return okey, nil, nil
 	case 2:
-		var k kmsg.GroupMetadataKey
-		if err := k.ReadFrom(key); err != nil {
-			return fmt.Errorf("%w: group metadata key: %v", ErrBadRecord, err)
+		gkey = new(kmsg.GroupMetadataKey)
+		if err := gkey.ReadFrom(key); err != nil {
+			return nil, nil, fmt.Errorf("%w: group metadata key: %v", ErrBadRecord, err)
 		}
-		return c.replayGroup(k.Group, value)
+		return nil, gkey, nil
 	default:
-		return fmt.Errorf("%w: key version %d", ErrBadRecord, v)
+		return nil, nil, fmt.Errorf("%w: key version %d", ErrBadRecord, v)
 	}
 }
 
@@ -161,21 +185,35 @@ func (c *Coordinator) loadedGroup(id string) *group {
 	return g
 }
 
+// replayOffset applies a plain offset commit, or a tombstone: that deletes
+// the committed offset and every pending one of the partition.
 func (c *Coordinator) replayOffset(k kmsg.OffsetCommitKey, value []byte) error {
 	tp := base.TopicPartition{Topic: k.Topic, Partition: k.Partition}
 	if value == nil {
 		if g, ok := c.groups[k.Group]; ok {
 			delete(g.offsets, tp)
+			c.dropTxnOffsetsAt(g, tp)
 			c.dropIfGarbage(g)
 		}
 		return nil
 	}
-	if _, err := valueVersion(value); err != nil {
+	e, err := readOffsetValue(value)
+	if err != nil {
 		return err
+	}
+	e.order = c.nextOffsetOrder()
+	c.loadedGroup(k.Group).offsets[tp] = e
+	return nil
+}
+
+// readOffsetValue decodes an OffsetCommitValue; the entry has no order yet.
+func readOffsetValue(value []byte) (offsetEntry, error) {
+	if _, err := valueVersion(value); err != nil {
+		return offsetEntry{}, err
 	}
 	var v kmsg.OffsetCommitValue
 	if err := v.ReadFrom(value); err != nil {
-		return fmt.Errorf("%w: offset commit value: %v", ErrBadRecord, err)
+		return offsetEntry{}, fmt.Errorf("%w: offset commit value: %v", ErrBadRecord, err)
 	}
 	e := offsetEntry{
 		offset:    base.Offset(v.Offset),
@@ -185,8 +223,7 @@ func (c *Coordinator) replayOffset(k kmsg.OffsetCommitKey, value []byte) error {
 	if v.Version >= 3 && v.LeaderEpoch >= 0 {
 		e.leaderEpoch, e.hasEpoch = base.Epoch(v.LeaderEpoch), true
 	}
-	c.loadedGroup(k.Group).offsets[tp] = e
-	return nil
+	return e, nil
 }
 
 func (c *Coordinator) replayGroup(id string, value []byte) error {
@@ -195,6 +232,7 @@ func (c *Coordinator) replayGroup(id string, value []byte) error {
 			c.groups[id] = newGroup(id, time.Time{})
 			c.groups[id].hasStateSince = false
 			c.groups[id].offsets = g.offsets
+			c.groups[id].txnOffsets = g.txnOffsets
 			c.dropIfGarbage(c.groups[id])
 		}
 		return nil
@@ -219,6 +257,7 @@ func (c *Coordinator) replayGroup(id string, value []byte) error {
 	old := c.loadedGroup(id)
 	g := newGroup(id, time.Time{})
 	g.offsets = old.offsets
+	g.txnOffsets = old.txnOffsets
 	g.persisted = v
 	g.generation = v.Generation
 	g.protocolType = v.ProtocolType
