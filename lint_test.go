@@ -27,6 +27,13 @@ const module = "github.com/strata-broker/strata/"
 //     append __consumer_offsets) and record (to decode and frame batches),
 //     and is imported only by api (the topic name and group partitioning)
 //     and cmd (wiring), so no coordinator state machine sees a partition.
+//   - coordinator/txn is the transaction coordinator's state machine, a
+//     Shard like coordinator/group.
+//   - coordinator/markers writes the markers that coordinator/txn decides:
+//     it imports partition (to append them), group (whose __consumer_offsets
+//     partitions take them as an event) and txn (the effect and event
+//     types). It is the one place where a transaction's outcome meets the
+//     partitions, as Kafka's TransactionMarkerChannelManager.
 //   - tier/remotemeta is the leaf vocabulary of remote segment metadata
 //     (State, RemoteSegment, the one valid-transition table). metadata
 //     imports it because the FSM validates remote segment transitions at
@@ -41,6 +48,8 @@ var allowedImports = map[string][]string{
 	"internal/coordinator/group":   {"coordinator/runtime", "base", "clock", "record"},
 	"internal/coordinator/runtime": {"base", "clock"},
 	"internal/coordinator/offsets": {"coordinator/runtime", "partition", "record", "base", "clock"},
+	"internal/coordinator/txn":     {"coordinator/runtime", "base", "clock", "record"},
+	"internal/coordinator/markers": {"coordinator/runtime", "coordinator/group", "coordinator/txn", "partition", "partition/producers", "base", "clock"},
 	"internal/metadata":            {"base", "vfs", "clock", "tier/remotemeta"},
 	"internal/partition":           {"log", "tier", "cleaner", "retention", "record", "base", "clock", "invariants", "vfs", "partition/producers"},
 	"internal/partition/producers": {"base"},
@@ -64,7 +73,7 @@ var forbiddenInCore = map[string]string{
 	"time.Now()": "take a clock.Clock",
 }
 
-var corePackages = []string{"internal/tier", "internal/tier/remotemeta", "internal/partition", "internal/retention", "internal/cleaner", "internal/log", "internal/record", "internal/partition/producers", "internal/coordinator/group", "internal/coordinator/runtime"}
+var corePackages = []string{"internal/tier", "internal/tier/remotemeta", "internal/partition", "internal/retention", "internal/cleaner", "internal/log", "internal/record", "internal/partition/producers", "internal/coordinator/group", "internal/coordinator/runtime", "internal/coordinator/txn"}
 
 func TestImportTable(t *testing.T) {
 	err := filepath.WalkDir(".", func(path string, d os.DirEntry, err error) error {

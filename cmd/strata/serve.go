@@ -23,6 +23,7 @@ import (
 	"github.com/strata-broker/strata/internal/config"
 	"github.com/strata-broker/strata/internal/metadata"
 	"github.com/strata-broker/strata/internal/objstore"
+	"github.com/strata-broker/strata/internal/partition"
 	"github.com/strata-broker/strata/internal/server"
 	"github.com/strata-broker/strata/internal/tier"
 )
@@ -165,7 +166,8 @@ type node struct {
 	meta   *metadata.Store
 	remote objstore.Store // nil when tiering is off
 	reader *tier.Reader   // the remote tier's reader; nil when tiering is off
-	groups *groupCoordinator
+	groups *coordinatorHost
+	txns   *txnCoordinator
 	broker *broker.Broker
 	srv    *server.Server
 	logger *slog.Logger
@@ -196,6 +198,9 @@ func start(ctx context.Context, cfg *config.Broker, logger *slog.Logger) (*node,
 	if n.groups, err = newGroupCoordinator(cfg, clock.Real{}, logger); err != nil {
 		return nil, errors.Join(err, n.shutdown())
 	}
+	if n.txns, err = newTxnCoordinator(cfg, clock.Real{}, logger, n); err != nil {
+		return nil, errors.Join(err, n.shutdown())
+	}
 	var tierOpts *broker.TierDeps
 	if cfg.RemoteStorageSystemEnable {
 		if n.remote, err = openRemoteStore(ctx, cfg); err != nil {
@@ -216,8 +221,8 @@ func start(ctx context.Context, cfg *config.Broker, logger *slog.Logger) (*node,
 		FlushCheckInterval: flushCheckInterval,
 		Clock:              clock.Real{},
 		Logger:             logger,
-		OnOpen:             n.groups.onOpen,
-		OnClose:            n.groups.onClose,
+		OnOpen:             n.onPartitionOpen,
+		OnClose:            n.onPartitionClose,
 		Tier:               tierOpts,
 		Cleaner:            cleanerOptions(cfg),
 	})
@@ -233,7 +238,7 @@ func start(ctx context.Context, cfg *config.Broker, logger *slog.Logger) (*node,
 		ln.Close()
 		return nil, errors.Join(err, n.shutdown())
 	}
-	h, err := api.New(api.Options{Broker: n.broker, Meta: meta, Config: cfg, AdvertisedHost: host, AdvertisedPort: port, Logger: logger, Groups: n.groups.rt})
+	h, err := api.New(api.Options{Broker: n.broker, Meta: meta, Config: cfg, AdvertisedHost: host, AdvertisedPort: port, Logger: logger, Groups: n.groups.rt, Txns: n.txns.rt})
 	if err != nil {
 		ln.Close()
 		return nil, errors.Join(err, n.shutdown())
@@ -283,9 +288,25 @@ func advertised(cfg *config.Broker, bound net.Addr) (string, int32, error) {
 // NOT_COORDINATOR, so that a JoinGroup parked for a rebalance does not hold
 // the server's drain), then the server (finishing in-flight requests), then
 // closes the partitions (syncing the log) and the metadata store.
+// onPartitionOpen and onPartitionClose start and resign the coordinators
+// of internal topics' partitions.
+func (n *node) onPartitionOpen(p *partition.Partition) {
+	n.groups.onOpen(p)
+	n.txns.onOpen(p)
+}
+
+func (n *node) onPartitionClose(p *partition.Partition) {
+	n.groups.onClose(p)
+	n.txns.onClose(p)
+}
+
 func (n *node) shutdown() error {
 	var errs []error
 	n.metrics.stopServing() // /healthz answers 503 while the rest shuts down
+	// Marker writes wait on the group coordinator: they stop first.
+	if n.txns != nil {
+		n.txns.close()
+	}
 	if n.groups != nil {
 		n.groups.rt.Close()
 	}

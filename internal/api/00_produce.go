@@ -8,7 +8,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-broker/strata/internal/base"
-	"github.com/strata-broker/strata/internal/coordinator/offsets"
 	"github.com/strata-broker/strata/internal/metadata"
 	"github.com/strata-broker/strata/internal/partition"
 )
@@ -42,7 +41,7 @@ func (h *Handler) handleProduce(_ context.Context, req *Request) Reply {
 			sp := &st.Partitions[j]
 			*sp = kmsg.NewProduceResponseTopicPartition()
 			sp.Partition = rp.Partition
-			code, msg, wait := h.producePartition(t, rp, acks, acksOK, r.TransactionID != nil, sp, req.Version >= 13)
+			code, msg, wait := h.producePartition(t, rp, acks, acksOK, sp, req.Version >= 13)
 			sp.ErrorCode = code
 			if req.Version >= 8 {
 				sp.ErrorMessage = strPtr(msg)
@@ -98,20 +97,18 @@ func syncAll(pending []pendingSync) []error {
 
 // producePartition appends one partition's batch; it returns the code and
 // message to answer with, and a wait to call before answering (or nil).
-func (h *Handler) producePartition(t *metadata.Topic, rp kmsg.ProduceRequestTopicPartition, acks partition.Acks, acksOK, transactional bool, sp *kmsg.ProduceResponseTopicPartition, byID bool) (int16, string, func() error) {
+func (h *Handler) producePartition(t *metadata.Topic, rp kmsg.ProduceRequestTopicPartition, acks partition.Acks, acksOK bool, sp *kmsg.ProduceResponseTopicPartition, byID bool) (int16, string, func() error) {
 	sp.BaseOffset, sp.LogAppendTime, sp.LogStartOffset = -1, -1, -1
 	switch {
 	case !acksOK:
 		return kerr.InvalidRequiredAcks.Code, "acks must be 0, 1 or -1", nil
-	case transactional:
-		return kerr.TransactionalIDAuthorizationFailed.Code, "transactions are not supported yet", nil
 	case t == nil && byID:
 		return kerr.UnknownTopicID.Code, "", nil
 	case t == nil:
 		return kerr.UnknownTopicOrPartition.Code, "", nil
-	case t.Name == offsets.TopicName:
-		// Only the group coordinator writes there; a client's record
-		// could stop the partition from loading. Kafka refuses too.
+	case isInternalTopic(t.Name):
+		// Only its coordinator writes there; a client's record could
+		// stop the partition from loading. Kafka refuses too.
 		return kerr.InvalidTopicException.Code, "cannot produce to the internal topic " + t.Name, nil
 	}
 	p, ok := h.opts.Broker.Partition(base.TopicPartition{Topic: t.Name, Partition: rp.Partition})

@@ -11,6 +11,7 @@ import (
 	"github.com/strata-broker/strata/internal/base"
 	"github.com/strata-broker/strata/internal/metadata"
 	"github.com/strata-broker/strata/internal/partition"
+	"github.com/strata-broker/strata/internal/record"
 )
 
 // Fetch: v4-16. Long polls wait for new data up to max.wait.ms when fewer
@@ -193,7 +194,7 @@ func (h *Handler) fillFetch(r *kmsg.FetchRequest, resp *kmsg.FetchResponse, targ
 			total += n
 		case h.opts.Broker.RemoteFetchThrottled():
 		default:
-			remote = append(remote, &remoteRead{sp: sp, t: t, limit: limit, first: total == 0})
+			remote = append(remote, &remoteRead{sp: sp, t: t, iso: isolationOf(r.IsolationLevel), limit: limit, first: total == 0})
 			total += limit
 			reserved += limit
 		}
@@ -205,15 +206,16 @@ func (h *Handler) fillFetch(r *kmsg.FetchRequest, resp *kmsg.FetchResponse, targ
 }
 
 // fetchOne reads t into sp and returns the record bytes added; inRemote
-// says t's offset is in the remote tier, for the caller to read.
+// says t's offset is in the remote tier, for the caller to read. A
+// read_committed fetch stops at the last stable offset and carries the
+// aborted transactions of what it returns.
 func (h *Handler) fetchOne(r *kmsg.FetchRequest, sp *kmsg.FetchResponseTopicPartition, t fetchTarget, limit int, first bool, bufs *fetchBuffers) (n int, inRemote bool) {
+	iso := isolationOf(r.IsolationLevel)
 	off := t.part.Offsets()
-	sp.HighWatermark = int64(off.HighWatermark)
-	sp.LastStableOffset = int64(off.HighWatermark) // no transactions yet: LSO = HW
-	sp.LogStartOffset = int64(off.LogStart)
+	setFetchOffsets(sp, off)
 	// Kafka sends empty, never null, record bytes; librdkafka rejects null.
 	sp.RecordBatches = []byte{}
-	if r.IsolationLevel == readCommitted {
+	if iso == partition.ReadCommitted {
 		sp.AbortedTransactions = []kmsg.FetchResponseTopicPartitionAbortedTransaction{}
 	}
 	if code := checkLeaderEpoch(t.leaderEpoch, off.LeaderEpoch); code != 0 {
@@ -223,22 +225,22 @@ func (h *Handler) fetchOne(r *kmsg.FetchRequest, sp *kmsg.FetchResponseTopicPart
 	if limit <= 0 && !first {
 		return 0, false
 	}
-	if t.offset == off.HighWatermark && t.offset >= off.LocalStart {
-		// A consumer at the end: nothing to read. Most partitions of a
-		// long poll over many are here, on every wake-up.
+	end := off.End(iso)
+	if t.offset >= end && t.offset <= off.HighWatermark && t.offset >= off.LocalStart {
+		// A consumer at the end (or, read_committed, past the last
+		// stable offset): nothing to read. Most partitions of a long
+		// poll over many are here, on every wake-up.
 		sp.ErrorCode = 0
 		return 0, false
 	}
-	if wantsRegion(limit, t.offset, off.HighWatermark) {
-		if n, ok := fetchRegion(sp, t, limit, first, bufs); ok {
+	if wantsRegion(limit, t.offset, end) {
+		if n, ok := fetchRegion(sp, t, limit, first, iso, bufs); ok {
 			return n, false
 		}
 	}
 	buf := bufs.read
-	res, err := t.part.Read(t.offset, limit, buf.b)
-	sp.HighWatermark = int64(res.Offsets.HighWatermark)
-	sp.LastStableOffset = int64(res.Offsets.HighWatermark)
-	sp.LogStartOffset = int64(res.Offsets.LogStart)
+	res, err := t.part.ReadIsolated(t.offset, limit, buf.b, iso)
+	setFetchOffsets(sp, res.Offsets)
 	if errors.Is(err, partition.ErrOffsetInRemote) {
 		sp.ErrorCode = 0
 		return 0, true
@@ -256,20 +258,61 @@ func (h *Handler) fetchOne(r *kmsg.FetchRequest, sp *kmsg.FetchResponseTopicPart
 	buf.b = res.Buf
 	if len(res.Records) > 0 {
 		sp.RecordBatches = res.Records
+		addAborted(sp, t, iso, nextOffsetAfter(res.Records))
 	}
 	return len(res.Records), false
 }
 
+// isolationOf is a fetch's or ListOffsets' isolation level.
+func isolationOf(level int8) partition.Isolation {
+	if level == readCommitted {
+		return partition.ReadCommitted
+	}
+	return partition.ReadUncommitted
+}
+
+// setFetchOffsets puts a partition's offsets in its answer.
+func setFetchOffsets(sp *kmsg.FetchResponseTopicPartition, off partition.Offsets) {
+	sp.HighWatermark = int64(off.HighWatermark)
+	sp.LastStableOffset = int64(off.LastStable)
+	sp.LogStartOffset = int64(off.LogStart)
+}
+
+// addAborted lists, for a read_committed answer holding the records of
+// [t.offset, upTo), the aborted transactions among them: the consumer
+// drops those producers' batches from each first offset to the marker.
+func addAborted(sp *kmsg.FetchResponseTopicPartition, t fetchTarget, iso partition.Isolation, upTo base.Offset) {
+	if iso != partition.ReadCommitted {
+		return
+	}
+	for _, a := range t.part.AbortedTxns(t.offset, upTo) {
+		at := kmsg.NewFetchResponseTopicPartitionAbortedTransaction()
+		at.ProducerID, at.FirstOffset = int64(a.ProducerID), int64(a.FirstOffset)
+		sp.AbortedTransactions = append(sp.AbortedTransactions, at)
+	}
+}
+
+// nextOffsetAfter is the offset after the last whole batch of b.
+func nextOffsetAfter(b []byte) base.Offset {
+	var next base.Offset
+	it := record.SplitBatches(b)
+	for {
+		_, h, ok := it.Next()
+		if !ok {
+			return next
+		}
+		next = h.NextOffset()
+	}
+}
+
 // fetchRegion serves a partition as a file region to splice; ok=false means
 // the read must go through the copying path instead.
-func fetchRegion(sp *kmsg.FetchResponseTopicPartition, t fetchTarget, limit int, first bool, bufs *fetchBuffers) (int, bool) {
-	reg, off, err := t.part.ReadRegion(t.offset, limit)
+func fetchRegion(sp *kmsg.FetchResponseTopicPartition, t fetchTarget, limit int, first bool, iso partition.Isolation, bufs *fetchBuffers) (int, bool) {
+	reg, off, err := t.part.ReadRegionIsolated(t.offset, limit, iso)
 	if errors.Is(err, partition.ErrNoRegion) || errors.Is(err, partition.ErrOffsetInRemote) {
 		return 0, false
 	}
-	sp.HighWatermark = int64(off.HighWatermark)
-	sp.LastStableOffset = int64(off.HighWatermark)
-	sp.LogStartOffset = int64(off.LogStart)
+	setFetchOffsets(sp, off)
 	if err != nil {
 		sp.ErrorCode, _ = errorCode(err)
 		return 0, true
@@ -283,6 +326,7 @@ func fetchRegion(sp *kmsg.FetchResponseTopicPartition, t fetchTarget, limit int,
 		return 0, true
 	}
 	sp.RecordBatches = bufs.addRegion(reg, t.order)
+	addAborted(sp, t, iso, reg.Next)
 	return int(reg.Size), true
 }
 

@@ -14,7 +14,9 @@ import (
 // timestamp (v7+, over both tiers), -4 earliest local (v8+), -5 last
 // tiered (v9+), -6 earliest pending upload (v11, KIP-1023; v11 adds
 // nothing else), or a timestamp searched in the remote time indexes, then
-// the local one.
+// the local one. With read_committed (v2+) latest is the last stable
+// offset, and a timestamp search answers only offsets below it, as Kafka's
+// fetchOffsetForTimestamp.
 func init() { register(2, 1, 11, (*Handler).handleListOffsets) }
 
 // offsetQuery is a ListOffsets target with wire sentinels named.
@@ -85,10 +87,12 @@ func (h *Handler) listOffset(ctx context.Context, p *partition.Partition, rp kms
 		return kerr.InvalidRequest.Code
 	}
 	set := func(o base.Offset) { sp.Offset, sp.Timestamp = int64(o), -1 }
+	// What the isolation level may read: a timestamp search answers only
+	// offsets below it, as Kafka's fetchOffsetForTimestamp.
+	fetchable := off.End(isolationOf(isolation))
 	switch q {
 	case queryLatest:
-		_ = isolation // the last stable offset equals the high watermark until transactions exist
-		set(off.HighWatermark)
+		set(fetchable)
 	case queryEarliest:
 		set(off.LogStart)
 	case queryEarliestLocal:
@@ -110,7 +114,7 @@ func (h *Handler) listOffset(ctx context.Context, p *partition.Partition, rp kms
 			h.logger.Warn("remote max timestamp lookup", "partition", p.TP().String(), "err", msg)
 			return code
 		}
-		if ok {
+		if ok && o < fetchable {
 			sp.Offset, sp.Timestamp = int64(o), ts
 		}
 	case queryTimestamp:
@@ -124,7 +128,7 @@ func (h *Handler) listOffset(ctx context.Context, p *partition.Partition, rp kms
 			sp.Offset, sp.Timestamp = int64(o), ts
 			return 0
 		}
-		if o, ts, ok := p.OffsetForTimestamp(rp.Timestamp); ok {
+		if o, ts, ok := p.OffsetForTimestamp(rp.Timestamp); ok && o < fetchable {
 			sp.Offset, sp.Timestamp = int64(o), ts
 		}
 	}

@@ -8,7 +8,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-broker/strata/internal/base"
-	"github.com/strata-broker/strata/internal/coordinator/offsets"
 	"github.com/strata-broker/strata/internal/metadata"
 )
 
@@ -68,9 +67,9 @@ func (h *Handler) metadataRequestedTopic(ctx context.Context, img *metadata.Imag
 		mt.ErrorCode = kerr.UnknownTopicOrPartition.Code
 		return mt
 	}
-	if name == offsets.TopicName {
+	if kind := h.coordinatorsOf(name); kind != nil {
 		// Created only with its own settings, as FindCoordinator does.
-		t, err := h.groups.ensureTopic(ctx)
+		t, err := kind.ensureTopic(ctx)
 		if err != nil {
 			mt.ErrorCode = kerr.LeaderNotAvailable.Code
 			return mt
@@ -94,7 +93,7 @@ func (h *Handler) metadataTopic(t *metadata.Topic) kmsg.MetadataResponseTopic {
 	name := t.Name
 	mt.Topic = &name
 	mt.TopicID = t.ID
-	mt.IsInternal = t.Name == offsets.TopicName
+	mt.IsInternal = isInternalTopic(t.Name)
 	for _, p := range t.Partitions {
 		mp := kmsg.NewMetadataResponseTopicPartition()
 		mp.Partition = p.Index

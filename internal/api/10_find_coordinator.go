@@ -7,11 +7,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// FindCoordinator: v0-6 (v4+ batch several keys). Key type 0 (group) names
-// this broker, creating __consumer_offsets on first use. Transactions
-// (type 1) and share groups (type 2) are not supported: they get
-// INVALID_REQUEST, which clients do not retry, so a transactional producer
-// fails at once instead of looping on a retriable error.
+// FindCoordinator: v0-6 (v4+ batch several keys). Key types 0 (group) and
+// 1 (transaction) name this broker, creating __consumer_offsets or
+// __transaction_state on first use. Share groups (type 2) are not
+// supported: they get INVALID_REQUEST.
 func init() { register(10, 0, 6, (*Handler).handleFindCoordinator) }
 
 const (
@@ -43,19 +42,24 @@ func (h *Handler) findCoordinator(ctx context.Context, keyType int8, key string)
 		c.ErrorCode, c.ErrorMessage = code, strPtr(msg)
 		return c
 	}
+	var kind *coordinators
 	switch keyType {
 	case coordinatorTypeGroup:
+		kind = h.groups
 	case coordinatorTypeTxn:
-		return fail(kerr.InvalidRequest.Code, "transactions are not supported by this broker")
+		if key == "" {
+			return fail(kerr.InvalidRequest.Code, "a transactional id must not be empty")
+		}
+		kind = h.txns
 	default:
-		return fail(kerr.InvalidRequest.Code, "unsupported coordinator key type; only groups (0) are served")
+		return fail(kerr.InvalidRequest.Code, "unsupported coordinator key type; groups (0) and transactions (1) are served")
 	}
-	if h.opts.Groups == nil {
-		return fail(kerr.CoordinatorNotAvailable.Code, "this broker runs no group coordinator")
+	if kind.rt == nil {
+		return fail(kerr.CoordinatorNotAvailable.Code, "this broker runs no coordinator for "+kind.topic)
 	}
-	if _, err := h.groups.ensureTopic(ctx); err != nil {
-		h.logger.Warn("the consumer offsets topic cannot be created", "err", err)
-		return fail(kerr.CoordinatorNotAvailable.Code, "the consumer offsets topic cannot be created: "+err.Error())
+	if _, err := kind.ensureTopic(ctx); err != nil {
+		h.logger.Warn("an internal topic cannot be created", "topic", kind.topic, "err", err)
+		return fail(kerr.CoordinatorNotAvailable.Code, kind.topic+" cannot be created: "+err.Error())
 	}
 	self := h.selfBroker()
 	c.NodeID, c.Host, c.Port = self.NodeID, self.Host, self.Port

@@ -7,7 +7,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-broker/strata/internal/base"
-	"github.com/strata-broker/strata/internal/coordinator/offsets"
 )
 
 // DeleteTopics: v0-6 (v6 may name topics by id). The partitions' data is
@@ -80,8 +79,8 @@ func (h *Handler) deleteOneTopic(ctx context.Context, name *string, id [16]byte,
 		topic = t.Name
 		st.Topic = &topic
 	}
-	if topic == offsets.TopicName {
-		// Kafka refuses too: the groups' state lives there.
+	if isInternalTopic(topic) {
+		// Kafka refuses too: a coordinator's state lives there.
 		return kerr.InvalidRequest.Code, "topic " + topic + " is internal and cannot be deleted"
 	}
 	if err := h.opts.Meta.DeleteTopic(ctx, topic); err != nil {

@@ -6,8 +6,6 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/strata-broker/strata/internal/coordinator/offsets"
 )
 
 // CreatePartitions: v0-3. The count only grows; validate_only checks and
@@ -32,10 +30,10 @@ func (h *Handler) createPartitions(ctx context.Context, rt kmsg.CreatePartitions
 	if !ok {
 		return kerr.UnknownTopicOrPartition.Code, "topic " + rt.Topic + " does not exist"
 	}
-	if t.Name == offsets.TopicName {
+	if isInternalTopic(t.Name) {
 		// Groups are mapped to partitions by count: more partitions
 		// would move groups away from their committed state.
-		return kerr.InvalidRequest.Code, "the partition count of internal topic " + t.Name + " cannot change; set offsets.topic.num.partitions before the first group"
+		return kerr.InvalidRequest.Code, "the partition count of internal topic " + t.Name + " cannot change; set offsets.topic.num.partitions or transaction.state.log.num.partitions before its first use"
 	}
 	have := int32(len(t.Partitions))
 	if rt.Count <= have {

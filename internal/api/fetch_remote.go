@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-broker/strata/internal/broker"
+	"github.com/strata-broker/strata/internal/partition"
 )
 
 // The partitions of one fetch that lie below their local log start are
@@ -32,6 +33,7 @@ const defaultRemoteFetchMaxWait = 500 * time.Millisecond
 type remoteRead struct {
 	sp      *kmsg.FetchResponseTopicPartition
 	t       fetchTarget
+	iso     partition.Isolation
 	limit   int
 	first   bool
 	read    broker.RemoteRead
@@ -118,8 +120,10 @@ func (h *Handler) applyRemoteRead(rr *remoteRead, bufs *fetchBuffers) int {
 		return 0
 	case rr.read.Region.File != nil:
 		rr.sp.RecordBatches = bufs.addRegion(rr.read.Region, rr.t.order)
+		addAborted(rr.sp, rr.t, rr.iso, rr.read.Region.Next)
 	case n > 0:
 		rr.sp.RecordBatches = rr.read.Batches
+		addAborted(rr.sp, rr.t, rr.iso, nextOffsetAfter(rr.read.Batches))
 	}
 	return n
 }

@@ -52,6 +52,9 @@ type Options struct {
 	// Groups runs the __consumer_offsets partitions led here. Nil answers
 	// every group request COORDINATOR_NOT_AVAILABLE.
 	Groups *runtime.Runtime
+	// Txns runs the __transaction_state partitions led here. Nil answers
+	// every transaction request COORDINATOR_NOT_AVAILABLE.
+	Txns *runtime.Runtime
 }
 
 // Validate reports the first unusable option.
@@ -74,6 +77,7 @@ type Handler struct {
 	opts     Options
 	logger   *slog.Logger
 	groups   *coordinators
+	txns     *coordinators
 	sessions *fetchSessionCache
 }
 
@@ -88,6 +92,7 @@ func New(opts Options) (*Handler, error) {
 	sessions := newFetchSessionCache(int(opts.Config.FetchSessionCacheSlots), time.Now)
 	h := &Handler{opts: opts, logger: opts.Logger, sessions: sessions}
 	h.groups = newGroupCoordinators(h)
+	h.txns = newTxnCoordinators(h)
 	return h, nil
 }
 

@@ -140,7 +140,7 @@ func (b *Broker) tierPass(ctx context.Context, p *partition.Partition) bool {
 		TP:               p.TP(),
 		LeaderEpoch:      off.LeaderEpoch,
 		Lineage:          p.Lineage(),
-		LastStableOffset: off.HighWatermark, // no transactions yet: LSO = HW
+		LastStableOffset: off.LastStable,
 		HighWatermark:    off.HighWatermark,
 		LogStart:         off.LogStart,
 		Policy:           cfg.Retention,

@@ -38,8 +38,8 @@
 //   - A transaction marker (a control batch) stays while its transaction
 //     has a batch in the cleaned log (Pass tracks it in log order); once
 //     none is left it gets a delete horizon, and goes at the first pass after
-//     the horizon. Strata has no transaction coordinator yet, so no marker is
-//     written today; the rules are Kafka's, ready for it.
+//     the horizon. The partition passes its aborted-transaction index and
+//     never cleans past the last stable offset.
 //   - A batch that loses nothing and gains no horizon is copied byte for byte.
 //     A batch that loses some records is rebuilt with the same base offset
 //     and last offset delta (so the producer's last sequence survives), the

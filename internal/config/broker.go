@@ -52,6 +52,15 @@ type Broker struct {
 	GroupMaxSessionTimeout        time.Duration
 	GroupMaxSize                  int32
 
+	TxnTopicNumPartitions     int32
+	TxnTopicReplicationFactor int16
+	TxnTopicSegmentBytes      int32
+	TxnTopicMinISR            int32
+	TxnMaxTimeout             time.Duration
+	TxnIDExpiration           time.Duration
+	TxnAbortCheckInterval     time.Duration
+	TxnExpiryCheckInterval    time.Duration
+
 	RemoteStorageSystemEnable    bool
 	RemoteLogManagerTaskInterval time.Duration
 	RemoteDir                    string // the directory store, used when S3.Bucket == ""
@@ -155,6 +164,15 @@ func newBroker(raw, origin map[string]string) (*Broker, error) {
 		GroupMinSessionTimeout:        msDuration(g.i64("group.min.session.timeout.ms")),
 		GroupMaxSessionTimeout:        msDuration(g.i64("group.max.session.timeout.ms")),
 		GroupMaxSize:                  g.i32("group.max.size"),
+
+		TxnTopicNumPartitions:     g.i32("transaction.state.log.num.partitions"),
+		TxnTopicReplicationFactor: g.i16("transaction.state.log.replication.factor"),
+		TxnTopicSegmentBytes:      g.i32("transaction.state.log.segment.bytes"),
+		TxnTopicMinISR:            g.i32("transaction.state.log.min.isr"),
+		TxnMaxTimeout:             msDuration(g.i64("transaction.max.timeout.ms")),
+		TxnIDExpiration:           msDuration(g.i64("transactional.id.expiration.ms")),
+		TxnAbortCheckInterval:     msDuration(g.i64("transaction.abort.timed.out.transaction.cleanup.interval.ms")),
+		TxnExpiryCheckInterval:    msDuration(g.i64("transaction.remove.expired.transaction.cleanup.interval.ms")),
 
 		RemoteStorageSystemEnable:    g.flag("remote.log.storage.system.enable"),
 		RemoteLogManagerTaskInterval: msDuration(g.i64("remote.log.manager.task.interval.ms")),

@@ -3,6 +3,7 @@ package partition
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/strata-broker/strata/internal/base"
 	"github.com/strata-broker/strata/internal/log"
@@ -45,15 +46,31 @@ var ErrNotEnoughReplicas = errors.New("partition: fewer in-sync replicas than mi
 // for a partition, which Kafka refuses for magic v2.
 var ErrInvalidBatchCount = &record.Error{Code: 87, Msg: "a produce request must carry exactly one record batch per partition"}
 
+// origin is who wrote a batch, which decides the producer checks it gets
+// (Kafka's AppendOrigin).
+type origin int8
+
+const (
+	// originClient: a producer's batch; sequences are checked.
+	originClient origin = iota + 1
+	// originCoordinator: a coordinator's own batch; no sequences.
+	originCoordinator
+)
+
 // Append validates one produce payload (exactly one v2 batch), assigns its
 // offsets and writes it. The returned wait function blocks until the append
 // is as durable as acks requires; it is nil when there is nothing to wait
-// for. batch is rewritten in place.
+// for. batch is rewritten in place. A control batch is refused with
+// INVALID_RECORD: only AppendMarker writes markers.
 //
 // An append that rolls a segment also writes a producer-state snapshot,
 // after the partition lock is released: that append's caller pays one
 // fsync per segment roll, other producers do not wait for it.
 func (p *Partition) Append(batch []byte, acks Acks) (AppendResult, func() error, error) {
+	return p.appendBatch(batch, acks, originClient)
+}
+
+func (p *Partition) appendBatch(batch []byte, acks Acks, from origin) (AppendResult, func() error, error) {
 	p.mu.Lock()
 	cfg := p.mu.cfg
 	p.mu.Unlock()
@@ -61,7 +78,7 @@ func (p *Partition) Append(batch []byte, acks Acks) (AppendResult, func() error,
 		return AppendResult{}, nil, fmt.Errorf("%w: %d in sync, min.insync.replicas=%d", ErrNotEnoughReplicas, inSyncReplicas, cfg.MinInsyncReplicas)
 	}
 	h, err := record.Validate(batch, record.Limits{MaxBatchBytes: cfg.MaxMessageBytes,
-		Timestamps: cfg.timestampRange(p.opts.Clock)})
+		Timestamps: cfg.timestampRange(p.opts.Clock), FromCoordinator: from == originCoordinator})
 	if err != nil {
 		// Two batches concatenated validate as a bad length: say why.
 		if framesSeveralBatches(batch) {
@@ -85,7 +102,7 @@ func (p *Partition) Append(batch []byte, acks Acks) (AppendResult, func() error,
 			return AppendResult{}, nil, err
 		}
 	}
-	out, err := p.appendValidated(batch, h, cfg, acks)
+	out, err := p.appendValidated(batch, h, cfg, acks, from)
 	if err != nil {
 		return AppendResult{}, nil, err
 	}
@@ -108,14 +125,21 @@ type appendOutcome struct {
 	snapshot   *producerSnapshot
 }
 
-func (p *Partition) appendValidated(batch []byte, h record.Header, cfg Config, acks Acks) (appendOutcome, error) {
+func (p *Partition) appendValidated(batch []byte, h record.Header, cfg Config, acks Acks, from origin) (appendOutcome, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.mu.closed {
 		return appendOutcome{}, ErrClosed
 	}
-	if h.Idempotent() {
-		v, err := p.mu.producers.Check(base.ProducerID(h.ProducerID), h.ProducerEpoch, h.BaseSequence, lastSequence(h))
+	pid := base.ProducerID(h.ProducerID)
+	switch {
+	case !h.Idempotent():
+	case from == originCoordinator:
+		if err := p.mu.producers.CheckCoordinator(pid, h.ProducerEpoch, h.Transactional()); err != nil {
+			return appendOutcome{}, fmt.Errorf("partition %v: coordinator batch at %d: %w", p.opts.TP, p.log.End(), err)
+		}
+	default:
+		v, err := p.mu.producers.Check(pid, h.ProducerEpoch, h.BaseSequence, lastSequence(h), h.Transactional())
 		if err != nil {
 			return appendOutcome{}, err
 		}
@@ -129,10 +153,7 @@ func (p *Partition) appendValidated(batch []byte, h record.Header, cfg Config, a
 		}
 	}
 
-	next := p.log.End()
-	record.SetBaseOffset(batch, next)
-	record.SetPartitionLeaderEpoch(batch, p.mu.epochs.latestEpoch())
-	res := AppendResult{BaseOffset: next}
+	var res AppendResult
 	maxTs := h.MaxTimestamp
 	now := p.opts.Clock.Now()
 	if cfg.LogAppendTime {
@@ -140,26 +161,23 @@ func (p *Partition) appendValidated(batch []byte, h record.Header, cfg Config, a
 		record.SetLogAppendTime(batch, nowMs)
 		res.LogAppendTime, res.LogAppendTimeMs, maxTs = true, nowMs, nowMs
 	}
-	mayRoll := p.mu.active.mayRoll(cfg, len(batch), next+base.Offset(h.LastOffsetDelta), now)
-	if err := p.log.Append(batch); err != nil {
+	next, snap, err := p.writeLocked(batch, h.LastOffsetDelta, cfg, now)
+	if err != nil {
 		return appendOutcome{}, err
 	}
-	var snap *producerSnapshot
-	if !mayRoll {
-		p.mu.active.bytes += int64(len(batch))
-		p.mu.active.batches++
-	} else if p.refreshActiveLocked(next, now) {
-		// The state before this batch is the state at the new segment's base.
-		snap = &producerSnapshot{At: next, Data: p.mu.producers.Snapshot()}
-	}
-	if h.Idempotent() {
-		p.mu.producers.Update(base.ProducerID(h.ProducerID), h.ProducerEpoch, producers.BatchMeta{
+	res.BaseOffset = next
+	switch {
+	case !h.Idempotent():
+	case from == originCoordinator:
+		p.mu.producers.UpdateCoordinator(pid, h.ProducerEpoch, next, maxTs, h.Transactional())
+	default:
+		p.mu.producers.Update(pid, h.ProducerEpoch, producers.BatchMeta{
 			FirstSeq:    h.BaseSequence,
 			LastSeq:     lastSequence(h),
 			FirstOffset: next,
 			LastOffset:  next + base.Offset(h.LastOffsetDelta),
 			TimestampMs: maxTs,
-		})
+		}, h.Transactional())
 	}
 	p.mu.highWatermark = p.log.End()
 	res.LogStart = p.mu.logStart
@@ -175,6 +193,30 @@ func (p *Partition) appendValidated(batch []byte, h record.Header, cfg Config, a
 	}
 	p.notifyLocked()
 	return appendOutcome{res: res, syncNeeded: syncNeeded, syncTo: next + base.Offset(h.LastOffsetDelta) + 1, snapshot: snap}, nil
+}
+
+// writeLocked assigns batch (one whole batch spanning lastOffsetDelta+1
+// offsets) the offsets at the log end, stamps the leader epoch and appends
+// it. It returns the batch's base offset and, when the batch began a new
+// segment, the producer snapshot at that segment's base (the state before
+// the batch), for the caller to write once the lock is released. now is
+// the clock reading the append is judged by.
+func (p *Partition) writeLocked(batch []byte, lastOffsetDelta int32, cfg Config, now time.Time) (base.Offset, *producerSnapshot, error) {
+	next := p.log.End()
+	record.SetBaseOffset(batch, next)
+	record.SetPartitionLeaderEpoch(batch, p.mu.epochs.latestEpoch())
+	mayRoll := p.mu.active.mayRoll(cfg, len(batch), next+base.Offset(lastOffsetDelta), now)
+	if err := p.log.Append(batch); err != nil {
+		return 0, nil, err
+	}
+	var snap *producerSnapshot
+	if !mayRoll {
+		p.mu.active.bytes += int64(len(batch))
+		p.mu.active.batches++
+	} else if p.refreshActiveLocked(next, now) {
+		snap = &producerSnapshot{At: next, Data: p.mu.producers.Snapshot()}
+	}
+	return next, snap, nil
 }
 
 // framesSeveralBatches reports whether b is two or more whole batches.

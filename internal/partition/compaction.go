@@ -72,10 +72,13 @@ func overtakenOr(err error) error {
 const cleanReadBytes = 1 << 20
 
 // PlanCleaning decides, on a snapshot, whether the log needs cleaning
-// now. It never cleans past the active segment or the high watermark.
+// now. It never cleans past the active segment, the high watermark or the
+// last stable offset (Kafka's firstUncleanableOffset): an open
+// transaction may still abort, and its records must supersede nothing.
 func (p *Partition) PlanCleaning(nowMs int64) (cleaner.Decision, error) {
 	p.mu.Lock()
-	cfg, logStart, hw, closed := p.mu.cfg, p.mu.logStart, p.mu.highWatermark, p.mu.closed
+	cfg, logStart, closed := p.mu.cfg, p.mu.logStart, p.mu.closed
+	lso := p.offsetsLocked().LastStable // <= the high watermark
 	p.mu.Unlock()
 	if closed {
 		return cleaner.Decision{}, ErrClosed
@@ -95,7 +98,7 @@ func (p *Partition) PlanCleaning(nowMs int64) (cleaner.Decision, error) {
 		CheckpointOK:       checkpointOK,
 		NextHorizonMs:      checkpoint.NextHorizonMs,
 		HasNextHorizon:     checkpoint.HasNextHorizon,
-		CleanableEnd:       min(segs[len(segs)-1].BaseOffset, hw),
+		CleanableEnd:       min(segs[len(segs)-1].BaseOffset, lso),
 		NowMs:              nowMs,
 		MinCompactionLagMs: cfg.Compaction.MinLag.Milliseconds(),
 		MaxCompactionLagMs: cfg.Compaction.MaxLag.Milliseconds(),
@@ -167,8 +170,9 @@ func (p *Partition) Clean(d CleaningPlan, cm *CleanerMap, nowMs int64, stop <-ch
 func (p *Partition) clean(d CleaningPlan, cm *CleanerMap, nowMs int64, stop <-chan struct{}) (CleanStats, error) {
 	stats := CleanStats{FirstDirty: d.FirstDirty}
 	p.mu.Lock()
-	cfg, closed := p.mu.cfg, p.mu.closed
+	cfg, closed, logStart := p.mu.cfg, p.mu.closed, p.mu.logStart
 	lastBatches := lastBatchOfProducers(p.mu.producers.Entries())
+	aborted := cleanerAborted(p.mu.aborted)
 	p.mu.Unlock()
 	if closed {
 		return stats, ErrClosed
@@ -178,7 +182,10 @@ func (p *Partition) clean(d CleaningPlan, cm *CleanerMap, nowMs int64, stop <-ch
 	if err := p.log.SyncTo(d.FirstUncleanable); err != nil {
 		return stats, err
 	}
-	mapEnd, err := p.buildOffsetMap(d, cm)
+	// Aborted records supersede nothing (the map leaves them out) and are
+	// dropped; each index is seeded with the transactions that end at or
+	// after where its walk starts (DESIGN §5).
+	mapEnd, err := p.buildOffsetMap(d, cm, cleaner.NewAbortedTxns(aborted, d.FirstDirty))
 	if errors.Is(err, errOvertaken) {
 		stats.Stale = true
 		return stats, nil
@@ -195,9 +202,8 @@ func (p *Partition) clean(d CleaningPlan, cm *CleanerMap, nowMs int64, stop <-ch
 			o, ok := lastBatches[pid]
 			return ok && o == last
 		},
-		Pass: cleaner.NewPass(),
-		// No transaction index yet: with no coordinator writing markers,
-		// no transaction is ever aborted here (Aborted nil).
+		Pass:    cleaner.NewPass(),
+		Aborted: cleaner.NewAbortedTxns(aborted, logStart),
 	}
 	var toClean []cleaner.Segment
 	for _, s := range cleanerSegments(p.log.Segments()) {
@@ -243,13 +249,22 @@ func lastBatchOfProducers(entries []producers.Entry) map[int64]base.Offset {
 	return out
 }
 
+// cleanerAborted is the aborted-transaction list as the cleaner takes it.
+func cleanerAborted(list []AbortedTxn) []cleaner.AbortedTxn {
+	out := make([]cleaner.AbortedTxn, len(list))
+	for i, t := range list {
+		out[i] = cleaner.AbortedTxn{ProducerID: int64(t.ProducerID), First: t.FirstOffset, Last: t.LastOffset}
+	}
+	return out
+}
+
 // buildOffsetMap fills cm's offset map from the dirty range, whole batches
 // at a time, and returns the offset it reached: the first batch that did
 // not fit, or d.FirstUncleanable.
-func (p *Partition) buildOffsetMap(d cleaner.Decision, cm *CleanerMap) (base.Offset, error) {
+func (p *Partition) buildOffsetMap(d cleaner.Decision, cm *CleanerMap, aborted *cleaner.AbortedTxns) (base.Offset, error) {
 	cm.offsets.Reset()
 	reached, err := p.scanBatches(d.FirstDirty, d.FirstUncleanable, &cm.read, func(batch []byte, h record.Header) (bool, error) {
-		fits, err := cm.offsets.AddBatch(batch, nil)
+		fits, err := cm.offsets.AddBatch(batch, aborted)
 		if errors.Is(err, cleaner.ErrMapTooSmall) {
 			return false, fmt.Errorf("partition %v: %w; raise log.cleaner.dedupe.buffer.size", p.opts.TP, err)
 		}

@@ -33,6 +33,11 @@ type spec struct {
 	keys       []string // record i's key; nil keys record i "k<i>"
 	tombstone  bool     // every record's value is null
 	keyless    bool     // every record's key is null
+	// transactional sets the transactional bit (with pid set).
+	transactional bool
+	// noSeq sends base sequence -1 with the producer id, as a
+	// coordinator's own batch has it.
+	noSeq bool
 }
 
 // batch encodes s as a producer sends it: base offset 0, CRC-32C set.
@@ -86,6 +91,12 @@ func batch(t testing.TB, s spec) []byte {
 	}
 	if s.pid != 0 {
 		kb.ProducerID, kb.ProducerEpoch, kb.FirstSequence = s.pid, s.epoch, s.seq
+		if s.noSeq {
+			kb.FirstSequence = -1
+		}
+	}
+	if s.transactional {
+		kb.Attributes |= 0x10
 	}
 	out := kb.AppendTo(nil)
 	binary.BigEndian.PutUint32(out[8:], uint32(len(out)-record.LogOverhead))

@@ -31,6 +31,9 @@ type Partition struct {
 	// snapFiles orders the writing and pruning of producer snapshot files,
 	// which happen without mu so that their fsyncs do not stall appends.
 	snapFiles sync.Mutex
+	// txnIndex writes the aborted-transaction index file, also without mu
+	// (aborted_index.go).
+	txnIndex abortedIndex
 
 	mu struct {
 		sync.Mutex
@@ -39,6 +42,11 @@ type Partition struct {
 		highWatermark base.Offset
 		epochs        epochCache
 		producers     *producers.State
+		// aborted are the aborted transactions whose marker is at or
+		// after the log start, ascending by LastOffset (marker order);
+		// abortedNext numbers the next one to join (aborted_index.go).
+		aborted       []AbortedTxn
+		abortedNext   uint64
 		unflushedMsgs int64
 		// oldestUnflushedAt is when the oldest unflushed message arrived
 		// (flush.ms counts from it).
@@ -117,12 +125,7 @@ func (p *Partition) load() error {
 	if err := p.becomeLeaderLocked(p.opts.LeaderEpoch); err != nil {
 		return err
 	}
-	ps, err := p.loadProducers()
-	if err != nil {
-		return err
-	}
-	p.mu.producers = ps
-	return nil
+	return p.loadProducers()
 }
 
 // TP is the partition's name.
@@ -131,13 +134,19 @@ func (p *Partition) TP() base.TopicPartition { return p.opts.TP }
 // TopicID is the id of the partition's topic.
 func (p *Partition) TopicID() base.TopicID { return p.opts.TopicID }
 
-// Offsets is a consistent view of a partition's offsets.
+// Offsets is a consistent view of a partition's offsets;
+// LastStable <= HighWatermark <= LogEnd.
 type Offsets struct {
 	LogStart      base.Offset
 	LocalStart    base.Offset
 	HighWatermark base.Offset
 	LogEnd        base.Offset
 	LeaderEpoch   base.Epoch
+	// LastStable is the last stable offset (exclusive): the first offset
+	// of the oldest open transaction, at least LogStart, at most
+	// HighWatermark; HighWatermark when no transaction is open. A
+	// read_committed consumer reads below it.
+	LastStable base.Offset
 }
 
 // Offsets returns the partition's current offsets.
@@ -154,12 +163,14 @@ func (p *Partition) offsetsLocked() Offsets {
 		HighWatermark: p.mu.highWatermark,
 		LogEnd:        p.log.End(),
 		LeaderEpoch:   p.mu.epochs.latestEpoch(),
+		LastStable:    p.mu.producers.LastStable(p.mu.logStart, p.mu.highWatermark),
 	}
 }
 
 // SetConfig applies a changed topic configuration. Segment sizes apply from
 // the next append. A configuration the log refuses changes nothing.
 func (p *Partition) SetConfig(c Config) error {
+	defer p.compactAbortedIndexLogged() // after the unlock
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	probe := p.opts
@@ -223,7 +234,9 @@ func (p *Partition) Close() error {
 	if err := p.log.Close(); err != nil {
 		return err
 	}
-	return p.writeSnapshot(snap)
+	err := p.writeSnapshot(snap)
+	p.closeAbortedIndex()
+	return err
 }
 
 // Delete closes the partition and removes its directory.

@@ -2,6 +2,7 @@ package partition
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/strata-broker/strata/internal/base"
 	"github.com/strata-broker/strata/internal/log"
@@ -18,12 +19,43 @@ type ReadResult struct {
 	Buf []byte
 }
 
+// Isolation is a fetch's isolation level: how far it may read.
+type Isolation int8
+
+const (
+	// ReadUncommitted reads below the high watermark.
+	ReadUncommitted Isolation = iota + 1
+	// ReadCommitted reads below the last stable offset: no batch of an
+	// open transaction is served. Aborted batches below it are served
+	// with AbortedTxns, for the consumer to drop, as Kafka does.
+	ReadCommitted
+)
+
+// End is where a read at isolation iso stops (exclusive).
+func (o Offsets) End(iso Isolation) base.Offset {
+	switch iso {
+	case ReadUncommitted:
+		return o.HighWatermark
+	case ReadCommitted:
+		return o.LastStable
+	}
+	panic(fmt.Sprintf("partition: invalid isolation %d", iso))
+}
+
 // Read appends to buf up to maxBytes of whole batches starting at the batch
 // holding from, never past the high watermark. At least one batch is
 // returned when one exists at or after from, even past maxBytes (KIP-74).
 // ReadResult.Records is the appended part only; Buf is buf with it
 // appended (it may have moved), for reuse by the caller.
 func (p *Partition) Read(from base.Offset, maxBytes int, buf []byte) (ReadResult, error) {
+	return p.ReadIsolated(from, maxBytes, buf, ReadUncommitted)
+}
+
+// ReadIsolated is Read stopping where iso says (Offsets.End): with
+// ReadCommitted, no batch starting at or after the last stable offset is
+// returned, and a from in [LastStable, HighWatermark] reads nothing. An
+// offset above the high watermark is out of range whatever iso is.
+func (p *Partition) ReadIsolated(from base.Offset, maxBytes int, buf []byte, iso Isolation) (ReadResult, error) {
 	p.mu.Lock()
 	off := p.offsetsLocked()
 	closed := p.mu.closed
@@ -37,7 +69,8 @@ func (p *Partition) Read(from base.Offset, maxBytes int, buf []byte) (ReadResult
 	if from < off.LocalStart {
 		return ReadResult{Offsets: off, Buf: buf}, ErrOffsetInRemote
 	}
-	if from == off.HighWatermark {
+	end := off.End(iso)
+	if from >= end {
 		return ReadResult{Offsets: off, Buf: buf}, nil
 	}
 	out, err := p.log.Read(from, maxBytes, buf)
@@ -47,7 +80,7 @@ func (p *Partition) Read(from base.Offset, maxBytes int, buf []byte) (ReadResult
 	if err != nil {
 		return ReadResult{Offsets: off}, err
 	}
-	out = trimAtOffset(out, len(buf), off.HighWatermark)
+	out = trimAtOffset(out, len(buf), end)
 	return ReadResult{Records: out[len(buf):], Offsets: off, Buf: out}, nil
 }
 

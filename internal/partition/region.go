@@ -18,6 +18,12 @@ var ErrNoRegion = errors.New("partition: no file region for this read")
 // ReadRegion is Read without copying: it returns where the batches are.
 // An empty region (no File) means there is nothing at from yet.
 func (p *Partition) ReadRegion(from base.Offset, maxBytes int) (Region, Offsets, error) {
+	return p.ReadRegionIsolated(from, maxBytes, ReadUncommitted)
+}
+
+// ReadRegionIsolated is ReadRegion stopping where iso says, as
+// ReadIsolated does.
+func (p *Partition) ReadRegionIsolated(from base.Offset, maxBytes int, iso Isolation) (Region, Offsets, error) {
 	p.mu.Lock()
 	off := p.offsetsLocked()
 	closed := p.mu.closed
@@ -31,12 +37,13 @@ func (p *Partition) ReadRegion(from base.Offset, maxBytes int) (Region, Offsets,
 	if from < off.LocalStart {
 		return Region{}, off, ErrOffsetInRemote
 	}
-	if from == off.HighWatermark {
+	end := off.End(iso)
+	if from >= end {
 		return Region{Next: from}, off, nil
 	}
-	// Batches from the high watermark on must not be served; the log leaves
-	// them out, as Read trims them.
-	r, err := p.log.ReadRegion(from, off.HighWatermark, maxBytes)
+	// Batches from end on must not be served; the log leaves them out, as
+	// Read trims them.
+	r, err := p.log.ReadRegion(from, end, maxBytes)
 	switch {
 	case errors.Is(err, log.ErrOffsetOutOfRange):
 		return Region{}, off, ErrOffsetOutOfRange

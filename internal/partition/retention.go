@@ -48,6 +48,7 @@ func segmentTimestampMs(s log.SegmentInfo) int64 {
 // moves the log start forward (persisted first) and deletes whole local
 // segments below it. It returns the plan it applied.
 func (p *Partition) ApplyRetention(nowMs int64) (retention.Decision, error) {
+	defer p.compactAbortedIndexLogged() // after the unlock
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.mu.closed {
@@ -64,7 +65,8 @@ func (p *Partition) ApplyRetention(nowMs int64) (retention.Decision, error) {
 
 // ExpireProducers forgets idempotent producers idle longer than
 // producer.id.expiration.ms, as Kafka does: a producer that comes back
-// after that is treated as new.
+// after that is treated as new. A producer with an open transaction is
+// kept, however idle: its transaction holds the last stable offset.
 func (p *Partition) ExpireProducers(nowMs int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -76,6 +78,7 @@ func (p *Partition) ExpireProducers(nowMs int64) {
 // DeleteRecords moves the log start to before (DeleteRecords API) and
 // returns the resulting log start.
 func (p *Partition) DeleteRecords(before base.Offset) (base.Offset, error) {
+	defer p.compactAbortedIndexLogged() // after the unlock
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.mu.closed {
@@ -94,6 +97,7 @@ func (p *Partition) DeleteRecords(before base.Offset) (base.Offset, error) {
 				return p.mu.logStart, err
 			}
 			p.mu.logStart = before
+			p.pruneAbortedLocked()
 		}
 		return p.mu.logStart, nil
 	}
@@ -125,6 +129,7 @@ func (p *Partition) applyDecisionLocked(plan retention.Decision, deleteLocalBefo
 			return err
 		}
 		p.mu.logStart = plan.NewLogStart
+		p.pruneAbortedLocked()
 		if p.mu.epochs.truncateBefore(plan.NewLogStart) {
 			if err := vfs.WriteFileAtomic(p.opts.Dir, epochCheckpointFile, p.mu.epochs.encode()); err != nil {
 				return err

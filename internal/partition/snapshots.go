@@ -69,17 +69,21 @@ func listSnapshots(dir string) ([]base.Offset, error) {
 }
 
 // decodeSnapshot is the gateway for a snapshot file: producers.Restore
-// checks the encoding, and every batch it remembers must lie below the
-// offset the file is named by.
+// checks the encoding, and every batch and open transaction it remembers
+// must lie below the offset the file is named by.
 func decodeSnapshot(data []byte, at base.Offset) (*producers.State, error) {
 	ps, err := producers.Restore(data)
 	if err != nil {
 		return nil, err
 	}
 	for _, e := range ps.Entries() {
-		if last := e.Batches[len(e.Batches)-1].LastOffset; last >= at {
+		if n := len(e.Batches); n > 0 && e.Batches[n-1].LastOffset >= at {
 			return nil, fmt.Errorf("%w: producer %d has a batch ending at %d, not below %d",
-				producers.ErrCorruptSnapshot, e.ProducerID, last, at)
+				producers.ErrCorruptSnapshot, e.ProducerID, e.Batches[n-1].LastOffset, at)
+		}
+		if first, open := e.CurrentTxnFirstOffset.Get(); open && first >= at {
+			return nil, fmt.Errorf("%w: producer %d has a transaction from %d, not below %d",
+				producers.ErrCorruptSnapshot, e.ProducerID, first, at)
 		}
 	}
 	return ps, nil
@@ -88,9 +92,16 @@ func decodeSnapshot(data []byte, at base.Offset) (*producers.State, error) {
 // writeSnapshot writes s crash-safely and deletes all but the newest
 // snapshotsKept snapshots. It is called without mu, so its fsyncs never
 // stall appends; snapFiles orders it against other writers.
+//
+// The aborted-transaction index is made durable first: Open replays the
+// log only from the newest snapshot, so every abort below s.At (each was
+// listed before s was taken) must be in the index file before s exists.
 func (p *Partition) writeSnapshot(s producerSnapshot) error {
 	p.snapFiles.Lock()
 	defer p.snapFiles.Unlock()
+	if err := p.flushAbortedIndex(); err != nil {
+		return fmt.Errorf("producer snapshot at %d not written: %w", s.At, err)
+	}
 	if err := vfs.WriteFileAtomic(p.opts.Dir, snapshotName(s.At), s.Data); err != nil {
 		return fmt.Errorf("writing producer snapshot at %d: %w", s.At, err)
 	}

@@ -160,7 +160,7 @@ func TestSnapshotPastLogEndIsRemoved(t *testing.T) {
 	o := e.crashCopy(t)
 	// As if a roll snapshot was written but the log's tail was lost.
 	ps := producers.New()
-	ps.Update(77, 0, producers.BatchMeta{FirstSeq: 0, LastSeq: 0, FirstOffset: 5, LastOffset: 5})
+	ps.Update(77, 0, producers.BatchMeta{FirstSeq: 0, LastSeq: 0, FirstOffset: 5, LastOffset: 5}, false)
 	if err := os.WriteFile(filepath.Join(o.Dir, snapshotName(9)), ps.Snapshot(), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +181,7 @@ func TestSnapshotPastLogEndIsRemoved(t *testing.T) {
 
 func TestDecodeSnapshotRejectsBatchAtOrAfterItsOffset(t *testing.T) {
 	ps := producers.New()
-	ps.Update(1, 0, producers.BatchMeta{FirstOffset: 3, LastOffset: 4})
+	ps.Update(1, 0, producers.BatchMeta{FirstOffset: 3, LastOffset: 4}, false)
 	if _, err := decodeSnapshot(ps.Snapshot(), 5); err != nil {
 		t.Fatalf("valid at 5: %v", err)
 	}

@@ -47,11 +47,12 @@ func (p *Partition) Lineage() []remotemeta.EpochStart {
 	return out
 }
 
-// LastStableOffset is the high watermark until transactions exist.
+// LastStableOffset is the last stable offset (Offsets.LastStable): the
+// tier uploads only segments wholly below it.
 func (p *Partition) LastStableOffset() base.Offset {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.mu.highWatermark
+	return p.offsetsLocked().LastStable
 }
 
 // TierLocal is the local part of the partition for tier.Pass.
@@ -71,6 +72,7 @@ func (l tierLocal) Source() tier.SegmentSource {
 // the new log start.
 func (l tierLocal) ApplyLocal(d retention.Decision) error {
 	p := l.p
+	defer p.compactAbortedIndexLogged() // after the unlock
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.mu.closed {

@@ -14,6 +14,10 @@
 //   - Rewrites (SetBaseOffset, SetPartitionLeaderEpoch, SetLogAppendTime) work
 //     in place and never allocate; the ones touching CRC-covered bytes
 //     recompute the CRC.
+//   - The only batch the broker builds itself is a transaction marker
+//     (AppendEndTxnMarker, byte for byte Kafka's); ParseEndTxnMarker reads
+//     one back. Validate refuses control batches from clients, and allows a
+//     coordinator's batch (Limits.FromCoordinator) to carry no sequence.
 //   - Compress, Decompress and Recompress append to a caller's dst, so callers
 //     control buffer reuse; codec state is pooled, never built per call.
 //   - Decompressed output is bounded (MaxDecompressedBytes) so a small

@@ -10,6 +10,11 @@ type Limits struct {
 	// (message.timestamp.before.max.ms / after.max.ms, resolved against the
 	// broker clock by the caller).
 	Timestamps TimestampRange
+	// FromCoordinator marks a coordinator's own batch (Kafka's
+	// AppendOrigin.COORDINATOR, such as TxnOffsetCommit records): it
+	// carries a producer id and epoch but no sequence, so a negative base
+	// sequence is allowed.
+	FromCoordinator bool
 }
 
 // TimestampRange is the half-open range [StartMs, EndMs) of accepted
@@ -49,7 +54,7 @@ func Validate(b []byte, lim Limits) (Header, error) {
 	if got := ComputeCRC(b); got != h.CRC {
 		return Header{}, corrupt("CRC is %#08x, computed %#08x", h.CRC, got)
 	}
-	if err := checkProducerHeader(h); err != nil {
+	if err := checkProducerHeader(h, lim.FromCoordinator); err != nil {
 		return Header{}, err
 	}
 	if h.Codec() != CodecNone {
@@ -102,8 +107,9 @@ func checkMagic(b []byte) error {
 	}
 }
 
-// checkProducerHeader applies Kafka's LogValidator rules for client batches.
-func checkProducerHeader(h Header) error {
+// checkProducerHeader applies Kafka's LogValidator rules for client
+// batches; a coordinator's batch needs no sequence.
+func checkProducerHeader(h Header, fromCoordinator bool) error {
 	switch {
 	case h.Codec() > CodecZstd:
 		return corrupt("unknown compression codec %d", h.Codec())
@@ -115,7 +121,7 @@ func checkProducerHeader(h Header) error {
 		return invalid("batch has %d records", h.NumRecords)
 	case h.LastOffsetDelta != h.NumRecords-1:
 		return invalid("last offset delta %d with %d records", h.LastOffsetDelta, h.NumRecords)
-	case h.ProducerID >= 0 && h.BaseSequence < 0:
+	case h.ProducerID >= 0 && h.BaseSequence < 0 && !fromCoordinator:
 		return invalid("producer %d sent base sequence %d", h.ProducerID, h.BaseSequence)
 	case h.Transactional() && h.ProducerID < 0:
 		return invalid("transactional batch without a producer id")

@@ -103,9 +103,10 @@ func TestKafkaGoRoundTrip(t *testing.T) {
 }
 
 // newKafkaGoReader returns a kafka-go Reader of partition 0 of topic that
-// returns as soon as a record is there (MinBytes 1, MaxWait 250 ms).
-func newKafkaGoReader(addr, topic string) *kafka.Reader {
-	return kafka.NewReader(kafka.ReaderConfig{
+// returns as soon as a record is there (MinBytes 1, MaxWait 250 ms);
+// edits change its configuration.
+func newKafkaGoReader(addr, topic string, edits ...func(*kafka.ReaderConfig)) *kafka.Reader {
+	cfg := kafka.ReaderConfig{
 		Brokers:   []string{addr},
 		Topic:     topic,
 		Partition: 0,
@@ -113,7 +114,11 @@ func newKafkaGoReader(addr, topic string) *kafka.Reader {
 		MaxBytes:  1 << 20,
 		MaxWait:   250 * time.Millisecond,
 		Dialer:    &kafka.Dialer{Timeout: clientDialTimeout, ClientID: "strata-e2e-kafkago"},
-	})
+	}
+	for _, edit := range edits {
+		edit(&cfg)
+	}
+	return kafka.NewReader(cfg)
 }
 
 // TestKafkaGoClientFetch reads with kafka-go's Client.Fetch, which sends

@@ -64,8 +64,9 @@ func (a *Adapter) ReadFrom(from base.Offset) ([]runtime.Record, base.Offset, err
 			continue
 		}
 		next = h.NextOffset()
-		if h.Control() {
-			continue
+		var txn *runtime.Producer
+		if h.Transactional() {
+			txn = &runtime.Producer{ID: h.ProducerID, Epoch: h.ProducerEpoch}
 		}
 		if err := a.rr.Reset(batch); err != nil {
 			return nil, from, fmt.Errorf("offsets: batch at %d of %v: %w", h.BaseOffset, a.p.TP(), err)
@@ -78,7 +79,15 @@ func (a *Adapter) ReadFrom(from base.Offset) ([]runtime.Record, base.Offset, err
 			if h.BaseOffset+base.Offset(rec.OffsetDelta) < from {
 				continue
 			}
-			out = append(out, runtime.Record{Key: bytes.Clone(rec.Key), Value: bytes.Clone(rec.Value)})
+			if h.Control() {
+				m, err := readMarker(h, rec.Key, rec.Value)
+				if err != nil {
+					return nil, from, fmt.Errorf("offsets: batch at %d of %v: %w", h.BaseOffset, a.p.TP(), err)
+				}
+				out = append(out, runtime.Record{Marker: m})
+				continue
+			}
+			out = append(out, runtime.Record{Key: bytes.Clone(rec.Key), Value: bytes.Clone(rec.Value), Txn: txn})
 		}
 		if err := a.rr.Err(); err != nil {
 			return nil, from, fmt.Errorf("offsets: batch at %d of %v: %w", h.BaseOffset, a.p.TP(), err)
@@ -97,6 +106,29 @@ func (a *Adapter) Append(recs []runtime.Record) (func() error, error) {
 	}
 	batch := EncodeBatch(recs, a.clock.Now().UnixMilli())
 	_, wait, err := a.p.Append(batch, partition.AcksAll)
+	return durable(wait, err)
+}
+
+// AppendTxn implements runtime.TxnAppender: recs as one transactional
+// batch of producer p, as Kafka's coordinator writes TxnOffsetCommit
+// records (no sequence numbers; the partition checks p's epoch).
+func (a *Adapter) AppendTxn(p runtime.Producer, recs []runtime.Record) (func() error, error) {
+	if len(recs) == 0 {
+		panic("offsets: AppendTxn of no records")
+	}
+	batch := encodeBatch(recs, a.clock.Now().UnixMilli(), &p)
+	_, wait, err := a.p.AppendFromCoordinator(batch)
+	return durable(wait, err)
+}
+
+// AppendMarker implements runtime.TxnAppender.
+func (a *Adapter) AppendMarker(m runtime.Marker) (func() error, error) {
+	_, wait, err := a.p.AppendMarker(base.ProducerID(m.Producer.ID), m.Producer.Epoch, m.Commit, m.CoordinatorEpoch)
+	return durable(wait, err)
+}
+
+// durable is an append's wait, with errors classified for the runtime.
+func durable(wait func() error, err error) (func() error, error) {
 	if err != nil {
 		return nil, classify(err)
 	}
@@ -116,6 +148,11 @@ func classify(err error) error {
 // EncodeBatch returns recs as one uncompressed v2 record batch at base
 // offset 0 with a valid CRC: no producer id, every record stamped tsMs.
 func EncodeBatch(recs []runtime.Record, tsMs int64) []byte {
+	return encodeBatch(recs, tsMs, nil)
+}
+
+// encodeBatch is EncodeBatch, transactional for txn when it is set.
+func encodeBatch(recs []runtime.Record, tsMs int64, txn *runtime.Producer) []byte {
 	var raw, rec []byte
 	for i, r := range recs {
 		rec = rec[:0]
@@ -140,6 +177,10 @@ func EncodeBatch(recs []runtime.Record, tsMs int64) []byte {
 		FirstSequence:        -1,
 		NumRecords:           int32(len(recs)),
 		Records:              raw,
+	}
+	if txn != nil {
+		rb.Attributes = attrTransactional
+		rb.ProducerID, rb.ProducerEpoch = txn.ID, txn.Epoch
 	}
 	b := rb.AppendTo(nil)
 	record.WriteCRC(b)

@@ -4,9 +4,11 @@ import "fmt"
 
 // Kafka error codes this package returns.
 const (
-	CodeOutOfOrderSequenceNumber int16 = 45
-	CodeInvalidProducerEpoch     int16 = 47
-	CodeInvalidRecord            int16 = 87
+	CodeOutOfOrderSequenceNumber     int16 = 45
+	CodeInvalidProducerEpoch         int16 = 47
+	CodeInvalidTxnState              int16 = 48
+	CodeTransactionCoordinatorFenced int16 = 52
+	CodeInvalidRecord                int16 = 87
 )
 
 // CodeError is an error a client receives as a per-partition Kafka error code.
@@ -28,7 +30,13 @@ func (e *CodeError) Is(target error) bool {
 var (
 	ErrOutOfOrderSequence   = &CodeError{Code: CodeOutOfOrderSequenceNumber, Msg: "OUT_OF_ORDER_SEQUENCE_NUMBER"}
 	ErrInvalidProducerEpoch = &CodeError{Code: CodeInvalidProducerEpoch, Msg: "INVALID_PRODUCER_EPOCH"}
-	ErrInvalidRecord        = &CodeError{Code: CodeInvalidRecord, Msg: "INVALID_RECORD"}
+	// ErrInvalidTxnState: a producer with an open transaction sent a
+	// batch outside it.
+	ErrInvalidTxnState = &CodeError{Code: CodeInvalidTxnState, Msg: "INVALID_TXN_STATE"}
+	// ErrTransactionCoordinatorFenced: a marker came from a coordinator
+	// older than the one that wrote the producer's last marker.
+	ErrTransactionCoordinatorFenced = &CodeError{Code: CodeTransactionCoordinatorFenced, Msg: "TRANSACTION_COORDINATOR_FENCED"}
+	ErrInvalidRecord                = &CodeError{Code: CodeInvalidRecord, Msg: "INVALID_RECORD"}
 )
 
 func codeErrorf(code int16, format string, args ...any) error {

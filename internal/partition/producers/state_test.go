@@ -19,12 +19,12 @@ func fixture() (*State, []BatchMeta) {
 	for i, q := range seqs {
 		n := base.Offset(q[1] - q[0])
 		b := BatchMeta{FirstSeq: q[0], LastSeq: q[1], FirstOffset: off, LastOffset: off + n, TimestampMs: int64(1000 + i)}
-		s.Update(1, 3, b)
+		s.Update(1, 3, b, false)
 		metas = append(metas, b)
 		off += n + 1
 	}
-	s.Update(2, 0, BatchMeta{FirstSeq: math.MaxInt32 - 1, LastSeq: math.MaxInt32, FirstOffset: 200, LastOffset: 201})
-	s.Update(3, 0, BatchMeta{FirstSeq: math.MaxInt32 - 1, LastSeq: 1, FirstOffset: 202, LastOffset: 205})
+	s.Update(2, 0, BatchMeta{FirstSeq: math.MaxInt32 - 1, LastSeq: math.MaxInt32, FirstOffset: 200, LastOffset: 201}, false)
+	s.Update(3, 0, BatchMeta{FirstSeq: math.MaxInt32 - 1, LastSeq: 1, FirstOffset: 202, LastOffset: 205}, false)
 	return s, metas
 }
 
@@ -60,7 +60,7 @@ func TestCheck(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s, _ := fixture()
 			before := s.Snapshot()
-			v, err := s.Check(tc.pid, tc.epoch, tc.first, tc.last)
+			v, err := s.Check(tc.pid, tc.epoch, tc.first, tc.last, false)
 			if tc.wantErr != nil {
 				if !errors.Is(err, tc.wantErr) {
 					t.Fatalf("Check = %v, %v; want error %v", v, err, tc.wantErr)
@@ -86,7 +86,7 @@ func TestUpdateKeepsLastFiveAndResetsOnNewEpoch(t *testing.T) {
 		t.Fatalf("entry = %+v", e)
 	}
 	b := BatchMeta{FirstSeq: 0, LastSeq: 0, FirstOffset: 300, LastOffset: 300, TimestampMs: 2000}
-	s.Update(1, 4, b)
+	s.Update(1, 4, b, false)
 	e, _ = s.Entry(1)
 	if e.Epoch != 4 || len(e.Batches) != 1 || e.Batches[0] != b {
 		t.Fatalf("after epoch bump entry = %+v", e)
@@ -100,7 +100,7 @@ func TestUpdatePanicsOnOffsetsGoingBack(t *testing.T) {
 			t.Error("no panic")
 		}
 	}()
-	s.Update(1, 3, BatchMeta{FirstSeq: 11, LastSeq: 11, FirstOffset: 50, LastOffset: 50})
+	s.Update(1, 3, BatchMeta{FirstSeq: 11, LastSeq: 11, FirstOffset: 50, LastOffset: 50}, false)
 }
 
 func TestTruncateTo(t *testing.T) {
@@ -110,7 +110,7 @@ func TestTruncateTo(t *testing.T) {
 	if !ok || len(e.Batches) != 3 || e.Batches[2] != metas[3] || e.LastTimestampMs != metas[3].TimestampMs {
 		t.Fatalf("entry after truncate = %+v, %v", e, ok)
 	}
-	if v, err := s.Check(1, 3, metas[4].FirstSeq, metas[4].LastSeq); err != nil || v.Kind != Append {
+	if v, err := s.Check(1, 3, metas[4].FirstSeq, metas[4].LastSeq, false); err != nil || v.Kind != Append {
 		t.Fatalf("re-append of a truncated batch: %+v, %v", v, err)
 	}
 	if _, ok := s.Entry(2); ok {

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/strata-broker/strata/internal/base"
+	"github.com/strata-broker/strata/internal/clock"
+	"github.com/strata-broker/strata/internal/config"
+	"github.com/strata-broker/strata/internal/coordinator/markers"
+	"github.com/strata-broker/strata/internal/coordinator/offsets"
+	"github.com/strata-broker/strata/internal/coordinator/runtime"
+	"github.com/strata-broker/strata/internal/coordinator/txn"
+)
+
+// markerRetryBackoff is the first wait before a transaction marker that
+// could not be written is tried again.
+const markerRetryBackoff = 100 * time.Millisecond
+
+// txnCoordinator is the transaction coordinator of every
+// __transaction_state partition led here and the writer of its markers.
+type txnCoordinator struct {
+	*coordinatorHost
+	markers *markers.Writer
+}
+
+// newTxnCoordinator wires the transaction coordinator. The broker is set
+// later (it opens the coordinator partitions), so partitions and producer
+// ids are looked up through n when used.
+func newTxnCoordinator(cfg *config.Broker, clk clock.Clock, logger *slog.Logger, n *node) (*txnCoordinator, error) {
+	c := &txnCoordinator{coordinatorHost: newCoordinatorHost(txn.TopicName, clk)}
+	w, err := markers.New(markers.Options{
+		Partition: func(tp base.TopicPartition) (markers.MarkerAppender, bool) {
+			p, ok := n.broker.Partition(tp)
+			return p, ok
+		},
+		GroupsTopic:      offsets.TopicName,
+		SubmitGroupEvent: n.groups.rt.SubmitEvent,
+		SubmitTxnEvent:   func(p int32, ev any, done func(error)) { c.rt.SubmitEvent(p, ev, done) },
+		RetryBackoff:     markerRetryBackoff,
+		Logger:           logger.With("component", "txn-markers"),
+	})
+	if err != nil {
+		return nil, err
+	}
+	c.markers = w
+	opts := txnOptions(cfg, n)
+	rt, err := runtime.New(runtime.Options{
+		NewShard: func(idx int32) (runtime.Shard, error) {
+			p, err := c.partition(idx)
+			if err != nil {
+				return nil, err
+			}
+			o := opts
+			// The epoch markers carry: a later leadership of this
+			// partition fences the markers of an earlier one.
+			o.CoordinatorEpoch = int32(p.Offsets().LeaderEpoch)
+			return txn.New(o)
+		},
+		Open:          c.open,
+		ErrorResponse: txn.ErrorResponse,
+		Clock:         clk,
+		NewTicker:     runtime.NewRealTicker(coordinatorTickInterval),
+		MaxQueuedOps:  coordinatorMaxQueuedOps,
+		Logger:        logger.With("component", "txn-coordinator"),
+		OnEffects:     w.OnEffects,
+	})
+	if err != nil {
+		return nil, err
+	}
+	c.rt = rt
+	return c, nil
+}
+
+// txnOptions are the transaction coordinator's settings from the broker's.
+func txnOptions(cfg *config.Broker, n *node) txn.Options {
+	return txn.Options{
+		NextProducerID: func() (int64, error) {
+			id, err := n.broker.NextProducerID()
+			return int64(id), err
+		},
+		GroupPartition: func(groupID string) base.TopicPartition {
+			// The topic's own count once it exists (the api routes
+			// TxnOffsetCommit by it), the configured one before.
+			count := cfg.OffsetsTopicNumPartitions
+			if t, ok := n.meta.Image().Topics[offsets.TopicName]; ok && len(t.Partitions) > 0 {
+				count = int32(len(t.Partitions))
+			}
+			return base.TopicPartition{Topic: offsets.TopicName, Partition: offsets.PartitionFor(groupID, count)}
+		},
+		MaxTimeout:          cfg.TxnMaxTimeout,
+		IDExpiration:        cfg.TxnIDExpiration,
+		AbortCheckInterval:  cfg.TxnAbortCheckInterval,
+		ExpiryCheckInterval: cfg.TxnExpiryCheckInterval,
+	}
+}
+
+// close stops the marker writes in progress, then the coordinator.
+func (c *txnCoordinator) close() {
+	c.markers.Close()
+	c.rt.Close()
+}

@@ -1,0 +1,37 @@
+package api
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// ListTransactions: every __transaction_state partition is asked (with the
+// request's state, producer id and, v1+, duration filters) and the answers
+// concatenated; the first error a partition reports (e.g.
+// COORDINATOR_LOAD_IN_PROGRESS, retriable) is the response's error.
+func init() { register(66, 0, txnMax(66), (*Handler).handleListTransactions) }
+
+func (h *Handler) handleListTransactions(ctx context.Context, req *Request) Reply {
+	r := req.Body.(*kmsg.ListTransactionsRequest)
+	resp := r.ResponseKind().(*kmsg.ListTransactionsResponse)
+	byPart, ok := h.txns.every()
+	if !ok {
+		return done(resp) // no transaction was ever coordinated here
+	}
+	wait := h.txns.fanOut(req, byPart, func([]string) kmsg.Request {
+		sub := *r
+		return &sub
+	})
+	return Reply{Wait: func() kmsg.Response {
+		for _, sub := range wait(ctx) {
+			s := sub.(*kmsg.ListTransactionsResponse)
+			if resp.ErrorCode == 0 {
+				resp.ErrorCode = s.ErrorCode
+			}
+			resp.UnknownStateFilters = s.UnknownStateFilters
+			resp.TransactionStates = append(resp.TransactionStates, s.TransactionStates...)
+		}
+		return resp
+	}}
+}

@@ -1,0 +1,235 @@
+package markers
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"go.uber.org/goleak"
+
+	"github.com/strata-broker/strata/internal/base"
+	"github.com/strata-broker/strata/internal/coordinator/group"
+	"github.com/strata-broker/strata/internal/coordinator/runtime"
+	"github.com/strata-broker/strata/internal/coordinator/txn"
+	"github.com/strata-broker/strata/internal/partition/producers"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// world is the Writer's surroundings: data partitions whose appends fail
+// as scripted, and runtimes that answer events as scripted. Every call is
+// logged.
+type world struct {
+	mu       sync.Mutex
+	calls    []string
+	failures map[string][]error // by call name: the answers of the next calls
+	gate     chan struct{}      // when set, data partition appends wait for it
+	deleted  map[string]bool
+	done     chan string // MarkersWritten, once taken
+}
+
+func newWorld() *world {
+	return &world{failures: map[string][]error{}, deleted: map[string]bool{}, done: make(chan string, 10)}
+}
+
+// next logs call and returns its scripted answer.
+func (w *world) next(call string) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.calls = append(w.calls, call)
+	if f := w.failures[call]; len(f) > 0 {
+		w.failures[call] = f[1:]
+		return f[0]
+	}
+	return nil
+}
+
+type appender struct {
+	w  *world
+	tp base.TopicPartition
+}
+
+func (a appender) AppendMarker(pid base.ProducerID, epoch int16, commit bool, coordinatorEpoch int32) (base.Offset, func() error, error) {
+	a.w.mu.Lock()
+	gate := a.w.gate
+	a.w.mu.Unlock()
+	if gate != nil {
+		<-gate
+	}
+	err := a.w.next(fmt.Sprintf("marker %v pid=%d epoch=%d commit=%v", a.tp, pid, epoch, commit))
+	return 0, func() error { return nil }, err
+}
+
+func (w *world) writer(t *testing.T) *Writer {
+	t.Helper()
+	wr, err := New(Options{
+		Partition: func(tp base.TopicPartition) (MarkerAppender, bool) {
+			w.mu.Lock()
+			defer w.mu.Unlock()
+			if w.deleted[tp.String()] {
+				return nil, false
+			}
+			return appender{w, tp}, true
+		},
+		GroupsTopic: "__consumer_offsets",
+		SubmitGroupEvent: func(p int32, ev any, done func(error)) {
+			e := ev.(group.TxnCompleted)
+			done(w.next(fmt.Sprintf("group %d pid=%d commit=%v", p, e.ProducerID, e.Commit)))
+		},
+		SubmitTxnEvent: func(p int32, ev any, done func(error)) {
+			e := ev.(txn.MarkersWritten)
+			err := w.next(fmt.Sprintf("written %s", e.TransactionalID))
+			if err == nil {
+				w.done <- e.TransactionalID
+			}
+			done(err)
+		},
+		RetryBackoff: time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(wr.Close)
+	return wr
+}
+
+func (w *world) waitDone(t *testing.T, id string) {
+	t.Helper()
+	select {
+	case got := <-w.done:
+		if got != id {
+			t.Fatalf("completed %q, want %q", got, id)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatalf("%s never completed; calls %q", id, w.log())
+	}
+}
+
+func (w *world) log() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.calls)
+}
+
+func effect(id string, commit bool, tps ...base.TopicPartition) txn.WriteMarkers {
+	return txn.WriteMarkers{TransactionalID: id, ProducerID: 7, ProducerEpoch: 2, CoordinatorEpoch: 1, Commit: commit, Partitions: tps}
+}
+
+var (
+	orders0 = base.TopicPartition{Topic: "orders", Partition: 0}
+	orders1 = base.TopicPartition{Topic: "orders", Partition: 1}
+	groups3 = base.TopicPartition{Topic: "__consumer_offsets", Partition: 3}
+)
+
+func TestWritesEveryMarkerThenCompletes(t *testing.T) {
+	w := newWorld()
+	wr := w.writer(t)
+	wr.OnEffects(5, []any{effect("t1", true, orders0, groups3, orders1)})
+	w.waitDone(t, "t1")
+	want := []string{
+		"marker orders-0 pid=7 epoch=2 commit=true",
+		"group 3 pid=7 commit=true",
+		"marker orders-1 pid=7 epoch=2 commit=true",
+		"written t1",
+	}
+	if got := w.log(); !slices.Equal(got, want) {
+		t.Fatalf("calls\n%q\nwant\n%q", got, want)
+	}
+}
+
+func TestFailedMarkersAreRetriedAndGoneOnesSkipped(t *testing.T) {
+	w := newWorld()
+	w.failures["marker orders-0 pid=7 epoch=2 commit=false"] = []error{errors.New("disk"), errors.New("disk")}
+	w.failures["group 3 pid=7 commit=false"] = []error{&runtime.CodeError{Code: kerr.CoordinatorLoadInProgress.Code}, fmt.Errorf("wrapped: %w", group.ErrStaleMarker)}
+	w.failures["written t1"] = []error{&runtime.CodeError{Code: kerr.CoordinatorLoadInProgress.Code}}
+	w.failures["marker orders-1 pid=7 epoch=2 commit=false"] = []error{producers.ErrInvalidProducerEpoch}
+	w.deleted["gone-0"] = true
+	wr := w.writer(t)
+	wr.OnEffects(5, []any{effect("t1", false, orders0, groups3, orders1, base.TopicPartition{Topic: "gone"})})
+	w.waitDone(t, "t1")
+	want := []string{
+		"marker orders-0 pid=7 epoch=2 commit=false",
+		"marker orders-0 pid=7 epoch=2 commit=false",
+		"marker orders-0 pid=7 epoch=2 commit=false",
+		"group 3 pid=7 commit=false",
+		"group 3 pid=7 commit=false", // stale: skipped
+		"marker orders-1 pid=7 epoch=2 commit=false",
+		"written t1",
+		"written t1",
+	}
+	if got := w.log(); !slices.Equal(got, want) {
+		t.Fatalf("calls\n%q\nwant\n%q", got, want)
+	}
+}
+
+func TestAnIdenticalEffectJoinsTheWriteInFlight(t *testing.T) {
+	w := newWorld()
+	gate := make(chan struct{})
+	w.gate = gate
+	wr := w.writer(t)
+	wr.OnEffects(5, []any{effect("t1", true, orders0)})
+	wr.OnEffects(5, []any{effect("t1", true, orders0)}) // a reload emits it again
+	wr.OnEffects(5, []any{effect("t2", true, orders1)}) // another id flies on its own
+	close(gate)
+	w.waitDone(t, "t1")
+	w.waitDone(t, "t2")
+	time.Sleep(20 * time.Millisecond)
+	if got := w.log(); len(got) != 4 {
+		t.Fatalf("calls %q: want one write per transaction", got)
+	}
+}
+
+func TestADifferentEffectWaitsForTheWriteInFlight(t *testing.T) {
+	w := newWorld()
+	gate := make(chan struct{})
+	w.gate = gate
+	wr := w.writer(t)
+	wr.OnEffects(5, []any{effect("t1", true, orders0)})
+	next := effect("t1", false, orders0)
+	next.ProducerEpoch = 3
+	wr.OnEffects(5, []any{next})
+	close(gate)
+	w.waitDone(t, "t1")
+	w.waitDone(t, "t1")
+	want := []string{
+		"marker orders-0 pid=7 epoch=2 commit=true",
+		"written t1",
+		"marker orders-0 pid=7 epoch=3 commit=false",
+		"written t1",
+	}
+	if got := w.log(); !slices.Equal(got, want) {
+		t.Fatalf("calls\n%q\nwant\n%q", got, want)
+	}
+}
+
+func TestNotCoordinatorEndsTheWrite(t *testing.T) {
+	w := newWorld()
+	w.failures["written t1"] = []error{&runtime.CodeError{Code: kerr.NotCoordinator.Code}}
+	wr := w.writer(t)
+	wr.OnEffects(5, []any{effect("t1", true, orders0)})
+	deadline := time.Now().Add(5 * time.Second)
+	for len(w.log()) < 2 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	wr.OnEffects(5, []any{effect("t1", true, orders0)}) // the flight has ended: a new one starts
+	w.waitDone(t, "t1")
+}
+
+func TestCloseStopsRetries(t *testing.T) {
+	w := newWorld()
+	w.failures["marker orders-0 pid=7 epoch=2 commit=true"] = slices.Repeat([]error{errors.New("disk")}, 1000)
+	wr := w.writer(t)
+	wr.OnEffects(5, []any{effect("t1", true, orders0)})
+	time.Sleep(10 * time.Millisecond)
+	wr.Close()
+	wr.OnEffects(5, []any{effect("t2", true, orders0)}) // dropped after Close
+	select {
+	case id := <-w.done:
+		t.Fatalf("%s completed after Close", id)
+	default:
+	}
+}
