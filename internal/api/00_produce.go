@@ -23,34 +23,20 @@ type pendingSync struct {
 	wait func() error
 }
 
-func (h *Handler) handleProduce(_ context.Context, req *Request) Reply {
+func (h *Handler) handleProduce(ctx context.Context, req *Request) Reply {
 	r := req.Body.(*kmsg.ProduceRequest)
-	resp := r.ResponseKind().(*kmsg.ProduceResponse)
 	acks, acksOK := produceAcks(r.Acks)
 	img := h.opts.Meta.Image()
-
-	resp.Topics = make([]kmsg.ProduceResponseTopic, len(r.Topics))
-	var pending []pendingSync
-	for i, rt := range r.Topics {
-		st := &resp.Topics[i]
-		*st = kmsg.NewProduceResponseTopic()
-		st.Topic, st.TopicID = rt.Topic, rt.TopicID
-		t := lookupTopic(img, rt.Topic, rt.TopicID, req.Version >= 13)
-		st.Partitions = make([]kmsg.ProduceResponseTopicPartition, len(rt.Partitions))
-		for j, rp := range rt.Partitions {
-			sp := &st.Partitions[j]
-			*sp = kmsg.NewProduceResponseTopicPartition()
-			sp.Partition = rp.Partition
-			code, msg, wait := h.producePartition(t, rp, acks, acksOK, sp, req.Version >= 13)
-			sp.ErrorCode = code
-			if req.Version >= 8 {
-				sp.ErrorMessage = strPtr(msg)
-			}
-			if wait != nil {
-				pending = append(pending, pendingSync{part: sp, wait: wait})
-			}
-		}
+	checks := h.transactionalChecks(r, img, req.Version >= 13)
+	if len(checks.verify) > 0 {
+		// The first transactional batch of a producer on a partition
+		// waits for its coordinator to confirm the partition is in the
+		// transaction (KIP-890 part 1). It waits here, holding up the
+		// connection's next requests as Kafka does while it handles one:
+		// a pipelined batch behind it must not be appended first.
+		h.verifyTransactional(ctx, r, &checks)
 	}
+	resp, pending := h.produceAll(r, img, req.Version, acks, acksOK, checks.refused)
 	if acks == partition.AcksNone && acksOK {
 		for _, ps := range pending {
 			_ = ps.wait() // nobody to tell; the flush policy still applies
@@ -60,17 +46,58 @@ func (h *Handler) handleProduce(_ context.Context, req *Request) Reply {
 	if len(pending) == 0 {
 		return done(resp)
 	}
-	return Reply{Wait: func() kmsg.Response {
-		errs := syncAll(pending)
-		for i, err := range errs {
-			if err != nil {
-				pending[i].part.ErrorCode, _ = errorCode(err)
-				pending[i].part.BaseOffset = -1
-				h.logger.Error("sync failed; produce not acknowledged", "err", err)
+	return Reply{Wait: func() kmsg.Response { return h.awaitSyncs(resp, pending) }}
+}
+
+// produceAll appends every partition's batch, except those refused (with
+// their code), and returns the response and the syncs to wait for.
+func (h *Handler) produceAll(r *kmsg.ProduceRequest, img *metadata.Image, version int16, acks partition.Acks, acksOK bool, refused map[partitionRef]int16) (*kmsg.ProduceResponse, []pendingSync) {
+	resp := r.ResponseKind().(*kmsg.ProduceResponse)
+	resp.Topics = make([]kmsg.ProduceResponseTopic, len(r.Topics))
+	var pending []pendingSync
+	for i, rt := range r.Topics {
+		st := &resp.Topics[i]
+		*st = kmsg.NewProduceResponseTopic()
+		st.Topic, st.TopicID = rt.Topic, rt.TopicID
+		t := lookupTopic(img, rt.Topic, rt.TopicID, version >= 13)
+		st.Partitions = make([]kmsg.ProduceResponseTopicPartition, len(rt.Partitions))
+		for j, rp := range rt.Partitions {
+			sp := &st.Partitions[j]
+			*sp = kmsg.NewProduceResponseTopicPartition()
+			sp.Partition = rp.Partition
+			var code int16
+			var msg string
+			var wait func() error
+			if c, ok := refused[partitionRef{i, j}]; ok {
+				sp.BaseOffset, sp.LogAppendTime, sp.LogStartOffset = -1, -1, -1
+				code, msg = c, "refused by the transaction coordinator's verification"
+			} else {
+				code, msg, wait = h.producePartition(t, rp, acks, acksOK, sp, version >= 13)
+			}
+			sp.ErrorCode = code
+			if version >= 8 {
+				sp.ErrorMessage = strPtr(msg)
+			}
+			if wait != nil {
+				pending = append(pending, pendingSync{part: sp, wait: wait})
 			}
 		}
-		return resp
-	}}
+	}
+	return resp, pending
+}
+
+// awaitSyncs waits for the syncs of a produce and answers the partitions
+// whose sync failed with its error.
+func (h *Handler) awaitSyncs(resp *kmsg.ProduceResponse, pending []pendingSync) kmsg.Response {
+	errs := syncAll(pending)
+	for i, err := range errs {
+		if err != nil {
+			pending[i].part.ErrorCode, _ = errorCode(err)
+			pending[i].part.BaseOffset = -1
+			h.logger.Error("sync failed; produce not acknowledged", "err", err)
+		}
+	}
+	return resp
 }
 
 // syncAll waits for every pending sync. Different partitions are

@@ -69,6 +69,19 @@ func (p *Partition) OpenTxns() []producers.OpenTxn {
 	return p.mu.producers.OpenTxns()
 }
 
+// HasOpenTxn reports whether producer pid has an open transaction here:
+// its next transactional batch continues it rather than opening one.
+func (p *Partition) HasOpenTxn(pid base.ProducerID) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	e, ok := p.mu.producers.Entry(pid)
+	if !ok {
+		return false
+	}
+	_, open := e.CurrentTxnFirstOffset.Get()
+	return open
+}
+
 // AppendMarker writes a transaction marker for producer pid (COMMIT when
 // commit, else ABORT), as a transaction coordinator does with
 // WriteTxnMarkers: a control batch exactly as Kafka writes one, stamped

@@ -49,18 +49,22 @@ func New(opts Options) (*Coordinator, error) {
 }
 
 // Handle applies one request or event. Requests of other types than those
-// in MaxVersions, and events other than MarkersWritten, are a programmer
-// error.
+// in MaxVersions, and events other than MarkersWritten and Verify, are a
+// programmer error.
 func (c *Coordinator) Handle(op runtime.Op, now time.Time) runtime.Result {
 	var res runtime.Result
 	nowMs := now.UnixMilli()
 	if op.Req == nil {
-		ev, ok := op.Event.(MarkersWritten)
-		if !ok {
+		var err error
+		switch ev := op.Event.(type) {
+		case MarkersWritten:
+			c.markersWritten(ev, nowMs, &res)
+		case Verify:
+			err = c.verify(ev)
+		default:
 			panic(fmt.Sprintf("txn: Handle of unknown event %T", op.Event))
 		}
-		c.markersWritten(ev, nowMs, &res)
-		res.Replies = append(res.Replies, runtime.Reply{Token: op.Token})
+		res.Replies = append(res.Replies, runtime.Reply{Token: op.Token, Err: err})
 		return res
 	}
 	var resp kmsg.Response

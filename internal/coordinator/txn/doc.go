@@ -7,7 +7,10 @@
 // Contract. A Coordinator implements runtime.Shard. Handle(op, now) applies
 // one InitProducerId (with a transactional id), AddPartitionsToTxn (v0-v3),
 // AddOffsetsToTxn, EndTxn, DescribeTransactions or ListTransactions request
-// (versions up to MaxVersions), or one MarkersWritten event. Tick(now) aborts
+// (versions up to MaxVersions), or one MarkersWritten or Verify event (a
+// partition leader asking whether a partition is in a producer's ongoing
+// transaction before its first transactional batch there, KIP-890 part 1;
+// it changes nothing). Tick(now) aborts
 // timed-out transactions and removes expired transactional ids, each scan at
 // most once per its interval. Both return a runtime.Result: records of
 // __transaction_state in Kafka's schema (TxnMetadataKey v0 and

@@ -1,0 +1,140 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-broker/strata/internal/base"
+	"github.com/strata-broker/strata/internal/coordinator/runtime"
+	"github.com/strata-broker/strata/internal/coordinator/txn"
+	"github.com/strata-broker/strata/internal/metadata"
+	"github.com/strata-broker/strata/internal/record"
+)
+
+// partitionRef is a partition of a produce request by position: topic i,
+// partition j.
+type partitionRef struct{ topic, partition int }
+
+// txnChecks is what a produce's transactional batches need before they
+// are appended: partitions refused outright (code by partition), and
+// those whose producer opens a transaction there, to verify with the
+// coordinator.
+type txnChecks struct {
+	refused map[partitionRef]int16
+	verify  []txnVerify
+	pid     int64
+	epoch   int16
+}
+
+// txnVerify is one partition to verify.
+type txnVerify struct {
+	ref partitionRef
+	tp  base.TopicPartition
+}
+
+// transactionalChecks finds the partitions of r whose batch is
+// transactional. As in Kafka, transactional records without a
+// transactional id are refused (TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
+// a batch whose producer has no open transaction on its partition would
+// open one, so it is verified first (KIP-890 part 1). Partitions that do
+// not exist are left to the produce path, which answers them.
+func (h *Handler) transactionalChecks(r *kmsg.ProduceRequest, img *metadata.Image, byID bool) txnChecks {
+	var c txnChecks
+	for i, rt := range r.Topics {
+		t := lookupTopic(img, rt.Topic, rt.TopicID, byID)
+		for j, rp := range rt.Partitions {
+			hd, err := record.ParseHeader(rp.Records)
+			if err != nil || !hd.Transactional() || hd.Control() {
+				continue // the produce path validates and answers it
+			}
+			ref := partitionRef{i, j}
+			if r.TransactionID == nil {
+				if c.refused == nil {
+					c.refused = map[partitionRef]int16{}
+				}
+				c.refused[ref] = kerr.TransactionalIDAuthorizationFailed.Code
+				continue
+			}
+			if t == nil {
+				continue
+			}
+			tp := base.TopicPartition{Topic: t.Name, Partition: rp.Partition}
+			p, ok := h.opts.Broker.Partition(tp)
+			if !ok || p.HasOpenTxn(base.ProducerID(hd.ProducerID)) {
+				continue
+			}
+			c.pid, c.epoch = hd.ProducerID, hd.ProducerEpoch
+			c.verify = append(c.verify, txnVerify{ref: ref, tp: tp})
+		}
+	}
+	return c
+}
+
+// verifyTransactional asks the transactional id's coordinator about every
+// partition of c.verify, in parallel, and adds the refused ones to
+// c.refused with the code a producer is told.
+func (h *Handler) verifyTransactional(ctx context.Context, r *kmsg.ProduceRequest, c *txnChecks) {
+	codes := make([]int16, len(c.verify))
+	p, ok := h.txns.partitionFor(*r.TransactionID)
+	if !ok || h.txns.rt == nil {
+		for i := range codes {
+			codes[i] = kerr.NotEnoughReplicas.Code
+		}
+	} else {
+		var wg sync.WaitGroup
+		for i, v := range c.verify {
+			ev := txn.Verify{TransactionalID: *r.TransactionID, ProducerID: c.pid, ProducerEpoch: c.epoch, Partitions: []base.TopicPartition{v.tp}}
+			done := make(chan error, 1)
+			h.txns.rt.SubmitEvent(p, ev, func(err error) { done <- err })
+			wg.Go(func() {
+				select {
+				case err := <-done:
+					codes[i] = verificationCode(err)
+				case <-ctx.Done():
+					codes[i] = kerr.NotEnoughReplicas.Code
+				}
+			})
+		}
+		wg.Wait()
+	}
+	for i, v := range c.verify {
+		if codes[i] == 0 {
+			continue
+		}
+		if c.refused == nil {
+			c.refused = map[partitionRef]int16{}
+		}
+		c.refused[v.ref] = codes[i]
+	}
+}
+
+// verificationCode is what a producer is told when its partition's
+// verification failed, as Kafka's ReplicaManager maps the coordinator's
+// answer: the coordinator being unavailable or busy completing the
+// previous transaction is NOT_ENOUGH_REPLICAS, which every client
+// retries; a fenced epoch is INVALID_PRODUCER_EPOCH as from a partition.
+func verificationCode(err error) int16 {
+	if err == nil {
+		return 0
+	}
+	var ve *txn.VerifyError
+	var ce *runtime.CodeError
+	code := kerr.NotEnoughReplicas.Code
+	switch {
+	case errors.As(err, &ve):
+		code = ve.Code
+	case errors.As(err, &ce):
+		code = ce.Code
+	}
+	switch code {
+	case kerr.CoordinatorLoadInProgress.Code, kerr.CoordinatorNotAvailable.Code, kerr.NotCoordinator.Code, kerr.ConcurrentTransactions.Code:
+		return kerr.NotEnoughReplicas.Code
+	case kerr.ProducerFenced.Code:
+		return kerr.InvalidProducerEpoch.Code
+	}
+	return code
+}

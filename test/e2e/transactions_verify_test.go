@@ -1,0 +1,168 @@
+package e2e
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"hash/crc32"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// TestLateTransactionalProduceCannotHangAPartition: a transactional batch
+// for a partition its transaction never added (a late retry, a zombie
+// producer) is refused with INVALID_TXN_STATE after the broker asks the
+// coordinator (KIP-890 part 1). Appended, it would open a transaction
+// nothing ever ends and hold the partition's last stable offset, and with
+// it every read_committed consumer, forever (Kafka's hanging transactions
+// before 3.6).
+func TestLateTransactionalProduceCannotHangAPartition(t *testing.T) {
+	t.Parallel()
+	b := startBroker(t, t.TempDir())
+	const topic, id = "txn-verify", "txn-verify-producer"
+	adm := newAdmin(t, b.Addr)
+	createTopic(t, adm, topic, 1, nil)
+	cl := newClient(t, b.Addr)
+	ctx := testContext(t, 30*time.Second)
+	details, err := adm.ListTopics(ctx, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	topicID := details[topic].ID // Produce v13 names topics by id
+
+	init := kmsg.NewPtrInitProducerIDRequest()
+	init.TransactionalID = kmsg.StringPtr(id)
+	init.TransactionTimeoutMillis = 60_000
+	initResp := retryCoordinator(t, ctx, cl, init).(*kmsg.InitProducerIDResponse)
+	if err := kerr.ErrorForCode(initResp.ErrorCode); err != nil {
+		t.Fatalf("InitProducerId: %v", err)
+	}
+	pid, epoch := initResp.ProducerID, initResp.ProducerEpoch
+
+	produce := func(seq int32, value string) error {
+		t.Helper()
+		req := kmsg.NewPtrProduceRequest()
+		req.TransactionID = kmsg.StringPtr(id)
+		req.Acks = -1
+		req.TimeoutMillis = 10_000
+		rt := kmsg.NewProduceRequestTopic()
+		rt.Topic, rt.TopicID = topic, topicID
+		rp := kmsg.NewProduceRequestTopicPartition()
+		rp.Records = transactionalBatch(pid, epoch, seq, []byte(value))
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		resp, err := req.RequestWith(ctx, cl)
+		if err != nil {
+			t.Fatalf("produce: %v", err)
+		}
+		return kerr.ErrorForCode(resp.Topics[0].Partitions[0].ErrorCode)
+	}
+	requireStable := func(when string) {
+		t.Helper()
+		if lso, hw := listedOffset(t, adm, topic, true), listedOffset(t, adm, topic, false); lso != hw {
+			t.Fatalf("%s: last stable offset %d behind the high watermark %d: a transaction hangs", when, lso, hw)
+		}
+	}
+
+	if err := produce(0, "never added"); !errors.Is(err, kerr.InvalidTxnState) {
+		t.Fatalf("produce to a partition not in the transaction: %v, want INVALID_TXN_STATE", err)
+	}
+	requireStable("after the refused produce")
+
+	add := kmsg.NewPtrAddPartitionsToTxnRequest()
+	add.TransactionalID, add.ProducerID, add.ProducerEpoch = id, pid, epoch
+	at := kmsg.NewAddPartitionsToTxnRequestTopic()
+	at.Topic, at.Partitions = topic, []int32{0}
+	add.Topics = append(add.Topics, at)
+	addResp := retryCoordinator(t, ctx, cl, add).(*kmsg.AddPartitionsToTxnResponse)
+	if err := kerr.ErrorForCode(addResp.Topics[0].Partitions[0].ErrorCode); err != nil {
+		t.Fatalf("AddPartitionsToTxn: %v", err)
+	}
+	if err := produce(0, "in the transaction"); err != nil {
+		t.Fatalf("produce to a partition in the transaction: %v", err)
+	}
+	if lso := listedOffset(t, adm, topic, true); lso != 0 {
+		t.Fatalf("with the transaction open the last stable offset is %d, want 0", lso)
+	}
+
+	end := kmsg.NewPtrEndTxnRequest()
+	end.TransactionalID, end.ProducerID, end.ProducerEpoch, end.Commit = id, pid, epoch, false
+	if err := kerr.ErrorForCode(retryCoordinator(t, ctx, cl, end).(*kmsg.EndTxnResponse).ErrorCode); err != nil {
+		t.Fatalf("EndTxn: %v", err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for listedOffset(t, adm, topic, true) != listedOffset(t, adm, topic, false) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	requireStable("after the abort")
+
+	// The aborted transaction's producer retries late, in the same epoch.
+	// While the coordinator completes the abort the answer is
+	// NOT_ENOUGH_REPLICAS, which clients retry.
+	err = produce(1, "late retry")
+	for errors.Is(err, kerr.NotEnoughReplicas) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+		err = produce(1, "late retry")
+	}
+	if !errors.Is(err, kerr.InvalidTxnState) {
+		t.Fatalf("a late produce after the abort: %v, want INVALID_TXN_STATE", err)
+	}
+	requireStable("after the late produce")
+}
+
+// retryCoordinator sends a coordinator request until it is not answered
+// with a retriable coordinator error.
+func retryCoordinator(t *testing.T, ctx context.Context, cl *kgo.Client, req kmsg.Request) kmsg.Response {
+	t.Helper()
+	for {
+		resp, err := cl.Request(ctx, req)
+		if err != nil {
+			t.Fatalf("%T: %v", req, err)
+		}
+		var code int16
+		switch r := resp.(type) {
+		case *kmsg.InitProducerIDResponse:
+			code = r.ErrorCode
+		case *kmsg.EndTxnResponse:
+			code = r.ErrorCode
+		case *kmsg.AddPartitionsToTxnResponse:
+			code = r.Topics[0].Partitions[0].ErrorCode
+		}
+		switch code {
+		case kerr.CoordinatorLoadInProgress.Code, kerr.NotCoordinator.Code, kerr.CoordinatorNotAvailable.Code, kerr.ConcurrentTransactions.Code:
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
+		return resp
+	}
+}
+
+// transactionalBatch is one record batch of a transactional producer with
+// one record, and a correct CRC.
+func transactionalBatch(pid int64, epoch int16, seq int32, v []byte) []byte {
+	rec := kmsg.Record{Value: v}
+	body := rec.AppendTo(nil)[1:] // drop the placeholder zero-length varint
+	records := binary.AppendVarint(nil, int64(len(body)))
+	records = append(records, body...)
+	now := time.Now().UnixMilli()
+	batch := kmsg.RecordBatch{
+		PartitionLeaderEpoch: -1,
+		Magic:                2,
+		Attributes:           0x10, // transactional
+		FirstTimestamp:       now,
+		MaxTimestamp:         now,
+		ProducerID:           pid,
+		ProducerEpoch:        epoch,
+		FirstSequence:        seq,
+		NumRecords:           1,
+		Records:              records,
+	}
+	out := batch.AppendTo(nil)
+	binary.BigEndian.PutUint32(out[8:12], uint32(len(out)-12))
+	binary.BigEndian.PutUint32(out[17:21], crc32.Checksum(out[21:], crc32.MakeTable(crc32.Castagnoli)))
+	return out
+}
