@@ -285,6 +285,11 @@ func addAborted(sp *kmsg.FetchResponseTopicPartition, t fetchTarget, iso partiti
 	if iso != partition.ReadCommitted {
 		return
 	}
+	if upTo <= t.offset {
+		// A reader that did not say where its data ends: list up to the
+		// last stable offset, a superset, which clients handle.
+		upTo = t.part.Offsets().LastStable
+	}
 	for _, a := range t.part.AbortedTxns(t.offset, upTo) {
 		at := kmsg.NewFetchResponseTopicPartitionAbortedTransaction()
 		at.ProducerID, at.FirstOffset = int64(a.ProducerID), int64(a.FirstOffset)

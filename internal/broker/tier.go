@@ -241,7 +241,7 @@ func (b *Broker) ReadRemote(ctx context.Context, p *partition.Partition, from ba
 	var read RemoteRead
 	reg, ok, err := b.opts.Tier.Reader.ReadRegion(ctx, seg, from, maxBytes)
 	if ok {
-		read.Region = partition.Region{File: reg.File, Pos: reg.Pos, Size: reg.Size, Release: reg.Release}
+		read.Region = partition.Region{File: reg.File, Pos: reg.Pos, Size: reg.Size, Next: reg.Next, Release: reg.Release}
 	} else if err == nil {
 		read.Batches, err = b.opts.Tier.Reader.Read(ctx, seg, from, maxBytes)
 	}

@@ -2,6 +2,7 @@ package partition
 
 import (
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -213,5 +214,31 @@ func TestTieringOffMovesLogStartToLocal(t *testing.T) {
 	o.Config.Tiered = false
 	if got := openAt(t, o).Offsets().LogStart; got != bases[2] {
 		t.Fatalf("log start %d after reopening, want %d", got, bases[2])
+	}
+}
+
+// Regression: a tier pass that planned local deletions while the topic was
+// tiered applied them after tiering was turned off, deleting local
+// segments whose remote copies were being deleted too (found by
+// TestTieredStorageTurnedOff: the log start pointed at offsets in neither
+// tier). The stale decision is refused and nothing is deleted.
+func TestTierDecisionRefusedOnceTieringIsOff(t *testing.T) {
+	e := newEnv(t, smallSegments, func(o *Options) { o.Config.Tiered = true })
+	p := e.open(t)
+	for range 10 {
+		mustAppend(t, p, batch(t, spec{valueBytes: 300}), AcksAll)
+	}
+	bases := segmentBases(p)
+	stale := retention.Decision{NewLogStart: 0, DeleteLocalBefore: bases[2]}
+	cfg := p.Config()
+	cfg.Tiered = false
+	if err := p.SetConfig(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.TierLocal().ApplyLocal(stale); !errors.Is(err, ErrNotTiered) {
+		t.Fatalf("a tier decision applied after tiering went off: %v, want ErrNotTiered", err)
+	}
+	if got := segmentBases(p); !slices.Equal(got, bases) {
+		t.Fatalf("segments %v after a refused decision, want %v", got, bases)
 	}
 }

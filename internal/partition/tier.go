@@ -63,13 +63,33 @@ type tierLocal struct{ p *Partition }
 func (l tierLocal) Segments() []tier.LocalSegment { return tier.LocalSegmentsOf(l.p.log.Segments()) }
 
 func (l tierLocal) Source() tier.SegmentSource {
-	return tier.LogSource{Log: l.p.log, Snapshots: l.p.producerSnapshotAt}
+	return tier.LogSource{Log: l.p.log, Snapshots: l.p.producerSnapshotAt, Aborted: l.abortedTxns}
+}
+
+// abortedTxns is AbortedTxns as the tier's type, for the transaction
+// index of an upload. The tier uploads only segments below the last
+// stable offset, so every marker of an upload is applied and listed;
+// the entries whose marker is below the log start are no longer listed,
+// but their offsets are outside the log, so no reader of the index needs
+// them.
+func (l tierLocal) abortedTxns(from, upTo base.Offset) []tier.AbortedTxn {
+	ts := l.p.AbortedTxns(from, upTo)
+	if len(ts) == 0 {
+		return nil
+	}
+	out := make([]tier.AbortedTxn, len(ts))
+	for i, t := range ts {
+		out[i] = tier.AbortedTxn(t)
+	}
+	return out
 }
 
 // ApplyLocal moves the log start to d.NewLogStart (persisted first) and
 // deletes the local segments below d.DeleteLocalBefore. tier.Pass has
 // checked that the decision deletes locally only what is tiered or below
-// the new log start.
+// the new log start. A decision made while the topic was tiered is
+// refused (ErrNotTiered) once tiering is off: the remote copies it counted
+// on are being deleted (KIP-950), so its local deletions would lose data.
 func (l tierLocal) ApplyLocal(d retention.Decision) error {
 	p := l.p
 	defer p.compactAbortedIndexLogged() // after the unlock
@@ -78,8 +98,15 @@ func (l tierLocal) ApplyLocal(d retention.Decision) error {
 	if p.mu.closed {
 		return ErrClosed
 	}
+	if !p.mu.cfg.Tiered {
+		return ErrNotTiered
+	}
 	return p.applyDecisionLocked(d, d.DeleteLocalBefore)
 }
+
+// ErrNotTiered refuses a tier pass's retention decision for a partition
+// whose tiering was turned off while the pass ran.
+var ErrNotTiered = errors.New("partition: tiering was turned off; the tier pass's retention decision is stale")
 
 // producerSnapshotAt returns the producer snapshot file valid at at, if
 // one is still kept.

@@ -66,21 +66,21 @@ func checkChunkBatches(chunk []byte, first int64, firstRel uint32, seg remotemet
 }
 
 // span is the part of the table to send for a read from relative offset
-// rel of at most maxBytes: the byte range [pos, end) in the chunk of whole
-// batches from the one holding rel, at least that one (KIP-74). ok is
-// false when no batch of the table holds rel.
-func (t chunkBatches) span(rel uint32, maxBytes int) (pos, end int64, ok bool) {
+// rel of at most maxBytes: whole batches from the one holding rel, at
+// least that one (KIP-74), from the entry first to the entry end (the
+// byte range [first.pos, end.pos) of the chunk, and the offsets
+// [first.rel, end.rel)). ok is false when no batch of the table holds rel.
+func (t chunkBatches) span(rel uint32, maxBytes int) (first, end chunkBatch, ok bool) {
 	if len(t) < 2 || rel < t[0].rel || rel >= t[len(t)-1].rel {
-		return 0, 0, false
+		return chunkBatch{}, chunkBatch{}, false
 	}
 	// The batch holding rel is the last one starting at or before it.
 	i := sort.Search(len(t)-1, func(i int) bool { return t[i+1].rel > rel })
-	pos = int64(t[i].pos)
 	j := i + 1
-	for j < len(t)-1 && int64(t[j+1].pos)-pos <= int64(maxBytes) {
+	for j < len(t)-1 && int64(t[j+1].pos)-int64(t[i].pos) <= int64(maxBytes) {
 		j++
 	}
-	return pos, int64(t[j].pos), true
+	return t[i], t[j], true
 }
 
 // firstBatchIn is where the first batch start that idx knows of lies in

@@ -37,13 +37,22 @@ type SegmentSource interface {
 	// ProducerSnapshot returns the producer-state snapshot valid at offset
 	// at (the end of an upload), if the partition has one.
 	ProducerSnapshot(at base.Offset) ([]byte, bool)
+	// AbortedTxns returns the aborted transactions whose ABORT marker
+	// (LastOffset) is in markers, ascending by LastOffset: the entries of
+	// the transaction index of an upload of markers. nil when none.
+	AbortedTxns(markers base.Range) []AbortedTxn
 }
 
 // LogSource is the SegmentSource of a local log. Snapshots may be nil (no
-// producer snapshots are uploaded).
+// producer snapshots are uploaded), and so may Aborted (the log has no
+// aborted transaction).
 type LogSource struct {
 	Log       *log.Log
 	Snapshots func(at base.Offset) ([]byte, bool)
+	// Aborted answers as a read_committed fetch of [from, upTo) asks the
+	// partition: every aborted transaction with LastOffset >= from and
+	// FirstOffset < upTo, ascending by LastOffset (partition.AbortedTxns).
+	Aborted func(from, upTo base.Offset) []AbortedTxn
 }
 
 func (s LogSource) OpenSegment(b base.Offset) (SegmentReader, int64, error) {
@@ -59,6 +68,23 @@ func (s LogSource) ProducerSnapshot(at base.Offset) ([]byte, bool) {
 		return nil, false
 	}
 	return s.Snapshots(at)
+}
+
+// AbortedTxns keeps, of what Aborted answers for markers, the
+// transactions whose marker is in markers (Kafka's rule for which
+// segment's index holds an entry); Aborted also answers those that end
+// later but began inside markers.
+func (s LogSource) AbortedTxns(markers base.Range) []AbortedTxn {
+	if s.Aborted == nil {
+		return nil
+	}
+	var out []AbortedTxn
+	for _, t := range s.Aborted(markers.Start, markers.End) {
+		if markers.Contains(t.LastOffset) {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // Copier executes CopyTasks: it uploads one local segment (or its tail) to
@@ -89,12 +115,13 @@ const danglingWriteTimeout = 10 * time.Second
 // returns the COPY_FINISHED segment. In order: it reads the local segment
 // and builds the indexes from the batches of task.Range; draws a fresh
 // segment id; writes COPY_STARTED (before any object, so every object has
-// metadata); puts the offset index, time index, leader-epoch checkpoint,
-// producer snapshot (if src has one) and the .log last, each after waiting
-// for the copy quota; writes COPY_FINISHED. A failure after COPY_STARTED
-// marks the segment DANGLING (best effort; the next pass's PlanDeletes
-// removes its objects either way) and returns the error, wrapped:
-// objstore.IsTransient classifies it.
+// metadata); puts the offset index, time index, transaction index (only
+// if an ABORT marker is in task.Range: src.AbortedTxns, checked before
+// COPY_STARTED), leader-epoch checkpoint, producer snapshot (if src has
+// one) and the .log last, each after waiting for the copy quota; writes
+// COPY_FINISHED. A failure after COPY_STARTED marks the segment DANGLING
+// (best effort; the next pass's PlanDeletes removes its objects either
+// way) and returns the error, wrapped: objstore.IsTransient classifies it.
 //
 // The remote segment's SizeBytes and MaxTimestampMs are those of the bytes
 // uploaded, so a partial task's metadata describes its object.
@@ -118,6 +145,11 @@ func (c *Copier) Copy(ctx context.Context, task CopyTask, src SegmentSource, top
 	if err != nil {
 		return fail("read local segment", err)
 	}
+	aborted := src.AbortedTxns(task.Range)
+	if err := checkTxnIndex(aborted, task.Range); err != nil {
+		return fail("transaction index", err)
+	}
+	txnIndex := encodeTxnIndex(aborted)
 	snapshot, hasSnapshot := src.ProducerSnapshot(task.Range.End)
 	id, err := c.newID()
 	if err != nil {
@@ -137,6 +169,7 @@ func (c *Copier) Copy(ctx context.Context, task CopyTask, src SegmentSource, top
 	}{
 		{SuffixIndex, bytes.NewReader(up.offsetIndex), int64(len(up.offsetIndex)), false},
 		{SuffixTimeIndex, bytes.NewReader(up.timeIndex), int64(len(up.timeIndex)), false},
+		{SuffixTxnIndex, bytes.NewReader(txnIndex), int64(len(txnIndex)), len(txnIndex) == 0},
 		{SuffixLeaderEpoch, bytes.NewReader(checkpoint), int64(len(checkpoint)), false},
 		{SuffixSnapshot, bytes.NewReader(snapshot), int64(len(snapshot)), !hasSnapshot},
 		{SuffixLog, io.NewSectionReader(r, up.startPos, up.sizeBytes), up.sizeBytes, false},

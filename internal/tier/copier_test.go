@@ -112,6 +112,14 @@ func TestPartialCopyFromMidSegment(t *testing.T) {
 	}
 }
 
+// fullSource is a source of l's first segment with every optional object:
+// a producer snapshot and one aborted transaction.
+func fullSource(l *log.Log) LogSource {
+	return LogSource{Log: l, Snapshots: func(at base.Offset) ([]byte, bool) {
+		return []byte(fmt.Sprintf("snapshot at %d", at)), true
+	}, Aborted: overlapping([]AbortedTxn{{ProducerID: 1, FirstOffset: 1, LastOffset: 2, LastStableOffset: 3}})}
+}
+
 // COPY_STARTED is recorded before the first object, the .log goes last,
 // then COPY_FINISHED; the checkpoint and the snapshot are uploaded.
 func TestCopyOrderAndObjects(t *testing.T) {
@@ -120,9 +128,7 @@ func TestCopyOrderAndObjects(t *testing.T) {
 	local := LocalSegmentsOf(l.Segments())[0]
 	epochs := []remotemeta.EpochStart{{Epoch: 3, Start: 0}, {Epoch: 5, Start: 10}}
 	task := CopyTask{Segment: local, Range: local.Range(), LeaderEpochs: epochs}
-	src := LogSource{Log: l, Snapshots: func(at base.Offset) ([]byte, bool) {
-		return []byte(fmt.Sprintf("snapshot at %d", at)), true
-	}}
+	src := fullSource(l)
 	seg, err := r.copier.Copy(t.Context(), task, src, testTopicID, testTP, 5)
 	if err != nil {
 		t.Fatal(err)
@@ -215,7 +221,7 @@ func TestCopyFailureAtEachStepLeavesNoOrphan(t *testing.T) {
 					})
 				}
 				local := LocalSegmentsOf(l.Segments())[0]
-				src := LogSource{Log: l, Snapshots: func(base.Offset) ([]byte, bool) { return []byte("s"), true }}
+				src := fullSource(l)
 				_, err := r.copier.Copy(t.Context(), CopyTask{Segment: local, Range: local.Range(), LeaderEpochs: epoch0}, src, testTopicID, testTP, 0)
 				if !objstore.IsTransient(err) {
 					t.Fatalf("Copy error %v, want a transient one", err)

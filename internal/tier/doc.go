@@ -18,15 +18,20 @@
 //
 //	<topicName>-<topicIDhex>/<partition>/<20-digit base offset>-<segmentIDhex>.<suffix>
 //
-// with suffixes index, timeindex, leader-epoch-checkpoint, snapshot and
-// log, uploaded in that order (.log last). The topic id, not the name,
-// identifies the topic; the name is cut to fit a key component. The
-// offset and time indexes (Kafka's 8- and 12-byte entries, an entry every
-// IndexIntervalBytes) are built by the copier from the bytes it uploads,
-// relative to the object's first offset and byte, so a partial copy's
-// indexes describe its object. The Reader checks everything it reads from
-// the bucket (ErrCorruptObject names the key) and never serves a batch
-// whose framing, offsets or CRC are wrong.
+// with suffixes index, timeindex, txnindex, leader-epoch-checkpoint,
+// snapshot and log, uploaded in that order (.log last). The snapshot and
+// the txnindex are optional: the txnindex (Kafka's 34-byte entries, the
+// aborted transactions whose ABORT marker is in the segment; txn_index.go)
+// is written only when it has an entry, and segments uploaded before it
+// existed have none, so a missing txnindex reads as empty. Deletion and
+// the reconciler treat every suffix as the segment's, present or not.
+// The topic id, not the name, identifies the topic; the name is cut to
+// fit a key component. The offset and time indexes (Kafka's 8- and
+// 12-byte entries, an entry every IndexIntervalBytes) are built by the
+// copier from the bytes it uploads, relative to the object's first offset
+// and byte, so a partial copy's indexes describe its object. The Reader
+// checks everything it reads from the bucket (ErrCorruptObject names the
+// key) and never serves a batch whose framing, offsets or CRC are wrong.
 //
 // Ranges are half-open, [Start, End). The remote tier holds
 // [logStart, tieredNext); tieredNext is exclusive.

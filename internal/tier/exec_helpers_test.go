@@ -198,10 +198,17 @@ func (r *rig) setInject(f func(op objstore.Op, key string) error) {
 // copyAll plans and runs the copies of every sealed segment of l.
 func (r *rig) copyAll(l *log.Log) []remotemeta.RemoteSegment {
 	r.t.Helper()
+	return r.copyAllFrom(LogSource{Log: l})
+}
+
+// copyAllFrom is copyAll from src, a source of src.Log.
+func (r *rig) copyAllFrom(src LogSource) []remotemeta.RemoteSegment {
+	r.t.Helper()
+	l := src.Log
 	tasks := PlanCopies(LocalSegmentsOf(l.Segments()), r.meta.view(), epoch0, l.End(), CopyConfig{}, 0)
 	var out []remotemeta.RemoteSegment
 	for _, task := range tasks {
-		seg, err := r.copier.Copy(r.t.Context(), task, LogSource{Log: l}, testTopicID, testTP, 0)
+		seg, err := r.copier.Copy(r.t.Context(), task, src, testTopicID, testTP, 0)
 		if err != nil {
 			r.t.Fatalf("Copy %v: %v", task.Range, err)
 		}
@@ -216,12 +223,22 @@ func (r *rig) deletePass() error {
 	return err
 }
 
-// keys lists every object in the store.
+// keys lists the key of every object in the store.
 func (r *rig) keys() []string {
 	r.t.Helper()
 	var out []string
-	if err := r.inner.List(r.t.Context(), "", func(oi objstore.ObjectInfo) error {
+	for _, oi := range r.listing() {
 		out = append(out, oi.Key)
+	}
+	return out
+}
+
+// listing lists every object in the store.
+func (r *rig) listing() []objstore.ObjectInfo {
+	r.t.Helper()
+	var out []objstore.ObjectInfo
+	if err := r.inner.List(r.t.Context(), "", func(oi objstore.ObjectInfo) error {
+		out = append(out, oi)
 		return nil
 	}); err != nil {
 		r.t.Fatal(err)

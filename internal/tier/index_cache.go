@@ -16,7 +16,7 @@ type indexCacheKey struct {
 
 type indexCacheEntry struct {
 	key       indexCacheKey
-	value     any // []offsetEntry or []timeEntry, never mutated
+	value     any // []offsetEntry, []timeEntry or []AbortedTxn, never mutated
 	costBytes int64
 }
 

@@ -20,11 +20,19 @@ const (
 	SuffixTimeIndex                     // time index, Kafka's 12-byte entries
 	SuffixLeaderEpoch                   // leader-epoch checkpoint, Kafka's text format
 	SuffixSnapshot                      // producer-state snapshot at the segment's end
+	// SuffixTxnIndex is the transaction index, Kafka's 34-byte entries
+	// (txn_index.go). Optional, as Kafka's LogSegmentData.transactionIndex
+	// is: written only when the segment holds an ABORT marker, and absent
+	// from segments uploaded before it existed; absent means no entry.
+	SuffixTxnIndex
 )
 
 // Suffixes is every object a remote segment may have, in upload order: the
 // .log last, so an object listing that shows it shows a complete upload.
-var Suffixes = []Suffix{SuffixIndex, SuffixTimeIndex, SuffixLeaderEpoch, SuffixSnapshot, SuffixLog}
+// Deletion and the reconciler go by this list, so a segment's optional
+// objects (snapshot, transaction index) are deleted and claimed whether
+// or not its upload wrote them.
+var Suffixes = []Suffix{SuffixIndex, SuffixTimeIndex, SuffixTxnIndex, SuffixLeaderEpoch, SuffixSnapshot, SuffixLog}
 
 var suffixNames = [...]string{
 	SuffixLog:         "log",
@@ -32,10 +40,11 @@ var suffixNames = [...]string{
 	SuffixTimeIndex:   "timeindex",
 	SuffixLeaderEpoch: "leader-epoch-checkpoint",
 	SuffixSnapshot:    "snapshot",
+	SuffixTxnIndex:    "txnindex",
 }
 
 // Valid reports whether s is one of the named suffixes.
-func (s Suffix) Valid() bool { return s >= SuffixLog && s <= SuffixSnapshot }
+func (s Suffix) Valid() bool { return s >= SuffixLog && int(s) < len(suffixNames) }
 
 func (s Suffix) String() string {
 	if s.Valid() {

@@ -18,7 +18,7 @@ func TestObjectKeyLayout(t *testing.T) {
 	const dir = "orders.v1-0123456789abcdef0102030405060708/12/00000000000000004200-dead0000000000000000000000000001."
 	for s, name := range map[Suffix]string{
 		SuffixLog: "log", SuffixIndex: "index", SuffixTimeIndex: "timeindex",
-		SuffixLeaderEpoch: "leader-epoch-checkpoint", SuffixSnapshot: "snapshot",
+		SuffixLeaderEpoch: "leader-epoch-checkpoint", SuffixSnapshot: "snapshot", SuffixTxnIndex: "txnindex",
 	} {
 		if got := SegmentKey(seg, s); got != dir+name {
 			t.Errorf("SegmentKey(%v) = %s", s, got)
@@ -34,7 +34,7 @@ func TestObjectKeyLayout(t *testing.T) {
 func TestObjectKeyRoundTrip(t *testing.T) {
 	long := strings.Repeat("x", 249)
 	for _, topic := range []string{"t", "a-b-c", "_internal", ".strata-x", "..", long} {
-		for _, s := range []Suffix{SuffixLog, SuffixIndex, SuffixTimeIndex, SuffixLeaderEpoch, SuffixSnapshot} {
+		for _, s := range Suffixes {
 			k := ObjectKey{TopicName: topic, TopicID: testTopicID, Partition: 2147483647,
 				BaseOffset: 9223372036854775807, Segment: sid(9), Suffix: s}
 			key := k.String()

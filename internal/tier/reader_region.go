@@ -12,9 +12,12 @@ import (
 // batches, to send as they are (sendfile). The receiver closes File and
 // then calls Release, which lets the cache reuse the bytes.
 type Region struct {
-	File    *os.File
-	Pos     int64
-	Size    int64
+	File *os.File
+	Pos  int64
+	Size int64
+	// Next is the offset after the region's last batch: a read_committed
+	// fetch lists the aborted transactions of the offsets up to it.
+	Next    base.Offset
 	Release func()
 }
 
@@ -50,10 +53,12 @@ func (r *Reader) ReadRegion(ctx context.Context, seg remotemeta.RemoteSegment, f
 		if err != nil || !cached {
 			return Region{}, false, err
 		}
-		start, end, found := ref.Batches.span(rel, maxBytes)
+		first, end, found := ref.Batches.span(rel, maxBytes)
 		if found {
-			r.noteLogRead(seg, k*chunkBytes+start, end-start)
-			return Region{File: ref.File, Pos: ref.Base + start, Size: end - start, Release: ref.Release}, true, nil
+			start, size := int64(first.pos), int64(end.pos-first.pos)
+			r.noteLogRead(seg, k*chunkBytes+start, size)
+			return Region{File: ref.File, Pos: ref.Base + start, Size: size,
+				Next: seg.Range.Start + base.Offset(end.rel), Release: ref.Release}, true, nil
 		}
 		ref.File.Close()
 		ref.Release()

@@ -51,6 +51,9 @@ func TestReadRegionMatchesRead(t *testing.T) {
 				}
 				regions++
 				got := regionBytes(t, reg)
+				if next := lastNext(t, got); reg.Next != next {
+					t.Fatalf("region at %d: Next %d, but its batches end at %d", o, reg.Next, next)
+				}
 				if !bytes.HasPrefix(want, got) || len(got) == 0 {
 					t.Fatalf("chunk %d, max %d: region at %d (%d bytes) is not a prefix of the %d bytes Read returns",
 						tc.chunkBytes, tc.maxBytes, o, len(got), len(want))
@@ -163,23 +166,23 @@ func TestChunkBatchesSpan(t *testing.T) {
 	// Batches of 100 bytes at 0, 100, 200 holding [10, 15), [15, 20), [20, 30).
 	table := chunkBatches{{0, 10}, {100, 15}, {200, 20}, {300, 30}}
 	cases := []struct {
-		rel       uint32
-		maxBytes  int
-		pos, end  int64
-		wantFound bool
+		rel        uint32
+		maxBytes   int
+		first, end chunkBatch
+		wantFound  bool
 	}{
-		{10, 1000, 0, 300, true},
-		{12, 1000, 0, 300, true},
-		{15, 150, 100, 200, true},
-		{15, 200, 100, 300, true},
-		{29, 1, 200, 300, true}, // KIP-74: at least the first batch
-		{9, 1000, 0, 0, false},
-		{30, 1000, 0, 0, false},
+		{10, 1000, table[0], table[3], true},
+		{12, 1000, table[0], table[3], true},
+		{15, 150, table[1], table[2], true},
+		{15, 200, table[1], table[3], true},
+		{29, 1, table[2], table[3], true}, // KIP-74: at least the first batch
+		{9, 1000, chunkBatch{}, chunkBatch{}, false},
+		{30, 1000, chunkBatch{}, chunkBatch{}, false},
 	}
 	for _, tc := range cases {
-		pos, end, found := table.span(tc.rel, tc.maxBytes)
-		if found != tc.wantFound || pos != tc.pos || end != tc.end {
-			t.Errorf("span(%d, %d) = %d, %d, %v; want %d, %d, %v", tc.rel, tc.maxBytes, pos, end, found, tc.pos, tc.end, tc.wantFound)
+		first, end, found := table.span(tc.rel, tc.maxBytes)
+		if found != tc.wantFound || first != tc.first || end != tc.end {
+			t.Errorf("span(%d, %d) = %v, %v, %v; want %v, %v, %v", tc.rel, tc.maxBytes, first, end, found, tc.first, tc.end, tc.wantFound)
 		}
 	}
 	if _, _, found := (chunkBatches{}).span(0, 10); found {

@@ -109,6 +109,26 @@ func (w *world) waitDone(t *testing.T, id string) {
 	}
 }
 
+// waitDoneAll waits for the completion of every id, in any order.
+func (w *world) waitDoneAll(t *testing.T, ids ...string) {
+	t.Helper()
+	want := map[string]bool{}
+	for _, id := range ids {
+		want[id] = true
+	}
+	for len(want) > 0 {
+		select {
+		case got := <-w.done:
+			if !want[got] {
+				t.Fatalf("completed %q, want one of %v", got, want)
+			}
+			delete(want, got)
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%v never completed; calls %q", want, w.log())
+		}
+	}
+}
+
 func (w *world) log() []string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -175,8 +195,7 @@ func TestAnIdenticalEffectJoinsTheWriteInFlight(t *testing.T) {
 	wr.OnEffects(5, []any{effect("t1", true, orders0)}) // a reload emits it again
 	wr.OnEffects(5, []any{effect("t2", true, orders1)}) // another id flies on its own
 	close(gate)
-	w.waitDone(t, "t1")
-	w.waitDone(t, "t2")
+	w.waitDoneAll(t, "t1", "t2")
 	time.Sleep(20 * time.Millisecond)
 	if got := w.log(); len(got) != 4 {
 		t.Fatalf("calls %q: want one write per transaction", got)
