@@ -85,8 +85,21 @@ func dumpRecords(w io.Writer, batch []byte, h record.Header) error {
 		if !ok {
 			break
 		}
-		fmt.Fprintf(w, "| offset: %d keySize: %d valueSize: %d headers: %d\n",
+		fmt.Fprintf(w, "| offset: %d keySize: %d valueSize: %d headers: %d",
 			int64(h.BaseOffset)+int64(r.OffsetDelta), len(r.Key), len(r.Value), r.NumHeaders)
+		if h.Control() {
+			// Kafka's DumpLogSegments names the marker too.
+			m, err := record.ParseEndTxnMarker(r.Key, r.Value)
+			if err != nil {
+				return err
+			}
+			kind := "ABORT"
+			if m.Commit {
+				kind = "COMMIT"
+			}
+			fmt.Fprintf(w, " endTxnMarker: %s coordinatorEpoch: %d", kind, m.CoordinatorEpoch)
+		}
+		fmt.Fprintln(w)
 	}
 	return rr.Err()
 }

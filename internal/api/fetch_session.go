@@ -82,6 +82,7 @@ type fetchWant struct {
 // partition goes into the next incremental response only if that changed.
 type sentState struct {
 	highWatermark int64 // -1 after an error, so the partition is sent again once it clears
+	lastStable    int64
 	logStart      int64
 }
 
@@ -195,10 +196,12 @@ func (s *fetchSession) wantsLocked() []fetchWant {
 
 // partitionNews reports whether a session partition goes into an
 // incremental response, and what its client knows once it has been sent.
-// Records, an error, or a new high watermark or log start offset are news.
+// Records, an error, or a new high watermark, last stable offset or log
+// start offset are news, as in Kafka's FetchSession.
 func partitionNews(sent sentState, p *kmsg.FetchResponseTopicPartition) (bool, sentState) {
-	news := len(p.RecordBatches) > 0 || p.HighWatermark != sent.highWatermark || p.LogStartOffset != sent.logStart
-	now := sentState{highWatermark: p.HighWatermark, logStart: p.LogStartOffset}
+	news := len(p.RecordBatches) > 0 || p.HighWatermark != sent.highWatermark ||
+		p.LastStableOffset != sent.lastStable || p.LogStartOffset != sent.logStart
+	now := sentState{highWatermark: p.HighWatermark, lastStable: p.LastStableOffset, logStart: p.LogStartOffset}
 	if p.ErrorCode != 0 {
 		news, now.highWatermark = true, -1
 	}

@@ -43,7 +43,9 @@ func TestNextSessionEpoch(t *testing.T) {
 }
 
 func TestPartitionNews(t *testing.T) {
-	known := sentState{highWatermark: 10, logStart: 2}
+	known := sentState{highWatermark: 10, lastStable: 10, logStart: 2}
+	lsoBehind := part(10, 2, 0, nil)
+	lsoBehind.LastStableOffset = 7
 	for _, tc := range []struct {
 		name    string
 		part    kmsg.FetchResponseTopicPartition
@@ -52,9 +54,10 @@ func TestPartitionNews(t *testing.T) {
 	}{
 		{"nothing new", part(10, 2, 0, nil), false, known},
 		{"records", part(10, 2, 0, []byte{1}), true, known},
-		{"high watermark moved", part(12, 2, 0, nil), true, sentState{12, 2}},
-		{"log start moved", part(10, 5, 0, nil), true, sentState{10, 5}},
-		{"error: sent again once it clears", part(-1, -1, kerr.NotLeaderForPartition.Code, nil), true, sentState{-1, -1}},
+		{"high watermark moved", part(12, 2, 0, nil), true, sentState{12, 12, 2}},
+		{"last stable offset moved", lsoBehind, true, sentState{10, 7, 2}},
+		{"log start moved", part(10, 5, 0, nil), true, sentState{10, 10, 5}},
+		{"error: sent again once it clears", part(-1, -1, kerr.NotLeaderForPartition.Code, nil), true, sentState{-1, -1, -1}},
 	} {
 		news, now := partitionNews(known, &tc.part)
 		if news != tc.news || now != tc.nowSent {

@@ -104,6 +104,11 @@ func readAbortedIndex(dir string) (abortedFile, error) {
 	if err != nil {
 		return abortedFile{}, fmt.Errorf("reading %s: %w", abortedIndexFile, err)
 	}
+	return decodeAbortedIndex(data), nil
+}
+
+// decodeAbortedIndex is readAbortedIndex on the file's bytes.
+func decodeAbortedIndex(data []byte) abortedFile {
 	var out abortedFile
 	out.torn = len(data)%abortedEntryBytes != 0
 	be := binary.BigEndian
@@ -130,7 +135,7 @@ func readAbortedIndex(dir string) (abortedFile, error) {
 		}
 		out.entries = append(out.entries, t)
 	}
-	return out, nil
+	return out
 }
 
 // abortedSinceLocked returns copies of the listed entries numbered seq or

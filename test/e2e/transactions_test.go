@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -127,7 +129,8 @@ func requirePartitionValues(t *testing.T, who string, got, want map[int32][]stri
 // consumers see both, and neither sees the markers.
 func TestTransactionsCommitAndAbort(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, t.TempDir())
+	dir := t.TempDir()
+	b := startBroker(t, dir)
 	const topic, partitions = "txn-basic", 3
 	createTopic(t, newAdmin(t, b.Addr), topic, partitions, nil)
 
@@ -142,6 +145,11 @@ func TestTransactionsCommitAndAbort(t *testing.T) {
 
 	requirePartitionValues(t, "read_committed", readToSentinels(t, b.Addr, topic, partitions, kgo.ReadCommitted()), valuesByPartition(committed1, committed2))
 	requirePartitionValues(t, "read_uncommitted", readToSentinels(t, b.Addr, topic, partitions, kgo.ReadUncommitted()), valuesByPartition(committed1, aborted, committed2))
+	// strata inspect names the markers, as Kafka's DumpLogSegments does.
+	out, code := runCLI(t, "inspect", "segment", filepath.Join(dir, topic+"-0", "00000000000000000000.log"), "--records")
+	if code != 0 || strings.Count(out, "endTxnMarker: COMMIT coordinatorEpoch: ") != 2 || strings.Count(out, "endTxnMarker: ABORT coordinatorEpoch: ") != 1 {
+		t.Fatalf("inspect shows not the two COMMIT and one ABORT markers (exit %d):\n%s", code, out)
+	}
 }
 
 // TestOpenTransactionHoldsTheLastStableOffset: while a transaction is
