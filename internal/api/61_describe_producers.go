@@ -77,11 +77,8 @@ func activeProducers(entries []producers.Entry) []kmsg.DescribeProducersResponse
 // it lacks: last sequence -1 without a batch in its epoch (after a marker
 // that bumped the epoch, or for a coordinator's producer), transaction
 // start -1 with no open transaction.
-//
-// The coordinator epoch is what the entry keeps: that of the producer's
-// last marker, and 0 before any. The entry cannot tell "no marker yet"
-// from a marker of coordinator epoch 0, so a producer that never saw a
-// marker reports 0 where Kafka reports -1.
+// The coordinator epoch is that of the producer's last marker, -1 before
+// any, as in Kafka.
 func activeProducer(e producers.Entry) kmsg.DescribeProducersResponseTopicPartitionActiveProducer {
 	ap := kmsg.NewDescribeProducersResponseTopicPartitionActiveProducer() // -1 defaults
 	ap.ProducerID = int64(e.ProducerID)

@@ -30,9 +30,9 @@ func TestActiveProducer(t *testing.T) {
 	}{
 		{
 			name:  "idempotent producer",
-			entry: producers.Entry{ProducerID: 7, Epoch: 3, Batches: batches, LastTimestampMs: 2000},
+			entry: producers.Entry{ProducerID: 7, Epoch: 3, Batches: batches, LastTimestampMs: 2000, CoordinatorEpoch: producers.NoCoordinatorEpoch},
 			want: wire{ProducerID: 7, ProducerEpoch: 3, LastSequence: 6, LastTimestamp: 2000,
-				CoordinatorEpoch: 0, CurrentTxnStartOffset: -1},
+				CoordinatorEpoch: -1, CurrentTxnStartOffset: -1},
 		},
 		{
 			name: "open transaction",

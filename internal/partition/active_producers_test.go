@@ -36,6 +36,7 @@ func TestProducers(t *testing.T) {
 		Epoch:                 1,
 		Batches:               []producers.BatchMeta{{FirstSeq: 0, LastSeq: 1, FirstOffset: 5, LastOffset: 6, TimestampMs: ts}},
 		LastTimestampMs:       ts,
+		CoordinatorEpoch:      producers.NoCoordinatorEpoch,
 		CurrentTxnFirstOffset: producers.SomeOffset(5),
 	}
 	idemEntry := producers.Entry{
@@ -45,7 +46,8 @@ func TestProducers(t *testing.T) {
 			{FirstSeq: 0, LastSeq: 2, FirstOffset: 0, LastOffset: 2, TimestampMs: ts},
 			{FirstSeq: 3, LastSeq: 4, FirstOffset: 3, LastOffset: 4, TimestampMs: ts},
 		},
-		LastTimestampMs: ts,
+		LastTimestampMs:  ts,
+		CoordinatorEpoch: producers.NoCoordinatorEpoch,
 	}
 	wantProducers(t, p, []producers.Entry{txnEntry, idemEntry})
 

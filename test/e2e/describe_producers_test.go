@@ -80,6 +80,9 @@ func TestDescribeProducers(t *testing.T) {
 	if ce := got[txnID].CoordinatorEpoch; ce < 0 {
 		t.Fatalf("after its commit marker the producer's coordinator epoch is %d", ce)
 	}
+	if ce := got[idemID].CoordinatorEpoch; ce != -1 {
+		t.Fatalf("a producer that never saw a marker has coordinator epoch %d, want -1 as from Kafka", ce)
+	}
 }
 
 // describeProducers is kadm's DescribeProducers of partition 0 of topic,

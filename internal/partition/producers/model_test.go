@@ -66,7 +66,7 @@ func (md model) check(pid base.ProducerID, epoch int16, first, last int32, txnl 
 func (md model) get(pid base.ProducerID, epoch int16) *modelProducer {
 	m, ok := md[pid]
 	if !ok {
-		m = &modelProducer{epoch: epoch}
+		m = &modelProducer{epoch: epoch, coordEpoch: NoCoordinatorEpoch}
 		md[pid] = m
 	}
 	if m.epoch != epoch {

@@ -167,9 +167,10 @@ func decodeEntry(r []byte, version uint16) (*Entry, int, []byte, error) {
 			return nil, 0, nil, corrupt("truncated")
 		}
 		e := &Entry{
-			ProducerID:      base.ProducerID(be.Uint64(r)),
-			Epoch:           int16(be.Uint16(r[8:])),
-			LastTimestampMs: int64(be.Uint64(r[10:])),
+			ProducerID:       base.ProducerID(be.Uint64(r)),
+			Epoch:            int16(be.Uint16(r[8:])),
+			LastTimestampMs:  int64(be.Uint64(r[10:])),
+			CoordinatorEpoch: NoCoordinatorEpoch, // version 1 predates markers
 		}
 		n := int(r[18])
 		if n < 1 || n > MaxBatches {
@@ -200,7 +201,7 @@ func decodeEntry(r []byte, version uint16) (*Entry, int, []byte, error) {
 }
 
 func validateEntry(e *Entry) error {
-	if e.ProducerID < 0 || e.Epoch < 0 || e.CoordinatorEpoch < 0 {
+	if e.ProducerID < 0 || e.Epoch < 0 || e.CoordinatorEpoch < NoCoordinatorEpoch {
 		return corrupt("producer %d epoch %d coordinator epoch %d: negative", e.ProducerID, e.Epoch, e.CoordinatorEpoch)
 	}
 	for j, b := range e.Batches {

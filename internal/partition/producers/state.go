@@ -42,8 +42,8 @@ type Entry struct {
 	Batches         []BatchMeta
 	LastTimestampMs int64
 	// CoordinatorEpoch is the transaction coordinator epoch of the
-	// producer's last marker; 0 before any (coordinator epochs start at 0,
-	// so no marker is fenced by the zero value).
+	// producer's last marker; NoCoordinatorEpoch (-1) before any, as in
+	// Kafka (coordinator epochs start at 0, so no marker is fenced by it).
 	CoordinatorEpoch int32
 	// CurrentTxnFirstOffset is the first offset of the producer's open
 	// transaction; absent when none is open.
@@ -224,11 +224,15 @@ func (s *State) Update(pid base.ProducerID, epoch int16, b BatchMeta, transactio
 	}
 }
 
+// NoCoordinatorEpoch is the coordinator epoch of a producer that has seen
+// no marker.
+const NoCoordinatorEpoch = -1
+
 // entryFor returns pid's entry, creating it in epoch if there is none.
 func (s *State) entryFor(pid base.ProducerID, epoch int16) *Entry {
 	e, ok := s.producers[pid]
 	if !ok {
-		e = &Entry{ProducerID: pid, Epoch: epoch}
+		e = &Entry{ProducerID: pid, Epoch: epoch, CoordinatorEpoch: NoCoordinatorEpoch}
 		s.producers[pid] = e
 	}
 	return e
