@@ -28,7 +28,7 @@ func (h *Handler) handleProduce(ctx context.Context, req *Request) Reply {
 	acks, acksOK := produceAcks(r.Acks)
 	img := h.opts.Meta.Image()
 	checks := h.transactionalChecks(r, img, req.Version >= 13)
-	if len(checks.verify) > 0 {
+	if len(checks.verify) > 0 && h.opts.Config.TxnPartitionVerification {
 		// The first transactional batch of a producer on a partition
 		// waits for its coordinator to confirm the partition is in the
 		// transaction (KIP-890 part 1). It waits here, holding up the

@@ -80,6 +80,7 @@ var brokerDefs = readOnly([]Def{
 	def("transaction.max.timeout.ms", Int, "900000", "", atLeast(1), "Longest transaction timeout a producer may ask for."),
 	def("transactional.id.expiration.ms", Int, "604800000", "", atLeast(1), "How long an idle transactional id is kept."),
 	def("transaction.abort.timed.out.transaction.cleanup.interval.ms", Int, "10000", "", atLeast(1), "How often transactions past their timeout are looked for and aborted."),
+	def("transaction.partition.verification.enable", Boolean, "true", "", nil, "Verify with the coordinator that a partition is in a producer's transaction before its first transactional batch there (KIP-890 part 1); off, a late or zombie produce can leave a hanging transaction."),
 	def("transaction.remove.expired.transaction.cleanup.interval.ms", Int, "3600000", "", atLeast(1), "How often expired transactional ids are looked for."),
 	def("group.max.size", Int, "2147483647", "", atLeast(1), "Most members of one consumer group."),
 

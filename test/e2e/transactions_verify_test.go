@@ -28,11 +28,7 @@ func TestLateTransactionalProduceCannotHangAPartition(t *testing.T) {
 	createTopic(t, adm, topic, 1, nil)
 	cl := newClient(t, b.Addr)
 	ctx := testContext(t, 30*time.Second)
-	details, err := adm.ListTopics(ctx, topic)
-	if err != nil {
-		t.Fatal(err)
-	}
-	topicID := details[topic].ID // Produce v13 names topics by id
+	topicID := topicIDOf(t, adm, topic)
 
 	init := kmsg.NewPtrInitProducerIDRequest()
 	init.TransactionalID = kmsg.StringPtr(id)
@@ -45,21 +41,7 @@ func TestLateTransactionalProduceCannotHangAPartition(t *testing.T) {
 
 	produce := func(seq int32, value string) error {
 		t.Helper()
-		req := kmsg.NewPtrProduceRequest()
-		req.TransactionID = kmsg.StringPtr(id)
-		req.Acks = -1
-		req.TimeoutMillis = 10_000
-		rt := kmsg.NewProduceRequestTopic()
-		rt.Topic, rt.TopicID = topic, topicID
-		rp := kmsg.NewProduceRequestTopicPartition()
-		rp.Records = transactionalBatch(pid, epoch, seq, []byte(value))
-		rt.Partitions = append(rt.Partitions, rp)
-		req.Topics = append(req.Topics, rt)
-		resp, err := req.RequestWith(ctx, cl)
-		if err != nil {
-			t.Fatalf("produce: %v", err)
-		}
-		return kerr.ErrorForCode(resp.Topics[0].Partitions[0].ErrorCode)
+		return rawTxnProduce(t, ctx, cl, topicID, topic, id, pid, epoch, seq, value)
 	}
 	requireStable := func(when string) {
 		t.Helper()
@@ -103,7 +85,7 @@ func TestLateTransactionalProduceCannotHangAPartition(t *testing.T) {
 	// The aborted transaction's producer retries late, in the same epoch.
 	// While the coordinator completes the abort the answer is
 	// NOT_ENOUGH_REPLICAS, which clients retry.
-	err = produce(1, "late retry")
+	err := produce(1, "late retry")
 	for errors.Is(err, kerr.NotEnoughReplicas) && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 		err = produce(1, "late retry")
@@ -112,6 +94,27 @@ func TestLateTransactionalProduceCannotHangAPartition(t *testing.T) {
 		t.Fatalf("a late produce after the abort: %v, want INVALID_TXN_STATE", err)
 	}
 	requireStable("after the late produce")
+}
+
+// rawTxnProduce sends one transactional batch of producer pid for
+// transactional id to partition 0 and returns the partition's error.
+func rawTxnProduce(t *testing.T, ctx context.Context, cl *kgo.Client, topicID [16]byte, topic, id string, pid int64, epoch int16, seq int32, value string) error {
+	t.Helper()
+	req := kmsg.NewPtrProduceRequest()
+	req.TransactionID = kmsg.StringPtr(id)
+	req.Acks = -1
+	req.TimeoutMillis = 10_000
+	rt := kmsg.NewProduceRequestTopic()
+	rt.Topic, rt.TopicID = topic, topicID
+	rp := kmsg.NewProduceRequestTopicPartition()
+	rp.Records = transactionalBatch(pid, epoch, seq, []byte(value))
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatalf("produce: %v", err)
+	}
+	return kerr.ErrorForCode(resp.Topics[0].Partitions[0].ErrorCode)
 }
 
 // retryCoordinator sends a coordinator request until it is not answered
@@ -165,4 +168,33 @@ func transactionalBatch(pid int64, epoch int16, seq int32, v []byte) []byte {
 	binary.BigEndian.PutUint32(out[8:12], uint32(len(out)-12))
 	binary.BigEndian.PutUint32(out[17:21], crc32.Checksum(out[21:], crc32.MakeTable(crc32.Castagnoli)))
 	return out
+}
+
+// TestVerificationCanBeTurnedOff: with
+// transaction.partition.verification.enable=false the broker appends an
+// unverified transactional batch as Kafka before 3.6 did, and the
+// partition is left with a transaction its coordinator knows nothing of:
+// the last stable offset stays behind it.
+func TestVerificationCanBeTurnedOff(t *testing.T) {
+	t.Parallel()
+	b := startBroker(t, t.TempDir(), "transaction.partition.verification.enable=false")
+	const topic, id = "txn-unverified", "txn-unverified-producer"
+	adm := newAdmin(t, b.Addr)
+	createTopic(t, adm, topic, 1, nil)
+	cl := newClient(t, b.Addr)
+	ctx := testContext(t, 30*time.Second)
+	init := kmsg.NewPtrInitProducerIDRequest()
+	init.TransactionalID = kmsg.StringPtr(id)
+	init.TransactionTimeoutMillis = 60_000
+	initResp := retryCoordinator(t, ctx, cl, init).(*kmsg.InitProducerIDResponse)
+	if err := kerr.ErrorForCode(initResp.ErrorCode); err != nil {
+		t.Fatalf("InitProducerId: %v", err)
+	}
+	err := rawTxnProduce(t, ctx, cl, topicIDOf(t, adm, topic), topic, id, initResp.ProducerID, initResp.ProducerEpoch, 0, "never added")
+	if err != nil {
+		t.Fatalf("an unverified transactional produce: %v", err)
+	}
+	if lso, hw := listedOffset(t, adm, topic, true), listedOffset(t, adm, topic, false); lso != 0 || hw != 1 {
+		t.Fatalf("last stable offset %d, high watermark %d; want 0 and 1 (a transaction nothing will end)", lso, hw)
+	}
 }
