@@ -229,6 +229,7 @@ func start(ctx context.Context, cfg *config.Broker, logger *slog.Logger) (*node,
 	if err != nil {
 		return nil, errors.Join(err, n.shutdown())
 	}
+	n.txns.setBroker(n.broker)
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("cannot listen on %s (%v); choose another address with --listen", addr, err), n.shutdown())

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"errors"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/strata-broker/strata/internal/base"
+	"github.com/strata-broker/strata/internal/broker"
 	"github.com/strata-broker/strata/internal/clock"
 	"github.com/strata-broker/strata/internal/config"
 	"github.com/strata-broker/strata/internal/coordinator/markers"
@@ -22,7 +25,17 @@ const markerRetryBackoff = 100 * time.Millisecond
 type txnCoordinator struct {
 	*coordinatorHost
 	markers *markers.Writer
+	// broker is set once the broker is open. The coordinator partitions
+	// load, and resend their markers, while the broker opens its
+	// partitions: until then a marker's partition cannot be looked up.
+	broker atomic.Pointer[broker.Broker]
 }
+
+// errBrokerStarting makes a marker write wait for the broker.
+var errBrokerStarting = errors.New("the broker is still opening its partitions")
+
+// setBroker lets marker writes and producer id allocation proceed.
+func (c *txnCoordinator) setBroker(b *broker.Broker) { c.broker.Store(b) }
 
 // newTxnCoordinator wires the transaction coordinator. The broker is set
 // later (it opens the coordinator partitions), so partitions and producer
@@ -30,9 +43,16 @@ type txnCoordinator struct {
 func newTxnCoordinator(cfg *config.Broker, clk clock.Clock, logger *slog.Logger, n *node) (*txnCoordinator, error) {
 	c := &txnCoordinator{coordinatorHost: newCoordinatorHost(txn.TopicName, clk)}
 	w, err := markers.New(markers.Options{
-		Partition: func(tp base.TopicPartition) (markers.MarkerAppender, bool) {
-			p, ok := n.broker.Partition(tp)
-			return p, ok
+		Partition: func(tp base.TopicPartition) (markers.MarkerAppender, error) {
+			b := c.broker.Load()
+			if b == nil {
+				return nil, errBrokerStarting
+			}
+			p, ok := b.Partition(tp)
+			if !ok {
+				return nil, markers.ErrPartitionGone
+			}
+			return p, nil
 		},
 		GroupsTopic:      offsets.TopicName,
 		SubmitGroupEvent: n.groups.rt.SubmitEvent,
@@ -44,7 +64,7 @@ func newTxnCoordinator(cfg *config.Broker, clk clock.Clock, logger *slog.Logger,
 		return nil, err
 	}
 	c.markers = w
-	opts := txnOptions(cfg, n)
+	opts := txnOptions(cfg, c, n)
 	rt, err := runtime.New(runtime.Options{
 		NewShard: func(idx int32) (runtime.Shard, error) {
 			p, err := c.partition(idx)
@@ -73,10 +93,14 @@ func newTxnCoordinator(cfg *config.Broker, clk clock.Clock, logger *slog.Logger,
 }
 
 // txnOptions are the transaction coordinator's settings from the broker's.
-func txnOptions(cfg *config.Broker, n *node) txn.Options {
+func txnOptions(cfg *config.Broker, c *txnCoordinator, n *node) txn.Options {
 	return txn.Options{
 		NextProducerID: func() (int64, error) {
-			id, err := n.broker.NextProducerID()
+			b := c.broker.Load()
+			if b == nil {
+				return 0, errBrokerStarting
+			}
+			id, err := b.NextProducerID()
 			return int64(id), err
 		},
 		GroupPartition: func(groupID string) base.TopicPartition {

@@ -207,6 +207,12 @@ func TestOpenTransactionHoldsTheLastStableOffset(t *testing.T) {
 // offset (read_committed) or the high watermark.
 func listedOffset(t *testing.T, adm *kadm.Client, topic string, committed bool) int64 {
 	t.Helper()
+	return listedOffsetOf(t, adm, topic, 0, committed)
+}
+
+// listedOffsetOf is listedOffset of partition p.
+func listedOffsetOf(t *testing.T, adm *kadm.Client, topic string, p int32, committed bool) int64 {
+	t.Helper()
 	list := adm.ListEndOffsets
 	if committed {
 		list = adm.ListCommittedOffsets
@@ -215,9 +221,9 @@ func listedOffset(t *testing.T, adm *kadm.Client, topic string, committed bool) 
 	if err != nil || offs.Error() != nil {
 		t.Fatalf("listing offsets of %q: %v / %v", topic, err, offs.Error())
 	}
-	o, ok := offs.Lookup(topic, 0)
+	o, ok := offs.Lookup(topic, p)
 	if !ok {
-		t.Fatalf("no offset listed for %s/0", topic)
+		t.Fatalf("no offset listed for %s/%d", topic, p)
 	}
 	return o.Offset
 }

@@ -27,9 +27,10 @@ type MarkerAppender interface {
 
 // Options wire a Writer.
 type Options struct {
-	// Partition returns a data partition led here, false if there is none
-	// (its topic was deleted).
-	Partition func(tp base.TopicPartition) (MarkerAppender, bool)
+	// Partition returns a data partition led here: ErrPartitionGone if
+	// there is none (its topic was deleted: its marker is skipped); any
+	// other error is retried (the broker is still opening its partitions).
+	Partition func(tp base.TopicPartition) (MarkerAppender, error)
 	// GroupsTopic is __consumer_offsets: its markers go through SubmitGroupEvent.
 	GroupsTopic string
 	// SubmitGroupEvent and SubmitTxnEvent are the SubmitEvent of the group
@@ -238,14 +239,14 @@ func (w *Writer) settle(tp base.TopicPartition, wm txn.WriteMarkers) bool {
 	})
 }
 
-// errGone means the marker's partition does not exist any more.
-var errGone = errors.New("markers: the partition does not exist")
+// ErrPartitionGone means the marker's partition does not exist any more.
+var ErrPartitionGone = errors.New("markers: the partition does not exist")
 
 // skippable says whether err means the marker needs no writing: its
 // partition is gone, or a newer marker already ended the transaction there.
 func skippable(err error) (bool, string) {
 	switch {
-	case errors.Is(err, errGone):
+	case errors.Is(err, ErrPartitionGone):
 		return true, "the partition was deleted"
 	case errors.Is(err, group.ErrStaleMarker),
 		errors.Is(err, producers.ErrInvalidProducerEpoch),
@@ -263,9 +264,9 @@ func (w *Writer) writeOne(tp base.TopicPartition, wm txn.WriteMarkers) error {
 	if tp.Topic == w.opts.GroupsTopic {
 		return w.writeGroupMarker(tp.Partition, wm)
 	}
-	p, ok := w.opts.Partition(tp)
-	if !ok {
-		return errGone
+	p, err := w.opts.Partition(tp)
+	if err != nil {
+		return err
 	}
 	_, wait, err := p.AppendMarker(base.ProducerID(wm.ProducerID), wm.ProducerEpoch, wm.Commit, wm.CoordinatorEpoch)
 	if err != nil {

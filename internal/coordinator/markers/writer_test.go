@@ -48,6 +48,17 @@ func (w *world) next(call string) error {
 	return nil
 }
 
+// scripted returns the scripted answer of call without logging it.
+func (w *world) scripted(call string) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if f := w.failures[call]; len(f) > 0 {
+		w.failures[call] = f[1:]
+		return f[0]
+	}
+	return nil
+}
+
 type appender struct {
 	w  *world
 	tp base.TopicPartition
@@ -67,13 +78,16 @@ func (a appender) AppendMarker(pid base.ProducerID, epoch int16, commit bool, co
 func (w *world) writer(t *testing.T) *Writer {
 	t.Helper()
 	wr, err := New(Options{
-		Partition: func(tp base.TopicPartition) (MarkerAppender, bool) {
+		Partition: func(tp base.TopicPartition) (MarkerAppender, error) {
+			if err := w.scripted("partition " + tp.String()); err != nil {
+				return nil, err
+			}
 			w.mu.Lock()
 			defer w.mu.Unlock()
 			if w.deleted[tp.String()] {
-				return nil, false
+				return nil, ErrPartitionGone
 			}
-			return appender{w, tp}, true
+			return appender{w, tp}, nil
 		},
 		GroupsTopic: "__consumer_offsets",
 		SubmitGroupEvent: func(p int32, ev any, done func(error)) {
@@ -250,5 +264,20 @@ func TestCloseStopsRetries(t *testing.T) {
 	case id := <-w.done:
 		t.Fatalf("%s completed after Close", id)
 	default:
+	}
+}
+
+// Regression: at start the transaction coordinator loads and re-emits its
+// markers while the broker is still opening partitions; the lookup then
+// fails and the marker must be retried, not skipped as if deleted (the
+// broker crashed on a nil broker before the lookup could say so).
+func TestPartitionNotYetOpenIsRetried(t *testing.T) {
+	w := newWorld()
+	w.failures["partition orders-0"] = []error{errors.New("the broker is starting"), errors.New("the broker is starting")}
+	wr := w.writer(t)
+	wr.OnEffects(5, []any{effect("t1", true, orders0)})
+	w.waitDone(t, "t1")
+	if got := w.log(); !slices.Equal(got, []string{"marker orders-0 pid=7 epoch=2 commit=true", "written t1"}) {
+		t.Fatalf("calls %q", got)
 	}
 }
