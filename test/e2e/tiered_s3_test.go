@@ -55,9 +55,18 @@ func TestTieredS3(t *testing.T) {
 	cl.Close()
 
 	waitTiered(t, b.Addr, topic)
-	local := listOffsetAt(t, b.Addr, topic, -4)
-	last := listOffsetAt(t, b.Addr, topic, -5)
-	pending := listOffsetAt(t, b.Addr, topic, -6)
+	// Three ListOffsets are three instants: the tier loop may upload a
+	// segment between them. Read until one reading is of a single state.
+	var local, last, pending int64
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		local = listOffsetAt(t, b.Addr, topic, -4)
+		last = listOffsetAt(t, b.Addr, topic, -5)
+		pending = listOffsetAt(t, b.Addr, topic, -6)
+		if pending == last+1 && listOffsetAt(t, b.Addr, topic, -5) == last || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	t.Logf("local log start %d, last tiered %d, pending %d", local, last, pending)
 	if last < local-1 || pending != last+1 {
 		t.Fatalf("local log start %d, last tiered %d, earliest pending upload %d: the remote tier must reach the local log", local, last, pending)
