@@ -37,9 +37,10 @@ var errBrokerStarting = errors.New("the broker is still opening its partitions")
 // setBroker lets marker writes and producer id allocation proceed.
 func (c *txnCoordinator) setBroker(b *broker.Broker) { c.broker.Store(b) }
 
-// newTxnCoordinator wires the transaction coordinator. The broker is set
-// later (it opens the coordinator partitions), so partitions and producer
-// ids are looked up through n when used.
+// newTxnCoordinator wires the transaction coordinator. The broker comes
+// later (opening it opens the coordinator partitions): setBroker hands it
+// over, and until then marker writes wait and producer ids are refused
+// (retriably).
 func newTxnCoordinator(cfg *config.Broker, clk clock.Clock, logger *slog.Logger, n *node) (*txnCoordinator, error) {
 	c := &txnCoordinator{coordinatorHost: newCoordinatorHost(txn.TopicName, clk)}
 	w, err := markers.New(markers.Options{
