@@ -118,7 +118,7 @@ func TestJavaClient(t *testing.T) {
 	t.Parallel()
 	classpath := javaClasspath(t)
 	overrides := map[string][]string{"compacted": {"log.cleaner.backoff.ms=100"}}
-	for _, scenario := range []string{"produce-consume", "group", "admin", "compacted"} {
+	for _, scenario := range []string{"produce-consume", "group", "admin", "compacted", "transactions"} {
 		t.Run(scenario, func(t *testing.T) {
 			b := startBroker(t, t.TempDir(), overrides[scenario]...)
 			runStrataCheck(t, classpath, b.Addr, scenario)

@@ -37,6 +37,7 @@ import org.apache.kafka.clients.admin.RecordsToDelete;
 import org.apache.kafka.clients.admin.ReplicaInfo;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
@@ -62,7 +63,7 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * StrataCheck drives the Java client (kafka-clients, the reference Kafka
  * client) against one broker, unchanged, through one scenario:
  *
- * <pre>java -cp ... StrataCheck BOOTSTRAP produce-consume|group|admin|compacted</pre>
+ * <pre>java -cp ... StrataCheck BOOTSTRAP produce-consume|group|admin|compacted|transactions</pre>
  *
  * It prints "OK scenario: summary" and exits 0, or prints one line
  * "FAIL scenario: what was wrong" and exits 1 (2 on a bad command line, 3 when
@@ -83,7 +84,7 @@ public final class StrataCheck {
 
     public static void main(String[] args) {
         if (args.length != 2) {
-            System.out.println("FAIL usage: StrataCheck BOOTSTRAP produce-consume|group|admin|compacted");
+            System.out.println("FAIL usage: StrataCheck BOOTSTRAP produce-consume|group|admin|compacted|transactions");
             System.exit(2);
         }
         String scenario = args[1];
@@ -96,6 +97,7 @@ public final class StrataCheck {
                 case "group" -> summary = check.group();
                 case "admin" -> summary = check.adminScenario();
                 case "compacted" -> summary = check.compacted();
+                case "transactions" -> summary = check.transactions();
                 default -> {
                     System.out.println("FAIL unknown scenario " + scenario);
                     System.exit(2);
@@ -795,6 +797,70 @@ public final class StrataCheck {
         check(last.equals(want), "a consumer from the beginning ends with %s, want %s", last, want);
         check(last.containsKey("key-3") && last.get("key-3") == null, "key-3's tombstone reads as %s", last.get("key-3"));
         return got.size() + " of " + written + " records after compaction, every key's last value";
+    }
+
+    /**
+     * Transactions: a transactional producer commits a transaction, aborts
+     * one, and commits a third holding a group's offset
+     * (sendOffsetsToTransaction). A read_committed consumer reads the two
+     * committed records only, and the group's committed offset is the one
+     * sent in the transaction.
+     */
+    private String transactions() throws Exception {
+        String topic = "java-txn";
+        String group = "strata-check-txn-group";
+        TopicPartition tp = new TopicPartition(topic, 0);
+        try (Admin admin = admin()) {
+            createTopic(admin, topic, 1, Map.of());
+        }
+        Properties p = common();
+        p.put(ProducerConfig.CLIENT_ID_CONFIG, "strata-check-txn");
+        p.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, "strata-check-txn");
+        p.put(ProducerConfig.ACKS_CONFIG, "all");
+        p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+        p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 30_000);
+        p.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, 20_000);
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer())) {
+            producer.initTransactions();
+            producer.beginTransaction();
+            producer.send(new ProducerRecord<>(topic, 0, bytes("k"), bytes("committed-1")));
+            producer.commitTransaction();
+            producer.beginTransaction();
+            producer.send(new ProducerRecord<>(topic, 0, bytes("k"), bytes("aborted")));
+            producer.flush();
+            producer.abortTransaction();
+            producer.beginTransaction();
+            producer.send(new ProducerRecord<>(topic, 0, bytes("k"), bytes("committed-2")));
+            producer.sendOffsetsToTransaction(Map.of(tp, new OffsetAndMetadata(42L)), new ConsumerGroupMetadata(group));
+            producer.commitTransaction();
+        }
+        Properties c = common();
+        c.put(ConsumerConfig.CLIENT_ID_CONFIG, "strata-check-txn-reader");
+        c.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+        c.put(ConsumerConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 20_000);
+        List<String> values = new ArrayList<>();
+        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(c, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+            consumer.assign(List.of(tp));
+            consumer.seekToBeginning(List.of(tp));
+            // With read_committed, endOffsets is the last stable offset.
+            long end = consumer.endOffsets(List.of(tp), WAIT).get(tp);
+            long deadline = System.nanoTime() + WAIT.toNanos();
+            while (consumer.position(tp, WAIT) < end) {
+                check(System.nanoTime() < deadline, "read_committed to %d of %d within %d s", consumer.position(tp, WAIT), end,
+                        WAIT.toSeconds());
+                for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(500))) {
+                    values.add(str(r.value()));
+                }
+            }
+        }
+        check(values.equals(List.of("committed-1", "committed-2")), "read_committed read %s, want the two committed records", values);
+        try (Admin admin = admin()) {
+            OffsetAndMetadata om = get(admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata(),
+                    "listConsumerGroupOffsets " + group).get(tp);
+            check(om != null && om.offset() == 42L, "the group's offset committed in the transaction is %s, want 42", om);
+        }
+        return "2 committed records read, 1 aborted not; the transaction's group offset committed";
     }
 
     /** Reads partition tp from the beginning to its end offset. */
