@@ -15,6 +15,7 @@ import (
 	"github.com/strata-broker/strata/internal/broker"
 	"github.com/strata-broker/strata/internal/config"
 	"github.com/strata-broker/strata/internal/metrics"
+	"github.com/strata-broker/strata/internal/partition"
 	"github.com/strata-broker/strata/internal/server"
 	"github.com/strata-broker/strata/internal/tier"
 )
@@ -94,6 +95,7 @@ func (m *brokerMetrics) serve(cfg *config.Broker, b *broker.Broker, fetchSession
 	reg.MustRegister(
 		m.tierCollector(b.TierGauges),
 		metrics.NewPartitionCount(func() int { return len(b.Partitions()) }),
+		metrics.NewPartitionCollector(func() []metrics.PartitionGauges { return partitionGauges(b.Partitions()) }),
 		metrics.NewFetchSessionGauges(fetchSessions),
 		metrics.NewCleanerCollector(func() metrics.CleanerValues { return cleanerValues(b.CleanerStatus(), time.Now()) }),
 		m.requests,
@@ -219,4 +221,18 @@ func cleanerValues(st broker.CleanerStatus, now time.Time) metrics.CleanerValues
 		BytesRead:           st.BytesRead,
 		BytesWritten:        st.BytesWritten,
 	}
+}
+
+// partitionGauges reads the transaction gauges of every hosted partition.
+func partitionGauges(parts []*partition.Partition) []metrics.PartitionGauges {
+	out := make([]metrics.PartitionGauges, 0, len(parts))
+	for _, p := range parts {
+		off := p.Offsets()
+		out = append(out, metrics.PartitionGauges{
+			TP:                  p.TP(),
+			LastStableOffsetLag: int64(off.HighWatermark - off.LastStable),
+			OpenTransactions:    int64(len(p.OpenTxns())),
+		})
+	}
+	return out
 }

@@ -157,7 +157,7 @@ func TestTransactionsCommitAndAbort(t *testing.T) {
 // with read_committed gives that offset), and see it all once committed.
 func TestOpenTransactionHoldsTheLastStableOffset(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, t.TempDir())
+	b := startBroker(t, t.TempDir(), "strata.metrics.listener=127.0.0.1:0")
 	const topic = "txn-lso"
 	adm := newAdmin(t, b.Addr)
 	createTopic(t, adm, topic, 1, nil)
@@ -178,6 +178,7 @@ func TestOpenTransactionHoldsTheLastStableOffset(t *testing.T) {
 	if lso != 1 || hw != 3 {
 		t.Fatalf("with a transaction open at offset 1: last stable offset %d, high watermark %d; want 1 and 3", lso, hw)
 	}
+	requireTxnGauges(t, b, topic, 2, 1)
 	reader := newClient(t, b.Addr, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchIsolationLevel(kgo.ReadCommitted()))
 	if got := pollValues(t, reader, 2*time.Second); !slices.Equal(got, []string{"before"}) {
 		t.Fatalf("read_committed with the transaction open read %q, want only \"before\"", got)
@@ -200,6 +201,18 @@ func TestOpenTransactionHoldsTheLastStableOffset(t *testing.T) {
 	}
 	if lso, hw := listedOffset(t, adm, topic, true), listedOffset(t, adm, topic, false); lso != hw || hw != 4 {
 		t.Fatalf("after the commit: last stable offset %d, high watermark %d; want both 4 (the marker is offset 3)", lso, hw)
+	}
+	requireTxnGauges(t, b, topic, 0, 0)
+}
+
+// requireTxnGauges checks partition 0's last stable offset lag and open
+// transactions on b's /metrics.
+func requireTxnGauges(t *testing.T, b *Broker, topic string, lag, open float64) {
+	t.Helper()
+	got := scrape(t, metricsBase(t, b)+"/metrics")
+	labels := fmt.Sprintf(`{partition="0",topic=%q}`, topic)
+	if l, o := got["strata_last_stable_offset_lag"+labels], got["strata_open_transactions"+labels]; l != lag || o != open {
+		t.Fatalf("/metrics: last stable offset lag %v, open transactions %v; want %v and %v", l, o, lag, open)
 	}
 }
 
