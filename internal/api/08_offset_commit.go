@@ -38,7 +38,11 @@ func (h *Handler) handleOffsetCommit(ctx context.Context, req *Request) Reply {
 	timeout := h.opts.Config.OffsetsCommitTimeout
 	return Reply{Wait: func() kmsg.Response {
 		resp := awaitCommit(ctx, ch, &fwd, timeout).(*kmsg.OffsetCommitResponse)
-		mergeCommitTopics(resp, unknown)
+		resp.Topics = mergeByTopic(resp.Topics, unknown,
+			func(t *kmsg.OffsetCommitResponseTopic) string { return t.Topic },
+			func(t *kmsg.OffsetCommitResponseTopic) *[]kmsg.OffsetCommitResponseTopicPartition {
+				return &t.Partitions
+			})
 		return resp
 	}}
 }
@@ -49,12 +53,11 @@ func splitCommitTopics(img *metadata.Image, topics []kmsg.OffsetCommitRequestTop
 	var known []kmsg.OffsetCommitRequestTopic
 	var unknown []kmsg.OffsetCommitResponseTopic
 	for _, rt := range topics {
-		t := img.Topics[rt.Topic]
 		keep := rt
 		keep.Partitions = nil
 		var missing kmsg.OffsetCommitResponseTopic
 		for _, rp := range rt.Partitions {
-			if t != nil && rp.Partition >= 0 && int(rp.Partition) < len(t.Partitions) {
+			if partitionExists(img, rt.Topic, rp.Partition) {
 				keep.Partitions = append(keep.Partitions, rp)
 				continue
 			}
@@ -84,24 +87,5 @@ func awaitCommit(ctx context.Context, ch <-chan kmsg.Response, body kmsg.Request
 		return group.ErrorResponse(body, kerr.RequestTimedOut.Code)
 	case <-ctx.Done():
 		return group.ErrorResponse(body, kerr.CoordinatorNotAvailable.Code)
-	}
-}
-
-// mergeCommitTopics adds the refused partitions to the response, under
-// their topic's entry when the coordinator answered for the same topic
-// (clients index the response by topic name).
-func mergeCommitTopics(resp *kmsg.OffsetCommitResponse, refused []kmsg.OffsetCommitResponseTopic) {
-	for _, rt := range refused {
-		merged := false
-		for i := range resp.Topics {
-			if resp.Topics[i].Topic == rt.Topic {
-				resp.Topics[i].Partitions = append(resp.Topics[i].Partitions, rt.Partitions...)
-				merged = true
-				break
-			}
-		}
-		if !merged {
-			resp.Topics = append(resp.Topics, rt)
-		}
 	}
 }

@@ -35,7 +35,11 @@ func (h *Handler) handleTxnOffsetCommit(ctx context.Context, req *Request) Reply
 	timeout := h.opts.Config.OffsetsCommitTimeout
 	return Reply{Wait: func() kmsg.Response {
 		resp := awaitCommit(ctx, ch, &fwd, timeout).(*kmsg.TxnOffsetCommitResponse)
-		resp.Topics = append(resp.Topics, unknown...)
+		resp.Topics = mergeByTopic(resp.Topics, unknown,
+			func(t *kmsg.TxnOffsetCommitResponseTopic) string { return t.Topic },
+			func(t *kmsg.TxnOffsetCommitResponseTopic) *[]kmsg.TxnOffsetCommitResponseTopicPartition {
+				return &t.Partitions
+			})
 		return resp
 	}}
 }
@@ -46,13 +50,12 @@ func splitTxnCommitTopics(img *metadata.Image, topics []kmsg.TxnOffsetCommitRequ
 	var known []kmsg.TxnOffsetCommitRequestTopic
 	var unknown []kmsg.TxnOffsetCommitResponseTopic
 	for _, rt := range topics {
-		t := img.Topics[rt.Topic]
 		keep := rt
 		keep.Partitions = nil
 		missing := kmsg.NewTxnOffsetCommitResponseTopic()
 		missing.Topic = rt.Topic
 		for _, rp := range rt.Partitions {
-			if t != nil && rp.Partition >= 0 && int(rp.Partition) < len(t.Partitions) {
+			if partitionExists(img, rt.Topic, rp.Partition) {
 				keep.Partitions = append(keep.Partitions, rp)
 				continue
 			}
