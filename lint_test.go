@@ -39,11 +39,16 @@ const module = "github.com/strata-broker/strata/"
 //     imports it because the FSM validates remote segment transitions at
 //     Raft apply with that one table (DESIGN §4: the states live in the
 //     quorum); it does not import tier itself.
+//   - sasl is a leaf: the broker side of the SASL mechanisms (PLAIN,
+//     SCRAM-SHA-256/512) as pure exchanges. server holds a session per
+//     connection and gates requests on it (DESIGN §1: server does SASL);
+//     api drives it from SaslHandshake/SaslAuthenticate and derives the
+//     stored SCRAM credential of AlterUserScramCredentials with it.
 var allowedImports = map[string][]string{
 	"cmd/strata":                   {"*"},
 	"test/e2e":                     {"*"},
-	"internal/server":              {"config", "metrics", "clock"},
-	"internal/api":                 {"broker", "coordinator", "metadata", "record", "base", "config", "partition", "partition/producers"},
+	"internal/server":              {"config", "metrics", "clock", "sasl"},
+	"internal/api":                 {"broker", "coordinator", "metadata", "record", "base", "config", "partition", "partition/producers", "sasl"},
 	"internal/broker":              {"partition", "replication", "tier", "metadata", "base", "clock", "vfs"},
 	"internal/coordinator/group":   {"coordinator/runtime", "base", "clock", "record"},
 	"internal/coordinator/runtime": {"base", "clock"},
@@ -64,6 +69,7 @@ var allowedImports = map[string][]string{
 	"internal/objstore":            {"base"},
 	"internal/clock":               {"base"},
 	"internal/metrics":             {"base"},
+	"internal/sasl":                {},
 	"internal/base":                {},
 	"internal/invariants":          {},
 }

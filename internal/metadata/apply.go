@@ -29,6 +29,8 @@ func applyCommand(img *Image, cmd command, index uint64) (*Image, error) {
 		return applyUpdateRemoteSegment(img, c, index)
 	case *finishRemoteTopicDeleteCmd:
 		return applyFinishRemoteTopicDelete(img, c, index)
+	case *alterScramCredentialsCmd:
+		return applyAlterScramCredentials(img, c, index)
 	default:
 		return nil, fmt.Errorf("%w: unknown command type %T", ErrInvalidCommand, cmd)
 	}

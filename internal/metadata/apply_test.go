@@ -194,6 +194,9 @@ func checkImageInvariants(t *testing.T, img *Image) {
 	if err := remoteInvariantErr(img); err != nil {
 		t.Fatal(err)
 	}
+	if err := scramInvariantErr(img); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func TestCreatePartitionsDoesNotShareBackingArray(t *testing.T) {

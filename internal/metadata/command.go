@@ -84,6 +84,16 @@ type finishRemoteTopicDeleteCmd struct {
 	ID base.TopicID `json:"id"`
 }
 
+// alterScramCredentialsCmd changes the SCRAM credentials of User, all or
+// nothing: each of Upserts adds or replaces the credential of its
+// mechanism, each of Deletions removes one the user has. No mechanism
+// appears twice in one command.
+type alterScramCredentialsCmd struct {
+	User      string                `json:"user"`
+	Upserts   []wireScramCredential `json:"upserts"`
+	Deletions []string              `json:"deletions"`
+}
+
 func (*initClusterCmd) isCommand()      {}
 func (*controllerChangeCmd) isCommand() {}
 func (*createTopicCmd) isCommand()      {}
@@ -94,6 +104,8 @@ func (*setBrokerConfigsCmd) isCommand() {}
 
 func (*updateRemoteSegmentCmd) isCommand()     {}
 func (*finishRemoteTopicDeleteCmd) isCommand() {}
+
+func (*alterScramCredentialsCmd) isCommand() {}
 
 // envelope is the v1 wire form: exactly one field is set.
 type envelope struct {
@@ -107,6 +119,8 @@ type envelope struct {
 
 	UpdateRemoteSegment     *updateRemoteSegmentCmd     `json:"update_remote_segment,omitempty"`
 	FinishRemoteTopicDelete *finishRemoteTopicDeleteCmd `json:"finish_remote_topic_delete,omitempty"`
+
+	AlterScramCredentials *alterScramCredentialsCmd `json:"alter_scram_credentials,omitempty"`
 }
 
 func (e *envelope) command() (command, error) {
@@ -125,6 +139,7 @@ func (e *envelope) command() (command, error) {
 	add(e.SetBrokerConfigs != nil, e.SetBrokerConfigs)
 	add(e.UpdateRemoteSegment != nil, e.UpdateRemoteSegment)
 	add(e.FinishRemoteTopicDelete != nil, e.FinishRemoteTopicDelete)
+	add(e.AlterScramCredentials != nil, e.AlterScramCredentials)
 	if len(found) != 1 {
 		return nil, fmt.Errorf("%w: envelope holds %d commands, want 1", ErrInvalidCommand, len(found))
 	}
@@ -152,6 +167,8 @@ func encodeCommand(c command) ([]byte, error) {
 		e.UpdateRemoteSegment = c
 	case *finishRemoteTopicDeleteCmd:
 		e.FinishRemoteTopicDelete = c
+	case *alterScramCredentialsCmd:
+		e.AlterScramCredentials = c
 	default:
 		panic(fmt.Sprintf("metadata: encodeCommand: unknown command type %T", c))
 	}

@@ -25,7 +25,7 @@
 //   - Snapshots serialize the whole Image; a restart restores the latest snapshot
 //     and replays the log after it, so Open returns the same Image as before Close.
 //     The snapshot's first byte names its layout (v2 adds remote segment
-//     metadata); older layouts stay decodable.
+//     metadata, v3 SCRAM credentials); older layouts stay decodable.
 //   - LoadOffline rebuilds the Image of a stopped broker's metadata dir the
 //     same way (latest snapshot, then the log after it) from a copy of the
 //     dir, without starting Raft and without writing to the original; it is
@@ -54,6 +54,19 @@
 // until FinishRemoteTopicDelete, which is refused (ErrRemoteSegmentsRemain)
 // while any of its segments is not DELETE_FINISHED. Its topic id cannot be
 // reused meanwhile; its name can.
+//
+// # SCRAM credentials (KIP-554)
+//
+// The quorum stores each user's SCRAM credentials (Kafka's
+// UserScramCredentialRecord): salt, StoredKey, ServerKey and iterations per
+// mechanism (ScramSHA256, ScramSHA512), never a password.
+// AlterScramCredentials changes one user's credentials in one command, all
+// or nothing; apply refuses a bad user name, an unsupported or repeated
+// mechanism, a credential outside Kafka's bounds (ErrInvalidScramCredential
+// and its siblings) and the deletion of a credential the user does not have
+// (ErrScramCredentialNotFound). A user whose last credential is deleted
+// leaves the image. The image copies credential bytes in and out, so no
+// caller shares them with a published image.
 //
 // # Lifecycle
 //

@@ -43,6 +43,21 @@ var (
 	// ErrRemoteSegmentsRemain: FinishRemoteTopicDelete while some segment of
 	// the topic is not DELETE_FINISHED.
 	ErrRemoteSegmentsRemain = errors.New("metadata: remote segments remain")
+	// ErrInvalidScramCredential: a SCRAM credential change for an empty,
+	// oversized or non-UTF-8 user name, one that changes nothing, or one
+	// whose credential breaks the invariants of ScramCredential (iterations
+	// outside [MinScramIterations, MaxScramIterations], an empty salt, keys
+	// not of the mechanism's hash size). Kafka's UNACCEPTABLE_CREDENTIAL.
+	ErrInvalidScramCredential = errors.New("metadata: invalid SCRAM credential")
+	// ErrUnsupportedScramMechanism: a mechanism other than ScramSHA256 and
+	// ScramSHA512. Kafka's UNSUPPORTED_SASL_MECHANISM.
+	ErrUnsupportedScramMechanism = errors.New("metadata: unsupported SCRAM mechanism")
+	// ErrDuplicateScramMechanism: one change names a mechanism twice
+	// (upserted twice, deleted twice, or both). Kafka's DUPLICATE_RESOURCE.
+	ErrDuplicateScramMechanism = errors.New("metadata: duplicate SCRAM mechanism")
+	// ErrScramCredentialNotFound: a deletion of a credential the user does
+	// not have. Kafka's RESOURCE_NOT_FOUND.
+	ErrScramCredentialNotFound = errors.New("metadata: SCRAM credential not found")
 	// ErrClosed: the Store is closed.
 	ErrClosed = errors.New("metadata: store closed")
 

@@ -20,6 +20,8 @@ const (
 	snapshotFormatV1 byte = 1
 	// snapshotFormatV2: JSON of imageSnapshotV2, v1 plus remote segment metadata.
 	snapshotFormatV2 byte = 2
+	// snapshotFormatV3: JSON of imageSnapshotV3, v2 plus SCRAM credentials.
+	snapshotFormatV3 byte = 3
 )
 
 // maxSnapshotBytes bounds what Restore reads into memory.
@@ -110,24 +112,32 @@ type imageSnapshotV2 struct {
 	PendingRemoteDeletes []wirePendingDelete `json:"pending_remote_deletes"`
 }
 
+// imageSnapshotV3 adds the SCRAM credentials, in the order encodeScram
+// writes them.
+type imageSnapshotV3 struct {
+	imageSnapshotV2
+	ScramCredentials []wireScramUser `json:"scram_credentials"`
+}
+
 func encodeSnapshot(img *Image) ([]byte, error) {
-	s := imageSnapshotV2{imageSnapshot: imageSnapshot{
+	s := imageSnapshotV3{imageSnapshotV2: imageSnapshotV2{imageSnapshot: imageSnapshot{
 		ClusterID:     img.ClusterID,
 		ControllerID:  img.ControllerID,
 		Version:       img.Version,
 		BrokerConfigs: img.BrokerConfigs,
 		Topics:        make([]*Topic, 0, len(img.Topics)),
-	}}
+	}}}
 	for _, t := range img.Topics {
 		s.Topics = append(s.Topics, t)
 	}
 	slices.SortFunc(s.Topics, func(a, b *Topic) int { return strings.Compare(a.Name, b.Name) })
 	s.RemoteSegments, s.PendingRemoteDeletes = encodeRemote(img)
+	s.ScramCredentials = encodeScram(img)
 	body, err := json.Marshal(&s)
 	if err != nil {
 		return nil, fmt.Errorf("metadata: encode snapshot: %w", err)
 	}
-	return append([]byte{snapshotFormatV2}, body...), nil
+	return append([]byte{snapshotFormatV3}, body...), nil
 }
 
 func decodeSnapshot(data []byte) (*Image, error) {
@@ -137,12 +147,14 @@ func decodeSnapshot(data []byte) (*Image, error) {
 	if len(data) == 0 {
 		return nil, fmt.Errorf("%w: snapshot has no format byte", ErrInvalidCommand)
 	}
-	var s imageSnapshotV2
+	var s imageSnapshotV3
 	var into any
 	switch data[0] {
 	case snapshotFormatV1:
 		into = &s.imageSnapshot // a v1 snapshot holding v2 fields is corrupt
 	case snapshotFormatV2:
+		into = &s.imageSnapshotV2 // a v2 snapshot holding v3 fields is corrupt
+	case snapshotFormatV3:
 		into = &s
 	default:
 		return nil, fmt.Errorf("%w: snapshot has an unknown format byte %d", ErrInvalidCommand, data[0])
@@ -157,6 +169,9 @@ func decodeSnapshot(data []byte) (*Image, error) {
 		return nil, err
 	}
 	if err := restoreRemote(img, s.PendingRemoteDeletes, s.RemoteSegments); err != nil {
+		return nil, err
+	}
+	if err := restoreScram(img, s.ScramCredentials); err != nil {
 		return nil, err
 	}
 	return img, nil

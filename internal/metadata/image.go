@@ -33,6 +33,13 @@ const (
 // offset then id; no empty slice or inner map is kept. An applied command
 // never makes two COPY_FINISHED segments of a partition overlap with the same
 // epoch history (remotemeta.ConflictsWith; see restoreRemote for snapshots).
+//
+// SCRAM credentials: scram holds, by user name, the user's credentials by
+// mechanism; every user name passes validateScramUser, no user is kept
+// without a credential, every mechanism is ScramSHA256 or ScramSHA512 and
+// every credential holds the invariants of ScramCredential for it. Its byte
+// slices are the image's own: copied in from commands, copied out by
+// Image.ScramCredential.
 type Image struct {
 	// ClusterID is the base64url (unpadded) form of 16 random bytes, as Kafka's.
 	ClusterID string
@@ -50,6 +57,8 @@ type Image struct {
 	// pendingDeletes are the deleted topics whose remote data is not yet
 	// deleted, by topic id (PendingRemoteDeletes); their segments stay in remote.
 	pendingDeletes map[base.TopicID]*pendingDelete
+	// scram are the SCRAM credentials, by user (ScramCredential).
+	scram map[string]scramUser
 }
 
 // Topic is one topic. Immutable once part of a published Image.
@@ -81,6 +90,7 @@ func emptyImage() *Image {
 
 		remote:         map[base.TopicID]remoteTopic{},
 		pendingDeletes: map[base.TopicID]*pendingDelete{},
+		scram:          map[string]scramUser{},
 	}
 }
 

@@ -129,6 +129,27 @@ func (s *Store) FinishRemoteTopicDelete(ctx context.Context, topicID base.TopicI
 	return err
 }
 
+// AlterScramCredentials changes user's SCRAM credentials, all or nothing:
+// upserts add or replace the credential of each mechanism (ScramSHA256,
+// ScramSHA512), deletions remove credentials the user has. A user left with
+// none is forgotten. It is refused with ErrInvalidScramCredential (a bad user
+// name or credential, or nothing to change), ErrUnsupportedScramMechanism,
+// ErrDuplicateScramMechanism (a mechanism named twice, in either list or
+// both) and ErrScramCredentialNotFound (a deletion the user has no
+// credential for). The image keeps copies: the caller's slices stay the
+// caller's. After an unknown outcome (ctx ended) a retried deletion may find
+// its own change applied (ErrScramCredentialNotFound); an upsert is
+// idempotent.
+func (s *Store) AlterScramCredentials(ctx context.Context, user string, upserts map[string]ScramCredential, deletions []string) error {
+	cmd := newAlterScramCmd(user, upserts, deletions)
+	// What apply refuses whatever the image is never takes a log entry.
+	if err := validateAlterScram(cmd); err != nil {
+		return err
+	}
+	_, err := s.propose(ctx, cmd)
+	return err
+}
+
 func (s *Store) topic(name string) (*Topic, error) {
 	t, ok := s.Image().Topics[name]
 	if !ok {

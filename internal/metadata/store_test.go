@@ -61,6 +61,9 @@ func sameState(t *testing.T, got, want *Image) {
 		t.Errorf("BrokerConfigs = %v, want %v", got.BrokerConfigs, want.BrokerConfigs)
 	}
 	sameRemote(t, got, want)
+	if !reflect.DeepEqual(got.scram, want.scram) {
+		t.Errorf("SCRAM credentials differ:\n got %+v\nwant %+v", got.scram, want.scram)
+	}
 }
 
 func TestStoreCommands(t *testing.T) {
@@ -231,6 +234,18 @@ func populate(t *testing.T, s *Store, prefix string) *Image {
 		t.Fatal(err)
 	}
 	if err := s.SetBrokerConfigs(ctx, map[string]string{"by": prefix}); err != nil {
+		t.Fatal(err)
+	}
+	both := map[string]ScramCredential{ScramSHA256: scramCred(ScramSHA256, 1), ScramSHA512: scramCred(ScramSHA512, 2)}
+	for _, user := range []string{prefix + "-kept", prefix + "-halved", prefix + "-gone"} {
+		if err := s.AlterScramCredentials(ctx, user, both, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.AlterScramCredentials(ctx, prefix+"-halved", nil, []string{ScramSHA512}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AlterScramCredentials(ctx, prefix+"-gone", nil, []string{ScramSHA256, ScramSHA512}); err != nil {
 		t.Fatal(err)
 	}
 	return s.Image()

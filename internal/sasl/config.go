@@ -1,0 +1,53 @@
+package sasl
+
+import (
+	"errors"
+	"fmt"
+	"io"
+)
+
+// Credentials is what sessions check against. Implementations must be safe
+// for concurrent use; a session looks a user up once per authentication.
+type Credentials interface {
+	// PlainPassword is user's PLAIN password on this listener; ok is false
+	// for an unknown user.
+	PlainPassword(user string) (password string, ok bool)
+	// Scram is user's credential for a SCRAM mechanism; ok is false if
+	// there is none.
+	Scram(mechanism, user string) (ScramCredential, bool)
+}
+
+// Config is one listener's SASL setup, shared by its sessions and never
+// modified after the first NewSession.
+type Config struct {
+	// Mechanisms are the enabled mechanisms, in the order of Kafka's
+	// sasl.enabled.mechanisms; each is Plain, ScramSHA256 or ScramSHA512.
+	Mechanisms  []string
+	Credentials Credentials
+	// Rand is the source of SCRAM server nonces; nil means crypto/rand.Reader.
+	// Sessions of different connections read it concurrently, so it must be
+	// safe for concurrent use.
+	Rand io.Reader
+}
+
+// Validate reports a Config that no session can use: no mechanisms, an
+// unknown or duplicate mechanism, nil Credentials.
+func (c *Config) Validate() error {
+	if len(c.Mechanisms) == 0 {
+		return errors.New("sasl: no mechanisms enabled")
+	}
+	for i, m := range c.Mechanisms {
+		if m != Plain && !IsScram(m) {
+			return fmt.Errorf("sasl: unknown mechanism %q (want %s, %s or %s)", m, Plain, ScramSHA256, ScramSHA512)
+		}
+		for _, earlier := range c.Mechanisms[:i] {
+			if earlier == m {
+				return fmt.Errorf("sasl: mechanism %s enabled twice", m)
+			}
+		}
+	}
+	if c.Credentials == nil {
+		return errors.New("sasl: nil Credentials")
+	}
+	return nil
+}
