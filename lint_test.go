@@ -70,6 +70,7 @@ var allowedImports = map[string][]string{
 	"internal/clock":               {"base"},
 	"internal/metrics":             {"base"},
 	"internal/sasl":                {},
+	"internal/testpki":             {},
 	"internal/base":                {},
 	"internal/invariants":          {},
 }

@@ -5,12 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"runtime/pprof"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -103,6 +101,9 @@ func serve(ctx context.Context, f serveFlags) error {
 	if err != nil {
 		return err
 	}
+	if err := checkSecurity(cfg); err != nil {
+		return err
+	}
 	dataDir := cfg.LogDirs[0]
 	if err := checkDataDir(dataDir); err != nil {
 		return err
@@ -122,9 +123,11 @@ func serve(ctx context.Context, f serveFlags) error {
 		return err
 	}
 	node.metrics.printAddr()
-	fmt.Printf("strata: listening on %s, data in %s\n", node.srv.Addr(), dataDir)
-	serveErr := make(chan error, 1)
-	go func() { serveErr <- node.srv.Serve(ctx) }()
+	fmt.Printf("strata: listening on %s, data in %s\n", listening(node.servers, node.listenerNames), dataDir)
+	serveErr := make(chan error, len(node.servers))
+	for _, srv := range node.servers {
+		go func() { serveErr <- srv.Serve(ctx) }()
+	}
 	select {
 	case <-ctx.Done():
 	case err = <-serveErr:
@@ -169,18 +172,16 @@ type node struct {
 	groups *coordinatorHost
 	txns   *txnCoordinator
 	broker *broker.Broker
-	srv    *server.Server
-	logger *slog.Logger
+	// servers serve the listeners, in the order of listeners.
+	servers       []*server.Server
+	listenerNames []string
+	logger        *slog.Logger
 	// metrics is the /metrics and /healthz endpoint; nil when
 	// strata.metrics.listener is "".
 	metrics *brokerMetrics
 }
 
 func start(ctx context.Context, cfg *config.Broker, logger *slog.Logger) (*node, error) {
-	addr, err := cfg.ListenAddr()
-	if err != nil {
-		return nil, err
-	}
 	openCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	meta, err := metadata.Open(openCtx, metadata.Options{
@@ -230,29 +231,8 @@ func start(ctx context.Context, cfg *config.Broker, logger *slog.Logger) (*node,
 		return nil, errors.Join(err, n.shutdown())
 	}
 	n.txns.setBroker(n.broker)
-	ln, err := net.Listen("tcp", addr)
+	h, err := n.serveListeners(cfg, logger)
 	if err != nil {
-		return nil, errors.Join(fmt.Errorf("cannot listen on %s (%v); choose another address with --listen", addr, err), n.shutdown())
-	}
-	host, port, err := advertised(cfg, ln.Addr())
-	if err != nil {
-		ln.Close()
-		return nil, errors.Join(err, n.shutdown())
-	}
-	h, err := api.New(api.Options{Broker: n.broker, Meta: meta, Config: cfg, AdvertisedHost: host, AdvertisedPort: port, Logger: logger, Groups: n.groups.rt, Txns: n.txns.rt})
-	if err != nil {
-		ln.Close()
-		return nil, errors.Join(err, n.shutdown())
-	}
-	n.srv, err = server.New(server.Options{
-		Listener:        ln,
-		Handler:         n.metrics.countRequests(handlerAdapter{h}),
-		MaxRequestBytes: cfg.SocketRequestMaxBytes,
-		Logger:          logger,
-		RequestTimes:    n.metrics.timeRequests(),
-	})
-	if err != nil {
-		ln.Close()
 		return nil, errors.Join(err, n.shutdown())
 	}
 	if err := n.metrics.serve(cfg, n.broker, h.FetchSessions); err != nil {
@@ -266,23 +246,48 @@ func start(ctx context.Context, cfg *config.Broker, logger *slog.Logger) (*node,
 // per check.
 const flushCheckInterval = 100 * time.Millisecond
 
-// advertised is the address clients are told to connect to: the first
-// advertised listener when advertised.listeners is set, else the bound
-// listener's real address (so --listen 127.0.0.1:0 works).
-func advertised(cfg *config.Broker, bound net.Addr) (string, int32, error) {
-	if _, set := cfg.Raw["advertised.listeners"]; set && len(cfg.AdvertisedListeners) > 0 {
-		l := cfg.AdvertisedListeners[0]
-		return l.Host, int32(l.Port), nil
-	}
-	host, portStr, err := net.SplitHostPort(bound.String())
+// serveListeners listens on every listener and builds its server, all
+// sharing one api handler (each request says which listener it came on).
+func (n *node) serveListeners(cfg *config.Broker, logger *slog.Logger) (*api.Handler, error) {
+	ls, err := listenAll(cfg)
 	if err != nil {
-		return "", 0, err
+		return nil, err
 	}
-	port, _ := strconv.Atoi(portStr)
-	if host == "::" || host == "0.0.0.0" {
-		host = "127.0.0.1"
+	addrs, err := advertisedAddresses(cfg, ls)
+	if err != nil {
+		closeAll(ls)
+		return nil, err
 	}
-	return host, int32(port), nil
+	h, err := api.New(api.Options{Broker: n.broker, Meta: n.meta, Config: cfg, Advertised: addrs, Logger: logger, Groups: n.groups.rt, Txns: n.txns.rt})
+	if err != nil {
+		closeAll(ls)
+		return nil, err
+	}
+	handler := n.metrics.countRequests(handlerAdapter{h})
+	for i, l := range ls {
+		tc, sc, err := security(cfg, l.cfg, n.meta)
+		if err != nil {
+			closeAll(ls[i:])
+			return nil, err
+		}
+		srv, err := server.New(server.Options{
+			Listener:        l.ln,
+			Handler:         handler,
+			MaxRequestBytes: cfg.SocketRequestMaxBytes,
+			Logger:          logger.With("listener", l.cfg.Name),
+			RequestTimes:    n.metrics.timeRequests(),
+			ListenerName:    l.cfg.Name,
+			TLS:             tc,
+			SASL:            sc,
+		})
+		if err != nil {
+			closeAll(ls[i:])
+			return nil, err
+		}
+		n.servers = append(n.servers, srv)
+		n.listenerNames = append(n.listenerNames, l.cfg.Name)
+	}
+	return h, nil
 }
 
 // shutdown stops the group coordinators (answering their waiting requests
@@ -311,9 +316,9 @@ func (n *node) shutdown() error {
 	if n.groups != nil {
 		n.groups.rt.Close()
 	}
-	if n.srv != nil {
+	if len(n.servers) > 0 {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		errs = append(errs, n.srv.Shutdown(ctx))
+		errs = append(errs, shutdownServers(ctx, n.servers))
 		cancel()
 	}
 	errs = append(errs, n.metrics.close())
@@ -342,9 +347,10 @@ func (a handlerAdapter) Handle(ctx context.Context, req *server.Request) server.
 	ar := &api.Request{Key: req.Key, Version: req.Version, ClientID: req.ClientID, Body: req.Body}
 	if req.Conn != nil {
 		ar.ClientHost = clientHost(req.Conn.RemoteAddr)
+		ar.Listener, ar.SASL = req.Conn.Listener, req.Conn.SASL
 	}
 	r := a.h.Handle(ctx, ar)
-	out := server.Reply{Resp: r.Resp, Wait: r.Wait, NoResponse: r.NoResponse, Release: r.Release}
+	out := server.Reply{Resp: r.Resp, Wait: r.Wait, NoResponse: r.NoResponse, Release: r.Release, Close: r.Close}
 	if r.Splices != nil {
 		out.Splices = func() []server.Splice { return serverSplices(r.Splices()) }
 	}

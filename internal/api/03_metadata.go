@@ -20,7 +20,7 @@ func (h *Handler) handleMetadata(ctx context.Context, req *Request) Reply {
 	resp := r.ResponseKind().(*kmsg.MetadataResponse)
 	img := h.opts.Meta.Image()
 
-	resp.Brokers = []kmsg.MetadataResponseBroker{h.selfBroker()}
+	resp.Brokers = []kmsg.MetadataResponseBroker{h.selfBroker(req.Listener)}
 	resp.ClusterID = strPtr(img.ClusterID)
 	resp.ControllerID = h.opts.Broker.NodeID()
 
@@ -106,10 +106,26 @@ func (h *Handler) metadataTopic(t *metadata.Topic) kmsg.MetadataResponseTopic {
 	return mt
 }
 
-func (h *Handler) selfBroker() kmsg.MetadataResponseBroker {
+// selfBroker is this broker as the clients of listener reach it.
+func (h *Handler) selfBroker(listener string) kmsg.MetadataResponseBroker {
 	b := kmsg.NewMetadataResponseBroker()
 	b.NodeID = h.opts.Broker.NodeID()
-	b.Host = h.opts.AdvertisedHost
-	b.Port = h.opts.AdvertisedPort
+	a := h.advertised(listener)
+	b.Host, b.Port = a.Host, a.Port
 	return b
+}
+
+// advertised is listener's advertised address. A request from an unnamed
+// listener (tests that build a Request by hand) gets the only address when
+// there is one.
+func (h *Handler) advertised(listener string) Address {
+	if a, ok := h.opts.Advertised[listener]; ok {
+		return a
+	}
+	if len(h.opts.Advertised) == 1 {
+		for _, a := range h.opts.Advertised {
+			return a
+		}
+	}
+	return Address{}
 }

@@ -22,7 +22,7 @@ func (h *Handler) handleFindCoordinator(ctx context.Context, req *Request) Reply
 	r := req.Body.(*kmsg.FindCoordinatorRequest)
 	resp := r.ResponseKind().(*kmsg.FindCoordinatorResponse)
 	if req.Version < 4 {
-		c := h.findCoordinator(ctx, r.CoordinatorType, r.CoordinatorKey)
+		c := h.findCoordinator(ctx, req.Listener, r.CoordinatorType, r.CoordinatorKey)
 		resp.ErrorCode, resp.NodeID, resp.Host, resp.Port = c.ErrorCode, c.NodeID, c.Host, c.Port
 		if req.Version >= 1 {
 			resp.ErrorMessage = c.ErrorMessage
@@ -30,12 +30,12 @@ func (h *Handler) handleFindCoordinator(ctx context.Context, req *Request) Reply
 		return done(resp)
 	}
 	for _, key := range r.CoordinatorKeys {
-		resp.Coordinators = append(resp.Coordinators, h.findCoordinator(ctx, r.CoordinatorType, key))
+		resp.Coordinators = append(resp.Coordinators, h.findCoordinator(ctx, req.Listener, r.CoordinatorType, key))
 	}
 	return done(resp)
 }
 
-func (h *Handler) findCoordinator(ctx context.Context, keyType int8, key string) kmsg.FindCoordinatorResponseCoordinator {
+func (h *Handler) findCoordinator(ctx context.Context, listener string, keyType int8, key string) kmsg.FindCoordinatorResponseCoordinator {
 	c := kmsg.NewFindCoordinatorResponseCoordinator()
 	c.Key, c.NodeID, c.Port = key, -1, -1
 	fail := func(code int16, msg string) kmsg.FindCoordinatorResponseCoordinator {
@@ -61,7 +61,7 @@ func (h *Handler) findCoordinator(ctx context.Context, keyType int8, key string)
 		h.logger.Warn("an internal topic cannot be created", "topic", kind.topic, "err", err)
 		return fail(kerr.CoordinatorNotAvailable.Code, kind.topic+" cannot be created: "+err.Error())
 	}
-	self := h.selfBroker()
+	self := h.selfBroker(listener)
 	c.NodeID, c.Host, c.Port = self.NodeID, self.Host, self.Port
 	return c
 }

@@ -17,7 +17,8 @@ func (h *Handler) handleDescribeCluster(_ context.Context, req *Request) Reply {
 	resp.ClusterAuthorizedOperations = -2147483648
 	resp.EndpointType = r.EndpointType
 	b := kmsg.NewDescribeClusterResponseBroker()
-	b.NodeID, b.Host, b.Port = h.opts.Broker.NodeID(), h.opts.AdvertisedHost, h.opts.AdvertisedPort
+	a := h.advertised(req.Listener)
+	b.NodeID, b.Host, b.Port = h.opts.Broker.NodeID(), a.Host, a.Port
 	resp.Brokers = []kmsg.DescribeClusterResponseBroker{b}
 	return done(resp)
 }

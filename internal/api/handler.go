@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sort"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/strata-broker/strata/internal/config"
 	"github.com/strata-broker/strata/internal/coordinator/runtime"
 	"github.com/strata-broker/strata/internal/metadata"
+	"github.com/strata-broker/strata/internal/sasl"
 )
 
 // Request is one decoded request.
@@ -24,6 +26,11 @@ type Request struct {
 	// ClientHost is the connection's remote host, "" when unknown; group
 	// members record it.
 	ClientHost string
+	// Listener names the listener the request arrived on; answers that
+	// name a broker give that listener's advertised address.
+	Listener string
+	// SASL is the connection's SASL session on a SASL listener, else nil.
+	SASL *sasl.Session
 }
 
 // Reply is a handler's answer: a response now, or Wait, called in request
@@ -38,6 +45,15 @@ type Reply struct {
 	// Splices, called after the response is ready, lists the bytes fields
 	// to fill from files.
 	Splices func() []Splice
+	// Close closes the connection once the response is written (a failed
+	// SASL authentication).
+	Close bool
+}
+
+// Address is a host and port that clients connect to.
+type Address struct {
+	Host string
+	Port int32
 }
 
 // Options builds a Handler.
@@ -45,10 +61,11 @@ type Options struct {
 	Broker *broker.Broker
 	Meta   *metadata.Store
 	Config *config.Broker
-	// AdvertisedHost/Port are what Metadata tells clients to connect to.
-	AdvertisedHost string
-	AdvertisedPort int32
-	Logger         *slog.Logger
+	// Advertised maps each listener's name to the address Metadata,
+	// FindCoordinator and DescribeCluster give the clients of that
+	// listener.
+	Advertised map[string]Address
+	Logger     *slog.Logger
 	// Groups runs the __consumer_offsets partitions led here. Nil answers
 	// every group request COORDINATOR_NOT_AVAILABLE.
 	Groups *runtime.Runtime
@@ -66,8 +83,13 @@ func (o Options) Validate() error {
 		return errors.New("api: Meta is required")
 	case o.Config == nil:
 		return errors.New("api: Config is required")
-	case o.AdvertisedHost == "" || o.AdvertisedPort <= 0:
-		return errors.New("api: an advertised host and port are required")
+	case len(o.Advertised) == 0:
+		return errors.New("api: an advertised address per listener is required")
+	}
+	for name, a := range o.Advertised {
+		if a.Host == "" || a.Port <= 0 {
+			return fmt.Errorf("api: listener %s has no advertised host and port", name)
+		}
 	}
 	return nil
 }

@@ -3,6 +3,8 @@ package config
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -11,8 +13,8 @@ import (
 // truth for ResolveTopic and DescribeBroker.
 type Broker struct {
 	NodeID                   int32
-	Listeners                []Listener
-	AdvertisedListeners      []Listener // listeners, unless advertised.listeners is set
+	Listeners                []Listener // at least one; non-zero ports distinct
+	AdvertisedListeners      []Listener // listeners, unless advertised.listeners is set; see Advertised
 	LogDirs                  []string   // at least one
 	NumPartitions            int32
 	DefaultReplicationFactor int16
@@ -70,6 +72,14 @@ type Broker struct {
 	MetadataDir                  string
 	MetricsListener              string // host:port; "" means no metrics listener
 
+	TLS            TLSConfig // ssl.*
+	SASLMechanisms []string  // sasl.enabled.mechanisms: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512
+	// PlainUsers are the PLAIN users of each SASL listener, by listener name
+	// as in listeners (SASL_SSL) → user → password, from the user_<name>
+	// options of listener.name.<listener>.plain.sasl.jaas.config. With PLAIN
+	// enabled every SASL listener has at least one user; nil when none has.
+	PlainUsers map[string]map[string]string
+
 	// Raw holds every key that was set, after precedence (file < env < flags),
 	// trimmed and validated. Kafka reports all of them as STATIC_BROKER_CONFIG.
 	Raw map[string]string
@@ -105,16 +115,6 @@ type S3 struct {
 	Region    string // "" means from the AWS environment
 	Endpoint  string // "" means AWS
 	PathStyle bool
-}
-
-// ListenAddr is the host:port of the PLAINTEXT listener, for net.Listen.
-func (b *Broker) ListenAddr() (string, error) {
-	for _, l := range b.Listeners {
-		if l.Name == "PLAINTEXT" {
-			return l.Addr(), nil
-		}
-	}
-	return "", fmt.Errorf("listeners has no PLAINTEXT:// listener; set e.g. listeners=PLAINTEXT://127.0.0.1:9092")
 }
 
 // newBroker builds a Broker from validated raw values and checks the rules
@@ -209,6 +209,12 @@ func newBroker(raw, origin map[string]string) (*Broker, error) {
 	if err := b.setListeners(g); err != nil {
 		return nil, err
 	}
+	if err := b.setTLS(g); err != nil {
+		return nil, err
+	}
+	if err := b.setSASL(g); err != nil {
+		return nil, err
+	}
 	if err := b.setDirs(g); err != nil {
 		return nil, err
 	}
@@ -231,10 +237,24 @@ func reconcileNodeID(raw, origin map[string]string) error {
 	return nil
 }
 
+// setListeners parses listeners and advertised.listeners and gives each
+// listener its protocol from listener.security.protocol.map, which must map
+// every listener's name. As in Kafka, advertised.listeners may only name
+// listeners of listeners.
 func (b *Broker) setListeners(g getter) error {
 	var err error
 	if b.Listeners, err = parseListeners(g.str("listeners")); err != nil {
 		panic("config: unvalidated listeners") // checked by the listeners validator
+	}
+	protocols := protocolMap(g.str("listener.security.protocol.map"))
+	for i, l := range b.Listeners {
+		p, ok := protocols[l.Name]
+		if !ok {
+			return &Error{Key: "listener.security.protocol.map", Value: g.str("listener.security.protocol.map"),
+				Msg: fmt.Sprintf("has no protocol for listener %s of listeners; add %s:<PROTOCOL>, PROTOCOL one of: %s",
+					l.Name, l.Name, strings.Join(protocolNames, ", "))}
+		}
+		b.Listeners[i].Protocol = p
 	}
 	v, ok := g("advertised.listeners")
 	if !ok {
@@ -244,10 +264,16 @@ func (b *Broker) setListeners(g getter) error {
 	if b.AdvertisedListeners, err = parseListeners(v); err != nil {
 		panic("config: unvalidated advertised.listeners")
 	}
-	for _, l := range b.AdvertisedListeners {
+	for i, l := range b.AdvertisedListeners {
+		j := slices.IndexFunc(b.Listeners, func(m Listener) bool { return m.Name == l.Name })
+		if j < 0 {
+			return &Error{Key: "advertised.listeners", Value: v,
+				Msg: fmt.Sprintf("names listener %s, which listeners (%s) does not have; its names must be listeners' names", l.Name, g.str("listeners"))}
+		}
 		if l.Host == "" || l.Host == "0.0.0.0" || l.Host == "::" {
 			return &Error{Key: "advertised.listeners", Value: v, Msg: "must name a host that clients can reach, not " + l.String()}
 		}
+		b.AdvertisedListeners[i].Protocol = b.Listeners[j].Protocol
 	}
 	return nil
 }

@@ -11,9 +11,36 @@ var brokerDefs = readOnly([]Def{
 	nullDef("node.id", Int, "", atLeast(0), "This broker's id. Default: broker.id."),
 	def("broker.id", Int, "1", "", atLeast(0), "Older name of node.id."),
 	def("listeners", String, "PLAINTEXT://127.0.0.1:9092", "", validListeners,
-		"Comma-separated NAME://host:port addresses to listen on; an empty host means every interface."),
-	nullDef("advertised.listeners", String, "", validListeners,
-		"Addresses given to clients, if not those of listeners. Default: listeners."),
+		"Comma-separated NAME://host:port addresses to listen on; an empty host means every interface. Each NAME needs a protocol in listener.security.protocol.map; ports other than 0 must differ."),
+	nullDef("advertised.listeners", String, "", validAdvertised,
+		"Addresses given to clients, if not those of listeners; each NAME must be one of listeners'. A listener it does not name is advertised as it listens. Default: listeners."),
+	def("listener.security.protocol.map", String, defaultProtocolMap, "", validProtocolMap,
+		"Comma-separated NAME:PROTOCOL, the security protocol of each listener; PROTOCOL is PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL."),
+
+	def("ssl.keystore.type", String, "PEM", "", pemOnly("keystore", convertKeystore),
+		"Format of the keystore: PEM only (Kafka's default is JKS; Strata reads no JKS or PKCS12 keystores)."),
+	nullDef("ssl.keystore.location", String, "", nonEmpty,
+		"PEM file with the certificate chain (leaf first) and its unencrypted private key (PKCS#8, PKCS#1 or EC). Needed by SSL and SASL_SSL listeners, unless ssl.keystore.certificate.chain and ssl.keystore.key are set."),
+	secret(nullDef("ssl.keystore.certificate.chain", Password, "", pemCertificates,
+		"The certificate chain as inline PEM, leaf first, with ssl.keystore.key instead of ssl.keystore.location (Kafka 2.7+). Line breaks may be lost to a continued properties line, as in Kafka.")),
+	secret(nullDef("ssl.keystore.key", Password, "", pemPrivateKey,
+		"The unencrypted private key as inline PEM (PKCS#8, PKCS#1 or EC), with ssl.keystore.certificate.chain.")),
+	def("ssl.truststore.type", String, "PEM", "", pemOnly("truststore", convertTruststore),
+		"Format of the truststore: PEM only (Kafka's default is JKS; Strata reads no JKS or PKCS12 truststores)."),
+	nullDef("ssl.truststore.location", String, "", nonEmpty,
+		"PEM file of the CA certificates that client certificates are verified against (ssl.client.auth)."),
+	secret(nullDef("ssl.truststore.certificates", Password, "", pemCertificates,
+		"The CA certificates as inline PEM, instead of ssl.truststore.location (Kafka 2.7+).")),
+	def("ssl.client.auth", String, "none", "", oneOf(clientAuthNames...),
+		"Whether SSL listeners ask clients for a certificate: required, requested or none. As in Kafka (KIP-684), SASL_SSL listeners never do: Strata has no listener-prefixed ssl.client.auth."),
+	def("ssl.enabled.protocols", List, "TLSv1.2,TLSv1.3", "", validTLSProtocols,
+		"TLS versions served: TLSv1.2, TLSv1.3. TLSv1 and TLSv1.1 are refused, as Go does not serve them by default."),
+	def("ssl.protocol", String, "TLSv1.3", "", oneOf(tlsProtocolNames...),
+		"Kafka's SSLContext protocol, TLSv1.2 or TLSv1.3; accepted for compatibility: ssl.enabled.protocols decides what is negotiated."),
+	nullDef("ssl.cipher.suites", List, "", validCipherSuites,
+		"TLS 1.2 cipher suites, by their IANA names as Go's crypto/tls knows them (e.g. TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256); insecure ones are refused. TLS 1.3 suites may be listed but are not configurable in Go: all three are always on. Default: Go's defaults."),
+	def("sasl.enabled.mechanisms", List, "SCRAM-SHA-256,SCRAM-SHA-512", "", validSASLMechanisms,
+		"SASL mechanisms served on SASL_PLAINTEXT and SASL_SSL listeners: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 (Kafka's default is GSSAPI, which Strata does not support). PLAIN users are given by listener.name.<listener>.plain.sasl.jaas.config; SCRAM users by AlterUserScramCredentials."),
 	nullDef("log.dirs", String, "", nonEmptyList, "Comma-separated data directories. Default: log.dir."),
 	def("log.dir", String, "./strata-data", "", nonEmpty, "The data directory, if log.dirs is not set."),
 	def("num.partitions", Int, "1", "", atLeast(1), "Partitions of an auto-created topic."),
@@ -135,25 +162,58 @@ var fallbacks = map[string][]fallback{
 
 var brokerByName = index(brokerDefs)
 
+// brokerPatterns match the broker keys named by a pattern rather than one by
+// one: Kafka's listener- and mechanism-prefixed configs. Each returns the Def
+// of a key it matches, named by the key itself; LookupBroker makes it
+// read-only like every broker config.
+var brokerPatterns = []func(key string) (Def, bool){
+	jaasDef, // listener.name.<listener>.<mechanism>.sasl.jaas.config
+}
+
 // envToKey maps STRATA_* environment variable names to broker keys.
 var envToKey = envNames(brokerDefs)
 
 // BrokerDefs returns the broker config definitions, sorted by name.
 func BrokerDefs() []Def { return sorted(brokerDefs) }
 
-// LookupBroker returns the definition of the broker config name.
+// LookupBroker returns the definition of the broker config name: a key of
+// BrokerDefs, or one that a pattern of brokerPatterns matches
+// (listener.name.sasl_ssl.plain.sasl.jaas.config), whose Def is named by the
+// key itself.
 func LookupBroker(name string) (Def, bool) {
-	d, ok := brokerByName[name]
-	return d, ok
+	if d, ok := brokerByName[name]; ok {
+		return d, true
+	}
+	for _, match := range brokerPatterns {
+		if d, ok := match(name); ok {
+			d.ReadOnly = true
+			return d, true
+		}
+	}
+	return Def{}, false
 }
 
 // EnvName is the environment variable that sets the broker config key:
-// STRATA_ and the key in upper case with '.' as '_' (log.dirs →
-// STRATA_LOG_DIRS). A strata.* key drops its own prefix (strata.remote.dir →
-// STRATA_REMOTE_DIR); the long form STRATA_STRATA_REMOTE_DIR is accepted too.
+// STRATA_ and the key in upper case with '.' and '-' as '_' (log.dirs →
+// STRATA_LOG_DIRS, listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config →
+// STRATA_LISTENER_NAME_SASL_SSL_SCRAM_SHA_256_SASL_JAAS_CONFIG). A strata.*
+// key drops its own prefix (strata.remote.dir → STRATA_REMOTE_DIR); the long
+// form STRATA_STRATA_REMOTE_DIR is accepted too.
 func EnvName(key string) string {
-	k := strings.TrimPrefix(key, "strata.")
-	return "STRATA_" + strings.ToUpper(strings.ReplaceAll(k, ".", "_"))
+	return envForm(strings.TrimPrefix(key, "strata."))
+}
+
+func envForm(key string) string {
+	return "STRATA_" + strings.ToUpper(strings.NewReplacer(".", "_", "-", "_").Replace(key))
+}
+
+// envKey is the broker key that the environment variable name sets: one of
+// envToKey, or a key of a pattern (see jaasEnvKey).
+func envKey(name string) (string, bool) {
+	if k, ok := envToKey[name]; ok {
+		return k, true
+	}
+	return jaasEnvKey(name)
 }
 
 func envNames(defs []Def) map[string]string {
@@ -166,7 +226,7 @@ func envNames(defs []Def) map[string]string {
 		m[e] = d.Name
 	}
 	for _, d := range defs {
-		if long := "STRATA_" + strings.ToUpper(strings.ReplaceAll(d.Name, ".", "_")); long != EnvName(d.Name) {
+		if long := envForm(d.Name); long != EnvName(d.Name) {
 			if other, dup := m[long]; dup {
 				panic("config: " + d.Name + " and " + other + " have the same environment variable " + long)
 			}
@@ -180,6 +240,13 @@ func envNames(defs []Def) map[string]string {
 // LoadBroker ignores: STRATA_BIN is the binary the end-to-end tests run, and
 // it reaches the broker through the inherited environment.
 var envNotConfig = map[string]bool{"STRATA_BIN": true}
+
+// secret marks a Def sensitive: DescribeConfigs never returns its value, and
+// errors do not quote it.
+func secret(d Def) Def {
+	d.Sensitive = true
+	return d
+}
 
 func readOnly(defs []Def) []Def {
 	for i := range defs {

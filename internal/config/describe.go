@@ -27,10 +27,23 @@ func DescribeTopic(overrides map[string]string, b *Broker) []Entry {
 
 // DescribeBroker describes every broker config of b, sorted by name. A key
 // with a fallback chain (log.retention.ms ← .minutes ← .hours) takes its value
-// from the first synonym that has one, converted to the key's unit.
+// from the first synonym that has one, converted to the key's unit. Keys of a
+// pattern (listener.name.sasl_ssl.plain.sasl.jaas.config) are described when
+// they are set, as Kafka describes the keys it was given; they are sensitive,
+// so their values are null.
 func DescribeBroker(b *Broker) []Entry {
 	raw := rawOf(b)
 	defs := BrokerDefs()
+	for _, k := range sortedKeys(raw) {
+		if _, fixed := brokerByName[k]; !fixed {
+			d, ok := LookupBroker(k)
+			if !ok {
+				panic("config: unvalidated broker key " + k)
+			}
+			defs = append(defs, d)
+		}
+	}
+	defs = sorted(defs)
 	out := make([]Entry, 0, len(defs))
 	for i := range defs {
 		d := &defs[i]

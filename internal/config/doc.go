@@ -16,6 +16,24 @@
 // .hours, log.roll.jitter.ms < .hours, log.flush.interval.ms <
 // log.flush.scheduler.interval.ms, node.id < broker.id, log.dirs < log.dir.
 //
+// Most keys are listed one by one in the tables. A few are patterns (see
+// brokerPatterns): listener.name.<listener>.<mechanism>.sasl.jaas.config,
+// Kafka's broker JAAS key, with the listener name and the mechanism (plain,
+// scram-sha-256, scram-sha-512) in lower case. Its environment variable is
+// STRATA_LISTENER_NAME_<LISTENER>_<MECH>_SASL_JAAS_CONFIG, MECH one of PLAIN,
+// SCRAM_SHA_256, SCRAM_SHA_512. It is a PASSWORD and sensitive; once set, it
+// is described like the listed keys.
+//
+// Listeners: listeners may name several, each on its own port (or port 0);
+// listener.security.protocol.map gives each name its protocol (PLAINTEXT, SSL,
+// SASL_PLAINTEXT, SASL_SSL); advertised.listeners may only use listeners'
+// names (Broker.Advertised falls back to the listener). The rules between
+// keys, checked by LoadBroker: a TLS listener needs a keystore (a file, or
+// inline chain and key, not both); ssl.client.auth other than none needs a
+// truststore (a file or inline, not both); a JAAS key names a SASL listener
+// and an enabled mechanism; with PLAIN enabled every SASL listener has PLAIN
+// users. Files are not read here: whoever loads them reports their errors.
+//
 // Invariants:
 //   - Validate at the gateway: LoadBroker and ValidateTopicOverrides (and
 //     ResolveTopic, which calls it) check every value; Broker.Raw and the
@@ -31,11 +49,34 @@
 //     invalid zero value.
 //   - Errors a user can cause are one line naming the key, the value, where
 //     it was set, and what is allowed; they wrap an *Error, which the api
-//     layer answers as INVALID_CONFIG.
+//     layer answers as INVALID_CONFIG. The value of a sensitive key (and of
+//     an unknown key that looks like one) is shown as [hidden], and JAAS
+//     errors name options, never their values.
 //
 // Strata differs from Kafka on purpose in: node.id defaults to 1, listeners to
 // PLAINTEXT://127.0.0.1:9092, log.dir to ./strata-data, replication factors to
 // 1, remote.log.storage.system.enable to true, and segment.bytes may be as
 // small as 1024 bytes so tests can roll small segments. Strata has no dynamic
 // broker configs: every broker entry is read-only and STATIC or DEFAULT.
+// Unknown keys are errors, not warnings.
+//
+// On security Strata differs from Kafka in:
+//   - ssl.keystore.type and ssl.truststore.type default to PEM (Kafka: JKS)
+//     and PEM is the only type: Go reads PEM; the error for JKS or PKCS12
+//     says how to convert.
+//   - Encrypted private keys are not supported, so ssl.key.password,
+//     ssl.keystore.password and ssl.truststore.password are refused with how
+//     to decrypt the key.
+//   - ssl.enabled.protocols allows TLSv1.2 and TLSv1.3 only; ssl.protocol
+//     is accepted and unused; ssl.cipher.suites takes crypto/tls's secure
+//     suites (TLS 1.3's are not configurable in Go).
+//   - sasl.enabled.mechanisms defaults to SCRAM-SHA-256,SCRAM-SHA-512
+//     (Kafka: GSSAPI); GSSAPI and OAUTHBEARER are refused.
+//   - No other listener-prefixed keys (listener.name.<l>.ssl.*,
+//     listener.name.<l>.sasl.enabled.mechanisms); so, as Kafka does without
+//     them (KIP-684), SASL_SSL listeners do not ask for client certificates.
+//     A broker-wide sasl.jaas.config is refused, as Kafka ignores it.
+//   - A JAAS value holds one login module of the mechanism's class; options
+//     that module does not take are refused, and so is a JAAS key for a
+//     listener that is not SASL or a mechanism that is not enabled.
 package config

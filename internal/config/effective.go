@@ -15,7 +15,7 @@ func brokerSynonyms(raw map[string]string, key string) []Synonym {
 	chain := append([]fallback{{key, 0}}, fallbacks[key]...)
 	var out []Synonym
 	for _, f := range chain {
-		d, ok := brokerByName[f.key]
+		d, ok := LookupBroker(f.key)
 		if !ok {
 			panic("config: unknown broker key " + f.key)
 		}

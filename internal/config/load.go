@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -15,8 +16,10 @@ const unknownBroker = "unknown broker config; see `strata serve --help`"
 //   - file, a Java-style properties file (see parseProperties), unless "";
 //   - env, "NAME=value" entries as os.Environ returns them: every STRATA_*
 //     variable must be the EnvName of a broker config (STRATA_LOG_DIRS sets
-//     log.dirs, STRATA_REMOTE_DIR sets strata.remote.dir; see EnvName), except
-//     the few in envNotConfig; variables without the prefix are ignored;
+//     log.dirs, STRATA_REMOTE_DIR sets strata.remote.dir; see EnvName), or
+//     STRATA_LISTENER_NAME_<LISTENER>_<MECH>_SASL_JAAS_CONFIG (see
+//     jaasEnvKey), except the few in envNotConfig; variables without the
+//     prefix are ignored;
 //   - flags, broker config key → value, as the CLI parsed them.
 //
 // Values are trimmed. An unknown key, or a bad value, is an error of one line
@@ -26,9 +29,9 @@ func LoadBroker(file string, env []string, flags map[string]string) (*Broker, er
 	raw := make(map[string]string)
 	origin := make(map[string]string)
 	set := func(key, value, where string) error {
-		d, ok := brokerByName[key]
+		d, ok := LookupBroker(key)
 		if !ok {
-			return fmt.Errorf("%s: %w", where, &Error{Key: key, Value: value, Msg: unknownBrokerMsg(key)})
+			return fmt.Errorf("%s: %w", where, unknownBrokerKey(key, value))
 		}
 		value = strings.TrimSpace(value)
 		if err := d.Check(value); err != nil {
@@ -57,7 +60,8 @@ func LoadBroker(file string, env []string, flags map[string]string) (*Broker, er
 		return nil, err
 	}
 	for _, name := range sortedKeys(vars) {
-		if err := set(envToKey[name], vars[name], name); err != nil {
+		key, _ := envKey(name)
+		if err := set(key, vars[name], name); err != nil {
 			return nil, err
 		}
 	}
@@ -73,13 +77,72 @@ func LoadBroker(file string, env []string, flags map[string]string) (*Broker, er
 	return b, nil
 }
 
-// unknownBrokerMsg explains an unknown broker key, pointing from a topic key
-// to its broker default.
+// refusedBroker are Kafka broker keys that Strata leaves out on purpose, with
+// the reason its error gives.
+var refusedBroker = map[string]string{
+	"ssl.key.password":        decryptKey,
+	"ssl.keystore.password":   decryptKey,
+	"ssl.truststore.password": decryptKey,
+	"sasl.jaas.config":        "a broker takes " + jaasKeyForm + ", e.g. listener.name.sasl_ssl.plain.sasl.jaas.config",
+}
+
+// envToRefused maps the environment variables of refusedBroker's keys to them.
+var envToRefused = func() map[string]string {
+	m := make(map[string]string, len(refusedBroker))
+	for k := range refusedBroker {
+		m[EnvName(k)] = k
+	}
+	return m
+}()
+
+// unknownBrokerKey is the error for a key no broker config has. Its value is
+// hidden when the key looks like it holds a secret.
+func unknownBrokerKey(key, value string) *Error {
+	if looksSecret(key) {
+		value = hiddenValue
+	}
+	return &Error{Key: key, Value: value, Msg: unknownBrokerMsg(key)}
+}
+
+func looksSecret(key string) bool {
+	k := strings.ToLower(key)
+	return strings.Contains(k, "password") || strings.Contains(k, "jaas") ||
+		strings.Contains(k, "secret") || strings.HasPrefix(k, jaasKeyPrefix) || strings.HasPrefix(k, "strata_listener_name_")
+}
+
+// unknownBrokerMsg explains an unknown broker key: a key Strata refuses on
+// purpose, a malformed JAAS key, or a topic key (pointing to its broker
+// default).
 func unknownBrokerMsg(key string) string {
+	if why, ok := refusedBroker[key]; ok {
+		return "unknown broker config: " + why
+	}
+	if strings.HasPrefix(key, jaasKeyPrefix) {
+		return "unknown broker config: " + badJAASKey(key)
+	}
 	if d, ok := topicByName[key]; ok && d.BrokerSynonym != "" {
 		return fmt.Sprintf("unknown broker config (%s is a topic config; its broker default is %s); see `strata serve --help`", key, d.BrokerSynonym)
 	}
 	return unknownBroker
+}
+
+// badJAASKey says what is wrong with a listener.name.* key that is no JAAS
+// key.
+func badJAASKey(key string) string {
+	mid, ok := strings.CutSuffix(strings.TrimPrefix(key, jaasKeyPrefix), jaasKeySuffix)
+	dot := strings.LastIndexByte(mid, '.')
+	if !ok || dot <= 0 {
+		return "the only per-listener configs are " + jaasKeyForm
+	}
+	mech := strings.ToUpper(mid[dot+1:])
+	switch {
+	case mech == "GSSAPI" || mech == "OAUTHBEARER":
+		return mech + " is " + unsupportedMechanism
+	case !slices.Contains(mechanismNames, mech):
+		return fmt.Sprintf("the mechanism of %s must be plain, scram-sha-256 or scram-sha-512, not %s", jaasKeyForm, mid[dot+1:])
+	}
+	return fmt.Sprintf("%s takes the listener and the mechanism in lower case: %s", jaasKeyForm,
+		jaasKey{listener: strings.ToLower(mid[:dot]), mechanism: mech})
 }
 
 // strataEnv picks the STRATA_* variables out of env (the last of duplicates
@@ -91,13 +154,28 @@ func strataEnv(env []string) (map[string]string, error) {
 		if !ok || !strings.HasPrefix(name, "STRATA_") || envNotConfig[name] {
 			continue
 		}
-		if _, known := envToKey[name]; !known {
-			return nil, &Error{Key: name, Value: value,
-				Msg: "unknown broker config (no key maps to this environment variable); see `strata serve --help`"}
+		if _, known := envKey(name); !known {
+			return nil, unknownBrokerEnv(name, value)
 		}
 		vars[name] = value
 	}
 	return vars, nil
+}
+
+// unknownBrokerEnv is the error for a STRATA_* variable that names no broker
+// config.
+func unknownBrokerEnv(name, value string) *Error {
+	if looksSecret(name) {
+		value = hiddenValue
+	}
+	msg := "unknown broker config (no key maps to this environment variable); see `strata serve --help`"
+	if key, ok := envToRefused[name]; ok {
+		msg = fmt.Sprintf("unknown broker config %s: %s", key, refusedBroker[key])
+	} else if strings.HasPrefix(name, jaasEnvPrefix) {
+		msg = "unknown broker config: the only per-listener variables are " +
+			jaasEnvPrefix + "<LISTENER>_<MECH>" + jaasEnvSuffix + ", MECH one of PLAIN, SCRAM_SHA_256, SCRAM_SHA_512"
+	}
+	return &Error{Key: name, Value: value, Msg: msg}
 }
 
 func sortedKeys(m map[string]string) []string {

@@ -29,9 +29,8 @@ func mustLoad(t *testing.T, file string, env []string, flags map[string]string) 
 
 func TestLoadBrokerDefaults(t *testing.T) {
 	b := mustLoad(t, "", nil, nil)
-	addr, err := b.ListenAddr()
-	if err != nil || addr != "127.0.0.1:9092" {
-		t.Fatalf("ListenAddr = %q, %v", addr, err)
+	if len(b.Listeners) != 1 || b.Listeners[0].Addr() != "127.0.0.1:9092" || b.Listeners[0].Protocol != ProtocolPlaintext {
+		t.Fatalf("Listeners = %+v", b.Listeners)
 	}
 	checks := []struct {
 		name      string
@@ -229,21 +228,14 @@ func TestLoadBrokerErrors(t *testing.T) {
 	}
 }
 
-func TestListenAddr(t *testing.T) {
-	tests := []struct{ listeners, want string }{
-		{"PLAINTEXT://0.0.0.0:9092", "0.0.0.0:9092"},
-		{"PLAINTEXT://:19092", ":19092"},
-		{"INTERNAL://10.0.0.1:9093,PLAINTEXT://[::1]:9092", "[::1]:9092"},
-	}
-	for _, tt := range tests {
-		b := mustLoad(t, "", nil, map[string]string{"listeners": tt.listeners})
-		if got, err := b.ListenAddr(); err != nil || got != tt.want {
-			t.Errorf("%s: ListenAddr = %q, %v, want %q", tt.listeners, got, err, tt.want)
+func TestListenersGetTheirProtocols(t *testing.T) {
+	b := mustLoad(t, "", nil, map[string]string{"listeners": "INTERNAL://10.0.0.1:9093,PLAINTEXT://[::1]:9092,SSL://:9094",
+		"listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,INTERNAL:SASL_PLAINTEXT,SSL:SSL", "ssl.keystore.location": "/ks.pem"})
+	want := []string{"INTERNAL 10.0.0.1:9093 SASL_PLAINTEXT", "PLAINTEXT [::1]:9092 PLAINTEXT", "SSL :9094 SSL"}
+	for i, l := range b.Listeners {
+		if got := l.Name + " " + l.Addr() + " " + l.Protocol; got != want[i] {
+			t.Errorf("listener %d: %s, want %s", i, got, want[i])
 		}
-	}
-	b := mustLoad(t, "", nil, map[string]string{"listeners": "SSL://h:9093"})
-	if _, err := b.ListenAddr(); err == nil {
-		t.Error("no error without a PLAINTEXT listener")
 	}
 }
 

@@ -94,18 +94,27 @@ type Def struct {
 }
 
 // Check reports whether v is a valid value for d: it must parse as d.Type and
-// pass d.Validate. The error is an *Error naming the key and the allowed values.
+// pass d.Validate. The error is an *Error naming the key and the allowed
+// values; it quotes v unless d is sensitive.
 func (d *Def) Check(v string) error {
+	shown := v
+	if d.Sensitive {
+		shown = hiddenValue
+	}
 	if err := checkType(d.Type, v); err != nil {
-		return &Error{Key: d.Name, Value: v, Msg: err.Error()}
+		return &Error{Key: d.Name, Value: shown, Msg: err.Error()}
 	}
 	if d.Validate != nil {
 		if err := d.Validate(v); err != nil {
-			return &Error{Key: d.Name, Value: v, Msg: err.Error()}
+			return &Error{Key: d.Name, Value: shown, Msg: err.Error()}
 		}
 	}
 	return nil
 }
+
+// hiddenValue stands for the value of a sensitive config in errors, as
+// Kafka's Password prints.
+const hiddenValue = "[hidden]"
 
 // Synonym is one place a described value could come from, in precedence order.
 type Synonym struct {

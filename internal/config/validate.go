@@ -163,9 +163,10 @@ func nonEmptyList(v string) error {
 
 // Listener is one parsed entry of listeners or advertised.listeners.
 type Listener struct {
-	Name string // e.g. PLAINTEXT
-	Host string // "" means every interface
-	Port int
+	Name     string // e.g. PLAINTEXT, SASL_SSL, INTERNAL
+	Host     string // "" means every interface
+	Port     int
+	Protocol string // from listener.security.protocol.map: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL
 }
 
 // Addr is host:port, ready for net.Listen or a client.
@@ -196,11 +197,6 @@ func parseListeners(v string) ([]Listener, error) {
 		out = append(out, Listener{Name: name, Host: host, Port: port})
 	}
 	return out, nil
-}
-
-func validListeners(v string) error {
-	_, err := parseListeners(v)
-	return err
 }
 
 // parseHostPort splits host:port with a port in [0, 65535].

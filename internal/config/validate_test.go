@@ -148,6 +148,9 @@ func TestDefTables(t *testing.T) {
 		if !d.ReadOnly {
 			t.Errorf("broker config %s is not read-only", d.Name)
 		}
+		if (d.Type == Password) != d.Sensitive {
+			t.Errorf("broker config %s: type %v but sensitive %v; passwords, and only they, are sensitive", d.Name, d.Type, d.Sensitive)
+		}
 		if envNotConfig[EnvName(d.Name)] {
 			t.Errorf("%s: its environment variable is reserved", d.Name)
 		}
@@ -163,6 +166,7 @@ func TestEnvName(t *testing.T) {
 		"log.retention.hours":     "STRATA_LOG_RETENTION_HOURS",
 		"strata.remote.dir":       "STRATA_REMOTE_DIR",
 		"strata.remote.s3.bucket": "STRATA_REMOTE_S3_BUCKET",
+		"listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config": "STRATA_LISTENER_NAME_SASL_SSL_SCRAM_SHA_256_SASL_JAAS_CONFIG",
 	} {
 		if got := EnvName(key); got != want {
 			t.Errorf("EnvName(%s) = %s, want %s", key, got, want)

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -14,6 +15,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-broker/strata/internal/sasl"
 )
 
 // conn is one client connection, served by a reader goroutine (frames →
@@ -37,7 +40,10 @@ type conn struct {
 	// connection with replies in flight is not idle.
 	inFlight atomic.Int32
 	ids      clientIDCache // reader goroutine only
-	wbuf     []byte        // writer goroutine only: the encoded response
+	// rawSASL (reader goroutine only): a SaslHandshake v0 chose a
+	// mechanism, so the next frames are bare SASL tokens.
+	rawSASL bool
+	wbuf    []byte // writer goroutine only: the encoded response
 
 	mu struct {
 		sync.Mutex
@@ -55,14 +61,25 @@ type pending struct {
 	frame *[]byte
 	// apiVersionsFallback: set UNSUPPORTED_VERSION on the response.
 	apiVersionsFallback bool
-	clock               requestClock
+	// rawToken, if rawSASL, is a bare SASL token to send instead of a
+	// Kafka response (the SaslHandshake v0 exchange).
+	rawToken []byte
+	rawSASL  bool
+	clock    requestClock
 }
 
 func newConn(s *Server, nc net.Conn, id uint64) *conn {
+	info := ConnInfo{ID: id, RemoteAddr: nc.RemoteAddr(), LocalAddr: nc.LocalAddr(), Listener: s.opts.ListenerName}
+	if s.opts.TLS != nil {
+		nc = tls.Server(nc, s.opts.TLS)
+	}
+	if s.opts.SASL != nil {
+		info.SASL = sasl.NewSession(s.opts.SASL)
+	}
 	c := &conn{
 		srv:   s,
 		nc:    nc,
-		info:  ConnInfo{ID: id, RemoteAddr: nc.RemoteAddr(), LocalAddr: nc.LocalAddr()},
+		info:  info,
 		queue: make(chan pending, s.opts.MaxInFlightPerConn),
 	}
 	c.log = s.opts.Logger.With("conn", id, "remote", c.info.RemoteAddr)
@@ -109,6 +126,9 @@ func (c *conn) draining() bool {
 func (c *conn) readLoop() {
 	defer c.srv.wg.Done()
 	defer close(c.queue)
+	if !c.handshakeTLS() {
+		return
+	}
 	var sizeBuf [4]byte
 	for {
 		if !c.armReadDeadline() {
@@ -123,9 +143,9 @@ func (c *conn) readLoop() {
 			return
 		}
 		size := int32(binary.BigEndian.Uint32(sizeBuf[:]))
-		if size < 0 || size > c.srv.opts.MaxRequestBytes {
+		if limit := c.frameLimit(); size < 0 || size > limit {
 			c.log.Warn("closing connection: frame size out of range",
-				"size", size, "max", c.srv.opts.MaxRequestBytes)
+				"size", size, "max", limit)
 			c.abort()
 			return
 		}
@@ -136,7 +156,15 @@ func (c *conn) readLoop() {
 			return
 		}
 		read := c.stamp()
-		p, ok := c.handle(frame)
+		var (
+			p  pending
+			ok bool
+		)
+		if c.rawSASL {
+			p, ok = c.rawSASLStep(frame)
+		} else {
+			p, ok = c.handle(frame)
+		}
 		p.clock.read, p.clock.handled = read, c.stamp()
 		if !ok {
 			putBuffer(frame)
@@ -149,6 +177,25 @@ func (c *conn) readLoop() {
 			return
 		}
 	}
+}
+
+// handshakeTLS completes the TLS handshake of a TLS connection within the
+// idle timeout; false means the connection is being torn down.
+func (c *conn) handshakeTLS() bool {
+	tc, ok := c.nc.(*tls.Conn)
+	if !ok {
+		return true
+	}
+	if !c.armReadDeadline() {
+		return false
+	}
+	_ = tc.SetWriteDeadline(time.Now().Add(c.srv.opts.IdleTimeout))
+	if err := tc.HandshakeContext(c.ctx); err != nil {
+		c.log.Info("closing connection: TLS handshake failed", "err", err)
+		c.abort()
+		return false
+	}
+	return true
 }
 
 // readFailed ends reading. While draining a failed read is expected and the
@@ -177,6 +224,10 @@ func (c *conn) handle(frame *[]byte) (pending, bool) {
 		c.log.Info("closing connection: bad request", "key", d.key, "version", d.version, "err", err)
 		return pending{}, false
 	}
+	if !saslAllows(c.info.SASL, d.key) {
+		c.log.Info("closing connection: request not allowed before SASL authentication completes", "key", d.key)
+		return pending{}, false
+	}
 	p := pending{key: d.key, version: d.version, correlationID: d.correlationID, frame: frame}
 	req := &Request{Key: d.key, Version: d.version, CorrelationID: d.correlationID, ClientID: d.clientID, Body: d.body, Conn: &c.info}
 	if d.apiVersionsFallback {
@@ -187,6 +238,7 @@ func (c *conn) handle(frame *[]byte) (pending, bool) {
 		p.version, p.apiVersionsFallback = 0, true
 	}
 	p.reply = h.Handle(c.ctx, req)
+	c.noteHandshake(d.header)
 	return p, true
 }
 
@@ -222,6 +274,9 @@ var errHandler = errors.New("server: handler bug")
 // finish obtains p's response (calling Wait even if broken, to release the
 // handler's resources) and writes it unless broken.
 func (c *conn) finish(p *pending, broken bool) error {
+	if p.rawSASL {
+		return c.writeRawToken(p, broken)
+	}
 	r := p.reply
 	resp := r.Resp
 	if resp == nil && r.Wait != nil {

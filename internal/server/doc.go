@@ -25,6 +25,21 @@
 // (nothing read, nothing in flight) for Options.IdleTimeout, and a Reply with
 // Close set.
 //
+// # TLS and SASL
+//
+// With Options.TLS every connection is TLS: the handshake completes (within
+// the idle timeout) before the first frame is read, and spliced file ranges
+// are copied through a pooled buffer, since sendfile cannot encrypt.
+//
+// With Options.SASL every connection carries a sasl.Session (ConnInfo.SASL)
+// that the handler drives with SaslHandshake and SaslAuthenticate. Until it
+// has authenticated, the server lets through only what Kafka does (before
+// a mechanism is chosen: ApiVersions and SaslHandshake; while the exchange
+// is pending: SaslAuthenticate) and closes the connection on anything
+// else, and a frame may be at most 512 KiB (Kafka's
+// sasl.server.max.receive.size). A failed authentication is answered, and
+// the handler closes the connection with Reply.Close.
+//
 // # Unsupported ApiVersions versions
 //
 // Kafka answers an ApiVersions request at a version it does not know with an

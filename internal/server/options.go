@@ -1,6 +1,7 @@
 package server
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/strata-broker/strata/internal/metrics"
+	"github.com/strata-broker/strata/internal/sasl"
 )
 
 // Defaults, Kafka's where Kafka has one.
@@ -41,6 +43,16 @@ type Options struct {
 	// RequestTimes, if set, receives where each request's time went
 	// (Kafka's RequestMetrics phases). Nil reads no clock per request.
 	RequestTimes RequestObserver
+	// ListenerName names the listener (as in the listeners config, e.g.
+	// SASL_SSL); handlers see it in ConnInfo to answer with that
+	// listener's advertised address.
+	ListenerName string
+	// TLS, if set, serves TLS on every connection (SSL and SASL_SSL).
+	TLS *tls.Config
+	// SASL, if set, requires every connection to authenticate with one of
+	// its mechanisms before any request but ApiVersions and SaslHandshake
+	// (SASL_PLAINTEXT and SASL_SSL).
+	SASL *sasl.Config
 }
 
 // RequestObserver receives the timing of each request once its response
@@ -70,6 +82,11 @@ func (o Options) Validate() error {
 	}
 	if o.IdleTimeout < 0 {
 		errs = append(errs, fmt.Errorf("server: Options.IdleTimeout %v is negative", o.IdleTimeout))
+	}
+	if o.SASL != nil {
+		if err := o.SASL.Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("server: Options.SASL: %w", err))
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-broker/strata/internal/sasl"
 )
 
 // Request is one decoded request, handed to Handler.Handle.
@@ -33,6 +35,12 @@ type ConnInfo struct {
 	ID         uint64
 	RemoteAddr net.Addr
 	LocalAddr  net.Addr
+	// Listener is Options.ListenerName.
+	Listener string
+	// SASL is the connection's SASL session on a SASL listener, else nil.
+	// The pointer does not change; the session's state does, only on the
+	// reader goroutine (in Handle).
+	SASL *sasl.Session
 }
 
 // Reply is what a Handler returns for one request. Exactly one of these

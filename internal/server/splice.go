@@ -92,12 +92,18 @@ func writePieces(nc net.Conn, pieces []piece) error {
 	return nil
 }
 
+// copyBufferBytes is the pooled buffer a file range is copied through when
+// sendfile cannot be used.
+const copyBufferBytes = 256 << 10
+
 // sendFileRange sends [pos, pos+size) of f: with sendfile(2) on a TCP
 // connection, else by reading and writing.
 func sendFileRange(nc net.Conn, f *os.File, pos, size int64) error {
 	tc, ok := nc.(*net.TCPConn)
-	if !ok {
-		_, err := io.Copy(nc, io.NewSectionReader(f, pos, size))
+	if !ok { // TLS: the bytes must be encrypted in user space
+		buf := getBuffer(copyBufferBytes)
+		defer putBuffer(buf)
+		_, err := io.CopyBuffer(nc, io.NewSectionReader(f, pos, size), *buf)
 		return err
 	}
 	src, err := f.SyscallConn()

@@ -136,3 +136,38 @@ func TestInspectSegment(t *testing.T) {
 		t.Fatalf("a corrupt segment must fail with a CRC error; exit %d:\n%s", code, out)
 	}
 }
+
+// TestCLISecurityConfigErrors: a TLS or SASL listener that cannot work is
+// one clear line at startup, naming the config to fix.
+func TestCLISecurityConfigErrors(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "no-such-keystore.pem")
+	garbage := filepath.Join(dir, "garbage.pem")
+	if err := os.WriteFile(garbage, []byte("not a certificate"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name     string
+		args     []string
+		mentions []string
+	}{
+		{"ssl without keystore", []string{"--override", "listeners=SSL://127.0.0.1:0"}, []string{"ssl.keystore"}},
+		{"keystore missing", []string{"--override", "listeners=SSL://127.0.0.1:0", "--override", "ssl.keystore.location=" + missing},
+			[]string{"ssl.keystore.location", missing}},
+		{"keystore garbage", []string{"--override", "listeners=SSL://127.0.0.1:0", "--override", "ssl.keystore.location=" + garbage},
+			[]string{"ssl.keystore.location", garbage}},
+		{"jks keystore", []string{"--override", "ssl.keystore.type=JKS"}, []string{"ssl.keystore.type", "PEM"}},
+		{"gssapi", []string{"--override", "sasl.enabled.mechanisms=GSSAPI"}, []string{"sasl.enabled.mechanisms", "GSSAPI"}},
+		{"plain without users", []string{"--override", "listeners=SASL_PLAINTEXT://127.0.0.1:0", "--override", "sasl.enabled.mechanisms=PLAIN"},
+			[]string{"listener.name.sasl_plaintext.plain.sasl.jaas.config"}},
+		{"encrypted key", []string{"--override", "ssl.key.password=x"}, []string{"ssl.key.password", "encrypted"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			args := append([]string{"serve", "--data-dir", filepath.Join(t.TempDir(), "data")}, c.args...)
+			out, code := runCLI(t, args...)
+			requireOneClearLine(t, out, code, c.mentions...)
+		})
+	}
+}

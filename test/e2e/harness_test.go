@@ -30,8 +30,29 @@ const (
 	bindRetries = 10
 )
 
-// readyLine is the one line the broker prints on stdout once it serves.
-var readyLine = regexp.MustCompile(`^strata: listening on (127\.0\.0\.1:(\d+)), data in (.+)$`)
+// readyLine is the one line the broker prints on stdout once it serves:
+// "listening on ADDR" for one listener, "ADDR (NAME), ADDR (NAME)" for
+// several.
+var readyLine = regexp.MustCompile(`^strata: listening on (.+), data in (.+)$`)
+
+// listenerInReady is one "ADDR (NAME)" of a ready line with several listeners.
+var listenerInReady = regexp.MustCompile(`^(127\.0\.0\.1:\d+) \(([A-Z_]+)\)$`)
+
+// readyListeners parses the addresses of a ready line: name → address, or
+// "" → address for a broker with one listener.
+func readyListeners(s string) map[string]string {
+	parts := strings.Split(s, ", ")
+	if len(parts) == 1 && !strings.Contains(s, " (") {
+		return map[string]string{"": s}
+	}
+	out := make(map[string]string, len(parts))
+	for _, p := range parts {
+		if m := listenerInReady.FindStringSubmatch(p); m != nil {
+			out[m[2]] = m[1]
+		}
+	}
+	return out
+}
 
 func TestMain(m *testing.M) {
 	os.Exit(runMain(m))
@@ -96,9 +117,15 @@ type Broker struct {
 	// Dir is the data directory; it stays the same across Restart.
 	Dir string
 
+	// Listeners maps each listener's name to its host:port when the broker
+	// was started with named listeners (startBrokerListeners); Addr is then
+	// the first one's.
+	Listeners map[string]string
+
 	t         *testing.T
 	port      int
 	overrides []string
+	names     []string // listener names, in order; nil: one PLAINTEXT via --listen
 	output    *syncBuffer
 
 	mu struct {
@@ -214,6 +241,9 @@ var errAddrInUse = errors.New("address already in use")
 // start launches one process and waits for its ready line.
 func (b *Broker) start() error {
 	args := []string{"serve", "--listen", b.Addr, "--data-dir", b.Dir}
+	if b.names != nil {
+		args = []string{"serve", "--data-dir", b.Dir, "--override", "listeners=" + b.listenersConfig()}
+	}
 	for _, o := range b.overrides {
 		args = append(args, "--override", o)
 	}
@@ -239,13 +269,13 @@ func (b *Broker) start() error {
 	select {
 	case line := <-ready:
 		m := readyLine.FindStringSubmatch(line)
-		if m[1] != b.Addr {
+		if err := b.checkListening(readyListeners(m[1])); err != nil {
 			b.Kill()
-			return fmt.Errorf("broker says it listens on %s, asked for %s", m[1], b.Addr)
+			return err
 		}
-		if m[3] != b.Dir {
+		if m[2] != b.Dir {
 			b.Kill()
-			return fmt.Errorf("broker says its data is in %q, asked for %q", m[3], b.Dir)
+			return fmt.Errorf("broker says its data is in %q, asked for %q", m[2], b.Dir)
 		}
 		return nil
 	case <-exited:

@@ -15,7 +15,11 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 # Every kcat call is bounded; librdkafka's own timeouts are shortened too.
+# KCAT_CONFIG names a librdkafka properties file (TLS, SASL) if set.
 common=(-b "$addr" -X socket.timeout.ms=10000)
+if [[ -n ${KCAT_CONFIG:-} ]]; then
+	common+=(-F "$KCAT_CONFIG")
+fi
 
 cat >"$work/in" <<'LINES'
 k1:v1

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"crypto/tls"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/strata-broker/strata/internal/config"
+	"github.com/strata-broker/strata/internal/testpki"
+)
+
+// serverPEM returns a PEM certificate and key for 127.0.0.1, issued by a
+// throwaway CA.
+func serverPEM(t *testing.T) (certPEM, keyPEM string) {
+	t.Helper()
+	pki, err := testpki.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(pki.ServerCertPEM), string(pki.ServerKeyPEM)
+}
+
+func TestTLSConfigFromFilesAndInline(t *testing.T) {
+	cert, key := serverPEM(t)
+	dir := t.TempDir()
+	keystore := filepath.Join(dir, "keystore.pem")
+	ca := filepath.Join(dir, "ca.pem")
+	for path, data := range map[string]string{keystore: cert + key, ca: cert} {
+		if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	protocols := []string{"TLSv1.2", "TLSv1.3"}
+	tests := []struct {
+		name       string
+		cfg        config.TLSConfig
+		clientAuth bool
+		want       tls.ClientAuthType
+		wantCAs    bool
+	}{
+		{"file, no client auth", config.TLSConfig{KeystoreLocation: keystore, ClientAuth: "none", Protocols: protocols}, true, tls.NoClientCert, false},
+		{"file, required", config.TLSConfig{KeystoreLocation: keystore, TruststoreLocation: ca, ClientAuth: "required", Protocols: protocols}, true, tls.RequireAndVerifyClientCert, true},
+		{"inline, requested", config.TLSConfig{KeystoreChain: cert, KeystoreKey: key, TruststoreCertificates: cert, ClientAuth: "requested", Protocols: protocols}, true, tls.VerifyClientCertIfGiven, true},
+		// KIP-684: SASL_SSL ignores the broker-wide ssl.client.auth.
+		{"sasl_ssl ignores client auth", config.TLSConfig{KeystoreLocation: keystore, TruststoreLocation: ca, ClientAuth: "required", Protocols: protocols}, false, tls.NoClientCert, false},
+		// A properties file may fold inline PEM onto one line.
+		{"inline folded onto one line", config.TLSConfig{KeystoreChain: fold(cert), KeystoreKey: fold(key), ClientAuth: "none", Protocols: protocols}, true, tls.NoClientCert, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := tlsConfig(tt.cfg, tt.clientAuth)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got.Certificates) != 1 || got.ClientAuth != tt.want || (got.ClientCAs != nil) != tt.wantCAs {
+				t.Fatalf("certificates %d, client auth %v, CAs %v", len(got.Certificates), got.ClientAuth, got.ClientCAs != nil)
+			}
+			if got.MinVersion != tls.VersionTLS12 || got.MaxVersion != tls.VersionTLS13 {
+				t.Fatalf("versions %x..%x", got.MinVersion, got.MaxVersion)
+			}
+		})
+	}
+}
+
+func fold(pemText string) string { return strings.ReplaceAll(strings.TrimSpace(pemText), "\n", " ") }
+
+func TestTLSConfigErrorsNameTheConfig(t *testing.T) {
+	cert, key := serverPEM(t)
+	dir := t.TempDir()
+	garbage := filepath.Join(dir, "garbage.pem")
+	if err := os.WriteFile(garbage, []byte("nothing here"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	protocols := []string{"TLSv1.3"}
+	tests := []struct {
+		name string
+		cfg  config.TLSConfig
+		want string
+	}{
+		{"missing keystore file", config.TLSConfig{KeystoreLocation: filepath.Join(dir, "nope.pem"), Protocols: protocols}, "ssl.keystore.location"},
+		{"garbage keystore", config.TLSConfig{KeystoreLocation: garbage, Protocols: protocols}, "ssl.keystore.location " + garbage},
+		{"key without its chain", config.TLSConfig{KeystoreChain: "", KeystoreKey: key, Protocols: protocols}, "ssl.keystore.certificate.chain"},
+		{"garbage truststore", config.TLSConfig{KeystoreChain: cert, KeystoreKey: key, TruststoreLocation: garbage, ClientAuth: "required", Protocols: protocols}, "ssl.truststore.location"},
+		{"unknown cipher", config.TLSConfig{KeystoreChain: cert, KeystoreKey: key, Protocols: protocols, CipherSuites: []string{"TLS_NOPE"}}, "ssl.cipher.suites"},
+		{"no protocols", config.TLSConfig{KeystoreChain: cert, KeystoreKey: key}, "ssl.enabled.protocols"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := tlsConfig(tt.cfg, true)
+			if err == nil || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("got %v, want one line naming %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestNormalizePEMKeepsProperPEM(t *testing.T) {
+	cert, key := serverPEM(t)
+	if got := string(normalizePEM(cert + key)); got != cert+key {
+		t.Fatalf("normalizePEM changed well-formed PEM:\n%s", got)
+	}
+	if got := string(normalizePEM(fold(cert) + " " + fold(key))); got != cert+key {
+		t.Fatalf("normalizePEM of folded PEM:\n%s\nwant\n%s", got, cert+key)
+	}
+}

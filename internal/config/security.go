@@ -1,0 +1,307 @@
+package config
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// The security protocols of listener.security.protocol.map, Kafka's
+// SecurityProtocol names.
+const (
+	ProtocolPlaintext     = "PLAINTEXT"
+	ProtocolSSL           = "SSL"
+	ProtocolSASLPlaintext = "SASL_PLAINTEXT"
+	ProtocolSASLSSL       = "SASL_SSL"
+)
+
+var protocolNames = []string{ProtocolPlaintext, ProtocolSSL, ProtocolSASLPlaintext, ProtocolSASLSSL}
+
+// defaultProtocolMap is Kafka's default listener.security.protocol.map: each
+// protocol is also a listener name of that protocol.
+const defaultProtocolMap = "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL"
+
+// The SASL mechanisms of sasl.enabled.mechanisms.
+const (
+	MechanismPlain       = "PLAIN"
+	MechanismScramSHA256 = "SCRAM-SHA-256"
+	MechanismScramSHA512 = "SCRAM-SHA-512"
+)
+
+var mechanismNames = []string{MechanismPlain, MechanismScramSHA256, MechanismScramSHA512}
+
+// unsupportedMechanism is why a SASL mechanism Kafka knows is refused.
+const unsupportedMechanism = "not supported by Strata; use PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512"
+
+var (
+	clientAuthNames  = []string{"required", "requested", "none"}
+	tlsProtocolNames = []string{"TLSv1.2", "TLSv1.3"}
+)
+
+// How to turn Kafka's JKS and PKCS12 stores into PEM, for the errors of
+// ssl.keystore.type and ssl.truststore.type.
+const (
+	convertKeystore = "convert it to PEM, e.g. `openssl pkcs12 -in ks.p12 -nodes -out ks.pem` " +
+		"(a JKS keystore first with `keytool -importkeystore -srckeystore ks.jks -destkeystore ks.p12 -deststoretype PKCS12`), " +
+		"and set ssl.keystore.location=ks.pem"
+	convertTruststore = "convert it to PEM, e.g. `openssl pkcs12 -in ts.p12 -nokeys -out ca.pem` " +
+		"(from JKS: `keytool -exportcert -rfc -keystore ts.jks -alias <alias> -file ca.pem`), " +
+		"and set ssl.truststore.location=ca.pem"
+	decryptKey = "encrypted PEM keys are not supported; decrypt the key (openssl pkey -in key.pem -out plain.pem)"
+)
+
+// UsesTLS reports whether the listener's connections are TLS (SSL, SASL_SSL).
+func (l Listener) UsesTLS() bool {
+	return l.Protocol == ProtocolSSL || l.Protocol == ProtocolSASLSSL
+}
+
+// UsesSASL reports whether clients of the listener authenticate with SASL
+// (SASL_PLAINTEXT, SASL_SSL).
+func (l Listener) UsesSASL() bool {
+	return l.Protocol == ProtocolSASLPlaintext || l.Protocol == ProtocolSASLSSL
+}
+
+// Advertised is the address clients are given for the listener name: its
+// entry in advertised.listeners, or the listener itself when
+// advertised.listeners does not name it or is not set. The listener's host
+// may then be "" or a wildcard, and its port 0: the caller puts in the bound
+// address. ok is false when listeners has no such name.
+func (b *Broker) Advertised(name string) (Listener, bool) {
+	for _, l := range b.AdvertisedListeners {
+		if l.Name == name {
+			return l, true
+		}
+	}
+	for _, l := range b.Listeners {
+		if l.Name == name {
+			return l, true
+		}
+	}
+	return Listener{}, false
+}
+
+// TLSConfig are the ssl.* settings, validated for consistency but not read:
+// the files and the inline PEM are loaded by the caller. Exactly one of
+// KeystoreLocation and KeystoreChain+KeystoreKey is set when a listener uses
+// TLS; at most one of TruststoreLocation and TruststoreCertificates is set,
+// and one is when ClientAuth is not "none".
+type TLSConfig struct {
+	KeystoreLocation       string   // ssl.keystore.location: PEM chain and unencrypted key
+	KeystoreChain          string   // ssl.keystore.certificate.chain: inline PEM
+	KeystoreKey            string   // ssl.keystore.key: inline PEM, unencrypted
+	TruststoreLocation     string   // ssl.truststore.location: PEM CA certificates
+	TruststoreCertificates string   // ssl.truststore.certificates: inline PEM
+	ClientAuth             string   // ssl.client.auth: required, requested or none; SSL listeners only
+	Protocols              []string // ssl.enabled.protocols: TLSv1.2, TLSv1.3
+	CipherSuites           []string // ssl.cipher.suites, crypto/tls names; nil means Go's defaults
+}
+
+// protocolMap parses a validated listener.security.protocol.map.
+func protocolMap(v string) map[string]string {
+	m, err := parseProtocolMap(v)
+	if err != nil {
+		panic("config: unvalidated listener.security.protocol.map")
+	}
+	return m
+}
+
+// parseProtocolMap parses "NAME:PROTOCOL,...". Names are distinct and upper
+// case, as in listeners.
+func parseProtocolMap(v string) (map[string]string, error) {
+	form := "must be a comma-separated list of NAME:PROTOCOL with distinct upper-case names and PROTOCOL one of: " +
+		strings.Join(protocolNames, ", ")
+	items := splitList(v)
+	if len(items) == 0 {
+		return nil, errors.New(form)
+	}
+	m := make(map[string]string, len(items))
+	for _, it := range items {
+		name, proto, ok := strings.Cut(it, ":")
+		name, proto = strings.TrimSpace(name), strings.TrimSpace(proto)
+		switch {
+		case !ok || name == "" || name != strings.ToUpper(name):
+			return nil, errors.New(form)
+		case m[name] != "":
+			return nil, fmt.Errorf("%s; %s is given twice", form, name)
+		case !slices.Contains(protocolNames, proto):
+			return nil, fmt.Errorf("%s; %q is not a protocol", form, proto)
+		}
+		m[name] = proto
+	}
+	return m, nil
+}
+
+func validProtocolMap(v string) error {
+	_, err := parseProtocolMap(v)
+	return err
+}
+
+// validListeners checks listeners: Kafka's form, and each listener on its own
+// port (but any number on port 0, which the system picks).
+func validListeners(v string) error {
+	ls, err := parseListeners(v)
+	if err != nil {
+		return err
+	}
+	byPort := make(map[int]string, len(ls))
+	for _, l := range ls {
+		if other, dup := byPort[l.Port]; dup && l.Port != 0 {
+			return fmt.Errorf("must give each listener its own port: %s and %s both use %d", other, l.Name, l.Port)
+		}
+		byPort[l.Port] = l.Name
+	}
+	return nil
+}
+
+func validAdvertised(v string) error {
+	_, err := parseListeners(v)
+	return err
+}
+
+// pemOnly allows "PEM" only, telling how to convert the store of the other
+// types Kafka reads.
+func pemOnly(store, convert string) func(string) error {
+	return func(v string) error {
+		if v == "PEM" {
+			return nil
+		}
+		if t := strings.ToUpper(v); t == "JKS" || t == "PKCS12" {
+			return fmt.Errorf("must be PEM: Strata reads no %s %s; %s", t, store, convert)
+		}
+		return errors.New("must be PEM")
+	}
+}
+
+// pemCertificates allows inline PEM with at least one certificate. The
+// certificates are parsed where they are loaded.
+func pemCertificates(v string) error {
+	if !strings.Contains(v, "-----BEGIN CERTIFICATE-----") {
+		return errors.New("must be inline PEM certificates (-----BEGIN CERTIFICATE----- ...)")
+	}
+	return nil
+}
+
+// pemPrivateKey allows inline PEM with an unencrypted private key.
+func pemPrivateKey(v string) error {
+	if strings.Contains(v, "ENCRYPTED PRIVATE KEY") || strings.Contains(v, "Proc-Type: 4,ENCRYPTED") {
+		return errors.New(decryptKey)
+	}
+	for _, kind := range []string{"PRIVATE KEY", "RSA PRIVATE KEY", "EC PRIVATE KEY"} {
+		if strings.Contains(v, "-----BEGIN "+kind+"-----") {
+			return nil
+		}
+	}
+	return errors.New("must be an inline PEM private key (-----BEGIN PRIVATE KEY-----, RSA PRIVATE KEY or EC PRIVATE KEY)")
+}
+
+// validTLSProtocols allows a list of TLSv1.2 and TLSv1.3, explaining why the
+// older versions Kafka knows are refused.
+func validTLSProtocols(v string) error {
+	if err := listOf(tlsProtocolNames...)(v); err != nil {
+		for _, it := range splitList(v) {
+			if it == "TLSv1" || it == "TLSv1.1" || it == "SSLv3" {
+				return fmt.Errorf("%v (%s is refused: Go does not serve versions before TLS 1.2 by default)", err, it)
+			}
+		}
+		return err
+	}
+	return nil
+}
+
+// validCipherSuites allows "" (Go's defaults) or a list of distinct names of
+// crypto/tls's secure cipher suites.
+func validCipherSuites(v string) error {
+	seen := make(map[string]bool)
+	for _, it := range splitList(v) {
+		switch {
+		case it == "":
+			return errors.New("must be a comma-separated list of cipher suite names without empty elements")
+		case seen[it]:
+			return fmt.Errorf("must not name a cipher suite twice: %s", it)
+		case slices.ContainsFunc(tls.InsecureCipherSuites(), func(s *tls.CipherSuite) bool { return s.Name == it }):
+			return fmt.Errorf("must name secure cipher suites only: %s is insecure", it)
+		case cipherSuite(it) == nil:
+			return fmt.Errorf("must name cipher suites of Go's crypto/tls, e.g. TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256; %s is not one", it)
+		}
+		seen[it] = true
+	}
+	return nil
+}
+
+// cipherSuite is the secure crypto/tls suite called name, or nil.
+func cipherSuite(name string) *tls.CipherSuite {
+	for _, s := range tls.CipherSuites() {
+		if s.Name == name {
+			return s
+		}
+	}
+	return nil
+}
+
+// validSASLMechanisms allows a non-empty list of distinct supported SASL
+// mechanisms, explaining why Kafka's others are refused.
+func validSASLMechanisms(v string) error {
+	for _, it := range splitList(v) {
+		if it == "GSSAPI" || it == "OAUTHBEARER" {
+			return fmt.Errorf("%s is %s", it, unsupportedMechanism)
+		}
+	}
+	return listOf(mechanismNames...)(v)
+}
+
+// setTLS fills b.TLS and checks that the ssl.* settings agree with each
+// other and with the listeners: a TLS listener needs a keystore, in a file
+// or inline but not both; client authentication needs a truststore.
+func (b *Broker) setTLS(g getter) error {
+	b.TLS = TLSConfig{
+		KeystoreLocation:       g.str("ssl.keystore.location"),
+		KeystoreChain:          g.str("ssl.keystore.certificate.chain"),
+		KeystoreKey:            g.str("ssl.keystore.key"),
+		TruststoreLocation:     g.str("ssl.truststore.location"),
+		TruststoreCertificates: g.str("ssl.truststore.certificates"),
+		ClientAuth:             g.str("ssl.client.auth"),
+		Protocols:              splitList(g.str("ssl.enabled.protocols")),
+		CipherSuites:           splitList(g.str("ssl.cipher.suites")),
+	}
+	t := &b.TLS
+	switch {
+	case t.KeystoreLocation != "" && (t.KeystoreChain != "" || t.KeystoreKey != ""):
+		return &Error{Key: "ssl.keystore.location", Value: t.KeystoreLocation,
+			Msg: "is set together with ssl.keystore.certificate.chain or ssl.keystore.key; set the file or the inline PEM, not both"}
+	case t.KeystoreChain != "" && t.KeystoreKey == "":
+		return &Error{Key: "ssl.keystore.certificate.chain", Value: hiddenValue,
+			Msg: "is set but ssl.keystore.key is not; set both, or ssl.keystore.location instead"}
+	case t.KeystoreKey != "" && t.KeystoreChain == "":
+		return &Error{Key: "ssl.keystore.key", Value: hiddenValue,
+			Msg: "is set but ssl.keystore.certificate.chain is not; set both, or ssl.keystore.location instead"}
+	case t.TruststoreLocation != "" && t.TruststoreCertificates != "":
+		return &Error{Key: "ssl.truststore.location", Value: t.TruststoreLocation,
+			Msg: "is set together with ssl.truststore.certificates; set the file or the inline PEM, not both"}
+	case t.ClientAuth != "none" && t.TruststoreLocation == "" && t.TruststoreCertificates == "":
+		return &Error{Key: "ssl.client.auth", Value: t.ClientAuth,
+			Msg: "needs the CAs of client certificates: set ssl.truststore.location or ssl.truststore.certificates, or ssl.client.auth=none"}
+	}
+	if t.KeystoreLocation == "" && t.KeystoreChain == "" {
+		for _, l := range b.Listeners {
+			if l.UsesTLS() {
+				return &Error{Key: "ssl.keystore.location", Value: "",
+					Msg: fmt.Sprintf("must be set for listener %s (%s), or ssl.keystore.certificate.chain and ssl.keystore.key", l.Name, l.Protocol)}
+			}
+		}
+	}
+	if len(t.CipherSuites) > 0 && slices.Contains(t.Protocols, "TLSv1.2") &&
+		!slices.ContainsFunc(t.CipherSuites, servesTLS12) {
+		return &Error{Key: "ssl.cipher.suites", Value: g.str("ssl.cipher.suites"),
+			Msg: "names no TLS 1.2 suite while ssl.enabled.protocols has TLSv1.2; add one, e.g. TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256, or drop TLSv1.2"}
+	}
+	return nil
+}
+
+// servesTLS12 reports whether the named suite is one of TLS 1.2's (TLS 1.3's
+// are not configurable in Go).
+func servesTLS12(name string) bool {
+	s := cipherSuite(name)
+	return s != nil && slices.Contains(s.SupportedVersions, tls.VersionTLS12)
+}

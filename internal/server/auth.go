@@ -1,0 +1,83 @@
+package server
+
+import (
+	"encoding/binary"
+	"fmt"
+	"time"
+
+	"github.com/strata-broker/strata/internal/sasl"
+)
+
+// Kafka api keys that an unauthenticated SASL connection may send.
+const (
+	saslHandshakeKey    int16 = 17
+	saslAuthenticateKey int16 = 36
+)
+
+// maxUnauthenticatedBytes bounds a frame on a SASL connection that has not
+// authenticated yet: Kafka's sasl.server.max.receive.size default (512 KiB),
+// so that a stranger cannot make the broker allocate a 100 MiB request.
+const maxUnauthenticatedBytes = 512 << 10
+
+// saslAllows reports whether a request with key may be handled on a
+// connection whose SASL session is s (nil: the listener has no SASL). Before
+// a mechanism is chosen Kafka accepts ApiVersions and SaslHandshake; while
+// an exchange is pending, only SaslAuthenticate; anything else is a protocol
+// violation that closes the connection (IllegalSaslStateException).
+func saslAllows(s *sasl.Session, key int16) bool {
+	switch {
+	case s == nil || s.Authenticated():
+		return true
+	case s.Pending():
+		return key == saslAuthenticateKey
+	default:
+		return key == apiVersionsKey || key == saslHandshakeKey
+	}
+}
+
+// frameLimit is the largest frame the connection accepts now.
+func (c *conn) frameLimit() int32 {
+	if s := c.info.SASL; s != nil && !s.Authenticated() {
+		return min(c.srv.opts.MaxRequestBytes, maxUnauthenticatedBytes)
+	}
+	return c.srv.opts.MaxRequestBytes
+}
+
+// noteHandshake switches the connection to bare SASL tokens after a
+// SaslHandshake v0 that chose a mechanism: v0 clients (Kafka before 1.0)
+// send the exchange without Kafka request headers.
+func (c *conn) noteHandshake(h header) {
+	if h.key == saslHandshakeKey && h.version == 0 && c.info.SASL != nil && c.info.SASL.Pending() {
+		c.rawSASL = true
+	}
+}
+
+// rawSASLStep answers one bare SASL token of a SaslHandshake v0 exchange
+// with the server's token, framed the same way. A failed step closes the
+// connection: v0 has no room for an error, and Kafka closes it too.
+func (c *conn) rawSASLStep(frame *[]byte) (pending, bool) {
+	s := c.info.SASL
+	token, err := s.Authenticate(*frame)
+	if err != nil {
+		c.log.Info("closing connection: SASL authentication failed", "err", err)
+		return pending{}, false
+	}
+	if !s.Pending() {
+		c.rawSASL = false // authenticated: Kafka requests from here on
+	}
+	return pending{frame: frame, rawSASL: true, rawToken: token, reply: Reply{NoResponse: true}}, true
+}
+
+// writeRawToken writes a bare SASL token with its size prefix.
+func (c *conn) writeRawToken(p *pending, broken bool) error {
+	if broken || c.ctx.Err() != nil {
+		return nil
+	}
+	c.wbuf = binary.BigEndian.AppendUint32(c.wbuf[:0], uint32(len(p.rawToken)))
+	c.wbuf = append(c.wbuf, p.rawToken...)
+	_ = c.nc.SetWriteDeadline(time.Now().Add(c.srv.opts.IdleTimeout))
+	if _, err := c.nc.Write(c.wbuf); err != nil {
+		return fmt.Errorf("writing a SASL token: %w", err)
+	}
+	return nil
+}

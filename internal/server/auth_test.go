@@ -1,0 +1,212 @@
+package server
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/binary"
+	"io"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-broker/strata/internal/sasl"
+	"github.com/strata-broker/strata/internal/testpki"
+)
+
+func TestSASLAllows(t *testing.T) {
+	cfg := &sasl.Config{Mechanisms: []string{sasl.Plain}, Credentials: plainUsers{"alice": "pw"}}
+	fresh := sasl.NewSession(cfg)
+	pending := sasl.NewSession(cfg)
+	if err := pending.Handshake(sasl.Plain); err != nil {
+		t.Fatal(err)
+	}
+	done := sasl.NewSession(cfg)
+	if err := done.Handshake(sasl.Plain); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := done.Authenticate([]byte("\x00alice\x00pw")); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		session *sasl.Session
+		key     int16
+		want    bool
+	}{
+		{"no sasl, metadata", nil, 3, true},
+		{"fresh, api versions", fresh, apiVersionsKey, true},
+		{"fresh, handshake", fresh, saslHandshakeKey, true},
+		{"fresh, authenticate", fresh, saslAuthenticateKey, false},
+		{"fresh, metadata", fresh, 3, false},
+		{"pending, authenticate", pending, saslAuthenticateKey, true},
+		{"pending, api versions", pending, apiVersionsKey, false},
+		{"pending, produce", pending, 0, false},
+		{"authenticated, produce", done, 0, true},
+	}
+	for _, tt := range tests {
+		if got := saslAllows(tt.session, tt.key); got != tt.want {
+			t.Errorf("%s: saslAllows = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+type plainUsers map[string]string
+
+func (p plainUsers) PlainPassword(user string) (string, bool) { pw, ok := p[user]; return pw, ok }
+func (plainUsers) Scram(string, string) (sasl.ScramCredential, bool) {
+	return sasl.ScramCredential{}, false
+}
+
+// saslHandler answers SaslHandshake and SaslAuthenticate from the
+// connection's session, as the api package does, and everything else as
+// fakeHandler.
+func saslHandler() *fakeHandler {
+	h := newFakeHandler()
+	h.versions[saslHandshakeKey] = [2]int16{0, 1}
+	h.versions[saslAuthenticateKey] = [2]int16{0, 2}
+	h.handle = func(_ context.Context, req *Request) Reply {
+		switch r := req.Body.(type) {
+		case *kmsg.SASLHandshakeRequest:
+			resp := r.ResponseKind().(*kmsg.SASLHandshakeResponse)
+			if err := req.Conn.SASL.Handshake(r.Mechanism); err != nil {
+				resp.ErrorCode = err.(*sasl.Error).Code
+				return Reply{Resp: resp, Close: true}
+			}
+			return Reply{Resp: resp}
+		case *kmsg.SASLAuthenticateRequest:
+			resp := r.ResponseKind().(*kmsg.SASLAuthenticateResponse)
+			token, err := req.Conn.SASL.Authenticate(r.SASLAuthBytes)
+			if err != nil {
+				resp.ErrorCode = err.(*sasl.Error).Code
+				return Reply{Resp: resp, Close: true}
+			}
+			resp.SASLAuthBytes = token
+			return Reply{Resp: resp}
+		}
+		return Reply{Resp: h.answer(req)}
+	}
+	return h
+}
+
+func startSASLServer(t *testing.T) *Server {
+	t.Helper()
+	return startServer(t, saslHandler(), func(o *Options) {
+		o.SASL = &sasl.Config{Mechanisms: []string{sasl.Plain}, Credentials: plainUsers{"alice": "pw"}}
+	})
+}
+
+func TestSASLGateBeforeAuthentication(t *testing.T) {
+	s := startSASLServer(t)
+
+	c := dial(t, s)
+	c.send(kmsg.NewPtrMetadataRequest(), 9, 1)
+	c.expectClosed()
+
+	c = dial(t, s)
+	c.send(kmsg.NewPtrSASLAuthenticateRequest(), 1, 1) // before any handshake
+	c.expectClosed()
+
+	c = dial(t, s)
+	hs := kmsg.NewPtrSASLHandshakeRequest()
+	hs.Mechanism = sasl.Plain
+	c.send(hs, 1, 1)
+	c.read(saslHandshakeKey, 1, 1)
+	c.send(kmsg.NewPtrApiVersionsRequest(), 3, 2) // only SaslAuthenticate now
+	c.expectClosed()
+
+	// A stranger may not make the broker allocate more than 512 KiB.
+	c = dial(t, s)
+	c.write(binary.BigEndian.AppendUint32(nil, maxUnauthenticatedBytes+1))
+	c.expectClosed()
+	apiVersionsOK(t, s)
+}
+
+func TestSASLHandshakeV1ThenRequests(t *testing.T) {
+	s := startSASLServer(t)
+	c := dial(t, s)
+	hs := kmsg.NewPtrSASLHandshakeRequest()
+	hs.Mechanism = sasl.Plain
+	c.send(hs, 1, 1)
+	if resp := c.read(saslHandshakeKey, 1, 1).(*kmsg.SASLHandshakeResponse); resp.ErrorCode != 0 {
+		t.Fatalf("handshake error %d", resp.ErrorCode)
+	}
+	auth := kmsg.NewPtrSASLAuthenticateRequest()
+	auth.SASLAuthBytes = []byte("\x00alice\x00pw")
+	c.send(auth, 2, 2)
+	if resp := c.read(saslAuthenticateKey, 2, 2).(*kmsg.SASLAuthenticateResponse); resp.ErrorCode != 0 {
+		t.Fatalf("authenticate error %d", resp.ErrorCode)
+	}
+	c.send(kmsg.NewPtrMetadataRequest(), 9, 3)
+	c.read(3, 9, 3)
+
+	c = dial(t, s)
+	c.send(hs, 1, 1)
+	c.read(saslHandshakeKey, 1, 1)
+	auth.SASLAuthBytes = []byte("\x00alice\x00wrong")
+	c.send(auth, 2, 2)
+	if resp := c.read(saslAuthenticateKey, 2, 2).(*kmsg.SASLAuthenticateResponse); resp.ErrorCode != sasl.CodeAuthenticationFailed {
+		t.Fatalf("wrong password: error %d", resp.ErrorCode)
+	}
+	c.expectClosed()
+}
+
+// TestSASLHandshakeV0BareTokens: after SaslHandshake v0 the client sends
+// the SASL exchange as bare size-prefixed tokens, not Kafka requests.
+func TestSASLHandshakeV0BareTokens(t *testing.T) {
+	s := startSASLServer(t)
+	c := dial(t, s)
+	hs := kmsg.NewPtrSASLHandshakeRequest()
+	hs.Mechanism = sasl.Plain
+	c.send(hs, 0, 1)
+	c.read(saslHandshakeKey, 0, 1)
+	c.write(rawFrame([]byte("\x00alice\x00pw")))
+	if token := c.readRawToken(); len(token) != 0 {
+		t.Fatalf("PLAIN's final token is %q, want empty", token)
+	}
+	c.send(kmsg.NewPtrMetadataRequest(), 9, 2)
+	c.read(3, 9, 2)
+
+	c = dial(t, s)
+	c.send(hs, 0, 1)
+	c.read(saslHandshakeKey, 0, 1)
+	c.write(rawFrame([]byte("\x00alice\x00wrong")))
+	c.expectClosed()
+}
+
+func (c *client) readRawToken() []byte {
+	c.t.Helper()
+	_ = c.nc.SetReadDeadline(time.Now().Add(testTimeout))
+	var size [4]byte
+	if _, err := io.ReadFull(c.nc, size[:]); err != nil {
+		c.t.Fatal(err)
+	}
+	token := make([]byte, binary.BigEndian.Uint32(size[:]))
+	if _, err := io.ReadFull(c.nc, token); err != nil {
+		c.t.Fatal(err)
+	}
+	return token
+}
+
+func TestTLSListener(t *testing.T) {
+	pki, err := testpki.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := startServer(t, newFakeHandler(), func(o *Options) {
+		o.TLS = &tls.Config{Certificates: []tls.Certificate{pki.Server}, MinVersion: tls.VersionTLS12}
+	})
+	nc, err := tls.DialWithDialer(&net.Dialer{Timeout: testTimeout}, "tcp", s.Addr().String(), &tls.Config{RootCAs: pki.Pool})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	c := &client{t: t, nc: nc, f: kmsg.NewRequestFormatter(kmsg.FormatterClientID("test"))}
+	c.send(kmsg.NewPtrApiVersionsRequest(), 3, 5)
+	c.read(apiVersionsKey, 3, 5)
+
+	plain := dial(t, s) // a client that does not speak TLS
+	plain.send(kmsg.NewPtrApiVersionsRequest(), 3, 5)
+	plain.expectClosed()
+}

@@ -1,0 +1,65 @@
+package e2e
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"net"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// startBrokerListeners starts a broker with one listener per name (each a
+// listener name of listener.security.protocol.map, e.g. SASL_SSL), each on
+// its own free loopback port; b.Listeners says which. Overrides as in
+// startBroker.
+func startBrokerListeners(t *testing.T, dir string, names []string, overrides ...string) *Broker {
+	t.Helper()
+	b := &Broker{Dir: dir, t: t, overrides: overrides, output: &syncBuffer{}, names: names}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("broker output (%v):\n%s", b.Listeners, b.output.String())
+		}
+	})
+	t.Cleanup(func() {
+		if b.running() {
+			b.Stop()
+		}
+	})
+	for attempt := 0; ; attempt++ {
+		b.Listeners = make(map[string]string, len(names))
+		for _, n := range names {
+			b.Listeners[n] = net.JoinHostPort("127.0.0.1", strconv.Itoa(freePort(t)))
+		}
+		b.Addr = b.Listeners[names[0]]
+		err := b.start()
+		if err == nil {
+			return b
+		}
+		if !errors.Is(err, errAddrInUse) || attempt >= bindRetries {
+			t.Fatalf("starting broker: %v", err)
+		}
+	}
+}
+
+// listenersConfig is the listeners config of a broker with named listeners.
+func (b *Broker) listenersConfig() string {
+	parts := make([]string, len(b.names))
+	for i, n := range b.names {
+		parts[i] = n + "://" + b.Listeners[n]
+	}
+	return strings.Join(parts, ",")
+}
+
+// checkListening compares the ready line's addresses with what was asked.
+func (b *Broker) checkListening(got map[string]string) error {
+	want := map[string]string{"": b.Addr}
+	if b.names != nil && len(b.names) > 1 {
+		want = b.Listeners
+	}
+	if !maps.Equal(got, want) {
+		return fmt.Errorf("broker says it listens on %v, asked for %v", got, want)
+	}
+	return nil
+}
