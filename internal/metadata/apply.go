@@ -31,6 +31,10 @@ func applyCommand(img *Image, cmd command, index uint64) (*Image, error) {
 		return applyFinishRemoteTopicDelete(img, c, index)
 	case *alterScramCredentialsCmd:
 		return applyAlterScramCredentials(img, c, index)
+	case *createAclsCmd:
+		return applyCreateAcls(img, c, index)
+	case *deleteAclsCmd:
+		return applyDeleteAcls(img, c, index)
 	default:
 		return nil, fmt.Errorf("%w: unknown command type %T", ErrInvalidCommand, cmd)
 	}

@@ -53,6 +53,7 @@ func genCommand() *rapid.Generator[command] {
 		rapid.Just[command](&initClusterCmd{ClusterID: "AAAAAAAAAAAAAAAAAAAAAA"}),
 		genRemoteCommand(),
 		rapid.Custom(func(t *rapid.T) command { return genScramCommand().Draw(t, "scram") }),
+		genAclCommand(),
 	)
 }
 
@@ -76,7 +77,7 @@ func TestCommandRoundTrip(t *testing.T) {
 // normalize maps empty config maps to nil: omitempty drops them on the wire.
 // JSON replaces each byte of a user name that is not UTF-8 with U+FFFD, as
 // string([]rune(s)) does; that is why such names are refused before they
-// reach the log (validateScramUser).
+// reach the log (validateScramUser), and such ACL strings too (aclStringsErr).
 func normalize(c command) command {
 	if ct, ok := c.(*createTopicCmd); ok && len(ct.Configs) == 0 {
 		cp := *ct
@@ -88,7 +89,22 @@ func normalize(c command) command {
 		cp.User = string([]rune(sc.User))
 		return &cp
 	}
+	switch ac := c.(type) {
+	case *createAclsCmd:
+		return &createAclsCmd{Bindings: normalizeAcls(ac.Bindings)}
+	case *deleteAclsCmd:
+		return &deleteAclsCmd{Bindings: normalizeAcls(ac.Bindings)}
+	}
 	return c
+}
+
+func normalizeAcls(ws []wireAcl) []wireAcl {
+	out := make([]wireAcl, len(ws))
+	for i, w := range ws {
+		w.ResourceName, w.Principal, w.Host = string([]rune(w.ResourceName)), string([]rune(w.Principal)), string([]rune(w.Host))
+		out[i] = w
+	}
+	return out
 }
 
 func TestDecodeCommandRejects(t *testing.T) {
@@ -111,6 +127,10 @@ func FuzzDecodeCommand(f *testing.F) {
 	f.Add(remote)
 	scram, _ := encodeCommand(alterScram("alice", upsert(ScramSHA256, 1), ScramSHA512))
 	f.Add(scram)
+	createACL, _ := encodeCommand(createAcls(aclTopicRead, aclGroupRead))
+	f.Add(createACL)
+	deleteACL, _ := encodeCommand(deleteAcls(aclTopicRead))
+	f.Add(deleteACL)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		cmd, err := decodeCommand(data)
 		if err != nil {
@@ -126,8 +146,9 @@ func FuzzDecodeCommand(f *testing.F) {
 // TestApplySequenceProperties applies random command sequences and checks that
 // every image keeps its invariants, earlier images never change, a rejected
 // command changes nothing, and every image survives a snapshot round trip;
-// remote segment and SCRAM commands are among them, so all of this covers
-// remote segments, pending remote deletes and SCRAM credentials too.
+// remote segment, SCRAM and ACL commands are among them, so all of this
+// covers remote segments, pending remote deletes, SCRAM credentials and ACL
+// bindings (with their index) too.
 func TestApplySequenceProperties(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		img := emptyImage()
@@ -200,6 +221,9 @@ func invariantErr(img *Image) error {
 		}
 	}
 	if err := scramInvariantErr(img); err != nil {
+		return err
+	}
+	if err := aclInvariantErr(img); err != nil {
 		return err
 	}
 	return remoteInvariantErr(img)

@@ -94,6 +94,19 @@ type alterScramCredentialsCmd struct {
 	Deletions []string              `json:"deletions"`
 }
 
+// createAclsCmd stores Bindings, all or nothing (Kafka's
+// AccessControlEntryRecord, one per binding); a binding already stored is
+// no change.
+type createAclsCmd struct {
+	Bindings []wireAcl `json:"bindings"`
+}
+
+// deleteAclsCmd removes those of Bindings that are stored, resolved by the
+// proposer from Kafka's filters; the others are ignored.
+type deleteAclsCmd struct {
+	Bindings []wireAcl `json:"bindings"`
+}
+
 func (*initClusterCmd) isCommand()      {}
 func (*controllerChangeCmd) isCommand() {}
 func (*createTopicCmd) isCommand()      {}
@@ -106,6 +119,9 @@ func (*updateRemoteSegmentCmd) isCommand()     {}
 func (*finishRemoteTopicDeleteCmd) isCommand() {}
 
 func (*alterScramCredentialsCmd) isCommand() {}
+
+func (*createAclsCmd) isCommand() {}
+func (*deleteAclsCmd) isCommand() {}
 
 // envelope is the v1 wire form: exactly one field is set.
 type envelope struct {
@@ -121,6 +137,9 @@ type envelope struct {
 	FinishRemoteTopicDelete *finishRemoteTopicDeleteCmd `json:"finish_remote_topic_delete,omitempty"`
 
 	AlterScramCredentials *alterScramCredentialsCmd `json:"alter_scram_credentials,omitempty"`
+
+	CreateAcls *createAclsCmd `json:"create_acls,omitempty"`
+	DeleteAcls *deleteAclsCmd `json:"delete_acls,omitempty"`
 }
 
 func (e *envelope) command() (command, error) {
@@ -140,6 +159,8 @@ func (e *envelope) command() (command, error) {
 	add(e.UpdateRemoteSegment != nil, e.UpdateRemoteSegment)
 	add(e.FinishRemoteTopicDelete != nil, e.FinishRemoteTopicDelete)
 	add(e.AlterScramCredentials != nil, e.AlterScramCredentials)
+	add(e.CreateAcls != nil, e.CreateAcls)
+	add(e.DeleteAcls != nil, e.DeleteAcls)
 	if len(found) != 1 {
 		return nil, fmt.Errorf("%w: envelope holds %d commands, want 1", ErrInvalidCommand, len(found))
 	}
@@ -169,6 +190,10 @@ func encodeCommand(c command) ([]byte, error) {
 		e.FinishRemoteTopicDelete = c
 	case *alterScramCredentialsCmd:
 		e.AlterScramCredentials = c
+	case *createAclsCmd:
+		e.CreateAcls = c
+	case *deleteAclsCmd:
+		e.DeleteAcls = c
 	default:
 		panic(fmt.Sprintf("metadata: encodeCommand: unknown command type %T", c))
 	}

@@ -25,7 +25,8 @@
 //   - Snapshots serialize the whole Image; a restart restores the latest snapshot
 //     and replays the log after it, so Open returns the same Image as before Close.
 //     The snapshot's first byte names its layout (v2 adds remote segment
-//     metadata, v3 SCRAM credentials); older layouts stay decodable.
+//     metadata, v3 SCRAM credentials, v4 ACL bindings); older layouts stay
+//     decodable.
 //   - LoadOffline rebuilds the Image of a stopped broker's metadata dir the
 //     same way (latest snapshot, then the log after it) from a copy of the
 //     dir, without starting Raft and without writing to the original; it is
@@ -67,6 +68,28 @@
 // (ErrScramCredentialNotFound). A user whose last credential is deleted
 // leaves the image. The image copies credential bytes in and out, so no
 // caller shares them with a published image.
+//
+// # ACLs
+//
+// The quorum stores Kafka's ACL bindings (acl.Binding, as KRaft stores
+// AccessControlEntryRecord): resource type, resource name, pattern type,
+// principal, host, operation and permission, by value. CreateAcls stores a
+// list of bindings in one command, all or nothing: apply refuses the whole
+// list (ErrInvalidAcl) if one binding fails acl.Binding.Validate or holds a
+// string that is not UTF-8 (JSON would replace the bad bytes and the log
+// would name another binding), or if the list is empty or longer than
+// MaxAclsPerCommand. A binding identical to one stored is no change, as
+// Kafka dedupes identical ACLs. DeleteAcls removes the listed bindings that
+// are stored and ignores the others: the caller resolved them from Kafka's
+// filters against an image that may be stale, so deleting twice is harmless.
+// It is refused for a string that is not UTF-8 too, and an empty list takes
+// no log entry. Snapshots (v4) validate every binding as a create would.
+//
+// Image.Acls lists the bindings in a fixed order (resource type, name,
+// pattern type, principal, host, operation, permission); Image.AclIndex is
+// the acl.Index of exactly them, for authorization. The index is built once,
+// by the command that changes the bindings (a command that adds or removes
+// none changes nothing); every later image shares it until the next change.
 //
 // # Lifecycle
 //

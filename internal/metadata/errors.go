@@ -58,6 +58,12 @@ var (
 	// ErrScramCredentialNotFound: a deletion of a credential the user does
 	// not have. Kafka's RESOURCE_NOT_FOUND.
 	ErrScramCredentialNotFound = errors.New("metadata: SCRAM credential not found")
+	// ErrInvalidAcl: an ACL change the quorum refuses whole: a created
+	// binding that acl.Binding.Validate refuses, a created or deleted one
+	// whose resource name, principal or host is not UTF-8, or more than
+	// MaxAclsPerCommand bindings (or none, for a create). Kafka's
+	// INVALID_REQUEST.
+	ErrInvalidAcl = errors.New("metadata: invalid ACL")
 	// ErrClosed: the Store is closed.
 	ErrClosed = errors.New("metadata: store closed")
 

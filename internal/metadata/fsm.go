@@ -22,6 +22,11 @@ const (
 	snapshotFormatV2 byte = 2
 	// snapshotFormatV3: JSON of imageSnapshotV3, v2 plus SCRAM credentials.
 	snapshotFormatV3 byte = 3
+	// snapshotFormatV4: JSON of imageSnapshotV4, v3 plus ACL bindings.
+	snapshotFormatV4 byte = 4
+
+	// snapshotFormatNewest is the layout encodeSnapshot writes.
+	snapshotFormatNewest = snapshotFormatV4
 )
 
 // maxSnapshotBytes bounds what Restore reads into memory.
@@ -119,25 +124,33 @@ type imageSnapshotV3 struct {
 	ScramCredentials []wireScramUser `json:"scram_credentials"`
 }
 
+// imageSnapshotV4 adds the ACL bindings, in the order encodeAcls writes
+// them.
+type imageSnapshotV4 struct {
+	imageSnapshotV3
+	Acls []wireAcl `json:"acls"`
+}
+
 func encodeSnapshot(img *Image) ([]byte, error) {
-	s := imageSnapshotV3{imageSnapshotV2: imageSnapshotV2{imageSnapshot: imageSnapshot{
+	s := imageSnapshotV4{imageSnapshotV3: imageSnapshotV3{imageSnapshotV2: imageSnapshotV2{imageSnapshot: imageSnapshot{
 		ClusterID:     img.ClusterID,
 		ControllerID:  img.ControllerID,
 		Version:       img.Version,
 		BrokerConfigs: img.BrokerConfigs,
 		Topics:        make([]*Topic, 0, len(img.Topics)),
-	}}}
+	}}}}
 	for _, t := range img.Topics {
 		s.Topics = append(s.Topics, t)
 	}
 	slices.SortFunc(s.Topics, func(a, b *Topic) int { return strings.Compare(a.Name, b.Name) })
 	s.RemoteSegments, s.PendingRemoteDeletes = encodeRemote(img)
 	s.ScramCredentials = encodeScram(img)
+	s.Acls = encodeAcls(img)
 	body, err := json.Marshal(&s)
 	if err != nil {
 		return nil, fmt.Errorf("metadata: encode snapshot: %w", err)
 	}
-	return append([]byte{snapshotFormatV3}, body...), nil
+	return append([]byte{snapshotFormatNewest}, body...), nil
 }
 
 func decodeSnapshot(data []byte) (*Image, error) {
@@ -147,7 +160,7 @@ func decodeSnapshot(data []byte) (*Image, error) {
 	if len(data) == 0 {
 		return nil, fmt.Errorf("%w: snapshot has no format byte", ErrInvalidCommand)
 	}
-	var s imageSnapshotV3
+	var s imageSnapshotV4
 	var into any
 	switch data[0] {
 	case snapshotFormatV1:
@@ -155,6 +168,8 @@ func decodeSnapshot(data []byte) (*Image, error) {
 	case snapshotFormatV2:
 		into = &s.imageSnapshotV2 // a v2 snapshot holding v3 fields is corrupt
 	case snapshotFormatV3:
+		into = &s.imageSnapshotV3 // a v3 snapshot holding v4 fields is corrupt
+	case snapshotFormatV4:
 		into = &s
 	default:
 		return nil, fmt.Errorf("%w: snapshot has an unknown format byte %d", ErrInvalidCommand, data[0])
@@ -172,6 +187,9 @@ func decodeSnapshot(data []byte) (*Image, error) {
 		return nil, err
 	}
 	if err := restoreScram(img, s.ScramCredentials); err != nil {
+		return nil, err
+	}
+	if err := restoreAcls(img, s.Acls); err != nil {
 		return nil, err
 	}
 	return img, nil

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/strata-broker/strata/internal/acl"
 	"github.com/strata-broker/strata/internal/base"
 )
 
@@ -40,6 +41,11 @@ const (
 // every credential holds the invariants of ScramCredential for it. Its byte
 // slices are the image's own: copied in from commands, copied out by
 // Image.ScramCredential.
+//
+// ACLs: acls is the set of stored bindings, each of which passes
+// validateAcl; aclIndex is acl.NewIndex of exactly them in Acls order
+// (emptyAclIndex when there is none), built by the command that changed
+// them and shared by the images after it that did not.
 type Image struct {
 	// ClusterID is the base64url (unpadded) form of 16 random bytes, as Kafka's.
 	ClusterID string
@@ -59,6 +65,10 @@ type Image struct {
 	pendingDeletes map[base.TopicID]*pendingDelete
 	// scram are the SCRAM credentials, by user (ScramCredential).
 	scram map[string]scramUser
+	// acls are the ACL bindings (Acls), by value.
+	acls map[acl.Binding]struct{}
+	// aclIndex indexes acls (AclIndex).
+	aclIndex *acl.Index
 }
 
 // Topic is one topic. Immutable once part of a published Image.
@@ -91,6 +101,8 @@ func emptyImage() *Image {
 		remote:         map[base.TopicID]remoteTopic{},
 		pendingDeletes: map[base.TopicID]*pendingDelete{},
 		scram:          map[string]scramUser{},
+		acls:           map[acl.Binding]struct{}{},
+		aclIndex:       emptyAclIndex,
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
+	"github.com/strata-broker/strata/internal/acl"
 	"github.com/strata-broker/strata/internal/base"
 	"github.com/strata-broker/strata/internal/tier/remotemeta"
 )
@@ -144,6 +145,40 @@ func (s *Store) AlterScramCredentials(ctx context.Context, user string, upserts 
 	cmd := newAlterScramCmd(user, upserts, deletions)
 	// What apply refuses whatever the image is never takes a log entry.
 	if err := validateAlterScram(cmd); err != nil {
+		return err
+	}
+	_, err := s.propose(ctx, cmd)
+	return err
+}
+
+// CreateAcls stores bindings (Kafka's CreateAcls), all or nothing; a
+// binding already stored, or named twice, is stored once. It is refused
+// with ErrInvalidAcl when a binding fails acl.Binding.Validate or holds a
+// string that is not UTF-8, or when there are none or more than
+// MaxAclsPerCommand. The image keeps copies. Creating is idempotent, so a
+// retry after an unknown outcome (ctx ended) is safe.
+func (s *Store) CreateAcls(ctx context.Context, bindings []acl.Binding) error {
+	cmd := &createAclsCmd{Bindings: toWireAcls(bindings)}
+	// What apply refuses whatever the image is never takes a log entry.
+	if err := validateCreateAcls(cmd); err != nil {
+		return err
+	}
+	_, err := s.propose(ctx, cmd)
+	return err
+}
+
+// DeleteAcls removes those of bindings that are stored (Kafka's DeleteAcls,
+// once the caller has resolved its filters against an image) and ignores
+// the others, so a binding deleted meanwhile, or a retry after an unknown
+// outcome, is harmless. No binding is no change and takes no log entry.
+// It is refused with ErrInvalidAcl when a binding holds a string that is
+// not UTF-8 or there are more than MaxAclsPerCommand.
+func (s *Store) DeleteAcls(ctx context.Context, bindings []acl.Binding) error {
+	if len(bindings) == 0 {
+		return nil
+	}
+	cmd := &deleteAclsCmd{Bindings: toWireAcls(bindings)}
+	if err := validateDeleteAcls(cmd); err != nil {
 		return err
 	}
 	_, err := s.propose(ctx, cmd)

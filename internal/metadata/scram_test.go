@@ -462,7 +462,7 @@ func TestScramAgainstModel(t *testing.T) {
 	})
 }
 
-func TestSnapshotV3CarriesScramCredentials(t *testing.T) {
+func TestSnapshotCarriesScramCredentials(t *testing.T) {
 	img := build(t, createCmd("foo", 1, 1),
 		alterScram("bob", upsert(ScramSHA512, 1)),
 		alterScram("alice", map[string]ScramCredential{ScramSHA512: scramCred(ScramSHA512, 2), ScramSHA256: scramCred(ScramSHA256, 3)}))
@@ -470,8 +470,8 @@ func TestSnapshotV3CarriesScramCredentials(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if data[0] != snapshotFormatV3 {
-		t.Fatalf("snapshot format %d, want %d", data[0], snapshotFormatV3)
+	if data[0] != snapshotFormatNewest {
+		t.Fatalf("snapshot format %d, want %d", data[0], snapshotFormatNewest)
 	}
 	// Users, then mechanisms, ascending: the bytes are a function of the image.
 	if !bytes.Contains(data, []byte(`"scram_credentials":[{"user":"alice","credentials":[{"mechanism":"SCRAM-SHA-256"`)) ||
@@ -516,39 +516,11 @@ func TestDecodeSnapshotV2StillDecodes(t *testing.T) {
 	}
 }
 
-// TestFSMRestoresV2SnapshotThenWritesV3: a node whose newest snapshot is v2
-// restores it, takes credentials, and snapshots them in v3.
-func TestFSMRestoresV2SnapshotThenWritesV3(t *testing.T) {
-	f := newFSM()
-	if err := f.Restore(readCloser(snapshotV2)); err != nil {
-		t.Fatal(err)
-	}
-	data, err := encodeCommand(alterScram("alice", upsert(ScramSHA256, 1)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res := f.Apply(logEntry(10, data)).(applyResult); res.err != nil {
-		t.Fatal(res.err)
-	}
-	snap, err := f.Snapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sink memSink
-	if err := snap.Persist(&sink); err != nil {
-		t.Fatal(err)
-	}
-	if sink.Bytes()[0] != snapshotFormatV3 {
-		t.Fatalf("snapshot format %d, want %d", sink.Bytes()[0], snapshotFormatV3)
-	}
-	g := newFSM()
-	if err := g.Restore(readCloser(sink.String())); err != nil {
-		t.Fatal(err)
-	}
-	got := g.image.Load()
-	if !reflect.DeepEqual(got, f.image.Load()) {
-		t.Fatalf("restored %+v\nwant %+v", got, f.image.Load())
-	}
+// TestFSMRestoresV2SnapshotThenWritesNewest: a node whose newest snapshot
+// is v2 restores it, takes credentials, and snapshots them in the newest
+// layout.
+func TestFSMRestoresV2SnapshotThenWritesNewest(t *testing.T) {
+	got := restoreApplyResnapshot(t, snapshotV2, alterScram("alice", upsert(ScramSHA256, 1)), 10)
 	if len(got.Topics) != 1 || len(got.RemoteSegments(tid(1), 0)) != 1 {
 		t.Errorf("v2 state lost: %+v", got)
 	}
@@ -587,4 +559,42 @@ func TestDecodeSnapshotRejectsBadScramData(t *testing.T) {
 	if _, err := decodeSnapshot(mustJSON(t, snapshotFormatV3, ok)); err != nil {
 		t.Errorf("valid credentials: %v", err)
 	}
+}
+
+// restoreApplyResnapshot restores an FSM from an old snapshot, applies c at
+// index, takes a snapshot (which must be in the newest layout) and returns
+// the image a fresh FSM restores from it, checked equal to the first's.
+func restoreApplyResnapshot(t *testing.T, old string, c command, index uint64) *Image {
+	t.Helper()
+	f := newFSM()
+	if err := f.Restore(readCloser(old)); err != nil {
+		t.Fatal(err)
+	}
+	data, err := encodeCommand(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := f.Apply(logEntry(index, data)).(applyResult); res.err != nil {
+		t.Fatal(res.err)
+	}
+	snap, err := f.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sink memSink
+	if err := snap.Persist(&sink); err != nil {
+		t.Fatal(err)
+	}
+	if sink.Bytes()[0] != snapshotFormatNewest {
+		t.Fatalf("snapshot format %d, want %d", sink.Bytes()[0], snapshotFormatNewest)
+	}
+	g := newFSM()
+	if err := g.Restore(readCloser(sink.String())); err != nil {
+		t.Fatal(err)
+	}
+	got := g.image.Load()
+	if !reflect.DeepEqual(got, f.image.Load()) {
+		t.Fatalf("restored %+v\nwant %+v", got, f.image.Load())
+	}
+	return got
 }

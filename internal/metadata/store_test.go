@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-broker/strata/internal/acl"
 	"github.com/strata-broker/strata/internal/base"
 	"github.com/strata-broker/strata/internal/clock"
 )
@@ -63,6 +64,12 @@ func sameState(t *testing.T, got, want *Image) {
 	sameRemote(t, got, want)
 	if !reflect.DeepEqual(got.scram, want.scram) {
 		t.Errorf("SCRAM credentials differ:\n got %+v\nwant %+v", got.scram, want.scram)
+	}
+	if g, w := got.Acls(), want.Acls(); !reflect.DeepEqual(g, w) {
+		t.Errorf("ACLs differ:\n got %+v\nwant %+v", g, w)
+	}
+	if !reflect.DeepEqual(got.AclIndex(), want.AclIndex()) {
+		t.Error("ACL indexes differ")
 	}
 }
 
@@ -246,6 +253,14 @@ func populate(t *testing.T, s *Store, prefix string) *Image {
 		t.Fatal(err)
 	}
 	if err := s.AlterScramCredentials(ctx, prefix+"-gone", nil, []string{ScramSHA256, ScramSHA512}); err != nil {
+		t.Fatal(err)
+	}
+	kept, gone := aclTopicRead, aclTopicWrite
+	kept.ResourceName, gone.ResourceName = prefix+"-kept", prefix+"-gone"
+	if err := s.CreateAcls(ctx, []acl.Binding{kept, gone, aclGroupRead}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteAcls(ctx, []acl.Binding{gone}); err != nil {
 		t.Fatal(err)
 	}
 	return s.Image()
