@@ -347,7 +347,7 @@ func (a handlerAdapter) Handle(ctx context.Context, req *server.Request) server.
 	ar := &api.Request{Key: req.Key, Version: req.Version, ClientID: req.ClientID, Body: req.Body}
 	if req.Conn != nil {
 		ar.ClientHost = clientHost(req.Conn.RemoteAddr)
-		ar.Listener, ar.SASL = req.Conn.Listener, req.Conn.SASL
+		ar.Listener, ar.SASL, ar.Principal = req.Conn.Listener, req.Conn.SASL, req.Conn.Principal()
 	}
 	r := a.h.Handle(ctx, ar)
 	out := server.Reply{Resp: r.Resp, Wait: r.Wait, NoResponse: r.NoResponse, Release: r.Release, Close: r.Close}

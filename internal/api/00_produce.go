@@ -27,7 +27,8 @@ func (h *Handler) handleProduce(ctx context.Context, req *Request) Reply {
 	r := req.Body.(*kmsg.ProduceRequest)
 	acks, acksOK := produceAcks(r.Acks)
 	img := h.opts.Meta.Image()
-	checks := h.transactionalChecks(r, img, req.Version >= 13)
+	denied := h.produceDenials(req, r, img, req.Version >= 13)
+	checks := h.transactionalChecks(r, img, req.Version >= 13, denied)
 	if len(checks.verify) > 0 && h.opts.Config.TxnPartitionVerification {
 		// The first transactional batch of a producer on a partition
 		// waits for its coordinator to confirm the partition is in the
@@ -70,7 +71,7 @@ func (h *Handler) produceAll(r *kmsg.ProduceRequest, img *metadata.Image, versio
 			var wait func() error
 			if c, ok := refused[partitionRef{i, j}]; ok {
 				sp.BaseOffset, sp.LogAppendTime, sp.LogStartOffset = -1, -1, -1
-				code, msg = c, "refused by the transaction coordinator's verification"
+				code, msg = c, refusalMessage(c)
 			} else {
 				code, msg, wait = h.producePartition(t, rp, acks, acksOK, sp, version >= 13)
 			}
@@ -173,4 +174,15 @@ func lookupTopic(img *metadata.Image, name string, id [16]byte, byID bool) *meta
 		return img.TopicsByID[base.TopicID(id)]
 	}
 	return img.Topics[name]
+}
+
+// refusalMessage explains a partition refused before its append.
+func refusalMessage(code int16) string {
+	switch code {
+	case topicDenied:
+		return "not authorized to write to this topic"
+	case txnDenied:
+		return "not authorized to use this transactional id"
+	}
+	return "refused by the transaction coordinator's verification"
 }

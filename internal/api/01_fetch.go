@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strata-broker/strata/internal/acl"
 	"github.com/strata-broker/strata/internal/base"
 	"github.com/strata-broker/strata/internal/metadata"
 	"github.com/strata-broker/strata/internal/partition"
@@ -40,7 +41,7 @@ func (h *Handler) handleFetch(ctx context.Context, req *Request) Reply {
 		resp.ErrorCode = fc.errCode
 		return done(resp)
 	}
-	targets := h.resolveFetch(fc.wants, fc.byID, resp)
+	targets := h.resolveFetch(req, fc.wants, fc.byID, resp)
 	// Take the change channels before reading, so an append between the
 	// read and the wait still wakes the wait.
 	changed := changeChans(targets)
@@ -100,8 +101,8 @@ func (h *Handler) FetchSessions() (sessions, partitions int) { return h.sessions
 // resolveFetch builds the response skeleton, one partition per want in
 // their order (consecutive wants of one topic share its entry), and the
 // list of readable partitions; partitions that cannot be read get their
-// error code now.
-func (h *Handler) resolveFetch(wants []fetchWant, byID bool, resp *kmsg.FetchResponse) []fetchTarget {
+// error code now (TOPIC_AUTHORIZATION_FAILED without READ on the topic).
+func (h *Handler) resolveFetch(req *Request, wants []fetchWant, byID bool, resp *kmsg.FetchResponse) []fetchTarget {
 	img := h.opts.Meta.Image()
 	targets := make([]fetchTarget, 0, len(wants))
 	resp.Topics = make([]kmsg.FetchResponseTopic, 0, topicRuns(wants))
@@ -112,11 +113,16 @@ func (h *Handler) resolveFetch(wants []fetchWant, byID bool, resp *kmsg.FetchRes
 		st.Topic, st.TopicID = run[0].key.topic, run[0].key.topicID
 		st.Partitions = make([]kmsg.FetchResponseTopicPartition, len(run))
 		t := lookupTopic(img, st.Topic, st.TopicID, byID)
+		denied := !h.allowedTopic(req, acl.OpRead, topicName(st.Topic, t))
 		for j, w := range run {
 			sp := &st.Partitions[j]
 			*sp = kmsg.NewFetchResponseTopicPartition()
 			sp.Partition = w.key.partition
 			sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1
+			if denied {
+				sp.ErrorCode = topicDenied
+				continue
+			}
 			p, code := h.fetchPartition(t, w.key.partition, byID)
 			if sp.ErrorCode = code; code != 0 {
 				continue

@@ -6,6 +6,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strata-broker/strata/internal/acl"
 	"github.com/strata-broker/strata/internal/base"
 	"github.com/strata-broker/strata/internal/partition"
 )
@@ -60,12 +61,15 @@ func (h *Handler) handleListOffsets(ctx context.Context, req *Request) Reply {
 		st := kmsg.NewListOffsetsResponseTopic()
 		st.Topic = rt.Topic
 		t := img.Topics[rt.Topic]
+		denied := !h.allowedTopic(req, acl.OpDescribe, rt.Topic)
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewListOffsetsResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.Timestamp, sp.Offset, sp.LeaderEpoch = -1, -1, -1
 			p, code := h.fetchPartition(t, rp.Partition, false)
-			if code == 0 {
+			if denied {
+				code = topicDenied
+			} else if code == 0 {
 				code = h.listOffset(ctx, p, rp, r.IsolationLevel, &sp)
 			}
 			sp.ErrorCode = code

@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strata-broker/strata/internal/acl"
 	"github.com/strata-broker/strata/internal/base"
 	"github.com/strata-broker/strata/internal/metadata"
 )
@@ -24,28 +25,51 @@ func (h *Handler) handleMetadata(ctx context.Context, req *Request) Reply {
 	resp.ClusterID = strPtr(img.ClusterID)
 	resp.ControllerID = h.opts.Broker.NodeID()
 
+	if r.IncludeClusterAuthorizedOperations {
+		resp.AuthorizedOperations = h.authorizedOps(req, acl.ResourceCluster, acl.ClusterName)
+	}
+
 	allTopics := r.Topics == nil || (req.Version == 0 && len(r.Topics) == 0)
 	if allTopics {
 		names := make([]string, 0, len(img.Topics))
 		for name := range img.Topics {
-			names = append(names, name)
+			if h.allowedTopic(req, acl.OpDescribe, name) { // the others are not shown
+				names = append(names, name)
+			}
 		}
 		sort.Strings(names)
 		for _, name := range names {
-			resp.Topics = append(resp.Topics, h.metadataTopic(img.Topics[name]))
+			resp.Topics = append(resp.Topics, h.authorizedOpsOf(req, r, h.metadataTopic(img.Topics[name])))
 		}
 		return done(resp)
 	}
 	autoCreate := h.opts.Config.AutoCreateTopics && (req.Version < 4 || r.AllowAutoTopicCreation)
 	for _, rt := range r.Topics {
-		resp.Topics = append(resp.Topics, h.metadataRequestedTopic(ctx, img, rt, autoCreate))
+		resp.Topics = append(resp.Topics, h.authorizedOpsOf(req, r, h.metadataRequestedTopic(ctx, req, img, rt, autoCreate)))
 	}
 	return done(resp)
 }
 
-func (h *Handler) metadataRequestedTopic(ctx context.Context, img *metadata.Image, rt kmsg.MetadataRequestTopic, autoCreate bool) kmsg.MetadataResponseTopic {
+// authorizedOpsOf fills a topic's authorized operations when the client
+// asked for them (v8+) and the topic is answered.
+func (h *Handler) authorizedOpsOf(req *Request, r *kmsg.MetadataRequest, mt kmsg.MetadataResponseTopic) kmsg.MetadataResponseTopic {
+	if r.IncludeTopicAuthorizedOperations && mt.ErrorCode == 0 && mt.Topic != nil {
+		mt.AuthorizedOperations = h.authorizedOps(req, acl.ResourceTopic, *mt.Topic)
+	}
+	return mt
+}
+
+// metadataRequestedTopic answers one topic a client named: without
+// DESCRIBE on it TOPIC_AUTHORIZATION_FAILED (whether it exists or not);
+// auto-creating it needs CREATE on the cluster or the topic.
+func (h *Handler) metadataRequestedTopic(ctx context.Context, req *Request, img *metadata.Image, rt kmsg.MetadataRequestTopic, autoCreate bool) kmsg.MetadataResponseTopic {
 	if rt.Topic == nil {
 		if t, ok := img.TopicsByID[base.TopicID(rt.TopicID)]; ok {
+			if !h.allowedTopic(req, acl.OpDescribe, t.Name) {
+				mt := kmsg.NewMetadataResponseTopic()
+				mt.TopicID, mt.ErrorCode = rt.TopicID, topicDenied
+				return mt
+			}
 			return h.metadataTopic(t)
 		}
 		mt := kmsg.NewMetadataResponseTopic()
@@ -54,17 +78,25 @@ func (h *Handler) metadataRequestedTopic(ctx context.Context, img *metadata.Imag
 		return mt
 	}
 	name := *rt.Topic
+	mt := kmsg.NewMetadataResponseTopic()
+	mt.Topic = rt.Topic
+	if !h.allowedTopic(req, acl.OpDescribe, name) {
+		mt.ErrorCode = topicDenied
+		return mt
+	}
 	if t, ok := img.Topics[name]; ok {
 		return h.metadataTopic(t)
 	}
-	mt := kmsg.NewMetadataResponseTopic()
-	mt.Topic = rt.Topic
 	if err := validateTopicName(name); err != nil {
 		mt.ErrorCode = kerr.InvalidTopicException.Code
 		return mt
 	}
 	if !autoCreate {
 		mt.ErrorCode = kerr.UnknownTopicOrPartition.Code
+		return mt
+	}
+	if !h.allowedCluster(req, acl.OpCreate) && !h.allowedTopic(req, acl.OpCreate, name) {
+		mt.ErrorCode = topicDenied
 		return mt
 	}
 	if kind := h.coordinatorsOf(name); kind != nil {

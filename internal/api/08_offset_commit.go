@@ -7,8 +7,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strata-broker/strata/internal/acl"
 	"github.com/strata-broker/strata/internal/coordinator/group"
-	"github.com/strata-broker/strata/internal/metadata"
 )
 
 // OffsetCommit: commits offsets for a group (members with their generation,
@@ -22,7 +22,10 @@ func init() { register(8, 0, groupMax(8), (*Handler).handleOffsetCommit) }
 
 func (h *Handler) handleOffsetCommit(ctx context.Context, req *Request) Reply {
 	r := req.Body.(*kmsg.OffsetCommitRequest)
-	known, unknown := splitCommitTopics(h.opts.Meta.Image(), r.Topics)
+	if code := h.commitDenial(req, r); code != 0 {
+		return done(group.ErrorResponse(req.Body, code))
+	}
+	known, unknown := splitCommitTopics(r.Topics, h.commitRefusal(req, h.opts.Meta.Image()))
 	if len(known) == 0 {
 		resp := r.ResponseKind().(*kmsg.OffsetCommitResponse)
 		resp.Topics = unknown
@@ -47,9 +50,9 @@ func (h *Handler) handleOffsetCommit(ctx context.Context, req *Request) Reply {
 	}}
 }
 
-// splitCommitTopics separates the partitions of existing topics from those
-// to answer UNKNOWN_TOPIC_OR_PARTITION.
-func splitCommitTopics(img *metadata.Image, topics []kmsg.OffsetCommitRequestTopic) ([]kmsg.OffsetCommitRequestTopic, []kmsg.OffsetCommitResponseTopic) {
+// splitCommitTopics separates the partitions to commit from those refusal
+// refuses, answered with its code.
+func splitCommitTopics(topics []kmsg.OffsetCommitRequestTopic, refusal func(topic string, p int32) int16) ([]kmsg.OffsetCommitRequestTopic, []kmsg.OffsetCommitResponseTopic) {
 	var known []kmsg.OffsetCommitRequestTopic
 	var unknown []kmsg.OffsetCommitResponseTopic
 	for _, rt := range topics {
@@ -57,12 +60,13 @@ func splitCommitTopics(img *metadata.Image, topics []kmsg.OffsetCommitRequestTop
 		keep.Partitions = nil
 		var missing kmsg.OffsetCommitResponseTopic
 		for _, rp := range rt.Partitions {
-			if partitionExists(img, rt.Topic, rp.Partition) {
+			code := refusal(rt.Topic, rp.Partition)
+			if code == 0 {
 				keep.Partitions = append(keep.Partitions, rp)
 				continue
 			}
 			sp := kmsg.NewOffsetCommitResponseTopicPartition()
-			sp.Partition, sp.ErrorCode = rp.Partition, kerr.UnknownTopicOrPartition.Code
+			sp.Partition, sp.ErrorCode = rp.Partition, code
 			missing.Partitions = append(missing.Partitions, sp)
 		}
 		if len(keep.Partitions) > 0 {
@@ -88,4 +92,13 @@ func awaitCommit(ctx context.Context, ch <-chan kmsg.Response, body kmsg.Request
 	case <-ctx.Done():
 		return group.ErrorResponse(body, kerr.CoordinatorNotAvailable.Code)
 	}
+}
+
+// commitDenial is GROUP_AUTHORIZATION_FAILED when req's principal may not
+// READ the group, else 0.
+func (h *Handler) commitDenial(req *Request, r *kmsg.OffsetCommitRequest) int16 {
+	if !h.allowedGroup(req, acl.OpRead, r.Group) {
+		return groupDenied
+	}
+	return 0
 }

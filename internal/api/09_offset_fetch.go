@@ -6,6 +6,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strata-broker/strata/internal/acl"
 	"github.com/strata-broker/strata/internal/coordinator/group"
 )
 
@@ -18,17 +19,21 @@ func init() { register(9, 0, groupMax(9), (*Handler).handleOffsetFetch) }
 func (h *Handler) handleOffsetFetch(ctx context.Context, req *Request) Reply {
 	r := req.Body.(*kmsg.OffsetFetchRequest)
 	if req.Version < 8 {
-		return h.groups.reply(ctx, req, r.Group)
+		return h.offsetFetchV0(ctx, req, r)
 	}
 	ids := make([]string, len(r.Groups))
 	asked := make(map[string]kmsg.OffsetFetchRequestGroup, len(r.Groups))
+	var allowedIDs []string // the groups the principal may describe
 	for i, g := range r.Groups {
 		ids[i] = g.Group
 		if _, dup := asked[g.Group]; !dup {
 			asked[g.Group] = g
+			if h.allowedGroup(req, acl.OpDescribe, g.Group) {
+				allowedIDs = append(allowedIDs, g.Group)
+			}
 		}
 	}
-	byPart, ok := h.groups.split(ids)
+	byPart, ok := h.groups.split(allowedIDs)
 	if !ok {
 		return done(group.ErrorResponse(r, kerr.NotCoordinator.Code))
 	}
@@ -44,17 +49,39 @@ func (h *Handler) handleOffsetFetch(ctx context.Context, req *Request) Reply {
 		byID := map[string]kmsg.OffsetFetchResponseGroup{}
 		for _, sub := range wait(ctx) {
 			for _, g := range sub.(*kmsg.OffsetFetchResponse).Groups {
+				h.hideGroupOffsetTopics(req, &g, asked[g.Group].Topics == nil)
 				byID[g.Group] = g
 			}
 		}
 		resp := r.ResponseKind().(*kmsg.OffsetFetchResponse)
 		for _, id := range ids {
 			g, ok := byID[id]
-			if !ok {
+			switch {
+			case !ok && !h.allowedGroup(req, acl.OpDescribe, id):
+				g = deniedOffsetGroup(id)
+			case !ok:
 				panic("api: the coordinator did not answer for group " + id)
 			}
 			resp.Groups = append(resp.Groups, g)
 		}
 		return resp
 	}}
+}
+
+// offsetFetchV0 answers one group (v0-7): GROUP_AUTHORIZATION_FAILED
+// without DESCRIBE on it, else the coordinator's answer without the topics
+// the principal may not describe.
+func (h *Handler) offsetFetchV0(ctx context.Context, req *Request, r *kmsg.OffsetFetchRequest) Reply {
+	if !h.allowedGroup(req, acl.OpDescribe, r.Group) {
+		return done(group.ErrorResponse(r, groupDenied))
+	}
+	reply := h.groups.reply(ctx, req, r.Group)
+	if h.policy == nil {
+		return reply
+	}
+	return afterReply(reply, func(resp kmsg.Response) {
+		if fetched, ok := resp.(*kmsg.OffsetFetchResponse); ok {
+			h.hideOffsetTopicsV0(req, fetched, r.Topics == nil)
+		}
+	})
 }

@@ -5,6 +5,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-broker/strata/internal/acl"
 )
 
 // FindCoordinator: v0-6 (v4+ batch several keys). Key types 0 (group) and
@@ -22,7 +24,7 @@ func (h *Handler) handleFindCoordinator(ctx context.Context, req *Request) Reply
 	r := req.Body.(*kmsg.FindCoordinatorRequest)
 	resp := r.ResponseKind().(*kmsg.FindCoordinatorResponse)
 	if req.Version < 4 {
-		c := h.findCoordinator(ctx, req.Listener, r.CoordinatorType, r.CoordinatorKey)
+		c := h.findCoordinator(ctx, req, r.CoordinatorType, r.CoordinatorKey)
 		resp.ErrorCode, resp.NodeID, resp.Host, resp.Port = c.ErrorCode, c.NodeID, c.Host, c.Port
 		if req.Version >= 1 {
 			resp.ErrorMessage = c.ErrorMessage
@@ -30,12 +32,12 @@ func (h *Handler) handleFindCoordinator(ctx context.Context, req *Request) Reply
 		return done(resp)
 	}
 	for _, key := range r.CoordinatorKeys {
-		resp.Coordinators = append(resp.Coordinators, h.findCoordinator(ctx, req.Listener, r.CoordinatorType, key))
+		resp.Coordinators = append(resp.Coordinators, h.findCoordinator(ctx, req, r.CoordinatorType, key))
 	}
 	return done(resp)
 }
 
-func (h *Handler) findCoordinator(ctx context.Context, listener string, keyType int8, key string) kmsg.FindCoordinatorResponseCoordinator {
+func (h *Handler) findCoordinator(ctx context.Context, req *Request, keyType int8, key string) kmsg.FindCoordinatorResponseCoordinator {
 	c := kmsg.NewFindCoordinatorResponseCoordinator()
 	c.Key, c.NodeID, c.Port = key, -1, -1
 	fail := func(code int16, msg string) kmsg.FindCoordinatorResponseCoordinator {
@@ -45,10 +47,16 @@ func (h *Handler) findCoordinator(ctx context.Context, listener string, keyType 
 	var kind *coordinators
 	switch keyType {
 	case coordinatorTypeGroup:
+		if !h.allowedGroup(req, acl.OpDescribe, key) {
+			return fail(groupDenied, "not authorized to describe this group")
+		}
 		kind = h.groups
 	case coordinatorTypeTxn:
 		if key == "" {
 			return fail(kerr.InvalidRequest.Code, "a transactional id must not be empty")
+		}
+		if !h.allowedTxn(req, acl.OpDescribe, key) {
+			return fail(txnDenied, "not authorized to describe this transactional id")
 		}
 		kind = h.txns
 	default:
@@ -61,7 +69,7 @@ func (h *Handler) findCoordinator(ctx context.Context, listener string, keyType 
 		h.logger.Warn("an internal topic cannot be created", "topic", kind.topic, "err", err)
 		return fail(kerr.CoordinatorNotAvailable.Code, kind.topic+" cannot be created: "+err.Error())
 	}
-	self := h.selfBroker(listener)
+	self := h.selfBroker(req.Listener)
 	c.NodeID, c.Host, c.Port = self.NodeID, self.Host, self.Port
 	return c
 }

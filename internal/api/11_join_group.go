@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-broker/strata/internal/acl"
 )
 
 // JoinGroup: a member joins (or rejoins) a group; the reply waits for the
@@ -13,5 +15,6 @@ import (
 func init() { register(11, 0, groupMax(11), (*Handler).handleJoinGroup) }
 
 func (h *Handler) handleJoinGroup(ctx context.Context, req *Request) Reply {
-	return h.groups.reply(ctx, req, req.Body.(*kmsg.JoinGroupRequest).Group)
+	g := req.Body.(*kmsg.JoinGroupRequest).Group
+	return h.groups.replyIf(ctx, req, g, h.allowedGroup(req, acl.OpRead, g), groupDenied)
 }

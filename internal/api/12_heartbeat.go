@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-broker/strata/internal/acl"
 )
 
 // Heartbeat: keeps a member's session and tells it of a rebalance. Versions:
@@ -12,5 +14,6 @@ import (
 func init() { register(12, 0, groupMax(12), (*Handler).handleHeartbeat) }
 
 func (h *Handler) handleHeartbeat(ctx context.Context, req *Request) Reply {
-	return h.groups.reply(ctx, req, req.Body.(*kmsg.HeartbeatRequest).Group)
+	g := req.Body.(*kmsg.HeartbeatRequest).Group
+	return h.groups.replyIf(ctx, req, g, h.allowedGroup(req, acl.OpRead, g), groupDenied)
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-broker/strata/internal/acl"
 )
 
 // LeaveGroup: removes one member (v0-2) or a batch of members (v3+).
@@ -12,5 +14,6 @@ import (
 func init() { register(13, 0, groupMax(13), (*Handler).handleLeaveGroup) }
 
 func (h *Handler) handleLeaveGroup(ctx context.Context, req *Request) Reply {
-	return h.groups.reply(ctx, req, req.Body.(*kmsg.LeaveGroupRequest).Group)
+	g := req.Body.(*kmsg.LeaveGroupRequest).Group
+	return h.groups.replyIf(ctx, req, g, h.allowedGroup(req, acl.OpRead, g), groupDenied)
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-broker/strata/internal/acl"
 )
 
 // SyncGroup: the leader hands out assignments; the others wait for theirs.
@@ -12,5 +14,6 @@ import (
 func init() { register(14, 0, groupMax(14), (*Handler).handleSyncGroup) }
 
 func (h *Handler) handleSyncGroup(ctx context.Context, req *Request) Reply {
-	return h.groups.reply(ctx, req, req.Body.(*kmsg.SyncGroupRequest).Group)
+	g := req.Body.(*kmsg.SyncGroupRequest).Group
+	return h.groups.replyIf(ctx, req, g, h.allowedGroup(req, acl.OpRead, g), groupDenied)
 }

@@ -6,17 +6,20 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strata-broker/strata/internal/acl"
 	"github.com/strata-broker/strata/internal/coordinator/group"
 )
 
 // DescribeGroups: versions as the coordinator implements them. The groups
 // are split by coordinator partition and the answers merged in request
-// order.
+// order. A group the principal may not DESCRIBE gets
+// GROUP_AUTHORIZATION_FAILED.
 func init() { register(15, 0, groupMax(15), (*Handler).handleDescribeGroups) }
 
 func (h *Handler) handleDescribeGroups(ctx context.Context, req *Request) Reply {
 	r := req.Body.(*kmsg.DescribeGroupsRequest)
-	byPart, ok := h.groups.split(r.Groups)
+	allowed, denied := partitionKeys(r.Groups, func(g string) bool { return h.allowedGroup(req, acl.OpDescribe, g) })
+	byPart, ok := h.groups.split(allowed)
 	if !ok {
 		return done(group.ErrorResponse(r, kerr.NotCoordinator.Code))
 	}
@@ -27,6 +30,11 @@ func (h *Handler) handleDescribeGroups(ctx context.Context, req *Request) Reply 
 	})
 	return Reply{Wait: func() kmsg.Response {
 		var answers []kmsg.DescribeGroupsResponseGroup
+		for _, id := range denied {
+			g := kmsg.NewDescribeGroupsResponseGroup()
+			g.Group, g.ErrorCode = id, groupDenied
+			answers = append(answers, g)
+		}
 		for _, sub := range wait(ctx) {
 			answers = append(answers, sub.(*kmsg.DescribeGroupsResponse).Groups...)
 		}

@@ -2,15 +2,19 @@ package api
 
 import (
 	"context"
+	"slices"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-broker/strata/internal/acl"
 )
 
 // ListGroups: versions as the coordinator implements them (v4+ filter by
 // state, v5+ by type). Every __consumer_offsets partition is asked and the
 // answers are concatenated; the first error a partition reports (e.g.
 // COORDINATOR_LOAD_IN_PROGRESS, retriable) is the response's error, as
-// Kafka reports a loading partition.
+// Kafka reports a loading partition. Without DESCRIBE on the cluster only
+// the groups the principal may DESCRIBE are listed.
 func init() { register(16, 0, groupMax(16), (*Handler).handleListGroups) }
 
 func (h *Handler) handleListGroups(ctx context.Context, req *Request) Reply {
@@ -32,6 +36,11 @@ func (h *Handler) handleListGroups(ctx context.Context, req *Request) Reply {
 				resp.ErrorCode = s.ErrorCode
 			}
 			resp.Groups = append(resp.Groups, s.Groups...)
+		}
+		if !h.allowedCluster(req, acl.OpDescribe) {
+			resp.Groups = slices.DeleteFunc(resp.Groups, func(g kmsg.ListGroupsResponseGroup) bool {
+				return !h.allowedGroup(req, acl.OpDescribe, g.Group)
+			})
 		}
 		return resp
 	}}

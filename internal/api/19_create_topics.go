@@ -5,11 +5,16 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-broker/strata/internal/acl"
 )
 
 // CreateTopics: v0-7. -1 partitions / replication factor (v4+) mean the
 // broker defaults; validate_only (v1+) checks everything and creates
-// nothing; v5+ answers with the topic's configs, v7+ with its id.
+// nothing; v5+ answers with the topic's configs, v7+ with its id. Creating
+// needs CREATE on the cluster or the topic; the configs in the answer need
+// DESCRIBE_CONFIGS on the topic (TOPIC_AUTHORIZATION_FAILED in
+// topic_config_error_code otherwise), as in Kafka.
 func init() { register(19, 0, 7, (*Handler).handleCreateTopics) }
 
 func (h *Handler) handleCreateTopics(ctx context.Context, req *Request) Reply {
@@ -23,7 +28,7 @@ func (h *Handler) handleCreateTopics(ctx context.Context, req *Request) Reply {
 		st := kmsg.NewCreateTopicsResponseTopic()
 		st.Topic = rt.Topic
 		st.NumPartitions, st.ReplicationFactor = -1, -1
-		code, msg := h.createOneTopic(ctx, r, rt, seen[rt.Topic] > 1, &st)
+		code, msg := h.createOneTopic(ctx, req, r, rt, seen[rt.Topic] > 1, &st)
 		st.ErrorCode = code
 		if req.Version >= 1 {
 			st.ErrorMessage = strPtr(msg)
@@ -33,9 +38,12 @@ func (h *Handler) handleCreateTopics(ctx context.Context, req *Request) Reply {
 	return done(resp)
 }
 
-func (h *Handler) createOneTopic(ctx context.Context, r *kmsg.CreateTopicsRequest, rt kmsg.CreateTopicsRequestTopic, duplicated bool, st *kmsg.CreateTopicsResponseTopic) (int16, string) {
+func (h *Handler) createOneTopic(ctx context.Context, req *Request, r *kmsg.CreateTopicsRequest, rt kmsg.CreateTopicsRequestTopic, duplicated bool, st *kmsg.CreateTopicsResponseTopic) (int16, string) {
 	if duplicated {
 		return kerr.InvalidRequest.Code, "topic " + rt.Topic + " appears more than once in the request"
+	}
+	if !h.allowedCluster(req, acl.OpCreate) && !h.allowedTopic(req, acl.OpCreate, rt.Topic) {
+		return topicDenied, "not authorized to create topic " + rt.Topic
 	}
 	spec := topicSpec{name: rt.Topic, partitions: rt.NumPartitions, replicationFactor: rt.ReplicationFactor, configs: map[string]string{}}
 	if len(rt.ReplicaAssignment) > 0 {
@@ -61,6 +69,11 @@ func (h *Handler) createOneTopic(ctx context.Context, r *kmsg.CreateTopicsReques
 	st.NumPartitions, st.ReplicationFactor = spec.partitions, spec.replicationFactor
 	if t != nil {
 		st.TopicID = t.ID
+	}
+	if !h.allowedTopic(req, acl.OpDescribeConfigs, rt.Topic) {
+		// Created, but its configs are not the principal's to see.
+		st.ConfigErrorCode = topicDenied
+		return 0, ""
 	}
 	for _, e := range h.describeTopicConfigs(spec.configs) {
 		c := kmsg.NewCreateTopicsResponseTopicConfig()

@@ -6,12 +6,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strata-broker/strata/internal/acl"
 	"github.com/strata-broker/strata/internal/base"
 )
 
 // DeleteTopics: v0-6 (v6 may name topics by id). The partitions' data is
 // removed when the broker reconciles with the new image. __consumer_offsets
-// cannot be deleted (INVALID_REQUEST).
+// cannot be deleted (INVALID_REQUEST). Deleting needs DELETE on the topic.
 func init() { register(20, 0, 6, (*Handler).handleDeleteTopics) }
 
 func (h *Handler) handleDeleteTopics(ctx context.Context, req *Request) Reply {
@@ -36,7 +37,7 @@ func (h *Handler) handleDeleteTopics(ctx context.Context, req *Request) Reply {
 		st.Topic, st.TopicID = tg.name, tg.id
 		code, msg := deletionDisabled(req.Version)
 		if h.opts.Config.DeleteTopicEnable {
-			code, msg = h.deleteOneTopic(ctx, tg.name, tg.id, &st)
+			code, msg = h.deleteOneTopic(ctx, req, tg.name, tg.id, &st)
 		}
 		st.ErrorCode = code
 		if req.Version >= 5 {
@@ -61,11 +62,14 @@ func deletionDisabled(version int16) (int16, string) {
 	return kerr.InvalidRequest.Code, msg
 }
 
-func (h *Handler) deleteOneTopic(ctx context.Context, name *string, id [16]byte, st *kmsg.DeleteTopicsResponseTopic) (int16, string) {
+func (h *Handler) deleteOneTopic(ctx context.Context, req *Request, name *string, id [16]byte, st *kmsg.DeleteTopicsResponseTopic) (int16, string) {
 	img := h.opts.Meta.Image()
 	var topic string
 	switch {
 	case name != nil && *name != "":
+		if !h.allowedTopic(req, acl.OpDelete, *name) {
+			return topicDenied, "not authorized to delete topic " + *name
+		}
 		t, ok := img.Topics[*name]
 		if !ok {
 			return kerr.UnknownTopicOrPartition.Code, "topic " + *name + " does not exist"
@@ -77,6 +81,9 @@ func (h *Handler) deleteOneTopic(ctx context.Context, name *string, id [16]byte,
 			return kerr.UnknownTopicID.Code, "no topic has this id"
 		}
 		topic = t.Name
+		if !h.allowedTopic(req, acl.OpDelete, topic) {
+			return topicDenied, "not authorized to delete this topic"
+		}
 		st.Topic = &topic
 	}
 	if isInternalTopic(topic) {

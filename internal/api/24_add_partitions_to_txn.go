@@ -6,6 +6,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strata-broker/strata/internal/acl"
 	"github.com/strata-broker/strata/internal/metadata"
 )
 
@@ -13,12 +14,18 @@ import (
 // transaction (v4+ are the broker-to-broker batched form of KIP-890, not
 // served). As in Kafka, when a partition does not exist (or is an internal
 // topic's) nothing is added: those partitions get their error and the
-// others OPERATION_NOT_ATTEMPTED.
+// others OPERATION_NOT_ATTEMPTED; so when the principal may not WRITE one
+// of the topics (TOPIC_AUTHORIZATION_FAILED). Without WRITE on the
+// transactional id every partition gets TRANSACTIONAL_ID_AUTHORIZATION_FAILED.
 func init() { register(24, 0, txnMax(24), (*Handler).handleAddPartitionsToTxn) }
 
 func (h *Handler) handleAddPartitionsToTxn(ctx context.Context, req *Request) Reply {
 	r := req.Body.(*kmsg.AddPartitionsToTxnRequest)
-	if refused, ok := refuseTxnPartitions(h.opts.Meta.Image(), r.Topics); !ok {
+	if !h.allowedTxn(req, acl.OpWrite, r.TransactionalID) {
+		return h.txns.replyIf(ctx, req, r.TransactionalID, false, txnDenied)
+	}
+	denied := h.deniedTopics(req, acl.OpWrite, addPartitionsTopics(r))
+	if refused, ok := refuseTxnPartitions(h.opts.Meta.Image(), r.Topics, denied); !ok {
 		resp := r.ResponseKind().(*kmsg.AddPartitionsToTxnResponse)
 		resp.Topics = refused
 		return done(resp)
@@ -26,12 +33,15 @@ func (h *Handler) handleAddPartitionsToTxn(ctx context.Context, req *Request) Re
 	return h.txns.reply(ctx, req, r.TransactionalID)
 }
 
-// refuseTxnPartitions answers every partition when one cannot be added:
-// ok is false then.
-func refuseTxnPartitions(img *metadata.Image, topics []kmsg.AddPartitionsToTxnRequestTopic) ([]kmsg.AddPartitionsToTxnResponseTopic, bool) {
+// refuseTxnPartitions answers every partition when one cannot be added
+// (a topic in denied may not be written by the principal): ok is false
+// then.
+func refuseTxnPartitions(img *metadata.Image, topics []kmsg.AddPartitionsToTxnRequestTopic, denied map[string]bool) ([]kmsg.AddPartitionsToTxnResponseTopic, bool) {
 	codeOf := func(topic string, p int32) int16 {
 		t := img.Topics[topic]
 		switch {
+		case denied[topic]:
+			return topicDenied
 		case t == nil || p < 0 || int(p) >= len(t.Partitions):
 			return kerr.UnknownTopicOrPartition.Code
 		case isInternalTopic(topic):
@@ -65,4 +75,13 @@ func refuseTxnPartitions(img *metadata.Image, topics []kmsg.AddPartitionsToTxnRe
 		out = append(out, st)
 	}
 	return out, false
+}
+
+// addPartitionsTopics are the topics an AddPartitionsToTxn names.
+func addPartitionsTopics(r *kmsg.AddPartitionsToTxnRequest) []string {
+	out := make([]string, len(r.Topics))
+	for i, t := range r.Topics {
+		out[i] = t.Topic
+	}
+	return out
 }

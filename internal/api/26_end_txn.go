@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-broker/strata/internal/acl"
 )
 
 // EndTxn: commit or abort. Answered once the coordinator has durably
@@ -12,5 +14,6 @@ import (
 func init() { register(26, 0, txnMax(26), (*Handler).handleEndTxn) }
 
 func (h *Handler) handleEndTxn(ctx context.Context, req *Request) Reply {
-	return h.txns.reply(ctx, req, req.Body.(*kmsg.EndTxnRequest).TransactionalID)
+	id := req.Body.(*kmsg.EndTxnRequest).TransactionalID
+	return h.txns.replyIf(ctx, req, id, h.allowedTxn(req, acl.OpWrite, id), txnDenied)
 }

@@ -6,8 +6,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strata-broker/strata/internal/acl"
 	"github.com/strata-broker/strata/internal/coordinator/group"
-	"github.com/strata-broker/strata/internal/metadata"
 )
 
 // TxnOffsetCommit: offsets committed inside a transaction, served by the
@@ -19,7 +19,10 @@ func init() { register(28, 0, groupMax(28), (*Handler).handleTxnOffsetCommit) }
 
 func (h *Handler) handleTxnOffsetCommit(ctx context.Context, req *Request) Reply {
 	r := req.Body.(*kmsg.TxnOffsetCommitRequest)
-	known, unknown := splitTxnCommitTopics(h.opts.Meta.Image(), r.Topics)
+	if code := h.txnCommitDenial(req, r); code != 0 {
+		return done(group.ErrorResponse(req.Body, code))
+	}
+	known, unknown := splitTxnCommitTopics(r.Topics, h.commitRefusal(req, h.opts.Meta.Image()))
 	if len(known) == 0 {
 		resp := r.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
 		resp.Topics = unknown
@@ -44,9 +47,9 @@ func (h *Handler) handleTxnOffsetCommit(ctx context.Context, req *Request) Reply
 	}}
 }
 
-// splitTxnCommitTopics separates the partitions of existing topics from
-// those to answer UNKNOWN_TOPIC_OR_PARTITION.
-func splitTxnCommitTopics(img *metadata.Image, topics []kmsg.TxnOffsetCommitRequestTopic) ([]kmsg.TxnOffsetCommitRequestTopic, []kmsg.TxnOffsetCommitResponseTopic) {
+// splitTxnCommitTopics separates the partitions to commit from those
+// refusal refuses, answered with its code.
+func splitTxnCommitTopics(topics []kmsg.TxnOffsetCommitRequestTopic, refusal func(topic string, p int32) int16) ([]kmsg.TxnOffsetCommitRequestTopic, []kmsg.TxnOffsetCommitResponseTopic) {
 	var known []kmsg.TxnOffsetCommitRequestTopic
 	var unknown []kmsg.TxnOffsetCommitResponseTopic
 	for _, rt := range topics {
@@ -55,12 +58,13 @@ func splitTxnCommitTopics(img *metadata.Image, topics []kmsg.TxnOffsetCommitRequ
 		missing := kmsg.NewTxnOffsetCommitResponseTopic()
 		missing.Topic = rt.Topic
 		for _, rp := range rt.Partitions {
-			if partitionExists(img, rt.Topic, rp.Partition) {
+			code := refusal(rt.Topic, rp.Partition)
+			if code == 0 {
 				keep.Partitions = append(keep.Partitions, rp)
 				continue
 			}
 			sp := kmsg.NewTxnOffsetCommitResponseTopicPartition()
-			sp.Partition, sp.ErrorCode = rp.Partition, kerr.UnknownTopicOrPartition.Code
+			sp.Partition, sp.ErrorCode = rp.Partition, code
 			missing.Partitions = append(missing.Partitions, sp)
 		}
 		if len(keep.Partitions) > 0 {
@@ -71,4 +75,17 @@ func splitTxnCommitTopics(img *metadata.Image, topics []kmsg.TxnOffsetCommitRequ
 		}
 	}
 	return known, unknown
+}
+
+// txnCommitDenial is TRANSACTIONAL_ID_AUTHORIZATION_FAILED without WRITE on
+// the transactional id, GROUP_AUTHORIZATION_FAILED without READ on the
+// group, else 0 (Kafka checks in this order).
+func (h *Handler) txnCommitDenial(req *Request, r *kmsg.TxnOffsetCommitRequest) int16 {
+	switch {
+	case !h.allowedTxn(req, acl.OpWrite, r.TransactionalID):
+		return txnDenied
+	case !h.allowedGroup(req, acl.OpRead, r.Group):
+		return groupDenied
+	}
+	return 0
 }

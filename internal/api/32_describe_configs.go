@@ -6,10 +6,13 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-broker/strata/internal/acl"
 )
 
 // DescribeConfigs: v0-4, for topics and this broker, with sources,
-// defaults, synonyms (v1+) and documentation (v3+).
+// defaults, synonyms (v1+) and documentation (v3+). Needs DESCRIBE_CONFIGS
+// on the topic, or on the cluster for the broker.
 func init() { register(32, 0, 4, (*Handler).handleDescribeConfigs) }
 
 const (
@@ -24,6 +27,9 @@ func (h *Handler) handleDescribeConfigs(_ context.Context, req *Request) Reply {
 		sr := kmsg.NewDescribeConfigsResponseResource()
 		sr.ResourceType, sr.ResourceName = rr.ResourceType, rr.ResourceName
 		entries, code, msg := h.configsOf(rr.ResourceType, rr.ResourceName)
+		if denied, why := h.configDenial(req, acl.OpDescribeConfigs, rr.ResourceType, rr.ResourceName); denied != 0 {
+			entries, code, msg = nil, denied, why
+		}
 		sr.ErrorCode, sr.ErrorMessage = code, strPtr(msg)
 		if code == 0 {
 			sr.Configs = describedConfigs(entries, rr.ConfigNames, r.IncludeSynonyms, r.IncludeDocumentation)
@@ -49,6 +55,23 @@ func (h *Handler) configsOf(resType kmsg.ConfigResourceType, name string) ([]con
 		return h.describeBrokerConfigs(), 0, ""
 	}
 	return nil, kerr.InvalidRequest.Code, "only TOPIC and BROKER config resources are supported"
+}
+
+// configDenial is the code a config resource is refused with when req's
+// principal may not perform op (DESCRIBE_CONFIGS, ALTER_CONFIGS) on it: on
+// the topic for a topic, on the cluster for a broker; 0 when allowed.
+func (h *Handler) configDenial(req *Request, op acl.Operation, resType kmsg.ConfigResourceType, name string) (int16, string) {
+	switch resType {
+	case resourceTopic:
+		if !h.allowedTopic(req, op, name) {
+			return topicDenied, "not authorized for the configs of topic " + name
+		}
+	case resourceBroker:
+		if !h.allowedCluster(req, op) {
+			return clusterDenied, "not authorized for the broker's configs"
+		}
+	}
+	return 0, ""
 }
 
 func (h *Handler) checkBrokerResource(name string) (int16, string) {

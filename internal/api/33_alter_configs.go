@@ -6,6 +6,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strata-broker/strata/internal/acl"
 	"github.com/strata-broker/strata/internal/config"
 	"github.com/strata-broker/strata/internal/metadata"
 )
@@ -27,9 +28,12 @@ func (h *Handler) handleAlterConfigs(ctx context.Context, req *Request) Reply {
 				next[c.Name] = *c.Value
 			}
 		}
-		code, msg := h.setConfigs(ctx, rr.ResourceType, rr.ResourceName, func(map[string]string) (map[string]string, error) {
-			return next, nil
-		}, r.ValidateOnly)
+		code, msg := h.configDenial(req, acl.OpAlterConfigs, rr.ResourceType, rr.ResourceName)
+		if code == 0 {
+			code, msg = h.setConfigs(ctx, rr.ResourceType, rr.ResourceName, func(map[string]string) (map[string]string, error) {
+				return next, nil
+			}, r.ValidateOnly)
+		}
 		sr.ErrorCode, sr.ErrorMessage = code, strPtr(msg)
 		resp.Resources = append(resp.Resources, sr)
 	}

@@ -7,6 +7,8 @@ import (
 	"syscall"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-broker/strata/internal/acl"
 )
 
 // DescribeLogDirs: v0-4. One log dir; null topics means every partition.
@@ -15,6 +17,11 @@ func init() { register(35, 0, 4, (*Handler).handleDescribeLogDirs) }
 func (h *Handler) handleDescribeLogDirs(_ context.Context, req *Request) Reply {
 	r := req.Body.(*kmsg.DescribeLogDirsRequest)
 	resp := r.ResponseKind().(*kmsg.DescribeLogDirsResponse)
+	if !h.allowedCluster(req, acl.OpDescribe) {
+		// Kafka answers with no directory (and the code from v3).
+		resp.ErrorCode = clusterDenied
+		return done(resp)
+	}
 	dir := kmsg.NewDescribeLogDirsResponseDir()
 	dir.Dir, _ = filepath.Abs(h.opts.Broker.DataDir())
 	dir.TotalBytes, dir.UsableBytes = diskSpace(dir.Dir)

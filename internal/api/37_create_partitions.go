@@ -6,10 +6,13 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-broker/strata/internal/acl"
 )
 
 // CreatePartitions: v0-3. The count only grows; validate_only checks and
 // changes nothing. __consumer_offsets keeps its count (INVALID_REQUEST).
+// Needs ALTER on the topic.
 func init() { register(37, 0, 3, (*Handler).handleCreatePartitions) }
 
 func (h *Handler) handleCreatePartitions(ctx context.Context, req *Request) Reply {
@@ -18,7 +21,10 @@ func (h *Handler) handleCreatePartitions(ctx context.Context, req *Request) Repl
 	for _, rt := range r.Topics {
 		st := kmsg.NewCreatePartitionsResponseTopic()
 		st.Topic = rt.Topic
-		code, msg := h.createPartitions(ctx, rt, r.ValidateOnly)
+		code, msg := topicDenied, "not authorized to alter topic "+rt.Topic
+		if h.allowedTopic(req, acl.OpAlter, rt.Topic) {
+			code, msg = h.createPartitions(ctx, rt, r.ValidateOnly)
+		}
 		st.ErrorCode, st.ErrorMessage = code, strPtr(msg)
 		resp.Topics = append(resp.Topics, st)
 	}

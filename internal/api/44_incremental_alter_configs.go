@@ -8,6 +8,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strata-broker/strata/internal/acl"
 	"github.com/strata-broker/strata/internal/config"
 )
 
@@ -28,9 +29,12 @@ func (h *Handler) handleIncrementalAlterConfigs(ctx context.Context, req *Reques
 	for _, rr := range r.Resources {
 		sr := kmsg.NewIncrementalAlterConfigsResponseResource()
 		sr.ResourceType, sr.ResourceName = rr.ResourceType, rr.ResourceName
-		code, msg := h.setConfigs(ctx, rr.ResourceType, rr.ResourceName, func(cur map[string]string) (map[string]string, error) {
-			return applyConfigOps(cur, rr.Configs, h.opts.Config)
-		}, r.ValidateOnly)
+		code, msg := h.configDenial(req, acl.OpAlterConfigs, rr.ResourceType, rr.ResourceName)
+		if code == 0 {
+			code, msg = h.setConfigs(ctx, rr.ResourceType, rr.ResourceName, func(cur map[string]string) (map[string]string, error) {
+				return applyConfigOps(cur, rr.Configs, h.opts.Config)
+			}, r.ValidateOnly)
+		}
 		sr.ErrorCode, sr.ErrorMessage = code, strPtr(msg)
 		resp.Resources = append(resp.Resources, sr)
 	}

@@ -6,17 +6,24 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-broker/strata/internal/acl"
 )
 
 // DescribeUserScramCredentials: v0 (KIP-554). Lists each user's SCRAM
 // mechanisms and iterations, never salts or keys. No users (null or empty)
 // describes every user; a user named twice gets DUPLICATE_RESOURCE, an
-// unknown one RESOURCE_NOT_FOUND, as in Kafka.
+// unknown one RESOURCE_NOT_FOUND, as in Kafka. Needs DESCRIBE on the
+// cluster.
 func init() { register(50, 0, 0, (*Handler).handleDescribeUserScramCredentials) }
 
 func (h *Handler) handleDescribeUserScramCredentials(_ context.Context, req *Request) Reply {
 	r := req.Body.(*kmsg.DescribeUserSCRAMCredentialsRequest)
 	resp := r.ResponseKind().(*kmsg.DescribeUserSCRAMCredentialsResponse)
+	if !h.allowedCluster(req, acl.OpDescribe) {
+		resp.ErrorCode = clusterDenied
+		return done(resp)
+	}
 	img := h.opts.Meta.Image()
 	users := make([]string, 0, len(r.Users))
 	for _, u := range r.Users {

@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strata-broker/strata/internal/acl"
 	"github.com/strata-broker/strata/internal/metadata"
 	"github.com/strata-broker/strata/internal/sasl"
 )
@@ -18,7 +19,8 @@ import (
 // than SCRAM-SHA-256/512 is UNSUPPORTED_SASL_MECHANISM, a user/mechanism
 // named twice DUPLICATE_RESOURCE, an empty user or iterations outside
 // [4096, 16384] UNACCEPTABLE_CREDENTIAL, deleting a credential that does
-// not exist RESOURCE_NOT_FOUND — Kafka's rules.
+// not exist RESOURCE_NOT_FOUND — Kafka's rules. Needs ALTER on the
+// cluster (every user CLUSTER_AUTHORIZATION_FAILED otherwise).
 func init() { register(51, 0, 0, (*Handler).handleAlterUserScramCredentials) }
 
 // scramAlteration is one user's part of an AlterUserScramCredentials
@@ -92,7 +94,11 @@ func planScramAlterations(r *kmsg.AlterUserSCRAMCredentialsRequest) []*scramAlte
 func (h *Handler) handleAlterUserScramCredentials(ctx context.Context, req *Request) Reply {
 	r := req.Body.(*kmsg.AlterUserSCRAMCredentialsRequest)
 	resp := r.ResponseKind().(*kmsg.AlterUserSCRAMCredentialsResponse)
+	denied := !h.allowedCluster(req, acl.OpAlter)
 	for _, a := range planScramAlterations(r) {
+		if denied {
+			a.code, a.msg = clusterDenied, ""
+		}
 		if a.code == 0 {
 			if err := h.opts.Meta.AlterScramCredentials(ctx, a.user, a.upserts, a.deletions); err != nil {
 				a.code, a.msg = scramAlterError(err)

@@ -6,6 +6,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strata-broker/strata/internal/acl"
+
 	"github.com/strata-broker/strata/internal/partition/producers"
 )
 
@@ -16,7 +18,7 @@ import (
 // Kafka's handleDescribeProducersRequest: an invalid topic name is
 // INVALID_TOPIC_EXCEPTION, a topic or partition that does not exist
 // UNKNOWN_TOPIC_OR_PARTITION. On one broker every partition is led here,
-// so NOT_LEADER_OR_FOLLOWER does not arise.
+// so NOT_LEADER_OR_FOLLOWER does not arise. Needs READ on the topic.
 func init() { register(61, 0, 0, (*Handler).handleDescribeProducers) }
 
 func (h *Handler) handleDescribeProducers(_ context.Context, req *Request) Reply {
@@ -28,6 +30,9 @@ func (h *Handler) handleDescribeProducers(_ context.Context, req *Request) Reply
 		st.Topic = rt.Topic
 		t := img.Topics[rt.Topic]
 		topicCode, topicMsg := describeProducersTopicError(rt.Topic, t != nil)
+		if topicCode == 0 && !h.allowedTopic(req, acl.OpRead, rt.Topic) {
+			topicCode, topicMsg = topicDenied, nil
+		}
 		for _, idx := range rt.Partitions {
 			sp := kmsg.NewDescribeProducersResponseTopicPartition()
 			sp.Partition = idx

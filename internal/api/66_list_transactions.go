@@ -2,8 +2,11 @@ package api
 
 import (
 	"context"
+	"slices"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-broker/strata/internal/acl"
 )
 
 // ListTransactions: every __transaction_state partition is asked (with the
@@ -32,6 +35,9 @@ func (h *Handler) handleListTransactions(ctx context.Context, req *Request) Repl
 			resp.UnknownStateFilters = s.UnknownStateFilters
 			resp.TransactionStates = append(resp.TransactionStates, s.TransactionStates...)
 		}
+		resp.TransactionStates = slices.DeleteFunc(resp.TransactionStates, func(s kmsg.ListTransactionsResponseTransactionState) bool {
+			return !h.allowedTxn(req, acl.OpDescribe, s.TransactionalID)
+		})
 		return resp
 	}}
 }

@@ -1,11 +1,32 @@
 package api
 
-import "github.com/strata-broker/strata/internal/metadata"
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/strata-broker/strata/internal/acl"
+	"github.com/strata-broker/strata/internal/metadata"
+)
 
 // Shared by OffsetCommit and TxnOffsetCommit, whose requests and responses
-// have the same shape in different kmsg types: partitions of topics that do
-// not exist are answered UNKNOWN_TOPIC_OR_PARTITION here, the others by the
-// group coordinator, and the two answers are merged.
+// have the same shape in different kmsg types: partitions the principal may
+// not read, or of topics that do not exist, are answered here, the others
+// by the group coordinator, and the two answers are merged.
+
+// commitRefusal returns the code a committed partition is answered with
+// before the coordinator sees it: TOPIC_AUTHORIZATION_FAILED without READ
+// on its topic, UNKNOWN_TOPIC_OR_PARTITION if it does not exist; 0 to
+// commit it.
+func (h *Handler) commitRefusal(req *Request, img *metadata.Image) func(topic string, p int32) int16 {
+	return func(topic string, p int32) int16 {
+		switch {
+		case !h.allowedTopic(req, acl.OpRead, topic):
+			return topicDenied
+		case !partitionExists(img, topic, p):
+			return kerr.UnknownTopicOrPartition.Code
+		}
+		return 0
+	}
+}
 
 // partitionExists reports whether img has topic with partition p.
 func partitionExists(img *metadata.Image, topic string, p int32) bool {

@@ -119,6 +119,15 @@ func (c *coordinators) reply(ctx context.Context, req *Request, key string) Repl
 	return Reply{Wait: func() kmsg.Response { return c.await(ctx, ch, req.Body) }}
 }
 
+// replyIf is reply when allowed, else the request's error response with
+// code (an authorization failure) at once.
+func (c *coordinators) replyIf(ctx context.Context, req *Request, key string, allowed bool, code int16) Reply {
+	if !allowed {
+		return done(c.errorResponse(req.Body, code))
+	}
+	return c.reply(ctx, req, key)
+}
+
 // await waits for a coordinator's response, or answers
 // COORDINATOR_NOT_AVAILABLE (retriable) once the connection is going away.
 func (c *coordinators) await(ctx context.Context, ch <-chan kmsg.Response, body kmsg.Request) kmsg.Response {
@@ -186,6 +195,19 @@ func (c *coordinators) fanOut(req *Request, byPart map[int32][]string, build fun
 		}
 		return out
 	}
+}
+
+// partitionKeys splits keys into those allow accepts and the others, each
+// in first-seen order.
+func partitionKeys(keys []string, allow func(string) bool) (allowed, denied []string) {
+	for _, k := range keys {
+		if allow(k) {
+			allowed = append(allowed, k)
+		} else if !slices.Contains(denied, k) {
+			denied = append(denied, k)
+		}
+	}
+	return allowed, denied
 }
 
 // inRequestOrder merges per-coordinator answers back into the order the

@@ -47,6 +47,8 @@ func errorCode(err error) (int16, string) {
 		return kerr.UnknownTopicOrPartition.Code, err.Error()
 	case errors.Is(err, metadata.ErrInvalidPartitions):
 		return kerr.InvalidPartitions.Code, err.Error()
+	case errors.Is(err, metadata.ErrInvalidAcl):
+		return kerr.InvalidRequest.Code, err.Error()
 	case errors.Is(err, context.DeadlineExceeded):
 		// A remote tier search or read that ran out of time
 		// (remote.list.offsets.request.timeout.ms): retriable, as in Kafka.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strata-broker/strata/internal/acl"
 	"github.com/strata-broker/strata/internal/broker"
 	"github.com/strata-broker/strata/internal/config"
 	"github.com/strata-broker/strata/internal/coordinator/runtime"
@@ -31,6 +32,9 @@ type Request struct {
 	Listener string
 	// SASL is the connection's SASL session on a SASL listener, else nil.
 	SASL *sasl.Session
+	// Principal is who sent the request ("User:alice", "User:ANONYMOUS"),
+	// what ACLs name.
+	Principal string
 }
 
 // Reply is a handler's answer: a response now, or Wait, called in request
@@ -97,6 +101,7 @@ func (o Options) Validate() error {
 // Handler serves every registered API.
 type Handler struct {
 	opts     Options
+	policy   *acl.Authorizer // nil: no authorizer, everything is allowed
 	logger   *slog.Logger
 	groups   *coordinators
 	txns     *coordinators
@@ -112,7 +117,7 @@ func New(opts Options) (*Handler, error) {
 		opts.Logger = slog.Default()
 	}
 	sessions := newFetchSessionCache(int(opts.Config.FetchSessionCacheSlots), time.Now)
-	h := &Handler{opts: opts, logger: opts.Logger, sessions: sessions}
+	h := &Handler{opts: opts, logger: opts.Logger, sessions: sessions, policy: newPolicy(opts.Config)}
 	h.groups = newGroupCoordinators(h)
 	h.txns = newTxnCoordinators(h)
 	return h, nil

@@ -41,9 +41,10 @@ type txnVerify struct {
 // transactional id are refused (TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
 // a batch whose producer has no open transaction on its partition would
 // open one, so it is verified first (KIP-890 part 1). Partitions that do
-// not exist are left to the produce path, which answers them.
-func (h *Handler) transactionalChecks(r *kmsg.ProduceRequest, img *metadata.Image, byID bool) txnChecks {
-	var c txnChecks
+// not exist are left to the produce path, which answers them; those in
+// denied (the authorizer's refusals) are refused with their code, unasked.
+func (h *Handler) transactionalChecks(r *kmsg.ProduceRequest, img *metadata.Image, byID bool, denied map[partitionRef]int16) txnChecks {
+	c := txnChecks{refused: denied}
 	for i, rt := range r.Topics {
 		t := lookupTopic(img, rt.Topic, rt.TopicID, byID)
 		for j, rp := range rt.Partitions {
@@ -52,6 +53,9 @@ func (h *Handler) transactionalChecks(r *kmsg.ProduceRequest, img *metadata.Imag
 				continue // the produce path validates and answers it
 			}
 			ref := partitionRef{i, j}
+			if _, no := denied[ref]; no {
+				continue // refused already: no verification
+			}
 			if r.TransactionID == nil {
 				if c.refused == nil {
 					c.refused = map[partitionRef]int16{}

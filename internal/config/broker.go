@@ -80,6 +80,11 @@ type Broker struct {
 	// enabled every SASL listener has at least one user; nil when none has.
 	PlainUsers map[string]map[string]string
 
+	// Authorizer turns the ACL authorizer on (authorizer.class.name set).
+	Authorizer           bool
+	SuperUsers           []string // super.users principals, "Type:name"
+	AllowEveryoneIfNoACL bool     // allow.everyone.if.no.acl.found
+
 	// Raw holds every key that was set, after precedence (file < env < flags),
 	// trimmed and validated. Kafka reports all of them as STATIC_BROKER_CONFIG.
 	Raw map[string]string
@@ -212,6 +217,7 @@ func newBroker(raw, origin map[string]string) (*Broker, error) {
 	if err := b.setTLS(g); err != nil {
 		return nil, err
 	}
+	b.setAuthorizer(g)
 	if err := b.setSASL(g); err != nil {
 		return nil, err
 	}

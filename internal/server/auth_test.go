@@ -210,3 +210,73 @@ func TestTLSListener(t *testing.T) {
 	plain.send(kmsg.NewPtrApiVersionsRequest(), 3, 5)
 	plain.expectClosed()
 }
+
+// principalHandler records the principal of each request it handles.
+func principalHandler(seen chan<- string) *fakeHandler {
+	h := saslHandler()
+	inner := h.handle
+	h.handle = func(ctx context.Context, req *Request) Reply {
+		if req.Key == 3 {
+			seen <- req.Conn.Principal()
+		}
+		return inner(ctx, req)
+	}
+	return h
+}
+
+func TestPrincipal(t *testing.T) {
+	pki, err := testpki.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := make(chan string, 1)
+	metadata := func(c *client) string {
+		t.Helper()
+		c.send(kmsg.NewPtrMetadataRequest(), 9, 9)
+		c.read(3, 9, 9)
+		return <-seen
+	}
+
+	plain := startServer(t, principalHandler(seen), nil)
+	if got := metadata(dial(t, plain)); got != Anonymous {
+		t.Errorf("plaintext principal %q, want %q", got, Anonymous)
+	}
+
+	tlsSrv := startServer(t, principalHandler(seen), func(o *Options) {
+		o.TLS = &tls.Config{Certificates: []tls.Certificate{pki.Server}, ClientAuth: tls.VerifyClientCertIfGiven, ClientCAs: pki.Pool}
+	})
+	for _, tt := range []struct {
+		name  string
+		certs []tls.Certificate
+		want  string
+	}{
+		{"no client certificate", nil, Anonymous},
+		{"client certificate", []tls.Certificate{pki.Client}, "User:CN=client"},
+	} {
+		nc, err := tls.DialWithDialer(&net.Dialer{Timeout: testTimeout}, "tcp", tlsSrv.Addr().String(), &tls.Config{RootCAs: pki.Pool, Certificates: tt.certs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { nc.Close() })
+		c := &client{t: t, nc: nc, f: kmsg.NewRequestFormatter(kmsg.FormatterClientID("test"))}
+		if got := metadata(c); got != tt.want {
+			t.Errorf("%s: principal %q, want %q", tt.name, got, tt.want)
+		}
+	}
+
+	saslSrv := startServer(t, principalHandler(seen), func(o *Options) {
+		o.SASL = &sasl.Config{Mechanisms: []string{sasl.Plain}, Credentials: plainUsers{"alice": "pw"}}
+	})
+	c := dial(t, saslSrv)
+	hs := kmsg.NewPtrSASLHandshakeRequest()
+	hs.Mechanism = sasl.Plain
+	c.send(hs, 1, 1)
+	c.read(saslHandshakeKey, 1, 1)
+	auth := kmsg.NewPtrSASLAuthenticateRequest()
+	auth.SASLAuthBytes = []byte("\x00alice\x00pw")
+	c.send(auth, 2, 2)
+	c.read(saslAuthenticateKey, 2, 2)
+	if got := metadata(c); got != "User:alice" {
+		t.Errorf("SASL principal %q, want User:alice", got)
+	}
+}

@@ -195,6 +195,7 @@ func (c *conn) handshakeTLS() bool {
 		c.abort()
 		return false
 	}
+	c.info.tlsPrincipal = certificatePrincipal(tc.ConnectionState().PeerCertificates)
 	return true
 }
 

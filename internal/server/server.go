@@ -41,6 +41,12 @@ type ConnInfo struct {
 	// The pointer does not change; the session's state does, only on the
 	// reader goroutine (in Handle).
 	SASL *sasl.Session
+
+	// tlsPrincipal is the TLS client certificate's principal, set once the
+	// handshake completes (before any request); principal caches Principal.
+	// Both belong to the reader goroutine.
+	tlsPrincipal string
+	principal    string
 }
 
 // Reply is what a Handler returns for one request. Exactly one of these
