@@ -31,6 +31,7 @@ type brokerMetrics struct {
 	tierStats    *tier.Stats
 	requests     *metrics.Requests
 	requestTimes *metrics.RequestTimes
+	auths        *metrics.Authentications
 	logger       *slog.Logger
 
 	// Set by serve.
@@ -50,6 +51,7 @@ func newBrokerMetrics(cfg *config.Broker, logger *slog.Logger) *brokerMetrics {
 		tierStats:    &tier.Stats{},
 		requests:     metrics.NewRequests(kmsg.NameForKey),
 		requestTimes: metrics.NewRequestTimes(kmsg.NameForKey),
+		auths:        metrics.NewAuthentications(),
 		logger:       logger,
 	}
 }
@@ -61,6 +63,15 @@ func (m *brokerMetrics) timeRequests() server.RequestObserver {
 		return nil // an untyped nil: a nil *RequestTimes would still be called
 	}
 	return m.requestTimes
+}
+
+// countAuthentications is where the servers report SASL authentications;
+// nil when metrics are off.
+func (m *brokerMetrics) countAuthentications() server.AuthObserver {
+	if m == nil {
+		return nil // an untyped nil, as in timeRequests
+	}
+	return m.auths
 }
 
 // countTier makes the tier executors count into m. It must run before the
@@ -99,6 +110,7 @@ func (m *brokerMetrics) serve(cfg *config.Broker, b *broker.Broker, fetchSession
 		metrics.NewFetchSessionGauges(fetchSessions),
 		metrics.NewCleanerCollector(func() metrics.CleanerValues { return cleanerValues(b.CleanerStatus(), time.Now()) }),
 		m.requests,
+		m.auths,
 		m.requestTimes,
 	)
 	mux := http.NewServeMux()

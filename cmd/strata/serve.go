@@ -279,6 +279,9 @@ func (n *node) serveListeners(cfg *config.Broker, logger *slog.Logger) (*api.Han
 			ListenerName:    l.cfg.Name,
 			TLS:             tc,
 			SASL:            sc,
+
+			FailedAuthenticationDelay: cfg.FailedAuthenticationDelay,
+			Authentications:           n.metrics.countAuthentications(),
 		})
 		if err != nil {
 			closeAll(ls[i:])

@@ -13,7 +13,8 @@ import (
 // DescribeGroups: versions as the coordinator implements them. The groups
 // are split by coordinator partition and the answers merged in request
 // order. A group the principal may not DESCRIBE gets
-// GROUP_AUTHORIZATION_FAILED.
+// GROUP_AUTHORIZATION_FAILED; v3+ may ask for each group's authorized
+// operations.
 func init() { register(15, 0, groupMax(15), (*Handler).handleDescribeGroups) }
 
 func (h *Handler) handleDescribeGroups(ctx context.Context, req *Request) Reply {
@@ -36,7 +37,12 @@ func (h *Handler) handleDescribeGroups(ctx context.Context, req *Request) Reply 
 			answers = append(answers, g)
 		}
 		for _, sub := range wait(ctx) {
-			answers = append(answers, sub.(*kmsg.DescribeGroupsResponse).Groups...)
+			for _, g := range sub.(*kmsg.DescribeGroupsResponse).Groups {
+				if r.IncludeAuthorizedOperations && g.ErrorCode == 0 {
+					g.AuthorizedOperations = h.authorizedOps(req, acl.ResourceGroup, g.Group)
+				}
+				answers = append(answers, g)
+			}
 		}
 		resp := r.ResponseKind().(*kmsg.DescribeGroupsResponse)
 		resp.Groups = inRequestOrder(r.Groups, answers, func(g kmsg.DescribeGroupsResponseGroup) string { return g.Group })

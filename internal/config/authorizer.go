@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"strings"
+	"time"
 )
 
 // authorizerNames are the authorizer.class.name values: none, or one of
@@ -31,9 +32,11 @@ func validSuperUsers(v string) error {
 	return nil
 }
 
-// setAuthorizer fills the authorizer fields.
+// setAuthorizer fills the authorizer fields and the failed-authentication
+// delay.
 func (b *Broker) setAuthorizer(g getter) {
 	b.Authorizer = g.str("authorizer.class.name") != ""
 	b.SuperUsers = splitSuperUsers(g.str("super.users"))
 	b.AllowEveryoneIfNoACL = g.flag("allow.everyone.if.no.acl.found")
+	b.FailedAuthenticationDelay = time.Duration(g.i64("connection.failed.authentication.delay.ms")) * time.Millisecond
 }

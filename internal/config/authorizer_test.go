@@ -3,10 +3,14 @@ package config
 import (
 	"slices"
 	"testing"
+	"time"
 )
 
 func TestAuthorizerConfigs(t *testing.T) {
 	b := mustLoad(t, "", nil, nil)
+	if b.FailedAuthenticationDelay != 100*time.Millisecond {
+		t.Fatalf("connection.failed.authentication.delay.ms default: %v", b.FailedAuthenticationDelay)
+	}
 	if b.Authorizer || b.SuperUsers != nil || b.AllowEveryoneIfNoACL {
 		t.Fatalf("defaults: authorizer %v, super users %v, allow everyone %v", b.Authorizer, b.SuperUsers, b.AllowEveryoneIfNoACL)
 	}

@@ -80,6 +80,9 @@ type Broker struct {
 	// enabled every SASL listener has at least one user; nil when none has.
 	PlainUsers map[string]map[string]string
 
+	// FailedAuthenticationDelay is connection.failed.authentication.delay.ms.
+	FailedAuthenticationDelay time.Duration
+
 	// Authorizer turns the ACL authorizer on (authorizer.class.name set).
 	Authorizer           bool
 	SuperUsers           []string // super.users principals, "Type:name"

@@ -41,6 +41,8 @@ var brokerDefs = readOnly([]Def{
 		"TLS 1.2 cipher suites, by their IANA names as Go's crypto/tls knows them (e.g. TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256); insecure ones are refused. TLS 1.3 suites may be listed but are not configurable in Go: all three are always on. Default: Go's defaults."),
 	def("sasl.enabled.mechanisms", List, "SCRAM-SHA-256,SCRAM-SHA-512", "", validSASLMechanisms,
 		"SASL mechanisms served on SASL_PLAINTEXT and SASL_SSL listeners: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 (Kafka's default is GSSAPI, which Strata does not support). PLAIN users are given by listener.name.<listener>.plain.sasl.jaas.config; SCRAM users by AlterUserScramCredentials."),
+	def("connection.failed.authentication.delay.ms", Int, "100", "", atLeast(0),
+		"How long the answer to a failed SASL authentication, and the close that follows, is held back (KIP-306), so that guessing passwords is slow."),
 	def("authorizer.class.name", String, "", "", oneOf(authorizerNames...),
 		"\"\" authorizes nothing (every client may do everything). Kafka's StandardAuthorizer or AclAuthorizer class name turns on Strata's ACL authorizer, with Kafka's rules; the ACLs live in the metadata quorum (CreateAcls, DescribeAcls, DeleteAcls)."),
 	def("super.users", String, "", "", validSuperUsers,

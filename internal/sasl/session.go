@@ -18,10 +18,11 @@ const maxMessageBytes = 64 << 10
 // non-nil exactly in stateExchanging; user is non-empty exactly in
 // stateAuthenticated.
 type Session struct {
-	cfg      *Config
-	state    sessionState
-	exchange exchange
-	user     string
+	cfg       *Config
+	state     sessionState
+	exchange  exchange
+	user      string
+	mechanism string // chosen by Handshake
 }
 
 // exchange is one mechanism's server side of one authentication.
@@ -101,9 +102,13 @@ func (s *Session) Handshake(mechanism string) error {
 		return s.fail(&Error{Code: CodeUnsupportedMechanism, Message: "Unsupported SASL mechanism " + clip(mechanism)})
 	}
 	s.exchange = s.newExchange(mechanism)
+	s.mechanism = mechanism
 	s.transition(stateExchanging)
 	return nil
 }
+
+// Mechanism is the mechanism Handshake chose, "" before.
+func (s *Session) Mechanism() string { return s.mechanism }
 
 func (s *Session) newExchange(mechanism string) exchange {
 	if mechanism == Plain {

@@ -166,6 +166,9 @@ func TestSessionAccessors(t *testing.T) {
 		}
 	}
 	check("new", false, false, "")
+	if s.Mechanism() != "" {
+		t.Errorf("Mechanism before the handshake = %q", s.Mechanism())
+	}
 	if !slices.Equal(s.Mechanisms(), allMechanisms()) {
 		t.Errorf("Mechanisms = %v", s.Mechanisms())
 	}
@@ -173,6 +176,9 @@ func TestSessionAccessors(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("handshake", true, false, "")
+	if s.Mechanism() != ScramSHA256 {
+		t.Errorf("Mechanism = %q, want %s", s.Mechanism(), ScramSHA256)
+	}
 	first := "n,,n=a=2Cb=3Dc,r=nonce"
 	serverFirst, err := s.Authenticate([]byte(first))
 	if err != nil {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kmsg"
+
 	"github.com/strata-broker/strata/internal/sasl"
 )
 
@@ -60,10 +62,13 @@ func (c *conn) rawSASLStep(frame *[]byte) (pending, bool) {
 	token, err := s.Authenticate(*frame)
 	if err != nil {
 		c.log.Info("closing connection: SASL authentication failed", "err", err)
+		c.observeAuthentication(false)
+		c.sleep(c.srv.opts.FailedAuthenticationDelay)
 		return pending{}, false
 	}
 	if !s.Pending() {
 		c.rawSASL = false // authenticated: Kafka requests from here on
+		c.observeAuthentication(true)
 	}
 	return pending{frame: frame, rawSASL: true, rawToken: token, reply: Reply{NoResponse: true}}, true
 }
@@ -80,4 +85,60 @@ func (c *conn) writeRawToken(p *pending, broken bool) error {
 		return fmt.Errorf("writing a SASL token: %w", err)
 	}
 	return nil
+}
+
+// afterSASLStep follows a SaslHandshake or SaslAuthenticate the handler
+// answered: it counts an authentication that just succeeded or failed (a
+// failure is a reply that closes the connection), and holds a failure's
+// answer for the failed-authentication delay, so that guessing passwords is
+// slow (KIP-306).
+func (c *conn) afterSASLStep(h header, wasAuthenticated bool, r *Reply) {
+	s := c.info.SASL
+	if s == nil || (h.key != saslHandshakeKey && h.key != saslAuthenticateKey) {
+		return
+	}
+	switch {
+	case !wasAuthenticated && s.Authenticated():
+		c.observeAuthentication(true)
+	case r.Close && !s.Authenticated():
+		c.observeAuthentication(false)
+		*r = c.delayed(*r)
+	}
+}
+
+func (c *conn) observeAuthentication(ok bool) {
+	if o := c.srv.opts.Authentications; o != nil {
+		o.Observe(c.info.Listener, c.info.SASL.Mechanism(), ok)
+	}
+}
+
+// delayed is r answered after the failed-authentication delay (or at once
+// if the connection is torn down meanwhile).
+func (c *conn) delayed(r Reply) Reply {
+	d := c.srv.opts.FailedAuthenticationDelay
+	if d <= 0 {
+		return r
+	}
+	resp, wait := r.Resp, r.Wait
+	r.Resp, r.Wait = nil, func() kmsg.Response {
+		c.sleep(d)
+		if wait != nil {
+			return wait()
+		}
+		return resp
+	}
+	return r
+}
+
+// sleep waits d, or until the connection is torn down.
+func (c *conn) sleep(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-c.ctx.Done():
+	}
 }

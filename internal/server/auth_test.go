@@ -4,8 +4,11 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/binary"
+	"fmt"
 	"io"
 	"net"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -278,5 +281,78 @@ func TestPrincipal(t *testing.T) {
 	c.read(saslAuthenticateKey, 2, 2)
 	if got := metadata(c); got != "User:alice" {
 		t.Errorf("SASL principal %q, want User:alice", got)
+	}
+}
+
+// countingAuths records observed authentications.
+type countingAuths struct {
+	mu   sync.Mutex
+	seen []string
+}
+
+func (a *countingAuths) Observe(listener, mechanism string, ok bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.seen = append(a.seen, fmt.Sprintf("%s/%s/%v", listener, mechanism, ok))
+}
+
+func (a *countingAuths) get() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.seen)
+}
+
+// TestSASLFailureIsDelayedAndCounted: a failed authentication is answered
+// only after FailedAuthenticationDelay (KIP-306), and every outcome, v0
+// and v1, is reported.
+func TestSASLFailureIsDelayedAndCounted(t *testing.T) {
+	const delay = 300 * time.Millisecond
+	auths := &countingAuths{}
+	s := startServer(t, saslHandler(), func(o *Options) {
+		o.SASL = &sasl.Config{Mechanisms: []string{sasl.Plain}, Credentials: plainUsers{"alice": "pw"}}
+		o.ListenerName, o.FailedAuthenticationDelay, o.Authentications = "SASL_PLAINTEXT", delay, auths
+	})
+	authenticate := func(version int16, password string) time.Duration {
+		c := dial(t, s)
+		hs := kmsg.NewPtrSASLHandshakeRequest()
+		hs.Mechanism = sasl.Plain
+		c.send(hs, version, 1)
+		c.read(saslHandshakeKey, version, 1)
+		start := time.Now()
+		token := []byte("\x00alice\x00" + password)
+		if version == 0 {
+			c.write(rawFrame(token))
+		} else {
+			auth := kmsg.NewPtrSASLAuthenticateRequest()
+			auth.SASLAuthBytes = token
+			c.send(auth, 1, 2)
+		}
+		if password == "pw" {
+			if version == 0 {
+				c.readRawToken()
+			} else {
+				c.read(saslAuthenticateKey, 1, 2)
+			}
+		} else {
+			if version == 1 {
+				c.read(saslAuthenticateKey, 1, 2)
+			}
+			c.expectClosed()
+		}
+		return time.Since(start)
+	}
+	if took := authenticate(1, "pw"); took >= delay {
+		t.Errorf("a successful authentication took %v", took)
+	}
+	if took := authenticate(1, "wrong"); took < delay {
+		t.Errorf("a failed authentication was answered after %v, want at least %v", took, delay)
+	}
+	if took := authenticate(0, "wrong"); took < delay {
+		t.Errorf("a failed v0 authentication was closed after %v, want at least %v", took, delay)
+	}
+	authenticate(0, "pw")
+	want := []string{"SASL_PLAINTEXT/PLAIN/true", "SASL_PLAINTEXT/PLAIN/false", "SASL_PLAINTEXT/PLAIN/false", "SASL_PLAINTEXT/PLAIN/true"}
+	if got := auths.get(); !slices.Equal(got, want) {
+		t.Errorf("observed %v, want %v", got, want)
 	}
 }

@@ -238,7 +238,9 @@ func (c *conn) handle(frame *[]byte) (pending, bool) {
 		req.Version, req.Body = 0, body
 		p.version, p.apiVersionsFallback = 0, true
 	}
+	authenticated := c.info.SASL != nil && c.info.SASL.Authenticated()
 	p.reply = h.Handle(c.ctx, req)
+	c.afterSASLStep(d.header, authenticated, &p.reply)
 	c.noteHandshake(d.header)
 	return p, true
 }

@@ -53,6 +53,20 @@ type Options struct {
 	// its mechanisms before any request but ApiVersions and SaslHandshake
 	// (SASL_PLAINTEXT and SASL_SSL).
 	SASL *sasl.Config
+	// FailedAuthenticationDelay holds the answer to a failed SASL
+	// authentication, and the close that follows, this long
+	// (connection.failed.authentication.delay.ms, KIP-306).
+	FailedAuthenticationDelay time.Duration
+	// Authentications, if set, is told the outcome of every SASL
+	// authentication.
+	Authentications AuthObserver
+}
+
+// AuthObserver receives the outcome of each SASL authentication;
+// *metrics.Authentications is one. mechanism is "" when the handshake
+// named a mechanism that is not enabled. Safe for concurrent use.
+type AuthObserver interface {
+	Observe(listener, mechanism string, ok bool)
 }
 
 // RequestObserver receives the timing of each request once its response
@@ -82,6 +96,9 @@ func (o Options) Validate() error {
 	}
 	if o.IdleTimeout < 0 {
 		errs = append(errs, fmt.Errorf("server: Options.IdleTimeout %v is negative", o.IdleTimeout))
+	}
+	if o.FailedAuthenticationDelay < 0 || o.FailedAuthenticationDelay >= o.withDefaults().IdleTimeout {
+		errs = append(errs, fmt.Errorf("server: Options.FailedAuthenticationDelay %v must be in [0, the idle timeout)", o.FailedAuthenticationDelay))
 	}
 	if o.SASL != nil {
 		if err := o.SASL.Validate(); err != nil {

@@ -1,9 +1,14 @@
 package e2e
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -109,6 +114,17 @@ func TestACLsGrantAndRevoke(t *testing.T) {
 		t.Fatalf("alice committing g1's offsets: %v", err)
 	}
 
+	// Her authorized operations on g1: READ, and DESCRIBE which it implies.
+	dg := kmsg.NewPtrDescribeGroupsRequest()
+	dg.Groups, dg.IncludeAuthorizedOperations = []string{"g1"}, true
+	described, err := dg.RequestWith(ctx, as(t, b, "alice"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := described.Groups[0].AuthorizedOperations, int32(1<<3|1<<8); described.Groups[0].ErrorCode != 0 || got != want {
+		t.Fatalf("alice's authorized operations on g1: %b (error %d), want %b", got, described.Groups[0].ErrorCode, want)
+	}
+
 	// Offsets of g1 on a topic alice may not describe are hidden from her.
 	var secretOffsets kadm.Offsets
 	secretOffsets.Add(kadm.Offset{Topic: "secret", Partition: 0, At: 0, LeaderEpoch: -1})
@@ -156,9 +172,9 @@ func TestACLsGrantAndRevoke(t *testing.T) {
 	}
 
 	// The ACLs as DescribeAcls lists them, then alice's WRITE revoked.
-	described := describeAllACLs(t, as(t, b, "admin"))
-	if n := countDescribed(described); described.ErrorCode != 0 || n != 4 {
-		t.Fatalf("DescribeAcls: error %d, %d ACLs, want 4: %+v", described.ErrorCode, n, described.Resources)
+	listed := describeAllACLs(t, as(t, b, "admin"))
+	if n := countDescribed(listed); listed.ErrorCode != 0 || n != 4 {
+		t.Fatalf("DescribeAcls: error %d, %d ACLs, want 4: %+v", listed.ErrorCode, n, listed.Resources)
 	}
 	deleted, err := admin.DeleteACLs(ctx, kadm.NewACLs().Allow("User:alice").AllowHosts().Topics("orders").Operations(kadm.OpWrite))
 	if err != nil {
@@ -246,4 +262,86 @@ func countDeleted(rs kadm.DeleteACLsResults) int {
 		n += len(r.Deleted)
 	}
 	return n
+}
+
+// TestACLsTransactions: a transactional producer needs WRITE on its
+// transactional id and on every topic it adds to the transaction.
+func TestACLsTransactions(t *testing.T) {
+	t.Parallel()
+	b := startACLBroker(t, t.TempDir())
+	admin := adminAs(t, b, "admin")
+	createTopic(t, admin, "payments", 1, nil)
+	createTopic(t, admin, "secret", 1, nil)
+	createACLs(t, admin, kadm.NewACLs().Allow("User:alice", "User:bob").Topics("payments").Operations(kadm.OpWrite))
+	createACLs(t, admin, kadm.NewACLs().Allow("User:alice").TransactionalIDs("tx-alice").Operations(kadm.OpWrite))
+	ctx := testContext(t, 60*time.Second)
+
+	alice := as(t, b, "alice", kgo.TransactionalID("tx-alice"), kgo.RetryTimeout(5*time.Second))
+	if err := alice.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	produceSync(t, alice, &kgo.Record{Topic: "payments", Value: []byte("paid")})
+	if err := alice.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		t.Fatalf("alice committing: %v", err)
+	}
+
+	// A topic she may not write cannot join her transaction.
+	if err := alice.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if err := produceErr(t, alice, "secret"); !errors.Is(err, kerr.TopicAuthorizationFailed) {
+		t.Fatalf("alice adding secret to her transaction: %v", err)
+	}
+	_ = alice.EndTransaction(ctx, kgo.TryAbort)
+
+	// bob may write payments, but not as a transactional producer without
+	// WRITE on his transactional id.
+	// franz-go asks for the producer id when the transaction begins.
+	bob := as(t, b, "bob", kgo.TransactionalID("tx-bob"), kgo.RetryTimeout(2*time.Second))
+	err := bob.BeginTransaction()
+	if err == nil {
+		err = produceErr(t, bob, "payments")
+	}
+	if !errors.Is(err, kerr.TransactionalIDAuthorizationFailed) {
+		t.Fatalf("bob's transaction: %v", err)
+	}
+}
+
+// TestACLsKcat: kcat (librdkafka) produces, consumes and lists what its
+// ACLs allow, and is refused a topic they do not.
+func TestACLsKcat(t *testing.T) {
+	t.Parallel()
+	kcat, err := exec.LookPath("kcat")
+	if err != nil {
+		t.Skip("kcat is not on PATH (CI installs it: apt-get install kcat)")
+	}
+	b := startACLBroker(t, t.TempDir())
+	admin := adminAs(t, b, "admin")
+	createTopic(t, admin, "open", 1, nil)
+	createTopic(t, admin, "secret", 1, nil)
+	createACLs(t, admin, kadm.NewACLs().Allow("User:alice").Topics("open").Operations(kadm.OpWrite, kadm.OpRead))
+
+	props := filepath.Join(t.TempDir(), "kcat.properties")
+	conf := fmt.Sprintf("security.protocol=SASL_PLAINTEXT\nsasl.mechanisms=PLAIN\nsasl.username=alice\nsasl.password=%s\n", aclUsers["alice"])
+	if err := os.WriteFile(props, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "kcat_test.sh", b.Addr, "open")
+	cmd.Env = append(cmd.Environ(), "KCAT="+kcat, "KCAT_CONFIG="+props)
+	cmd.WaitDelay = 5 * time.Second
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "kcat e2e: ok") {
+		t.Fatalf("kcat_test.sh as alice on open: %v\n%s", err, out)
+	}
+
+	produce := exec.CommandContext(ctx, kcat, "-P", "-b", b.Addr, "-F", props, "-t", "secret", "-X", "message.timeout.ms=10000")
+	produce.Stdin = strings.NewReader("nope\n")
+	out, err := produce.CombinedOutput()
+	if err == nil && !strings.Contains(string(out), "authorization failed") {
+		t.Fatalf("kcat as alice wrote to secret:\n%s", out)
+	}
+	if !strings.Contains(strings.ToLower(string(out)), "authorization failed") {
+		t.Fatalf("kcat's error does not say the authorization failed:\n%s", out)
+	}
 }

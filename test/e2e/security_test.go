@@ -137,7 +137,7 @@ func TestSecurityEveryListenerServesClients(t *testing.T) {
 
 func TestSecurityRefusesWrongCredentials(t *testing.T) {
 	t.Parallel()
-	b, pki := startSecureBroker(t, t.TempDir())
+	b, pki := startSecureBroker(t, t.TempDir(), "strata.metrics.listener=127.0.0.1:0")
 	upsertScramUser(t, newAdmin(t, b.Addr), scramUser, scramPassword)
 
 	refused := []struct {
@@ -160,6 +160,16 @@ func TestSecurityRefusesWrongCredentials(t *testing.T) {
 			}
 		})
 	}
+	// Each refusal above is one failed authentication in the metrics, and
+	// the answer to it was held back by connection.failed.authentication.delay.ms.
+	samples := scrape(t, metricsBase(t, b)+"/metrics")
+	failed := samples[`strata_authentications_total{listener="SASL_PLAINTEXT",mechanism="PLAIN",result="failure"}`] +
+		samples[`strata_authentications_total{listener="SASL_PLAINTEXT",mechanism="SCRAM-SHA-256",result="failure"}`] +
+		samples[`strata_authentications_total{listener="SASL_SSL",mechanism="SCRAM-SHA-512",result="failure"}`]
+	if failed < float64(len(refused)) {
+		t.Fatalf("%v failed authentications counted, want at least %d", failed, len(refused))
+	}
+
 	t.Run("stranger-client-cert", func(t *testing.T) {
 		c := pki.clientTLS(false)
 		stranger := strangerCert(t)
