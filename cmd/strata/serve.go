@@ -282,6 +282,7 @@ func (n *node) serveListeners(cfg *config.Broker, logger *slog.Logger) (*api.Han
 
 			FailedAuthenticationDelay: cfg.FailedAuthenticationDelay,
 			Authentications:           n.metrics.countAuthentications(),
+			MapCertificate:            cfg.SSLPrincipalRules.Map,
 		})
 		if err != nil {
 			closeAll(ls[i:])

@@ -72,8 +72,9 @@ type Broker struct {
 	MetadataDir                  string
 	MetricsListener              string // host:port; "" means no metrics listener
 
-	TLS            TLSConfig // ssl.*
-	SASLMechanisms []string  // sasl.enabled.mechanisms: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512
+	TLS               TLSConfig      // ssl.*
+	SSLPrincipalRules PrincipalRules // ssl.principal.mapping.rules: client certificate subject → principal name
+	SASLMechanisms    []string       // sasl.enabled.mechanisms: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512
 	// PlainUsers are the PLAIN users of each SASL listener, by listener name
 	// as in listeners (SASL_SSL) → user → password, from the user_<name>
 	// options of listener.name.<listener>.plain.sasl.jaas.config. With PLAIN
@@ -220,6 +221,7 @@ func newBroker(raw, origin map[string]string) (*Broker, error) {
 	if err := b.setTLS(g); err != nil {
 		return nil, err
 	}
+	b.setPrincipalRules(g)
 	b.setAuthorizer(g)
 	if err := b.setSASL(g); err != nil {
 		return nil, err

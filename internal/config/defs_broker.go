@@ -39,6 +39,8 @@ var brokerDefs = readOnly([]Def{
 		"Kafka's SSLContext protocol, TLSv1.2 or TLSv1.3; accepted for compatibility: ssl.enabled.protocols decides what is negotiated."),
 	nullDef("ssl.cipher.suites", List, "", validCipherSuites,
 		"TLS 1.2 cipher suites, by their IANA names as Go's crypto/tls knows them (e.g. TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256); insecure ones are refused. TLS 1.3 suites may be listed but are not configurable in Go: all three are always on. Default: Go's defaults."),
+	def(principalRulesKey, String, "DEFAULT", "", validPrincipalRules,
+		`How the subject of a TLS client certificate (its distinguished name, RFC 2253, e.g. CN=app,OU=Eng,O=Example) becomes the principal's name: comma-separated rules, tried in order. DEFAULT keeps the name; RULE:pattern/replacement/ applies when the pattern matches the whole name and replaces it, $1, $2 standing for the pattern's groups, with L or U after the last slash for lower or upper case. A slash inside a pattern or replacement is written \/. Patterns are Go (RE2) regular expressions: no lookaround or backreferences. When no rule applies the client is refused, as in Kafka. E.g. RULE:^CN=([^,]+),OU=Apps,.*$/$1/L,DEFAULT.`),
 	def("sasl.enabled.mechanisms", List, "SCRAM-SHA-256,SCRAM-SHA-512", "", validSASLMechanisms,
 		"SASL mechanisms served on SASL_PLAINTEXT and SASL_SSL listeners: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 (Kafka's default is GSSAPI, which Strata does not support). PLAIN users are given by listener.name.<listener>.plain.sasl.jaas.config; SCRAM users by AlterUserScramCredentials."),
 	def("connection.failed.authentication.delay.ms", Int, "100", "", atLeast(0),

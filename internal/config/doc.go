@@ -76,6 +76,11 @@
 //     listener.name.<l>.sasl.enabled.mechanisms); so, as Kafka does without
 //     them (KIP-684), SASL_SSL listeners do not ask for client certificates.
 //     A broker-wide sasl.jaas.config is refused, as Kafka ignores it.
+//   - ssl.principal.mapping.rules takes Go (RE2) regular expressions, not
+//     Java's. A value that Kafka accepts but cannot use is refused when it
+//     is loaded: one without any rule, or whose replacement Java cannot
+//     expand (Kafka fails the authentication when such a rule applies), or
+//     with text Kafka silently skips (see PrincipalRules).
 //   - A JAAS value holds one login module of the mechanism's class; options
 //     that module does not take are refused, and so is a JAAS key for a
 //     listener that is not SASL or a mechanism that is not enabled.

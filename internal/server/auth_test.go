@@ -356,3 +356,44 @@ func TestSASLFailureIsDelayedAndCounted(t *testing.T) {
 		t.Errorf("observed %v, want %v", got, want)
 	}
 }
+
+// TestCertificateMapping: MapCertificate names the principal of a client
+// certificate, and a subject it refuses closes the connection.
+func TestCertificateMapping(t *testing.T) {
+	pki, err := testpki.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := make(chan string, 1)
+	for _, tt := range []struct {
+		name   string
+		mapped string
+		ok     bool
+	}{{"mapped", "client-app", true}, {"refused", "", false}} {
+		srv := startServer(t, principalHandler(seen), func(o *Options) {
+			o.TLS = &tls.Config{Certificates: []tls.Certificate{pki.Server}, ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: pki.Pool}
+			o.MapCertificate = func(subject string) (string, bool) {
+				if subject != "CN=client" {
+					t.Errorf("subject %q", subject)
+				}
+				return tt.mapped, tt.ok
+			}
+		})
+		nc, err := tls.DialWithDialer(&net.Dialer{Timeout: testTimeout}, "tcp", srv.Addr().String(),
+			&tls.Config{RootCAs: pki.Pool, Certificates: []tls.Certificate{pki.Client}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { nc.Close() })
+		c := &client{t: t, nc: nc, f: kmsg.NewRequestFormatter(kmsg.FormatterClientID("test"))}
+		c.send(kmsg.NewPtrMetadataRequest(), 9, 9)
+		if !tt.ok {
+			c.expectClosed()
+			continue
+		}
+		c.read(3, 9, 9)
+		if got := <-seen; got != "User:client-app" {
+			t.Errorf("%s: principal %q, want User:client-app", tt.name, got)
+		}
+	}
+}

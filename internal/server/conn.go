@@ -195,7 +195,14 @@ func (c *conn) handshakeTLS() bool {
 		c.abort()
 		return false
 	}
-	c.info.tlsPrincipal = certificatePrincipal(tc.ConnectionState().PeerCertificates)
+	principal, ok := certificatePrincipal(tc.ConnectionState().PeerCertificates, c.srv.opts.MapCertificate)
+	if !ok {
+		c.log.Info("closing connection: no ssl.principal.mapping.rules rule applies to the client certificate",
+			"subject", tc.ConnectionState().PeerCertificates[0].Subject.String())
+		c.abort()
+		return false
+	}
+	c.info.tlsPrincipal = principal
 	return true
 }
 

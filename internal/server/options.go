@@ -60,6 +60,11 @@ type Options struct {
 	// Authentications, if set, is told the outcome of every SASL
 	// authentication.
 	Authentications AuthObserver
+	// MapCertificate, if set, turns a TLS client certificate's subject
+	// (RFC 2253) into the principal's name (ssl.principal.mapping.rules);
+	// ok false refuses the connection, as Kafka fails the authentication
+	// when no rule applies. Nil keeps the subject.
+	MapCertificate func(subject string) (name string, ok bool)
 }
 
 // AuthObserver receives the outcome of each SASL authentication;

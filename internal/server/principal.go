@@ -31,10 +31,17 @@ func (ci *ConnInfo) Principal() string {
 }
 
 // certificatePrincipal is the principal of a verified client certificate
-// chain, or "" when the client sent none.
-func certificatePrincipal(chain []*x509.Certificate) string {
+// chain, "" when the client sent none; ok is false when mapCert refuses
+// the subject.
+func certificatePrincipal(chain []*x509.Certificate, mapCert func(string) (string, bool)) (principal string, ok bool) {
 	if len(chain) == 0 {
-		return ""
+		return "", true
 	}
-	return "User:" + chain[0].Subject.String()
+	name := chain[0].Subject.String()
+	if mapCert != nil {
+		if name, ok = mapCert(name); !ok {
+			return "", false
+		}
+	}
+	return "User:" + name, true
 }

@@ -345,3 +345,32 @@ func TestACLsKcat(t *testing.T) {
 		t.Fatalf("kcat's error does not say the authorization failed:\n%s", out)
 	}
 }
+
+// TestACLsForCertificatePrincipals: a TLS client certificate is the
+// principal on an SSL listener, named by ssl.principal.mapping.rules.
+func TestACLsForCertificatePrincipals(t *testing.T) {
+	t.Parallel()
+	pki := newTestPKI(t, t.TempDir())
+	jaas := fmt.Sprintf(`org.apache.kafka.common.security.plain.PlainLoginModule required user_admin="%s";`, aclUsers["admin"])
+	b := startBrokerListeners(t, t.TempDir(), []string{"SASL_PLAINTEXT", "SSL"},
+		"sasl.enabled.mechanisms=PLAIN",
+		"listener.name.sasl_plaintext.plain.sasl.jaas.config="+jaas,
+		"ssl.keystore.location="+pki.KeystoreFile,
+		"ssl.truststore.location="+pki.CAFile,
+		"ssl.client.auth=required",
+		`ssl.principal.mapping.rules=RULE:^CN=([a-z]+)$/$1-app/U,DEFAULT`,
+		"authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+		"super.users=User:admin",
+	)
+	admin := adminAs(t, b, "admin")
+	createTopic(t, admin, "tls-allowed", 1, nil)
+	createTopic(t, admin, "tls-denied", 1, nil)
+	// The test certificate's subject is CN=client: the rule names it CLIENT-APP.
+	createACLs(t, admin, kadm.NewACLs().Allow("User:CLIENT-APP").Topics("tls-allowed").Operations(kadm.OpWrite))
+
+	client := newClient(t, b.Listeners["SSL"], tlsOpt(pki.clientTLS(true)), kgo.RetryTimeout(2*time.Second))
+	produceSync(t, client, &kgo.Record{Topic: "tls-allowed", Value: []byte("by certificate")})
+	if err := produceErr(t, client, "tls-denied"); !errors.Is(err, kerr.TopicAuthorizationFailed) {
+		t.Fatalf("the certificate's principal writing tls-denied: %v", err)
+	}
+}
