@@ -53,6 +53,9 @@ type benchFlags struct {
 	inflight    int
 	warmup      time.Duration
 	json        bool
+	security    benchSecurity
+	// conn are the connection options of security, set by runBench.
+	conn []kgo.Opt
 }
 
 // benchGCPercent is the bench client's GOGC (see runBench).
@@ -105,6 +108,7 @@ MB is 10^6 bytes, and only record values count. Every phase is bounded:
 	fl.DurationVar(&f.warmup, "warmup", 2*time.Second, "e2e, and produce at a --rate: send at the rate this long first, not counted, so the figures are the steady state's")
 	fl.IntVar(&f.inflight, "inflight", 10000, "records produced but not yet acknowledged, at most")
 	fl.BoolVar(&f.json, "json", false, "print one JSON line instead of text")
+	f.security.register(fl)
 	return cmd
 }
 
@@ -132,6 +136,9 @@ func (f benchFlags) validate() error {
 		return fmt.Errorf("--inflight %d: use 1..%d", f.inflight, benchMaxInflight)
 	}
 	if _, err := f.acksOpts(); err != nil {
+		return err
+	}
+	if err := f.security.validate(); err != nil {
 		return err
 	}
 	if _, err := compressionCodec(f.compression); err != nil {
@@ -202,14 +209,14 @@ func (f benchFlags) producer(linger time.Duration) (*kgo.Client, error) {
 		kgo.MaxBufferedRecords(f.inflight),
 		kgo.RecordDeliveryTimeout(benchDeliveryTimeout),
 	}, acks...)
-	return kgo.NewClient(opts...)
+	return kgo.NewClient(append(opts, f.conn...)...)
 }
 
 func (f benchFlags) consumer(from map[int32]kgo.Offset) (*kgo.Client, error) {
-	return kgo.NewClient(
+	return kgo.NewClient(append([]kgo.Opt{
 		kgo.SeedBrokers(f.seeds()...),
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{f.topic: from}),
-	)
+	}, f.conn...)...)
 }
 
 // benchReport is the --json line; a phase that did not run is left out.
@@ -277,7 +284,12 @@ func runBench(ctx context.Context, f benchFlags, out io.Writer) error {
 	text("bench: %s topic %s, %d B records, acks %s (idempotent %v), linger %s, compression %s, rate %s\n",
 		f.bootstrap, f.topic, f.recordBytes, f.acks, rep.Idempotent, f.linger, f.compression, rateString(f.rate))
 
-	adm, err := kgo.NewClient(kgo.SeedBrokers(f.seeds()...))
+	conn, err := f.security.opts()
+	if err != nil {
+		return err
+	}
+	f.conn = conn
+	adm, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(f.seeds()...)}, f.conn...)...)
 	if err != nil {
 		return err
 	}

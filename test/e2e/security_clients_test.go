@@ -210,3 +210,19 @@ func TestSecurityKcat(t *testing.T) {
 		}
 	})
 }
+
+// TestSecurityBench: `strata bench` measures a cluster that requires TLS
+// and SCRAM.
+func TestSecurityBench(t *testing.T) {
+	t.Parallel()
+	b, pki := startSecureBroker(t, t.TempDir())
+	upsertScramUser(t, newAdmin(t, b.Addr), scramUser, scramPassword)
+	for _, mode := range []string{"produce", "consume"} {
+		out, code := runCLI(t, "bench", "--bootstrap", b.Listeners["SASL_SSL"], "--tls-ca", pki.CAFile,
+			"--sasl-mechanism", "SCRAM-SHA-512", "--sasl-user", scramUser, "--sasl-password", scramPassword,
+			"--mode", mode, "--records", "2000", "--topic", "bench-secure", "--partitions", "2", "--json")
+		if code != 0 || !strings.Contains(out, `"records":2000`) {
+			t.Fatalf("strata bench --mode %s over SASL_SSL: exit %d\n%s", mode, code, out)
+		}
+	}
+}
