@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/strata-broker/strata/internal/api"
 	"github.com/strata-broker/strata/internal/config"
@@ -84,8 +85,9 @@ func security(cfg *config.Broker, l config.Listener, meta *metadata.Store) (*tls
 	}
 	if l.UsesSASL() {
 		sc = &sasl.Config{
-			Mechanisms:  cfg.SASLMechanisms,
-			Credentials: credentials{plain: cfg.PlainUsers[l.Name], meta: meta},
+			Mechanisms:     cfg.SASLMechanisms,
+			Credentials:    credentials{plain: cfg.PlainUsers[l.Name], meta: meta},
+			Reauthenticate: cfg.MaxReauth > 0,
 		}
 		if err := sc.Validate(); err != nil {
 			return nil, nil, fmt.Errorf("listener %s: %w", l.Name, err)
@@ -151,4 +153,13 @@ func checkSecurity(cfg *config.Broker) error {
 		}
 	}
 	return nil
+}
+
+// sessionLifetime is connections.max.reauth.ms for a SASL listener, 0 for
+// the others (their connections have no SASL session).
+func sessionLifetime(cfg *config.Broker, sc *sasl.Config) time.Duration {
+	if sc == nil {
+		return 0
+	}
+	return cfg.MaxReauth
 }

@@ -283,6 +283,7 @@ func (n *node) serveListeners(cfg *config.Broker, logger *slog.Logger) (*api.Han
 			FailedAuthenticationDelay: cfg.FailedAuthenticationDelay,
 			Authentications:           n.metrics.countAuthentications(),
 			MapCertificate:            cfg.SSLPrincipalRules.Map,
+			MaxReauth:                 sessionLifetime(cfg, sc),
 		})
 		if err != nil {
 			closeAll(ls[i:])

@@ -32,11 +32,12 @@ func validSuperUsers(v string) error {
 	return nil
 }
 
-// setAuthorizer fills the authorizer fields and the failed-authentication
-// delay.
+// setAuthorizer fills the authorizer fields, the failed-authentication
+// delay and the SASL session lifetime.
 func (b *Broker) setAuthorizer(g getter) {
 	b.Authorizer = g.str("authorizer.class.name") != ""
 	b.SuperUsers = splitSuperUsers(g.str("super.users"))
 	b.AllowEveryoneIfNoACL = g.flag("allow.everyone.if.no.acl.found")
 	b.FailedAuthenticationDelay = time.Duration(g.i64("connection.failed.authentication.delay.ms")) * time.Millisecond
+	b.MaxReauth = time.Duration(g.i64("connections.max.reauth.ms")) * time.Millisecond
 }

@@ -8,6 +8,13 @@ import (
 
 func TestAuthorizerConfigs(t *testing.T) {
 	b := mustLoad(t, "", nil, nil)
+	if b.MaxReauth != 0 {
+		t.Fatalf("connections.max.reauth.ms default: %v", b.MaxReauth)
+	}
+	if b = mustLoad(t, "", nil, map[string]string{"connections.max.reauth.ms": "60000"}); b.MaxReauth != time.Minute {
+		t.Fatalf("connections.max.reauth.ms=60000: %v", b.MaxReauth)
+	}
+	b = mustLoad(t, "", nil, nil)
 	if b.FailedAuthenticationDelay != 100*time.Millisecond {
 		t.Fatalf("connection.failed.authentication.delay.ms default: %v", b.FailedAuthenticationDelay)
 	}

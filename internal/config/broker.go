@@ -83,6 +83,8 @@ type Broker struct {
 
 	// FailedAuthenticationDelay is connection.failed.authentication.delay.ms.
 	FailedAuthenticationDelay time.Duration
+	// MaxReauth is connections.max.reauth.ms; 0: SASL sessions do not expire.
+	MaxReauth time.Duration
 
 	// Authorizer turns the ACL authorizer on (authorizer.class.name set).
 	Authorizer           bool

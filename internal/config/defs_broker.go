@@ -43,6 +43,8 @@ var brokerDefs = readOnly([]Def{
 		`How the subject of a TLS client certificate (its distinguished name, RFC 2253, e.g. CN=app,OU=Eng,O=Example) becomes the principal's name: comma-separated rules, tried in order. DEFAULT keeps the name; RULE:pattern/replacement/ applies when the pattern matches the whole name and replaces it, $1, $2 standing for the pattern's groups, with L or U after the last slash for lower or upper case. A slash inside a pattern or replacement is written \/. Patterns are Go (RE2) regular expressions: no lookaround or backreferences. When no rule applies the client is refused, as in Kafka. E.g. RULE:^CN=([^,]+),OU=Apps,.*$/$1/L,DEFAULT.`),
 	def("sasl.enabled.mechanisms", List, "SCRAM-SHA-256,SCRAM-SHA-512", "", validSASLMechanisms,
 		"SASL mechanisms served on SASL_PLAINTEXT and SASL_SSL listeners: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 (Kafka's default is GSSAPI, which Strata does not support). PLAIN users are given by listener.name.<listener>.plain.sasl.jaas.config; SCRAM users by AlterUserScramCredentials."),
+	def("connections.max.reauth.ms", Long, "0", "", atLeast(0),
+		"Lifetime of a SASL session (KIP-368): clients re-authenticate before it ends, and a connection that does not is closed. 0 means sessions do not expire."),
 	def("connection.failed.authentication.delay.ms", Int, "100", "", atLeast(0),
 		"How long the answer to a failed SASL authentication, and the close that follows, is held back (KIP-306), so that guessing passwords is slow."),
 	def("authorizer.class.name", String, "", "", oneOf(authorizerNames...),

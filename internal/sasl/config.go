@@ -28,6 +28,9 @@ type Config struct {
 	// Sessions of different connections read it concurrently, so it must be
 	// safe for concurrent use.
 	Rand io.Reader
+	// Reauthenticate lets an authenticated session authenticate again
+	// (KIP-368, connections.max.reauth.ms): same mechanism, same user.
+	Reauthenticate bool
 }
 
 // Validate reports a Config that no session can use: no mechanisms, an

@@ -12,6 +12,8 @@
 //	awaitHandshake --Handshake(enabled)--> exchanging --last step ok--> authenticated
 //	awaitHandshake --any error-----------> failed
 //	exchanging     --any error-----------> failed
+//	authenticated  --Handshake(same)-----> exchanging (re-authentication, with Config.Reauthenticate)
+//	authenticated  --Handshake(other)----> failed     (with Config.Reauthenticate)
 //
 // Contract (each line is a test):
 //   - Handshake selects an enabled mechanism (names are case-sensitive, as in
@@ -21,7 +23,12 @@
 //     failed session answer CodeIllegalState; the first two also fail the
 //     session. On an authenticated session Handshake and Authenticate answer
 //     CodeIllegalState (as Kafka's KafkaApis does) and the session stays
-//     authenticated: the driver decides whether to close.
+//     authenticated: the driver decides whether to close — unless
+//     Config.Reauthenticate (KIP-368): then a Handshake with the same
+//     mechanism starts a re-authentication (Pending, not Authenticated,
+//     until it ends), which must prove the same user; another mechanism
+//     answers CodeUnsupportedMechanism and another user
+//     CodeAuthenticationFailed, and both fail the session.
 //   - Every error of an exchange (wrong credentials, unknown user, malformed
 //     message, nonce or channel binding mismatch, delegation token request,
 //     a message over maxMessageBytes) answers CodeAuthenticationFailed and
@@ -55,6 +62,7 @@
 //
 // Not supported, as in a Kafka broker without them configured: channel
 // binding (the -PLUS mechanisms), delegation tokens (tokenauth=true) and
-// re-authentication (KIP-368). A session does not frame tokens: the server
+// the session lifetime of re-authentication (the server keeps the clock). A
+// session does not frame tokens: the server
 // carries them in SaslAuthenticate, or bare after a SaslHandshake v0.
 package sasl

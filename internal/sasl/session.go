@@ -23,6 +23,9 @@ type Session struct {
 	exchange  exchange
 	user      string
 	mechanism string // chosen by Handshake
+	// reauthOf is the user a re-authentication (KIP-368) must prove again;
+	// "" during a first authentication.
+	reauthOf string
 }
 
 // exchange is one mechanism's server side of one authentication.
@@ -65,8 +68,10 @@ func validTransition(from, to sessionState) bool {
 		return to == stateExchanging || to == stateFailed
 	case stateExchanging:
 		return to == stateAuthenticated || to == stateFailed
+	case stateAuthenticated:
+		return to == stateExchanging || to == stateFailed // re-authentication (KIP-368)
 	}
-	return false // authenticated and failed are final
+	return false // failed is final
 }
 
 // NewSession starts a session on cfg, which the caller must not modify
@@ -94,7 +99,14 @@ func (s *Session) Handshake(mechanism string) error {
 	case stateExchanging:
 		return s.fail(illegalState("Unexpected Kafka request of type SASL_HANDSHAKE during SASL authentication."))
 	case stateAuthenticated:
-		return illegalState("SaslHandshake request received after successful authentication")
+		if !s.cfg.Reauthenticate {
+			return illegalState("SaslHandshake request received after successful authentication")
+		}
+		if mechanism != s.mechanism {
+			return s.fail(&Error{Code: CodeUnsupportedMechanism, Message: fmt.Sprintf(
+				"SASL mechanism '%s' requested by client is not supported for re-authentication of mechanism '%s'", clip(mechanism), s.mechanism)})
+		}
+		s.reauthOf = s.user
 	case stateFailed:
 		return illegalState(msgAlreadyFailed)
 	}
@@ -158,7 +170,11 @@ func (s *Session) Authenticate(token []byte) (reply []byte, err error) {
 		return nil, s.fail(err)
 	}
 	if done {
-		s.user = s.exchange.authenticatedUser()
+		user := s.exchange.authenticatedUser()
+		if s.reauthOf != "" && user != s.reauthOf {
+			return nil, s.fail(authFailed(fmt.Sprintf("Cannot change principals during re-authentication from User:%s: User:%s", s.reauthOf, clip(user))))
+		}
+		s.user, s.reauthOf = user, ""
 		s.transition(stateAuthenticated)
 	}
 	return reply, nil

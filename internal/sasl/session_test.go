@@ -293,6 +293,8 @@ func TestValidTransition(t *testing.T) {
 		{stateAwaitHandshake, stateFailed}:     true,
 		{stateExchanging, stateAuthenticated}:  true,
 		{stateExchanging, stateFailed}:         true,
+		{stateAuthenticated, stateExchanging}:  true,
+		{stateAuthenticated, stateFailed}:      true,
 	}
 	for _, from := range states {
 		for _, to := range append(states, 0) {

@@ -69,6 +69,7 @@ func (c *conn) rawSASLStep(frame *[]byte) (pending, bool) {
 	if !s.Pending() {
 		c.rawSASL = false // authenticated: Kafka requests from here on
 		c.observeAuthentication(true)
+		c.startSession(nil)
 	}
 	return pending{frame: frame, rawSASL: true, rawToken: token, reply: Reply{NoResponse: true}}, true
 }
@@ -100,6 +101,7 @@ func (c *conn) afterSASLStep(h header, wasAuthenticated bool, r *Reply) {
 	switch {
 	case !wasAuthenticated && s.Authenticated():
 		c.observeAuthentication(true)
+		c.startSession(r)
 	case r.Close && !s.Authenticated():
 		c.observeAuthentication(false)
 		*r = c.delayed(*r)
@@ -141,4 +143,40 @@ func (c *conn) sleep(d time.Duration) {
 	case <-t.C:
 	case <-c.ctx.Done():
 	}
+}
+
+// startSession starts the lifetime of an authenticated SASL session
+// (Options.MaxReauth) and tells a SaslAuthenticate v1+ client about it, so
+// that it re-authenticates in time.
+func (c *conn) startSession(r *Reply) {
+	d := c.srv.opts.MaxReauth
+	if d <= 0 {
+		return
+	}
+	c.sessionExpiry = time.Now().Add(d)
+	if r == nil {
+		return
+	}
+	if resp, ok := r.Resp.(*kmsg.SASLAuthenticateResponse); ok && resp.GetVersion() >= 1 {
+		resp.SessionLifetimeMillis = d.Milliseconds()
+	}
+}
+
+// sessionRefusal says why a request must close the connection before it is
+// handled, "" if it need not: a request other than a re-authentication
+// after the SASL session ended (KIP-368), or a re-authentication through
+// SaslHandshake v0, which Kafka does not allow (it has no session lifetime).
+func (c *conn) sessionRefusal(h header) string {
+	s := c.info.SASL
+	if s == nil || !s.Authenticated() {
+		return ""
+	}
+	reauth := h.key == saslHandshakeKey || h.key == saslAuthenticateKey
+	switch {
+	case reauth && h.key == saslHandshakeKey && h.version == 0:
+		return "re-authentication needs SaslHandshake v1"
+	case !reauth && !c.sessionExpiry.IsZero() && time.Now().After(c.sessionExpiry):
+		return "the SASL session expired without re-authentication (connections.max.reauth.ms)"
+	}
+	return ""
 }

@@ -397,3 +397,50 @@ func TestCertificateMapping(t *testing.T) {
 		}
 	}
 }
+
+// TestSessionLifetime: with MaxReauth the client learns the session's
+// lifetime, may re-authenticate on the same connection, and a request after
+// the lifetime without re-authentication closes it (KIP-368).
+func TestSessionLifetime(t *testing.T) {
+	const lifetime = 400 * time.Millisecond
+	s := startServer(t, saslHandler(), func(o *Options) {
+		o.SASL = &sasl.Config{Mechanisms: []string{sasl.Plain}, Credentials: plainUsers{"alice": "pw", "bob": "pw"}, Reauthenticate: true}
+		o.MaxReauth = lifetime
+	})
+	authenticate := func(c *client, user string, corr int32) *kmsg.SASLAuthenticateResponse {
+		t.Helper()
+		hs := kmsg.NewPtrSASLHandshakeRequest()
+		hs.Mechanism = sasl.Plain
+		c.send(hs, 1, corr)
+		c.read(saslHandshakeKey, 1, corr)
+		auth := kmsg.NewPtrSASLAuthenticateRequest()
+		auth.SASLAuthBytes = []byte("\x00" + user + "\x00pw")
+		c.send(auth, 2, corr+1)
+		return c.read(saslAuthenticateKey, 2, corr+1).(*kmsg.SASLAuthenticateResponse)
+	}
+
+	c := dial(t, s)
+	if resp := authenticate(c, "alice", 1); resp.ErrorCode != 0 || resp.SessionLifetimeMillis != lifetime.Milliseconds() {
+		t.Fatalf("first authentication: error %d, lifetime %d ms", resp.ErrorCode, resp.SessionLifetimeMillis)
+	}
+	c.send(kmsg.NewPtrMetadataRequest(), 9, 3)
+	c.read(3, 9, 3)
+	time.Sleep(lifetime / 2)
+	if resp := authenticate(c, "alice", 4); resp.ErrorCode != 0 { // re-authentication, in time
+		t.Fatalf("re-authentication: error %d", resp.ErrorCode)
+	}
+	time.Sleep(lifetime / 2)
+	c.send(kmsg.NewPtrMetadataRequest(), 9, 6) // within the renewed lifetime
+	c.read(3, 9, 6)
+	time.Sleep(lifetime)
+	c.send(kmsg.NewPtrMetadataRequest(), 9, 7) // expired
+	c.expectClosed()
+
+	// Re-authenticating as someone else fails and closes the connection.
+	c = dial(t, s)
+	authenticate(c, "alice", 1)
+	if resp := authenticate(c, "bob", 3); resp.ErrorCode != sasl.CodeAuthenticationFailed {
+		t.Fatalf("re-authentication as bob: error %d", resp.ErrorCode)
+	}
+	c.expectClosed()
+}

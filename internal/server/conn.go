@@ -43,7 +43,10 @@ type conn struct {
 	// rawSASL (reader goroutine only): a SaslHandshake v0 chose a
 	// mechanism, so the next frames are bare SASL tokens.
 	rawSASL bool
-	wbuf    []byte // writer goroutine only: the encoded response
+	// sessionExpiry (reader goroutine only) ends the SASL session when
+	// Options.MaxReauth is set; zero otherwise.
+	sessionExpiry time.Time
+	wbuf          []byte // writer goroutine only: the encoded response
 
 	mu struct {
 		sync.Mutex
@@ -230,6 +233,10 @@ func (c *conn) handle(frame *[]byte) (pending, bool) {
 	d, err := decodeRequest(*frame, h.Supported, &c.ids)
 	if err != nil {
 		c.log.Info("closing connection: bad request", "key", d.key, "version", d.version, "err", err)
+		return pending{}, false
+	}
+	if why := c.sessionRefusal(d.header); why != "" {
+		c.log.Info("closing connection: "+why, "key", d.key)
 		return pending{}, false
 	}
 	if !saslAllows(c.info.SASL, d.key) {

@@ -60,6 +60,12 @@ type Options struct {
 	// Authentications, if set, is told the outcome of every SASL
 	// authentication.
 	Authentications AuthObserver
+	// MaxReauth, if positive, is the lifetime of a SASL session
+	// (connections.max.reauth.ms, KIP-368): SaslAuthenticate v1+ tells the
+	// client, which re-authenticates before it ends; a connection that
+	// sends anything else after it is closed. SASL.Reauthenticate must be
+	// set with it.
+	MaxReauth time.Duration
 	// MapCertificate, if set, turns a TLS client certificate's subject
 	// (RFC 2253) into the principal's name (ssl.principal.mapping.rules);
 	// ok false refuses the connection, as Kafka fails the authentication
@@ -109,6 +115,9 @@ func (o Options) Validate() error {
 		if err := o.SASL.Validate(); err != nil {
 			errs = append(errs, fmt.Errorf("server: Options.SASL: %w", err))
 		}
+	}
+	if o.MaxReauth < 0 || (o.MaxReauth > 0 && (o.SASL == nil || !o.SASL.Reauthenticate)) {
+		errs = append(errs, fmt.Errorf("server: Options.MaxReauth %v needs SASL with Reauthenticate", o.MaxReauth))
 	}
 	return errors.Join(errs...)
 }

@@ -390,3 +390,37 @@ func TestSecurityOnlyEnabledMechanisms(t *testing.T) {
 		t.Fatalf("SCRAM-SHA-512: %v", err)
 	}
 }
+
+// TestSecurityReauthentication: with connections.max.reauth.ms a client
+// re-authenticates on its connections as their sessions end (KIP-368), and
+// a user whose credential is deleted loses access when the session ends,
+// without reconnecting.
+func TestSecurityReauthentication(t *testing.T) {
+	t.Parallel()
+	const lifetime = 1500 * time.Millisecond
+	b, _ := startSecureBroker(t, t.TempDir(), fmt.Sprintf("connections.max.reauth.ms=%d", lifetime.Milliseconds()))
+	adm := newAdmin(t, b.Addr)
+	upsertScramUser(t, adm, scramUser, scramPassword)
+	createTopic(t, adm, "reauth", 1, nil)
+
+	cl := newClient(t, b.Listeners["SASL_PLAINTEXT"], kgo.SASL(scram.Auth{User: scramUser, Pass: scramPassword}.AsSha256Mechanism()),
+		kgo.RetryTimeout(3*time.Second))
+	deadline := time.Now().Add(3 * lifetime)
+	for n := 0; time.Now().Before(deadline); n++ {
+		if err := produceErr(t, cl, "reauth"); err != nil {
+			t.Fatalf("produce %d, across re-authentications: %v", n, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+
+	res, err := adm.AlterUserSCRAMs(testContext(t, 10*time.Second), []kadm.DeleteSCRAM{
+		{User: scramUser, Mechanism: kadm.ScramSha256}, {User: scramUser, Mechanism: kadm.ScramSha512},
+	}, nil)
+	if err != nil || res[scramUser].Err != nil {
+		t.Fatalf("deleting bob: %v / %v", err, res[scramUser].Err)
+	}
+	time.Sleep(lifetime + 500*time.Millisecond)
+	if err := produceErr(t, cl, "reauth"); !errors.Is(err, kerr.SaslAuthenticationFailed) {
+		t.Fatalf("bob's produce after his credential was deleted and his session ended: %v", err)
+	}
+}
