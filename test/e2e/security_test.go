@@ -424,3 +424,29 @@ func TestSecurityReauthentication(t *testing.T) {
 		t.Fatalf("bob's produce after his credential was deleted and his session ended: %v", err)
 	}
 }
+
+// TestSecurityConfigsStaySecret: DescribeConfigs lists the JAAS and
+// inline-PEM settings as sensitive, without their values.
+func TestSecurityConfigsStaySecret(t *testing.T) {
+	t.Parallel()
+	b, _ := startSecureBroker(t, t.TempDir())
+	rcs, err := newAdmin(t, b.Addr).DescribeBrokerConfigs(testContext(t, 10*time.Second))
+	if err != nil || len(rcs) != 1 || rcs[0].Err != nil {
+		t.Fatalf("DescribeConfigs of the broker: %v %+v", err, rcs)
+	}
+	found := map[string]bool{}
+	for _, c := range rcs[0].Configs {
+		if !strings.Contains(c.Key, "jaas") {
+			continue
+		}
+		found[c.Key] = true
+		if !c.Sensitive || c.Value != nil {
+			t.Errorf("%s: sensitive %v, value %v", c.Key, c.Sensitive, c.Value)
+		}
+	}
+	for _, key := range []string{"listener.name.sasl_plaintext.plain.sasl.jaas.config", "listener.name.sasl_ssl.plain.sasl.jaas.config"} {
+		if !found[key] {
+			t.Errorf("%s is not described", key)
+		}
+	}
+}
