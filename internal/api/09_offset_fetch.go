@@ -24,12 +24,15 @@ func (h *Handler) handleOffsetFetch(ctx context.Context, req *Request) Reply {
 	ids := make([]string, len(r.Groups))
 	asked := make(map[string]kmsg.OffsetFetchRequestGroup, len(r.Groups))
 	var allowedIDs []string // the groups the principal may describe
+	denied := map[string]bool{}
 	for i, g := range r.Groups {
 		ids[i] = g.Group
 		if _, dup := asked[g.Group]; !dup {
 			asked[g.Group] = g
 			if h.allowedGroup(req, acl.OpDescribe, g.Group) {
 				allowedIDs = append(allowedIDs, g.Group)
+			} else {
+				denied[g.Group] = true
 			}
 		}
 	}
@@ -57,7 +60,7 @@ func (h *Handler) handleOffsetFetch(ctx context.Context, req *Request) Reply {
 		for _, id := range ids {
 			g, ok := byID[id]
 			switch {
-			case !ok && !h.allowedGroup(req, acl.OpDescribe, id):
+			case !ok && denied[id]: // decided when the request came, not now
 				g = deniedOffsetGroup(id)
 			case !ok:
 				panic("api: the coordinator did not answer for group " + id)
