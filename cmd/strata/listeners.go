@@ -79,7 +79,7 @@ func security(cfg *config.Broker, l config.Listener, meta *metadata.Store) (*tls
 		err error
 	)
 	if l.UsesTLS() {
-		if tc, err = tlsConfig(cfg.TLS, !l.UsesSASL()); err != nil {
+		if tc, err = tlsConfig(cfg.TLSFor(l.Name)); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -147,7 +147,7 @@ func shutdownServers(ctx context.Context, servers []*server.Server) error {
 func checkSecurity(cfg *config.Broker) error {
 	for _, l := range cfg.Listeners {
 		if l.UsesTLS() {
-			if _, err := tlsConfig(cfg.TLS, !l.UsesSASL()); err != nil {
+			if _, err := tlsConfig(cfg.TLSFor(l.Name)); err != nil {
 				return err
 			}
 		}

@@ -282,7 +282,7 @@ func (n *node) serveListeners(cfg *config.Broker, logger *slog.Logger) (*api.Han
 
 			FailedAuthenticationDelay: cfg.FailedAuthenticationDelay,
 			Authentications:           n.metrics.countAuthentications(),
-			MapCertificate:            cfg.SSLPrincipalRules.Map,
+			MapCertificate:            cfg.PrincipalRulesFor(l.cfg.Name).Map,
 			MaxReauth:                 sessionLifetime(cfg, sc),
 		})
 		if err != nil {

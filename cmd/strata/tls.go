@@ -11,15 +11,11 @@ import (
 	"github.com/strata-broker/strata/internal/config"
 )
 
-// tlsConfig builds the server TLS configuration of a TLS listener from the
-// ssl.* configs (PEM keystore and truststore). clientAuth says whether
-// ssl.client.auth applies: on SSL listeners; on SASL_SSL ones the broker-wide
-// setting is ignored, as in Kafka (KIP-684), since SASL authenticates the
-// client. Each error is one line naming the config to fix.
-func tlsConfig(c config.TLSConfig, clientAuth bool) (*tls.Config, error) {
-	if !clientAuth {
-		c.ClientAuth = "none"
-	}
+// tlsConfig builds the server TLS configuration of a TLS listener from its
+// effective ssl.* settings (Broker.TLSFor: PEM keystore and truststore, and
+// the client auth that applies to that listener, KIP-684). Each error is one
+// line naming the config to fix.
+func tlsConfig(c config.TLSConfig) (*tls.Config, error) {
 	cert, err := loadKeystore(c)
 	if err != nil {
 		return nil, err

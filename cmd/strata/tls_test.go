@@ -34,23 +34,20 @@ func TestTLSConfigFromFilesAndInline(t *testing.T) {
 	}
 	protocols := []string{"TLSv1.2", "TLSv1.3"}
 	tests := []struct {
-		name       string
-		cfg        config.TLSConfig
-		clientAuth bool
-		want       tls.ClientAuthType
-		wantCAs    bool
+		name    string
+		cfg     config.TLSConfig
+		want    tls.ClientAuthType
+		wantCAs bool
 	}{
-		{"file, no client auth", config.TLSConfig{KeystoreLocation: keystore, ClientAuth: "none", Protocols: protocols}, true, tls.NoClientCert, false},
-		{"file, required", config.TLSConfig{KeystoreLocation: keystore, TruststoreLocation: ca, ClientAuth: "required", Protocols: protocols}, true, tls.RequireAndVerifyClientCert, true},
-		{"inline, requested", config.TLSConfig{KeystoreChain: cert, KeystoreKey: key, TruststoreCertificates: cert, ClientAuth: "requested", Protocols: protocols}, true, tls.VerifyClientCertIfGiven, true},
-		// KIP-684: SASL_SSL ignores the broker-wide ssl.client.auth.
-		{"sasl_ssl ignores client auth", config.TLSConfig{KeystoreLocation: keystore, TruststoreLocation: ca, ClientAuth: "required", Protocols: protocols}, false, tls.NoClientCert, false},
+		{"file, no client auth", config.TLSConfig{KeystoreLocation: keystore, ClientAuth: "none", Protocols: protocols}, tls.NoClientCert, false},
+		{"file, required", config.TLSConfig{KeystoreLocation: keystore, TruststoreLocation: ca, ClientAuth: "required", Protocols: protocols}, tls.RequireAndVerifyClientCert, true},
+		{"inline, requested", config.TLSConfig{KeystoreChain: cert, KeystoreKey: key, TruststoreCertificates: cert, ClientAuth: "requested", Protocols: protocols}, tls.VerifyClientCertIfGiven, true},
 		// A properties file may fold inline PEM onto one line.
-		{"inline folded onto one line", config.TLSConfig{KeystoreChain: fold(cert), KeystoreKey: fold(key), ClientAuth: "none", Protocols: protocols}, true, tls.NoClientCert, false},
+		{"inline folded onto one line", config.TLSConfig{KeystoreChain: fold(cert), KeystoreKey: fold(key), ClientAuth: "none", Protocols: protocols}, tls.NoClientCert, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := tlsConfig(tt.cfg, tt.clientAuth)
+			got, err := tlsConfig(tt.cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -88,7 +85,7 @@ func TestTLSConfigErrorsNameTheConfig(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := tlsConfig(tt.cfg, true)
+			_, err := tlsConfig(tt.cfg)
 			if err == nil || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "\n") {
 				t.Fatalf("got %v, want one line naming %q", err, tt.want)
 			}

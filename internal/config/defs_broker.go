@@ -32,7 +32,7 @@ var brokerDefs = readOnly([]Def{
 	secret(nullDef("ssl.truststore.certificates", Password, "", pemCertificates,
 		"The CA certificates as inline PEM, instead of ssl.truststore.location (Kafka 2.7+).")),
 	def("ssl.client.auth", String, "none", "", oneOf(clientAuthNames...),
-		"Whether SSL listeners ask clients for a certificate: required, requested or none. As in Kafka (KIP-684), SASL_SSL listeners never do: Strata has no listener-prefixed ssl.client.auth."),
+		"Whether SSL listeners ask clients for a certificate: required, requested or none. As in Kafka (KIP-684), SASL_SSL listeners ignore it: they ask only when listener.name.<listener>.ssl.client.auth says so."),
 	def("ssl.enabled.protocols", List, "TLSv1.2,TLSv1.3", "", validTLSProtocols,
 		"TLS versions served: TLSv1.2, TLSv1.3. TLSv1 and TLSv1.1 are refused, as Go does not serve them by default."),
 	def("ssl.protocol", String, "TLSv1.3", "", oneOf(tlsProtocolNames...),
@@ -179,7 +179,8 @@ var brokerByName = index(brokerDefs)
 // of a key it matches, named by the key itself; LookupBroker makes it
 // read-only like every broker config.
 var brokerPatterns = []func(key string) (Def, bool){
-	jaasDef, // listener.name.<listener>.<mechanism>.sasl.jaas.config
+	jaasDef,        // listener.name.<listener>.<mechanism>.sasl.jaas.config
+	listenerSSLDef, // listener.name.<listener>.ssl.<key>
 }
 
 // envToKey maps STRATA_* environment variable names to broker keys.
@@ -220,12 +221,15 @@ func envForm(key string) string {
 }
 
 // envKey is the broker key that the environment variable name sets: one of
-// envToKey, or a key of a pattern (see jaasEnvKey).
+// envToKey, or a key of a pattern (see jaasEnvKey and listenerSSLEnvKey).
 func envKey(name string) (string, bool) {
 	if k, ok := envToKey[name]; ok {
 		return k, true
 	}
-	return jaasEnvKey(name)
+	if k, ok := jaasEnvKey(name); ok {
+		return k, true
+	}
+	return listenerSSLEnvKey(name)
 }
 
 func envNames(defs []Def) map[string]string {

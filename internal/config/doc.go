@@ -24,13 +24,31 @@
 // SCRAM_SHA_256, SCRAM_SHA_512. It is a PASSWORD and sensitive; once set, it
 // is described like the listed keys.
 //
+// The other pattern is listener.name.<listener>.ssl.<key>, Kafka's
+// listener-prefixed TLS settings, which override ssl.<key> for that one
+// listener; key is one of keystore.type, keystore.location,
+// keystore.certificate.chain, keystore.key, truststore.type,
+// truststore.location, truststore.certificates, client.auth,
+// enabled.protocols, cipher.suites and principal.mapping.rules, each with
+// the type, sensitivity and validation of ssl.<key>. Its environment
+// variable is STRATA_LISTENER_NAME_<LISTENER>_SSL_<KEY>
+// (STRATA_LISTENER_NAME_INTERNAL_SSL_KEYSTORE_LOCATION). The listener must be
+// a TLS listener (SSL, SASL_SSL) of listeners. A listener that sets any of
+// its keystore keys takes its keystore from them alone, and likewise its
+// truststore. Broker.TLSFor and Broker.PrincipalRulesFor give a listener's
+// effective settings; as in Kafka (KIP-684), the broker-wide ssl.client.auth
+// applies to SSL listeners only, and a SASL_SSL listener asks for client
+// certificates only through listener.name.<listener>.ssl.client.auth.
+//
 // Listeners: listeners may name several, each on its own port (or port 0);
 // listener.security.protocol.map gives each name its protocol (PLAINTEXT, SSL,
 // SASL_PLAINTEXT, SASL_SSL); advertised.listeners may only use listeners'
 // names (Broker.Advertised falls back to the listener). The rules between
-// keys, checked by LoadBroker: a TLS listener needs a keystore (a file, or
-// inline chain and key, not both); ssl.client.auth other than none needs a
-// truststore (a file or inline, not both); a JAAS key names a SASL listener
+// keys, checked by LoadBroker on the broker-wide settings and on each TLS
+// listener's effective ones: a TLS listener needs a keystore (a file, or
+// inline chain and key, not both); client auth other than none needs a
+// truststore (a file or inline, not both); a listener-prefixed TLS key names
+// a TLS listener; a JAAS key names a SASL listener
 // and an enabled mechanism; with PLAIN enabled every SASL listener has PLAIN
 // users. Files are not read here: whoever loads them reports their errors.
 //
@@ -72,10 +90,10 @@
 //     suites (TLS 1.3's are not configurable in Go).
 //   - sasl.enabled.mechanisms defaults to SCRAM-SHA-256,SCRAM-SHA-512
 //     (Kafka: GSSAPI); GSSAPI and OAUTHBEARER are refused.
-//   - No other listener-prefixed keys (listener.name.<l>.ssl.*,
-//     listener.name.<l>.sasl.enabled.mechanisms); so, as Kafka does without
-//     them (KIP-684), SASL_SSL listeners do not ask for client certificates.
-//     A broker-wide sasl.jaas.config is refused, as Kafka ignores it.
+//   - No listener-prefixed keys besides the JAAS and ssl.* ones above
+//     (no listener.name.<l>.sasl.enabled.mechanisms, and only the ssl.*
+//     keys listed there). A broker-wide sasl.jaas.config is refused, as
+//     Kafka ignores it.
 //   - ssl.principal.mapping.rules takes Go (RE2) regular expressions, not
 //     Java's. A value that Kafka accepts but cannot use is refused when it
 //     is loaded: one without any rule, or whose replacement Java cannot

@@ -128,7 +128,7 @@ func TestJAASKeys(t *testing.T) {
 		{"listener.name.sasl_ssl.PLAIN.sasl.jaas.config", false, "in lower case: listener.name.sasl_ssl.plain.sasl.jaas.config"},
 		{"listener.name.plain.sasl.jaas.config", false, "the only per-listener configs are listener.name.<listener>.<mechanism>.sasl.jaas.config"},
 		{"listener.name..plain.sasl.jaas.config", false, "the only per-listener configs"},
-		{"listener.name.ssl.ssl.keystore.location", false, "the only per-listener configs"},
+		{"listener.name.ssl.ssl.keystore.passwd", false, "the only per-listener configs"},
 		{"name.sasl_ssl.plain.sasl.jaas.config", false, unknownBroker},
 	}
 	for _, tt := range tests {
@@ -197,7 +197,7 @@ func TestJAASEnv(t *testing.T) {
 	}
 
 	// Unknown per-listener variables are refused, without their values.
-	for _, name := range []string{"STRATA_LISTENER_NAME_SASL_SSL_GSSAPI_SASL_JAAS_CONFIG", "STRATA_LISTENER_NAME_SASL_SSL_SSL_KEYSTORE_LOCATION"} {
+	for _, name := range []string{"STRATA_LISTENER_NAME_SASL_SSL_GSSAPI_SASL_JAAS_CONFIG", "STRATA_LISTENER_NAME_SASL_SSL_SSL_KEY_PASSWORD"} {
 		_, err := LoadBroker("", []string{name + "=" + plainJAAS}, nil)
 		checkLoadErr(t, err, name, "STRATA_LISTENER_NAME_<LISTENER>_<MECH>_SASL_JAAS_CONFIG", "PLAIN, SCRAM_SHA_256, SCRAM_SHA_512")
 		if strings.Contains(err.Error(), "secret") {

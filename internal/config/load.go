@@ -18,8 +18,9 @@ const unknownBroker = "unknown broker config; see `strata serve --help`"
 //     variable must be the EnvName of a broker config (STRATA_LOG_DIRS sets
 //     log.dirs, STRATA_REMOTE_DIR sets strata.remote.dir; see EnvName), or
 //     STRATA_LISTENER_NAME_<LISTENER>_<MECH>_SASL_JAAS_CONFIG (see
-//     jaasEnvKey), except the few in envNotConfig; variables without the
-//     prefix are ignored;
+//     jaasEnvKey) or STRATA_LISTENER_NAME_<LISTENER>_SSL_<KEY> (see
+//     listenerSSLEnvKey), except the few in envNotConfig; variables
+//     without the prefix are ignored;
 //   - flags, broker config key → value, as the CLI parsed them.
 //
 // Values are trimmed. An unknown key, or a bad value, is an error of one line
@@ -118,7 +119,7 @@ func unknownBrokerMsg(key string) string {
 		return "unknown broker config: " + why
 	}
 	if strings.HasPrefix(key, jaasKeyPrefix) {
-		return "unknown broker config: " + badJAASKey(key)
+		return "unknown broker config: " + badListenerKey(key)
 	}
 	if d, ok := topicByName[key]; ok && d.BrokerSynonym != "" {
 		return fmt.Sprintf("unknown broker config (%s is a topic config; its broker default is %s); see `strata serve --help`", key, d.BrokerSynonym)
@@ -126,13 +127,21 @@ func unknownBrokerMsg(key string) string {
 	return unknownBroker
 }
 
-// badJAASKey says what is wrong with a listener.name.* key that is no JAAS
-// key.
-func badJAASKey(key string) string {
-	mid, ok := strings.CutSuffix(strings.TrimPrefix(key, jaasKeyPrefix), jaasKeySuffix)
+// badListenerKey says what is wrong with a listener.name.* key that is no
+// JAAS key and no listener-prefixed TLS key.
+func badListenerKey(key string) string {
+	mid := strings.TrimPrefix(key, jaasKeyPrefix)
+	for _, k := range listenerSSLKeys {
+		if listener, ok := strings.CutSuffix(mid, "."+k); ok && listener != "" {
+			return fmt.Sprintf("%s takes the listener in lower case: %s", listenerSSLKeyForm,
+				listenerSSLKey{listener: strings.ToLower(listener), key: k})
+		}
+	}
+	mid, ok := strings.CutSuffix(mid, jaasKeySuffix)
 	dot := strings.LastIndexByte(mid, '.')
 	if !ok || dot <= 0 {
-		return "the only per-listener configs are " + jaasKeyForm
+		return fmt.Sprintf("the only per-listener configs are %s and %s, <key> one of: %s",
+			jaasKeyForm, listenerSSLKeyForm, strings.Join(listenerSSLKeys, ", "))
 	}
 	mech := strings.ToUpper(mid[dot+1:])
 	switch {
@@ -173,7 +182,9 @@ func unknownBrokerEnv(name, value string) *Error {
 		msg = fmt.Sprintf("unknown broker config %s: %s", key, refusedBroker[key])
 	} else if strings.HasPrefix(name, jaasEnvPrefix) {
 		msg = "unknown broker config: the only per-listener variables are " +
-			jaasEnvPrefix + "<LISTENER>_<MECH>" + jaasEnvSuffix + ", MECH one of PLAIN, SCRAM_SHA_256, SCRAM_SHA_512"
+			jaasEnvPrefix + "<LISTENER>_<MECH>" + jaasEnvSuffix + ", MECH one of PLAIN, SCRAM_SHA_256, SCRAM_SHA_512, and " +
+			jaasEnvPrefix + "<LISTENER>_SSL_<KEY>, the variable of " + listenerSSLKeyForm + " (e.g. " +
+			EnvName(listenerSSLKey{listener: "internal", key: "ssl.keystore.location"}.String()) + ")"
 	}
 	return &Error{Key: name, Value: value, Msg: msg}
 }

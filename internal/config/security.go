@@ -82,20 +82,25 @@ func (b *Broker) Advertised(name string) (Listener, bool) {
 	return Listener{}, false
 }
 
-// TLSConfig are the ssl.* settings, validated for consistency but not read:
+// TLSConfig are the ssl.* settings, broker-wide (Broker.TLS) or of one
+// listener (Broker.TLSFor), validated for consistency but not read:
 // the files and the inline PEM are loaded by the caller. Exactly one of
 // KeystoreLocation and KeystoreChain+KeystoreKey is set when a listener uses
 // TLS; at most one of TruststoreLocation and TruststoreCertificates is set,
 // and one is when ClientAuth is not "none".
 type TLSConfig struct {
-	KeystoreLocation       string   // ssl.keystore.location: PEM chain and unencrypted key
-	KeystoreChain          string   // ssl.keystore.certificate.chain: inline PEM
-	KeystoreKey            string   // ssl.keystore.key: inline PEM, unencrypted
-	TruststoreLocation     string   // ssl.truststore.location: PEM CA certificates
-	TruststoreCertificates string   // ssl.truststore.certificates: inline PEM
-	ClientAuth             string   // ssl.client.auth: required, requested or none; SSL listeners only
-	Protocols              []string // ssl.enabled.protocols: TLSv1.2, TLSv1.3
-	CipherSuites           []string // ssl.cipher.suites, crypto/tls names; nil means Go's defaults
+	KeystoreLocation       string // ssl.keystore.location: PEM chain and unencrypted key
+	KeystoreChain          string // ssl.keystore.certificate.chain: inline PEM
+	KeystoreKey            string // ssl.keystore.key: inline PEM, unencrypted
+	TruststoreLocation     string // ssl.truststore.location: PEM CA certificates
+	TruststoreCertificates string // ssl.truststore.certificates: inline PEM
+	// ClientAuth is ssl.client.auth: required, requested or none. In
+	// Broker.TLS it is the broker-wide value, which applies to SSL
+	// listeners only (KIP-684); in what TLSFor returns, it is what that
+	// listener applies.
+	ClientAuth   string
+	Protocols    []string // ssl.enabled.protocols: TLSv1.2, TLSv1.3
+	CipherSuites []string // ssl.cipher.suites, crypto/tls names; nil means Go's defaults
 }
 
 // protocolMap parses a validated listener.security.protocol.map.
@@ -251,9 +256,11 @@ func validSASLMechanisms(v string) error {
 	return listOf(mechanismNames...)(v)
 }
 
-// setTLS fills b.TLS and checks that the ssl.* settings agree with each
-// other and with the listeners: a TLS listener needs a keystore, in a file
-// or inline but not both; client authentication needs a truststore.
+// setTLS fills b.TLS and checks that the broker-wide ssl.* settings agree
+// with each other (a keystore and a truststore in a file or inline but not
+// both; client authentication needs a truststore), then that each TLS
+// listener's effective settings do, with its listener.name.<l>.ssl.*
+// overrides (see checkListenerTLS): a TLS listener needs a keystore.
 func (b *Broker) setTLS(g getter) error {
 	b.TLS = TLSConfig{
 		KeystoreLocation:       g.str("ssl.keystore.location"),
@@ -283,20 +290,12 @@ func (b *Broker) setTLS(g getter) error {
 		return &Error{Key: "ssl.client.auth", Value: t.ClientAuth,
 			Msg: "needs the CAs of client certificates: set ssl.truststore.location or ssl.truststore.certificates, or ssl.client.auth=none"}
 	}
-	if t.KeystoreLocation == "" && t.KeystoreChain == "" {
-		for _, l := range b.Listeners {
-			if l.UsesTLS() {
-				return &Error{Key: "ssl.keystore.location", Value: "",
-					Msg: fmt.Sprintf("must be set for listener %s (%s), or ssl.keystore.certificate.chain and ssl.keystore.key", l.Name, l.Protocol)}
-			}
-		}
-	}
 	if len(t.CipherSuites) > 0 && slices.Contains(t.Protocols, "TLSv1.2") &&
 		!slices.ContainsFunc(t.CipherSuites, servesTLS12) {
 		return &Error{Key: "ssl.cipher.suites", Value: g.str("ssl.cipher.suites"),
 			Msg: "names no TLS 1.2 suite while ssl.enabled.protocols has TLSv1.2; add one, e.g. TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256, or drop TLSv1.2"}
 	}
-	return nil
+	return b.checkListenerTLS()
 }
 
 // servesTLS12 reports whether the named suite is one of TLS 1.2's (TLS 1.3's

@@ -450,3 +450,22 @@ func TestSecurityConfigsStaySecret(t *testing.T) {
 		}
 	}
 }
+
+// TestSecurityListenerSettings: listener.name.<l>.ssl.* applies to one
+// listener; ssl.client.auth reaches a SASL_SSL listener only that way
+// (KIP-684).
+func TestSecurityListenerSettings(t *testing.T) {
+	t.Parallel()
+	b, pki := startSecureBroker(t, t.TempDir(), "ssl.client.auth=none", "listener.name.sasl_ssl.ssl.client.auth=required")
+	upsertScramUser(t, newAdmin(t, b.Addr), scramUser, scramPassword)
+	bob := kgo.SASL(scram.Auth{User: scramUser, Pass: scramPassword}.AsSha512Mechanism())
+	if err := pingErr(t, b.Listeners["SASL_SSL"], bob, tlsOpt(pki.clientTLS(false))); err == nil {
+		t.Fatal("SASL_SSL with listener.name.sasl_ssl.ssl.client.auth=required served a client without a certificate")
+	}
+	if err := pingErr(t, b.Listeners["SASL_SSL"], bob, tlsOpt(pki.clientTLS(true))); err != nil {
+		t.Fatalf("SASL_SSL with a client certificate: %v", err)
+	}
+	if err := pingErr(t, b.Listeners["SSL"], tlsOpt(pki.clientTLS(false))); err != nil {
+		t.Fatalf("SSL without a client certificate (ssl.client.auth=none): %v", err)
+	}
+}

@@ -1,0 +1,277 @@
+package config
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Kafka's listener-prefixed TLS keys, listener.name.<listener>.ssl.<key>, with
+// the listener name in lower case: each overrides the broker-wide ssl.<key>
+// for that listener only.
+const listenerSSLKeyForm = jaasKeyPrefix + "<listener>.ssl.<key>"
+
+// listenerSSLKeys are the broker-wide keys a listener may override.
+var listenerSSLKeys = []string{
+	"ssl.keystore.type", "ssl.keystore.location", "ssl.keystore.certificate.chain", "ssl.keystore.key",
+	"ssl.truststore.type", "ssl.truststore.location", "ssl.truststore.certificates",
+	"ssl.client.auth", "ssl.enabled.protocols", "ssl.cipher.suites", principalRulesKey,
+}
+
+// A listener's keystore and truststore are each taken as a whole: setting any
+// key of a group on the listener replaces every broker-wide key of the group,
+// so a listener never mixes a file of one level with inline PEM of the other.
+var (
+	keystoreKeys   = []string{"ssl.keystore.location", "ssl.keystore.certificate.chain", "ssl.keystore.key"}
+	truststoreKeys = []string{"ssl.truststore.location", "ssl.truststore.certificates"}
+)
+
+// listenerSSLKey is a parsed listener-prefixed TLS key: the listener as the
+// key has it (lower case) and the broker-wide key it overrides.
+type listenerSSLKey struct {
+	listener string
+	key      string // one of listenerSSLKeys
+}
+
+func (k listenerSSLKey) String() string { return jaasKeyPrefix + k.listener + "." + k.key }
+
+// parseListenerSSLKey parses listener.name.<listener>.ssl.<key> with a
+// non-empty lower-case listener and a key of listenerSSLKeys.
+func parseListenerSSLKey(key string) (listenerSSLKey, bool) {
+	mid, ok := strings.CutPrefix(key, jaasKeyPrefix)
+	if !ok {
+		return listenerSSLKey{}, false
+	}
+	for _, k := range listenerSSLKeys {
+		listener, ok := strings.CutSuffix(mid, "."+k)
+		if ok && listener != "" && listener == strings.ToLower(listener) {
+			return listenerSSLKey{listener: listener, key: k}, true
+		}
+	}
+	return listenerSSLKey{}, false
+}
+
+// listenerSSLDef is the Def of a listener-prefixed TLS key, for
+// brokerPatterns: the type, sensitivity and validation of the key it
+// overrides, without a default (unset, the broker-wide value applies).
+func listenerSSLDef(key string) (Def, bool) {
+	k, ok := parseListenerSSLKey(key)
+	if !ok {
+		return Def{}, false
+	}
+	d := brokerByName[k.key]
+	d.Name, d.Default, d.HasDefault = key, "", false
+	d.Doc = fmt.Sprintf("%s for listener %s only, overriding the broker-wide value. %s", k.key, strings.ToUpper(k.listener), d.Doc)
+	return d, true
+}
+
+// listenerSSLEnvKey maps STRATA_LISTENER_NAME_<LISTENER>_SSL_<KEY> (KEY as in
+// EnvName: SSL_KEYSTORE_LOCATION) to its key. The listener name may contain
+// '_', so the key is matched at the end.
+func listenerSSLEnvKey(name string) (string, bool) {
+	mid, ok := strings.CutPrefix(name, jaasEnvPrefix)
+	if !ok {
+		return "", false
+	}
+	for _, k := range listenerSSLKeys {
+		listener, ok := strings.CutSuffix(mid, strings.TrimPrefix(envForm(k), "STRATA")) // _SSL_KEYSTORE_LOCATION
+		if ok && listener != "" {
+			return listenerSSLKey{listener: strings.ToLower(listener), key: k}.String(), true
+		}
+	}
+	return "", false
+}
+
+// sslOverrides are the listener-prefixed TLS keys set for one listener.
+type sslOverrides struct {
+	listener string            // as the keys have it, lower case
+	raw      map[string]string // Broker.Raw
+}
+
+func overridesOf(b *Broker, l Listener) sslOverrides {
+	return sslOverrides{listener: strings.ToLower(l.Name), raw: b.Raw}
+}
+
+// key is the listener's key overriding the broker-wide key k.
+func (o sslOverrides) key(k string) string {
+	return listenerSSLKey{listener: o.listener, key: k}.String()
+}
+
+func (o sslOverrides) get(k string) (string, bool) {
+	v, ok := o.raw[o.key(k)]
+	return v, ok
+}
+
+func (o sslOverrides) str(k string) string {
+	v, _ := o.get(k)
+	return v
+}
+
+// anyOf reports whether the listener sets one of the keys.
+func (o sslOverrides) anyOf(keys []string) bool {
+	return slices.ContainsFunc(keys, func(k string) bool { _, ok := o.get(k); return ok })
+}
+
+// TLSFor is the TLS configuration of the named listener (as in listeners):
+// the broker-wide ssl.* settings with the listener's
+// listener.name.<listener>.ssl.* overrides applied. A listener that sets any
+// of its keystore keys (location, certificate.chain, key) takes its keystore
+// from them alone, and likewise its truststore (location, certificates): the
+// broker-wide keystore or truststore is then not used, file or inline.
+//
+// ClientAuth is what the listener applies. As in Kafka (KIP-684), the
+// broker-wide ssl.client.auth applies to SSL listeners only: a SASL_SSL
+// listener asks for client certificates only when
+// listener.name.<listener>.ssl.client.auth says so, and is "none" otherwise.
+// Listeners without TLS get "none". For a TLS listener the result holds
+// TLSConfig's invariants (LoadBroker checked them). It panics when listeners
+// has no such name, a programmer error.
+func (b *Broker) TLSFor(listener string) TLSConfig {
+	l := b.listener(listener)
+	t := b.TLS
+	t.Protocols, t.CipherSuites = slices.Clone(t.Protocols), slices.Clone(t.CipherSuites)
+	o := overridesOf(b, l)
+	if o.anyOf(keystoreKeys) {
+		t.KeystoreLocation, t.KeystoreChain, t.KeystoreKey =
+			o.str("ssl.keystore.location"), o.str("ssl.keystore.certificate.chain"), o.str("ssl.keystore.key")
+	}
+	if o.anyOf(truststoreKeys) {
+		t.TruststoreLocation, t.TruststoreCertificates = o.str("ssl.truststore.location"), o.str("ssl.truststore.certificates")
+	}
+	if v, ok := o.get("ssl.client.auth"); ok {
+		t.ClientAuth = v
+	} else if l.Protocol != ProtocolSSL {
+		t.ClientAuth = "none"
+	}
+	if v, ok := o.get("ssl.enabled.protocols"); ok {
+		t.Protocols = splitList(v)
+	}
+	if v, ok := o.get("ssl.cipher.suites"); ok {
+		t.CipherSuites = splitList(v)
+	}
+	return t
+}
+
+// PrincipalRulesFor is how client certificate subjects become principal
+// names on the named listener: its listener.name.<listener>.ssl.principal.mapping.rules,
+// or the broker-wide ssl.principal.mapping.rules when it has none. It parses
+// the rules, so call it once per listener. It panics when listeners has no
+// such name, a programmer error.
+func (b *Broker) PrincipalRulesFor(listener string) PrincipalRules {
+	v, ok := overridesOf(b, b.listener(listener)).get(principalRulesKey)
+	if !ok {
+		return b.SSLPrincipalRules
+	}
+	rules, err := ParsePrincipalRules(v)
+	if err != nil {
+		panic("config: unvalidated listener " + principalRulesKey) // checked by its Def
+	}
+	return rules
+}
+
+// listener is the listener called name; it panics when there is none.
+func (b *Broker) listener(name string) Listener {
+	i := slices.IndexFunc(b.Listeners, func(l Listener) bool { return l.Name == name })
+	if i < 0 {
+		panic("config: no listener " + name)
+	}
+	return b.Listeners[i]
+}
+
+// checkListenerTLS checks the listener-prefixed TLS keys: each names a TLS
+// listener of listeners, and every TLS listener's effective settings (see
+// TLSFor) hold: one keystore, in a file or inline but not both; client
+// authentication other than none with a truststore; a TLS 1.2 cipher suite
+// when TLS 1.2 is enabled and suites are listed. Errors name the keys to fix.
+func (b *Broker) checkListenerTLS() error {
+	byKeyName := make(map[string]Listener, len(b.Listeners))
+	for _, l := range b.Listeners {
+		byKeyName[strings.ToLower(l.Name)] = l
+	}
+	for _, key := range sortedKeys(b.Raw) {
+		k, ok := parseListenerSSLKey(key)
+		if !ok {
+			continue
+		}
+		v := b.Raw[key]
+		if d, _ := LookupBroker(key); d.Sensitive {
+			v = hiddenValue
+		}
+		l, ok := byKeyName[k.listener]
+		switch {
+		case !ok:
+			return &Error{Key: key, Value: v,
+				Msg: fmt.Sprintf("names listener %s, which listeners (%s) does not have", strings.ToUpper(k.listener), listenersString(b.Listeners))}
+		case !l.UsesTLS():
+			return &Error{Key: key, Value: v,
+				Msg: fmt.Sprintf("names listener %s, whose protocol is %s, not SSL or SASL_SSL", l.Name, l.Protocol)}
+		}
+	}
+	for _, l := range b.Listeners {
+		if !l.UsesTLS() {
+			continue
+		}
+		if err := b.checkTLSOf(l); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkTLSOf checks the effective TLS settings of TLS listener l. The
+// broker-wide keys were checked by setTLS, so a conflict inside the keystore
+// or the truststore here is between the listener's own keys.
+func (b *Broker) checkTLSOf(l Listener) error {
+	o := overridesOf(b, l)
+	t := b.TLSFor(l.Name)
+	name := func(k string, own bool) string { // the key that set k's value
+		if own {
+			return o.key(k)
+		}
+		return k
+	}
+	ownKeystore, ownTruststore := o.anyOf(keystoreKeys), o.anyOf(truststoreKeys)
+	ks := func(k string) string { return name(k, ownKeystore) }
+	ts := func(k string) string { return name(k, ownTruststore) }
+	switch {
+	case t.KeystoreLocation != "" && (t.KeystoreChain != "" || t.KeystoreKey != ""):
+		return &Error{Key: ks("ssl.keystore.location"), Value: t.KeystoreLocation,
+			Msg: fmt.Sprintf("is set together with %s or %s; set the file or the inline PEM, not both",
+				ks("ssl.keystore.certificate.chain"), ks("ssl.keystore.key"))}
+	case t.KeystoreChain != "" && t.KeystoreKey == "":
+		return &Error{Key: ks("ssl.keystore.certificate.chain"), Value: hiddenValue,
+			Msg: fmt.Sprintf("is set but %s is not; set both, or %s instead", ks("ssl.keystore.key"), ks("ssl.keystore.location"))}
+	case t.KeystoreKey != "" && t.KeystoreChain == "":
+		return &Error{Key: ks("ssl.keystore.key"), Value: hiddenValue,
+			Msg: fmt.Sprintf("is set but %s is not; set both, or %s instead", ks("ssl.keystore.certificate.chain"), ks("ssl.keystore.location"))}
+	case t.KeystoreLocation == "" && t.KeystoreChain == "":
+		return &Error{Key: "ssl.keystore.location", Value: "",
+			Msg: fmt.Sprintf("must be set for listener %s (%s), or ssl.keystore.certificate.chain and ssl.keystore.key, or the listener's own %s",
+				l.Name, l.Protocol, o.key("ssl.keystore.location"))}
+	case t.TruststoreLocation != "" && t.TruststoreCertificates != "":
+		return &Error{Key: ts("ssl.truststore.location"), Value: t.TruststoreLocation,
+			Msg: fmt.Sprintf("is set together with %s; set the file or the inline PEM, not both", ts("ssl.truststore.certificates"))}
+	case t.ClientAuth != "none" && t.TruststoreLocation == "" && t.TruststoreCertificates == "":
+		_, own := o.get("ssl.client.auth")
+		return &Error{Key: name("ssl.client.auth", own), Value: t.ClientAuth,
+			Msg: fmt.Sprintf("needs the CAs of client certificates of listener %s: set %s or %s (or the broker-wide ssl.truststore.*), or client auth none",
+				l.Name, o.key("ssl.truststore.location"), o.key("ssl.truststore.certificates"))}
+	}
+	if len(t.CipherSuites) > 0 && slices.Contains(t.Protocols, "TLSv1.2") && !slices.ContainsFunc(t.CipherSuites, servesTLS12) {
+		_, ownSuites := o.get("ssl.cipher.suites")
+		_, ownProtocols := o.get("ssl.enabled.protocols")
+		key := name("ssl.cipher.suites", ownSuites || !ownProtocols)
+		return &Error{Key: key, Value: strings.Join(t.CipherSuites, ","),
+			Msg: fmt.Sprintf("names no TLS 1.2 suite while %s of listener %s has TLSv1.2; add one, e.g. TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256, or drop TLSv1.2",
+				name("ssl.enabled.protocols", ownProtocols), l.Name)}
+	}
+	return nil
+}
+
+func listenersString(ls []Listener) string {
+	s := make([]string, len(ls))
+	for i, l := range ls {
+		s[i] = l.String()
+	}
+	return strings.Join(s, ",")
+}
