@@ -585,13 +585,9 @@ func TestAclsAgainstModel(t *testing.T) {
 			if err := sameAclsAs(img, model); err != nil {
 				t.Fatal(err)
 			}
-			data, err := encodeSnapshot(img)
+			restored, err := snapshotRoundTrip(img)
 			if err != nil {
 				t.Fatal(err)
-			}
-			restored, err := decodeSnapshot(data)
-			if err != nil {
-				t.Fatalf("restore: %v", err)
 			}
 			if err := sameAclsAs(restored, model); err != nil {
 				t.Fatalf("after a snapshot round trip: %v", err)

@@ -446,13 +446,9 @@ func TestScramAgainstModel(t *testing.T) {
 			if err := sameScramAs(img, model); err != nil {
 				t.Fatal(err)
 			}
-			data, err := encodeSnapshot(img)
+			restored, err := snapshotRoundTrip(img)
 			if err != nil {
 				t.Fatal(err)
-			}
-			restored, err := decodeSnapshot(data)
-			if err != nil {
-				t.Fatalf("restore: %v", err)
 			}
 			if err := sameScramAs(restored, model); err != nil {
 				t.Fatalf("after a snapshot round trip: %v", err)
@@ -597,4 +593,17 @@ func restoreApplyResnapshot(t *testing.T, old string, c command, index uint64) *
 		t.Fatalf("restored %+v\nwant %+v", got, f.image.Load())
 	}
 	return got
+}
+
+// snapshotRoundTrip encodes img as a snapshot and decodes it again.
+func snapshotRoundTrip(img *Image) (*Image, error) {
+	data, err := encodeSnapshot(img)
+	if err != nil {
+		return nil, err
+	}
+	restored, err := decodeSnapshot(data)
+	if err != nil {
+		return nil, fmt.Errorf("restore: %w", err)
+	}
+	return restored, nil
 }
