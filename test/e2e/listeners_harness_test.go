@@ -29,8 +29,8 @@ func startBrokerListeners(t *testing.T, dir string, names []string, overrides ..
 	})
 	for attempt := 0; ; attempt++ {
 		b.Listeners = make(map[string]string, len(names))
-		for _, n := range names {
-			b.Listeners[n] = net.JoinHostPort("127.0.0.1", strconv.Itoa(freePort(t)))
+		for i, port := range freePorts(t, len(names)) {
+			b.Listeners[names[i]] = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 		}
 		b.Addr = b.Listeners[names[0]]
 		err := b.start()
@@ -62,4 +62,25 @@ func (b *Broker) checkListening(got map[string]string) error {
 		return fmt.Errorf("broker says it listens on %v, asked for %v", got, want)
 	}
 	return nil
+}
+
+// freePorts picks n distinct free loopback ports: each is held until all
+// are picked, so the kernel cannot hand out one of them twice.
+func freePorts(t *testing.T, n int) []int {
+	t.Helper()
+	ports := make([]int, n)
+	held := make([]net.Listener, n)
+	for i := range held {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatalf("picking a free port: %v", err)
+		}
+		held[i], ports[i] = ln, ln.Addr().(*net.TCPAddr).Port
+	}
+	for _, ln := range held {
+		if err := ln.Close(); err != nil {
+			t.Fatalf("releasing port %d: %v", ln.Addr().(*net.TCPAddr).Port, err)
+		}
+	}
+	return ports
 }
