@@ -23,7 +23,9 @@ func TestMergeByTopicKeepsOneEntryPerTopic(t *testing.T) {
 	}
 	got := mergeByTopic(answered, refused,
 		func(t *kmsg.TxnOffsetCommitResponseTopic) string { return t.Topic },
-		func(t *kmsg.TxnOffsetCommitResponseTopic) *[]kmsg.TxnOffsetCommitResponseTopicPartition { return &t.Partitions })
+		func(t *kmsg.TxnOffsetCommitResponseTopic) *[]kmsg.TxnOffsetCommitResponseTopicPartition {
+			return &t.Partitions
+		})
 	var names []string
 	for _, rt := range got {
 		names = append(names, rt.Topic)
