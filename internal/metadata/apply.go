@@ -35,6 +35,14 @@ func applyCommand(img *Image, cmd command, index uint64) (*Image, error) {
 		return applyCreateAcls(img, c, index)
 	case *deleteAclsCmd:
 		return applyDeleteAcls(img, c, index)
+	case *registerBrokerCmd:
+		return applyRegisterBroker(img, c, index)
+	case *fenceBrokerCmd:
+		return applyFenceBroker(img, c, index)
+	case *unfenceBrokerCmd:
+		return applyUnfenceBroker(img, c, index)
+	case *alterPartitionCmd:
+		return applyAlterPartition(img, c, index)
 	default:
 		return nil, fmt.Errorf("%w: unknown command type %T", ErrInvalidCommand, cmd)
 	}
@@ -87,13 +95,35 @@ func applyCreateTopic(img *Image, c *createTopicCmd, index uint64) (*Image, erro
 	}
 	partitions := make([]Partition, 0, len(c.Assignments))
 	for i, replicas := range c.Assignments {
-		if err := validateReplicas(replicas); err != nil {
+		p, err := newPartition(img, int32(i), replicas)
+		if err != nil {
 			return nil, fmt.Errorf("topic %q partition %d: %w", c.Name, i, err)
 		}
-		partitions = append(partitions, newPartition(int32(i), replicas))
+		partitions = append(partitions, p)
 	}
 	t := &Topic{Name: c.Name, ID: c.ID, Partitions: partitions, Configs: cloneConfigs(c.Configs)}
 	return img.withTopic(t, index), nil
+}
+
+// newPartition builds partition index of a new topic or a grown one from
+// its replica list (initialPartition). Once brokers are registered, every
+// replica must be one of them and one must be eligible.
+func newPartition(img *Image, index int32, replicas []int32) (Partition, error) {
+	if err := validateReplicas(replicas); err != nil {
+		return Partition{}, err
+	}
+	if len(img.Brokers) > 0 {
+		for _, r := range replicas {
+			if _, ok := img.Brokers[r]; !ok {
+				return Partition{}, fmt.Errorf("%w: replica %d is not a registered broker", ErrInvalidReplicaAssignment, r)
+			}
+		}
+	}
+	p, ok := initialPartition(index, replicas, img.Eligible)
+	if !ok {
+		return Partition{}, fmt.Errorf("%w: every replica of %v is fenced", ErrInvalidReplicaAssignment, replicas)
+	}
+	return p, nil
 }
 
 // lookupTopic finds topic name and checks it still has id; a mismatch means the
@@ -144,10 +174,11 @@ func applyCreatePartitions(img *Image, c *createPartitionsCmd, index uint64) (*I
 	partitions = append(partitions, t.Partitions...)
 	for i, replicas := range c.Assignments {
 		idx := current + int32(i)
-		if err := validateReplicas(replicas); err != nil {
+		p, err := newPartition(img, idx, replicas)
+		if err != nil {
 			return nil, fmt.Errorf("topic %q partition %d: %w", c.Name, idx, err)
 		}
-		partitions = append(partitions, newPartition(idx, replicas))
+		partitions = append(partitions, p)
 	}
 	grown := *t
 	grown.Partitions = partitions

@@ -200,6 +200,9 @@ func checkImageInvariants(t *testing.T, img *Image) {
 	if err := aclInvariantErr(img); err != nil {
 		t.Fatal(err)
 	}
+	if err := brokerInvariantErr(img); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func TestCreatePartitionsDoesNotShareBackingArray(t *testing.T) {

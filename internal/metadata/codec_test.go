@@ -226,6 +226,9 @@ func invariantErr(img *Image) error {
 	if err := aclInvariantErr(img); err != nil {
 		return err
 	}
+	if err := brokerInvariantErr(img); err != nil {
+		return err
+	}
 	return remoteInvariantErr(img)
 }
 

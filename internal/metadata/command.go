@@ -140,6 +140,11 @@ type envelope struct {
 
 	CreateAcls *createAclsCmd `json:"create_acls,omitempty"`
 	DeleteAcls *deleteAclsCmd `json:"delete_acls,omitempty"`
+
+	RegisterBroker *registerBrokerCmd `json:"register_broker,omitempty"`
+	FenceBroker    *fenceBrokerCmd    `json:"fence_broker,omitempty"`
+	UnfenceBroker  *unfenceBrokerCmd  `json:"unfence_broker,omitempty"`
+	AlterPartition *alterPartitionCmd `json:"alter_partition,omitempty"`
 }
 
 func (e *envelope) command() (command, error) {
@@ -161,6 +166,10 @@ func (e *envelope) command() (command, error) {
 	add(e.AlterScramCredentials != nil, e.AlterScramCredentials)
 	add(e.CreateAcls != nil, e.CreateAcls)
 	add(e.DeleteAcls != nil, e.DeleteAcls)
+	add(e.RegisterBroker != nil, e.RegisterBroker)
+	add(e.FenceBroker != nil, e.FenceBroker)
+	add(e.UnfenceBroker != nil, e.UnfenceBroker)
+	add(e.AlterPartition != nil, e.AlterPartition)
 	if len(found) != 1 {
 		return nil, fmt.Errorf("%w: envelope holds %d commands, want 1", ErrInvalidCommand, len(found))
 	}
@@ -194,6 +203,14 @@ func encodeCommand(c command) ([]byte, error) {
 		e.CreateAcls = c
 	case *deleteAclsCmd:
 		e.DeleteAcls = c
+	case *registerBrokerCmd:
+		e.RegisterBroker = c
+	case *fenceBrokerCmd:
+		e.FenceBroker = c
+	case *unfenceBrokerCmd:
+		e.UnfenceBroker = c
+	case *alterPartitionCmd:
+		e.AlterPartition = c
 	default:
 		panic(fmt.Sprintf("metadata: encodeCommand: unknown command type %T", c))
 	}

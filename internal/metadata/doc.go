@@ -25,7 +25,7 @@
 //   - Snapshots serialize the whole Image; a restart restores the latest snapshot
 //     and replays the log after it, so Open returns the same Image as before Close.
 //     The snapshot's first byte names its layout (v2 adds remote segment
-//     metadata, v3 SCRAM credentials, v4 ACL bindings); older layouts stay
+//     metadata, v3 SCRAM credentials, v4 ACL bindings, v5 broker registrations); older layouts stay
 //     decodable.
 //   - LoadOffline rebuilds the Image of a stopped broker's metadata dir the
 //     same way (latest snapshot, then the log after it) from a copy of the
@@ -91,22 +91,108 @@
 // by the command that changes the bindings (a command that adds or removes
 // none changes nothing); every later image shares it until the next change.
 //
+// # Brokers and partition leadership (DESIGN §6)
+//
+// The quorum holds Kafka's broker registrations and each partition's
+// leader, ISR, leader epoch and partition epoch, and the controller (the
+// Raft leader in office) decides them as KRaft's does, with the pure
+// functions of partition_change.go:
+//
+//   - RegisterBroker records a broker incarnation (endpoints, rack); its
+//     broker epoch is the Raft index of the registration. A new incarnation
+//     of a known id fences the old one first. A registration starts fenced.
+//   - Heartbeat goes to the controller (forwarded like a proposal). The
+//     controller unfences a broker that has applied its own registration
+//     and fences one that stops beating for Options.BrokerSessionTimeout
+//     (heartbeat times live in the controller's memory only; a new
+//     controller gives every broker a full session from its own start).
+//   - Fencing a broker removes it from every ISR it is not the last member
+//     of and re-elects, within the ISR, the partitions it led; a partition
+//     whose last ISR member is fenced has NoLeader until that member is
+//     unfenced. No election ever picks a replica outside the ISR (no
+//     unclean election: it could lose acknowledged records).
+//   - AlterPartition is a leader's ISR change, fenced by its broker epoch,
+//     leader epoch and partition epoch (Kafka's STALE_BROKER_EPOCH,
+//     FENCED_LEADER_EPOCH, INVALID_UPDATE_VERSION); a fenced broker cannot
+//     join (INELIGIBLE_REPLICA). ISRs are kept in replica order.
+//   - New partitions are spread over the unfenced brokers with Kafka's
+//     rack-unaware striping (assign.go); a node where no broker has
+//     registered (a single node) assigns everything to itself, as before.
+//
 // # Lifecycle
 //
-// Open bootstraps a one-voter configuration when the directory holds no Raft
-// state, starts Raft, and returns once this node is the leader, the log has been
-// replayed into the FSM (raft.Barrier) and the cluster id and controller record
-// are applied. The same code path serves a multi-voter cluster later; only the
-// bootstrap configuration differs. Close shuts Raft down, closes the transport
-// and the stores, and leaves no goroutine behind.
+// Without Options.Voters the quorum is this node alone: Open bootstraps a
+// one-voter configuration when the directory holds no Raft state, starts
+// Raft, and returns once this node is the leader, the log has been replayed
+// into the FSM (raft.Barrier) and the cluster id and controller record are
+// applied.
+//
+// With Options.Voters (Kafka's controller.quorum.voters: node id → address)
+// the node is a member of a multi-node quorum (DESIGN §6: 3 or 5 voters,
+// every other broker a non-voter). A voter on a directory without Raft state
+// bootstraps the whole voter configuration, sorted by id; every voter writes
+// the same entry, which Raft allows, so the voters may start in any order. A
+// non-voter never bootstraps: a background loop asks the leader (or, while it
+// knows none, each voter in turn) to add it with raft.AddNonvoter, until the
+// configuration holds it at its address; a restart at a new address updates
+// it. Voters is read for nothing else: the voter set of an existing log is the
+// one in the log, and changing it is not supported yet. Whoever wins an
+// election takes office as a single node does (barrier, cluster id, controller
+// record). Open returns on the leader once it has taken office, and on any
+// other member once a leader is known and this node's image holds the cluster
+// id and that leader's controller record: it has caught up at least to the
+// leader's taking office. Store.Leader names the leader this node knows of;
+// Store.IsController says whether this node leads and has taken office.
+//
+// Every proposing method works on every member. Raft does not forward, so a
+// member that does not lead sends the encoded command to the leader over the
+// forwarding channel (see Transport); the leader checks it at the same gateway
+// as the log (decodeCommand; the commands only a leader taking office writes
+// are refused) and applies it on the same path as a local proposal. On
+// success the proposer waits until its own FSM has applied the command's
+// index and returns its own image, so the caller reads its own write; a
+// rejection waits for the leader's version at the time too, so that what
+// made the command fail is visible. The rejection comes back with the same
+// errors.Is and errors.As classification as on the leader. The proposer sends
+// a command again, after a short pause, only when it certainly was not
+// applied: no leader known, the leader unreachable, or a node answering that
+// it does not lead before appending it. Any other failure leaves the outcome
+// unknown and returns ErrNotController wrapping the cause, as a leadership
+// loss during a local proposal does.
+//
+// Close shuts Raft down, closes the listener, every connection it accepted
+// or dialed and the stores, and leaves no goroutine behind.
 //
 // # Transport
 //
 // Options.BindAddr == "" selects an in-memory transport: it reaches no other node,
 // so it is only for a single-node quorum (and for tests); Raft timeouts are short
 // then. A non-empty BindAddr starts a TCP transport with Raft's default (safe)
-// timeouts. The Raft configuration stored in the log records this node's address;
-// a cluster member must keep a stable address across restarts.
+// timeouts. The Raft configuration stored in the log records this node's
+// address (Options.AdvertiseAddr, else its entry in Voters, else the
+// listener's address); a cluster member must keep a stable address across
+// restarts (a non-voter's is updated when it rejoins).
+//
+// One TCP listener serves both Raft and forwarding (transport.go). Each new
+// connection's first byte decides: Raft's connections start with an RPC type
+// byte (0..4), a forwarding connection with forwardMagic (0xF5); any other
+// byte is pushed back and the connection handed to Raft, which closes what it
+// cannot decode. A forwarding connection carries one request and one answer
+// (forward_wire.go):
+//
+//	request:  0xF5, version 1, frame(kind 1, encoded command)
+//	                         | frame(kind 2, JSON {node_id, address})   join
+//	                         | frame(kind 3, JSON Heartbeat)            heartbeat
+//	response: frame(JSON {index, error: {codes, message, not_applied,
+//	                                     transition, overlap}, heartbeat})
+//	frame:    4-byte big-endian length n, then n bytes
+//
+// A request frame is at most 1+maxCommandBytes, a response at most 64 KiB;
+// the length is checked before anything is allocated, and a bad frame or an
+// unknown version closes the connection unanswered. Errors travel as stable
+// codes (forwardErrorCodes: one line per sentinel error) plus the message.
+// The forward server serves at most maxForwardConns connections at once.
+// The port, like Raft's, must only be reachable by cluster members.
 //
 // # Layout of Options.Dir
 //

@@ -64,6 +64,23 @@ var (
 	// MaxAclsPerCommand bindings (or none, for a create). Kafka's
 	// INVALID_REQUEST.
 	ErrInvalidAcl = errors.New("metadata: invalid ACL")
+	// ErrInvalidBrokerRegistration: a registration with a negative id, no or
+	// bad endpoints, or a bad rack.
+	ErrInvalidBrokerRegistration = errors.New("metadata: invalid broker registration")
+	// ErrUnknownBroker: no broker with that id is registered.
+	ErrUnknownBroker = errors.New("metadata: unknown broker")
+	// ErrStaleBrokerEpoch: a change for a broker registration (incarnation)
+	// that has been replaced. Kafka's STALE_BROKER_EPOCH.
+	ErrStaleBrokerEpoch = errors.New("metadata: stale broker epoch")
+	// ErrNotLeader: an ISR change from a broker that does not lead the
+	// partition. Kafka's NOT_LEADER_OR_FOLLOWER.
+	ErrNotLeader = errors.New("metadata: not the partition leader")
+	// ErrInvalidUpdateVersion: an ISR change planned against an older
+	// partition epoch. Kafka's INVALID_UPDATE_VERSION.
+	ErrInvalidUpdateVersion = errors.New("metadata: stale partition epoch")
+	// ErrIneligibleReplica: an ISR change adding a fenced or unregistered
+	// broker. Kafka's INELIGIBLE_REPLICA.
+	ErrIneligibleReplica = errors.New("metadata: ineligible replica")
 	// ErrClosed: the Store is closed.
 	ErrClosed = errors.New("metadata: store closed")
 

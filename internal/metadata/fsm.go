@@ -24,9 +24,12 @@ const (
 	snapshotFormatV3 byte = 3
 	// snapshotFormatV4: JSON of imageSnapshotV4, v3 plus ACL bindings.
 	snapshotFormatV4 byte = 4
+	// snapshotFormatV5: JSON of imageSnapshotV5, v4 plus broker registrations
+	// (and partition epochs in topics).
+	snapshotFormatV5 byte = 5
 
 	// snapshotFormatNewest is the layout encodeSnapshot writes.
-	snapshotFormatNewest = snapshotFormatV4
+	snapshotFormatNewest = snapshotFormatV5
 )
 
 // maxSnapshotBytes bounds what Restore reads into memory.
@@ -131,14 +134,20 @@ type imageSnapshotV4 struct {
 	Acls []wireAcl `json:"acls"`
 }
 
+// imageSnapshotV5 adds the broker registrations, ascending by id.
+type imageSnapshotV5 struct {
+	imageSnapshotV4
+	Brokers []*Broker `json:"brokers"`
+}
+
 func encodeSnapshot(img *Image) ([]byte, error) {
-	s := imageSnapshotV4{imageSnapshotV3: imageSnapshotV3{imageSnapshotV2: imageSnapshotV2{imageSnapshot: imageSnapshot{
+	s := imageSnapshotV5{imageSnapshotV4: imageSnapshotV4{imageSnapshotV3: imageSnapshotV3{imageSnapshotV2: imageSnapshotV2{imageSnapshot: imageSnapshot{
 		ClusterID:     img.ClusterID,
 		ControllerID:  img.ControllerID,
 		Version:       img.Version,
 		BrokerConfigs: img.BrokerConfigs,
 		Topics:        make([]*Topic, 0, len(img.Topics)),
-	}}}}
+	}}}}}
 	for _, t := range img.Topics {
 		s.Topics = append(s.Topics, t)
 	}
@@ -146,6 +155,7 @@ func encodeSnapshot(img *Image) ([]byte, error) {
 	s.RemoteSegments, s.PendingRemoteDeletes = encodeRemote(img)
 	s.ScramCredentials = encodeScram(img)
 	s.Acls = encodeAcls(img)
+	s.Brokers = encodeBrokers(img)
 	body, err := json.Marshal(&s)
 	if err != nil {
 		return nil, fmt.Errorf("metadata: encode snapshot: %w", err)
@@ -160,7 +170,7 @@ func decodeSnapshot(data []byte) (*Image, error) {
 	if len(data) == 0 {
 		return nil, fmt.Errorf("%w: snapshot has no format byte", ErrInvalidCommand)
 	}
-	var s imageSnapshotV4
+	var s imageSnapshotV5
 	var into any
 	switch data[0] {
 	case snapshotFormatV1:
@@ -170,6 +180,8 @@ func decodeSnapshot(data []byte) (*Image, error) {
 	case snapshotFormatV3:
 		into = &s.imageSnapshotV3 // a v3 snapshot holding v4 fields is corrupt
 	case snapshotFormatV4:
+		into = &s.imageSnapshotV4 // a v4 snapshot holding v5 fields is corrupt
+	case snapshotFormatV5:
 		into = &s
 	default:
 		return nil, fmt.Errorf("%w: snapshot has an unknown format byte %d", ErrInvalidCommand, data[0])
@@ -190,6 +202,9 @@ func decodeSnapshot(data []byte) (*Image, error) {
 		return nil, err
 	}
 	if err := restoreAcls(img, s.Acls); err != nil {
+		return nil, err
+	}
+	if err := restoreBrokers(img, s.Brokers); err != nil {
 		return nil, err
 	}
 	return img, nil

@@ -42,6 +42,12 @@ const (
 // slices are the image's own: copied in from commands, copied out by
 // Image.ScramCredential.
 //
+// Brokers: every key is its broker's ID and every broker passes
+// validateBroker. Once any broker is registered, new assignments name only
+// registered brokers, and no command makes a fenced broker lead a partition
+// or join an ISR; fencing removes it from every ISR it is in, unless it is
+// that ISR's only member (the partition then has NoLeader).
+//
 // ACLs: acls is the set of stored bindings, each of which passes
 // validateAcl; aclIndex is acl.NewIndex of exactly them in Acls order
 // (emptyAclIndex when there is none), built by the command that changed
@@ -55,6 +61,9 @@ type Image struct {
 	TopicsByID   map[base.TopicID]*Topic
 	// BrokerConfigs are the dynamic cluster-wide broker configs.
 	BrokerConfigs map[string]string
+	// Brokers are the registered brokers, by id (never nil; empty on a
+	// single node that never registered).
+	Brokers map[int32]*Broker
 	// Version is the Raft index of the command that produced this image.
 	Version uint64
 
@@ -83,13 +92,18 @@ type Topic struct {
 
 // Partition is one partition's replica assignment and leadership.
 //
-// Invariants: Replicas is non-empty, without duplicates; Leader ∈ ISR ⊆ Replicas.
+// Invariants: Replicas is non-empty, without duplicates; ISR is a non-empty
+// subset of Replicas without duplicates, in replica order; Leader ∈ ISR, or
+// NoLeader when the only ISR member is fenced. LeaderEpoch grows with every
+// change of leader, PartitionEpoch with every change (Kafka's leader and
+// partition epochs); both start at 0.
 type Partition struct {
-	Index       int32
-	Leader      int32
-	LeaderEpoch base.Epoch
-	Replicas    []int32
-	ISR         []int32
+	Index          int32
+	Leader         int32
+	LeaderEpoch    base.Epoch
+	PartitionEpoch int32 `json:",omitempty"`
+	Replicas       []int32
+	ISR            []int32
 }
 
 func emptyImage() *Image {
@@ -97,6 +111,7 @@ func emptyImage() *Image {
 		Topics:        map[string]*Topic{},
 		TopicsByID:    map[base.TopicID]*Topic{},
 		BrokerConfigs: map[string]string{},
+		Brokers:       map[int32]*Broker{},
 
 		remote:         map[base.TopicID]remoteTopic{},
 		pendingDeletes: map[base.TopicID]*pendingDelete{},
@@ -151,18 +166,6 @@ func cloneConfigs(configs map[string]string) map[string]string {
 	return copyMap(configs, 0)
 }
 
-// newPartition builds a freshly created partition: the first replica leads,
-// every replica is in sync, epoch 0.
-func newPartition(index int32, replicas []int32) Partition {
-	return Partition{
-		Index:       index,
-		Leader:      replicas[0],
-		LeaderEpoch: 0,
-		Replicas:    slices.Clone(replicas),
-		ISR:         slices.Clone(replicas),
-	}
-}
-
 // validateTopicName applies Kafka's topic name rules.
 func validateTopicName(name string) error {
 	if name == "" || len(name) > maxTopicNameLen || name == "." || name == ".." {
@@ -203,6 +206,24 @@ func validateReplicas(replicas []int32) error {
 	return nil
 }
 
+// validatePartitionState checks the leadership invariants of p.
+func validatePartitionState(p Partition) error {
+	if p.LeaderEpoch < 0 || p.PartitionEpoch < 0 || len(p.ISR) == 0 ||
+		p.Leader != NoLeader && !slices.Contains(p.ISR, p.Leader) {
+		return fmt.Errorf("%w: leader %d epoch %d partition epoch %d isr %v",
+			ErrInvalidReplicaAssignment, p.Leader, p.LeaderEpoch, p.PartitionEpoch, p.ISR)
+	}
+	for i, r := range p.ISR {
+		if !slices.Contains(p.Replicas, r) || slices.Contains(p.ISR[:i], r) {
+			return fmt.Errorf("%w: isr %v not a set within replicas %v", ErrInvalidReplicaAssignment, p.ISR, p.Replicas)
+		}
+	}
+	if !slices.Equal(p.ISR, isrInReplicaOrder(p.ISR, p.Replicas)) {
+		return fmt.Errorf("%w: isr %v not in the order of replicas %v", ErrInvalidReplicaAssignment, p.ISR, p.Replicas)
+	}
+	return nil
+}
+
 // validateTopic checks every invariant of a Topic; used where topics enter from
 // disk (snapshot restore).
 func validateTopic(t *Topic) error {
@@ -225,15 +246,8 @@ func validateTopic(t *Topic) error {
 		if err := validateReplicas(p.Replicas); err != nil {
 			return fmt.Errorf("topic %q partition %d: %w", t.Name, i, err)
 		}
-		if p.LeaderEpoch < 0 || !slices.Contains(p.ISR, p.Leader) {
-			return fmt.Errorf("%w: topic %q partition %d: leader %d epoch %d isr %v",
-				ErrInvalidReplicaAssignment, t.Name, i, p.Leader, p.LeaderEpoch, p.ISR)
-		}
-		for _, r := range p.ISR {
-			if !slices.Contains(p.Replicas, r) {
-				return fmt.Errorf("%w: topic %q partition %d: isr %v not within replicas %v",
-					ErrInvalidReplicaAssignment, t.Name, i, p.ISR, p.Replicas)
-			}
+		if err := validatePartitionState(p); err != nil {
+			return fmt.Errorf("topic %q partition %d: %w", t.Name, i, err)
 		}
 	}
 	return nil

@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
-
-	"github.com/hashicorp/raft"
+	"math/rand/v2"
 
 	"github.com/strata-broker/strata/internal/acl"
 	"github.com/strata-broker/strata/internal/base"
@@ -27,13 +25,14 @@ type CreateTopic struct {
 	Configs           map[string]string
 }
 
-// CreateTopic creates a topic and returns it as applied. Every partition is
-// assigned to this node, which leads it at epoch 0.
+// CreateTopic creates a topic and returns it as applied. Its partitions are
+// spread over the unfenced brokers (assignReplicas), each led by its first
+// in-sync replica at epoch 0.
 func (s *Store) CreateTopic(ctx context.Context, req CreateTopic) (*Topic, error) {
 	if req.Partitions < 1 || req.Partitions > maxPartitionsPerTopic {
 		return nil, fmt.Errorf("%w: %d partitions for %q, want 1..%d", ErrInvalidPartitions, req.Partitions, req.Name, maxPartitionsPerTopic)
 	}
-	assignments, err := s.assignReplicas(int(req.Partitions), req.ReplicationFactor)
+	assignments, err := s.assignReplicas(0, int(req.Partitions), req.ReplicationFactor)
 	if err != nil {
 		return nil, fmt.Errorf("topic %q: %w", req.Name, err)
 	}
@@ -45,7 +44,12 @@ func (s *Store) CreateTopic(ctx context.Context, req CreateTopic) (*Topic, error
 	if err != nil {
 		return nil, err
 	}
-	return img.Topics[req.Name], nil
+	t, ok := img.Topics[req.Name]
+	if !ok || t.ID != id {
+		// Only on a follower, whose image may already hold later changes.
+		return nil, fmt.Errorf("%w: %q was deleted right after it was created", ErrUnknownTopic, req.Name)
+	}
+	return t, nil
 }
 
 // DeleteTopic deletes a topic.
@@ -60,7 +64,7 @@ func (s *Store) DeleteTopic(ctx context.Context, name string) error {
 
 // CreatePartitions grows a topic to newTotal partitions; newTotal must exceed
 // the current count (ErrInvalidPartitions otherwise). New partitions get the
-// topic's replication factor, assigned to this node.
+// topic's replication factor, spread as CreateTopic spreads them.
 func (s *Store) CreatePartitions(ctx context.Context, name string, newTotal int32) error {
 	for range maxStaleRetries {
 		t, err := s.topic(name)
@@ -72,7 +76,7 @@ func (s *Store) CreatePartitions(ctx context.Context, name string, newTotal int3
 			return fmt.Errorf("%w: topic %q has %d partitions, cannot grow to %d (at most %d)",
 				ErrInvalidPartitions, name, current, newTotal, maxPartitionsPerTopic)
 		}
-		assignments, err := s.assignReplicas(int(newTotal-current), int16(len(t.Partitions[0].Replicas)))
+		assignments, err := s.assignReplicas(int(current), int(newTotal-current), int16(len(t.Partitions[0].Replicas)))
 		if err != nil {
 			return fmt.Errorf("topic %q: %w", name, err)
 		}
@@ -193,79 +197,18 @@ func (s *Store) topic(name string) (*Topic, error) {
 	return t, nil
 }
 
-// assignReplicas plans the replica lists of n new partitions. The only broker
-// known so far is this node, so a replication factor above 1 cannot be met.
-// TODO(cluster): spread over registered brokers once the image holds them.
-func (s *Store) assignReplicas(n int, replicationFactor int16) ([][]int32, error) {
-	brokers := []int32{s.opts.NodeID}
-	if replicationFactor < 1 || int(replicationFactor) > len(brokers) {
-		return nil, fmt.Errorf("%w: %d with %d broker(s)", ErrInvalidReplicationFactor, replicationFactor, len(brokers))
+// assignReplicas plans the replica lists of n new partitions numbered from
+// first: striped over the unfenced registered brokers (stripedAssignment),
+// or over this node alone while no broker has registered (a single node).
+func (s *Store) assignReplicas(first, n int, replicationFactor int16) ([][]int32, error) {
+	brokers := s.Image().UnfencedBrokers()
+	if len(s.Image().Brokers) == 0 {
+		brokers = []int32{s.opts.NodeID}
 	}
-	assignments := make([][]int32, n)
-	for i := range assignments {
-		assignments[i] = brokers[:replicationFactor:replicationFactor]
+	if len(brokers) == 0 {
+		return nil, fmt.Errorf("%w: %d with no unfenced broker", ErrInvalidReplicationFactor, replicationFactor)
 	}
-	return assignments, nil
-}
-
-// propose replicates cmd and returns the image it produced, or the FSM's
-// rejection. If ctx ends first it returns ctx's error; the command may still be
-// applied later (as with any timed-out Kafka admin request).
-func (s *Store) propose(ctx context.Context, cmd command) (*Image, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	data, err := encodeCommand(cmd)
-	if err != nil {
-		return nil, err
-	}
-	var enqueueTimeout time.Duration // 0: wait as long as it takes
-	if deadline, ok := ctx.Deadline(); ok {
-		// Context deadlines are wall-clock times by definition, hence time.Until.
-		if enqueueTimeout = time.Until(deadline); enqueueTimeout <= 0 {
-			return nil, context.DeadlineExceeded
-		}
-	}
-	f := s.raft.Apply(data, enqueueTimeout)
-	done := make(chan struct{})
-	// The waiter ends when the future resolves, which Raft guarantees on apply,
-	// on leadership loss and on Shutdown (Close).
-	go func() {
-		_ = f.Error()
-		close(done)
-	}()
-	select {
-	case <-done:
-	case <-ctx.Done():
-		return nil, fmt.Errorf("metadata: outcome unknown: %w", ctx.Err())
-	}
-	return s.result(f)
-}
-
-// proposeNoCtx is propose for Store-internal commands, which wait until Raft
-// resolves them (Close resolves them too).
-func (s *Store) proposeNoCtx(cmd command) (*Image, error) {
-	data, err := encodeCommand(cmd)
-	if err != nil {
-		return nil, err
-	}
-	return s.result(s.raft.Apply(data, 0))
-}
-
-func (s *Store) result(f raft.ApplyFuture) (*Image, error) {
-	switch err := f.Error(); {
-	case err == nil:
-	case errors.Is(err, raft.ErrRaftShutdown):
-		return nil, ErrClosed
-	case errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrLeadershipLost),
-		errors.Is(err, raft.ErrLeadershipTransferInProgress):
-		return nil, fmt.Errorf("%w: %w", ErrNotController, err)
-	default:
-		return nil, fmt.Errorf("metadata: raft apply: %w", err)
-	}
-	res, ok := f.Response().(applyResult)
-	if !ok {
-		panic(fmt.Sprintf("metadata: FSM returned %T, want applyResult", f.Response()))
-	}
-	return res.img, res.err
+	// Drawn here, never in the FSM: apply must be deterministic.
+	start, shift := rand.IntN(len(brokers)), rand.IntN(len(brokers))
+	return stripedAssignment(brokers, first, n, replicationFactor, start, shift)
 }

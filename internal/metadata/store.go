@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -27,6 +28,8 @@ const (
 	tcpTimeout = 10 * time.Second
 	// barrierTimeout bounds the wait for the FSM to catch up after winning leadership.
 	barrierTimeout = 30 * time.Second
+	// takeOfficeRetry is the pause before a leader tries again to take office.
+	takeOfficeRetry = time.Second
 )
 
 // Options configure a Store. The zero value is invalid; see Validate.
@@ -37,12 +40,30 @@ type Options struct {
 	NodeID int32
 	// BindAddr is the Raft TCP transport address (host:port; port 0 picks one).
 	// "" selects an in-memory transport that reaches no other node: only for a
-	// single-node quorum and tests, with short Raft timeouts.
+	// single-node quorum and tests, with short Raft timeouts. The listener
+	// also serves proposals forwarded by the other members.
 	BindAddr string
+	// AdvertiseAddr is the host:port other members dial to reach this node.
+	// "" means this node's address in Voters, or else the listener's address
+	// (which must then be a specific IP). Needs a BindAddr.
+	AdvertiseAddr string
+	// Voters are the voters of a multi-node quorum: node id → Raft address
+	// (host:port), Kafka's controller.quorum.voters. nil or empty: a one-voter
+	// quorum of this node alone. With Voters, BindAddr must be set; a node in
+	// Voters is a voter and must advertise its address there, and on a
+	// directory without Raft state it bootstraps the whole voter
+	// configuration; any other node is a non-voter that never bootstraps and
+	// asks the leader to add it. Voters is read only for that: the voter set
+	// of an existing log is the one in the log.
+	Voters map[int32]string
 	// Clock is the time seam (used for reporting; Raft keeps its own timers).
 	Clock clock.Clock
 	// Logger receives Store events and Raft's warnings and errors. nil discards.
 	Logger *slog.Logger
+	// BrokerSessionTimeout is Kafka's broker.session.timeout.ms: while this
+	// node is the controller, it fences a registered broker that sends no
+	// Heartbeat for that long. 0 fences nobody for silence.
+	BrokerSessionTimeout time.Duration
 }
 
 // Validate reports the first invalid option.
@@ -54,8 +75,10 @@ func (o Options) Validate() error {
 		return fmt.Errorf("metadata: Options.NodeID %d is negative", o.NodeID)
 	case o.Clock == nil:
 		return errors.New("metadata: Options.Clock is required")
+	case o.BrokerSessionTimeout < 0:
+		return fmt.Errorf("metadata: Options.BrokerSessionTimeout %v is negative", o.BrokerSessionTimeout)
 	}
-	return nil
+	return o.validateQuorum()
 }
 
 // Store is the metadata quorum member on this node: Raft plus the FSM that
@@ -68,19 +91,35 @@ type Store struct {
 	wal    *raftwal.WAL
 	meta   *metadb.BoltMetaDB
 	trans  raft.Transport
-	stopCh chan struct{} // closed by Close: stops the leader loop
-	loopWG sync.WaitGroup
-	ready  chan struct{} // closed once this node has taken office as controller
-	readyO sync.Once
+	mux    *muxListener  // the TCP listener of Raft and forwarding; nil in memory
+	stopCh chan struct{} // closed by Close: stops the leader and join loops
+	// closeCtx is canceled by Close, with stopCh: it ends forwarding I/O.
+	closeCtx    context.Context
+	closeCancel context.CancelFunc
+	loopWG      sync.WaitGroup
+	ready       chan struct{} // closed once this node has taken office as controller
+	readyO      sync.Once
+	// started is set once raft is; the forward server may run before.
+	started atomic.Bool
+	// inOffice: this node leads and has taken office in its current term.
+	inOffice atomic.Bool
+	// hb is the controller's record of broker heartbeats in its term.
+	hb heartbeatBook
+	// forwardSlots bounds the forwarding connections served at once.
+	forwardSlots chan struct{}
 
 	closeOnce sync.Once
 	closeErr  error
 }
 
 // Open starts the quorum member. On a directory without Raft state it
-// bootstraps a one-voter configuration. It returns once this node leads, the
-// log is replayed into the FSM and the cluster id is set, or with ctx's error
-// (after tearing everything down) if ctx ends first.
+// bootstraps a one-voter configuration, or with Options.Voters the voter
+// configuration on a voter (a non-voter asks the leader to add it). A single
+// node returns once it leads, the log is replayed into the FSM and the
+// cluster id is set. A member of a multi-node quorum returns once it has
+// taken office as leader, or once a leader is known and this node's image
+// holds the cluster id and that leader's controller record. If ctx ends
+// first, Open tears everything down and returns ctx's error.
 func Open(ctx context.Context, o Options) (*Store, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
@@ -89,26 +128,27 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Store{
-		opts:   o,
-		log:    o.Logger.With("component", "metadata", "node", o.NodeID),
-		fsm:    newFSM(),
-		stopCh: make(chan struct{}),
-		ready:  make(chan struct{}),
+		opts:         o,
+		log:          o.Logger.With("component", "metadata", "node", o.NodeID),
+		fsm:          newFSM(),
+		stopCh:       make(chan struct{}),
+		ready:        make(chan struct{}),
+		forwardSlots: make(chan struct{}, maxForwardConns),
 	}
+	s.closeCtx, s.closeCancel = context.WithCancel(context.Background())
 	start := o.Clock.Now()
 	if err := s.start(); err != nil {
 		_ = s.Close() // the start error is the one worth reporting
 		return nil, err
 	}
-	select {
-	case <-s.ready:
-	case <-ctx.Done():
+	if err := s.waitReady(ctx); err != nil {
 		_ = s.Close()
-		return nil, fmt.Errorf("metadata: waiting for leadership: %w", ctx.Err())
+		return nil, err
 	}
 	img := s.Image()
+	leader, _ := s.Leader()
 	s.log.Info("metadata quorum ready", "cluster_id", img.ClusterID, "version", img.Version,
-		"topics", len(img.Topics), "took", o.Clock.Now().Sub(start))
+		"topics", len(img.Topics), "leader", leader, "took", o.Clock.Now().Sub(start))
 	return s, nil
 }
 
@@ -145,11 +185,14 @@ func (s *Store) start() error {
 		conf.LeaderLeaseTimeout = 50 * time.Millisecond
 		conf.CommitTimeout = 5 * time.Millisecond
 	} else {
-		tcp, err := raft.NewTCPTransportWithLogger(o.BindAddr, nil, tcpMaxPool, tcpTimeout, hlog)
+		mux, err := newMuxListener(o.BindAddr, o.advertised(), s.log, s.serveForward)
 		if err != nil {
-			return fmt.Errorf("metadata: raft transport on %s: %w", o.BindAddr, err)
+			return err
 		}
-		s.trans = tcp
+		s.mux = mux
+		s.trans = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
+			Stream: mux, MaxPool: tcpMaxPool, Timeout: tcpTimeout, Logger: hlog,
+		})
 	}
 	if err := raft.ValidateConfig(conf); err != nil {
 		return fmt.Errorf("metadata: raft config: %w", err)
@@ -158,22 +201,24 @@ func (s *Store) start() error {
 	if err != nil {
 		return fmt.Errorf("metadata: inspect raft state: %w", err)
 	}
-	if !existing {
-		boot := raft.Configuration{Servers: []raft.Server{
-			{Suffrage: raft.Voter, ID: conf.LocalID, Address: s.trans.LocalAddr()},
-		}}
+	if boot, ok := s.bootstrapConfiguration(); ok && !existing {
 		if err := raft.BootstrapCluster(conf, wal, wal, snaps, s.trans, boot); err != nil {
 			return fmt.Errorf("metadata: bootstrap: %w", err)
 		}
-		s.log.Info("bootstrapped one-voter metadata quorum", "addr", s.trans.LocalAddr())
+		s.log.Info("bootstrapped metadata quorum", "voters", len(boot.Servers), "addr", s.trans.LocalAddr())
 	}
 	r, err := raft.NewRaft(conf, s.fsm, wal, wal, snaps, s.trans)
 	if err != nil {
 		return fmt.Errorf("metadata: start raft: %w", err)
 	}
 	s.raft = r
+	s.started.Store(true)
 	s.loopWG.Add(1)
 	go s.leaderLoop(r.LeaderCh())
+	if o.clustered() && !o.isVoter() {
+		s.loopWG.Add(1)
+		go s.joinLoop()
+	}
 	return nil
 }
 
@@ -186,15 +231,45 @@ func (s *Store) leaderLoop(leaderCh <-chan bool) {
 		case <-s.stopCh:
 			return
 		case isLeader := <-leaderCh:
+			s.inOffice.Store(false)
 			if !isLeader {
 				s.log.Warn("lost metadata leadership")
 				continue
 			}
-			if err := s.takeOffice(); err != nil {
-				s.log.Warn("taking office as controller failed", "err", err)
+			if !s.takeOfficeWhileLeader() {
 				continue
 			}
+			term := s.hb.startTerm(s.nowMs())
+			s.inOffice.Store(true)
+			if s.opts.BrokerSessionTimeout > 0 {
+				s.loopWG.Add(1)
+				go s.livenessLoop(term)
+			}
 			s.readyO.Do(func() { close(s.ready) })
+		}
+	}
+}
+
+// takeOfficeWhileLeader runs takeOffice until it succeeds, or this node no
+// longer leads (a false on LeaderCh follows), or Close. A leader that stayed
+// out of office would never act as controller, and followers would wait for
+// its controller record forever.
+func (s *Store) takeOfficeWhileLeader() bool {
+	for {
+		err := s.takeOffice()
+		if err == nil {
+			return true
+		}
+		s.log.Warn("taking office as controller failed", "err", err)
+		if s.raft.State() != raft.Leader {
+			return false
+		}
+		retry := time.NewTimer(takeOfficeRetry)
+		select {
+		case <-s.stopCh:
+			retry.Stop()
+			return false
+		case <-retry.C:
 		}
 	}
 }
@@ -230,12 +305,18 @@ func (s *Store) Watch() (<-chan struct{}, func()) { return s.fsm.watchers.add() 
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		close(s.stopCh)
+		s.closeCancel()
 		var errs []error
 		if s.raft != nil {
 			// Shutdown also closes the transport and fails pending futures.
 			errs = append(errs, s.raft.Shutdown().Error())
 		} else if c, ok := s.trans.(raft.WithClose); ok {
 			errs = append(errs, c.Close())
+		}
+		if s.mux != nil {
+			// The transport closed it already; this waits for the forward
+			// server's goroutines even if it did not.
+			_ = s.mux.Close()
 		}
 		s.loopWG.Wait()
 		if s.wal != nil {

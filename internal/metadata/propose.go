@@ -1,0 +1,94 @@
+package metadata
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/raft"
+)
+
+// propose replicates cmd and returns the image it produced, or the FSM's
+// rejection. If ctx ends first it returns ctx's error; the command may still be
+// applied later (as with any timed-out Kafka admin request).
+//
+// A member of a multi-node quorum that is not the leader forwards the command
+// to the leader (forward.go) and returns its own image once it has applied
+// the change, so that the caller reads its own write.
+func (s *Store) propose(ctx context.Context, cmd command) (*Image, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	data, err := encodeCommand(cmd)
+	if err != nil {
+		return nil, err
+	}
+	if !s.opts.clustered() {
+		return s.applyLocal(ctx, data)
+	}
+	return s.proposeClustered(ctx, data)
+}
+
+// applyLocal hands data to this node's Raft, which must lead, and waits for
+// the outcome or for ctx. It is the one apply path of local and forwarded
+// proposals.
+func (s *Store) applyLocal(ctx context.Context, data []byte) (*Image, error) {
+	var enqueueTimeout time.Duration // 0: wait as long as it takes
+	if deadline, ok := ctx.Deadline(); ok {
+		// Context deadlines are wall-clock times by definition, hence time.Until.
+		if enqueueTimeout = time.Until(deadline); enqueueTimeout <= 0 {
+			return nil, context.DeadlineExceeded
+		}
+	}
+	f := s.raft.Apply(data, enqueueTimeout)
+	done := make(chan struct{})
+	// The waiter ends when the future resolves, which Raft guarantees on apply,
+	// on leadership loss and on Shutdown (Close).
+	go func() {
+		_ = f.Error()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("metadata: outcome unknown: %w", ctx.Err())
+	}
+	return s.result(f)
+}
+
+// proposeNoCtx is propose for Store-internal commands, which wait until Raft
+// resolves them (Close resolves them too).
+func (s *Store) proposeNoCtx(cmd command) (*Image, error) {
+	data, err := encodeCommand(cmd)
+	if err != nil {
+		return nil, err
+	}
+	return s.result(s.raft.Apply(data, 0))
+}
+
+func (s *Store) result(f raft.ApplyFuture) (*Image, error) {
+	switch err := f.Error(); {
+	case err == nil:
+	case errors.Is(err, raft.ErrRaftShutdown):
+		return nil, ErrClosed
+	case errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrLeadershipLost),
+		errors.Is(err, raft.ErrLeadershipTransferInProgress):
+		return nil, fmt.Errorf("%w: %w", ErrNotController, err)
+	default:
+		return nil, fmt.Errorf("metadata: raft apply: %w", err)
+	}
+	res, ok := f.Response().(applyResult)
+	if !ok {
+		panic(fmt.Sprintf("metadata: FSM returned %T, want applyResult", f.Response()))
+	}
+	return res.img, res.err
+}
+
+// notAppended reports whether err says that Raft refused a command before
+// appending it to its log: the command certainly was not applied, so it may
+// be sent again. raft.ErrLeadershipLost, by contrast, leaves the outcome
+// unknown.
+func notAppended(err error) bool {
+	return errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipTransferInProgress)
+}

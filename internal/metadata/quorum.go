@@ -1,0 +1,272 @@
+package metadata
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/raft"
+)
+
+const (
+	// readyPoll is how often Open rechecks whether a follower has caught up:
+	// leader changes do not signal the image watchers.
+	readyPoll = 25 * time.Millisecond
+	// joinBackoffMin and joinBackoffMax bound the pause between two join
+	// attempts of a non-voter.
+	joinBackoffMin = 50 * time.Millisecond
+	joinBackoffMax = 2 * time.Second
+	// joinWarnEvery is how many failed join attempts pass between two warnings.
+	joinWarnEvery = 20
+	// joinAttemptTimeout bounds one join request, answered once the leader
+	// has committed the configuration change.
+	joinAttemptTimeout = 30 * time.Second
+)
+
+// clustered reports whether the node is configured as a member of a
+// multi-node quorum (Voters set).
+func (o Options) clustered() bool { return len(o.Voters) > 0 }
+
+// isVoter reports whether this node is one of the configured voters.
+func (o Options) isVoter() bool {
+	_, ok := o.Voters[o.NodeID]
+	return ok
+}
+
+// advertised is the address this node puts in the Raft configuration, when
+// it is known before listening: AdvertiseAddr, else the node's entry in
+// Voters. "" means the listener's own address.
+func (o Options) advertised() string {
+	if o.AdvertiseAddr != "" {
+		return o.AdvertiseAddr
+	}
+	return o.Voters[o.NodeID]
+}
+
+// validateQuorum checks AdvertiseAddr and Voters.
+func (o Options) validateQuorum() error {
+	if o.AdvertiseAddr != "" {
+		if o.BindAddr == "" {
+			return errors.New("metadata: Options.AdvertiseAddr needs a TCP Options.BindAddr")
+		}
+		if err := validateDialAddr(o.AdvertiseAddr); err != nil {
+			return fmt.Errorf("metadata: Options.AdvertiseAddr: %w", err)
+		}
+	}
+	if !o.clustered() {
+		return nil
+	}
+	if o.BindAddr == "" {
+		return errors.New("metadata: Options.Voters needs a TCP Options.BindAddr")
+	}
+	ids := slices.Sorted(maps.Keys(o.Voters))
+	byAddr := make(map[string]int32, len(ids))
+	for _, id := range ids {
+		addr := o.Voters[id]
+		if id < 0 {
+			return fmt.Errorf("metadata: Options.Voters: node id %d is negative", id)
+		}
+		if err := validateDialAddr(addr); err != nil {
+			return fmt.Errorf("metadata: Options.Voters: node %d: %w", id, err)
+		}
+		key := canonicalAddr(addr)
+		if other, dup := byAddr[key]; dup {
+			return fmt.Errorf("metadata: Options.Voters: nodes %d and %d share address %s", other, id, addr)
+		}
+		byAddr[key] = id
+	}
+	own := o.AdvertiseAddr
+	if own == "" {
+		own = o.BindAddr
+	}
+	if addr, ok := o.Voters[o.NodeID]; ok {
+		if canonicalAddr(own) != canonicalAddr(addr) {
+			return fmt.Errorf("metadata: node %d is a voter at %s (Options.Voters) but would advertise %s", o.NodeID, addr, own)
+		}
+	} else if other, taken := byAddr[canonicalAddr(own)]; taken {
+		return fmt.Errorf("metadata: non-voter %d would advertise %s, voter %d's address", o.NodeID, own, other)
+	}
+	return nil
+}
+
+// canonicalAddr lower-cases the host and drops a port's leading zeros, so
+// that two spellings of one address compare equal.
+func canonicalAddr(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	if p, err := strconv.Atoi(port); err == nil {
+		port = strconv.Itoa(p)
+	}
+	return net.JoinHostPort(strings.ToLower(host), port)
+}
+
+// nodeServerID is a node's Raft server id.
+func nodeServerID(id int32) raft.ServerID { return raft.ServerID(strconv.Itoa(int(id))) }
+
+// parseServerID is the inverse of nodeServerID; ok is false for anything else.
+func parseServerID(id raft.ServerID) (int32, bool) {
+	n, err := strconv.ParseInt(string(id), 10, 32)
+	if err != nil || n < 0 || nodeServerID(int32(n)) != id {
+		return 0, false
+	}
+	return int32(n), true
+}
+
+// bootstrapConfiguration is the configuration this node writes into a fresh
+// log, and whether it writes one: one voter (itself) without Voters; every
+// voter, sorted by id, on a configured voter (all voters write the same
+// entry, which Raft allows); none on a non-voter, which joins instead.
+func (s *Store) bootstrapConfiguration() (raft.Configuration, bool) {
+	o := s.opts
+	if !o.clustered() {
+		return raft.Configuration{Servers: []raft.Server{
+			{Suffrage: raft.Voter, ID: nodeServerID(o.NodeID), Address: s.trans.LocalAddr()},
+		}}, true
+	}
+	if !o.isVoter() {
+		return raft.Configuration{}, false
+	}
+	var conf raft.Configuration
+	for _, id := range slices.Sorted(maps.Keys(o.Voters)) {
+		conf.Servers = append(conf.Servers, raft.Server{
+			Suffrage: raft.Voter, ID: nodeServerID(id), Address: raft.ServerAddress(o.Voters[id]),
+		})
+	}
+	return conf, true
+}
+
+// Leader returns the node id of the current Raft leader, as this node knows
+// it; ok is false while none is known (during an election) and after Close.
+func (s *Store) Leader() (id int32, ok bool) {
+	if s.closing() {
+		return 0, false
+	}
+	_, sid := s.raft.LeaderWithID()
+	if sid == "" {
+		return 0, false
+	}
+	return parseServerID(sid)
+}
+
+// IsController reports whether this node is the Raft leader and has taken
+// office in its current term: every earlier entry is applied and its
+// controller record is written, so its image is the latest one.
+func (s *Store) IsController() bool {
+	return !s.closing() && s.inOffice.Load() && s.raft.State() == raft.Leader
+}
+
+// waitReady waits until Open may return. A single node waits to take office.
+// A member of a multi-node quorum waits to take office if it is the leader,
+// and otherwise until a leader is known and this node's image holds the
+// cluster id and that leader's controller record, so that it has caught up
+// at least to the leader's taking office.
+func (s *Store) waitReady(ctx context.Context) error {
+	if !s.opts.clustered() {
+		select {
+		case <-s.ready:
+			return nil
+		case <-ctx.Done():
+			return fmt.Errorf("metadata: waiting for leadership: %w", ctx.Err())
+		}
+	}
+	watch, cancel := s.Watch()
+	defer cancel()
+	tick := time.NewTicker(readyPoll)
+	defer tick.Stop()
+	ready := s.ready
+	for !s.caughtUp() {
+		select {
+		case <-ready:
+			ready = nil // closed once for good: do not spin on it
+		case <-watch:
+		case <-tick.C:
+		case <-ctx.Done():
+			leader, ok := s.Leader()
+			return fmt.Errorf("metadata: waiting to catch up with the controller (leader %d known: %v, image version %d): %w",
+				leader, ok, s.Image().Version, ctx.Err())
+		}
+	}
+	return nil
+}
+
+func (s *Store) caughtUp() bool {
+	leader, ok := s.Leader()
+	if !ok {
+		return false
+	}
+	if leader == s.opts.NodeID {
+		return s.inOffice.Load()
+	}
+	img := s.Image()
+	return img.ClusterID != "" && img.ControllerID == leader
+}
+
+// joinLoop runs on a non-voter until the Raft configuration holds it at its
+// address: it asks the leader, or while none is known each voter in turn,
+// to add it. Owned by the Store; Close stops it.
+func (s *Store) joinLoop() {
+	defer s.loopWG.Done()
+	addr := s.trans.LocalAddr()
+	request := encodeForwardRequest(forwardJoin, encodeJoinRequest(joinRequest{NodeID: s.opts.NodeID, Address: string(addr)}))
+	voters := slices.Sorted(maps.Keys(s.opts.Voters))
+	backoff := joinBackoffMin
+	for attempt := 0; ; attempt++ {
+		if s.inConfiguration(addr) {
+			s.log.Info("member of the metadata quorum as a non-voter", "addr", addr)
+			return
+		}
+		// The leader this node knows of, on every other attempt: a stale
+		// leader must not keep the voters from being asked.
+		target, _ := s.raft.LeaderWithID()
+		if target == "" || target == addr || attempt%2 == 1 {
+			target = raft.ServerAddress(s.opts.Voters[voters[(attempt/2)%len(voters)]])
+		}
+		ctx, stop := s.untilClosed(context.Background())
+		ctx, cancel := context.WithTimeout(ctx, joinAttemptTimeout)
+		resp, _, err := s.roundTrip(ctx, target, request)
+		cancel()
+		stop()
+		if err == nil && resp.Err != nil {
+			err = decodeWireError(resp.Err)
+		}
+		if s.closing() {
+			return
+		}
+		if err != nil && attempt%joinWarnEvery == joinWarnEvery-1 {
+			s.log.Warn("joining the metadata quorum: still trying", "via", target, "attempts", attempt+1, "err", err)
+		}
+		if err == nil {
+			backoff = joinBackoffMin // added: the configuration is on its way here
+		}
+		if s.pause(s.closeCtx, backoff) != nil {
+			return
+		}
+		if err != nil {
+			backoff = min(2*backoff, joinBackoffMax)
+		}
+	}
+}
+
+// inConfiguration reports whether the latest Raft configuration this node
+// knows holds it at addr.
+func (s *Store) inConfiguration(addr raft.ServerAddress) bool {
+	f := s.raft.GetConfiguration()
+	if f.Error() != nil {
+		return false
+	}
+	id := nodeServerID(s.opts.NodeID)
+	for _, srv := range f.Configuration().Servers {
+		if srv.ID == id {
+			return srv.Address == addr
+		}
+	}
+	return false
+}
