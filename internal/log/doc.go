@@ -10,6 +10,7 @@
 //	00000000000000000000.timeindex  sparse time index, 12-byte entries {timestamp i64, relOffset u32}
 //	recovery-point                  where crash recovery starts scanning (see recovery_point.go)
 //	.clean-shutdown                 present only while the log is closed cleanly
+//	start-over                      a TruncateFullyAndStartAt in progress (truncate_fully.go)
 //
 // Files of operations in progress (all removed by Open, except a .log.swap,
 // whose swap Open finishes first):
@@ -84,6 +85,11 @@
 //     segments in one crash-safe swap (replace.go): after a crash at any
 //     point each offset range holds the old segments or the copy, never
 //     both, never neither.
+//     TruncateFullyAndStartAt(o) writes the start-over intent file (its
+//     commit point), deletes every segment, creates an empty one at o,
+//     persists o as the recovery point and removes the intent; Open
+//     finishes an intent it finds, so after a crash the log is the old one
+//     or the empty one at o.
 //     Open creates a missing directory durably (it fsyncs the parent of each
 //     directory it creates), so that the directory cannot vanish with its data.
 //
@@ -99,8 +105,9 @@
 // Two locks, always taken in this order: lifecycle (a RWMutex) then mu.
 // Append and Roll take only mu. Read, OffsetForTimestamp and the fdatasync of Sync
 // hold lifecycle shared while they do file I/O without mu, so reads never block
-// appends. TruncateTo, DeleteSegmentsBefore and Close hold lifecycle exclusively,
-// because they shrink or close files that a reader might be reading.
+// appends. TruncateTo, TruncateFullyAndStartAt, DeleteSegmentsBefore and Close
+// hold lifecycle exclusively, because they shrink or close files that a reader
+// might be reading.
 // A Replacement holds no lock while it is written (BeginReplacement,
 // Append), so appends, reads and syncs go on; its Commit holds lifecycle
 // exclusively from its check of the replaced segments to the end of the

@@ -13,7 +13,8 @@ import (
 
 // Open loads the log in o.Dir, creating the directory and a first segment at
 // offset 0 if there is none. It first finishes any replacement that a crash
-// interrupted past its commit point (finishSwaps). Without a clean-shutdown
+// interrupted past its commit point (finishSwaps), and any
+// TruncateFullyAndStartAt that a crash interrupted. Without a clean-shutdown
 // marker it recovers: segments at or after the recovery point are scanned
 // batch by batch and cut at the first invalid batch, and the segments after a
 // cut are deleted. When Open returns, DurableEnd() == End() and the marker is
@@ -31,6 +32,9 @@ func Open(o Options) (*Log, error) {
 	}
 	swapped, err := finishSwaps(fsys, o.Dir)
 	if err != nil {
+		return nil, err
+	}
+	if err := finishStartOverAtOpen(o); err != nil {
 		return nil, err
 	}
 	bases, err := tidyDir(fsys, o.Dir)

@@ -33,12 +33,8 @@ type AppendResult struct {
 	Duplicate bool
 }
 
-// inSyncReplicas is the in-sync replica set of every partition here: this
-// broker alone, until replication exists.
-const inSyncReplicas = 1
-
 // ErrNotEnoughReplicas refuses an acks=all append while the in-sync
-// replicas are fewer than min.insync.replicas (Kafka's
+// replicas (SetInSyncReplicas) are fewer than min.insync.replicas (Kafka's
 // NOT_ENOUGH_REPLICAS); nothing is appended.
 var ErrNotEnoughReplicas = errors.New("partition: fewer in-sync replicas than min.insync.replicas")
 
@@ -66,16 +62,24 @@ const (
 // An append that rolls a segment also writes a producer-state snapshot,
 // after the partition lock is released: that append's caller pays one
 // fsync per segment roll, other producers do not wait for it.
+//
+// A follower refuses it with ErrNotLeader. With more in-sync replicas
+// than this one (SetInSyncReplicas), the wait function still returns once
+// the batch is fdatasynced here; an acks=all caller then also waits for
+// the high watermark to pass the batch (AdvanceHighWatermark).
 func (p *Partition) Append(batch []byte, acks Acks) (AppendResult, func() error, error) {
 	return p.appendBatch(batch, acks, originClient)
 }
 
 func (p *Partition) appendBatch(batch []byte, acks Acks, from origin) (AppendResult, func() error, error) {
 	p.mu.Lock()
-	cfg := p.mu.cfg
+	cfg, leader, inSync := p.mu.cfg, p.mu.role == roleLeader, p.mu.inSync
 	p.mu.Unlock()
-	if acks == AcksAll && cfg.MinInsyncReplicas > inSyncReplicas {
-		return AppendResult{}, nil, fmt.Errorf("%w: %d in sync, min.insync.replicas=%d", ErrNotEnoughReplicas, inSyncReplicas, cfg.MinInsyncReplicas)
+	if !leader {
+		return AppendResult{}, nil, ErrNotLeader
+	}
+	if acks == AcksAll && cfg.MinInsyncReplicas > inSync {
+		return AppendResult{}, nil, fmt.Errorf("%w: %d in sync, min.insync.replicas=%d", ErrNotEnoughReplicas, inSync, cfg.MinInsyncReplicas)
 	}
 	h, err := record.Validate(batch, record.Limits{MaxBatchBytes: cfg.MaxMessageBytes,
 		Timestamps: cfg.timestampRange(p.opts.Clock), FromCoordinator: from == originCoordinator})
@@ -128,8 +132,11 @@ type appendOutcome struct {
 func (p *Partition) appendValidated(batch []byte, h record.Header, cfg Config, acks Acks, from origin) (appendOutcome, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.mu.closed {
+	switch {
+	case p.mu.closed:
 		return appendOutcome{}, ErrClosed
+	case p.mu.role != roleLeader: // it became a follower since appendBatch looked
+		return appendOutcome{}, ErrNotLeader
 	}
 	pid := base.ProducerID(h.ProducerID)
 	switch {
@@ -179,7 +186,7 @@ func (p *Partition) appendValidated(batch []byte, h record.Header, cfg Config, a
 			TimestampMs: maxTs,
 		}, h.Transactional())
 	}
-	p.mu.highWatermark = p.log.End()
+	p.advanceAloneLocked()
 	res.LogStart = p.mu.logStart
 	p.mu.unflushedMsgs += int64(h.NumRecords)
 	syncNeeded := acks == AcksAll
@@ -214,9 +221,18 @@ func (p *Partition) writeLocked(batch []byte, lastOffsetDelta int32, cfg Config,
 		p.mu.active.bytes += int64(len(batch))
 		p.mu.active.batches++
 	} else if p.refreshActiveLocked(next, now) {
-		snap = &producerSnapshot{At: next, Data: p.mu.producers.Snapshot()}
+		snap = p.producerSnapshotLocked(next)
 	}
 	return next, snap, nil
+}
+
+// advanceAloneLocked moves the high watermark to the log end after a
+// leader's append when the leader is its only in-sync replica: the ISR
+// has it all. With more, the replication layer moves it.
+func (p *Partition) advanceAloneLocked() {
+	if p.mu.inSync == 1 {
+		p.mu.highWatermark = p.log.End()
+	}
 }
 
 // framesSeveralBatches reports whether b is two or more whole batches.

@@ -170,7 +170,7 @@ func (p *Partition) Clean(d CleaningPlan, cm *CleanerMap, nowMs int64, stop <-ch
 func (p *Partition) clean(d CleaningPlan, cm *CleanerMap, nowMs int64, stop <-chan struct{}) (CleanStats, error) {
 	stats := CleanStats{FirstDirty: d.FirstDirty}
 	p.mu.Lock()
-	cfg, closed, logStart := p.mu.cfg, p.mu.closed, p.mu.logStart
+	cfg, closed, logStart, truncations := p.mu.cfg, p.mu.closed, p.mu.logStart, p.mu.truncations
 	lastBatches := lastBatchOfProducers(p.mu.producers.Entries())
 	aborted := cleanerAborted(p.mu.aborted)
 	p.mu.Unlock()
@@ -230,10 +230,28 @@ func (p *Partition) clean(d CleaningPlan, cm *CleanerMap, nowMs int64, stop <-ch
 		stats.BytesAfter += after
 	}
 	cp := cleanerCheckpoint{FirstDirty: mapEnd, NextHorizonMs: stats.Result.NextHorizonMs, HasNextHorizon: stats.Result.HasNextHorizon}
-	if err := writeCleanerCheckpoint(p.opts.Dir, cp); err != nil {
-		return stats, fmt.Errorf("partition %v: cleaner checkpoint: %w", p.opts.TP, err)
+	return stats, p.recordCleaned(cp, truncations, &stats)
+}
+
+// recordCleaned writes the checkpoint of a pass that began when the
+// partition had seen truncations truncations, unless one came since: the
+// batches it mapped may have been replaced by a new leader's, which are
+// not clean (the pass is then Stale). cleanerCheckpoint orders this against
+// a truncation's own clamp of the checkpoint.
+func (p *Partition) recordCleaned(cp cleanerCheckpoint, truncations uint64, stats *CleanStats) error {
+	p.cleanerCheckpoint.Lock()
+	defer p.cleanerCheckpoint.Unlock()
+	p.mu.Lock()
+	truncated := p.mu.truncations != truncations
+	p.mu.Unlock()
+	if truncated {
+		stats.Stale = true
+		return nil
 	}
-	return stats, nil
+	if err := writeCleanerCheckpoint(p.opts.Dir, cp); err != nil {
+		return fmt.Errorf("partition %v: cleaner checkpoint: %w", p.opts.TP, err)
+	}
+	return nil
 }
 
 // lastBatchOfProducers maps each idempotent producer to the last offset of

@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	"github.com/strata-broker/strata/internal/base"
-	"github.com/strata-broker/strata/internal/vfs"
 )
 
 const epochCheckpointFile = "leader-epoch-checkpoint"
@@ -52,6 +51,40 @@ func (c *epochCache) truncateFrom(end base.Offset) {
 	for len(c.entries) > 1 && c.entries[len(c.entries)-1].Start > end {
 		c.entries = c.entries[:len(c.entries)-1]
 	}
+}
+
+// assignFromLeader records that epoch starts at start, for a batch a
+// follower appends, by the rule of Kafka's LeaderEpochFileCache.assign:
+// nothing changes when epoch is the latest and start is not before its
+// start; otherwise the entries at the end that conflict with it (an epoch
+// at or above it, or a start at or after start) are dropped, and it is
+// appended. It reports whether the cache changed.
+func (c *epochCache) assignFromLeader(epoch base.Epoch, start base.Offset) bool {
+	n := len(c.entries)
+	if n > 0 && c.entries[n-1].Epoch == epoch && start >= c.entries[n-1].Start {
+		return false
+	}
+	for n > 0 && (c.entries[n-1].Epoch >= epoch || c.entries[n-1].Start >= start) {
+		n--
+	}
+	c.entries = append(c.entries[:n], epochEntry{Epoch: epoch, Start: start})
+	return true
+}
+
+// truncateFromEnd drops the epochs that start at or after end, as Kafka's
+// LeaderEpochFileCache.truncateFromEnd does when a follower's log is
+// truncated to end: they hold no batch of the log any more. Unlike
+// truncateFrom, an epoch starting exactly at end goes too: it is one this
+// replica led without appending to it, which its new leader's log may
+// contradict. It reports whether anything changed.
+func (c *epochCache) truncateFromEnd(end base.Offset) bool {
+	n := len(c.entries)
+	for n > 0 && c.entries[n-1].Start >= end {
+		n--
+	}
+	changed := n < len(c.entries)
+	c.entries = c.entries[:n]
+	return changed
 }
 
 // truncateBefore drops what the log no longer holds when its start moves
@@ -167,17 +200,7 @@ func (p *Partition) becomeLeaderLocked(epoch base.Epoch) error {
 	if !p.mu.epochs.assign(epoch, p.log.End()) && len(p.mu.epochs.entries) > 0 {
 		return nil
 	}
-	return vfs.WriteFileAtomic(p.opts.Dir, epochCheckpointFile, p.mu.epochs.encode())
-}
-
-// BecomeLeader records a leader epoch from metadata.
-func (p *Partition) BecomeLeader(epoch base.Epoch) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.mu.closed {
-		return ErrClosed
-	}
-	return p.becomeLeaderLocked(epoch)
+	return p.writeEpochsLocked()
 }
 
 // EndOffsetForEpoch answers OffsetForLeaderEpoch.

@@ -35,13 +35,34 @@ type Partition struct {
 	// (aborted_index.go).
 	txnIndex abortedIndex
 
+	// cleanerCheckpoint orders the cleaner's writes of its checkpoint
+	// against a truncation's, so that a pass that a truncation overtook
+	// never records as clean what the truncation removed (truncate.go).
+	cleanerCheckpoint sync.Mutex
+
 	mu struct {
 		sync.Mutex
 		cfg           Config
 		logStart      base.Offset
 		highWatermark base.Offset
 		epochs        epochCache
-		producers     *producers.State
+		// role is leader or follower (role.go); leaderEpoch is the leader
+		// epoch the partition was last told (BecomeLeader,
+		// BecomeFollower), at least the cache's latest.
+		role        role
+		leaderEpoch base.Epoch
+		// inSync is a leader's in-sync replica count, itself included, as
+		// the replication layer last told it (SetInSyncReplicas); 1 at
+		// Open, 0 (unknown: no acks=all append) for a follower and for a
+		// leader that was one until it is told. With exactly 1, appends
+		// move the high watermark to the log end; otherwise only
+		// AdvanceHighWatermark moves it.
+		inSync int
+		// truncations counts TruncateTo and TruncateFullyAndStartAt calls,
+		// so that a producer snapshot or a cleaner checkpoint decided
+		// before one is not written after it.
+		truncations uint64
+		producers   *producers.State
 		// aborted are the aborted transactions whose marker is at or
 		// after the log start, ascending by LastOffset (marker order);
 		// abortedNext numbers the next one to join (aborted_index.go).
@@ -122,9 +143,13 @@ func (p *Partition) load() error {
 	}
 	epochs.truncateFrom(p.log.End())
 	p.mu.epochs = epochs
+	// A reopened partition leads, as before replication: the broker makes
+	// it a follower if metadata says so.
+	p.mu.role, p.mu.inSync = roleLeader, 1
 	if err := p.becomeLeaderLocked(p.opts.LeaderEpoch); err != nil {
 		return err
 	}
+	p.mu.leaderEpoch = max(p.opts.LeaderEpoch, p.mu.epochs.latestEpoch())
 	return p.loadProducers()
 }
 
@@ -141,7 +166,11 @@ type Offsets struct {
 	LocalStart    base.Offset
 	HighWatermark base.Offset
 	LogEnd        base.Offset
-	LeaderEpoch   base.Epoch
+	// LeaderEpoch is the partition's current leader epoch, as BecomeLeader
+	// or BecomeFollower last set it: a leader's is its own, a follower's
+	// its leader's (which its log may hold no batch of yet; LatestEpoch is
+	// the log's).
+	LeaderEpoch base.Epoch
 	// LastStable is the last stable offset (exclusive): the first offset
 	// of the oldest open transaction, at least LogStart, at most
 	// HighWatermark; HighWatermark when no transaction is open. A
@@ -162,7 +191,7 @@ func (p *Partition) offsetsLocked() Offsets {
 		LocalStart:    p.log.Start(),
 		HighWatermark: p.mu.highWatermark,
 		LogEnd:        p.log.End(),
-		LeaderEpoch:   p.mu.epochs.latestEpoch(),
+		LeaderEpoch:   p.mu.leaderEpoch,
 		LastStable:    p.mu.producers.LastStable(p.mu.logStart, p.mu.highWatermark),
 	}
 }
@@ -227,14 +256,14 @@ func (p *Partition) Close() error {
 	p.mu.closed = true
 	close(p.mu.changed)
 	// No append can follow, so the state is the state at the log end.
-	snap := producerSnapshot{At: p.log.End(), Data: p.mu.producers.Snapshot()}
+	snap := p.producerSnapshotLocked(p.log.End())
 	p.mu.Unlock()
 	// The log first: a snapshot written after its data is durable is never
 	// discarded by the next Open as describing a lost tail.
 	if err := p.log.Close(); err != nil {
 		return err
 	}
-	err := p.writeSnapshot(snap)
+	err := p.writeSnapshot(*snap)
 	p.closeAbortedIndex()
 	return err
 }

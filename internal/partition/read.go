@@ -29,6 +29,10 @@ const (
 	// open transaction is served. Aborted batches below it are served
 	// with AbortedTxns, for the consumer to drop, as Kafka does.
 	ReadCommitted
+	// ReadLogEnd reads below the log end, past the high watermark: what a
+	// leader serves a follower's fetch (Kafka's FetchIsolation.LOG_END),
+	// never a client's.
+	ReadLogEnd
 )
 
 // End is where a read at isolation iso stops (exclusive).
@@ -38,8 +42,20 @@ func (o Offsets) End(iso Isolation) base.Offset {
 		return o.HighWatermark
 	case ReadCommitted:
 		return o.LastStable
+	case ReadLogEnd:
+		return o.LogEnd
 	}
 	panic(fmt.Sprintf("partition: invalid isolation %d", iso))
+}
+
+// readableEnd is the highest offset a read at isolation iso may ask for
+// (reading nothing there); past it is out of range: the high watermark
+// for a client, whatever its isolation, the log end for a follower.
+func (o Offsets) readableEnd(iso Isolation) base.Offset {
+	if iso == ReadLogEnd {
+		return o.LogEnd
+	}
+	return o.HighWatermark
 }
 
 // Read appends to buf up to maxBytes of whole batches starting at the batch
@@ -54,7 +70,8 @@ func (p *Partition) Read(from base.Offset, maxBytes int, buf []byte) (ReadResult
 // ReadIsolated is Read stopping where iso says (Offsets.End): with
 // ReadCommitted, no batch starting at or after the last stable offset is
 // returned, and a from in [LastStable, HighWatermark] reads nothing. An
-// offset above the high watermark is out of range whatever iso is.
+// offset above the high watermark is out of range whatever iso is, except
+// ReadLogEnd (a follower's fetch), for which one above the log end is.
 func (p *Partition) ReadIsolated(from base.Offset, maxBytes int, buf []byte, iso Isolation) (ReadResult, error) {
 	p.mu.Lock()
 	off := p.offsetsLocked()
@@ -63,7 +80,7 @@ func (p *Partition) ReadIsolated(from base.Offset, maxBytes int, buf []byte, iso
 	if closed {
 		return ReadResult{Offsets: off}, ErrClosed
 	}
-	if from < off.LogStart || from > off.HighWatermark {
+	if from < off.LogStart || from > off.readableEnd(iso) {
 		return ReadResult{Offsets: off}, ErrOffsetOutOfRange
 	}
 	if from < off.LocalStart {

@@ -22,7 +22,7 @@ func (p *Partition) ReadRegion(from base.Offset, maxBytes int) (Region, Offsets,
 }
 
 // ReadRegionIsolated is ReadRegion stopping where iso says, as
-// ReadIsolated does.
+// ReadIsolated does: a leader serves a follower's fetch with ReadLogEnd.
 func (p *Partition) ReadRegionIsolated(from base.Offset, maxBytes int, iso Isolation) (Region, Offsets, error) {
 	p.mu.Lock()
 	off := p.offsetsLocked()
@@ -31,7 +31,7 @@ func (p *Partition) ReadRegionIsolated(from base.Offset, maxBytes int, iso Isola
 	if closed {
 		return Region{}, off, ErrClosed
 	}
-	if from < off.LogStart || from > off.HighWatermark {
+	if from < off.LogStart || from > off.readableEnd(iso) {
 		return Region{}, off, ErrOffsetOutOfRange
 	}
 	if from < off.LocalStart {

@@ -76,13 +76,17 @@ func (p *Partition) ExpireProducers(nowMs int64) {
 }
 
 // DeleteRecords moves the log start to before (DeleteRecords API) and
-// returns the resulting log start.
+// returns the resulting log start. A follower refuses it with
+// ErrNotLeader.
 func (p *Partition) DeleteRecords(before base.Offset) (base.Offset, error) {
 	defer p.compactAbortedIndexLogged() // after the unlock
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.mu.closed {
+	switch {
+	case p.mu.closed:
 		return 0, ErrClosed
+	case p.mu.role != roleLeader: // a follower's log start follows its leader's
+		return p.mu.logStart, ErrNotLeader
 	}
 	if before > p.mu.highWatermark {
 		return p.mu.logStart, ErrDeleteBeyondHighWatermark

@@ -31,9 +31,18 @@ const (
 )
 
 // producerSnapshot is an encoded State valid at At, waiting to be written.
+// truncations is the partition's truncation count when it was taken: a
+// truncation since may have removed what it describes.
 type producerSnapshot struct {
-	At   base.Offset
-	Data []byte
+	At          base.Offset
+	Data        []byte
+	truncations uint64
+}
+
+// producerSnapshotLocked takes the producer state as a snapshot valid at
+// at, the log end or the base of the segment an append just began.
+func (p *Partition) producerSnapshotLocked(at base.Offset) *producerSnapshot {
+	return &producerSnapshot{At: at, Data: p.mu.producers.Snapshot(), truncations: p.mu.truncations}
 }
 
 func snapshotName(o base.Offset) string {
@@ -96,9 +105,20 @@ func decodeSnapshot(data []byte, at base.Offset) (*producers.State, error) {
 // The aborted-transaction index is made durable first: Open replays the
 // log only from the newest snapshot, so every abort below s.At (each was
 // listed before s was taken) must be in the index file before s exists.
+//
+// A snapshot taken before a truncation (TruncateTo, TruncateFullyAndStartAt)
+// is dropped: it may describe batches the truncation removed. A truncation
+// holds snapFiles while it removes the snapshots past its offset, so a
+// snapshot written before it is removed then if it must be.
 func (p *Partition) writeSnapshot(s producerSnapshot) error {
 	p.snapFiles.Lock()
 	defer p.snapFiles.Unlock()
+	p.mu.Lock()
+	stale := s.truncations != p.mu.truncations
+	p.mu.Unlock()
+	if stale {
+		return nil
+	}
 	if err := p.flushAbortedIndex(); err != nil {
 		return fmt.Errorf("producer snapshot at %d not written: %w", s.At, err)
 	}

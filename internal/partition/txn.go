@@ -90,7 +90,8 @@ func (p *Partition) HasOpenTxn(pid base.ProducerID) bool {
 // TRANSACTION_COORDINATOR_FENCED when coordinatorEpoch is older than that
 // of the producer's last marker (both *producers.CodeError), and with
 // ErrNotEnoughReplicas when min.insync.replicas exceeds the in-sync
-// replicas (markers are written with acks=all). On success
+// replicas (markers are written with acks=all), and with ErrNotLeader on
+// a follower. On success
 // the producer's open transaction is closed (an aborted one joins the
 // aborted-transaction index), the last stable offset moves, and the
 // marker's offset is returned with a wait function that fdatasyncs the
@@ -109,12 +110,15 @@ func (p *Partition) AppendMarker(pid base.ProducerID, epoch int16, commit bool, 
 func (p *Partition) appendMarker(m producers.Marker) (base.Offset, *producerSnapshot, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.mu.closed {
+	switch {
+	case p.mu.closed:
 		return 0, nil, ErrClosed
+	case p.mu.role != roleLeader:
+		return 0, nil, ErrNotLeader
 	}
 	// Markers are written with acks=all, as Kafka's WriteTxnMarkers does.
-	if p.mu.cfg.MinInsyncReplicas > inSyncReplicas {
-		return 0, nil, fmt.Errorf("%w: %d in sync, min.insync.replicas=%d", ErrNotEnoughReplicas, inSyncReplicas, p.mu.cfg.MinInsyncReplicas)
+	if p.mu.cfg.MinInsyncReplicas > p.mu.inSync {
+		return 0, nil, fmt.Errorf("%w: %d in sync, min.insync.replicas=%d", ErrNotEnoughReplicas, p.mu.inSync, p.mu.cfg.MinInsyncReplicas)
 	}
 	if err := p.mu.producers.CheckMarker(m); err != nil {
 		return 0, nil, fmt.Errorf("partition %v: marker at %d: %w", p.opts.TP, p.log.End(), err)
@@ -135,7 +139,7 @@ func (p *Partition) appendMarker(m producers.Marker) (base.Offset, *producerSnap
 		p.mu.aborted = append(p.mu.aborted, abortedTxnOf(p.mu.producers, ct))
 		p.mu.abortedNext++
 	}
-	p.mu.highWatermark = p.log.End()
+	p.advanceAloneLocked()
 	// The caller's wait syncs everything written so far.
 	p.mu.unflushedMsgs = 0
 	p.notifyLocked()
