@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -36,16 +37,27 @@ func TestTransactionsAtomicAcrossKills(t *testing.T) {
 
 	ctx, stop := context.WithCancel(context.Background())
 	outcomes := make([][]txnOutcome, producers)
+	var committedSoFar atomic.Int64
 	var wg sync.WaitGroup
 	for i := range producers {
-		wg.Go(func() { outcomes[i] = runTxnProducer(t, ctx, b.Addr, topic, i, partitions) })
+		wg.Go(func() { outcomes[i] = runTxnProducer(t, ctx, b.Addr, topic, i, partitions, &committedSoFar) })
+	}
+	// Each kill comes once a transaction has committed since the last one
+	// (and a little later, to catch others mid-way), however slow the
+	// machine is: a kill before any progress would prove nothing.
+	progress := func() {
+		from, deadline := committedSoFar.Load(), time.Now().Add(2*time.Minute)
+		for committedSoFar.Load() == from && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		time.Sleep(300 * time.Millisecond)
 	}
 	for range 2 {
-		time.Sleep(1500 * time.Millisecond)
+		progress()
 		b.Kill()
 		b.Restart()
 	}
-	time.Sleep(1500 * time.Millisecond)
+	progress()
 	stop()
 	wg.Wait()
 
@@ -107,7 +119,7 @@ func TestTransactionsAtomicAcrossKills(t *testing.T) {
 // runTxnProducer writes transactions p<i>-t<k> until ctx ends, one record
 // per partition each, aborting every third, and returns what it was told
 // of each. On an error it starts over with a new client.
-func runTxnProducer(t *testing.T, ctx context.Context, addr, topic string, i, partitions int) []txnOutcome {
+func runTxnProducer(t *testing.T, ctx context.Context, addr, topic string, i, partitions int, committed *atomic.Int64) []txnOutcome {
 	var outs []txnOutcome
 	var cl *kgo.Client
 	defer func() {
@@ -135,7 +147,11 @@ func runTxnProducer(t *testing.T, ctx context.Context, addr, topic string, i, pa
 				return outs
 			}
 		}
-		if outs[k] = oneTxn(cl, topic, i, k, partitions); outs[k] == outcomeUnknown {
+		outs[k] = oneTxn(cl, topic, i, k, partitions)
+		if outs[k] == outcomeCommitted {
+			committed.Add(1)
+		}
+		if outs[k] == outcomeUnknown {
 			cl.Close()
 			cl = nil
 			time.Sleep(100 * time.Millisecond)
