@@ -59,7 +59,7 @@ var allowedImports = map[string][]string{
 	"internal/partition":           {"log", "tier", "cleaner", "retention", "record", "base", "clock", "invariants", "vfs", "partition/producers"},
 	"internal/partition/producers": {"base"},
 	"internal/retention":           {"base"},
-	"internal/replication":         {"base"},
+	"internal/replication":         {"base", "clock", "partition", "tier/remotemeta"},
 	"internal/cleaner":             {"log", "record", "base"},
 	"internal/tier":                {"log", "retention", "objstore", "record", "base", "clock", "tier/remotemeta"},
 	"internal/tier/remotemeta":     {"base"},

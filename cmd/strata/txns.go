@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync/atomic"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/strata-broker/strata/internal/coordinator/offsets"
 	"github.com/strata-broker/strata/internal/coordinator/runtime"
 	"github.com/strata-broker/strata/internal/coordinator/txn"
+	"github.com/strata-broker/strata/internal/partition"
 )
 
 // markerRetryBackoff is the first wait before a transaction marker that
@@ -50,10 +52,16 @@ func newTxnCoordinator(cfg *config.Broker, clk clock.Clock, logger *slog.Logger,
 				return nil, errBrokerStarting
 			}
 			p, ok := b.Partition(tp)
-			if !ok {
-				return nil, markers.ErrPartitionGone
+			if ok {
+				return p, nil // one this node follows refuses with partition.ErrNotLeader: retried
 			}
-			return p, nil
+			if t, exists := n.meta.Image().Topics[tp.Topic]; exists && int(tp.Partition) < len(t.Partitions) {
+				// Led elsewhere: retried, never skipped, or the
+				// transaction would stay open there. Sending markers to
+				// other brokers is not done yet.
+				return nil, fmt.Errorf("%w: %v is not hosted here", partition.ErrNotLeader, tp)
+			}
+			return nil, markers.ErrPartitionGone
 		},
 		GroupsTopic:      offsets.TopicName,
 		SubmitGroupEvent: n.groups.rt.SubmitEvent,

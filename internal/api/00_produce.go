@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -10,17 +11,25 @@ import (
 	"github.com/strata-broker/strata/internal/base"
 	"github.com/strata-broker/strata/internal/metadata"
 	"github.com/strata-broker/strata/internal/partition"
+	"github.com/strata-broker/strata/internal/record"
 )
 
 // Produce: v3-13 (RecordBatch v2 only; v13 names topics by id).
 // acks=0 gets no response, acks=1 is answered once the batch is in the page
-// cache, acks=-1 once it is fdatasynced (group commit).
+// cache, acks=-1 once it is fdatasynced (group commit) and, on a partition
+// with other replicas, once the high watermark has passed it (Kafka's
+// DelayedProduce, see awaitReplication).
 func init() { register(0, 3, 13, (*Handler).handleProduce) }
 
-// pendingSync is a partition answer that waits on a sync.
+// pendingSync is a partition answer that waits on a sync and, for an
+// acks=all batch on a replicated partition (replicated set), on the high
+// watermark reaching end, the batch's exclusive end.
 type pendingSync struct {
 	part *kmsg.ProduceResponseTopicPartition
 	wait func() error
+
+	replicated *partition.Partition
+	end        base.Offset
 }
 
 func (h *Handler) handleProduce(ctx context.Context, req *Request) Reply {
@@ -37,17 +46,24 @@ func (h *Handler) handleProduce(ctx context.Context, req *Request) Reply {
 		// a pipelined batch behind it must not be appended first.
 		h.verifyTransactional(ctx, r, &checks)
 	}
+	// The produce timeout counts from here, as Kafka's DelayedProduce
+	// from its append.
+	deadline := time.Now().Add(time.Duration(r.TimeoutMillis) * time.Millisecond)
 	resp, pending := h.produceAll(r, img, req.Version, acks, acksOK, checks.refused)
 	if acks == partition.AcksNone && acksOK {
 		for _, ps := range pending {
-			_ = ps.wait() // nobody to tell; the flush policy still applies
+			_ = ps.sync() // nobody to tell; the flush policy still applies
 		}
 		return Reply{NoResponse: true}
 	}
 	if len(pending) == 0 {
 		return done(resp)
 	}
-	return Reply{Wait: func() kmsg.Response { return h.awaitSyncs(resp, pending) }}
+	return Reply{Wait: func() kmsg.Response {
+		h.awaitSyncs(pending)
+		h.awaitReplication(ctx, pending, deadline)
+		return resp
+	}}
 }
 
 // produceAll appends every partition's batch, except those refused (with
@@ -68,19 +84,20 @@ func (h *Handler) produceAll(r *kmsg.ProduceRequest, img *metadata.Image, versio
 			sp.Partition = rp.Partition
 			var code int16
 			var msg string
-			var wait func() error
+			var ps pendingSync
 			if c, ok := refused[partitionRef{i, j}]; ok {
 				sp.BaseOffset, sp.LogAppendTime, sp.LogStartOffset = -1, -1, -1
 				code, msg = c, refusalMessage(c)
 			} else {
-				code, msg, wait = h.producePartition(t, rp, acks, acksOK, sp, version >= 13)
+				code, msg, ps = h.producePartition(t, rp, acks, acksOK, sp, version >= 13)
 			}
 			sp.ErrorCode = code
 			if version >= 8 {
 				sp.ErrorMessage = strPtr(msg)
 			}
-			if wait != nil {
-				pending = append(pending, pendingSync{part: sp, wait: wait})
+			if ps.wait != nil || ps.replicated != nil {
+				ps.part = sp
+				pending = append(pending, ps)
 			}
 		}
 	}
@@ -88,17 +105,17 @@ func (h *Handler) produceAll(r *kmsg.ProduceRequest, img *metadata.Image, versio
 }
 
 // awaitSyncs waits for the syncs of a produce and answers the partitions
-// whose sync failed with its error.
-func (h *Handler) awaitSyncs(resp *kmsg.ProduceResponse, pending []pendingSync) kmsg.Response {
+// whose sync failed with its error; those wait for nothing more.
+func (h *Handler) awaitSyncs(pending []pendingSync) {
 	errs := syncAll(pending)
 	for i, err := range errs {
 		if err != nil {
 			pending[i].part.ErrorCode, _ = errorCode(err)
 			pending[i].part.BaseOffset = -1
+			pending[i].replicated = nil
 			h.logger.Error("sync failed; produce not acknowledged", "err", err)
 		}
 	}
-	return resp
 }
 
 // syncAll waits for every pending sync. Different partitions are
@@ -107,7 +124,7 @@ func (h *Handler) awaitSyncs(resp *kmsg.ProduceResponse, pending []pendingSync) 
 func syncAll(pending []pendingSync) []error {
 	errs := make([]error, len(pending))
 	if len(pending) == 1 {
-		errs[0] = pending[0].wait()
+		errs[0] = pending[0].sync()
 		return errs
 	}
 	var wg sync.WaitGroup
@@ -115,45 +132,60 @@ func syncAll(pending []pendingSync) []error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i+1] = pending[i+1].wait()
+			errs[i+1] = pending[i+1].sync()
 		}()
 	}
-	errs[0] = pending[0].wait()
+	errs[0] = pending[0].sync()
 	wg.Wait()
 	return errs
 }
 
+// sync waits for ps's sync, if it has one.
+func (ps pendingSync) sync() error {
+	if ps.wait == nil {
+		return nil
+	}
+	return ps.wait()
+}
+
 // producePartition appends one partition's batch; it returns the code and
-// message to answer with, and a wait to call before answering (or nil).
-func (h *Handler) producePartition(t *metadata.Topic, rp kmsg.ProduceRequestTopicPartition, acks partition.Acks, acksOK bool, sp *kmsg.ProduceResponseTopicPartition, byID bool) (int16, string, func() error) {
+// message to answer with, and what to wait for before answering (its
+// wait nil and replicated nil: nothing).
+func (h *Handler) producePartition(t *metadata.Topic, rp kmsg.ProduceRequestTopicPartition, acks partition.Acks, acksOK bool, sp *kmsg.ProduceResponseTopicPartition, byID bool) (int16, string, pendingSync) {
 	sp.BaseOffset, sp.LogAppendTime, sp.LogStartOffset = -1, -1, -1
 	switch {
 	case !acksOK:
-		return kerr.InvalidRequiredAcks.Code, "acks must be 0, 1 or -1", nil
+		return kerr.InvalidRequiredAcks.Code, "acks must be 0, 1 or -1", pendingSync{}
 	case t == nil && byID:
-		return kerr.UnknownTopicID.Code, "", nil
+		return kerr.UnknownTopicID.Code, "", pendingSync{}
 	case t == nil:
-		return kerr.UnknownTopicOrPartition.Code, "", nil
+		return kerr.UnknownTopicOrPartition.Code, "", pendingSync{}
 	case isInternalTopic(t.Name):
 		// Only its coordinator writes there; a client's record could
 		// stop the partition from loading. Kafka refuses too.
-		return kerr.InvalidTopicException.Code, "cannot produce to the internal topic " + t.Name, nil
+		return kerr.InvalidTopicException.Code, "cannot produce to the internal topic " + t.Name, pendingSync{}
 	}
-	p, ok := h.opts.Broker.Partition(base.TopicPartition{Topic: t.Name, Partition: rp.Partition})
-	if !ok {
-		return kerr.UnknownTopicOrPartition.Code, "", nil
+	p, code := h.fetchPartition(t, rp.Partition, byID)
+	if code != 0 {
+		return code, "", pendingSync{}
 	}
 	res, wait, err := p.Append(rp.Records, acks)
 	if err != nil {
 		code, msg := errorCode(err)
-		return code, msg, nil
+		return code, msg, pendingSync{}
 	}
 	sp.BaseOffset = int64(res.BaseOffset)
 	sp.LogStartOffset = int64(res.LogStart)
 	if res.LogAppendTime {
 		sp.LogAppendTime = res.LogAppendTimeMs
 	}
-	return 0, "", wait
+	ps := pendingSync{wait: wait}
+	if acks == partition.AcksAll && len(t.Partitions[rp.Partition].Replicas) > 1 {
+		// Append validated the batch: its header parses.
+		hd, _ := record.ParseHeader(rp.Records)
+		ps.replicated, ps.end = p, res.BaseOffset+base.Offset(hd.LastOffsetDelta)+1
+	}
+	return 0, "", ps
 }
 
 func produceAcks(wire int16) (partition.Acks, bool) {

@@ -18,7 +18,8 @@ import (
 // Fetch: v4-16. Long polls wait for new data up to max.wait.ms when fewer
 // than min.bytes are ready. From v7 a consumer may open an incremental
 // fetch session (KIP-227, fetch_session.go); full fetches without one are
-// served as before.
+// served as before. A follower's fetch (a replica id that is a broker id)
+// is served by fetch_replica.go.
 func init() { register(1, 4, 16, (*Handler).handleFetch) }
 
 const readCommitted = 1
@@ -35,6 +36,9 @@ type fetchTarget struct {
 
 func (h *Handler) handleFetch(ctx context.Context, req *Request) Reply {
 	r := req.Body.(*kmsg.FetchRequest)
+	if rep, ok := fetchReplica(r, req.Version); ok {
+		return h.handleReplicaFetch(ctx, req, r, rep)
+	}
 	resp := r.ResponseKind().(*kmsg.FetchResponse)
 	fc := h.sessions.begin(r, req.Version)
 	if fc.errCode != 0 {
@@ -158,16 +162,28 @@ func topicRunLen(wants []fetchWant) int {
 	return n
 }
 
+// fetchPartition resolves a partition that a client reads or writes:
+// only its leader serves it (Kafka's fetchOnlyFromLeader), so one hosted
+// here as a follower is NOT_LEADER_OR_FOLLOWER (see hostedPartition).
 func (h *Handler) fetchPartition(t *metadata.Topic, idx int32, byID bool) (*partition.Partition, int16) {
-	if t == nil {
-		if byID {
-			return nil, kerr.UnknownTopicID.Code
-		}
+	return h.hostedPartition(t, idx, byID, true)
+}
+
+// hostedPartition resolves partition idx of t (looked up by id when byID)
+// to the partition hosted here, as Kafka's ReplicaManager.getPartition:
+// UNKNOWN_TOPIC_ID or UNKNOWN_TOPIC_OR_PARTITION when the image has no
+// such topic or partition, NOT_LEADER_OR_FOLLOWER when it has one that is
+// not hosted here, or (leaderOnly) is hosted as a follower.
+func (h *Handler) hostedPartition(t *metadata.Topic, idx int32, byID, leaderOnly bool) (*partition.Partition, int16) {
+	switch {
+	case t == nil && byID:
+		return nil, kerr.UnknownTopicID.Code
+	case t == nil || idx < 0 || int(idx) >= len(t.Partitions):
 		return nil, kerr.UnknownTopicOrPartition.Code
 	}
 	p, ok := h.opts.Broker.Partition(base.TopicPartition{Topic: t.Name, Partition: idx})
-	if !ok {
-		return nil, kerr.UnknownTopicOrPartition.Code
+	if !ok || leaderOnly && !p.IsLeader() {
+		return nil, kerr.NotLeaderForPartition.Code
 	}
 	return p, 0
 }

@@ -18,7 +18,31 @@ import (
 // the local one. With read_committed (v2+) latest is the last stable
 // offset, and a timestamp search answers only offsets below it, as Kafka's
 // fetchOffsetForTimestamp.
+//
+// The replica id decides the rest, as in Kafka's ReplicaManager.fetchOffset:
+// a consumer's (-1) is answered by the leader within its isolation level;
+// a follower's (a broker id) by the leader, up to the log end (latest is
+// the log end); a debugging tool's (-2) by any replica, up to the log end.
+// A consumer asking a leader whose high watermark has not reached the
+// start of its leader epoch yet (just elected) gets OFFSET_NOT_AVAILABLE
+// (LEADER_NOT_AVAILABLE before v5) for latest, and for a timestamp whose
+// answer it cannot give yet.
 func init() { register(2, 1, 11, (*Handler).handleListOffsets) }
+
+// Kafka's ListOffsets replica ids that are not broker ids.
+const (
+	consumerReplicaID  = -1
+	debuggingReplicaID = -2
+)
+
+// offsetsReader is who a ListOffsets is for.
+type offsetsReader struct {
+	// client: a consumer, whose isolation level bounds the answer;
+	// otherwise the log end does.
+	client    bool
+	isolation int8
+	version   int16
+}
 
 // offsetQuery is a ListOffsets target with wire sentinels named.
 type offsetQuery int
@@ -57,6 +81,8 @@ func (h *Handler) handleListOffsets(ctx context.Context, req *Request) Reply {
 	r := req.Body.(*kmsg.ListOffsetsRequest)
 	resp := r.ResponseKind().(*kmsg.ListOffsetsResponse)
 	img := h.opts.Meta.Image()
+	reader := offsetsReader{client: r.ReplicaID == consumerReplicaID, isolation: r.IsolationLevel, version: req.Version}
+	leaderOnly := r.ReplicaID != debuggingReplicaID
 	for _, rt := range r.Topics {
 		st := kmsg.NewListOffsetsResponseTopic()
 		st.Topic = rt.Topic
@@ -66,11 +92,11 @@ func (h *Handler) handleListOffsets(ctx context.Context, req *Request) Reply {
 			sp := kmsg.NewListOffsetsResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.Timestamp, sp.Offset, sp.LeaderEpoch = -1, -1, -1
-			p, code := h.fetchPartition(t, rp.Partition, false)
+			p, code := h.hostedPartition(t, rp.Partition, false, leaderOnly)
 			if denied {
 				code = topicDenied
 			} else if code == 0 {
-				code = h.listOffset(ctx, p, rp, r.IsolationLevel, &sp)
+				code = h.listOffset(ctx, p, rp, reader, &sp)
 			}
 			sp.ErrorCode = code
 			st.Partitions = append(st.Partitions, sp)
@@ -80,7 +106,7 @@ func (h *Handler) handleListOffsets(ctx context.Context, req *Request) Reply {
 	return done(resp)
 }
 
-func (h *Handler) listOffset(ctx context.Context, p *partition.Partition, rp kmsg.ListOffsetsRequestTopicPartition, isolation int8, sp *kmsg.ListOffsetsResponseTopicPartition) int16 {
+func (h *Handler) listOffset(ctx context.Context, p *partition.Partition, rp kmsg.ListOffsetsRequestTopicPartition, reader offsetsReader, sp *kmsg.ListOffsetsResponseTopicPartition) int16 {
 	off := p.Offsets()
 	if code := checkLeaderEpoch(rp.CurrentLeaderEpoch, off.LeaderEpoch); code != 0 {
 		return code
@@ -91,11 +117,30 @@ func (h *Handler) listOffset(ctx context.Context, p *partition.Partition, rp kms
 		return kerr.InvalidRequest.Code
 	}
 	set := func(o base.Offset) { sp.Offset, sp.Timestamp = int64(o), -1 }
-	// What the isolation level may read: a timestamp search answers only
-	// offsets below it, as Kafka's fetchOffsetForTimestamp.
-	fetchable := off.End(isolationOf(isolation))
+	// What the reader may read: a timestamp search answers only offsets
+	// below it, as Kafka's fetchOffsetForTimestamp.
+	fetchable := off.LogEnd
+	if reader.client {
+		fetchable = off.End(isolationOf(reader.isolation))
+	}
+	// A new leader whose high watermark lags the start of its epoch
+	// cannot tell a client what is committed yet (Kafka's
+	// maybeOffsetsError).
+	lagging := false
+	if reader.client {
+		if start, ok := h.opts.Broker.LeaderEpochStart(p); ok && start > off.HighWatermark {
+			lagging = true
+		}
+	}
+	notAvailable := kerr.OffsetNotAvailable.Code
+	if reader.version < 5 {
+		notAvailable = kerr.LeaderNotAvailable.Code
+	}
 	switch q {
 	case queryLatest:
+		if lagging {
+			return notAvailable
+		}
 		set(fetchable)
 	case queryEarliest:
 		set(off.LogStart)
@@ -118,8 +163,11 @@ func (h *Handler) listOffset(ctx context.Context, p *partition.Partition, rp kms
 			h.logger.Warn("remote max timestamp lookup", "partition", p.TP().String(), "err", msg)
 			return code
 		}
-		if ok && o < fetchable {
+		switch {
+		case ok && o < fetchable:
 			sp.Offset, sp.Timestamp = int64(o), ts
+		case lagging:
+			return notAvailable
 		}
 	case queryTimestamp:
 		o, ts, ok, err := h.opts.Broker.RemoteOffsetForTimestamp(ctx, p, rp.Timestamp)
@@ -132,8 +180,15 @@ func (h *Handler) listOffset(ctx context.Context, p *partition.Partition, rp kms
 			sp.Offset, sp.Timestamp = int64(o), ts
 			return 0
 		}
-		if o, ts, ok := p.OffsetForTimestamp(rp.Timestamp); ok && o < fetchable {
+		// The partition searches below its high watermark only, so a
+		// replica's search does not see the uncommitted tail that Kafka
+		// would show it; followers ask for latest and earliest only.
+		o, ts, ok = p.OffsetForTimestamp(rp.Timestamp)
+		switch {
+		case ok && o < fetchable:
 			sp.Offset, sp.Timestamp = int64(o), ts
+		case lagging:
+			return notAvailable
 		}
 	}
 	return 0

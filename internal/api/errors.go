@@ -6,6 +6,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/strata-broker/strata/internal/broker"
 	"github.com/strata-broker/strata/internal/config"
 	"github.com/strata-broker/strata/internal/metadata"
 	"github.com/strata-broker/strata/internal/partition"
@@ -39,6 +40,14 @@ func errorCode(err error) (int16, string) {
 		return kerr.OffsetOutOfRange.Code, err.Error()
 	case errors.Is(err, partition.ErrNotEnoughReplicas):
 		return kerr.NotEnoughReplicas.Code, err.Error()
+	case errors.Is(err, broker.ErrNotEnoughReplicasAfterAppend):
+		return kerr.NotEnoughReplicasAfterAppend.Code, err.Error()
+	case errors.Is(err, partition.ErrNotLeader),
+		errors.Is(err, broker.ErrNotReplica),
+		// Kafka fences a fetch from an earlier incarnation of a broker
+		// with NOT_LEADER_OR_FOLLOWER (Replica.updateFetchStateOrThrow).
+		errors.Is(err, broker.ErrStaleBrokerEpoch):
+		return kerr.NotLeaderForPartition.Code, err.Error()
 	case errors.Is(err, partition.ErrClosed):
 		return kerr.NotLeaderForPartition.Code, "the partition is moving or its topic was deleted"
 	case errors.Is(err, metadata.ErrTopicExists):

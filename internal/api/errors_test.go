@@ -8,6 +8,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/strata-broker/strata/internal/broker"
 	"github.com/strata-broker/strata/internal/metadata"
 	"github.com/strata-broker/strata/internal/partition"
 )
@@ -20,6 +21,11 @@ func TestErrorCode(t *testing.T) {
 		{nil, 0},
 		{fmt.Errorf("read: %w", partition.ErrOffsetOutOfRange), kerr.OffsetOutOfRange.Code},
 		{partition.ErrClosed, kerr.NotLeaderForPartition.Code},
+		{fmt.Errorf("append: %w", partition.ErrNotLeader), kerr.NotLeaderForPartition.Code},
+		{broker.ErrNotReplica, kerr.NotLeaderForPartition.Code},
+		{broker.ErrStaleBrokerEpoch, kerr.NotLeaderForPartition.Code},
+		{broker.ErrNotEnoughReplicasAfterAppend, kerr.NotEnoughReplicasAfterAppend.Code},
+		{partition.ErrNotEnoughReplicas, kerr.NotEnoughReplicas.Code},
 		{metadata.ErrUnknownTopic, kerr.UnknownTopicOrPartition.Code},
 		{fmt.Errorf("tier: get x: %w", context.DeadlineExceeded), kerr.RequestTimedOut.Code},
 		{errors.New("tier: get x: connection refused"), kerr.KafkaStorageError.Code},

@@ -10,7 +10,6 @@ import (
 
 	"github.com/strata-broker/strata/internal/base"
 	"github.com/strata-broker/strata/internal/clock"
-	"github.com/strata-broker/strata/internal/metadata"
 	"github.com/strata-broker/strata/internal/partition"
 	"github.com/strata-broker/strata/internal/vfs"
 )
@@ -22,9 +21,10 @@ type ConfigResolver func(topicConfigs map[string]string) (partition.Config, erro
 
 // Options builds a Broker.
 type Options struct {
-	DataDir           string
-	NodeID            int32
-	Meta              *metadata.Store
+	DataDir string
+	NodeID  int32
+	// Meta is the metadata quorum (a *metadata.Store).
+	Meta              Metadata
 	Resolve           ConfigResolver
 	RetentionInterval time.Duration // log.retention.check.interval.ms
 	// FlushCheckInterval is how often partitions are checked for data
@@ -32,13 +32,25 @@ type Options struct {
 	FlushCheckInterval time.Duration
 	Clock              clock.Clock
 	Logger             *slog.Logger
-	// OnOpen and OnClose, when set, hear about each partition opened here
-	// and each partition about to be closed or deleted (every OnOpen is
-	// followed by exactly one OnClose before the partition closes). They
-	// run under the broker's lock, so they must not call the Broker; cmd
-	// uses them to start and resign coordinator partitions.
+	// OnOpen and OnClose, when set, hear about each hosted partition
+	// that this node begins to lead (opened as the leader, or a follower
+	// made leader) and each one it stops leading (made a follower, or
+	// about to be closed or deleted): every OnOpen is followed by exactly
+	// one OnClose, before the partition follows, closes or is deleted. A
+	// partition hosted as a follower is never announced. They run under
+	// the broker's lock, so they must not call the Broker; cmd uses them
+	// to start and resign coordinator partitions, which only a leader
+	// serves.
 	OnOpen  func(*partition.Partition)
 	OnClose func(*partition.Partition)
+	// Followers, when set, is told which hosted partitions follow which
+	// leader (replication's fetchers); nil tells nobody, which is right
+	// for a single node, where no partition has a follower.
+	Followers Followers
+	// ReplicaLagTimeMax is replica.lag.time.max.ms: a follower that has
+	// not caught up with its leader's log end for this long leaves the
+	// ISR. The ISR shrink check runs every half of it.
+	ReplicaLagTimeMax time.Duration
 	// Tier, when set, runs the tier loop of every partition of a topic
 	// with remote.storage.enable; nil means tiering is off.
 	Tier *TierDeps
@@ -65,6 +77,8 @@ func (o Options) Validate() error {
 		return errors.New("broker: RetentionInterval must be positive")
 	case o.FlushCheckInterval <= 0:
 		return errors.New("broker: FlushCheckInterval must be positive")
+	case o.ReplicaLagTimeMax < 2*time.Millisecond:
+		return errors.New("broker: ReplicaLagTimeMax must be at least 2 ms")
 	case o.Tier != nil:
 		if err := o.Tier.Validate(); err != nil {
 			return err
@@ -95,14 +109,30 @@ type Broker struct {
 	}
 	stop chan struct{}
 	done sync.WaitGroup
+	// async runs the ISR changes proposed to the controller.
+	async asyncTasks
 }
 
+// hosted is one partition hosted here: this node is one of its replicas.
 type hosted struct {
 	p       *partition.Partition
 	topicID base.TopicID
 	configs map[string]string
-	tier    *tierLoop // running while the topic is tiered
+	tier    *tierLoop // running while the topic is tiered and led here
 	jitter  float64   // its segment.jitter.ms draw (Config.WithSegmentJitter)
+	// role is what the image last asked of this node for the partition:
+	// roleLeader once announced with OnOpen, roleFollower otherwise; the
+	// zero value is a partition just opened, not yet given a role.
+	role replicaRole
+	// following is the leader that Followers was last told this follower
+	// follows (ok false: none, or it was told to stop).
+	following followTarget
+	// leader is the leader side of replication while this node leads a
+	// partition with other replicas; nil otherwise.
+	leader *leaderState
+	// isr is the image's ISR as last applied while leading (nil while
+	// following), so that SetInSyncReplicas follows its changes.
+	isr []int32
 }
 
 // New opens the partitions the current image assigns here and starts the
@@ -126,6 +156,7 @@ func New(opts Options) (*Broker, error) {
 	}
 	b := &Broker{opts: opts, logger: opts.Logger, pids: pids, stop: make(chan struct{})}
 	b.mu.parts = make(map[base.TopicPartition]*hosted)
+	b.async.init()
 	if err := b.Reconcile(); err != nil {
 		b.closePartitions()
 		return nil, err
@@ -190,6 +221,7 @@ func (b *Broker) Close() error {
 	b.mu.closed = true
 	b.mu.Unlock()
 	close(b.stop)
+	b.async.close()
 	b.done.Wait()
 	return b.closePartitions()
 }
@@ -208,15 +240,11 @@ func (b *Broker) closePartitions() error {
 	return errors.Join(errs...)
 }
 
-// closingLocked stops h's tier loop, drops its tier counts and tells
-// OnClose that h is about to close or be deleted.
+// closingLocked stops h's fetching (a follower) or its tier loop and
+// leader state (a leader, whose OnClose hears that it is about to close
+// or be deleted), and drops its tier counts.
 func (b *Broker) closingLocked(h *hosted) {
-	if h.tier != nil {
-		h.tier.stop()
-		h.tier = nil
-	}
+	b.unfollowLocked(h)
+	b.resignLocked(h)
 	b.forgetTierStatsLocked(h.p.TP())
-	if b.opts.OnClose != nil {
-		b.opts.OnClose(h.p)
-	}
 }

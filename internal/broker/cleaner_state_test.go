@@ -53,6 +53,7 @@ func idleTestOptions(t *testing.T, meta *metadata.Store, cfg partition.Config) O
 		Resolve:            func(map[string]string) (partition.Config, error) { return cfg, nil },
 		RetentionInterval:  idle,
 		FlushCheckInterval: idle,
+		ReplicaLagTimeMax:  idle,
 		Clock:              clock.Real{},
 		Logger:             slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}

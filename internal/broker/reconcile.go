@@ -18,7 +18,10 @@ import (
 
 const partitionMetadataFile = "partition.metadata"
 
-// Reconcile brings the hosted partitions in line with the current image.
+// Reconcile brings the hosted partitions in line with the current image
+// (planHosting): it deletes the data of those whose topic is gone or that
+// no longer have a replica here, opens those newly assigned here, applies
+// topic config changes, and gives each its role (applyRoleLocked).
 func (b *Broker) Reconcile() error {
 	img := b.opts.Meta.Image()
 	b.mu.Lock()
@@ -26,32 +29,30 @@ func (b *Broker) Reconcile() error {
 	if b.mu.closed {
 		return nil
 	}
-	if img.Version == b.mu.version && b.mu.version != 0 {
+	// Two callers (the image watcher, Partition) may read images in one
+	// order and take the lock in the other: never go back to an older
+	// image, which could reopen a deleted partition or undo a role.
+	if b.mu.version != 0 && img.Version <= b.mu.version {
 		return nil
 	}
-	var errs []error
-	want := make(map[base.TopicPartition]bool)
-	for _, t := range img.Topics {
-		for _, pa := range t.Partitions {
-			if pa.Leader != b.opts.NodeID {
-				continue
-			}
-			tp := base.TopicPartition{Topic: t.Name, Partition: pa.Index}
-			want[tp] = true
-			if err := b.ensureLocked(tp, t, pa); err != nil {
-				errs = append(errs, err)
-			}
-		}
-	}
+	hosted := make(map[base.TopicPartition]base.TopicID, len(b.mu.parts))
 	for tp, h := range b.mu.parts {
-		if want[tp] {
-			continue
-		}
+		hosted[tp] = h.topicID
+	}
+	plan := planHosting(img, hosted, b.opts.NodeID)
+	var errs []error
+	for tp, why := range plan.remove {
+		h := b.mu.parts[tp]
 		delete(b.mu.parts, tp)
 		b.closingLocked(h)
-		b.logger.Info("deleting partition: its topic is gone", "partition", tp.String())
+		b.logger.Info("deleting partition: "+why.String(), "partition", tp.String())
 		if err := h.p.Delete(); err != nil {
 			errs = append(errs, fmt.Errorf("deleting %v: %w", tp, err))
+		}
+	}
+	for _, a := range plan.host {
+		if err := b.ensureLocked(a.tp, a.topic, a.part); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	if len(errs) == 0 {
@@ -60,41 +61,51 @@ func (b *Broker) Reconcile() error {
 	return errors.Join(errs...)
 }
 
-// ensureLocked opens tp if it is not open, or applies its new config.
+// ensureLocked opens tp if it is not open, or applies its new config, and
+// gives it the role pa asks of this node.
 func (b *Broker) ensureLocked(tp base.TopicPartition, t *metadata.Topic, pa metadata.Partition) error {
-	if h, ok := b.mu.parts[tp]; ok {
-		if h.topicID != t.ID {
-			// Same name, new topic: the old one was deleted and recreated.
-			delete(b.mu.parts, tp)
-			b.closingLocked(h)
-			if err := h.p.Delete(); err != nil {
-				return fmt.Errorf("deleting replaced %v: %w", tp, err)
-			}
-		} else {
-			if !maps.Equal(h.configs, t.Configs) {
-				cfg, err := b.opts.Resolve(t.Configs)
-				if err != nil {
-					return fmt.Errorf("topic %s config: %w", t.Name, err)
-				}
-				if err := h.p.SetConfig(cfg.WithSegmentJitter(h.jitter)); err != nil {
-					return fmt.Errorf("topic %s config: %w", t.Name, err)
-				}
-				h.configs = t.Configs
-			}
-			if err := h.p.BecomeLeader(pa.LeaderEpoch); err != nil {
-				return err
-			}
-			b.syncTierLoopLocked(h)
-			return nil
+	h, ok := b.mu.parts[tp]
+	if ok && h.topicID != t.ID {
+		// Same name, new topic: the old one was deleted and recreated
+		// (planHosting removes it first; this is the backstop).
+		delete(b.mu.parts, tp)
+		b.closingLocked(h)
+		if err := h.p.Delete(); err != nil {
+			return fmt.Errorf("deleting replaced %v: %w", tp, err)
 		}
+		ok = false
 	}
+	if !ok {
+		var err error
+		if h, err = b.openLocked(tp, t, pa); err != nil {
+			return err
+		}
+	} else if !maps.Equal(h.configs, t.Configs) {
+		cfg, err := b.opts.Resolve(t.Configs)
+		if err != nil {
+			return fmt.Errorf("topic %s config: %w", t.Name, err)
+		}
+		if err := h.p.SetConfig(cfg.WithSegmentJitter(h.jitter)); err != nil {
+			return fmt.Errorf("topic %s config: %w", t.Name, err)
+		}
+		h.configs = t.Configs
+	}
+	if err := b.applyRoleLocked(h, pa); err != nil {
+		return fmt.Errorf("partition %v: %w", tp, err)
+	}
+	return nil
+}
+
+// openLocked opens tp, which Open makes a leader in pa's epoch, and hosts
+// it without a role yet.
+func (b *Broker) openLocked(tp base.TopicPartition, t *metadata.Topic, pa metadata.Partition) (*hosted, error) {
 	cfg, err := b.opts.Resolve(t.Configs)
 	if err != nil {
-		return fmt.Errorf("topic %s config: %w", t.Name, err)
+		return nil, fmt.Errorf("topic %s config: %w", t.Name, err)
 	}
 	dir := b.partitionDir(tp)
 	if err := claimDir(dir, t.ID); err != nil {
-		return fmt.Errorf("partition %v: %w", tp, err)
+		return nil, fmt.Errorf("partition %v: %w", tp, err)
 	}
 	jitter := b.opts.Rand()
 	p, err := partition.Open(partition.Options{
@@ -107,16 +118,12 @@ func (b *Broker) ensureLocked(tp base.TopicPartition, t *metadata.Topic, pa meta
 		Logger:      b.logger,
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	h := &hosted{p: p, topicID: t.ID, configs: t.Configs, jitter: jitter}
 	b.mu.parts[tp] = h
 	b.trackTierStatsLocked(tp)
-	if b.opts.OnOpen != nil {
-		b.opts.OnOpen(p)
-	}
-	b.syncTierLoopLocked(h)
-	return nil
+	return h, nil
 }
 
 func (b *Broker) partitionDir(tp base.TopicPartition) string {

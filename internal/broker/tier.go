@@ -68,10 +68,11 @@ func (l *tierLoop) stop() {
 	<-l.done
 }
 
-// syncTierLoopLocked starts h's tier loop if its topic is tiered and stops
-// it if it no longer is.
+// syncTierLoopLocked starts h's tier loop if its topic is tiered and this
+// node leads it, and stops it if either no longer holds: only a leader
+// copies and expires remote segments (DESIGN §4).
 func (b *Broker) syncTierLoopLocked(h *hosted) {
-	want := b.opts.Tier != nil && h.p.Tiered()
+	want := b.opts.Tier != nil && h.role == roleLeader && h.p.Tiered()
 	switch {
 	case want && h.tier == nil:
 		h.tier = b.startTierLoop(h.p)

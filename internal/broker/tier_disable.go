@@ -16,7 +16,8 @@ import (
 // the segments' states in the quorum make it survive restarts.
 func (b *Broker) deleteDisabledTiers(ctx context.Context) {
 	for _, p := range b.Partitions() {
-		if p.Tiered() {
+		// Only a leader deletes remote segments, fenced by its epoch.
+		if p.Tiered() || !p.IsLeader() {
 			continue
 		}
 		plan := tier.PlanDisable(b.views(p).View(), true, true)

@@ -23,7 +23,8 @@ type Broker struct {
 	MessageMaxBytes          int32
 	SocketRequestMaxBytes    int32
 	MinInsyncReplicas        int32
-	FetchSessionCacheSlots   int32 // max.incremental.fetch.session.cache.slots
+	FetchSessionCacheSlots   int32         // max.incremental.fetch.session.cache.slots
+	ReplicaLagTimeMax        time.Duration // replica.lag.time.max.ms
 
 	SegmentBytes           int64
 	SegmentMaxAge          time.Duration // log.roll.ms / log.roll.hours
@@ -149,6 +150,7 @@ func newBroker(raw, origin map[string]string) (*Broker, error) {
 		SocketRequestMaxBytes:    g.i32("socket.request.max.bytes"),
 		MinInsyncReplicas:        g.i32("min.insync.replicas"),
 		FetchSessionCacheSlots:   g.i32("max.incremental.fetch.session.cache.slots"),
+		ReplicaLagTimeMax:        msDuration(g.i64("replica.lag.time.max.ms")),
 
 		SegmentBytes:           g.i64("log.segment.bytes"),
 		SegmentMaxAge:          msDuration(g.i64("log.roll.ms")),

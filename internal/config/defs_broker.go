@@ -64,6 +64,8 @@ var brokerDefs = readOnly([]Def{
 	def("max.incremental.fetch.session.cache.slots", Int, "1000", "", atLeast(0),
 		"Incremental fetch sessions (KIP-227) kept at once; 0 answers every fetch as a full one."),
 	def("min.insync.replicas", Int, "1", "", atLeast(1), "Default of the topic config min.insync.replicas."),
+	def("replica.lag.time.max.ms", Long, "30000", "", atLeast(2),
+		"A follower that has not caught up with its leader's log end for this long leaves the ISR; the leader checks every half of it."),
 	def("unclean.leader.election.enable", Boolean, "false", "", nil, "Default of the topic config of the same name."),
 	def("compression.type", String, "producer", "", oneOf(compressionNames...), "Default of the topic config of the same name."),
 

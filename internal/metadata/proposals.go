@@ -22,19 +22,27 @@ type CreateTopic struct {
 	ID                base.TopicID
 	Partitions        int32
 	ReplicationFactor int16
-	Configs           map[string]string
+	// Assignments, when set, are the replicas of each partition (Kafka's
+	// manual replica assignment), in preference order; Partitions and
+	// ReplicationFactor are then ignored. Apply refuses what it refuses
+	// of any assignment (ErrInvalidReplicaAssignment).
+	Assignments [][]int32
+	Configs     map[string]string
 }
 
 // CreateTopic creates a topic and returns it as applied. Its partitions are
-// spread over the unfenced brokers (assignReplicas), each led by its first
-// in-sync replica at epoch 0.
+// spread over the unfenced brokers (assignReplicas), unless req names
+// their replicas, each led by its first in-sync replica at epoch 0.
 func (s *Store) CreateTopic(ctx context.Context, req CreateTopic) (*Topic, error) {
-	if req.Partitions < 1 || req.Partitions > maxPartitionsPerTopic {
-		return nil, fmt.Errorf("%w: %d partitions for %q, want 1..%d", ErrInvalidPartitions, req.Partitions, req.Name, maxPartitionsPerTopic)
-	}
-	assignments, err := s.assignReplicas(0, int(req.Partitions), req.ReplicationFactor)
-	if err != nil {
-		return nil, fmt.Errorf("topic %q: %w", req.Name, err)
+	assignments := req.Assignments
+	if len(assignments) == 0 {
+		if req.Partitions < 1 || req.Partitions > maxPartitionsPerTopic {
+			return nil, fmt.Errorf("%w: %d partitions for %q, want 1..%d", ErrInvalidPartitions, req.Partitions, req.Name, maxPartitionsPerTopic)
+		}
+		var err error
+		if assignments, err = s.assignReplicas(0, int(req.Partitions), req.ReplicationFactor); err != nil {
+			return nil, fmt.Errorf("topic %q: %w", req.Name, err)
+		}
 	}
 	id := req.ID
 	if id.IsZero() {

@@ -138,8 +138,11 @@ func durable(wait func() error, err error) (func() error, error) {
 	return func() error { return classify(wait()) }, nil
 }
 
+// classify makes a partition this broker no longer leads (closed, or made
+// a follower) the runtime's ErrNotLeader, which resigns the coordinator
+// and answers its clients NOT_COORDINATOR.
 func classify(err error) error {
-	if errors.Is(err, partition.ErrClosed) {
+	if errors.Is(err, partition.ErrClosed) || errors.Is(err, partition.ErrNotLeader) {
 		return fmt.Errorf("%w: %w", runtime.ErrNotLeader, err)
 	}
 	return err

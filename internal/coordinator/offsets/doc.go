@@ -11,7 +11,8 @@
 //     partition), with producer id -1 and CreateTime timestamps from the
 //     injected clock; its wait returns once the batch is fdatasynced
 //     (partition.AcksAll on a one-replica ISR).
-//   - A closed partition is reported as runtime.ErrNotLeader, so the
+//   - A closed partition, or one this broker now follows
+//     (partition.ErrNotLeader), is reported as runtime.ErrNotLeader, so the
 //     runtime answers NOT_COORDINATOR and the client looks up its
 //     coordinator again.
 //

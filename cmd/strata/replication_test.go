@@ -1,0 +1,314 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-broker/strata/internal/api"
+	"github.com/strata-broker/strata/internal/base"
+	"github.com/strata-broker/strata/internal/broker"
+	"github.com/strata-broker/strata/internal/clock"
+	"github.com/strata-broker/strata/internal/config"
+	"github.com/strata-broker/strata/internal/metadata"
+	"github.com/strata-broker/strata/internal/partition"
+	"github.com/strata-broker/strata/internal/replication"
+	"github.com/strata-broker/strata/internal/server"
+)
+
+// replicaNode is one broker of an in-process two-broker test: its own
+// data dir, api handler and loopback server, sharing the metadata store
+// with the other (the quorum's own replication is metadata's tests'
+// concern); it follows through replication's fetchers over real TCP with
+// a franz-go client.
+type replicaNode struct {
+	id       int32
+	addr     string
+	broker   *broker.Broker
+	fetchers *replication.Fetchers
+	srv      *server.Server
+	clients  map[int32]*kgo.Client
+	reg      *metadata.Broker
+}
+
+func listenLoopback(t *testing.T) net.Listener {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ln
+}
+
+// startReplicaNode runs node id; addrs maps every node to its address.
+func startReplicaNode(t *testing.T, meta *metadata.Store, id int32, ln net.Listener, addrs map[int32]string) *replicaNode {
+	t.Helper()
+	logger := slog.New(slog.DiscardHandler)
+	if testing.Verbose() {
+		logger = slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo})).With("node", id)
+	}
+	dir := t.TempDir()
+	cfg, err := config.LoadBroker("", nil, map[string]string{"node.id": strconv.Itoa(int(id)), "log.dirs": dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := &replicaNode{id: id, addr: ln.Addr().String(), clients: map[int32]*kgo.Client{}}
+	n.fetchers, err = replication.NewFetchers(replication.FetchersOptions{
+		NodeID: id,
+		BrokerEpoch: func() int64 {
+			if b, ok := meta.Image().Brokers[id]; ok {
+				return b.Epoch
+			}
+			return -1
+		},
+		Client: func(leader int32) (kmsg.Requestor, error) {
+			cl, ok := n.clients[leader]
+			if !ok {
+				return nil, fmt.Errorf("no client for broker %d", leader)
+			}
+			return cl.SeedBrokers()[0], nil
+		},
+		MaxWait: 100 * time.Millisecond, MinBytes: 1, MaxBytes: 10 << 20, PartitionMaxBytes: 1 << 20,
+		Backoff: 50 * time.Millisecond, RequestTimeout: 10 * time.Second,
+		Clock: clock.Real{}, Logger: logger,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for other, addr := range addrs {
+		if other == id {
+			continue
+		}
+		cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DisableClientMetrics())
+		if err != nil {
+			t.Fatal(err)
+		}
+		n.clients[other] = cl
+	}
+	n.broker, err = broker.New(broker.Options{
+		DataDir: dir, NodeID: id, Meta: meta, Resolve: topicResolver(cfg),
+		RetentionInterval: time.Minute, FlushCheckInterval: flushCheckInterval,
+		Clock: clock.Real{}, Logger: logger,
+		Followers:         n.fetchers,
+		ReplicaLagTimeMax: 2 * time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, port, _ := net.SplitHostPort(n.addr)
+	p, _ := strconv.Atoi(port)
+	h, err := api.New(api.Options{Broker: n.broker, Meta: meta, Config: cfg, Logger: logger,
+		Advertised: map[string]api.Address{"PLAINTEXT": {Host: host, Port: int32(p)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.srv, err = server.New(server.Options{Listener: ln, Handler: handlerAdapter{h}, MaxRequestBytes: cfg.SocketRequestMaxBytes,
+		Logger: logger, ListenerName: "PLAINTEXT"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = n.srv.Serve(context.Background()) }()
+	t.Cleanup(n.stop)
+	return n
+}
+
+func (n *replicaNode) stop() {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = n.srv.Shutdown(ctx)
+	n.fetchers.Close()
+	_ = n.broker.Close()
+	for _, cl := range n.clients {
+		cl.Close()
+	}
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(string(bytes.TrimRight(p, "\n")))
+	return len(p), nil
+}
+
+// twoReplicas starts a single-voter quorum and nodes 1 and 2, registered
+// and unfenced, with topic "r" of one partition on both, led by 1.
+func twoReplicas(t *testing.T) (*metadata.Store, map[int32]*replicaNode, *metadata.Topic) {
+	t.Helper()
+	ctx := t.Context()
+	meta, err := metadata.Open(ctx, metadata.Options{Dir: t.TempDir(), NodeID: 1, Clock: clock.Real{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = meta.Close() })
+	lns := map[int32]net.Listener{1: listenLoopback(t), 2: listenLoopback(t)}
+	addrs := map[int32]string{}
+	for id, ln := range lns {
+		addrs[id] = ln.Addr().String()
+		host, port, _ := net.SplitHostPort(addrs[id])
+		p, _ := strconv.Atoi(port)
+		b, err := meta.RegisterBroker(ctx, metadata.BrokerRegistration{ID: id, Incarnation: [16]byte{byte(id)},
+			Endpoints: []metadata.Endpoint{{Listener: "PLAINTEXT", Host: host, Port: int32(p), SecurityProtocol: "PLAINTEXT"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := meta.Heartbeat(ctx, metadata.Heartbeat{BrokerID: id, BrokerEpoch: b.Epoch, AppliedVersion: meta.Image().Version}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	nodes := map[int32]*replicaNode{}
+	for id, ln := range lns {
+		nodes[id] = startReplicaNode(t, meta, id, ln, addrs)
+		nodes[id].reg = meta.Image().Brokers[id]
+	}
+	topic, err := meta.CreateTopic(ctx, metadata.CreateTopic{Name: "r", Assignments: [][]int32{{1, 2}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return meta, nodes, topic
+}
+
+func produceTo(t *testing.T, addr string, acks kgo.Acks, values ...string) {
+	t.Helper()
+	opts := []kgo.Opt{kgo.SeedBrokers(addr), kgo.RequiredAcks(acks), kgo.DisableClientMetrics(),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.RecordDeliveryTimeout(30 * time.Second)}
+	if acks != kgo.AllISRAcks() {
+		opts = append(opts, kgo.DisableIdempotentWrite())
+	}
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	for _, v := range values {
+		if err := cl.ProduceSync(t.Context(), &kgo.Record{Topic: "r", Value: []byte(v)}).FirstErr(); err != nil {
+			t.Fatalf("producing %q to %s: %v", v, addr, err)
+		}
+	}
+}
+
+func hostedPartition(t *testing.T, n *replicaNode) *partition.Partition {
+	t.Helper()
+	p, ok := n.broker.Partition(base.TopicPartition{Topic: "r", Partition: 0})
+	if !ok {
+		t.Fatalf("node %d does not host r-0", n.id)
+	}
+	return p
+}
+
+// waitUntil polls cond; the bound is a failsafe, not a timing under test.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// logBytes reads p's whole log from its start to its log end.
+func logBytes(t *testing.T, p *partition.Partition) []byte {
+	t.Helper()
+	off := p.Offsets()
+	res, err := p.ReadIsolated(off.LogStart, 64<<20, nil, partition.ReadLogEnd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Records
+}
+
+// TestReplicationFollowsLeaderAndTruncatesAfterFailover: records produced
+// to the leader with acks=all are acknowledged once the follower has them;
+// the follower's log is byte-identical; after the follower missed records
+// produced with acks=1 and the leader is fenced, the new leader's follower
+// (the old leader) truncates its unreplicated tail (KIP-101/279) and
+// replicates the new leader's records, so both logs end identical.
+func TestReplicationFollowsLeaderAndTruncatesAfterFailover(t *testing.T) {
+	meta, nodes, topic := twoReplicas(t)
+	p1, p2 := hostedPartition(t, nodes[1]), hostedPartition(t, nodes[2])
+	waitUntil(t, "roles from the image", func() bool { return p1.IsLeader() && !p2.IsLeader() })
+	produceTo(t, nodes[1].addr, kgo.AllISRAcks(), "a", "b", "c")
+	if hw := p1.Offsets().HighWatermark; hw != 3 {
+		t.Fatalf("leader high watermark %d after three acks=all records, want 3", hw)
+	}
+	if end := p2.Offsets().LogEnd; end < 3 {
+		t.Fatalf("acks=all acknowledged with the follower at %d", end)
+	}
+	waitUntil(t, "the follower's high watermark", func() bool { return p2.Offsets().HighWatermark == 3 })
+	if !bytes.Equal(logBytes(t, p1), logBytes(t, p2)) {
+		t.Fatal("the follower's log differs from the leader's")
+	}
+
+	// The follower stops fetching; the leader takes two records it cannot
+	// commit, then is fenced: node 2 leads in epoch 1.
+	nodes[2].fetchers.Unfollow(base.TopicPartition{Topic: "r", Partition: 0})
+	produceTo(t, nodes[1].addr, kgo.LeaderAck(), "lost-1", "lost-2")
+	if end := p1.Offsets().LogEnd; end != 5 {
+		t.Fatalf("leader log end %d, want 5", end)
+	}
+	if err := meta.FenceBroker(t.Context(), 1, nodes[1].reg.Epoch); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "node 2 to lead", func() bool { return p2.IsLeader() && !p1.IsLeader() })
+	produceTo(t, nodes[2].addr, kgo.LeaderAck(), "d", "e", "f")
+	waitUntil(t, "the old leader to truncate and catch up", func() bool {
+		return p1.Offsets().LogEnd == p2.Offsets().LogEnd && bytes.Equal(logBytes(t, p1), logBytes(t, p2))
+	})
+	if got := p1.Offsets().LeaderEpoch; got != 1 {
+		t.Errorf("old leader follows epoch %d, want 1", got)
+	}
+	// Unfenced, node 1 rejoins the ISR through node 2's expansion.
+	if _, err := meta.Heartbeat(t.Context(), metadata.Heartbeat{BrokerID: 1, BrokerEpoch: nodes[1].reg.Epoch, AppliedVersion: meta.Image().Version}); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "node 1 back in the ISR", func() bool {
+		isr := meta.Image().TopicsByID[topic.ID].Partitions[0].ISR
+		return len(isr) == 2
+	})
+	produceTo(t, nodes[2].addr, kgo.AllISRAcks(), "g")
+	if end := p1.Offsets().LogEnd; end != p2.Offsets().LogEnd {
+		t.Errorf("acks=all acknowledged with node 1 at %d, node 2 at %d", end, p2.Offsets().LogEnd)
+	}
+}
+
+// TestReplicationFollowerStartsOverPastLeaderLogStart: a follower that
+// was away while its leader's log start moved past the follower's log end
+// (DeleteRecords) gets OFFSET_OUT_OF_RANGE, asks the leader for its
+// offsets, starts over empty at the leader's log start and replicates
+// from there.
+func TestReplicationFollowerStartsOverPastLeaderLogStart(t *testing.T) {
+	meta, nodes, _ := twoReplicas(t)
+	p1, p2 := hostedPartition(t, nodes[1]), hostedPartition(t, nodes[2])
+	waitUntil(t, "roles from the image", func() bool { return p1.IsLeader() && !p2.IsLeader() })
+	produceTo(t, nodes[1].addr, kgo.AllISRAcks(), "a", "b")
+	tp := base.TopicPartition{Topic: "r", Partition: 0}
+	nodes[2].fetchers.Unfollow(tp)
+	// Fenced, node 2 leaves the ISR, so node 1 commits alone.
+	if err := meta.FenceBroker(t.Context(), 2, nodes[2].reg.Epoch); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "an ISR of one", func() bool { return len(meta.Image().Topics["r"].Partitions[0].ISR) == 1 })
+	produceTo(t, nodes[1].addr, kgo.AllISRAcks(), "c", "d", "e", "f")
+	waitUntil(t, "the leader's high watermark", func() bool { return p1.Offsets().HighWatermark == 6 })
+	if _, err := p1.DeleteRecords(5); err != nil {
+		t.Fatal(err)
+	}
+	epoch := meta.Image().Topics["r"].Partitions[0].LeaderEpoch
+	nodes[2].fetchers.Follow(p2, 1, epoch)
+	waitUntil(t, "the follower to start over at the leader's log start", func() bool {
+		off := p2.Offsets()
+		return off.LogStart == 5 && off.LogEnd == 6
+	})
+	if !bytes.Equal(logBytes(t, p1), logBytes(t, p2)) {
+		t.Fatal("the follower's log differs from the leader's after starting over")
+	}
+}
