@@ -18,6 +18,7 @@ import (
 	"github.com/strata-broker/strata/internal/broker"
 	"github.com/strata-broker/strata/internal/clock"
 	"github.com/strata-broker/strata/internal/config"
+	"github.com/strata-broker/strata/internal/coordinator/offsets"
 	"github.com/strata-broker/strata/internal/metadata"
 	"github.com/strata-broker/strata/internal/partition"
 	"github.com/strata-broker/strata/internal/replication"
@@ -37,6 +38,9 @@ type replicaNode struct {
 	srv      *server.Server
 	clients  map[int32]*kgo.Client
 	reg      *metadata.Broker
+	// coord holds the group and transaction coordinators, as serve runs
+	// them (its meta stays nil: the store is shared and closed by the test).
+	coord *node
 }
 
 func listenLoopback(t *testing.T) net.Listener {
@@ -56,7 +60,8 @@ func startReplicaNode(t *testing.T, meta *metadata.Store, id int32, ln net.Liste
 		logger = slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo})).With("node", id)
 	}
 	dir := t.TempDir()
-	cfg, err := config.LoadBroker("", nil, map[string]string{"node.id": strconv.Itoa(int(id)), "log.dirs": dir})
+	cfg, err := config.LoadBroker("", nil, map[string]string{"node.id": strconv.Itoa(int(id)), "log.dirs": dir,
+		"group.initial.rebalance.delay.ms": "0"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,20 +98,31 @@ func startReplicaNode(t *testing.T, meta *metadata.Store, id int32, ln net.Liste
 		}
 		n.clients[other] = cl
 	}
+	n.coord = &node{logger: logger}
+	if n.coord.groups, err = newGroupCoordinator(cfg, clock.Real{}, logger); err != nil {
+		t.Fatal(err)
+	}
+	if n.coord.txns, err = newTxnCoordinator(cfg, clock.Real{}, logger, n.coord); err != nil {
+		t.Fatal(err)
+	}
 	n.broker, err = broker.New(broker.Options{
 		DataDir: dir, NodeID: id, Meta: meta, Resolve: topicResolver(cfg),
 		RetentionInterval: time.Minute, FlushCheckInterval: flushCheckInterval,
 		Clock: clock.Real{}, Logger: logger,
 		Followers:         n.fetchers,
 		ReplicaLagTimeMax: 2 * time.Second,
+		OnOpen:            n.coord.onPartitionOpen,
+		OnClose:           n.coord.onPartitionClose,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	n.coord.txns.setBroker(n.broker)
 	host, port, _ := net.SplitHostPort(n.addr)
 	p, _ := strconv.Atoi(port)
 	h, err := api.New(api.Options{Broker: n.broker, Meta: meta, Config: cfg, Logger: logger,
-		Advertised: map[string]api.Address{"PLAINTEXT": {Host: host, Port: int32(p)}}})
+		Advertised: map[string]api.Address{"PLAINTEXT": {Host: host, Port: int32(p)}},
+		Groups:     n.coord.groups.rt, Txns: n.coord.txns.rt})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,6 +139,8 @@ func startReplicaNode(t *testing.T, meta *metadata.Store, id int32, ln net.Liste
 func (n *replicaNode) stop() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	n.coord.txns.close()
+	n.coord.groups.rt.Close()
 	_ = n.srv.Shutdown(ctx)
 	n.fetchers.Close()
 	_ = n.broker.Close()
@@ -310,5 +328,86 @@ func TestReplicationFollowerStartsOverPastLeaderLogStart(t *testing.T) {
 	})
 	if !bytes.Equal(logBytes(t, p1), logBytes(t, p2)) {
 		t.Fatal("the follower's log differs from the leader's after starting over")
+	}
+}
+
+// TestClusterClientsRouteThroughMetadata: clients that know only the
+// follower find the leader through Metadata (which lists both brokers),
+// and a consumer group finds its coordinator (the leader of its
+// __consumer_offsets partition, on either broker) through FindCoordinator.
+func TestClusterClientsRouteThroughMetadata(t *testing.T) {
+	meta, nodes, _ := twoReplicas(t)
+	follower := nodes[2].addr
+	adm, err := kgo.NewClient(kgo.SeedBrokers(follower), kgo.DisableClientMetrics())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer adm.Close()
+	md, err := kmsg.NewPtrMetadataRequest().RequestWith(t.Context(), adm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[int32]string{}
+	for _, b := range md.Brokers {
+		got[b.NodeID] = net.JoinHostPort(b.Host, strconv.Itoa(int(b.Port)))
+	}
+	if len(got) != 2 || got[1] != nodes[1].addr || got[2] != nodes[2].addr {
+		t.Fatalf("Metadata lists %v", got)
+	}
+
+	cl, err := kgo.NewClient(kgo.SeedBrokers(follower), kgo.DisableClientMetrics(), kgo.DefaultProduceTopic("r"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	const n = 20
+	for i := range n {
+		if err := cl.ProduceSync(t.Context(), &kgo.Record{Value: []byte(strconv.Itoa(i))}).FirstErr(); err != nil {
+			t.Fatalf("producing through the follower's metadata: %v", err)
+		}
+	}
+	// One group coordinated by each broker: __consumer_offsets is spread
+	// over both.
+	consumeGroup(t, follower, "g0", n)
+	byCoordinator := map[int32]string{}
+	offsetsTopic := meta.Image().Topics["__consumer_offsets"]
+	for i := 0; len(byCoordinator) < 2 && i < 1000; i++ {
+		g := "by-coordinator-" + strconv.Itoa(i)
+		leader := offsetsTopic.Partitions[offsets.PartitionFor(g, int32(len(offsetsTopic.Partitions)))].Leader
+		if _, ok := byCoordinator[leader]; !ok {
+			byCoordinator[leader] = g
+		}
+	}
+	if len(byCoordinator) != 2 {
+		t.Fatalf("no group is coordinated by each broker: %v", byCoordinator)
+	}
+	for _, g := range byCoordinator {
+		consumeGroup(t, follower, g, n)
+		consumeGroup(t, nodes[1].addr, g+"-again", n)
+	}
+}
+
+// consumeGroup reads n records of "r" as group, committing them.
+func consumeGroup(t *testing.T, seed, group string, n int) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(seed), kgo.DisableClientMetrics(), kgo.ConsumerGroup(group),
+		kgo.ConsumeTopics("r"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	seen := 0
+	for seen < n {
+		fs := cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			t.Fatalf("group %s read %d of %d records: %v", group, seen, n, err)
+		}
+		fs.EachError(func(_ string, _ int32, err error) { t.Logf("group %s: %v", group, err) })
+		seen += fs.NumRecords()
+	}
+	if err := cl.CommitUncommittedOffsets(ctx); err != nil {
+		t.Fatalf("group %s committing: %v", group, err)
 	}
 }

@@ -21,7 +21,14 @@ func (h *Handler) handleMetadata(ctx context.Context, req *Request) Reply {
 	resp := r.ResponseKind().(*kmsg.MetadataResponse)
 	img := h.opts.Meta.Image()
 
-	resp.Brokers = []kmsg.MetadataResponseBroker{h.selfBroker(req.Listener)}
+	for _, b := range h.liveBrokers(img, req.Listener) {
+		mb := kmsg.NewMetadataResponseBroker()
+		mb.NodeID, mb.Host, mb.Port = b.ID, b.Addr.Host, b.Addr.Port
+		if b.Rack != "" {
+			mb.Rack = strPtr(b.Rack)
+		}
+		resp.Brokers = append(resp.Brokers, mb)
+	}
 	resp.ClusterID = strPtr(img.ClusterID)
 	resp.ControllerID = h.opts.Broker.NodeID()
 
@@ -131,20 +138,15 @@ func (h *Handler) metadataTopic(t *metadata.Topic) kmsg.MetadataResponseTopic {
 		mp.Partition = p.Index
 		mp.Leader = p.Leader
 		mp.LeaderEpoch = int32(p.LeaderEpoch)
+		if p.Leader == metadata.NoLeader {
+			// Kafka's answer for a partition whose ISR has no live member.
+			mp.ErrorCode = kerr.LeaderNotAvailable.Code
+		}
 		mp.Replicas = p.Replicas
 		mp.ISR = p.ISR
 		mt.Partitions = append(mt.Partitions, mp)
 	}
 	return mt
-}
-
-// selfBroker is this broker as the clients of listener reach it.
-func (h *Handler) selfBroker(listener string) kmsg.MetadataResponseBroker {
-	b := kmsg.NewMetadataResponseBroker()
-	b.NodeID = h.opts.Broker.NodeID()
-	a := h.advertised(listener)
-	b.Host, b.Port = a.Host, a.Port
-	return b
 }
 
 // advertised is listener's advertised address. A request from an unnamed

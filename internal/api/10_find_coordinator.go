@@ -7,10 +7,12 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-broker/strata/internal/acl"
+	"github.com/strata-broker/strata/internal/metadata"
 )
 
 // FindCoordinator: v0-6 (v4+ batch several keys). Key types 0 (group) and
-// 1 (transaction) name this broker, creating __consumer_offsets or
+// 1 (transaction) name the leader of the key's partition (this broker on a
+// single node), creating __consumer_offsets or
 // __transaction_state on first use. Share groups (type 2) are not
 // supported: they get INVALID_REQUEST.
 func init() { register(10, 0, 6, (*Handler).handleFindCoordinator) }
@@ -65,11 +67,22 @@ func (h *Handler) findCoordinator(ctx context.Context, req *Request, keyType int
 	if kind.rt == nil {
 		return fail(kerr.CoordinatorNotAvailable.Code, "this broker runs no coordinator for "+kind.topic)
 	}
-	if _, err := kind.ensureTopic(ctx); err != nil {
+	t, err := kind.ensureTopic(ctx)
+	if err != nil {
 		h.logger.Warn("an internal topic cannot be created", "topic", kind.topic, "err", err)
 		return fail(kerr.CoordinatorNotAvailable.Code, kind.topic+" cannot be created: "+err.Error())
 	}
-	self := h.selfBroker(req.Listener)
-	c.NodeID, c.Host, c.Port = self.NodeID, self.Host, self.Port
+	// The coordinator is the leader of the key's partition (this broker
+	// on a single node).
+	part, ok := kind.partitionFor(key)
+	if !ok || int(part) >= len(t.Partitions) {
+		return fail(kerr.CoordinatorNotAvailable.Code, kind.topic+" is not in this broker's metadata yet")
+	}
+	leader := t.Partitions[part].Leader
+	addr, ok := h.brokerAddress(h.opts.Meta.Image(), leader, req.Listener)
+	if leader == metadata.NoLeader || !ok {
+		return fail(kerr.CoordinatorNotAvailable.Code, "the coordinator's partition of "+kind.topic+" has no live leader")
+	}
+	c.NodeID, c.Host, c.Port = leader, addr.Host, addr.Port
 	return c
 }

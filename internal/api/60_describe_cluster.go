@@ -8,7 +8,9 @@ import (
 	"github.com/strata-broker/strata/internal/acl"
 )
 
-// DescribeCluster: v0-1. One broker, which is also the controller. Open to
+// DescribeCluster: v0-1. The live brokers (this one alone on a single
+// node); this broker is named controller, as any broker serves the
+// controller's APIs (it forwards to the quorum). Open to
 // every principal, as in Kafka; the authorized operations on the cluster
 // are computed when asked for.
 func init() { register(60, 0, 1, (*Handler).handleDescribeCluster) }
@@ -23,9 +25,13 @@ func (h *Handler) handleDescribeCluster(_ context.Context, req *Request) Reply {
 		resp.ClusterAuthorizedOperations = h.authorizedOps(req, acl.ResourceCluster, acl.ClusterName)
 	}
 	resp.EndpointType = r.EndpointType
-	b := kmsg.NewDescribeClusterResponseBroker()
-	a := h.advertised(req.Listener)
-	b.NodeID, b.Host, b.Port = h.opts.Broker.NodeID(), a.Host, a.Port
-	resp.Brokers = []kmsg.DescribeClusterResponseBroker{b}
+	for _, lb := range h.liveBrokers(h.opts.Meta.Image(), req.Listener) {
+		b := kmsg.NewDescribeClusterResponseBroker()
+		b.NodeID, b.Host, b.Port = lb.ID, lb.Addr.Host, lb.Addr.Port
+		if lb.Rack != "" {
+			b.Rack = strPtr(lb.Rack)
+		}
+		resp.Brokers = append(resp.Brokers, b)
+	}
 	return done(resp)
 }

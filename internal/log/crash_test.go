@@ -3,6 +3,7 @@ package log
 import (
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/strata-broker/strata/internal/base"
 	"github.com/strata-broker/strata/internal/vfs"
 )
 
@@ -126,6 +128,46 @@ func TestCrashAtEverySyncPoint(t *testing.T) {
 	})
 }
 
+// gapWorkload is a follower's life on a compacted topic: its leader's
+// batches with gaps between them (AppendReplicated), the first past the
+// segment's base, rolls on size across a gap (the new segment starts at
+// the batch), a gap past the reach of a segment's index (a roll), a
+// leader's contiguous appends in between, truncations into gaps, syncs
+// and a reopen.
+var gapWorkload = []step{
+	{kind: stepAppendGaps, n: 3, recs: 2, valueBytes: 40, gap: 3},
+	{kind: stepSync},
+	{kind: stepAppendGaps, n: 6, recs: 1, valueBytes: 60, gap: 2}, // rolls on size
+	{kind: stepFill},
+	{kind: stepSync},
+	{kind: stepAppend, n: 2, recs: 1, valueBytes: 30},
+	{kind: stepAppendGaps, n: 1, recs: 1, valueBytes: 10, gap: math.MaxUint32 + 5}, // rolls
+	{kind: stepAppendGaps, n: 2, recs: 2, valueBytes: 20, gap: 1},                  // never synced
+	{kind: stepTruncateGap, pct: 90},                                               // into the gap after the roll
+	{kind: stepAppendGaps, n: 2, recs: 1, valueBytes: 50, gap: 4},
+	{kind: stepSync},
+	{kind: stepTruncateGap, pct: 99}, // End past the data
+	{kind: stepReopen},               // Close keeps that End
+	{kind: stepAppendGaps, n: 2, recs: 1, valueBytes: 10, gap: 1}, // lost or kept at the final crash
+}
+
+// TestCrashAtEverySyncPointWithGaps is TestCrashAtEverySyncPoint for
+// gapWorkload: recovery keeps the gaps, cuts only what a crash tore, and
+// loses nothing that Sync acknowledged.
+func TestCrashAtEverySyncPointWithGaps(t *testing.T) {
+	probe := &crasher{mem: vfs.NewMem()}
+	var pm crashModel
+	runWorkload(t, crashOptions(vfs.NewFaulty(probe.mem, probe.inject)), gapWorkload, &pm)
+	if probe.points < 40 || pm.truncatedTo == 0 || pm.end() < math.MaxUint32 {
+		t.Fatalf("%d crash points, truncated to %d, end %d; the workload does less than intended", probe.points, pm.truncatedTo, pm.end())
+	}
+	eachCrashPoint(t, probe, func(t *testing.T, c *crasher) {
+		var m crashModel
+		runWorkload(t, crashOptions(vfs.NewFaulty(c.mem, c.inject)), gapWorkload, &m)
+		checkRecovered(t, crashOptions(nil), c.afterCrash(), &m)
+	})
+}
+
 // eachCrashPoint runs run once per crash point that probe counted (and
 // once past the last), with and without torn unsynced state, in a subtest
 // each; run gets a fresh crasher per seed.
@@ -213,12 +255,15 @@ func TestCrashRecoveryProperty(t *testing.T) {
 
 func drawStep(t *rapid.T) step {
 	kinds := []stepKind{stepAppend, stepAppend, stepAppend, stepAppend, stepSync, stepSync,
-		stepRoll, stepTruncate, stepDelete, stepReopen, stepFill}
+		stepRoll, stepTruncate, stepDelete, stepReopen, stepFill, stepAppendGaps, stepAppendGaps,
+		stepTruncateGap}
 	return step{
 		kind:       rapid.SampledFrom(kinds).Draw(t, "kind"),
 		n:          rapid.IntRange(1, 4).Draw(t, "n"),
 		recs:       rapid.IntRange(1, 3).Draw(t, "recs"),
 		valueBytes: rapid.IntRange(0, 150).Draw(t, "valueBytes"),
 		pct:        rapid.IntRange(0, 100).Draw(t, "pct"),
+		// Gaps past the reach of a segment's index force a roll.
+		gap: rapid.SampledFrom([]base.Offset{0, 1, 3, 10, math.MaxUint32 - 2, math.MaxUint32 + 5}).Draw(t, "gap"),
 	}
 }

@@ -19,19 +19,22 @@ import (
 type stepKind int
 
 const (
-	stepAppend   stepKind = iota + 1 // n batches of recs records of valueBytes
-	stepSync                         // Sync
-	stepRoll                         // Roll
-	stepTruncate                     // TruncateTo the base of the live batch at pct% of the live ones
-	stepDelete                       // DeleteSegmentsBefore the base of the live batch at pct%
-	stepReopen                       // Close, then Open
-	stepFill                         // one run of the zero filler (fillZeros), in line
+	stepAppend      stepKind = iota + 1 // n batches of recs records of valueBytes
+	stepSync                            // Sync
+	stepRoll                            // Roll
+	stepTruncate                        // TruncateTo the base of the live batch at pct% of the live ones
+	stepDelete                          // DeleteSegmentsBefore the base of the live batch at pct%
+	stepReopen                          // Close, then Open
+	stepFill                            // one run of the zero filler (fillZeros), in line
+	stepAppendGaps                      // AppendReplicated of n batches, each gap offsets past the one before
+	stepTruncateGap                     // TruncateTo inside the gap before the live batch at pct%, if it has one
 )
 
 type step struct {
 	kind                stepKind
 	n, recs, valueBytes int
-	pct                 int // 0..100
+	pct                 int         // 0..100
+	gap                 base.Offset // stepAppendGaps: offsets skipped before each batch
 }
 
 func (s step) String() string {
@@ -50,18 +53,29 @@ func (s step) String() string {
 		return "Close+Open"
 	case stepFill:
 		return "ZeroFill"
+	case stepAppendGaps:
+		return fmt.Sprintf("AppendReplicated(%d batches, gaps of %d)", s.n, s.gap)
+	case stepTruncateGap:
+		return fmt.Sprintf("TruncateTo(a gap, %d%%)", s.pct)
 	}
 	return "?"
 }
 
 // crashModel is what the log may hold after a crash.
 type crashModel struct {
-	batches  [][]byte      // every batch of the log's lineage from offset 0, in order
-	bases    []base.Offset // bases[i] is the base offset of batches[i]
-	acked    base.Offset   // [.., acked) was acknowledged durable (DurableEnd after a completed call)
-	minStart base.Offset   // Start after the last completed DeleteSegmentsBefore
-	maxStart base.Offset   // Start if the last attempted DeleteSegmentsBefore completed
-	gen      int64         // batches made so far; stamps each batch so re-appended offsets differ
+	batches [][]byte      // every batch of the log's lineage from offset 0, in order, with gaps between some
+	bases   []base.Offset // bases[i] is the base offset of batches[i]
+	// acked: [.., acked) was acknowledged durable (DurableEnd after a
+	// completed call): every batch starting below it survives a crash. (End
+	// may come back lower, at the end of those batches, when it was past
+	// them, in a gap.)
+	acked base.Offset
+	// truncatedTo is where the last TruncateTo left End, which may be past
+	// the last batch (in a gap) until the next append: End may stay there.
+	truncatedTo base.Offset
+	minStart    base.Offset // Start after the last completed DeleteSegmentsBefore
+	maxStart    base.Offset // Start if the last attempted DeleteSegmentsBefore completed
+	gen         int64       // batches made so far; stamps each batch so re-appended offsets differ
 }
 
 func (m *crashModel) end() base.Offset {
@@ -72,19 +86,37 @@ func (m *crashModel) end() base.Offset {
 	return h.NextOffset()
 }
 
-// boundary returns the index of the batch starting at o, or len(batches) for the end.
-func (m *crashModel) boundary(o base.Offset) (int, bool) {
+// firstFrom returns the index of the first batch starting at or after o,
+// or len(batches).
+func (m *crashModel) firstFrom(o base.Offset) int {
 	for i, b := range m.bases {
-		if b == o {
-			return i, true
+		if b >= o {
+			return i
 		}
 	}
-	return len(m.batches), o == m.end()
+	return len(m.batches)
+}
+
+// next is the next offset after batches[i].
+func (m *crashModel) next(i int) base.Offset {
+	h, _ := record.ParseHeader(m.batches[i]) // made by makeBatch
+	return h.NextOffset()
+}
+
+// straddled reports whether a batch holds o past its base offset: o is
+// not a boundary a log can start or end at.
+func (m *crashModel) straddled(o base.Offset) bool {
+	for i, b := range m.bases {
+		if b < o && o < m.next(i) {
+			return true
+		}
+	}
+	return false
 }
 
 // pick returns the index of the live batch at pct% of the live ones (from start).
 func (m *crashModel) pick(start base.Offset, pct int) int {
-	lo, _ := m.boundary(start)
+	lo := m.firstFrom(start)
 	return lo + (len(m.batches)-lo)*pct/100
 }
 
@@ -181,6 +213,31 @@ func runStep(l *Log, s step, m *crashModel) error {
 				return err
 			}
 		}
+	case stepAppendGaps:
+		// One call, as a follower appends a fetch response.
+		var bs []byte
+		at := l.End()
+		for range s.n {
+			m.gen++
+			at += s.gap
+			b := makeBatch(at, s.recs, s.valueBytes, m.gen)
+			m.batches, m.bases = append(m.batches, b), append(m.bases, at)
+			bs = append(bs, b...)
+			at = m.next(len(m.batches) - 1)
+		}
+		return l.AppendReplicated(bs)
+	case stepTruncateGap:
+		k := m.pick(l.Start(), s.pct)
+		if k == len(m.batches) || k == 0 || m.next(k-1) == m.bases[k] || m.bases[k]-1 < l.Start() {
+			return nil // no gap before batch k in the log
+		}
+		o := m.bases[k] - 1
+		m.acked = min(m.acked, o)
+		m.truncatedTo = o
+		if err := l.TruncateTo(o); err != nil {
+			return err
+		}
+		m.batches, m.bases = m.batches[:k], m.bases[:k]
 	case stepSync:
 		return l.Sync()
 	case stepRoll:
@@ -196,6 +253,7 @@ func runStep(l *Log, s step, m *crashModel) error {
 			return err
 		}
 		m.batches, m.bases = m.batches[:k], m.bases[:k]
+		m.truncatedTo = o
 	case stepDelete:
 		k := m.pick(l.Start(), s.pct)
 		o := m.end()
@@ -221,9 +279,10 @@ func runStep(l *Log, s step, m *crashModel) error {
 }
 
 // checkRecovered opens the log on the crashed fsys and checks it against m:
-// Open succeeds; nothing acknowledged is lost; the log is a contiguous run of
-// the model's batches, byte for byte; deleted segments stay deleted; and the
-// log takes appends and survives a clean reopen.
+// Open succeeds; nothing acknowledged is lost; the log is a run of the
+// model's batches, byte for byte, with no batch missing between its start
+// and end; deleted segments stay deleted; and the log takes appends and
+// survives a clean reopen.
 func checkRecovered(t fataler, o Options, fsys vfs.FS, m *crashModel) {
 	t.Helper()
 	o.FS = fsys
@@ -232,17 +291,16 @@ func checkRecovered(t fataler, o Options, fsys vfs.FS, m *crashModel) {
 		t.Fatalf("Open after crash: %v", err)
 	}
 	start, end := l.Start(), l.End()
-	if end < m.acked {
+	if k := m.firstFrom(m.acked); k > 0 && end < min(m.acked, m.next(k-1)) {
 		t.Fatalf("recovered [%d, %d): acknowledged data up to %d lost", start, end, m.acked)
 	}
 	if start < m.minStart || start > m.maxStart {
 		t.Fatalf("recovered start %d, want in [%d, %d]", start, m.minStart, m.maxStart)
 	}
-	i, ok := m.boundary(start)
-	j, ok2 := m.boundary(end)
-	if !ok || !ok2 {
+	if m.straddled(start) || m.straddled(end) || end > max(m.end(), m.truncatedTo, start) {
 		t.Fatalf("recovered [%d, %d) does not start and end at batch boundaries of the model (end %d)", start, end, m.end())
 	}
+	i, j := m.firstFrom(start), m.firstFrom(end)
 	if got, want := readAll(t, l), concat(m.batches[i:j]); !bytes.Equal(got, want) {
 		t.Fatalf("recovered [%d, %d): %d bytes differ from the %d appended", start, end, len(got), len(want))
 	}

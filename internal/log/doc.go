@@ -36,28 +36,73 @@
 //     segment is the active one and the only one appended to. Start() is the
 //     first segment's base offset, End() the active segment's next offset;
 //     [Start, End) is half-open.
-//   - A segment's .log holds, below its size, whole valid v2 batches. The
-//     active segment's offsets are contiguous from its base offset: Append
-//     checks framing, CRC and contiguity before writing. A sealed segment
-//     that compaction rewrote (replace.go) holds batches with strictly
-//     ascending, non-overlapping offsets inside its range, with gaps where
-//     records or whole batches were removed, possibly none at all; its data
-//     may end (dataEnd) before its range does. Recovery keeps the longest
-//     valid prefix.
-//   - Every gap lies below the persisted recovery point rp: a batch that
-//     does not start where the batch before it (or the segment) ends starts
-//     at or below rp, and so does a segment whose predecessor's data ends
-//     short of it. Above rp everything was appended, so recovery treats a jump
-//     there as damage (the CRC does not cover a batch's base offset).
-//     Replacement.Commit brings rp up to the end of the range it replaces
-//     before the copy can be found; TruncateTo never lowers rp below what it
-//     keeps of a segment with gaps. Without a valid rp, recovery accepts gaps
-//     in every sealed segment and none in the last.
+//   - A segment's .log holds, below its size, whole valid v2 batches whose
+//     offsets strictly ascend inside its range [base, next), each batch's
+//     last offset within MaxUint32 of the base (the reach of the index's
+//     relative offsets). There may be gaps, offsets that no batch holds:
+//     between batches, before the first, after the last, or no batch at
+//     all. Compaction leaves them in sealed segments (replace.go);
+//     AppendReplicated, a follower appending its leader's batches, leaves
+//     them anywhere, the active segment included (the leader's cleaner
+//     removed those offsets, as Kafka's followers of compacted topics see).
+//     Append, the leader's path, checks framing, magic, the CRC (in
+//     invariants builds; the produce gateway checked it) and that each
+//     batch starts exactly at End(), so a leader adds no gap;
+//     AppendReplicated checks the same but that each starts at or after
+//     End(). A segment's data may end (dataEnd) before its range does: a
+//     compacted one, one sealed by a roll past the index's reach (below),
+//     and the active one after TruncateTo(o) with o in a gap.
+//   - An append rolls the active segment at End(): a gap before the batch
+//     that rolled lies inside the new segment. Only a batch whose last
+//     offset is past the reach of an index based at End() (a gap of more
+//     than 2^32 offsets; it rolls even an empty segment) starts a segment
+//     at its own base offset, as Kafka's maybeRoll does for every roll:
+//     the sealed segment's range then ends there, past its data.
+//   - Recovery, the scan of the segments at or after the persisted
+//     recovery point rp, keeps in each segment the longest prefix of
+//     batches that are each framed (a sane length within the file, magic
+//     2), pass their CRC-32C, start at or after the end of the batch before
+//     them (or the base offset), keep their last offset within the index's
+//     reach and end at or below the successor's base. A gap before a batch
+//     is accepted, as Kafka's LogSegment.recover accepts it. At the first
+//     batch that fails, the segment is cut and every later one deleted.
+//     This is safe because what a crash leaves of a file's unsynced tail is
+//     a short file, zeros (zerofill.go; blocks reserved or never written
+//     read as zeros) or a torn batch, and each fails framing or the CRC: a
+//     torn batch is never served, and a batch that passes both was written
+//     whole, so no acknowledged batch is cut. Contiguity checked one thing
+//     more: the CRC covers neither the base offset nor the leader epoch (it
+//     starts at the attributes). A base offset damaged downward, into the
+//     batch before or below it, still cuts the log there; one damaged
+//     upward now reads as a gap, so that batch is kept at wrong offsets and
+//     the batch after it, which it overlaps, is cut (or, if it was the last,
+//     End() moves up). Kafka has the same exposure; it takes damage to
+//     those 8 bytes alone, which torn writes do not cause.
+//   - A segment whose data ends short of its successor's base is kept with
+//     that successor only if the base is at or below rp; otherwise the
+//     successor and every later segment go. That is what a crash leaves
+//     when it lost an unsynced tail of the segment but kept the directory
+//     entry of its successor, and dropping the successor then loses nothing
+//     acknowledged: a Sync round makes every segment durable before it
+//     moves rp up to the active segment's base, so no segment above rp
+//     holds synced data. Such gaps between segments come from compaction
+//     (Replacement.Commit brings rp up to the end of the range it replaces
+//     before the copy can be found), from TruncateTo into a sealed segment
+//     with gaps (which lowers rp to o at most), from a roll past the
+//     index's reach (kept once the next Sync covers it) and from Close
+//     (which writes rp = End()). Without a valid rp, every successor is
+//     kept.
 //   - Reads serve, for an offset o, the first batch whose last offset is at
 //     or after o: the batch holding o, or in a gap the next batch, possibly
 //     in a later segment (Kafka's fetch semantics). TruncateTo(o) cuts before
-//     the first batch at or after o and leaves End() == o; what stays of a
-//     segment with gaps stays sealed, and a new active segment starts at o.
+//     the first batch at or after o and leaves End() == o. If o is in the
+//     active segment, or in a sealed one whose kept batches run contiguously
+//     up to o, that segment becomes the active one, its range ending at o
+//     (past its data if o is in a gap); what stays of another sealed
+//     segment stays sealed, ending at o, and a new active segment starts
+//     at o. After a crash End() may come back lower than such an o, at the
+//     end of the data (nothing lay between); Close rolls a new segment at
+//     End() when End() is past the data, so a clean reopen keeps it.
 //     With Options.ZeroFill the active segment's file may run on past its data
 //     with zeros (zerofill.go); roll and Close cut it back, durably before the
 //     recovery point or the clean-shutdown marker passes it, and recovery takes
@@ -69,7 +114,8 @@
 //     the batches up to and including the batch at O, and O is the first batch that
 //     reached T. Timestamps strictly increase between entries; an entry is added only
 //     together with an offset index entry and only if the max timestamp grew.
-//   - DurableEnd() <= End(). Data below DurableEnd survives a crash. The persisted
+//   - DurableEnd() <= End(). Data below DurableEnd survives a crash (End()
+//     may come back lower only where no batch lay, see above). The persisted
 //     recovery point rp <= DurableEnd; every segment wholly below it (whose
 //     successor starts at or below rp) has a durable .log and durable index files,
 //     so recovery trusts it and scans only the rest. Sync advances rp to the
@@ -97,13 +143,14 @@
 //
 // Every file operation goes through Options.FS (the real file system when nil).
 // The crash tests run the log on vfs.Mem, crash it before every operation that
-// makes something durable (crash_test.go) and check that what Sync acknowledged
-// survives; testdata/sync_order.golden pins the order of those operations.
+// makes something durable (crash_test.go; gapWorkload for a follower's
+// appends with gaps) and check that what Sync acknowledged survives;
+// testdata/sync_order.golden pins the order of those operations.
 //
 // # Concurrency
 //
 // Two locks, always taken in this order: lifecycle (a RWMutex) then mu.
-// Append and Roll take only mu. Read, OffsetForTimestamp and the fdatasync of Sync
+// Append, AppendReplicated and Roll take only mu. Read, OffsetForTimestamp and the fdatasync of Sync
 // hold lifecycle shared while they do file I/O without mu, so reads never block
 // appends. TruncateTo, TruncateFullyAndStartAt, DeleteSegmentsBefore and Close
 // hold lifecycle exclusively, because they shrink or close files that a reader

@@ -10,8 +10,9 @@ var (
 	// ErrInvalidBatch: Append was given bytes that are not whole valid v2 batches.
 	ErrInvalidBatch = errors.New("log: invalid record batch")
 	// ErrNotContiguous: Append was given a batch whose base offset is not the
-	// next offset of the log (or of the previous batch); Replacement.Append,
-	// a batch that does not start past the previous one.
+	// next offset of the log (or of the previous batch); AppendReplicated
+	// and Replacement.Append, a batch that does not start past the
+	// previous one (it overlaps it or goes back).
 	ErrNotContiguous = errors.New("log: batch offsets not contiguous")
 	// ErrCorrupt: a file read back from disk broke an invariant.
 	ErrCorrupt = errors.New("log: corrupt segment")

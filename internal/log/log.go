@@ -2,6 +2,7 @@ package log
 
 import (
 	"fmt"
+	"math"
 	"sync"
 
 	"github.com/strata-broker/strata/internal/base"
@@ -28,7 +29,7 @@ type Log struct {
 	mu struct {
 		sync.Mutex
 		opts        Options    // the tunables may change (SetOptions)
-		segs        []*segment // contiguous; the last is active; never empty while open
+		segs        []*segment // they tile the offsets; the last is active; never empty while open
 		durableEnd  base.Offset
 		persistedRP base.Offset   // recovery point last written to disk
 		syncing     chan struct{} // closed when the in-flight Sync finishes; nil if none
@@ -86,13 +87,30 @@ func (l *Log) DurableEnd() base.Offset {
 // without fsync, updates the sparse indexes, and rolls before a batch that would
 // overflow the active segment. If a write fails, a prefix of the batches may be
 // in the log (End() tells) and the log is failed.
-func (l *Log) Append(batches []byte) error {
+func (l *Log) Append(batches []byte) error { return l.append(batches, false) }
+
+// AppendReplicated is Append for batches whose offsets another log
+// assigned (a follower appending its leader's batches, as Kafka's
+// appendAsFollower does): offsets need only increase. The first batch
+// starts at or after End(), each later one after the last offset of the
+// one before; a batch that overlaps or goes back is refused with
+// ErrNotContiguous and nothing is written. The offsets skipped (where the
+// leader's cleaner removed records) are a gap, as in a compacted segment:
+// reads at an offset inside it serve the next batch. End() becomes one
+// past the last batch's last offset. A batch that rolls the active segment
+// goes first in the new one, which starts at End() (the gap is inside it),
+// or, for a batch past the reach of an index based there, at the batch
+// (see rollAt).
+func (l *Log) AppendReplicated(batches []byte) error { return l.append(batches, true) }
+
+// append is Append, or with gaps allowed AppendReplicated.
+func (l *Log) append(batches []byte, gaps bool) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.usableLocked(); err != nil {
 		return err
 	}
-	if err := validateBatches(batches, l.activeLocked().nextOffset); err != nil {
+	if err := validateBatches(batches, l.activeLocked().nextOffset, gaps); err != nil {
 		return err
 	}
 	now := l.clock.Now()
@@ -102,7 +120,7 @@ func (l *Log) Append(batches []byte) error {
 		b := batches[off : off+h.Size()]
 		seg := l.activeLocked()
 		if seg.shouldRoll(h, l.mu.opts, now) {
-			if err := l.rollLocked(); err != nil {
+			if err := l.rollLocked(rollAt(seg, h)); err != nil {
 				return err
 			}
 			seg = l.activeLocked()
@@ -123,8 +141,10 @@ func (l *Log) Append(batches []byte) error {
 }
 
 // validateBatches checks that b is whole v2 batches whose offsets run
-// contiguously from next (and, in invariants builds, whose CRCs are valid).
-func validateBatches(b []byte, next base.Offset) error {
+// contiguously from next, or, with gaps, ascend from next (each batch
+// starting at or after the end of the one before); in invariants builds
+// it also checks their CRCs.
+func validateBatches(b []byte, next base.Offset, gaps bool) error {
 	if len(b) == 0 {
 		return fmt.Errorf("%w: no batches", ErrInvalidBatch)
 	}
@@ -139,13 +159,21 @@ func validateBatches(b []byte, next base.Offset) error {
 		if invariants.Enabled && !batchCRCValid(b[off:off+h.Size()]) {
 			return fmt.Errorf("%w: CRC mismatch in batch at offset %d", ErrInvalidBatch, h.BaseOffset)
 		}
-		if h.BaseOffset != next {
-			return fmt.Errorf("%w: batch base offset %d, want %d", ErrNotContiguous, h.BaseOffset, next)
+		if h.BaseOffset != next && (!gaps || h.BaseOffset < next) {
+			return fmt.Errorf("%w: batch base offset %d, want %d%s", ErrNotContiguous, h.BaseOffset, next, orMore(gaps))
 		}
 		next = h.NextOffset()
 		off += h.Size()
 	}
 	return nil
+}
+
+// orMore completes validateBatches' error for an append that takes gaps.
+func orMore(gaps bool) string {
+	if gaps {
+		return " or more"
+	}
+	return ""
 }
 
 // frameAt parses the header of the batch at b[off:] and checks that the
@@ -169,16 +197,37 @@ func (l *Log) Roll() error {
 	if err := l.usableLocked(); err != nil {
 		return err
 	}
-	if l.activeLocked().empty() {
+	a := l.activeLocked()
+	if a.empty() {
 		return nil
 	}
-	return l.rollLocked()
+	return l.rollLocked(a.nextOffset)
+}
+
+// rollAt is where an append rolls the active segment a for the batch h:
+// at a's next offset (End(), h's base offset for a leader's Append), so
+// that a gap before h lies inside the new segment, where recovery keeps
+// it whatever the recovery point, unless h's last offset is past the reach
+// of an index based there (a gap of over 2^32 offsets): then at h, as
+// Kafka's maybeRoll always does, and the gap lies between the segments.
+func rollAt(a *segment, h *record.Header) base.Offset {
+	if int64(h.LastOffset()-a.nextOffset) > math.MaxUint32 {
+		return h.BaseOffset
+	}
+	return a.nextOffset
 }
 
 // rollLocked writes the sealed segment's index files (fsync'ed by the next
-// Sync, which then advances the recovery point) and creates the new segment.
-func (l *Log) rollLocked() error {
+// Sync, which then advances the recovery point) and creates the new segment
+// at at, which is at or after the sealed segment's next offset. If it is
+// past the sealed segment's data, the sealed segment's range ends there, a
+// gap between the segments, which recovery keeps only once the recovery
+// point covers it (see doc.go).
+func (l *Log) rollLocked(at base.Offset) error {
 	sealed := l.activeLocked()
+	if invariants.Enabled && at < sealed.nextOffset {
+		panic(fmt.Sprintf("log: roll at %d, below the active segment's next offset %d", at, sealed.nextOffset))
+	}
 	if err := sealed.flushIndexes(); err != nil {
 		return l.failLocked(err)
 	}
@@ -186,18 +235,21 @@ func (l *Log) rollLocked() error {
 		return l.failLocked(err)
 	}
 	sealed.indexDurable = false
-	next, err := createSegment(l.dir, sealed.nextOffset, l.mu.opts)
+	next, err := createSegment(l.dir, at, l.mu.opts)
 	if err != nil {
 		return l.failLocked(err)
 	}
+	sealed.nextOffset = at
 	l.mu.segs = append(l.mu.segs, next)
 	l.mu.dirDirty = true
 	return nil
 }
 
 // Close syncs everything, writes the index files, the recovery point and the
-// clean-shutdown marker, and closes the files. It waits for in-flight reads
-// and syncs. Calling it again returns nil.
+// clean-shutdown marker, and closes the files. If End() is past the active
+// segment's data (TruncateTo into a gap), it first rolls there, so that a
+// reopen finds the same End(). It waits for in-flight reads and syncs.
+// Calling it again returns nil.
 func (l *Log) Close() error {
 	l.lifecycle.Lock()
 	defer l.lifecycle.Unlock()
@@ -220,6 +272,14 @@ func (l *Log) Close() error {
 func (l *Log) shutdownLocked() error {
 	if l.mu.failed != nil {
 		return l.mu.failed
+	}
+	if a := l.activeLocked(); a.dataEnd < a.nextOffset {
+		// End is past the data (TruncateTo into a gap). A reopen takes
+		// End from the last segment's data; an empty segment at End keeps
+		// it, which the recovery point written below covers.
+		if err := l.rollLocked(a.nextOffset); err != nil {
+			return err
+		}
 	}
 	for _, s := range l.mu.segs {
 		if err := s.flushIndexes(); err != nil {

@@ -56,21 +56,9 @@ func Open(o Options) (*Log, error) {
 		closeSegments(segs)
 		return nil, err
 	}
-	switch {
-	case len(segs) == 0:
+	if len(segs) == 0 {
 		s, err := createSegment(o.Dir, 0, o)
 		if err != nil {
-			return nil, err
-		}
-		segs = append(segs, s)
-	case !segs[len(segs)-1].gapFree:
-		// A crash during a truncation into a compacted segment left it
-		// last. It stays sealed, ending at its data; appends go to a new,
-		// contiguous active segment.
-		last := segs[len(segs)-1]
-		s, err := createSegment(o.Dir, last.dataEnd, o)
-		if err != nil {
-			closeSegments(segs)
 			return nil, err
 		}
 		segs = append(segs, s)
@@ -159,25 +147,29 @@ func tidyDir(fsys vfs.FS, dir string) ([]base.Offset, error) {
 }
 
 // loadSegments opens the segments in order and keeps the longest valid
-// prefix; the files of the rest are deleted. A sealed segment's batches
-// ascend inside [its base, its successor's base), with gaps where
-// compaction removed records, but only below the recovery point (see
-// segmentBounds); without a valid recovery point every sealed segment may
-// have gaps. The last segment is contiguous from the recovery point on.
+// prefix; the files of the rest are deleted. A segment's batches ascend
+// inside [its base, its successor's base), with gaps where compaction
+// removed records or a follower's leader had none (recoverSegment). A
+// segment whose data ends short of its successor's base is kept with its
+// successor only if that base is at or below the recovery point (see
+// doc.go); without a valid recovery point, every successor is kept.
 func loadSegments(o Options, bases []base.Offset, clean bool, rp base.Offset, rpOK bool) ([]*segment, error) {
 	now := o.Clock.Now()
 	var segs []*segment
 	for i, b := range bases {
 		last := i == len(bases)-1
-		bounds := segmentBounds{gapsUpTo: b}
+		var bounds segmentBounds
+		// boundaryGapsUpTo: the successor may start past this segment's
+		// data end only if it starts at or below it.
+		boundaryGapsUpTo := b
 		if !last {
 			bounds.limit, bounds.hasLimit = bases[i+1], true
 		}
 		switch {
 		case rpOK:
-			bounds.gapsUpTo = max(b, rp)
+			boundaryGapsUpTo = max(b, rp)
 		case !last:
-			bounds.gapsUpTo = bases[i+1]
+			boundaryGapsUpTo = bases[i+1]
 		}
 		s := newSegmentState(o.Dir, b, o)
 		f, err := o.FS.OpenFile(s.path(logSuffix), os.O_RDWR, 0)
@@ -190,7 +182,7 @@ func loadSegments(o Options, bases []base.Offset, clean bool, rp base.Offset, rp
 		// wholly below the recovery point (its successor starts at or below it).
 		trusted := clean || (rpOK && !last && bases[i+1] <= rp)
 		if trusted {
-			err := loadTrusted(s, last)
+			err := loadTrusted(s)
 			if err == nil && bounds.hasLimit && s.dataEnd > bounds.limit {
 				err = errRebuild // runs into its successor: the scan cuts it
 			}
@@ -214,10 +206,14 @@ func loadSegments(o Options, bases []base.Offset, clean bool, rp base.Offset, rp
 			break
 		}
 		// The successor must continue s: from its data end, or across a gap
-		// that compaction left, which lies below the recovery point. A
-		// successor past a cut or past a jump there is what a crash left of
-		// a truncation (or damage) and goes.
-		if truncated || (s.dataEnd != bases[i+1] && bases[i+1] > bounds.gapsUpTo) {
+		// (compaction's, or a roll's across a follower's gap), which the
+		// recovery point covers once a Sync made s and its successor
+		// durable. A successor past a cut, or past a gap above the
+		// recovery point, is what a crash left of a truncation, or of an
+		// unsynced tail of s that the crash lost (the directory entry of
+		// the successor survived, the data did not), and goes: it holds
+		// nothing a Sync acknowledged.
+		if truncated || (s.dataEnd != bases[i+1] && bases[i+1] > boundaryGapsUpTo) {
 			return segs, dropSegments(o, bases[i+1:])
 		}
 		s.nextOffset = bases[i+1]

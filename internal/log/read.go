@@ -11,8 +11,9 @@ import (
 
 // Read appends to buf whole batches starting with the first batch whose last
 // offset is at or after from (the batch that contains from, so it may start
-// before from, as in Kafka; in a compacted log, where from may fall in a gap,
-// the next batch after it, possibly in a later segment), up to maxBytes in
+// before from, as in Kafka; where from falls in a gap, which compaction or
+// AppendReplicated leaves, the next batch after it, possibly in a later
+// segment), up to maxBytes in
 // total, but always at least one whole batch if there is one (KIP-74). It
 // reads from one segment only. from == End(), or a from with no batch at or
 // after it, appends nothing; from outside [Start(), End()] is
@@ -72,7 +73,7 @@ func (l *Log) Read(from base.Offset, maxBytes int, buf []byte) ([]byte, error) {
 // segmentServingLocked returns the index of the first segment holding a
 // batch whose last offset is at or after o, for Start() <= o < End(), or
 // len(segs) if there is none. That is o's segment unless o falls in a gap
-// after its last batch (or o's segment is empty), in a compacted log.
+// after its last batch (or o's segment is empty).
 func (l *Log) segmentServingLocked(o base.Offset) int {
 	segs := l.mu.segs
 	i := l.segmentIndexLocked(o)
@@ -89,7 +90,7 @@ func (s *segment) positionBefore(o base.Offset) int64 {
 	if o <= s.baseOffset {
 		return 0
 	}
-	return int64(s.offsetIndex.lookup(s.rel(o)))
+	return int64(s.offsetIndex.lookup(s.relAtMost(o)))
 }
 
 // wholeBatchesPrefix is the length of the longest prefix of b made of whole
@@ -149,9 +150,10 @@ func (l *Log) OffsetForTimestamp(ts int64) (base.Offset, int64, bool) {
 // SegmentInfo describes one segment, for the retention planner.
 type SegmentInfo struct {
 	// [BaseOffset, NextOffset) is the segment's offset range; NextOffset is
-	// the next segment's base offset for a sealed segment. A sealed segment
-	// that compaction rewrote holds batches with strictly ascending offsets
-	// in that range, with gaps, or none at all.
+	// the next segment's base offset for a sealed segment, End() for the
+	// active one. The batches have strictly ascending offsets in that
+	// range; there may be gaps between them and at either end (compaction
+	// and AppendReplicated leave them), or no batch at all.
 	BaseOffset base.Offset
 	NextOffset base.Offset // exclusive
 	SizeBytes  int64

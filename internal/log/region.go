@@ -43,7 +43,7 @@ func (r Region) Close() {
 // it may stop up to one index interval short of maxBytes; it always holds at
 // least one whole batch when the first batch ending at or after from starts
 // below min(below, End()). Next is where the next read goes on: one past
-// the region's last batch, or, in a compacted segment, possibly the base
+// the region's last batch, or, in a segment with gaps, possibly the base
 // offset of the batch after it (no batch starts in between). An empty
 // region has no File and Next == from. A log whose FS has no OS descriptors
 // returns vfs.ErrNoDescriptor.

@@ -21,8 +21,10 @@ import (
 //  1. fdatasync <B>.log.cleaned; write <B>.index.swap and <B>.timeindex.swap
 //     and fsync them. Nothing visible has changed yet.
 //  2. Bring the persisted recovery point up to the end of the replaced
-//     range (a sync round, when it is short): recovery accepts offset gaps
-//     only below the recovery point (segmentBounds), and the copy has gaps.
+//     range (a sync round, when it is short): recovery keeps a segment
+//     whose data ends short of its successor's base with that successor
+//     only if the recovery point covers that base (loadSegments), and the
+//     copy's data may end anywhere in its range.
 //  3. Take lifecycle exclusively, so that no truncation, deletion, close or
 //     read runs, and check that the replaced segments are unchanged; if not,
 //     remove the copy and return ErrReplacementStale.
@@ -97,9 +99,10 @@ var errAborted = errors.New("log: replacement aborted")
 // sealed segments whose base offsets are bases (each the successor of the
 // one before). The copy is written to "<bases[0]>.log.cleaned" and replaces
 // all of them as one segment with base bases[0] and their combined offset
-// range, which must span at most MaxUint32 offsets (the relative offsets of
-// the index). ErrNotSealed if a base starts no sealed segment (the active
-// segment included) or the segments are not consecutive;
+// range, whose batches must lie within MaxUint32 offsets of bases[0] (the
+// relative offsets of the index; the range may run further, across a gap
+// that a roll left). ErrNotSealed if a base starts no sealed segment (the
+// active segment included) or the segments are not consecutive;
 // ErrReplacementInProgress if another replacement is under way.
 func (l *Log) BeginReplacement(bases []base.Offset) (*Replacement, error) {
 	if len(bases) == 0 {
@@ -141,8 +144,8 @@ func (l *Log) beginReplacementLocked(bases []base.Offset) (*Replacement, error) 
 	}
 	olds := slices.Clone(segs[j : j+len(bases)])
 	next := olds[len(olds)-1].nextOffset
-	if int64(next-bases[0]) > math.MaxUint32 {
-		return nil, fmt.Errorf("log: replacement of [%d, %d) spans more offsets than an index holds", bases[0], next)
+	if dataEnd := olds[len(olds)-1].dataEnd; int64(dataEnd-1-bases[0]) > math.MaxUint32 {
+		return nil, fmt.Errorf("log: replacement of [%d, %d) holds batches up to %d, more offsets than an index holds", bases[0], next, dataEnd-1)
 	}
 	r := &Replacement{
 		l:                  l,
@@ -229,8 +232,8 @@ func (r *Replacement) check(b []byte) error {
 		if h.BaseOffset < next {
 			return fmt.Errorf("%w: batch base offset %d, want %d or more", ErrNotContiguous, h.BaseOffset, next)
 		}
-		if h.NextOffset() > r.next {
-			return fmt.Errorf("%w: batch [%d, %d) ends past the replaced range %v", ErrOffsetOutOfRange, h.BaseOffset, h.NextOffset(), r.Range())
+		if h.NextOffset() > r.next || int64(h.LastOffset()-r.seg.baseOffset) > math.MaxUint32 {
+			return fmt.Errorf("%w: batch [%d, %d) ends past the replaced range %v or the index's reach", ErrOffsetOutOfRange, h.BaseOffset, h.NextOffset(), r.Range())
 		}
 		next = h.NextOffset()
 		off += h.Size()

@@ -54,27 +54,21 @@ func (r *batchReader) at(pos int64, n int) ([]byte, error) {
 	return r.window[:n], nil
 }
 
-// segmentBounds is what recovery knows of a segment from its neighbours
-// and the recovery point.
+// segmentBounds is what recovery knows of a segment from its successor.
 type segmentBounds struct {
 	// limit is the successor's base offset: no batch may end past it.
 	// hasLimit is false for the last segment.
 	limit    base.Offset
 	hasLimit bool
-	// gapsUpTo: a batch may start past the end of the batch before it (a
-	// gap that compaction left) only if it starts at or below gapsUpTo.
-	// Compacted data lies below the recovery point; what lies after it was
-	// appended, contiguously, so a jump there is damage (a flipped bit in a
-	// base offset, which the CRC does not cover).
-	gapsUpTo base.Offset
 }
 
-// accepts reports whether h may follow a batch ending at expected in s.
+// accepts reports whether h may follow a batch ending at expected in s:
+// it starts at or after expected (a gap is allowed: compaction and
+// AppendReplicated leave them), its last offset is within the reach of
+// s's index, and it ends at or below the successor's base.
 func (b segmentBounds) accepts(s *segment, h *record.Header, expected base.Offset) bool {
 	switch {
 	case h.BaseOffset < expected, int64(h.LastOffset()-s.baseOffset) > math.MaxUint32:
-		return false
-	case h.BaseOffset != expected && h.BaseOffset > b.gapsUpTo:
 		return false
 	case b.hasLimit && h.NextOffset() > b.limit:
 		return false
@@ -83,11 +77,11 @@ func (b segmentBounds) accepts(s *segment, h *record.Header, expected base.Offse
 }
 
 // recoverSegment rebuilds s from its .log: it validates every batch (framing,
-// magic, CRC, offsets ascending from the base offset and contiguous except
-// where b allows a gap, inside b's limit), truncates the file at the first
-// invalid one, and rewrites both index files. It reports whether it cut
-// damage off, in which case every later segment must go; a cut of zeros
-// alone (zerofill.go) is not damage.
+// magic, CRC, offsets strictly ascending from the base offset, gaps allowed,
+// inside b's limit), truncates the file at the first invalid one, and
+// rewrites both index files. It reports whether it cut damage off, in which
+// case every later segment must go; a cut of zeros alone (zerofill.go) is
+// not damage.
 func recoverSegment(s *segment, o Options, now time.Time, b segmentBounds) (truncated bool, err error) {
 	fi, err := s.file.Stat()
 	if err != nil {
@@ -145,10 +139,9 @@ var errRebuild = errors.New("log: index needs rebuild")
 // loadTrusted loads s from its index files, trusting the .log (it is below the
 // recovery point or the log was shut down cleanly). It still checks the index
 // files, and reads only the batch headers after the last index entry to learn
-// the data end and max timestamp. last is set for the last segment, which
-// must be contiguous there; a sealed one may have gaps, so whether it has
-// any stays unknown (gapFree false). errRebuild asks for recoverSegment.
-func loadTrusted(s *segment, last bool) error {
+// the data end and max timestamp. Any segment may have gaps, so whether s
+// has any stays unknown (gapFree false). errRebuild asks for recoverSegment.
+func loadTrusted(s *segment) error {
 	fi, err := s.file.Stat()
 	if err != nil {
 		return fmt.Errorf("log: load: %w", err)
@@ -175,15 +168,14 @@ func loadTrusted(s *segment, last bool) error {
 	s.offsetIndex.entries, s.offsetIndex.flushed = oes, len(oes)
 	s.timeIndex.entries, s.timeIndex.flushed = tes, len(tes)
 
-	if err := recomputeTail(s, size, last); err != nil {
+	if err := recomputeTail(s, size); err != nil {
 		return errRebuild
 	}
 	if e, ok := s.timeIndex.last(); ok && s.baseOffset+base.Offset(e.rel) >= s.dataEnd {
 		return errRebuild
 	}
-	// The last segment is the one that was active at Close, contiguous by
-	// construction; for a sealed one only a full scan could tell.
-	s.gapFree = last
+	// Only a full scan could tell whether there are gaps.
+	s.gapFree = false
 	return nil
 }
 
@@ -202,16 +194,16 @@ func readIndex(fsys vfs.FS, path string) ([]byte, error) {
 // recomputeTail derives the data end, max timestamp and bytes since the last
 // index entry for a segment whose .log is size bytes and whose index entries
 // are set: it reads the batch headers after the last offset index entry.
-// Offsets must ascend; with strict they must also be contiguous. It sets
-// nextOffset to the data end; a sealed segment's caller then sets it to the
-// successor's base. Used on load and after a cut; the indexes make it read
-// at most about one index interval.
-func recomputeTail(s *segment, size int64, strict bool) error {
+// Offsets must ascend, gaps allowed. It sets nextOffset to the data end; a
+// sealed segment's caller then sets it to the successor's base, a
+// truncation's to where it truncated. Used on load and after a cut; the
+// indexes make it read at most about one index interval.
+func recomputeTail(s *segment, size int64) error {
 	s.hasMaxTs = false
 	if e, ok := s.timeIndex.last(); ok {
 		s.maxTs, s.maxTsOffset, s.hasMaxTs = e.ts, s.baseOffset+base.Offset(e.rel), true
 	}
-	pos, next, exact := int64(0), s.baseOffset, strict
+	pos, next, exact := int64(0), s.baseOffset, false
 	if e, ok := s.offsetIndex.last(); ok {
 		// The entry names the base offset of the batch at its position.
 		pos, next, exact = int64(e.pos), s.baseOffset+base.Offset(e.rel), true
@@ -230,7 +222,7 @@ func recomputeTail(s *segment, size int64, strict bool) error {
 			s.maxTs, s.maxTsOffset, s.hasMaxTs = h.MaxTimestamp, h.BaseOffset, true
 		}
 		pos += int64(h.Size())
-		next, exact = h.NextOffset(), strict
+		next, exact = h.NextOffset(), false
 	}
 	s.sizeBytes, s.dataEnd, s.nextOffset = size, next, next
 	return nil

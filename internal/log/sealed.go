@@ -18,8 +18,9 @@ var ErrNotSealed = errors.New("log: not a sealed segment")
 // the remote tier. File is a duplicate descriptor that the caller owns and
 // must Close; it stays readable if retention deletes the segment meanwhile.
 // File holds whole batches in [0, Info.SizeBytes) with offsets in
-// [Info.BaseOffset, Info.NextOffset): contiguous from the base offset, or,
-// in a segment that compaction rewrote, strictly ascending with gaps.
+// [Info.BaseOffset, Info.NextOffset), strictly ascending: contiguous from
+// the base offset, or with gaps, in a segment that compaction rewrote or
+// that AppendReplicated wrote.
 type SealedSegment struct {
 	Info SegmentInfo
 	File *os.File

@@ -22,17 +22,21 @@ type segment struct {
 	dir        string
 	baseOffset base.Offset
 	// nextOffset is one past the segment's offset range [baseOffset,
-	// nextOffset): the active segment's next offset to assign, a sealed
-	// segment's successor's base offset.
+	// nextOffset): the active segment's next offset to assign (End()), a
+	// sealed segment's successor's base offset.
 	nextOffset base.Offset
 	// dataEnd is one past the last offset of the last batch (baseOffset if
-	// there is none). The active segment's dataEnd is its nextOffset; a
-	// sealed segment that compaction rewrote may end short of it.
+	// there is none), at most nextOffset. It is short of nextOffset in a
+	// sealed segment that compaction rewrote or that a roll across a gap
+	// sealed, and in the active segment after TruncateTo(o) with o in a
+	// gap (until the next append).
 	dataEnd base.Offset
 	// gapFree: the batches are known to run contiguously from baseOffset to
-	// dataEnd. Always true for the active segment; false for a compacted
-	// copy with gaps and for a sealed segment loaded from its index files
-	// (unknown).
+	// dataEnd. False once a batch starts past the end of the one before
+	// (or past the base offset), for a compacted copy with gaps, and for a
+	// segment loaded from its index files (unknown). Only a hint for
+	// TruncateTo and ReadRegion, which then walk instead of trusting the
+	// index to say where a kept batch ends.
 	gapFree   bool
 	sizeBytes int64
 	file      vfs.File // .log, O_RDWR
@@ -75,9 +79,30 @@ func (s *segment) path(suffix string) string { return segmentPath(s.dir, s.baseO
 
 func (s *segment) empty() bool { return s.sizeBytes == 0 }
 
-// rel converts an offset inside the segment to the index's relative form.
-// Callers keep offsets below base+MaxUint32 (see shouldRoll).
+// rel converts an offset of a batch of the segment to the index's
+// relative form. Every batch's last offset is within MaxUint32 of the
+// base (shouldRoll, and recovery's and Replacement's checks); an offset in
+// a sealed segment's range may be past that reach when its successor
+// starts across a large gap: index searches take relAtMost.
 func (s *segment) rel(o base.Offset) uint32 { return uint32(o - s.baseOffset) }
+
+// relAtMost is o's relative offset for an index search ("the last entry
+// at or below o"): o's, or, for an o past the index's reach, the largest,
+// which no entry is above. o is at or after the base offset.
+func (s *segment) relAtMost(o base.Offset) uint32 {
+	return uint32(min(int64(o-s.baseOffset), math.MaxUint32))
+}
+
+// dropIndexEntriesFrom drops the index entries of the batches at or after
+// o (the segment is cut before the first batch at or after o). Past the
+// index's reach there are none.
+func (s *segment) dropIndexEntriesFrom(o base.Offset) {
+	if int64(o-s.baseOffset) > math.MaxUint32 {
+		return
+	}
+	s.offsetIndex.truncateAt(s.rel(o))
+	s.timeIndex.truncateAt(s.rel(o))
+}
 
 // newSegmentState returns a segment with no batches; the caller opens the file.
 func newSegmentState(dir string, b base.Offset, o Options) *segment {
@@ -112,15 +137,21 @@ func createSegment(dir string, b base.Offset, o Options) (*segment, error) {
 	return s, nil
 }
 
-// shouldRoll reports whether h must go into a new segment rather than s.
+// shouldRoll reports whether h must go into a new segment rather than s:
+// s is full or old, or h's last offset is past the reach of s's index
+// (Kafka's canConvertToRelativeOffset), which only a batch after a large
+// gap can be (AppendReplicated), and which rolls even an empty segment.
+// The new segment starts where h fits (rollAt).
 func (s *segment) shouldRoll(h *record.Header, o Options, now time.Time) bool {
+	if int64(h.LastOffset()-s.baseOffset) > math.MaxUint32 {
+		return true
+	}
 	if s.empty() {
 		return false
 	}
 	return s.sizeBytes+int64(h.Size()) > o.SegmentBytes ||
 		(o.SegmentMaxAge > 0 && now.Sub(s.rollStartAt) > o.SegmentMaxAge) ||
-		s.offsetIndex.full() || s.timeIndex.full() ||
-		int64(h.LastOffset()-s.baseOffset) > math.MaxUint32
+		s.offsetIndex.full() || s.timeIndex.full()
 }
 
 // noteBatch records that the batch h was written at position pos. It does not
@@ -265,7 +296,7 @@ func syncIndexFiles(s *segment) error {
 // crash persist some of them without the rest, a journaling file system
 // persists them in that order, so callers removing the tail of the log pass
 // it newest first (reversed): a hole in the middle would look like a gap
-// that compaction left.
+// between segments (which recovery keeps below the recovery point).
 func removeSegmentFiles(fsys vfs.FS, segs []*segment, dir string) error {
 	if len(segs) == 0 {
 		return nil

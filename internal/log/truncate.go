@@ -5,7 +5,6 @@ import (
 	"sort"
 
 	"github.com/strata-broker/strata/internal/base"
-	"github.com/strata-broker/strata/internal/invariants"
 	"github.com/strata-broker/strata/internal/record"
 )
 
@@ -19,13 +18,15 @@ func (l *Log) segmentIndexLocked(o base.Offset) int {
 // TruncateTo drops every offset at and after o, which must be in
 // [Start(), End()] and not inside a batch (past its base offset);
 // afterwards End() == o. The log is cut before the first batch at or after
-// o: in a compacted segment o may fall in a gap, and the batches below it
-// stay. Segments after o's are deleted. If what stays of o's segment runs
-// contiguously from its base to o, that segment is cut and becomes the
-// active one (always so in a log without compaction); otherwise it stays
-// sealed, ending at o, and a new empty active segment starts at o. The cut
-// is fdatasync'ed before TruncateTo returns, so truncated data cannot come
-// back after a crash.
+// o: o may fall in a gap (of a compacted segment, or of one that
+// AppendReplicated wrote), and the batches below it stay. Segments after
+// o's are deleted. If o's segment is the active one, or what stays of it
+// runs contiguously from its base to o, it is cut and becomes the active
+// one, its next offset o (its data may end short of o: the gap stays, and
+// a crash before the next append takes End() back to the data's end,
+// where nothing was lost); otherwise it stays sealed, ending at o, and a
+// new empty active segment starts at o. The cut is fdatasync'ed before
+// TruncateTo returns, so truncated data cannot come back after a crash.
 func (l *Log) TruncateTo(o base.Offset) error {
 	l.lifecycle.Lock()
 	defer l.lifecycle.Unlock()
@@ -42,23 +43,25 @@ func (l *Log) TruncateTo(o base.Offset) error {
 		return fmt.Errorf("%w: truncate to %d outside [%d, %d]", ErrOffsetOutOfRange, o, l.mu.segs[0].baseOffset, end)
 	}
 	i := l.segmentIndexLocked(o)
-	c, err := l.mu.segs[i].cutAt(o)
+	active := i == len(l.mu.segs)-1
+	c, err := l.mu.segs[i].cutAt(o, !active)
 	if err != nil {
 		return err
 	}
-	if i == len(l.mu.segs)-1 || (c.gapFree && c.keptEnd == o) {
-		return l.truncateIntoLocked(i, o, c.pos)
+	if active || (c.gapFree && c.keptEnd == o) {
+		return l.truncateIntoLocked(i, o, c)
 	}
 	return l.truncateSealedLocked(i, o, c)
 }
 
-// truncateIntoLocked cuts segs[i] at pos, where the batch at o starts (or
-// its data ends), and makes it the active segment.
-func (l *Log) truncateIntoLocked(i int, o base.Offset, pos int64) error {
+// truncateIntoLocked cuts segs[i] at c.pos, where the batch at o starts
+// (or its data ends), and makes it the active segment, ending at o.
+func (l *Log) truncateIntoLocked(i int, o base.Offset, c cutPoint) error {
 	s := l.mu.segs[i]
 	// Order matters for a crash in the middle: first make recovery scan s, then
 	// remove later segments, then cut s. Each intermediate state recovers to a
-	// contiguous prefix of the old log.
+	// prefix of the old log.
+	pos := c.pos
 	if l.mu.persistedRP > s.baseOffset {
 		if err := writeRecoveryPoint(l.fs, l.dir, s.baseOffset); err != nil {
 			return l.failLocked(err)
@@ -76,16 +79,18 @@ func (l *Log) truncateIntoLocked(i int, o base.Offset, pos int64) error {
 	if err := fdatasync(s); err != nil {
 		return l.failLocked(err)
 	}
-	s.offsetIndex.truncateAt(s.rel(o))
-	s.timeIndex.truncateAt(s.rel(o))
+	s.dropIndexEntriesFrom(o)
 	s.indexDurable = false
 	if err := s.flushIndexes(); err != nil {
 		return l.failLocked(err)
 	}
-	if err := recomputeTail(s, pos, true); err != nil {
+	if err := recomputeTail(s, pos); err != nil {
 		return l.failLocked(err)
 	}
-	s.gapFree = true // what stays runs contiguously to o (TruncateTo)
+	// A gap between the data and o is found by the next append
+	// (noteBatch).
+	s.gapFree = c.gapFree
+	s.nextOffset = o
 	s.syncedBytes = min(s.syncedBytes, pos)
 	if s.empty() {
 		s.rollStartAt = l.clock.Now()
@@ -99,19 +104,16 @@ func (l *Log) truncateIntoLocked(i int, o base.Offset, pos int64) error {
 // at c.pos and stays sealed with its range ending at o, and a new empty
 // active segment starts at o.
 //
-// Recovery keeps gaps only below the recovery point, so that point is
-// lowered to o at most (not to segs[i]'s base, as truncateIntoLocked
-// does): a crash between the steps leaves segs[i] last, with its gaps
-// below the recovery point, and Open then seals it at its data end (End
-// is then below o, where no data was). Its index files are durable before
-// the new segment makes the recovery point cover it, and the new segment
-// is durable before TruncateTo returns.
+// The recovery point is lowered to o at most (not to segs[i]'s base, as
+// truncateIntoLocked does), so that segs[i], when it is below it (a
+// compacted copy always is), is not scanned again. A crash between the
+// steps leaves segs[i] last (End is then its data end, below o, where no
+// data was), or the new segment after it, which recovery keeps once the
+// recovery point reaches o (see doc.go). Its index files are durable
+// before the new segment makes the recovery point cover it, and the new
+// segment is durable before TruncateTo returns.
 func (l *Log) truncateSealedLocked(i int, o base.Offset, c cutPoint) error {
 	s := l.mu.segs[i]
-	if invariants.Enabled && l.mu.persistedRP < s.nextOffset {
-		// Its gaps would be above the recovery point (see doc.go).
-		panic(fmt.Sprintf("log: segment [%d, %d) may have gaps but the recovery point is %d", s.baseOffset, s.nextOffset, l.mu.persistedRP))
-	}
 	if l.mu.persistedRP > o {
 		if err := writeRecoveryPoint(l.fs, l.dir, o); err != nil {
 			return l.failLocked(err)
@@ -130,8 +132,7 @@ func (l *Log) truncateSealedLocked(i int, o base.Offset, c cutPoint) error {
 	if err := fdatasync(s); err != nil {
 		return l.failLocked(err)
 	}
-	s.offsetIndex.truncateAt(s.rel(o))
-	s.timeIndex.truncateAt(s.rel(o))
+	s.dropIndexEntriesFrom(o)
 	if err := s.flushIndexes(); err != nil {
 		return l.failLocked(err)
 	}
@@ -140,7 +141,7 @@ func (l *Log) truncateSealedLocked(i int, o base.Offset, c cutPoint) error {
 	}
 	s.indexDurable = true
 	gapFree := s.gapFree
-	if err := recomputeTail(s, c.pos, false); err != nil {
+	if err := recomputeTail(s, c.pos); err != nil {
 		return l.failLocked(err)
 	}
 	s.gapFree = gapFree && c.gapFree
@@ -173,7 +174,7 @@ func (l *Log) removeTailLocked(i int) error {
 // cutPoint is where TruncateTo(o) cuts a segment: pos is the first batch
 // at or after o (the end of the data if there is none), keptEnd the end of
 // the batches before pos (the base offset if none), and gapFree whether
-// those batches run contiguously from the base offset.
+// those batches are known to run contiguously from the base offset.
 type cutPoint struct {
 	pos     int64
 	keptEnd base.Offset
@@ -181,14 +182,17 @@ type cutPoint struct {
 }
 
 // cutAt finds where TruncateTo(o) cuts s, or ErrNotBatchBoundary if o is
-// inside a batch. A segment known to be gap-free is entered through its
-// offset index; any other is walked from its start, to learn whether what
-// stays is contiguous.
-func (s *segment) cutAt(o base.Offset) (cutPoint, error) {
+// inside a batch. A segment known to be gap-free, or any when kept is
+// false (the caller needs only pos), is entered through its offset index;
+// any other is walked from its start, to learn whether what stays is
+// contiguous. Entered through the index, s gives keptEnd only if it is
+// gap-free; gapFree is then false unless s is.
+func (s *segment) cutAt(o base.Offset, kept bool) (cutPoint, error) {
 	c := cutPoint{keptEnd: s.baseOffset, gapFree: true}
-	if s.gapFree {
-		if e, ok := s.offsetIndex.lookupEntry(s.rel(o)); ok {
+	if s.gapFree || !kept {
+		if e, ok := s.offsetIndex.lookupEntry(s.relAtMost(o)); ok {
 			c.pos, c.keptEnd = int64(e.pos), s.baseOffset+base.Offset(e.rel)
+			c.gapFree = s.gapFree
 		}
 	}
 	var scratch [record.HeaderSize]byte

@@ -645,12 +645,12 @@ func exchange(t *testing.T, addr string, raw []byte) []byte {
 	}
 	defer conn.Close()
 	_ = conn.SetDeadline(time.Now().Add(clusterTimeout))
+	// The server may close a connection as soon as it has read enough to
+	// refuse it: a failed write or half-close is that close, not an error.
 	if _, err := conn.Write(raw); err != nil {
-		t.Fatal(err)
+		return nil
 	}
-	if err := conn.(*net.TCPConn).CloseWrite(); err != nil {
-		t.Fatal(err)
-	}
+	_ = conn.(*net.TCPConn).CloseWrite()
 	var out []byte
 	buf := make([]byte, 4096)
 	for {

@@ -220,8 +220,8 @@ func (p *Partition) writeLocked(batch []byte, lastOffsetDelta int32, cfg Config,
 	if !mayRoll {
 		p.mu.active.bytes += int64(len(batch))
 		p.mu.active.batches++
-	} else if p.refreshActiveLocked(next, now) {
-		snap = p.producerSnapshotLocked(next)
+	} else if at, rolled := p.refreshActiveLocked(next, next, now); rolled {
+		snap = p.producerSnapshotLocked(at)
 	}
 	return next, snap, nil
 }

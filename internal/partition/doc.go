@@ -61,17 +61,24 @@
 // A follower:
 //   - appends its leader's batches as they are (AppendAsFollower): offsets,
 //     leader epochs, compression and bytes unchanged, so its log is its
-//     leader's byte for byte. Each batch is validated as a stored one, and
-//     they must run contiguously from the log end: a follower's log has no
-//     gap. (A leader whose log was compacted serves a fetch in a gap with
-//     the next batch; such a fetch is refused with an AppendOffsetError.
-//     Followers of compacted topics need gaps in the active segment, which
-//     the log does not hold yet.) Its leader-epoch cache, producer state,
+//     leader's byte for byte (but for what it fetched before its leader
+//     cleaned it, which each replica's cleaner cleans on its own, as in
+//     Kafka). Each batch is validated as a stored one, and their offsets
+//     must increase from the log end: a batch that overlaps the log or the
+//     batch before it is refused with an AppendOffsetError.
+//     They may skip offsets: a leader whose log was compacted serves a
+//     fetch in a gap with the next batch, and its cleaned segments have
+//     gaps between batches; the follower's log takes them as they are
+//     (log.AppendReplicated), in its active segment too, as Kafka's
+//     followers of compacted topics (__consumer_offsets,
+//     __transaction_state) do. Its leader-epoch cache, producer state,
 //     aborted-transaction index and last stable offset follow the batches
 //     exactly as Open's replay derives them from the log, so a follower
 //     made leader catches the same duplicates and serves the same
 //     read_committed fetches. Its segments roll and its producer snapshots
-//     are written as a leader's appends roll and write them.
+//     are written as a leader's appends roll and write them (a segment
+//     rolled for a batch after a gap starts at the log end before it, the
+//     gap inside the new segment, and the snapshot is written there).
 //   - does not fdatasync as it appends: its fetcher calls SyncFollower
 //     before it fetches again, so the log end it reports to its leader
 //     (which counts it in the high watermark that acknowledges acks=all)

@@ -12,7 +12,8 @@ import (
 // FollowerAppend is what AppendAsFollower appended.
 type FollowerAppend struct {
 	// Appended is the offsets appended: [the log end before, the log end
-	// after); empty when the input held no whole batch.
+	// after); empty when the input held no whole batch. Offsets in it that
+	// no batch holds are gaps, where the leader's cleaner removed records.
 	Appended base.Range
 	// Bytes is the length of the input's prefix that was appended, whole
 	// batches. What follows it, if anything, was a torn batch (a fetch
@@ -30,25 +31,26 @@ type FollowerAppend struct {
 var ErrCorruptReplicaBatch = errors.New("partition: corrupt batch from the leader")
 
 // ErrUnexpectedAppendOffset refuses an AppendAsFollower whose batches do
-// not continue the log (Kafka's UnexpectedAppendOffsetException); nothing
-// is appended. The error is an *AppendOffsetError.
+// not continue the log (Kafka's UnexpectedAppendOffsetException and
+// OffsetsOutOfOrderException); nothing is appended. The error is an
+// *AppendOffsetError.
 var ErrUnexpectedAppendOffset = errors.New("partition: fetched batches do not continue the log")
 
-// AppendOffsetError says which batch did not start where it had to.
-// Index 0 is the first batch, which must start at the log end: one below
-// it overlaps the log (the fetcher's offset is stale; it truncates or
-// fetches again), one above it leaves a gap, which a follower's log
-// cannot hold (the leader's log was compacted there; see doc.go). A later
-// batch must start where the one before it ends.
+// AppendOffsetError says which batch started too low. Index 0 is the
+// first batch, which must start at or after the log end: one below it
+// overlaps the log (the fetcher's offset is stale; it truncates or
+// fetches again). A later batch must start at or after the end of the one
+// before it. A batch that starts higher leaves a gap, which the log takes
+// (the leader's log was compacted there).
 type AppendOffsetError struct {
-	Want  base.Offset // the log end, or where the batch before ends
+	Want  base.Offset // the log end, or where the batch before ends: the lowest base allowed
 	Base  base.Offset // the batch's base offset
 	Last  base.Offset // the batch's last offset (inclusive)
 	Index int
 }
 
 func (e *AppendOffsetError) Error() string {
-	return fmt.Sprintf("%v: batch %d holds [%d, %d], want it to start at %d", ErrUnexpectedAppendOffset, e.Index, e.Base, e.Last, e.Want)
+	return fmt.Sprintf("%v: batch %d holds [%d, %d], want it to start at %d or later", ErrUnexpectedAppendOffset, e.Index, e.Base, e.Last, e.Want)
 }
 
 func (e *AppendOffsetError) Unwrap() error { return ErrUnexpectedAppendOffset }
@@ -59,9 +61,14 @@ func (e *AppendOffsetError) Unwrap() error { return ErrUnexpectedAppendOffset }
 // no size limit: the leader accepted them), as Kafka's appendAsFollower
 // does. Every batch is validated first as a stored one (record.ValidPrefix:
 // framing, magic 2, CRC, codec, record count within the offset span) and
-// must carry a leader epoch; they must run contiguously from the log end
-// (else *AppendOffsetError); a torn last batch is ignored. Nothing is
-// appended unless all of that holds.
+// must carry a leader epoch; their offsets must increase from the log end
+// (else *AppendOffsetError): the first batch starts at or after it, each
+// later one after the last offset of the one before. A batch may start
+// past that, leaving a gap: a leader whose log was compacted serves a
+// fetch at an offset it no longer holds with the next batch it has, and
+// its compacted segments skip offsets between batches (Kafka's follower
+// appends these as they are; log.AppendReplicated). A torn last batch is
+// ignored. Nothing is appended unless all of that holds.
 //
 // The leader-epoch cache takes each batch's epoch by Kafka's rule (a newer
 // epoch starts at the batch; see assignFromLeader) and is persisted when
@@ -114,7 +121,7 @@ func (p *Partition) appendFollower(in []byte) (FollowerAppend, []*producerSnapsh
 		return FollowerAppend{Appended: base.Range{Start: end, End: end}}, nil, nil
 	}
 	h, _ := record.ParseHeader(in) // replicaPrefix checked it
-	if h.BaseOffset != end {
+	if h.BaseOffset < end {
 		if p.startsOverInside(h, end) {
 			return FollowerAppend{}, nil, errStartOver
 		}
@@ -152,7 +159,7 @@ func (p *Partition) startOverAndAppend(in []byte) (FollowerAppend, []*producerSn
 	}
 	end := p.log.End()
 	h, _ := record.ParseHeader(in)
-	if h.BaseOffset != end {
+	if h.BaseOffset < end {
 		if !p.startsOverInside(h, end) { // the log changed since appendFollower looked
 			return FollowerAppend{}, nil, &AppendOffsetError{Want: end, Base: h.BaseOffset, Last: h.LastOffset()}
 		}
@@ -171,11 +178,13 @@ func (p *Partition) startOverAndAppend(in []byte) (FollowerAppend, []*producerSn
 	return out, snaps, err
 }
 
-// appendFollowerLocked appends in, whose first batch starts at the log
-// end. Batches that cannot roll the active segment (activeEstimate) are
-// appended together in one log.Append; one that may roll is appended
-// alone, so that the producer snapshot at a new segment's base holds the
-// state before it, as a leader's append takes it.
+// appendFollowerLocked appends in, whose first batch starts at or after
+// the log end. Batches that cannot roll the active segment
+// (activeEstimate) are appended together in one log.AppendReplicated; one
+// that may roll is appended alone, so that the producer snapshot at a new
+// segment's base (the log end before the batch, with any gap before the
+// batch inside the new segment; see refreshActiveLocked) holds the state
+// before it, as a leader's append takes it.
 func (p *Partition) appendFollowerLocked(in []byte) (FollowerAppend, []*producerSnapshot, error) {
 	out := FollowerAppend{Appended: base.Range{Start: p.log.End()}}
 	cfg, now := p.mu.cfg, p.opts.Clock.Now()
@@ -210,11 +219,12 @@ func (p *Partition) appendFollowerLocked(in []byte) (FollowerAppend, []*producer
 		if err = p.appendRunLocked(in[pending:pos], apply); err != nil {
 			break
 		}
-		if err = p.log.Append(batch); err != nil {
+		end := p.log.End()
+		if err = p.log.AppendReplicated(batch); err != nil {
 			break
 		}
-		if p.refreshActiveLocked(h.BaseOffset, now) {
-			snaps = append(snaps, p.producerSnapshotLocked(h.BaseOffset))
+		if at, rolled := p.refreshActiveLocked(end, h.BaseOffset, now); rolled {
+			snaps = append(snaps, p.producerSnapshotLocked(at))
 		}
 		apply(batch)
 		pos += len(batch)
@@ -243,7 +253,7 @@ func (p *Partition) appendRunLocked(run []byte, apply func([]byte)) error {
 	if len(run) == 0 {
 		return nil
 	}
-	if err := p.log.Append(run); err != nil {
+	if err := p.log.AppendReplicated(run); err != nil {
 		return err
 	}
 	apply(run)
@@ -269,8 +279,9 @@ func (p *Partition) applyReplicaBatchLocked(batch []byte, h record.Header, rr *r
 
 // replicaPrefix validates a fetched record set and returns the length of
 // its whole batches: each valid as a stored batch, with a leader epoch,
-// each starting where the one before it ends. Bytes after the last whole
-// batch must be a torn batch (tornTail), which is left out.
+// each starting at or after the end of the one before (a gap between them
+// is the leader's cleaner's). Bytes after the last whole batch must be a
+// torn batch (tornTail), which is left out.
 func replicaPrefix(b []byte) (int, error) {
 	it := record.SplitBatches(b)
 	var next base.Offset
@@ -285,7 +296,7 @@ func replicaPrefix(b []byte) (int, error) {
 		if h.PartitionLeaderEpoch < 0 {
 			return 0, fmt.Errorf("%w: batch %d at offset %d has no leader epoch (%d)", ErrCorruptReplicaBatch, i, h.BaseOffset, h.PartitionLeaderEpoch)
 		}
-		if i > 0 && h.BaseOffset != next {
+		if i > 0 && h.BaseOffset < next {
 			return 0, &AppendOffsetError{Want: next, Base: h.BaseOffset, Last: h.LastOffset(), Index: i}
 		}
 		next = h.NextOffset()

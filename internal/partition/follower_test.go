@@ -145,19 +145,23 @@ func TestReadRegionLogEndServesFollower(t *testing.T) {
 	}
 }
 
+// A follower's batches must not overlap the log or each other, but may
+// skip offsets: a compacted leader's log has gaps, which the follower's
+// log takes as they are.
 func TestAppendAsFollowerOffsets(t *testing.T) {
 	f := newFollower(t, 1)
 	b0 := stamped(batch(t, spec{records: 2}), 0, 1)
 	b2 := stamped(batch(t, spec{records: 3}), 2, 1)
-	gap := stamped(batch(t, spec{records: 1}), 6, 1)
+	over := stamped(batch(t, spec{records: 2}), 1, 1)
 	for _, tc := range []struct {
 		name string
 		in   []byte
 		want AppendOffsetError
 	}{
-		{"first past the log end", gap, AppendOffsetError{Want: 0, Base: 6, Last: 6, Index: 0}},
-		{"a gap between batches", slices.Concat(b0, gap), AppendOffsetError{Want: 2, Base: 6, Last: 6, Index: 1}},
 		{"out of order", slices.Concat(b2, b0), AppendOffsetError{Want: 5, Base: 0, Last: 1, Index: 1}},
+		{"overlapping batches", slices.Concat(b0, over), AppendOffsetError{Want: 2, Base: 1, Last: 2, Index: 1}},
+		{"a gap, then overlapping", slices.Concat(stamped(batch(t, spec{records: 1}), 6, 1), stamped(batch(t, spec{records: 1}), 6, 1)),
+			AppendOffsetError{Want: 7, Base: 6, Last: 6, Index: 1}},
 	} {
 		_, err := f.p.AppendAsFollower(tc.in)
 		var oe *AppendOffsetError
@@ -172,13 +176,46 @@ func TestAppendAsFollowerOffsets(t *testing.T) {
 	if err != nil || fa.Appended != (base.Range{Start: 0, End: 5}) || fa.Batches != 2 || fa.Bytes != len(b0)+len(b2) {
 		t.Fatalf("AppendAsFollower: %+v, %v", fa, err)
 	}
-	_, err = f.p.AppendAsFollower(stamped(batch(t, spec{records: 1}), 3, 1)) // overlaps
-	var oe *AppendOffsetError
-	if !errors.As(err, &oe) || oe.Want != 5 || oe.Base != 3 {
-		t.Fatalf("overlapping batch: %v", err)
+	for _, at := range []base.Offset{3, 4, 0} { // overlapping the log, or below it
+		_, err = f.p.AppendAsFollower(stamped(batch(t, spec{records: 1}), at, 1))
+		var oe *AppendOffsetError
+		if !errors.As(err, &oe) || oe.Want != 5 || oe.Base != at || oe.Index != 0 {
+			t.Fatalf("batch at %d below the log end 5: %v", at, err)
+		}
 	}
 	if fa, err := f.p.AppendAsFollower(nil); err != nil || !fa.Appended.Empty() || fa.Appended.Start != 5 {
 		t.Fatalf("empty fetch: %+v, %v", fa, err)
+	}
+
+	// Gaps: the first batch past the log end, and between batches.
+	g8 := stamped(batch(t, spec{records: 2}), 8, 1)
+	g12 := stamped(batch(t, spec{records: 1}), 12, 1)
+	g20 := stamped(batch(t, spec{records: 3}), 20, 1)
+	if fa, err := f.p.AppendAsFollower(g8); err != nil || fa.Appended != (base.Range{Start: 5, End: 10}) || fa.Batches != 1 {
+		t.Fatalf("a batch past the log end: %+v, %v", fa, err)
+	}
+	if fa, err := f.p.AppendAsFollower(slices.Concat(g12, g20)); err != nil || fa.Appended != (base.Range{Start: 10, End: 23}) || fa.Batches != 2 {
+		t.Fatalf("batches with a gap between them: %+v, %v", fa, err)
+	}
+	for _, tc := range []struct {
+		from base.Offset
+		want []byte
+	}{
+		{0, slices.Concat(b0, b2, g8, g12, g20)},
+		{5, slices.Concat(g8, g12, g20)}, // in a gap: the next batch
+		{7, slices.Concat(g8, g12, g20)},
+		{9, slices.Concat(g8, g12, g20)}, // inside a batch: that batch
+		{10, slices.Concat(g12, g20)},
+		{13, g20},
+		{22, g20},
+	} {
+		rr, err := f.p.ReadIsolated(tc.from, 1<<20, nil, ReadLogEnd)
+		if err != nil || !bytes.Equal(rr.Records, tc.want) {
+			t.Fatalf("ReadIsolated(%d): %d bytes, %v; want %d", tc.from, len(rr.Records), err, len(tc.want))
+		}
+	}
+	if rr, err := f.p.ReadIsolated(23, 1<<20, nil, ReadLogEnd); err != nil || len(rr.Records) != 0 {
+		t.Fatalf("ReadIsolated at the log end: %d bytes, %v", len(rr.Records), err)
 	}
 }
 

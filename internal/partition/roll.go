@@ -45,26 +45,35 @@ func (a activeEstimate) mayRoll(cfg Config, batchBytes int, lastOffset base.Offs
 }
 
 // refreshActiveLocked reads the active segment from the log after an
-// append that the estimate said might roll, its batch at next, with now
-// taken before the append. It reports whether the log rolled to a new
-// segment that begins with that batch.
-func (p *Partition) refreshActiveLocked(next base.Offset, now time.Time) bool {
+// append that the estimate said might roll: one batch starting at
+// batchBase, appended when the log ended at end (batchBase itself for a
+// leader's append; a follower's batch may start past it, across a gap),
+// with now taken before the append. If the log rolled to a new segment
+// that begins with that batch, it returns the new segment's base: end (the
+// gap before the batch is inside the new segment), or the batch's base
+// after a gap too large for one segment's index (log.AppendReplicated).
+// Either way no batch lies between it and the batch, so a producer
+// snapshot there holds the state before the batch.
+func (p *Partition) refreshActiveLocked(end, batchBase base.Offset, now time.Time) (base.Offset, bool) {
 	segs := p.log.Segments()
 	last := segs[len(segs)-1]
 	a := &p.mu.active
 	rolled := last.BaseOffset != a.base
+	// A roll the estimate missed started its segment at or before a batch
+	// appended earlier, all of which end at or before end.
+	thisBatch := rolled && last.BaseOffset >= end && last.BaseOffset <= batchBase
 	a.base, a.bytes = last.BaseOffset, last.SizeBytes
 	switch {
 	case !rolled:
 		a.batches++
-	case last.BaseOffset == next:
+	case thisBatch:
 		a.batches, a.since = 1, now
 	default:
 		// A roll the estimate missed: it happened after the old since,
 		// which therefore stays a lower bound.
 		a.batches = last.SizeBytes / record.HeaderSize
 	}
-	return rolled && last.BaseOffset == next
+	return last.BaseOffset, thisBatch
 }
 
 // resetActiveLocked sets the estimate from the log, as at open. since is

@@ -1,0 +1,63 @@
+package api
+
+import (
+	"slices"
+
+	"github.com/strata-broker/strata/internal/metadata"
+)
+
+// brokerAt is one broker as the clients of a listener reach it.
+type brokerAt struct {
+	ID   int32
+	Addr Address
+	Rack string
+}
+
+// liveBrokers lists, ascending by id, the brokers the clients of listener
+// can use: on a node where no broker has registered (a single node), this
+// broker alone; in a cluster, every unfenced registered broker that has
+// the listener (Kafka's alive brokers of MetadataCache), and this broker.
+func (h *Handler) liveBrokers(img *metadata.Image, listener string) []brokerAt {
+	self := h.opts.Broker.NodeID()
+	out := []brokerAt{{ID: self, Addr: h.advertised(listener)}}
+	if b, ok := img.Brokers[self]; ok {
+		out[0].Rack = b.Rack
+	}
+	for id, b := range img.Brokers {
+		if id == self || b.Fenced {
+			continue
+		}
+		if a, ok := endpointOf(b, listener); ok {
+			out = append(out, brokerAt{ID: id, Addr: a, Rack: b.Rack})
+		}
+	}
+	slices.SortFunc(out, func(a, b brokerAt) int { return int(a.ID) - int(b.ID) })
+	return out
+}
+
+// brokerAddress is where the clients of listener reach broker id: this
+// broker's advertised address, or another unfenced broker's registered
+// endpoint for the listener; ok is false when there is none.
+func (h *Handler) brokerAddress(img *metadata.Image, id int32, listener string) (Address, bool) {
+	if id == h.opts.Broker.NodeID() {
+		return h.advertised(listener), true
+	}
+	b, ok := img.Brokers[id]
+	if !ok || b.Fenced {
+		return Address{}, false
+	}
+	return endpointOf(b, listener)
+}
+
+// endpointOf is b's endpoint for listener. A request from an unnamed
+// listener (a test building Requests by hand) takes b's only endpoint.
+func endpointOf(b *metadata.Broker, listener string) (Address, bool) {
+	e, ok := b.Endpoint(listener)
+	if !ok && listener == "" && len(b.Endpoints) == 1 {
+		e, ok = b.Endpoints[0], true
+	}
+	if !ok {
+		return Address{}, false
+	}
+	return Address{Host: e.Host, Port: e.Port}, true
+}
