@@ -411,3 +411,23 @@ func consumeGroup(t *testing.T, seed, group string, n int) {
 		t.Fatalf("group %s committing: %v", group, err)
 	}
 }
+
+// TestClusterProducerIDsAreUnique: brokers of a cluster hand out producer
+// ids from blocks of the quorum, so no two producers share one (a shared
+// id makes one producer's batches the other's "duplicates", dropped).
+func TestClusterProducerIDsAreUnique(t *testing.T) {
+	_, nodes, _ := twoReplicas(t)
+	seen := map[base.ProducerID]int32{}
+	for range 2500 {
+		for id, n := range nodes {
+			pid, err := n.broker.NextProducerID()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if other, dup := seen[pid]; dup {
+				t.Fatalf("producer id %d handed out by brokers %d and %d", pid, other, id)
+			}
+			seen[pid] = id
+		}
+	}
+}

@@ -155,6 +155,7 @@ func New(opts Options) (*Broker, error) {
 		return nil, err
 	}
 	b := &Broker{opts: opts, logger: opts.Logger, pids: pids, stop: make(chan struct{})}
+	pids.clusterBlock = b.clusterProducerIDBlock
 	b.mu.parts = make(map[base.TopicPartition]*hosted)
 	b.async.init()
 	if err := b.Reconcile(); err != nil {

@@ -22,6 +22,9 @@ type Metadata interface {
 	// AlterPartition proposes a led partition's ISR change to the
 	// controller (Kafka's AlterPartition).
 	AlterPartition(ctx context.Context, c metadata.ISRChange) (metadata.Partition, error)
+	// AllocateProducerIDs hands this broker a block of producer ids no
+	// other broker gets (Kafka's AllocateProducerIds).
+	AllocateProducerIDs(ctx context.Context, brokerID int32, brokerEpoch int64) (int64, error)
 }
 
 var _ Metadata = (*metadata.Store)(nil)

@@ -43,6 +43,8 @@ func applyCommand(img *Image, cmd command, index uint64) (*Image, error) {
 		return applyUnfenceBroker(img, c, index)
 	case *alterPartitionCmd:
 		return applyAlterPartition(img, c, index)
+	case *allocateProducerIDsCmd:
+		return applyAllocateProducerIDs(img, c, index)
 	default:
 		return nil, fmt.Errorf("%w: unknown command type %T", ErrInvalidCommand, cmd)
 	}

@@ -45,6 +45,9 @@ type Broker struct {
 	// Fenced brokers lead nothing and join no ISR. A broker registers
 	// fenced and is unfenced once it has caught up with the metadata log.
 	Fenced bool `json:"fenced"`
+	// ProducerIDsEnd is the end (exclusive) of the latest block of
+	// producer ids this broker was given (AllocateProducerIDs); 0: none.
+	ProducerIDsEnd int64 `json:"producer_ids_end,omitempty"`
 }
 
 // Endpoint is one listener of a broker, as clients reach it.

@@ -27,6 +27,9 @@ func brokerInvariantErr(img *Image) error {
 		if b.ID != id {
 			return fmt.Errorf("broker %d filed under %d", b.ID, id)
 		}
+		if b.ProducerIDsEnd < 0 || b.ProducerIDsEnd > img.NextProducerIDBlock || b.ProducerIDsEnd%ProducerIDBlockSize != 0 {
+			return fmt.Errorf("broker %d's producer ids end at %d, next block %d", id, b.ProducerIDsEnd, img.NextProducerIDBlock)
+		}
 		if err := validateBroker(b); err != nil {
 			return err
 		}
@@ -276,9 +279,11 @@ func genClusterCommand(t *rapid.T, img *Image, i int) command {
 	if b, ok := img.Brokers[id]; ok && rapid.IntRange(0, 9).Draw(t, label("stale")) > 0 {
 		epoch = b.Epoch
 	}
-	switch rapid.IntRange(0, 5).Draw(t, label("kind")) {
+	switch rapid.IntRange(0, 6).Draw(t, label("kind")) {
 	case 0:
 		return register(id, byte(rapid.IntRange(1, 3).Draw(t, label("incarnation"))))
+	case 6:
+		return &allocateProducerIDsCmd{BrokerID: id, BrokerEpoch: epoch}
 	case 1:
 		return &fenceBrokerCmd{ID: id, Epoch: epoch}
 	case 2:
@@ -425,6 +430,38 @@ func TestSnapshotV4StillDecodes(t *testing.T) {
 	} {
 		if _, err := decodeSnapshot([]byte("\x05{\"brokers\":" + brokers + "}")); err == nil {
 			t.Errorf("%s: decoded", name)
+		}
+	}
+}
+
+func TestAllocateProducerIDs(t *testing.T) {
+	img := threeBrokers(t)
+	seen := map[int64]int32{}
+	for i := range 6 {
+		id := int32(i%3 + 1)
+		img = applyChecked(t, img, &allocateProducerIDsCmd{BrokerID: id, BrokerEpoch: img.Brokers[id].Epoch}, nil)
+		start := img.Brokers[id].ProducerIDsEnd - ProducerIDBlockSize
+		if other, dup := seen[start]; dup {
+			t.Fatalf("block %d given to brokers %d and %d", start, other, id)
+		}
+		seen[start] = id
+	}
+	if img.NextProducerIDBlock != 6*ProducerIDBlockSize {
+		t.Errorf("next block %d after six", img.NextProducerIDBlock)
+	}
+	applyChecked(t, img, &allocateProducerIDsCmd{BrokerID: 1, BrokerEpoch: img.Brokers[1].Epoch + 1}, ErrStaleBrokerEpoch)
+	applyChecked(t, img, &allocateProducerIDsCmd{BrokerID: 9, BrokerEpoch: 1}, ErrUnknownBroker)
+	// A new incarnation gets new blocks, never an old one again.
+	again := applyChecked(t, img, register(1, 9), nil)
+	again = applyChecked(t, again, &allocateProducerIDsCmd{BrokerID: 1, BrokerEpoch: again.Brokers[1].Epoch}, nil)
+	if start := again.Brokers[1].ProducerIDsEnd - ProducerIDBlockSize; seen[start] != 0 {
+		t.Errorf("re-registered broker 1 got block %d again", start)
+	}
+	for name, next := range map[string]string{"negative": "-1000", "not a block": "1001", "below a broker's": "0", "fine": "2000"} {
+		snap := "\x05" + fmt.Sprintf(`{"brokers":[{"id":1,"epoch":1,"endpoints":[{"listener":"A","host":"h","port":1,"security_protocol":"SSL"}],"producer_ids_end":1000}],"next_producer_id_block":%s}`, next)
+		_, err := decodeSnapshot([]byte(snap))
+		if ok := err == nil; ok != (name == "fine") {
+			t.Errorf("%s: %v", name, err)
 		}
 	}
 }

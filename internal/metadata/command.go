@@ -145,6 +145,8 @@ type envelope struct {
 	FenceBroker    *fenceBrokerCmd    `json:"fence_broker,omitempty"`
 	UnfenceBroker  *unfenceBrokerCmd  `json:"unfence_broker,omitempty"`
 	AlterPartition *alterPartitionCmd `json:"alter_partition,omitempty"`
+
+	AllocateProducerIDs *allocateProducerIDsCmd `json:"allocate_producer_ids,omitempty"`
 }
 
 func (e *envelope) command() (command, error) {
@@ -170,6 +172,7 @@ func (e *envelope) command() (command, error) {
 	add(e.FenceBroker != nil, e.FenceBroker)
 	add(e.UnfenceBroker != nil, e.UnfenceBroker)
 	add(e.AlterPartition != nil, e.AlterPartition)
+	add(e.AllocateProducerIDs != nil, e.AllocateProducerIDs)
 	if len(found) != 1 {
 		return nil, fmt.Errorf("%w: envelope holds %d commands, want 1", ErrInvalidCommand, len(found))
 	}
@@ -211,6 +214,8 @@ func encodeCommand(c command) ([]byte, error) {
 		e.UnfenceBroker = c
 	case *alterPartitionCmd:
 		e.AlterPartition = c
+	case *allocateProducerIDsCmd:
+		e.AllocateProducerIDs = c
 	default:
 		panic(fmt.Sprintf("metadata: encodeCommand: unknown command type %T", c))
 	}

@@ -134,10 +134,12 @@ type imageSnapshotV4 struct {
 	Acls []wireAcl `json:"acls"`
 }
 
-// imageSnapshotV5 adds the broker registrations, ascending by id.
+// imageSnapshotV5 adds the broker registrations, ascending by id, and the
+// next producer id block.
 type imageSnapshotV5 struct {
 	imageSnapshotV4
-	Brokers []*Broker `json:"brokers"`
+	Brokers             []*Broker `json:"brokers"`
+	NextProducerIDBlock int64     `json:"next_producer_id_block,omitempty"`
 }
 
 func encodeSnapshot(img *Image) ([]byte, error) {
@@ -156,6 +158,7 @@ func encodeSnapshot(img *Image) ([]byte, error) {
 	s.ScramCredentials = encodeScram(img)
 	s.Acls = encodeAcls(img)
 	s.Brokers = encodeBrokers(img)
+	s.NextProducerIDBlock = img.NextProducerIDBlock
 	body, err := json.Marshal(&s)
 	if err != nil {
 		return nil, fmt.Errorf("metadata: encode snapshot: %w", err)
@@ -205,6 +208,9 @@ func decodeSnapshot(data []byte) (*Image, error) {
 		return nil, err
 	}
 	if err := restoreBrokers(img, s.Brokers); err != nil {
+		return nil, err
+	}
+	if err := restoreProducerIDs(img, s.NextProducerIDBlock); err != nil {
 		return nil, err
 	}
 	return img, nil

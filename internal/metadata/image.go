@@ -64,6 +64,9 @@ type Image struct {
 	// Brokers are the registered brokers, by id (never nil; empty on a
 	// single node that never registered).
 	Brokers map[int32]*Broker
+	// NextProducerIDBlock is the first producer id no broker has been
+	// given (AllocateProducerIDs); blocks are handed out ascending.
+	NextProducerIDBlock int64
 	// Version is the Raft index of the command that produced this image.
 	Version uint64
 
