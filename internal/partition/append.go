@@ -117,6 +117,9 @@ func (p *Partition) appendBatch(batch []byte, acks Acks, from origin) (AppendRes
 	// Wait for this batch only: a pipelined request behind it must not
 	// make it wait for another round.
 	end := out.syncTo
+	if from == originCoordinator {
+		return out.res, func() error { return p.syncAndReplicate(end) }, nil
+	}
 	return out.res, func() error { return p.log.SyncTo(end) }, nil
 }
 

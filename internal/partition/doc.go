@@ -14,7 +14,9 @@
 //   - A produce with acks=all on a partition whose only in-sync replica is
 //     this broker is acknowledged only after its bytes are fdatasynced
 //     (group-committed by the log). So is every transaction marker
-//     (AppendMarker) and every coordinator batch (AppendFromCoordinator).
+//     (AppendMarker) and every coordinator batch (AppendFromCoordinator);
+//     with followers in the ISR, those two also wait until the high
+//     watermark passes them (a coordinator answers only committed writes).
 //     With more in-sync replicas the wait function still fdatasyncs here;
 //     the caller also waits for the high watermark to pass the batch.
 //   - Readers never see offsets at or past the high watermark; read_committed

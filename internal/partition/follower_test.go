@@ -449,7 +449,14 @@ func TestLeaderWithReplicasHighWatermark(t *testing.T) {
 	for range 4 {
 		mustAppend(t, p, batch(t, spec{records: 2}), AcksAll)
 	}
-	mustMarker(t, p, 9, 0, false, 0) // acks=all, as markers are
+	// A marker waits for its sync and, with followers in the ISR, for the
+	// high watermark to pass it (as a coordinator's write does).
+	_, markerWait, err := p.AppendMarker(9, 0, false, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	markerDone := make(chan error, 1)
+	go func() { markerDone <- markerWait() }()
 	if off := p.Offsets(); off.HighWatermark != 0 || off.LogEnd != 9 || off.LastStable != 0 {
 		t.Fatalf("offsets %+v, want nothing committed yet", off)
 	}
@@ -468,8 +475,30 @@ func TestLeaderWithReplicasHighWatermark(t *testing.T) {
 	if hs := readAll(t, p, 0); len(hs) != 2 {
 		t.Fatalf("read %d batches below a high watermark of 4, want 2", len(hs))
 	}
+	select {
+	case err := <-markerDone:
+		t.Fatalf("the marker's wait returned (%v) with the high watermark below it", err)
+	default:
+	}
 	if !p.AdvanceHighWatermark(100) || p.Offsets().HighWatermark != 9 {
 		t.Fatalf("AdvanceHighWatermark past the log end: %+v, want it at the log end", p.Offsets())
+	}
+	if err := <-markerDone; err != nil {
+		t.Fatalf("the marker's wait once the high watermark passed it: %v", err)
+	}
+	// A coordinator's write whose leader becomes a follower fails.
+	_, coordWait, err := p.AppendFromCoordinator(batch(t, spec{pid: 11, noSeq: true, transactional: true, records: 1}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.BecomeFollower(p.Offsets().LeaderEpoch + 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := coordWait(); !errors.Is(err, ErrNotLeader) {
+		t.Fatalf("a coordinator's write on a leader that stepped down: %v, want ErrNotLeader", err)
+	}
+	if err := p.BecomeLeader(p.Offsets().LeaderEpoch + 1); err != nil {
+		t.Fatal(err)
 	}
 	if err := p.SetInSyncReplicas(1); err != nil {
 		t.Fatal(err)

@@ -97,6 +97,9 @@ func (p *Partition) HasOpenTxn(pid base.ProducerID) bool {
 // marker's offset is returned with a wait function that fdatasyncs the
 // log through the marker: the caller must call it and report success only
 // when it returns nil.
+//
+// The wait function returns nil once the marker is fdatasynced and, while
+// followers are in the ISR, committed (as AppendFromCoordinator's).
 func (p *Partition) AppendMarker(pid base.ProducerID, epoch int16, commit bool, coordinatorEpoch int32) (base.Offset, func() error, error) {
 	m := producers.Marker{ProducerID: pid, Epoch: epoch, Commit: commit, CoordinatorEpoch: coordinatorEpoch}
 	at, snap, err := p.appendMarker(m)
@@ -104,7 +107,7 @@ func (p *Partition) AppendMarker(pid base.ProducerID, epoch int16, commit bool, 
 		return 0, nil, err
 	}
 	p.writeSnapshotLogged(snap)
-	return at, func() error { return p.log.SyncTo(at + 1) }, nil
+	return at, func() error { return p.syncAndReplicate(at + 1) }, nil
 }
 
 func (p *Partition) appendMarker(m producers.Marker) (base.Offset, *producerSnapshot, error) {
@@ -152,8 +155,13 @@ func (p *Partition) appendMarker(m producers.Marker) (base.Offset, *producerSnap
 // epoch and the transactional bit, but no sequence (base sequence -1).
 // The epoch is checked (an older one is INVALID_PRODUCER_EPOCH), sequences
 // are not, and a transactional batch opens the producer's transaction. A
-// batch without a producer id is appended like a client's. The wait
-// function, never nil, returns nil once the batch is fdatasynced.
+// batch without a producer id (a group's offsets and metadata) is
+// validated like a client's. The wait function, never nil, returns nil
+// once the batch is fdatasynced and, while followers are in the ISR, the
+// high watermark has passed it (ErrNotLeader if this replica stops
+// leading first, ErrReplicationTimeout after
+// coordinatorReplicationTimeout): a coordinator answers only committed
+// writes.
 func (p *Partition) AppendFromCoordinator(batch []byte) (AppendResult, func() error, error) {
 	return p.appendBatch(batch, AcksAll, originCoordinator)
 }

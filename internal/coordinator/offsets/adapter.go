@@ -105,7 +105,9 @@ func (a *Adapter) Append(recs []runtime.Record) (func() error, error) {
 		panic("offsets: Append of no records")
 	}
 	batch := EncodeBatch(recs, a.clock.Now().UnixMilli())
-	_, wait, err := a.p.Append(batch, partition.AcksAll)
+	// As the coordinator's own batch: its wait covers the ISR, not only
+	// the local fdatasync, so no commit is answered before it is committed.
+	_, wait, err := a.p.AppendFromCoordinator(batch)
 	return durable(wait, err)
 }
 
