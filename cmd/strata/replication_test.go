@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"strconv"
 	"testing"
@@ -20,9 +21,11 @@ import (
 	"github.com/strata-broker/strata/internal/config"
 	"github.com/strata-broker/strata/internal/coordinator/offsets"
 	"github.com/strata-broker/strata/internal/metadata"
+	"github.com/strata-broker/strata/internal/objstore"
 	"github.com/strata-broker/strata/internal/partition"
 	"github.com/strata-broker/strata/internal/replication"
 	"github.com/strata-broker/strata/internal/server"
+	"github.com/strata-broker/strata/internal/tier"
 )
 
 // replicaNode is one broker of an in-process two-broker test: its own
@@ -41,6 +44,8 @@ type replicaNode struct {
 	// coord holds the group and transaction coordinators, as serve runs
 	// them (its meta stays nil: the store is shared and closed by the test).
 	coord *node
+	// reader reads the remote tier; nil without one.
+	reader *tier.Reader
 }
 
 func listenLoopback(t *testing.T) net.Listener {
@@ -52,20 +57,43 @@ func listenLoopback(t *testing.T) net.Listener {
 	return ln
 }
 
-// startReplicaNode runs node id; addrs maps every node to its address.
-func startReplicaNode(t *testing.T, meta *metadata.Store, id int32, ln net.Listener, addrs map[int32]string) *replicaNode {
+// replicaSpec says how startReplicaNode runs a broker.
+type replicaSpec struct {
+	meta  *metadata.Store
+	id    int32
+	ln    net.Listener
+	addrs map[int32]string // every node's address
+	// configs are broker configs on top of node.id and log.dirs.
+	configs map[string]string
+	// remote is the shared bucket; nil runs without the remote tier.
+	remote objstore.Store
+}
+
+// startReplicaNode runs the broker that spec describes.
+func startReplicaNode(t *testing.T, spec replicaSpec) *replicaNode {
 	t.Helper()
+	meta, id := spec.meta, spec.id
 	logger := slog.New(slog.DiscardHandler)
 	if testing.Verbose() {
 		logger = slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo})).With("node", id)
 	}
 	dir := t.TempDir()
-	cfg, err := config.LoadBroker("", nil, map[string]string{"node.id": strconv.Itoa(int(id)), "log.dirs": dir,
-		"group.initial.rebalance.delay.ms": "0"})
+	configs := map[string]string{"node.id": strconv.Itoa(int(id)), "log.dirs": dir, "group.initial.rebalance.delay.ms": "0"}
+	maps.Copy(configs, spec.configs)
+	cfg, err := config.LoadBroker("", nil, configs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := &replicaNode{id: id, addr: ln.Addr().String(), clients: map[int32]*kgo.Client{}}
+	n := &replicaNode{id: id, addr: spec.ln.Addr().String(), clients: map[int32]*kgo.Client{}}
+	var tierState replication.TierState
+	var tierOpts *broker.TierDeps
+	if spec.remote != nil {
+		if n.reader, err = remoteReader(cfg, spec.remote, logger); err != nil {
+			t.Fatal(err)
+		}
+		tierState = broker.TierState{Meta: meta, Reader: n.reader}
+		tierOpts = tierDeps(cfg, spec.remote, meta, n.reader)
+	}
 	n.fetchers, err = replication.NewFetchers(replication.FetchersOptions{
 		NodeID: id,
 		BrokerEpoch: func() int64 {
@@ -83,12 +111,14 @@ func startReplicaNode(t *testing.T, meta *metadata.Store, id int32, ln net.Liste
 		},
 		MaxWait: 100 * time.Millisecond, MinBytes: 1, MaxBytes: 10 << 20, PartitionMaxBytes: 1 << 20,
 		Backoff: 50 * time.Millisecond, RequestTimeout: 10 * time.Second,
-		Clock: clock.Real{}, Logger: logger,
+		Tier:                      tierState,
+		LastTieredOffsetBootstrap: cfg.FollowerFetchLastTieredOffset,
+		Clock:                     clock.Real{}, Logger: logger,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for other, addr := range addrs {
+	for other, addr := range spec.addrs {
 		if other == id {
 			continue
 		}
@@ -113,6 +143,7 @@ func startReplicaNode(t *testing.T, meta *metadata.Store, id int32, ln net.Liste
 		ReplicaLagTimeMax: 2 * time.Second,
 		OnOpen:            n.coord.onPartitionOpen,
 		OnClose:           n.coord.onPartitionClose,
+		Tier:              tierOpts,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -126,7 +157,7 @@ func startReplicaNode(t *testing.T, meta *metadata.Store, id int32, ln net.Liste
 	if err != nil {
 		t.Fatal(err)
 	}
-	n.srv, err = server.New(server.Options{Listener: ln, Handler: handlerAdapter{h}, MaxRequestBytes: cfg.SocketRequestMaxBytes,
+	n.srv, err = server.New(server.Options{Listener: spec.ln, Handler: handlerAdapter{h}, MaxRequestBytes: cfg.SocketRequestMaxBytes,
 		Logger: logger, ListenerName: "PLAINTEXT"})
 	if err != nil {
 		t.Fatal(err)
@@ -144,6 +175,9 @@ func (n *replicaNode) stop() {
 	_ = n.srv.Shutdown(ctx)
 	n.fetchers.Close()
 	_ = n.broker.Close()
+	if n.reader != nil {
+		n.reader.Close()
+	}
 	for _, cl := range n.clients {
 		cl.Close()
 	}
@@ -156,37 +190,51 @@ func (w testWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// twoReplicas starts a single-voter quorum and nodes 1 and 2, registered
-// and unfenced, with topic "r" of one partition on both, led by 1.
-func twoReplicas(t *testing.T) (*metadata.Store, map[int32]*replicaNode, *metadata.Topic) {
+// openTestQuorum opens a single-voter metadata quorum, closed at cleanup.
+func openTestQuorum(t *testing.T) *metadata.Store {
 	t.Helper()
-	ctx := t.Context()
-	meta, err := metadata.Open(ctx, metadata.Options{Dir: t.TempDir(), NodeID: 1, Clock: clock.Real{}})
+	meta, err := metadata.Open(t.Context(), metadata.Options{Dir: t.TempDir(), NodeID: 1, Clock: clock.Real{}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = meta.Close() })
-	lns := map[int32]net.Listener{1: listenLoopback(t), 2: listenLoopback(t)}
-	addrs := map[int32]string{}
-	for id, ln := range lns {
-		addrs[id] = ln.Addr().String()
-		host, port, _ := net.SplitHostPort(addrs[id])
-		p, _ := strconv.Atoi(port)
-		b, err := meta.RegisterBroker(ctx, metadata.BrokerRegistration{ID: id, Incarnation: [16]byte{byte(id)},
-			Endpoints: []metadata.Endpoint{{Listener: "PLAINTEXT", Host: host, Port: int32(p), SecurityProtocol: "PLAINTEXT"}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := meta.Heartbeat(ctx, metadata.Heartbeat{BrokerID: id, BrokerEpoch: b.Epoch, AppliedVersion: meta.Image().Version}); err != nil {
-			t.Fatal(err)
-		}
+	return meta
+}
+
+// registerOnLoopback listens on a loopback port for broker id and
+// registers and unfences it there.
+func registerOnLoopback(t *testing.T, meta *metadata.Store, id int32) (net.Listener, *metadata.Broker) {
+	t.Helper()
+	ln := listenLoopback(t)
+	host, port, _ := net.SplitHostPort(ln.Addr().String())
+	p, _ := strconv.Atoi(port)
+	b, err := meta.RegisterBroker(t.Context(), metadata.BrokerRegistration{ID: id, Incarnation: [16]byte{byte(id)},
+		Endpoints: []metadata.Endpoint{{Listener: "PLAINTEXT", Host: host, Port: int32(p), SecurityProtocol: "PLAINTEXT"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := meta.Heartbeat(t.Context(), metadata.Heartbeat{BrokerID: id, BrokerEpoch: b.Epoch, AppliedVersion: meta.Image().Version}); err != nil {
+		t.Fatal(err)
+	}
+	return ln, b
+}
+
+// twoReplicas starts a single-voter quorum and nodes 1 and 2, registered
+// and unfenced, with topic "r" of one partition on both, led by 1.
+func twoReplicas(t *testing.T) (*metadata.Store, map[int32]*replicaNode, *metadata.Topic) {
+	t.Helper()
+	meta := openTestQuorum(t)
+	lns, addrs := map[int32]net.Listener{}, map[int32]string{}
+	for _, id := range []int32{1, 2} {
+		lns[id], _ = registerOnLoopback(t, meta, id)
+		addrs[id] = lns[id].Addr().String()
 	}
 	nodes := map[int32]*replicaNode{}
 	for id, ln := range lns {
-		nodes[id] = startReplicaNode(t, meta, id, ln, addrs)
+		nodes[id] = startReplicaNode(t, replicaSpec{meta: meta, id: id, ln: ln, addrs: addrs})
 		nodes[id].reg = meta.Image().Brokers[id]
 	}
-	topic, err := meta.CreateTopic(ctx, metadata.CreateTopic{Name: "r", Assignments: [][]int32{{1, 2}}})
+	topic, err := meta.CreateTopic(t.Context(), metadata.CreateTopic{Name: "r", Assignments: [][]int32{{1, 2}}})
 	if err != nil {
 		t.Fatal(err)
 	}

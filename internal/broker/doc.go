@@ -30,6 +30,11 @@
 // per partition, off the request path; their outcome comes back through
 // the next image. A single node has no such partition: none of it runs.
 //
+// TierState (tier_state.go) is what the follower fetchers rebuild a
+// follower's state from when it skips what its leader's remote tier holds
+// (replication.TierState, KIP-405): the image's remote segments and the
+// tier reader's objects.
+//
 // Invariants: a partition directory belongs to exactly one topic id (stored
 // in its partition.metadata file); a directory whose topic id is not in the
 // image is deleted, never reused. A change of leader, epoch or ISR never

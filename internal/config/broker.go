@@ -26,6 +26,10 @@ type Broker struct {
 	FetchSessionCacheSlots   int32         // max.incremental.fetch.session.cache.slots
 	ReplicaLagTimeMax        time.Duration // replica.lag.time.max.ms
 
+	// FollowerFetchLastTieredOffset is
+	// follower.fetch.last.tiered.offset.enable (KIP-1023).
+	FollowerFetchLastTieredOffset bool
+
 	SegmentBytes           int64
 	SegmentMaxAge          time.Duration // log.roll.ms / log.roll.hours
 	SegmentJitterMax       time.Duration // log.roll.jitter.ms / .hours
@@ -151,6 +155,8 @@ func newBroker(raw, origin map[string]string) (*Broker, error) {
 		MinInsyncReplicas:        g.i32("min.insync.replicas"),
 		FetchSessionCacheSlots:   g.i32("max.incremental.fetch.session.cache.slots"),
 		ReplicaLagTimeMax:        msDuration(g.i64("replica.lag.time.max.ms")),
+
+		FollowerFetchLastTieredOffset: g.flag("follower.fetch.last.tiered.offset.enable"),
 
 		SegmentBytes:           g.i64("log.segment.bytes"),
 		SegmentMaxAge:          msDuration(g.i64("log.roll.ms")),

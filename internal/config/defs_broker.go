@@ -66,6 +66,8 @@ var brokerDefs = readOnly([]Def{
 	def("min.insync.replicas", Int, "1", "", atLeast(1), "Default of the topic config min.insync.replicas."),
 	def("replica.lag.time.max.ms", Long, "30000", "", atLeast(2),
 		"A follower that has not caught up with its leader's log end for this long leaves the ISR; the leader checks every half of it."),
+	def("follower.fetch.last.tiered.offset.enable", Boolean, "false", "", nil,
+		"KIP-1023: an empty follower of a tiered partition starts at its leader's earliest pending upload offset, with its leader-epoch cache and producer state rebuilt from the remote tier, instead of replicating every offset from the log start (read-only here; Kafka's is dynamic)."),
 	def("unclean.leader.election.enable", Boolean, "false", "", nil, "Default of the topic config of the same name."),
 	def("compression.type", String, "producer", "", oneOf(compressionNames...), "Default of the topic config of the same name."),
 

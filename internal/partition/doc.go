@@ -9,8 +9,9 @@
 //   - logStart only moves forward, only through ApplyRetention,
 //     DeleteRecords or (a follower) SetLogStartFromLeader, and is persisted
 //     before segments below it are deleted. The one exception is a
-//     follower's start over (TruncateFullyAndStartAt, or TruncateTo below
-//     its log start), which may set it lower, to where its leader's log is.
+//     follower's start over (TruncateFullyAndStartAt, StartOverFromTier,
+//     or TruncateTo below its log start), which may set it lower, to where
+//     its leader's log is.
 //   - A produce with acks=all on a partition whose only in-sync replica is
 //     this broker is acknowledged only after its bytes are fdatasynced
 //     (group-committed by the log). So is every transaction marker

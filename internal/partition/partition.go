@@ -121,6 +121,9 @@ func logOptions(opts Options) log.Options {
 
 // load restores the offsets, epochs and producer state after the log opened.
 func (p *Partition) load() error {
+	if err := p.recoverTierStart(); err != nil {
+		return err
+	}
 	p.mu.cfg = p.opts.Config
 	p.mu.changed = make(chan struct{})
 	start, err := readLogStart(p.opts.Dir)

@@ -21,6 +21,11 @@ const (
 	// StepOutOfRange: the fetch offset is outside the leader's log; ask
 	// the leader for its log end and start (OutOfRangeReset).
 	StepOutOfRange
+	// StepFromTier: the fetch offset is in the leader's remote tier,
+	// below its local log start (OFFSET_MOVED_TO_TIERED_STORAGE, KIP-405):
+	// rebuild the follower's state there from the remote tier
+	// (PlanAuxState) and fetch from the leader's local log.
+	StepFromTier
 	// StepBackoff: the leader cannot serve this partition now (not the
 	// leader any more, an epoch mismatch, an unknown topic, a storage
 	// error); wait for the next metadata image or the backoff.
@@ -46,7 +51,9 @@ type FollowerState struct {
 // Decide turns a leader's answer into the follower's next step, as Kafka's
 // AbstractFetcherThread.processFetchRequest does: a diverging epoch leads
 // to a truncation (TruncationPoint), OFFSET_OUT_OF_RANGE to a reset from
-// the leader's offsets, the errors that a new image resolves to a backoff.
+// the leader's offsets, OFFSET_MOVED_TO_TIERED_STORAGE to a rebuild from
+// the remote tier (handleOffsetsMovedToTieredStorage), the errors that a
+// new image resolves to a backoff.
 func Decide(a Answer, f FollowerState) (Step, Truncation) {
 	switch {
 	case a.Err == nil && a.Diverging != nil:
@@ -55,6 +62,8 @@ func Decide(a Answer, f FollowerState) (Step, Truncation) {
 		return StepAppend, Truncation{}
 	case errors.Is(a.Err, kerr.OffsetOutOfRange):
 		return StepOutOfRange, Truncation{}
+	case errors.Is(a.Err, kerr.OffsetMovedToTieredStorage):
+		return StepFromTier, Truncation{}
 	default:
 		return StepBackoff, Truncation{}
 	}

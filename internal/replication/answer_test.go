@@ -18,6 +18,7 @@ func TestDecide(t *testing.T) {
 	}{
 		"records":      {Answer{}, StepAppend, Truncation{}},
 		"out of range": {Answer{Err: kerr.OffsetOutOfRange}, StepOutOfRange, Truncation{}},
+		"in the tier":  {Answer{Err: kerr.OffsetMovedToTieredStorage}, StepFromTier, Truncation{}},
 		"not leader":   {Answer{Err: kerr.NotLeaderForPartition}, StepBackoff, Truncation{}},
 		"fenced epoch": {Answer{Err: kerr.FencedLeaderEpoch}, StepBackoff, Truncation{}},
 		"unknown id":   {Answer{Err: kerr.UnknownTopicID}, StepBackoff, Truncation{}},

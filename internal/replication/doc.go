@@ -4,11 +4,23 @@
 // a diverged follower truncates. Which replica leads is the controller's
 // decision (metadata's electLeader), not this package's.
 //
-// Contract: every function here is pure. Nothing does I/O, starts a
-// goroutine, reads a clock or keeps state; time comes in as int64
-// milliseconds (names end in Ms) and every answer is a value the caller
-// applies. The same inputs always give the same output, which is what the
-// table and property tests pin. The package imports only base.
+// Contract: every function of the decision core is pure. Nothing does
+// I/O, starts a goroutine, reads a clock or keeps state; time comes in as
+// int64 milliseconds (names end in Ms) and every answer is a value the
+// caller applies. The same inputs always give the same output, which is
+// what the table and property tests pin. The drivers are apart: the
+// follower fetchers (fetchers.go, fetcher.go, fetcher_tier.go, Kafka's
+// ReplicaFetcherManager and ReplicaFetcherThread) do the requests and
+// apply the core's answers to partitions.
+//
+// A follower whose fetch offset is in its leader's remote tier
+// (OFFSET_MOVED_TO_TIERED_STORAGE), or an empty one when
+// follower.fetch.last.tiered.offset.enable is on (KIP-1023,
+// TieredBootstrap), rebuilds its leader-epoch lineage, producer state and
+// aborted transactions from the remote tier instead of fetching those
+// offsets (KIP-405; PlanAuxState decides from which remote segments, the
+// fetcher reads them through TierState and installs them with
+// partition.StartOverFromTier), then fetches from there.
 //
 // Each function mirrors a named Kafka rule as of Kafka 3.9/4.0 (apache/kafka
 // trunk of October 2024:

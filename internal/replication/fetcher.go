@@ -30,6 +30,10 @@ type Replica interface {
 	SetLogStartFromLeader(start base.Offset) error
 	TruncateTo(o base.Offset) error
 	TruncateFullyAndStartAt(o base.Offset) error
+	// Tiered and StartOverFromTier serve the rebuild from the remote
+	// tier (fetcher_tier.go).
+	Tiered() bool
+	StartOverFromTier(s partition.TierStart) error
 }
 
 // followed is one partition a fetcher replicates, under the fetcher's lock.
@@ -37,7 +41,21 @@ type followed struct {
 	r           Replica
 	leaderEpoch base.Epoch
 	retryAt     time.Time // zero: fetch now
+	phase       phase
 }
+
+// phase is where a followed partition is in its fetcher. The zero value
+// is invalid.
+type phase uint8
+
+const (
+	// phaseFetch: fetch from the log end.
+	phaseFetch phase = iota + 1
+	// phaseBootstrap: an empty follower with KIP-1023 on asks its leader
+	// for the tiered offset before its first fetch (fetcher_tier.go);
+	// it moves to phaseFetch once it knows where to start.
+	phaseBootstrap
+)
 
 // fetcher replicates the partitions led by one broker, in one goroutine
 // (Kafka's ReplicaFetcherThread): fetch, apply each partition's answer,
@@ -74,7 +92,8 @@ func (f *fetcher) nudge() {
 	}
 }
 
-// set adds r or updates its leader epoch; a new epoch fetches at once.
+// set adds r or updates its leader epoch; a new epoch fetches at once,
+// or first bootstraps from the tiered offset (startPhase).
 func (f *fetcher) set(r Replica, epoch base.Epoch) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -82,7 +101,7 @@ func (f *fetcher) set(r Replica, epoch base.Epoch) {
 	if fl, ok := f.parts[tp]; ok && fl.r == r && fl.leaderEpoch == epoch {
 		return
 	}
-	f.parts[tp] = &followed{r: r, leaderEpoch: epoch}
+	f.parts[tp] = &followed{r: r, leaderEpoch: epoch, phase: f.startPhase(r)}
 	f.nudge()
 }
 
@@ -116,6 +135,13 @@ func (f *fetcher) run() {
 			if !f.idle(nextRetry) {
 				return
 			}
+			continue
+		}
+		batch = f.bootstrapReady(ctx, batch)
+		if ctx.Err() != nil {
+			return
+		}
+		if len(batch) == 0 {
 			continue
 		}
 		if err := f.round(ctx, batch); err != nil {
@@ -199,7 +225,7 @@ func (f *fetcher) round(ctx context.Context, batch map[base.TopicPartition]*foll
 	for _, fl := range batch {
 		byID[fl.r.TopicID()] = fl.r.TP().Topic
 	}
-	var later, resets []*followed
+	var later, resets, tiered []*followed
 	var appended []Replica
 	// Answers are applied under the lock, and only to a partition still
 	// followed in the epoch it was fetched in: once Unfollow returns, or a
@@ -223,6 +249,8 @@ func (f *fetcher) round(ctx context.Context, batch map[base.TopicPartition]*foll
 				later = append(later, fl)
 			case step == StepOutOfRange:
 				resets = append(resets, fl)
+			case step == StepFromTier:
+				tiered = append(tiered, fl)
 			case more:
 				appended = append(appended, fl.r)
 			}
@@ -239,6 +267,12 @@ func (f *fetcher) round(ctx context.Context, batch map[base.TopicPartition]*foll
 	for _, fl := range resets {
 		if err := f.resetOutOfRange(ctx, fl); err != nil {
 			f.log.Warn("resetting an out-of-range follower failed", "partition", fl.r.TP().String(), "err", err)
+			later = append(later, fl)
+		}
+	}
+	for _, fl := range tiered {
+		if err := f.startFromTier(ctx, fl); err != nil {
+			f.log.Warn("rebuilding a follower's state from the remote tier failed", "partition", fl.r.TP().String(), "err", err)
 			later = append(later, fl)
 		}
 	}
@@ -299,8 +333,9 @@ func (f *fetcher) request(batch map[base.TopicPartition]*followed) *kmsg.FetchRe
 
 // apply handles one partition's answer, under the fetcher's lock, except
 // OFFSET_OUT_OF_RANGE, which needs the leader's offsets (resetOutOfRange,
-// after the lock). appended reports whether bytes were appended (which the
-// round then syncs).
+// after the lock), and OFFSET_MOVED_TO_TIERED_STORAGE, which needs them
+// and the remote tier (startFromTier, after the lock). appended reports
+// whether bytes were appended (which the round then syncs).
 func (f *fetcher) apply(fl *followed, rp *kmsg.FetchResponseTopicPartition) (step Step, appended bool, err error) {
 	r := fl.r
 	a := Answer{Err: kerr.ErrorForCode(rp.ErrorCode)}
@@ -315,7 +350,7 @@ func (f *fetcher) apply(fl *followed, rp *kmsg.FetchResponseTopicPartition) (ste
 			"diverging_epoch", rp.DivergingEpoch.Epoch, "diverging_end", rp.DivergingEpoch.EndOffset,
 			"log_end", off.LogEnd, "truncate_to", cut.Offset)
 		return step, false, r.TruncateTo(cut.Offset)
-	case StepOutOfRange:
+	case StepOutOfRange, StepFromTier:
 		return step, false, nil
 	case StepBackoff:
 		return step, false, fmt.Errorf("leader %d answered %w", f.leader, a.Err)
@@ -369,11 +404,22 @@ func (f *fetcher) resetOutOfRange(ctx context.Context, fl *followed) error {
 }
 
 // leaderOffset asks the leader, as a replica, for ListOffsets' answer to
-// timestamp (-1 latest, -2 earliest).
+// timestamp (-1 latest, -2 earliest, -4 earliest local); an answer of -1
+// is an error.
 func (f *fetcher) leaderOffset(ctx context.Context, fl *followed, timestamp int64) (base.Offset, error) {
+	o, ok, err := f.listLeaderOffset(ctx, fl, timestamp)
+	if err == nil && !ok {
+		err = fmt.Errorf("broker %d answered ListOffsets %d for %v with no offset", f.leader, timestamp, fl.r.TP())
+	}
+	return o, err
+}
+
+// listLeaderOffset asks the leader, as a replica, for ListOffsets' answer
+// to timestamp; ok is false when it answered -1 (unknown, as -6 may).
+func (f *fetcher) listLeaderOffset(ctx context.Context, fl *followed, timestamp int64) (base.Offset, bool, error) {
 	client, err := f.opts.Client(f.leader)
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	req := kmsg.NewPtrListOffsetsRequest()
 	req.ReplicaID = f.opts.NodeID
@@ -389,16 +435,19 @@ func (f *fetcher) leaderOffset(ctx context.Context, fl *followed, timestamp int6
 	defer cancel()
 	resp, err := req.RequestWith(rctx, client)
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
-		return 0, fmt.Errorf("broker %d answered ListOffsets for %d topics", f.leader, len(resp.Topics))
+		return 0, false, fmt.Errorf("broker %d answered ListOffsets for %d topics", f.leader, len(resp.Topics))
 	}
 	rp := resp.Topics[0].Partitions[0]
 	if err := kerr.ErrorForCode(rp.ErrorCode); err != nil {
-		return 0, fmt.Errorf("broker %d answered ListOffsets with %w", f.leader, err)
+		return 0, false, fmt.Errorf("broker %d answered ListOffsets with %w", f.leader, err)
 	}
-	return base.Offset(rp.Offset), nil
+	if rp.Offset < 0 {
+		return 0, false, nil
+	}
+	return base.Offset(rp.Offset), true, nil
 }
 
 func lineageOf(r Replica) []EpochStart {

@@ -34,8 +34,19 @@ type FetchersOptions struct {
 	// RequestTimeout bounds a request beyond MaxWait (a leader that does
 	// not answer).
 	RequestTimeout time.Duration
-	Clock          clock.Clock
-	Logger         *slog.Logger
+	// Tier, when set, is the remote tier a follower rebuilds its state
+	// from (KIP-405) when its leader answers OFFSET_MOVED_TO_TIERED_STORAGE
+	// or when it bootstraps from the tiered offset; nil (a broker without
+	// tiering) backs such a partition off, fetch after fetch.
+	Tier TierState
+	// LastTieredOffsetBootstrap is follower.fetch.last.tiered.offset.enable
+	// (KIP-1023): an empty follower of a tiered partition starts at its
+	// leader's earliest pending upload offset (TieredBootstrap), with its
+	// state rebuilt from the remote tier, instead of fetching every offset
+	// from the log start. It does nothing without Tier.
+	LastTieredOffsetBootstrap bool
+	Clock                     clock.Clock
+	Logger                    *slog.Logger
 }
 
 // Validate reports the first invalid option.

@@ -10,7 +10,9 @@
 // left to the planners: Copier (copier.go) runs a CopyTask, Deleter
 // (deleter.go) runs DeleteTasks, Reader (reader.go) serves remote reads and
 // timestamp lookups, through ChunkCache (chunk_cache.go), the bounded
-// on-disk cache of .log chunks. They record state through MetadataWriter
+// on-disk cache of .log chunks, and the objects a follower rebuilds its
+// state from (aux_state.go: a segment's leader-epoch checkpoint and
+// producer snapshot). They record state through MetadataWriter
 // (*metadata.Store) and start no goroutines, except the chunk cache's
 // read-ahead, which its Close stops.
 //
