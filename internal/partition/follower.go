@@ -96,8 +96,13 @@ func (p *Partition) AppendAsFollower(batches []byte) (FollowerAppend, error) {
 	if errors.Is(err, errStartOver) {
 		out, snaps, err = p.startOverAndAppend(in)
 	}
-	// Only the newest snapshotsKept survive writeSnapshot's pruning.
-	for _, s := range snaps[max(0, len(snaps)-snapshotsKept):] {
+	// Only the newest snapshotsKept survive writeSnapshot's pruning, but
+	// on a tiered partition, which keeps one per local segment.
+	keep := snaps
+	if !p.Tiered() {
+		keep = snaps[max(0, len(snaps)-snapshotsKept):]
+	}
+	for _, s := range keep {
 		p.writeSnapshotLogged(s)
 	}
 	return out, err

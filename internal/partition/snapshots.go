@@ -19,6 +19,10 @@ import (
 // after every batch below offset 1234 and none at or after it. One is
 // written when a segment rolls (at the new segment's base offset) and one
 // at a clean Close (at the log end); the newest snapshotsKept are kept.
+// A tiered partition keeps every snapshot at or above its local log start
+// (as Kafka keeps one per segment): the tier uploads the snapshot at each
+// segment's end with the segment, which may be long after the roll, and a
+// follower rebuilds its producer state from it (KIP-405).
 // The content is producers.State.Snapshot(), which carries its own
 // checksum; the offset is the name's.
 const (
@@ -115,6 +119,7 @@ func (p *Partition) writeSnapshot(s producerSnapshot) error {
 	defer p.snapFiles.Unlock()
 	p.mu.Lock()
 	stale := s.truncations != p.mu.truncations
+	tiered, localStart := p.mu.cfg.Tiered, p.log.Start()
 	p.mu.Unlock()
 	if stale {
 		return nil
@@ -131,12 +136,28 @@ func (p *Partition) writeSnapshot(s producerSnapshot) error {
 	}
 	// Unlinks need no directory fsync: an older snapshot that comes back
 	// after a crash is still valid, or is discarded by Open.
-	for _, o := range offs[:max(0, len(offs)-snapshotsKept)] {
+	for _, o := range snapshotsToPrune(offs, tiered, localStart) {
 		if err := os.Remove(filepath.Join(p.opts.Dir, snapshotName(o))); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("removing old producer snapshot: %w", err)
 		}
 	}
 	return nil
+}
+
+// snapshotsToPrune picks, from the snapshot offsets offs (ascending), the
+// ones to delete: all but the newest snapshotsKept, or, for a tiered
+// partition, those below the local log start (still keeping the newest
+// snapshotsKept).
+func snapshotsToPrune(offs []base.Offset, tiered bool, localStart base.Offset) []base.Offset {
+	old := offs[:max(0, len(offs)-snapshotsKept)]
+	if !tiered {
+		return old
+	}
+	n := 0
+	for n < len(old) && old[n] < localStart {
+		n++
+	}
+	return old[:n]
 }
 
 // writeSnapshotLogged writes a snapshot taken at a roll. A failure costs

@@ -239,3 +239,41 @@ func TestActiveEstimateTracksRolls(t *testing.T) {
 		})
 	}
 }
+
+func TestSnapshotsToPrune(t *testing.T) {
+	offs := []base.Offset{10, 20, 30, 40, 50}
+	for name, tc := range map[string]struct {
+		tiered     bool
+		localStart base.Offset
+		want       []base.Offset
+	}{
+		"not tiered":                   {false, 0, []base.Offset{10, 20, 30}},
+		"not tiered, start moved":      {false, 35, []base.Offset{10, 20, 30}},
+		"tiered, all local":            {true, 0, []base.Offset{}},
+		"tiered, start moved":          {true, 25, []base.Offset{10, 20}},
+		"tiered, start on a snapshot":  {true, 30, []base.Offset{10, 20}},
+		"tiered keeps the newest two":  {true, 100, []base.Offset{10, 20, 30}},
+		"tiered, start below them all": {true, 5, []base.Offset{}},
+	} {
+		if got := snapshotsToPrune(offs, tc.tiered, tc.localStart); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: prune %v, want %v", name, got, tc.want)
+		}
+	}
+}
+
+// A tiered partition keeps the snapshot of every local segment, so the
+// tier can upload each with its segment however late the copy runs.
+func TestTieredPartitionKeepsASnapshotPerSegment(t *testing.T) {
+	e := newEnv(t, smallSegments, func(o *Options) { o.Config.Tiered = true })
+	p := e.open(t)
+	for i := range 40 {
+		mustAppend(t, p, batch(t, spec{pid: 11, seq: int32(i), valueBytes: 180}), AcksLeader)
+	}
+	bases := segmentBases(p)
+	if len(bases) < 4 {
+		t.Fatalf("only %d segments", len(bases))
+	}
+	if got, want := snapshotFiles(t, e.dir), bases[1:]; !slices.Equal(got, want) {
+		t.Fatalf("snapshots %v, want one at each rolled segment's base %v", got, want)
+	}
+}
