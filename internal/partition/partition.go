@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/strata-broker/strata/internal/base"
@@ -27,6 +28,11 @@ type Partition struct {
 	opts   Options
 	log    *log.Log
 	logger *slog.Logger
+
+	// leading mirrors mu.role == roleLeader for IsLeader, which the
+	// request paths call per partition without taking mu; it is written
+	// only with mu held, together with mu.role (setRoleLocked).
+	leading atomic.Bool
 
 	// snapFiles orders the writing and pruning of producer snapshot files,
 	// which happen without mu so that their fsyncs do not stall appends.
@@ -148,7 +154,8 @@ func (p *Partition) load() error {
 	p.mu.epochs = epochs
 	// A reopened partition leads, as before replication: the broker makes
 	// it a follower if metadata says so.
-	p.mu.role, p.mu.inSync = roleLeader, 1
+	p.setRoleLocked(roleLeader)
+	p.mu.inSync = 1
 	if err := p.becomeLeaderLocked(p.opts.LeaderEpoch); err != nil {
 		return err
 	}

@@ -115,7 +115,8 @@ func (p *Partition) BecomeLeader(epoch base.Epoch) error {
 	if err := p.becomeLeaderLocked(epoch); err != nil {
 		return err
 	}
-	p.mu.role, p.mu.leaderEpoch = roleLeader, epoch
+	p.setRoleLocked(roleLeader)
+	p.mu.leaderEpoch = epoch
 	p.notifyLocked()
 	return nil
 }
@@ -150,16 +151,19 @@ func (p *Partition) BecomeFollower(epoch base.Epoch) error {
 			}
 		}
 	}
-	p.mu.role, p.mu.leaderEpoch, p.mu.inSync = roleFollower, epoch, 0
+	p.setRoleLocked(roleFollower)
+	p.mu.leaderEpoch, p.mu.inSync = epoch, 0
 	p.notifyLocked()
 	return nil
 }
 
 // IsLeader reports whether the partition is its topic's leader here.
-func (p *Partition) IsLeader() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.mu.role == roleLeader
+func (p *Partition) IsLeader() bool { return p.leading.Load() }
+
+// setRoleLocked records the partition's role; mu must be held.
+func (p *Partition) setRoleLocked(r role) {
+	p.mu.role = r
+	p.leading.Store(r == roleLeader)
 }
 
 // LatestEpoch is the newest epoch of the leader-epoch cache, the epoch of
