@@ -22,6 +22,7 @@ import (
 	"github.com/strata-broker/strata/internal/metadata"
 	"github.com/strata-broker/strata/internal/objstore"
 	"github.com/strata-broker/strata/internal/partition"
+	"github.com/strata-broker/strata/internal/replication"
 	"github.com/strata-broker/strata/internal/server"
 	"github.com/strata-broker/strata/internal/tier"
 )
@@ -131,6 +132,7 @@ func serve(ctx context.Context, f serveFlags) error {
 	select {
 	case <-ctx.Done():
 	case err = <-serveErr:
+	case err = <-node.registrationLost():
 	}
 	logger.Info("shutting down")
 	return errors.Join(err, node.shutdown())
@@ -179,19 +181,19 @@ type node struct {
 	// metrics is the /metrics and /healthz endpoint; nil when
 	// strata.metrics.listener is "".
 	metrics *brokerMetrics
+
+	// In a cluster (controller.quorum.voters set; nil on a single node):
+	// the registration and heartbeats, and the replica fetchers with their
+	// connections to the other brokers.
+	member         *clusterMember
+	fetchers       *replication.Fetchers
+	replicaClients *replicaClients
 }
 
 func start(ctx context.Context, cfg *config.Broker, logger *slog.Logger) (*node, error) {
-	openCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	meta, err := metadata.Open(openCtx, metadata.Options{
-		Dir:    cfg.MetadataDir,
-		NodeID: cfg.NodeID,
-		Clock:  clock.Real{},
-		Logger: logger,
-	})
+	meta, err := openMetadata(ctx, cfg, logger)
 	if err != nil {
-		return nil, fmt.Errorf("metadata in %s: %w", cfg.MetadataDir, err)
+		return nil, err
 	}
 	n := &node{meta: meta, logger: logger, metrics: newBrokerMetrics(cfg, logger)}
 	// The coordinator exists before the broker: opening the broker opens
@@ -213,6 +215,22 @@ func start(ctx context.Context, cfg *config.Broker, logger *slog.Logger) (*node,
 		tierOpts = tierDeps(cfg, n.remote, meta, n.reader)
 		n.metrics.countTier(tierOpts)
 	}
+	ls, err := listenAll(cfg)
+	if err != nil {
+		return nil, errors.Join(err, n.shutdown())
+	}
+	addrs, err := advertisedAddresses(cfg, ls)
+	if err == nil && cfg.Clustered() {
+		err = n.joinCluster(ctx, cfg, addrs)
+	}
+	if err != nil {
+		closeAll(ls)
+		return nil, errors.Join(err, n.shutdown())
+	}
+	var followers broker.Followers
+	if n.fetchers != nil {
+		followers = n.fetchers
+	}
 	n.broker, err = broker.New(broker.Options{
 		DataDir:            cfg.LogDirs[0],
 		NodeID:             cfg.NodeID,
@@ -221,6 +239,7 @@ func start(ctx context.Context, cfg *config.Broker, logger *slog.Logger) (*node,
 		RetentionInterval:  cfg.RetentionCheckInterval,
 		FlushCheckInterval: flushCheckInterval,
 		ReplicaLagTimeMax:  cfg.ReplicaLagTimeMax,
+		Followers:          followers,
 		Clock:              clock.Real{},
 		Logger:             logger,
 		OnOpen:             n.onPartitionOpen,
@@ -229,15 +248,19 @@ func start(ctx context.Context, cfg *config.Broker, logger *slog.Logger) (*node,
 		Cleaner:            cleanerOptions(cfg),
 	})
 	if err != nil {
+		closeAll(ls)
 		return nil, errors.Join(err, n.shutdown())
 	}
 	n.txns.setBroker(n.broker)
-	h, err := n.serveListeners(cfg, logger)
+	h, err := n.serveListeners(cfg, ls, addrs, logger)
 	if err != nil {
 		return nil, errors.Join(err, n.shutdown())
 	}
 	if err := n.metrics.serve(cfg, n.broker, h.FetchSessions); err != nil {
 		return nil, errors.Join(err, n.shutdown())
+	}
+	if n.member != nil {
+		n.member.start()
 	}
 	return n, nil
 }
@@ -249,16 +272,7 @@ const flushCheckInterval = 100 * time.Millisecond
 
 // serveListeners listens on every listener and builds its server, all
 // sharing one api handler (each request says which listener it came on).
-func (n *node) serveListeners(cfg *config.Broker, logger *slog.Logger) (*api.Handler, error) {
-	ls, err := listenAll(cfg)
-	if err != nil {
-		return nil, err
-	}
-	addrs, err := advertisedAddresses(cfg, ls)
-	if err != nil {
-		closeAll(ls)
-		return nil, err
-	}
+func (n *node) serveListeners(cfg *config.Broker, ls []boundListener, addrs map[string]api.Address, logger *slog.Logger) (*api.Handler, error) {
 	h, err := api.New(api.Options{Broker: n.broker, Meta: n.meta, Config: cfg, Advertised: addrs, Logger: logger, Groups: n.groups.rt, Txns: n.txns.rt})
 	if err != nil {
 		closeAll(ls)
@@ -315,6 +329,9 @@ func (n *node) onPartitionClose(p *partition.Partition) {
 func (n *node) shutdown() error {
 	var errs []error
 	n.metrics.stopServing() // /healthz answers 503 while the rest shuts down
+	if n.member != nil {
+		n.member.shutdown() // leaderships move before the listeners close
+	}
 	// Marker writes wait on the group coordinator: they stop first.
 	if n.txns != nil {
 		n.txns.close()
@@ -328,6 +345,12 @@ func (n *node) shutdown() error {
 		cancel()
 	}
 	errs = append(errs, n.metrics.close())
+	if n.fetchers != nil {
+		n.fetchers.Close() // nothing appends to a follower after this
+	}
+	if n.replicaClients != nil {
+		n.replicaClients.close()
+	}
 	if n.broker != nil {
 		errs = append(errs, n.broker.Close())
 	}

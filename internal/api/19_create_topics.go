@@ -55,6 +55,7 @@ func (h *Handler) createOneTopic(ctx context.Context, req *Request, r *kmsg.Crea
 		}
 		spec.partitions = int32(len(rt.ReplicaAssignment))
 		spec.replicationFactor = int16(len(rt.ReplicaAssignment[0].Replicas))
+		spec.assignments = assignmentLists(rt.ReplicaAssignment)
 	}
 	for _, c := range rt.Configs {
 		if c.Value == nil {
@@ -79,16 +80,6 @@ func (h *Handler) createOneTopic(ctx context.Context, req *Request, r *kmsg.Crea
 		c := kmsg.NewCreateTopicsResponseTopicConfig()
 		c.Name, c.Value, c.ReadOnly, c.Source, c.IsSensitive = e.Name, e.value(), e.ReadOnly, e.Source, e.Sensitive
 		st.Configs = append(st.Configs, c)
-	}
-	return 0, ""
-}
-
-// checkAssignment accepts only assignments a one-broker cluster can honour.
-func (h *Handler) checkAssignment(as []kmsg.CreateTopicsRequestTopicReplicaAssignment) (int16, string) {
-	for _, a := range as {
-		if len(a.Replicas) != 1 || a.Replicas[0] != h.opts.Broker.NodeID() {
-			return kerr.InvalidReplicaAssignment.Code, "every partition must be assigned to exactly this broker in a one-broker cluster"
-		}
 	}
 	return 0, ""
 }

@@ -49,6 +49,9 @@ func (h *Handler) createPartitions(ctx context.Context, rt kmsg.CreatePartitions
 		if int32(len(rt.Assignment)) != rt.Count-have {
 			return kerr.InvalidReplicaAssignment.Code, fmt.Sprintf("%d assignments given for %d new partitions", len(rt.Assignment), rt.Count-have)
 		}
+		if len(h.opts.Meta.Image().Brokers) > 0 {
+			return kerr.InvalidReplicaAssignment.Code, "manual replica assignments of new partitions are not supported in a cluster yet; leave them out and the controller places the replicas"
+		}
 		for _, a := range rt.Assignment {
 			if len(a.Replicas) != 1 || a.Replicas[0] != h.opts.Broker.NodeID() {
 				return kerr.InvalidReplicaAssignment.Code, "every partition must be assigned to exactly this broker in a one-broker cluster"

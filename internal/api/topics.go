@@ -44,6 +44,9 @@ type topicSpec struct {
 	partitions        int32 // -1 = broker default
 	replicationFactor int16 // -1 = broker default
 	configs           map[string]string
+	// assignments are a manual replica assignment, checked; nil lets the
+	// controller place the replicas.
+	assignments [][]int32
 }
 
 // topicCreateError pairs a Kafka code with a message for CreateTopics.
@@ -68,9 +71,10 @@ func (h *Handler) checkTopic(s topicSpec) (topicSpec, error) {
 	if s.partitions <= 0 {
 		return s, &topicCreateError{kerr.InvalidPartitions.Code, fmt.Sprintf("topic %s: partitions must be at least 1, got %d", s.name, s.partitions)}
 	}
-	if s.replicationFactor <= 0 || s.replicationFactor > 1 {
-		return s, &topicCreateError{kerr.InvalidReplicationFactor.Code,
-			fmt.Sprintf("topic %s: replication factor %d is not possible on a one-broker cluster; use 1", s.name, s.replicationFactor)}
+	if s.assignments == nil {
+		if err := h.checkReplicationFactor(s.name, s.replicationFactor); err != nil {
+			return s, err
+		}
 	}
 	if err := validateTopicConfigs(s.configs, h.opts.Config); err != nil {
 		return s, err
@@ -91,6 +95,7 @@ func (h *Handler) createTopic(ctx context.Context, s topicSpec, validateOnly boo
 		Name:              s.name,
 		Partitions:        s.partitions,
 		ReplicationFactor: s.replicationFactor,
+		Assignments:       s.assignments,
 		Configs:           s.configs,
 	})
 	if err != nil {

@@ -25,6 +25,10 @@ type Metadata interface {
 	// AllocateProducerIDs hands this broker a block of producer ids no
 	// other broker gets (Kafka's AllocateProducerIds).
 	AllocateProducerIDs(ctx context.Context, brokerID int32, brokerEpoch int64) (int64, error)
+	// IsController reports whether this node is the controller now. The
+	// cluster-wide bucket chores (deleted topics' remote data, orphans)
+	// run only there, so that brokers do not repeat each other's work.
+	IsController() bool
 }
 
 var _ Metadata = (*metadata.Store)(nil)

@@ -59,6 +59,9 @@ func (b *Broker) contextUntilStop() context.Context {
 // its outcome. No claims, no scan: a listing planned against part of the
 // metadata would make the rest of the bucket look orphaned.
 func (b *Broker) orphanPass(ctx context.Context) {
+	if !b.opts.Meta.IsController() {
+		return // the controller's chore
+	}
 	claims, err := ClaimsOf(b.opts.Meta.Image())
 	if err != nil {
 		b.logger.Error("bucket reconciler: no scan this time", "err", err)

@@ -175,11 +175,16 @@ func (b *Broker) tierPass(ctx context.Context, p *partition.Partition) bool {
 
 // remoteDeletePass deletes the remote data of partitions whose tiering was
 // turned off (deleteDisabledTiers) and of deleted topics, then finishes the
-// latter's deletion in the quorum. A failure is retried next pass.
+// latter's deletion in the quorum. A failure is retried next pass. The
+// first is each partition leader's; the second runs on the controller
+// only, so that one broker does each deletion.
 func (b *Broker) remoteDeletePass() {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*b.opts.Tier.Interval+time.Minute)
 	defer cancel()
 	b.deleteDisabledTiers(ctx)
+	if !b.opts.Meta.IsController() {
+		return
+	}
 	// A deleted topic's counts went with its partitions (tier_stats.go):
 	// these deletions count into no partition, not even one of a topic
 	// created since under the same name, which counts from zero.

@@ -13,8 +13,8 @@ import (
 // truth for ResolveTopic and DescribeBroker.
 type Broker struct {
 	NodeID                   int32
-	Listeners                []Listener // at least one; non-zero ports distinct
-	AdvertisedListeners      []Listener // listeners, unless advertised.listeners is set; see Advertised
+	Listeners                []Listener // at least one; non-zero ports distinct; never the controller listener
+	AdvertisedListeners      []Listener // at least one: listeners, unless advertised.listeners names some; see Advertised
 	LogDirs                  []string   // at least one
 	NumPartitions            int32
 	DefaultReplicationFactor int16
@@ -29,6 +29,26 @@ type Broker struct {
 	// FollowerFetchLastTieredOffset is
 	// follower.fetch.last.tiered.offset.enable (KIP-1023).
 	FollowerFetchLastTieredOffset bool
+
+	// The cluster (cluster.go). Without voters (see Clustered) the node is a
+	// single node, its own quorum, with no controller listener.
+	QuorumVoters           map[int32]string // controller.quorum.voters: node id → host:port; nil on a single node
+	ProcessRoles           []string         // process.roles: broker, and controller exactly on a voter or a single node
+	ControllerListenerName string           // the first of controller.listener.names
+	// ControllerListener is, in a cluster, the listener of
+	// ControllerListenerName (Raft and forwarding), PLAINTEXT; it is in
+	// neither Listeners nor AdvertisedListeners. Zero on a single node.
+	ControllerListener Listener
+	// ControllerAdvertised is, in a cluster, the host:port other nodes dial
+	// for ControllerListener: a voter's entry in QuorumVoters, else the
+	// controller entry of advertised.listeners or the listener itself, with
+	// a specific host and port. "" on a single node.
+	ControllerAdvertised    string
+	InterBrokerListener     string        // inter.broker.listener.name: the name of one of Listeners
+	BrokerRack              string        // broker.rack; "" means none
+	BrokerSessionTimeout    time.Duration // broker.session.timeout.ms
+	BrokerHeartbeatInterval time.Duration // broker.heartbeat.interval.ms; less than BrokerSessionTimeout
+	ReplicaFetch            ReplicaFetch  // replica.fetch.*, replica.socket.timeout.ms
 
 	SegmentBytes           int64
 	SegmentMaxAge          time.Duration // log.roll.ms / log.roll.hours
@@ -225,7 +245,13 @@ func newBroker(raw, origin map[string]string) (*Broker, error) {
 	}
 	b.LocalRetention = localMs(g.i64("log.local.retention.ms"), b.Retention)
 	b.LocalRetentionBytes = localBytes(g.i64("log.local.retention.bytes"), b.RetentionBytes)
+	if err := b.setCluster(g); err != nil {
+		return nil, err
+	}
 	if err := b.setListeners(g); err != nil {
+		return nil, err
+	}
+	if err := b.setInterBrokerListener(g); err != nil {
 		return nil, err
 	}
 	if err := b.setTLS(g); err != nil {
@@ -260,7 +286,8 @@ func reconcileNodeID(raw, origin map[string]string) error {
 
 // setListeners parses listeners and advertised.listeners and gives each
 // listener its protocol from listener.security.protocol.map, which must map
-// every listener's name. As in Kafka, advertised.listeners may only name
+// every listener's name but the controller listener's (see
+// cutControllerListener). As in Kafka, advertised.listeners may only name
 // listeners of listeners.
 func (b *Broker) setListeners(g getter) error {
 	var err error
@@ -268,6 +295,9 @@ func (b *Broker) setListeners(g getter) error {
 		panic("config: unvalidated listeners") // checked by the listeners validator
 	}
 	protocols := protocolMap(g.str("listener.security.protocol.map"))
+	if err := b.cutControllerListener(g, protocols); err != nil {
+		return err
+	}
 	for i, l := range b.Listeners {
 		p, ok := protocols[l.Name]
 		if !ok {
@@ -280,11 +310,12 @@ func (b *Broker) setListeners(g getter) error {
 	v, ok := g("advertised.listeners")
 	if !ok {
 		b.AdvertisedListeners = b.Listeners
-		return nil
+		return b.setControllerAdvertised(g, Listener{}, false)
 	}
 	if b.AdvertisedListeners, err = parseListeners(v); err != nil {
 		panic("config: unvalidated advertised.listeners")
 	}
+	ctrl, hasCtrl := b.cutControllerAdvertised()
 	for i, l := range b.AdvertisedListeners {
 		j := slices.IndexFunc(b.Listeners, func(m Listener) bool { return m.Name == l.Name })
 		if j < 0 {
@@ -296,7 +327,10 @@ func (b *Broker) setListeners(g getter) error {
 		}
 		b.AdvertisedListeners[i].Protocol = b.Listeners[j].Protocol
 	}
-	return nil
+	if len(b.AdvertisedListeners) == 0 { // advertised.listeners named only the controller listener
+		b.AdvertisedListeners = b.Listeners
+	}
+	return b.setControllerAdvertised(g, ctrl, hasCtrl)
 }
 
 func (b *Broker) setDirs(g getter) error {

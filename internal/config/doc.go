@@ -52,6 +52,22 @@
 // and an enabled mechanism; with PLAIN enabled every SASL listener has PLAIN
 // users. Files are not read here: whoever loads them reports their errors.
 //
+// Cluster: without controller.quorum.voters a node is a single node, its own
+// metadata quorum, with both process.roles and no controller listener (a
+// listener named in controller.listener.names is an error). With voters
+// (Broker.Clustered), a node is a controller exactly when node.id is a
+// voter, and listeners must have the controller listener, which serves Raft
+// and forwarding only: it leaves Listeners and AdvertisedListeners for
+// Broker.ControllerListener, and Broker.ControllerAdvertised is the address
+// other nodes dial (a voter's entry in controller.quorum.voters, which its
+// advertised controller entry must equal if it has one; else the advertised
+// controller entry or the listener, with a specific host and port, and no
+// voter's).
+// inter.broker.listener.name names one of the remaining listeners.
+// broker.heartbeat.interval.ms < broker.session.timeout.ms, and
+// replica.fetch.wait.max.ms <= replica.socket.timeout.ms and <=
+// replica.lag.time.max.ms.
+//
 // Invariants:
 //   - Validate at the gateway: LoadBroker and ValidateTopicOverrides (and
 //     ResolveTopic, which calls it) check every value; Broker.Raw and the
@@ -77,6 +93,26 @@
 // small as 1024 bytes so tests can roll small segments. Strata has no dynamic
 // broker configs: every broker entry is read-only and STATIC or DEFAULT.
 // Unknown keys are errors, not warnings.
+//
+// In a cluster Strata differs from Kafka in:
+//   - process.roles defaults to broker,controller and must include broker:
+//     there are no controller-only nodes. Strata has no ZooKeeper mode
+//     (Kafka 3.9's, with process.roles empty).
+//   - controller.listener.names defaults to CONTROLLER; of several names
+//     only the first is used, and listeners must not have the others.
+//   - Every node of a cluster, voter or not, listens on the controller
+//     listener (Kafka forbids it on a broker-only node), and it is PLAINTEXT
+//     only: a listener.security.protocol.map entry for it must say
+//     PLAINTEXT, and none means PLAINTEXT even when the map is set (Kafka
+//     defaults it only when the map is not set).
+//   - inter.broker.listener.name defaults to the first listener that is not
+//     the controller listener (Kafka: the listener of
+//     security.inter.broker.protocol, which Strata does not have).
+//   - broker.heartbeat.interval.ms must be less than
+//     broker.session.timeout.ms (Kafka logs an error when it exceeds half).
+//   - replica.fetch.max.bytes, replica.fetch.response.max.bytes and
+//     replica.fetch.min.bytes are at least 1 (Kafka allows 0): the
+//     fetcher always asks for data.
 //
 // On security Strata differs from Kafka in:
 //   - ssl.keystore.type and ssl.truststore.type default to PEM (Kafka: JKS)

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/strata-broker/strata/internal/api"
+	"github.com/strata-broker/strata/internal/broker"
+	"github.com/strata-broker/strata/internal/clock"
+	"github.com/strata-broker/strata/internal/config"
+	"github.com/strata-broker/strata/internal/metadata"
+	"github.com/strata-broker/strata/internal/replication"
+)
+
+// singleNodeOpenTimeout bounds a single node's wait to lead its own
+// quorum. A cluster node waits for its voters as long as it takes (until
+// SIGTERM): they may be starting one by one.
+const singleNodeOpenTimeout = 30 * time.Second
+
+// openMetadata opens the metadata quorum member: a quorum of this node
+// alone, or with controller.quorum.voters a member of the cluster's quorum,
+// serving Raft on the controller listener.
+func openMetadata(ctx context.Context, cfg *config.Broker, logger *slog.Logger) (*metadata.Store, error) {
+	opts := metadata.Options{Dir: cfg.MetadataDir, NodeID: cfg.NodeID, Clock: clock.Real{}, Logger: logger}
+	if !cfg.Clustered() {
+		openCtx, cancel := context.WithTimeout(ctx, singleNodeOpenTimeout)
+		defer cancel()
+		meta, err := metadata.Open(openCtx, opts)
+		if err != nil {
+			return nil, fmt.Errorf("metadata in %s: %w", cfg.MetadataDir, err)
+		}
+		return meta, nil
+	}
+	opts.BindAddr = cfg.ControllerListener.Addr()
+	opts.AdvertiseAddr = cfg.ControllerAdvertised
+	opts.Voters = cfg.QuorumVoters
+	opts.BrokerSessionTimeout = cfg.BrokerSessionTimeout
+	logger.Info("joining the metadata quorum; a quorum needs a majority of its voters running",
+		"voters", votersString(cfg.QuorumVoters), "controller_listener", opts.BindAddr)
+	meta, err := metadata.Open(ctx, opts)
+	if err != nil {
+		return nil, fmt.Errorf("metadata quorum (controller.quorum.voters %s, data in %s): %w", votersString(cfg.QuorumVoters), cfg.MetadataDir, err)
+	}
+	return meta, nil
+}
+
+func votersString(voters map[int32]string) string {
+	var b strings.Builder
+	for i, id := range slices.Sorted(maps.Keys(voters)) {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.Itoa(int(id)) + "@" + voters[id])
+	}
+	return b.String()
+}
+
+// joinCluster registers this broker with the controller and builds its
+// replica fetchers, which broker.New then drives.
+func (n *node) joinCluster(ctx context.Context, cfg *config.Broker, advertised map[string]api.Address) error {
+	if err := checkReachable(cfg, advertised); err != nil {
+		return err
+	}
+	clients, err := newReplicaClients(cfg, n.meta)
+	if err != nil {
+		return err
+	}
+	n.replicaClients = clients
+	if n.member, err = joinCluster(ctx, cfg, n.meta, advertised, n.logger); err != nil {
+		return err
+	}
+	var tierState replication.TierState
+	if n.reader != nil {
+		tierState = broker.TierState{Meta: n.meta, Reader: n.reader}
+	}
+	rf := cfg.ReplicaFetch
+	n.fetchers, err = replication.NewFetchers(replication.FetchersOptions{
+		NodeID:                    cfg.NodeID,
+		BrokerEpoch:               n.member.Epoch,
+		Client:                    clients.client,
+		MaxWait:                   rf.MaxWait,
+		MinBytes:                  rf.MinBytes,
+		MaxBytes:                  rf.ResponseMaxBytes,
+		PartitionMaxBytes:         rf.MaxBytes,
+		Backoff:                   rf.Backoff,
+		RequestTimeout:            rf.SocketTimeout,
+		Tier:                      tierState,
+		LastTieredOffsetBootstrap: cfg.FollowerFetchLastTieredOffset,
+		Clock:                     clock.Real{},
+		Logger:                    n.logger,
+	})
+	return err
+}
+
+// checkReachable refuses to register an address other brokers and clients
+// cannot dial: a listener on every interface needs advertised.listeners.
+func checkReachable(cfg *config.Broker, advertised map[string]api.Address) error {
+	_, set := cfg.Raw["advertised.listeners"]
+	for _, l := range cfg.Listeners {
+		if a, ok := cfg.Advertised(l.Name); ok && set && a.Host != "" && a.Port > 0 {
+			continue
+		}
+		if l.Host == "" || l.Host == "0.0.0.0" || l.Host == "::" {
+			a := advertised[l.Name]
+			return fmt.Errorf("listener %s listens on every interface (%s), so other brokers cannot be told where it is; set advertised.listeners=%s://<host>:%d",
+				l.Name, l.Addr(), l.Name, a.Port)
+		}
+	}
+	return nil
+}
+
+// registrationLost receives an error if another process took this node's
+// registration; never on a single node.
+func (n *node) registrationLost() <-chan error {
+	if n.member == nil {
+		return nil
+	}
+	return n.member.lost
+}

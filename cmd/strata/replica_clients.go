@@ -1,0 +1,150 @@
+package main
+
+import (
+	"crypto/tls"
+	"fmt"
+	"net"
+	"strconv"
+	"sync"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-broker/strata/internal/config"
+	"github.com/strata-broker/strata/internal/metadata"
+)
+
+// replicaClients are this broker's connections to the other brokers for
+// replica fetches: one franz-go client per leader, dialed at the endpoint
+// the leader registered for the inter-broker listener, and dialed again
+// when that endpoint changes (the leader restarted elsewhere).
+type replicaClients struct {
+	meta     *metadata.Store
+	listener string
+	opts     []kgo.Opt
+
+	mu     sync.Mutex
+	byID   map[int32]replicaClient
+	closed bool
+}
+
+type replicaClient struct {
+	addr string
+	cl   *kgo.Client
+}
+
+// newReplicaClients builds the clients of cfg's inter-broker listener. Its
+// protocol decides how they connect: PLAINTEXT, or SSL trusting
+// ssl.truststore and presenting the broker's keystore (as Kafka's brokers
+// do). SASL listeners are refused: the broker has no inter-broker SASL
+// credentials to present yet.
+func newReplicaClients(cfg *config.Broker, meta *metadata.Store) (*replicaClients, error) {
+	l, ok := listenerNamed(cfg.Listeners, cfg.InterBrokerListener)
+	if !ok {
+		return nil, fmt.Errorf("inter.broker.listener.name %s is not one of listeners; name one of them", cfg.InterBrokerListener)
+	}
+	opts := []kgo.Opt{
+		kgo.ClientID("strata-replica-" + strconv.Itoa(int(cfg.NodeID))),
+		kgo.DisableClientMetrics(),
+		kgo.DialTimeout(cfg.ReplicaFetch.SocketTimeout),
+		kgo.RequestTimeoutOverhead(cfg.ReplicaFetch.SocketTimeout),
+		// Replica fetches carry up to replica.fetch.response.max.bytes
+		// (and one batch over it), which franz-go wants below the most it
+		// reads of one response.
+		kgo.FetchMaxBytes(cfg.ReplicaFetch.ResponseMaxBytes),
+		kgo.BrokerMaxReadBytes(int32(min(int64(cfg.ReplicaFetch.ResponseMaxBytes)+int64(cfg.MessageMaxBytes)+1<<20, 1<<30))),
+	}
+	switch {
+	case l.UsesSASL():
+		return nil, fmt.Errorf("inter.broker.listener.name %s uses %s: replication over SASL is not supported yet; name a PLAINTEXT or SSL listener",
+			l.Name, l.Protocol)
+	case l.UsesTLS():
+		tc, err := replicaTLS(cfg.TLSFor(l.Name))
+		if err != nil {
+			return nil, fmt.Errorf("inter.broker.listener.name %s: %w", l.Name, err)
+		}
+		opts = append(opts, kgo.DialTLSConfig(tc))
+	}
+	return &replicaClients{meta: meta, listener: l.Name, opts: opts, byID: map[int32]replicaClient{}}, nil
+}
+
+func listenerNamed(ls []config.Listener, name string) (config.Listener, bool) {
+	for _, l := range ls {
+		if l.Name == name {
+			return l, true
+		}
+	}
+	return config.Listener{}, false
+}
+
+// replicaTLS is the client side of an SSL inter-broker listener: the
+// truststore's CAs (the system's when none is set) verify the leader, and
+// the broker's own certificate answers a leader that asks for one.
+func replicaTLS(c config.TLSConfig) (*tls.Config, error) {
+	cert, err := loadKeystore(c)
+	if err != nil {
+		return nil, err
+	}
+	out := &tls.Config{Certificates: []tls.Certificate{cert}}
+	if out.MinVersion, out.MaxVersion, err = tlsVersions(c.Protocols); err != nil {
+		return nil, err
+	}
+	if c.TruststoreLocation != "" || c.TruststoreCertificates != "" {
+		if out.RootCAs, err = loadTruststore(c); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// client returns a connection to broker id, as replication.Fetchers asks
+// for one before every request.
+func (c *replicaClients) client(id int32) (kmsg.Requestor, error) {
+	addr, err := c.address(id)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, fmt.Errorf("replica clients are closed")
+	}
+	rc, ok := c.byID[id]
+	if ok && rc.addr != addr {
+		rc.cl.Close()
+		ok = false
+	}
+	if !ok {
+		cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr)}, c.opts...)...)
+		if err != nil {
+			return nil, fmt.Errorf("client for broker %d at %s: %w", id, addr, err)
+		}
+		rc = replicaClient{addr: addr, cl: cl}
+		c.byID[id] = rc
+	}
+	return rc.cl.SeedBrokers()[0], nil
+}
+
+// address is where broker id registered the inter-broker listener.
+func (c *replicaClients) address(id int32) (string, error) {
+	b, ok := c.meta.Image().Brokers[id]
+	if !ok {
+		return "", fmt.Errorf("broker %d is not registered", id)
+	}
+	e, ok := b.Endpoint(c.listener)
+	if !ok {
+		return "", fmt.Errorf("broker %d registered no %s listener (inter.broker.listener.name)", id, c.listener)
+	}
+	return net.JoinHostPort(e.Host, strconv.Itoa(int(e.Port))), nil
+}
+
+// close closes every client; client fails afterwards.
+func (c *replicaClients) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closed = true
+	for id, rc := range c.byID {
+		rc.cl.Close()
+		delete(c.byID, id)
+	}
+}
