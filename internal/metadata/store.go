@@ -201,6 +201,9 @@ func (s *Store) start() error {
 	if err != nil {
 		return fmt.Errorf("metadata: inspect raft state: %w", err)
 	}
+	if err := o.checkQuorumMode(existing); err != nil {
+		return err
+	}
 	if boot, ok := s.bootstrapConfiguration(); ok && !existing {
 		if err := raft.BootstrapCluster(conf, wal, wal, snaps, s.trans, boot); err != nil {
 			return fmt.Errorf("metadata: bootstrap: %w", err)

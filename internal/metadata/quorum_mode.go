@@ -1,0 +1,90 @@
+package metadata
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// quorumModeFile records, in Options.Dir, whether the Raft state there was
+// created by a single node or by a member of a multi-node quorum. The two
+// cannot be swapped by changing the configuration: a single node's log
+// holds a configuration of itself at an in-memory address, so with Voters
+// it would keep electing itself while the other voters bootstrap a second
+// quorum; a member's log without Voters would wait for peers it cannot
+// reach.
+const quorumModeFile = "quorum-mode"
+
+const (
+	modeSingle  = "single"
+	modeCluster = "cluster"
+)
+
+func (o Options) quorumMode() string {
+	if o.clustered() {
+		return modeCluster
+	}
+	return modeSingle
+}
+
+// checkQuorumMode refuses Raft state made in the other mode. State from
+// before the file existed was made by a single node.
+func (o Options) checkQuorumMode(existing bool) error {
+	path := filepath.Join(o.Dir, quorumModeFile)
+	if !existing {
+		return writeFileSynced(path, []byte(o.quorumMode()+"\n"))
+	}
+	data, err := os.ReadFile(path)
+	mode := strings.TrimSpace(string(data))
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		mode = modeSingle
+	case err != nil:
+		return fmt.Errorf("metadata: read %s: %w", path, err)
+	}
+	switch {
+	case mode == o.quorumMode():
+		return nil
+	case mode == modeSingle:
+		return fmt.Errorf("metadata in %s belongs to a single-node broker, which cannot become a cluster member (controller.quorum.voters); give this node a new data dir, or remove controller.quorum.voters", o.Dir)
+	case mode == modeCluster:
+		return fmt.Errorf("metadata in %s belongs to a cluster member; start it with the cluster's controller.quorum.voters", o.Dir)
+	}
+	return fmt.Errorf("metadata: %s holds %q, neither %s nor %s; restore it or remove it", path, mode, modeSingle, modeCluster)
+}
+
+func writeFileSynced(path string, data []byte) error {
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return fmt.Errorf("metadata: %w", err)
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err == nil {
+		err = syncDir(filepath.Dir(path))
+	}
+	if err != nil {
+		return fmt.Errorf("metadata: write %s: %w", path, err)
+	}
+	return nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
