@@ -42,7 +42,9 @@ type replicaNode struct {
 	clients  map[int32]*kgo.Client
 	reg      *metadata.Broker
 	// coord holds the group and transaction coordinators, as serve runs
-	// them (its meta stays nil: the store is shared and closed by the test).
+	// them, and the connections their markers take to the other broker
+	// (its meta is the shared store, which the test closes: stop never
+	// calls its shutdown).
 	coord *node
 	// reader reads the remote tier; nil without one.
 	reader *tier.Reader
@@ -128,7 +130,10 @@ func startReplicaNode(t *testing.T, spec replicaSpec) *replicaNode {
 		}
 		n.clients[other] = cl
 	}
-	n.coord = &node{logger: logger}
+	n.coord = &node{meta: meta, logger: logger}
+	if n.coord.replicaClients, err = newReplicaClients(cfg, meta); err != nil {
+		t.Fatal(err)
+	}
 	if n.coord.groups, err = newGroupCoordinator(cfg, clock.Real{}, logger); err != nil {
 		t.Fatal(err)
 	}
@@ -172,6 +177,7 @@ func (n *replicaNode) stop() {
 	defer cancel()
 	n.coord.txns.close()
 	n.coord.groups.rt.Close()
+	n.coord.replicaClients.close()
 	_ = n.srv.Shutdown(ctx)
 	n.fetchers.Close()
 	_ = n.broker.Close()

@@ -1,8 +1,8 @@
 package main
 
 import (
+	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"sync/atomic"
 	"time"
@@ -15,7 +15,6 @@ import (
 	"github.com/strata-broker/strata/internal/coordinator/offsets"
 	"github.com/strata-broker/strata/internal/coordinator/runtime"
 	"github.com/strata-broker/strata/internal/coordinator/txn"
-	"github.com/strata-broker/strata/internal/partition"
 )
 
 // markerRetryBackoff is the first wait before a transaction marker that
@@ -31,6 +30,9 @@ type txnCoordinator struct {
 	// load, and resend their markers, while the broker opens its
 	// partitions: until then a marker's partition cannot be looked up.
 	broker atomic.Pointer[broker.Broker]
+	// ctx ends the marker round trips to other brokers at close.
+	ctx    context.Context
+	cancel context.CancelFunc
 }
 
 // errBrokerStarting makes a marker write wait for the broker.
@@ -45,29 +47,21 @@ func (c *txnCoordinator) setBroker(b *broker.Broker) { c.broker.Store(b) }
 // (retriably).
 func newTxnCoordinator(cfg *config.Broker, clk clock.Clock, logger *slog.Logger, n *node) (*txnCoordinator, error) {
 	c := &txnCoordinator{coordinatorHost: newCoordinatorHost(txn.TopicName, clk)}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
 	w, err := markers.New(markers.Options{
 		Partition: func(tp base.TopicPartition) (markers.MarkerAppender, error) {
 			b := c.broker.Load()
 			if b == nil {
 				return nil, errBrokerStarting
 			}
-			p, ok := b.Partition(tp)
-			if ok {
-				return p, nil // one this node follows refuses with partition.ErrNotLeader: retried
-			}
-			if t, exists := n.meta.Image().Topics[tp.Topic]; exists && int(tp.Partition) < len(t.Partitions) {
-				// Led elsewhere: retried, never skipped, or the
-				// transaction would stay open there. Sending markers to
-				// other brokers is not done yet.
-				return nil, fmt.Errorf("%w: %v is not hosted here", partition.ErrNotLeader, tp)
-			}
-			return nil, markers.ErrPartitionGone
+			return c.markerRoute(cfg.NodeID, n).target(b, tp)
 		},
-		GroupsTopic:      offsets.TopicName,
-		SubmitGroupEvent: n.groups.rt.SubmitEvent,
-		SubmitTxnEvent:   func(p int32, ev any, done func(error)) { c.rt.SubmitEvent(p, ev, done) },
-		RetryBackoff:     markerRetryBackoff,
-		Logger:           logger.With("component", "txn-markers"),
+		GroupLedElsewhere: func(p int32) bool { return groupLedElsewhere(n.meta.Image(), cfg.NodeID, p) },
+		GroupsTopic:       offsets.TopicName,
+		SubmitGroupEvent:  n.groups.rt.SubmitEvent,
+		SubmitTxnEvent:    func(p int32, ev any, done func(error)) { c.rt.SubmitEvent(p, ev, done) },
+		RetryBackoff:      markerRetryBackoff,
+		Logger:            logger.With("component", "txn-markers"),
 	})
 	if err != nil {
 		return nil, err
@@ -128,8 +122,21 @@ func txnOptions(cfg *config.Broker, c *txnCoordinator, n *node) txn.Options {
 	}
 }
 
+// markerRoute is where markers go, as this node sees its cluster now.
+// Called only once the broker is set: a cluster node makes its
+// connections to other brokers before it opens the broker (none on a
+// single node).
+func (c *txnCoordinator) markerRoute(nodeID int32, n *node) markerRoute {
+	r := markerRoute{nodeID: nodeID, image: n.meta.Image, ctx: c.ctx}
+	if n.replicaClients != nil {
+		r.client = n.replicaClients.client
+	}
+	return r
+}
+
 // close stops the marker writes in progress, then the coordinator.
 func (c *txnCoordinator) close() {
+	c.cancel()
 	c.markers.Close()
 	c.rt.Close()
 }

@@ -40,6 +40,10 @@ func errorCode(err error) (int16, string) {
 		return kerr.OffsetOutOfRange.Code, err.Error()
 	case errors.Is(err, partition.ErrNotEnoughReplicas):
 		return kerr.NotEnoughReplicas.Code, err.Error()
+	case errors.Is(err, partition.ErrReplicationTimeout):
+		// A marker durable here that the ISR did not take in time: its
+		// writer retries, as for a produce's REQUEST_TIMED_OUT.
+		return kerr.RequestTimedOut.Code, err.Error()
 	case errors.Is(err, broker.ErrNotEnoughReplicasAfterAppend):
 		return kerr.NotEnoughReplicasAfterAppend.Code, err.Error()
 	case errors.Is(err, partition.ErrNotLeader),

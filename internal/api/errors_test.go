@@ -26,6 +26,7 @@ func TestErrorCode(t *testing.T) {
 		{broker.ErrStaleBrokerEpoch, kerr.NotLeaderForPartition.Code},
 		{broker.ErrNotEnoughReplicasAfterAppend, kerr.NotEnoughReplicasAfterAppend.Code},
 		{partition.ErrNotEnoughReplicas, kerr.NotEnoughReplicas.Code},
+		{fmt.Errorf("marker: %w", partition.ErrReplicationTimeout), kerr.RequestTimedOut.Code},
 		{metadata.ErrUnknownTopic, kerr.UnknownTopicOrPartition.Code},
 		{fmt.Errorf("tier: get x: %w", context.DeadlineExceeded), kerr.RequestTimedOut.Code},
 		{errors.New("tier: get x: connection refused"), kerr.KafkaStorageError.Code},

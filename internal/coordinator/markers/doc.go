@@ -1,14 +1,17 @@
 // Package markers writes the markers of completing transactions: it is
-// Kafka's TransactionMarkerChannelManager for a broker that leads every
-// partition itself.
+// Kafka's TransactionMarkerChannelManager.
 //
 // Contract. The transaction coordinator returns a txn.WriteMarkers effect
 // when a transaction enters PrepareCommit or PrepareAbort (and again for
 // every such transaction after it loads). Writer.OnEffects takes it and,
 // on a goroutine of its own, writes one marker to each partition of the
-// transaction: through the group coordinator (a group.TxnCompleted event)
-// for __consumer_offsets partitions, whose pending transactional offsets
-// it settles; with Partition.AppendMarker for the others. Once every
+// transaction: through the group coordinator here (a group.TxnCompleted
+// event) for __consumer_offsets partitions coordinated here, whose pending
+// transactional offsets it settles; with AppendMarker of what
+// Options.Partition returns for the others, which is the partition when it
+// is led here and a sender of WriteTxnMarkers to its leader when another
+// broker leads it (a __consumer_offsets partition led elsewhere included:
+// its leader hands the marker to its group coordinator). Once every
 // marker is durable (or its partition is gone), it submits
 // txn.MarkersWritten to the transaction coordinator, which completes the
 // transaction.

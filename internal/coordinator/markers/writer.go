@@ -27,12 +27,24 @@ type MarkerAppender interface {
 
 // Options wire a Writer.
 type Options struct {
-	// Partition returns a data partition led here: ErrPartitionGone if
-	// there is none (its topic was deleted: its marker is skipped); any
-	// other error is retried (the broker is still opening its partitions).
+	// Partition returns where the marker of tp goes: the partition when
+	// it is led here, a MarkerAppender that sends the marker to its leader
+	// (a WriteTxnMarkers request) when another broker leads it;
+	// ErrPartitionGone if there is none (its topic was deleted: its marker
+	// is skipped). Any other error is retried (the broker is still opening
+	// its partitions, the partition has no leader now). It is asked for
+	// every partition but those of GroupsTopic that GroupLedElsewhere does
+	// not place on another broker.
 	Partition func(tp base.TopicPartition) (MarkerAppender, error)
-	// GroupsTopic is __consumer_offsets: its markers go through SubmitGroupEvent.
+	// GroupsTopic is __consumer_offsets: the markers of its partitions
+	// coordinated here go through SubmitGroupEvent.
 	GroupsTopic string
+	// GroupLedElsewhere reports whether partition p of GroupsTopic is led
+	// by another broker: its marker then goes through Partition, as a data
+	// partition's, to the group coordinator there. Nil means never (a
+	// single broker). A partition led nowhere may answer either way: both
+	// paths refuse it retriably.
+	GroupLedElsewhere func(p int32) bool
 	// SubmitGroupEvent and SubmitTxnEvent are the SubmitEvent of the group
 	// and the transaction coordinators' runtimes.
 	SubmitGroupEvent func(p int32, ev any, done func(error))
@@ -261,7 +273,7 @@ func skippable(err error) (bool, string) {
 }
 
 func (w *Writer) writeOne(tp base.TopicPartition, wm txn.WriteMarkers) error {
-	if tp.Topic == w.opts.GroupsTopic {
+	if tp.Topic == w.opts.GroupsTopic && (w.opts.GroupLedElsewhere == nil || !w.opts.GroupLedElsewhere(tp.Partition)) {
 		return w.writeGroupMarker(tp.Partition, wm)
 	}
 	p, err := w.opts.Partition(tp)

@@ -29,11 +29,16 @@ type world struct {
 	failures map[string][]error // by call name: the answers of the next calls
 	gate     chan struct{}      // when set, data partition appends wait for it
 	deleted  map[string]bool
-	done     chan string // MarkersWritten, once taken
+	// elsewhere holds the __consumer_offsets partitions led by another
+	// broker.
+	elsewhere map[int32]bool
+	// afterPartition, when set, runs after each Partition lookup.
+	afterPartition func(tp base.TopicPartition)
+	done           chan string // MarkersWritten, once taken
 }
 
 func newWorld() *world {
-	return &world{failures: map[string][]error{}, deleted: map[string]bool{}, done: make(chan string, 10)}
+	return &world{failures: map[string][]error{}, deleted: map[string]bool{}, elsewhere: map[int32]bool{}, done: make(chan string, 10)}
 }
 
 // next logs call and returns its scripted answer.
@@ -79,6 +84,9 @@ func (w *world) writer(t *testing.T) *Writer {
 	t.Helper()
 	wr, err := New(Options{
 		Partition: func(tp base.TopicPartition) (MarkerAppender, error) {
+			if w.afterPartition != nil {
+				defer w.afterPartition(tp)
+			}
 			if err := w.scripted("partition " + tp.String()); err != nil {
 				return nil, err
 			}
@@ -90,6 +98,11 @@ func (w *world) writer(t *testing.T) *Writer {
 			return appender{w, tp}, nil
 		},
 		GroupsTopic: "__consumer_offsets",
+		GroupLedElsewhere: func(p int32) bool {
+			w.mu.Lock()
+			defer w.mu.Unlock()
+			return w.elsewhere[p]
+		},
 		SubmitGroupEvent: func(p int32, ev any, done func(error)) {
 			e := ev.(group.TxnCompleted)
 			done(w.next(fmt.Sprintf("group %d pid=%d commit=%v", p, e.ProducerID, e.Commit)))
@@ -279,5 +292,43 @@ func TestPartitionNotYetOpenIsRetried(t *testing.T) {
 	w.waitDone(t, "t1")
 	if got := w.log(); !slices.Equal(got, []string{"marker orders-0 pid=7 epoch=2 commit=true", "written t1"}) {
 		t.Fatalf("calls %q", got)
+	}
+}
+
+// A __consumer_offsets partition led by another broker is no business of
+// the group coordinator here: its marker goes through Partition (which
+// sends it to the leader), retried and skipped by the same rules as a data
+// partition's; one led here goes to the group coordinator. When its
+// leadership comes here between two attempts, the next attempt takes the
+// local path.
+func TestGroupPartitionLedElsewhereGoesThroughPartition(t *testing.T) {
+	w := newWorld()
+	groups4 := base.TopicPartition{Topic: "__consumer_offsets", Partition: 4}
+	groups5 := base.TopicPartition{Topic: "__consumer_offsets", Partition: 5}
+	w.elsewhere[3], w.elsewhere[4], w.elsewhere[5] = true, true, true
+	w.failures["marker __consumer_offsets-3 pid=7 epoch=2 commit=true"] = []error{errors.New("NOT_LEADER_OR_FOLLOWER from broker 2")}
+	w.failures["marker __consumer_offsets-4 pid=7 epoch=2 commit=true"] = []error{fmt.Errorf("broker 2: %w", producers.ErrInvalidProducerEpoch)}
+	w.failures["partition __consumer_offsets-5"] = []error{errors.New("no leader")}
+	w.afterPartition = func(tp base.TopicPartition) {
+		if tp == groups5 { // its leadership comes here once it was asked about
+			w.mu.Lock()
+			delete(w.elsewhere, 5)
+			w.mu.Unlock()
+		}
+	}
+	wr := w.writer(t)
+	wr.OnEffects(5, []any{effect("t1", true, groups3, groups4, groups5, orders0, base.TopicPartition{Topic: "__consumer_offsets", Partition: 6})})
+	w.waitDone(t, "t1")
+	want := []string{
+		"marker __consumer_offsets-3 pid=7 epoch=2 commit=true", // refused: retried
+		"marker __consumer_offsets-3 pid=7 epoch=2 commit=true",
+		"marker __consumer_offsets-4 pid=7 epoch=2 commit=true", // fenced there: skipped
+		"group 5 pid=7 commit=true",                             // led here now
+		"marker orders-0 pid=7 epoch=2 commit=true",
+		"group 6 pid=7 commit=true",
+		"written t1",
+	}
+	if got := w.log(); !slices.Equal(got, want) {
+		t.Fatalf("calls\n%q\nwant\n%q", got, want)
 	}
 }
