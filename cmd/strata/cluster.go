@@ -27,7 +27,11 @@ const singleNodeOpenTimeout = 30 * time.Second
 // alone, or with controller.quorum.voters a member of the cluster's quorum,
 // serving Raft on the controller listener.
 func openMetadata(ctx context.Context, cfg *config.Broker, logger *slog.Logger) (*metadata.Store, error) {
-	opts := metadata.Options{Dir: cfg.MetadataDir, NodeID: cfg.NodeID, Clock: clock.Real{}, Logger: logger}
+	opts := metadata.Options{Dir: cfg.MetadataDir, NodeID: cfg.NodeID, Clock: clock.Real{}, Logger: logger,
+		LeaderImbalancePercentage: int(cfg.LeaderImbalancePercentage)}
+	if cfg.AutoLeaderRebalance {
+		opts.LeaderImbalanceCheckInterval = cfg.LeaderImbalanceCheckInterval
+	}
 	if !cfg.Clustered() {
 		openCtx, cancel := context.WithTimeout(ctx, singleNodeOpenTimeout)
 		defer cancel()

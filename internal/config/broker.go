@@ -49,6 +49,14 @@ type Broker struct {
 	BrokerSessionTimeout    time.Duration // broker.session.timeout.ms
 	BrokerHeartbeatInterval time.Duration // broker.heartbeat.interval.ms; less than BrokerSessionTimeout
 	ReplicaFetch            ReplicaFetch  // replica.fetch.*, replica.socket.timeout.ms
+	// Preferred leader election by the controller: AutoLeaderRebalance
+	// (auto.leader.rebalance.enable), every LeaderImbalanceCheckInterval
+	// (leader.imbalance.check.interval.seconds, at least 1s), for brokers
+	// with more than LeaderImbalancePercentage (0..100) of their preferred
+	// partitions led by others (leader.imbalance.per.broker.percentage).
+	AutoLeaderRebalance          bool
+	LeaderImbalanceCheckInterval time.Duration
+	LeaderImbalancePercentage    int32
 
 	SegmentBytes           int64
 	SegmentMaxAge          time.Duration // log.roll.ms / log.roll.hours

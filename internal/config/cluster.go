@@ -55,6 +55,9 @@ func (b *Broker) setCluster(g getter) error {
 	b.BrokerRack = g.str("broker.rack")
 	b.BrokerSessionTimeout = msDuration(g.i64("broker.session.timeout.ms"))
 	b.BrokerHeartbeatInterval = msDuration(g.i64("broker.heartbeat.interval.ms"))
+	b.AutoLeaderRebalance = g.flag("auto.leader.rebalance.enable")
+	b.LeaderImbalanceCheckInterval = secondsDuration(g.i64("leader.imbalance.check.interval.seconds"))
+	b.LeaderImbalancePercentage = g.i32("leader.imbalance.per.broker.percentage")
 	b.ReplicaFetch = ReplicaFetch{
 		MaxBytes:         g.i32("replica.fetch.max.bytes"),
 		ResponseMaxBytes: g.i32("replica.fetch.response.max.bytes"),

@@ -31,6 +31,12 @@ var brokerDefs = readOnly([]Def{
 		"How long the controller waits for a registered broker's heartbeat before it fences the broker: it leaves the ISRs, and the partitions it led get new leaders."),
 	def("broker.heartbeat.interval.ms", Int, "2000", "", atLeast(1),
 		"How often this broker sends the controller a heartbeat; less than broker.session.timeout.ms."),
+	def("auto.leader.rebalance.enable", Boolean, "true", "", nil,
+		"Whether the controller moves each partition's leadership back to its preferred replica (the first of its replicas) once that replica is in the ISR and unfenced, checking every leader.imbalance.check.interval.seconds."),
+	def("leader.imbalance.check.interval.seconds", Long, "300", "", atLeast(1),
+		"How often the controller checks, with auto.leader.rebalance.enable, for partitions not led by their preferred replica."),
+	def("leader.imbalance.per.broker.percentage", Int, "10", "", between(0, 100),
+		"The share (in percent) of a broker's preferred partitions that may be led by others before the controller gives them back to it, with auto.leader.rebalance.enable."),
 
 	def("ssl.keystore.type", String, "PEM", "", pemOnly("keystore", convertKeystore),
 		"Format of the keystore: PEM only (Kafka's default is JKS; Strata reads no JKS or PKCS12 keystores)."),

@@ -64,6 +64,9 @@
 // controller entry or the listener, with a specific host and port, and no
 // voter's).
 // inter.broker.listener.name names one of the remaining listeners.
+// auto.leader.rebalance.enable, leader.imbalance.check.interval.seconds and
+// leader.imbalance.per.broker.percentage say when the controller moves
+// leadership back to preferred replicas (single node or cluster alike).
 // broker.heartbeat.interval.ms < broker.session.timeout.ms, and
 // replica.fetch.wait.max.ms <= replica.socket.timeout.ms and <=
 // replica.lag.time.max.ms.

@@ -53,6 +53,15 @@ func msDuration(ms int64) time.Duration {
 	return time.Duration(ms) * time.Millisecond
 }
 
+// secondsDuration converts a validated non-negative second count,
+// saturating at the largest Duration.
+func secondsDuration(s int64) time.Duration {
+	if s > maxMs/1000 {
+		return math.MaxInt64
+	}
+	return time.Duration(s) * time.Second
+}
+
 // msLimit turns Kafka's millisecond limit into a TimeLimit: negative means no
 // limit, and so does anything beyond ~292 years, which no log outlives.
 func msLimit(ms int64) TimeLimit {

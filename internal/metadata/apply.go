@@ -45,6 +45,8 @@ func applyCommand(img *Image, cmd command, index uint64) (*Image, error) {
 		return applyAlterPartition(img, c, index)
 	case *allocateProducerIDsCmd:
 		return applyAllocateProducerIDs(img, c, index)
+	case *electPreferredCmd:
+		return applyElectPreferred(img, c, index)
 	default:
 		return nil, fmt.Errorf("%w: unknown command type %T", ErrInvalidCommand, cmd)
 	}

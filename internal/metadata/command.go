@@ -147,6 +147,8 @@ type envelope struct {
 	AlterPartition *alterPartitionCmd `json:"alter_partition,omitempty"`
 
 	AllocateProducerIDs *allocateProducerIDsCmd `json:"allocate_producer_ids,omitempty"`
+
+	ElectPreferred *electPreferredCmd `json:"elect_preferred,omitempty"`
 }
 
 func (e *envelope) command() (command, error) {
@@ -173,6 +175,7 @@ func (e *envelope) command() (command, error) {
 	add(e.UnfenceBroker != nil, e.UnfenceBroker)
 	add(e.AlterPartition != nil, e.AlterPartition)
 	add(e.AllocateProducerIDs != nil, e.AllocateProducerIDs)
+	add(e.ElectPreferred != nil, e.ElectPreferred)
 	if len(found) != 1 {
 		return nil, fmt.Errorf("%w: envelope holds %d commands, want 1", ErrInvalidCommand, len(found))
 	}
@@ -216,6 +219,8 @@ func encodeCommand(c command) ([]byte, error) {
 		e.AlterPartition = c
 	case *allocateProducerIDsCmd:
 		e.AllocateProducerIDs = c
+	case *electPreferredCmd:
+		e.ElectPreferred = c
 	default:
 		panic(fmt.Sprintf("metadata: encodeCommand: unknown command type %T", c))
 	}

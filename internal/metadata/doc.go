@@ -118,6 +118,14 @@
 //   - New partitions are spread over the unfenced brokers with Kafka's
 //     rack-unaware striping (assign.go); a node where no broker has
 //     registered (a single node) assigns everything to itself, as before.
+//   - Preferred leader election (leader_balance.go): a partition's
+//     preferred replica is the first of its replicas. ElectPreferredLeaders
+//     (Kafka's ElectLeaders, PREFERRED) makes it lead when it is in the ISR
+//     and eligible; with Options.LeaderImbalanceCheckInterval the
+//     controller does so on its own for every broker whose preferred
+//     partitions are led by others beyond Options.LeaderImbalancePercentage
+//     (auto.leader.rebalance.enable). The command names partitions; its
+//     apply decides again against the image of the moment.
 //
 // # Lifecycle
 //

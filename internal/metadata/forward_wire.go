@@ -138,6 +138,8 @@ var forwardErrorCodes = []struct {
 	{28, ErrIneligibleReplica},
 	{29, ErrNoMetadata},
 	{30, ErrMetadataInUse},
+	{31, ErrElectionNotNeeded},
+	{32, ErrPreferredLeaderNotAvailable},
 
 	// Errors of other packages that the package's errors wrap.
 	{1000, remotemeta.ErrInvalidTransition},

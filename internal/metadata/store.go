@@ -64,6 +64,18 @@ type Options struct {
 	// node is the controller, it fences a registered broker that sends no
 	// Heartbeat for that long. 0 fences nobody for silence.
 	BrokerSessionTimeout time.Duration
+	// LeaderImbalanceCheckInterval is Kafka's
+	// leader.imbalance.check.interval.seconds with
+	// auto.leader.rebalance.enable: while this node is the controller, it
+	// moves leadership back to preferred replicas that often (see
+	// leaderImbalance). 0 never does so on its own (ElectPreferredLeaders
+	// still does on request).
+	LeaderImbalanceCheckInterval time.Duration
+	// LeaderImbalancePercentage is Kafka's
+	// leader.imbalance.per.broker.percentage, 0..100: a broker's preferred
+	// partitions are given back to it once more than this share of them is
+	// led by others.
+	LeaderImbalancePercentage int
 }
 
 // Validate reports the first invalid option.
@@ -77,6 +89,10 @@ func (o Options) Validate() error {
 		return errors.New("metadata: Options.Clock is required")
 	case o.BrokerSessionTimeout < 0:
 		return fmt.Errorf("metadata: Options.BrokerSessionTimeout %v is negative", o.BrokerSessionTimeout)
+	case o.LeaderImbalanceCheckInterval < 0:
+		return fmt.Errorf("metadata: Options.LeaderImbalanceCheckInterval %v is negative", o.LeaderImbalanceCheckInterval)
+	case o.LeaderImbalancePercentage < 0 || o.LeaderImbalancePercentage > 100:
+		return fmt.Errorf("metadata: Options.LeaderImbalancePercentage %d is not in 0..100", o.LeaderImbalancePercentage)
 	}
 	return o.validateQuorum()
 }
@@ -247,6 +263,10 @@ func (s *Store) leaderLoop(leaderCh <-chan bool) {
 			if s.opts.BrokerSessionTimeout > 0 {
 				s.loopWG.Add(1)
 				go s.livenessLoop(term)
+			}
+			if s.opts.LeaderImbalanceCheckInterval > 0 {
+				s.loopWG.Add(1)
+				go s.leaderBalanceLoop(term)
 			}
 			s.readyO.Do(func() { close(s.ready) })
 		}
