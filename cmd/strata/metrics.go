@@ -94,7 +94,7 @@ func (m *brokerMetrics) countRequests(h server.Handler) server.Handler {
 // serve listens on cfg.MetricsListener and serves /metrics, with the
 // collectors of b, the fetch session gauges and m's counters, and /healthz, which answers 200 until
 // stopServing. Port 0 picks a free port (addr says which).
-func (m *brokerMetrics) serve(cfg *config.Broker, b *broker.Broker, fetchSessions func() (sessions, partitions int)) error {
+func (m *brokerMetrics) serve(cfg *config.Broker, b *broker.Broker, cluster func() metrics.ClusterValues, fetchSessions func() (sessions, partitions int)) error {
 	if m == nil {
 		return nil
 	}
@@ -106,6 +106,7 @@ func (m *brokerMetrics) serve(cfg *config.Broker, b *broker.Broker, fetchSession
 	reg.MustRegister(
 		m.tierCollector(b.TierGauges),
 		metrics.NewPartitionCount(func() int { return len(b.Partitions()) }),
+		metrics.NewClusterGauges(cluster),
 		metrics.NewPartitionCollector(func() []metrics.PartitionGauges { return partitionGauges(b.Partitions()) }),
 		metrics.NewFetchSessionGauges(fetchSessions),
 		metrics.NewCleanerCollector(func() metrics.CleanerValues { return cleanerValues(b.CleanerStatus(), time.Now()) }),
