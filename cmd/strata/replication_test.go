@@ -158,7 +158,7 @@ func startReplicaNode(t *testing.T, spec replicaSpec) *replicaNode {
 	p, _ := strconv.Atoi(port)
 	h, err := api.New(api.Options{Broker: n.broker, Meta: meta, Config: cfg, Logger: logger,
 		Advertised: map[string]api.Address{"PLAINTEXT": {Host: host, Port: int32(p)}},
-		Groups:     n.coord.groups.rt, Txns: n.coord.txns.rt})
+		Groups:     n.coord.groups.rt, Txns: n.coord.txns.rt, Peers: n.coord.replicaClients.client})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,10 +23,9 @@ import (
 // partition 0 led by node 2 (node 1 follows it) and partition 1 on node 1
 // alone.
 //
-// Partition verification (KIP-890 part 1) is off: a leader verifies a
-// transactional produce with the transaction coordinator on its own node
-// only, so a produce to node 2 of a transaction coordinated on node 1
-// would be refused (NOT_ENOUGH_REPLICAS) until it learns to ask node 1.
+// Partition verification (KIP-890 part 1) is on, as by default: node 2,
+// leading t-0, verifies a transaction's first batch there with the
+// coordinator on node 1 (AddPartitionsToTxn v4).
 func txnCluster(t *testing.T) map[int32]*replicaNode {
 	t.Helper()
 	meta := openTestQuorum(t)
@@ -46,8 +45,7 @@ func txnCluster(t *testing.T) map[int32]*replicaNode {
 	}
 	nodes := map[int32]*replicaNode{}
 	for id, ln := range lns {
-		nodes[id] = startReplicaNode(t, replicaSpec{meta: meta, id: id, ln: ln, addrs: addrs,
-			configs: map[string]string{"transaction.partition.verification.enable": "false"}})
+		nodes[id] = startReplicaNode(t, replicaSpec{meta: meta, id: id, ln: ln, addrs: addrs})
 		nodes[id].reg = meta.Image().Brokers[id]
 	}
 	return nodes

@@ -273,7 +273,13 @@ const flushCheckInterval = 100 * time.Millisecond
 // serveListeners listens on every listener and builds its server, all
 // sharing one api handler (each request says which listener it came on).
 func (n *node) serveListeners(cfg *config.Broker, ls []boundListener, addrs map[string]api.Address, logger *slog.Logger) (*api.Handler, error) {
-	h, err := api.New(api.Options{Broker: n.broker, Meta: n.meta, Config: cfg, Advertised: addrs, Logger: logger, Groups: n.groups.rt, Txns: n.txns.rt})
+	opts := api.Options{Broker: n.broker, Meta: n.meta, Config: cfg, Advertised: addrs, Logger: logger, Groups: n.groups.rt, Txns: n.txns.rt}
+	if n.replicaClients != nil {
+		// A cluster node: partition leaders verify transactional produces
+		// with the transaction coordinator on another broker.
+		opts.Peers = n.replicaClients.client
+	}
+	h, err := api.New(opts)
 	if err != nil {
 		closeAll(ls)
 		return nil, err

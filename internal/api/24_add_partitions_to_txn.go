@@ -11,15 +11,19 @@ import (
 )
 
 // AddPartitionsToTxn: v0-3, a producer adding partitions to its
-// transaction (v4+ are the broker-to-broker batched form of KIP-890, not
-// served). As in Kafka, when a partition does not exist (or is an internal
+// transaction; v4, the batched form a partition leader sends to verify
+// (KIP-890 part 1), see handleAddPartitionsToTxnBatch (v5 is KIP-890 part
+// 2's). As in Kafka, when a partition does not exist (or is an internal
 // topic's) nothing is added: those partitions get their error and the
 // others OPERATION_NOT_ATTEMPTED; so when the principal may not WRITE one
 // of the topics (TOPIC_AUTHORIZATION_FAILED). Without WRITE on the
 // transactional id every partition gets TRANSACTIONAL_ID_AUTHORIZATION_FAILED.
-func init() { register(24, 0, txnMax(24), (*Handler).handleAddPartitionsToTxn) }
+func init() { register(24, 0, addPartitionsBatchVersion, (*Handler).handleAddPartitionsToTxn) }
 
 func (h *Handler) handleAddPartitionsToTxn(ctx context.Context, req *Request) Reply {
+	if req.Version >= addPartitionsBatchVersion {
+		return h.handleAddPartitionsToTxnBatch(ctx, req)
+	}
 	r := req.Body.(*kmsg.AddPartitionsToTxnRequest)
 	if !h.allowedTxn(req, acl.OpWrite, r.TransactionalID) {
 		return h.txns.replyIf(ctx, req, r.TransactionalID, false, txnDenied)
@@ -37,18 +41,7 @@ func (h *Handler) handleAddPartitionsToTxn(ctx context.Context, req *Request) Re
 // (a topic in denied may not be written by the principal): ok is false
 // then.
 func refuseTxnPartitions(img *metadata.Image, topics []kmsg.AddPartitionsToTxnRequestTopic, denied map[string]bool) ([]kmsg.AddPartitionsToTxnResponseTopic, bool) {
-	codeOf := func(topic string, p int32) int16 {
-		t := img.Topics[topic]
-		switch {
-		case denied[topic]:
-			return topicDenied
-		case t == nil || p < 0 || int(p) >= len(t.Partitions):
-			return kerr.UnknownTopicOrPartition.Code
-		case isInternalTopic(topic):
-			return kerr.InvalidTopicException.Code
-		}
-		return 0
-	}
+	codeOf := func(topic string, p int32) int16 { return txnPartitionCode(img, denied, topic, p) }
 	ok := true
 	for _, rt := range topics {
 		for _, p := range rt.Partitions {
@@ -75,6 +68,22 @@ func refuseTxnPartitions(img *metadata.Image, topics []kmsg.AddPartitionsToTxnRe
 		out = append(out, st)
 	}
 	return out, false
+}
+
+// txnPartitionCode is why partition p of topic cannot be in a
+// transaction, 0 when it can: the principal may not write the topic (in
+// denied), it does not exist, or it is an internal topic.
+func txnPartitionCode(img *metadata.Image, denied map[string]bool, topic string, p int32) int16 {
+	t := img.Topics[topic]
+	switch {
+	case denied[topic]:
+		return topicDenied
+	case t == nil || p < 0 || int(p) >= len(t.Partitions):
+		return kerr.UnknownTopicOrPartition.Code
+	case isInternalTopic(topic):
+		return kerr.InvalidTopicException.Code
+	}
+	return 0
 }
 
 // addPartitionsTopics are the topics an AddPartitionsToTxn names.

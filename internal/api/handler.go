@@ -76,6 +76,12 @@ type Options struct {
 	// Txns runs the __transaction_state partitions led here. Nil answers
 	// every transaction request COORDINATOR_NOT_AVAILABLE.
 	Txns *runtime.Runtime
+	// Peers connects to another broker of the cluster, by id, for the
+	// requests this broker sends on behalf of its clients: a partition
+	// leader verifying a transactional produce with the coordinator of
+	// its transactional id (AddPartitionsToTxn v4). Nil on a single node:
+	// every such request goes to this broker's own coordinators.
+	Peers func(id int32) (kmsg.Requestor, error)
 }
 
 // Validate reports the first unusable option.

@@ -79,31 +79,16 @@ func (h *Handler) transactionalChecks(r *kmsg.ProduceRequest, img *metadata.Imag
 }
 
 // verifyTransactional asks the transactional id's coordinator about every
-// partition of c.verify, in parallel, and adds the refused ones to
-// c.refused with the code a producer is told.
+// partition of c.verify and adds the refused ones to c.refused with the
+// code a producer is told. The coordinator is the one here, unless
+// another broker leads the id's __transaction_state partition and this
+// one can reach it (Options.Peers): then that broker is asked.
 func (h *Handler) verifyTransactional(ctx context.Context, r *kmsg.ProduceRequest, c *txnChecks) {
-	codes := make([]int16, len(c.verify))
-	p, ok := h.txns.partitionFor(*r.TransactionID)
-	if !ok || h.txns.rt == nil {
-		for i := range codes {
-			codes[i] = kerr.NotEnoughReplicas.Code
-		}
+	var codes []int16
+	if leader, ok := h.remoteTxnCoordinator(*r.TransactionID); ok {
+		codes = h.verifyWithPeer(ctx, leader, verifyPeerTimeout(r.TimeoutMillis), *r.TransactionID, c)
 	} else {
-		var wg sync.WaitGroup
-		for i, v := range c.verify {
-			ev := txn.Verify{TransactionalID: *r.TransactionID, ProducerID: c.pid, ProducerEpoch: c.epoch, Partitions: []base.TopicPartition{v.tp}}
-			done := make(chan error, 1)
-			h.txns.rt.SubmitEvent(p, ev, func(err error) { done <- err })
-			wg.Go(func() {
-				select {
-				case err := <-done:
-					codes[i] = verificationCode(err)
-				case <-ctx.Done():
-					codes[i] = kerr.NotEnoughReplicas.Code
-				}
-			})
-		}
-		wg.Wait()
+		codes = h.verifyLocally(ctx, *r.TransactionID, c)
 	}
 	for i, v := range c.verify {
 		if codes[i] == 0 {
@@ -116,26 +101,69 @@ func (h *Handler) verifyTransactional(ctx context.Context, r *kmsg.ProduceReques
 	}
 }
 
-// verificationCode is what a producer is told when its partition's
-// verification failed, as Kafka's ReplicaManager maps the coordinator's
-// answer: the coordinator being unavailable or busy completing the
-// previous transaction is NOT_ENOUGH_REPLICAS, which every client
-// retries; a fenced epoch is INVALID_PRODUCER_EPOCH as from a partition.
-func verificationCode(err error) int16 {
-	if err == nil {
-		return 0
+// verifyLocally asks the coordinator here about every partition of
+// c.verify, in parallel, and returns each one's producer code.
+func (h *Handler) verifyLocally(ctx context.Context, id string, c *txnChecks) []int16 {
+	codes := make([]int16, len(c.verify))
+	p, ok := h.txns.partitionFor(id)
+	if !ok || h.txns.rt == nil {
+		for i := range codes {
+			codes[i] = kerr.NotEnoughReplicas.Code
+		}
+		return codes
 	}
+	var wg sync.WaitGroup
+	for i, v := range c.verify {
+		ev := txn.Verify{TransactionalID: id, ProducerID: c.pid, ProducerEpoch: c.epoch, Partitions: []base.TopicPartition{v.tp}}
+		done := make(chan error, 1)
+		h.txns.rt.SubmitEvent(p, ev, func(err error) { done <- err })
+		wg.Go(func() {
+			select {
+			case err := <-done:
+				codes[i] = verificationCode(err)
+			case <-ctx.Done():
+				codes[i] = kerr.NotEnoughReplicas.Code
+			}
+		})
+	}
+	wg.Wait()
+	return codes
+}
+
+// verificationCode is what a producer is told when the coordinator here
+// answered its partition's verification with err.
+func verificationCode(err error) int16 {
+	return producerVerifyCode(coordinatorVerifyCode(err))
+}
+
+// coordinatorVerifyCode is the Kafka code of the coordinator's answer to a
+// txn.Verify, as Kafka's coordinator answers a verification
+// (AddPartitionsToTxn v4 with VerifyOnly puts it on the wire).
+func coordinatorVerifyCode(err error) int16 {
 	var ve *txn.VerifyError
 	var ce *runtime.CodeError
-	code := kerr.NotEnoughReplicas.Code
 	switch {
+	case err == nil:
+		return 0
 	case errors.As(err, &ve):
-		code = ve.Code
+		return ve.Code
 	case errors.As(err, &ce):
-		code = ce.Code
+		return ce.Code
 	}
+	return kerr.CoordinatorNotAvailable.Code
+}
+
+// producerVerifyCode is what a producer is told when its partition's
+// verification failed with the coordinator's code, as Kafka's
+// ReplicaManager and AddPartitionsToTxnManager map it: the coordinator
+// being unavailable, unreachable or busy completing the previous
+// transaction is NOT_ENOUGH_REPLICAS, which every client retries; a fenced
+// epoch is INVALID_PRODUCER_EPOCH as from a partition.
+func producerVerifyCode(code int16) int16 {
 	switch code {
-	case kerr.CoordinatorLoadInProgress.Code, kerr.CoordinatorNotAvailable.Code, kerr.NotCoordinator.Code, kerr.ConcurrentTransactions.Code:
+	case kerr.CoordinatorLoadInProgress.Code, kerr.CoordinatorNotAvailable.Code, kerr.NotCoordinator.Code,
+		kerr.ConcurrentTransactions.Code, kerr.NetworkException.Code, kerr.RequestTimedOut.Code,
+		kerr.OperationNotAttempted.Code:
 		return kerr.NotEnoughReplicas.Code
 	case kerr.ProducerFenced.Code:
 		return kerr.InvalidProducerEpoch.Code

@@ -33,10 +33,17 @@ type replicaHarness struct {
 
 func newReplicaHarness(t *testing.T, brokerConfig map[string]string) *replicaHarness {
 	t.Helper()
+	return newReplicaHarnessAs(t, 1, brokerConfig)
+}
+
+// newReplicaHarnessAs is the harness of broker self (1, 2 or 3) instead,
+// with a metadata quorum of its own.
+func newReplicaHarnessAs(t *testing.T, self int32, brokerConfig map[string]string) *replicaHarness {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	meta, err := metadata.Open(ctx, metadata.Options{Dir: t.TempDir(), NodeID: 1, Clock: clock.Real{}, Logger: logger})
+	meta, err := metadata.Open(ctx, metadata.Options{Dir: t.TempDir(), NodeID: self, Clock: clock.Real{}, Logger: logger})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +61,7 @@ func newReplicaHarness(t *testing.T, brokerConfig map[string]string) *replicaHar
 		rh.epochs[id] = reg.Epoch
 	}
 	dir := t.TempDir()
-	flags := map[string]string{"node.id": "1", "log.dirs": dir}
+	flags := map[string]string{"node.id": strconv.Itoa(int(self)), "log.dirs": dir}
 	for k, v := range brokerConfig {
 		flags[k] = v
 	}
@@ -64,7 +71,7 @@ func newReplicaHarness(t *testing.T, brokerConfig map[string]string) *replicaHar
 	}
 	const idle = time.Hour
 	rh.b, err = broker.New(broker.Options{
-		DataDir: dir, NodeID: 1, Meta: meta,
+		DataDir: dir, NodeID: self, Meta: meta,
 		Resolve:           resolveMinInsync,
 		RetentionInterval: idle, FlushCheckInterval: idle, ReplicaLagTimeMax: idle,
 		Clock: clock.Real{}, Logger: logger,
@@ -78,7 +85,7 @@ func newReplicaHarness(t *testing.T, brokerConfig map[string]string) *replicaHar
 		}
 	})
 	rh.h, err = New(Options{Broker: rh.b, Meta: meta, Config: cfg, Logger: logger,
-		Advertised: map[string]Address{"PLAINTEXT": {Host: "127.0.0.1", Port: 9091}}})
+		Advertised: map[string]Address{"PLAINTEXT": {Host: "127.0.0.1", Port: 9090 + self}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,8 +15,11 @@ const TopicName = "__transaction_state"
 
 // MaxVersions are the request versions the coordinator implements, by API
 // key, from 0 up to the value. They stop before KIP-890 part 2
-// (InitProducerId v5, AddPartitionsToTxn v4+ from brokers, EndTxn v5):
-// this is transaction protocol version 1.
+// (InitProducerId v5, AddPartitionsToTxn v5, EndTxn v5): this is
+// transaction protocol version 1. AddPartitionsToTxn v4, the batched form
+// partition leaders send (KIP-890 part 1), never reaches the coordinator:
+// the api splits it into one v3 request per transaction added to and one
+// Verify event per partition verified.
 var MaxVersions = map[int16]int16{
 	kmsg.InitProducerID.Int16():       4,
 	kmsg.AddPartitionsToTxn.Int16():   3,
