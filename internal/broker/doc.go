@@ -15,6 +15,8 @@
 // node begins and stops leading, which is how __consumer_offsets
 // partitions start and resign their coordinators without the broker
 // knowing coordinators. Tier loops run on leaders only (DESIGN §4); the
+// followers of tiered topics delete their local copies of tiered segments
+// in one broker-wide pass every tier interval (tier_follower.go); the
 // cleaner and retention run on every hosted partition. The tier
 // executors' per-partition counts follow the opens and closes
 // (tier_stats.go): a deleted topic's counts, and so its metrics, go with

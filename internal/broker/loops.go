@@ -34,6 +34,7 @@ func (b *Broker) startLoops() {
 	}
 	if b.opts.Tier != nil {
 		b.every(b.opts.Tier.Interval, b.remoteDeletePass)
+		b.every(b.opts.Tier.Interval, b.followerLocalRetentionPass)
 		b.startOrphanLoop()
 	}
 }

@@ -89,6 +89,9 @@
 //   - takes its high watermark from its leader, bounded by its own log end
 //     (SetHighWatermarkFromLeader; it may move backward, to a new leader's),
 //     and its log start, forward only (SetLogStartFromLeader).
+//   - of a tiered topic, deletes its local copies of tiered segments
+//     (DeleteTieredLocalBefore, as the broker's follower local retention
+//     decides): only its local log start moves, so logStart <= localLogStart.
 //   - truncates where its log diverges from its new leader's (TruncateTo):
 //     the cut is durable, epochs starting at or past the new end go,
 //     producer state is rebuilt from the newest snapshot at or below it

@@ -73,4 +73,11 @@
 // decision, then PlanDeletes and PlanStrays and run them (the retention
 // deletes in order, stopping at the first failure). The planners assume no
 // copy or delete of the partition is in flight while they run.
+//
+// A follower runs no tier loop; its local retention is PlanFollowerLocal
+// (follower_retention.go): the leader's retention.Plan on the follower's
+// own snapshot, of whose local deletions it keeps those entirely below
+// tieredNext and held by COPY_FINISHED segments of its lineage. It never
+// moves the log start (the leader's, learned by fetch) and never deletes
+// remote data.
 package tier
