@@ -136,15 +136,7 @@ func TestTxnOffsetCommitToAGroupCoordinatedByAnotherBroker(t *testing.T) {
 	defer cl.Close()
 	const txnID = "remote-offsets"
 
-	init := kmsg.NewPtrInitProducerIDRequest()
-	init.TransactionalID, init.TransactionTimeoutMillis = kmsg.StringPtr(txnID), 60_000
-	ir := retryCode(ctx, t, "InitProducerID", func() (int16, *kmsg.InitProducerIDResponse) {
-		r, err := init.RequestWith(ctx, cl)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r.ErrorCode, r
-	})
+	ir := initTxnProducer(ctx, t, cl, txnID)
 	add := kmsg.NewPtrAddOffsetsToTxnRequest()
 	add.TransactionalID, add.ProducerID, add.ProducerEpoch, add.Group = txnID, ir.ProducerID, ir.ProducerEpoch, group
 	retryCode(ctx, t, "AddOffsetsToTxn", func() (int16, *kmsg.AddOffsetsToTxnResponse) {
@@ -226,5 +218,20 @@ func committedOffset(ctx context.Context, t *testing.T, cl *kgo.Client, group st
 		}
 		p := resp.Topics[0].Partitions[0]
 		return p.ErrorCode, p.Offset
+	})
+}
+
+// initTxnProducer gets a producer id and epoch for txnID through cl,
+// retrying the coordinator's retriable answers.
+func initTxnProducer(ctx context.Context, t *testing.T, cl *kgo.Client, txnID string) *kmsg.InitProducerIDResponse {
+	t.Helper()
+	init := kmsg.NewPtrInitProducerIDRequest()
+	init.TransactionalID, init.TransactionTimeoutMillis = kmsg.StringPtr(txnID), 60_000
+	return retryCode(ctx, t, "InitProducerID", func() (int16, *kmsg.InitProducerIDResponse) {
+		r, err := init.RequestWith(ctx, cl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.ErrorCode, r
 	})
 }

@@ -34,15 +34,7 @@ func TestTxnProduceVerifiedByACoordinatorOnAnotherBroker(t *testing.T) {
 	defer leader.Close()
 	const txnID = "remote-verify"
 
-	init := kmsg.NewPtrInitProducerIDRequest()
-	init.TransactionalID, init.TransactionTimeoutMillis = kmsg.StringPtr(txnID), 60_000
-	ir := retryCode(ctx, t, "InitProducerID", func() (int16, *kmsg.InitProducerIDResponse) {
-		r, err := init.RequestWith(ctx, cl)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r.ErrorCode, r
-	})
+	ir := initTxnProducer(ctx, t, cl, txnID)
 	addPartition := func(p int32) {
 		t.Helper()
 		add := kmsg.NewPtrAddPartitionsToTxnRequest()

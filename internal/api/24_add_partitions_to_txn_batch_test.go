@@ -205,21 +205,7 @@ func wantCodes(t *testing.T, what string, got, want map[base.TopicPartition]int1
 }
 
 func TestAddPartitionsToTxnRegisteredAtV4(t *testing.T) {
-	var h *Handler
-	if !h.Supported(24, 0) || !h.Supported(24, 4) || h.Supported(24, 5) {
-		t.Fatal("AddPartitionsToTxn must be registered at v0-4 (v5 is KIP-890 part 2's)")
-	}
-	rh := newReplicaHarness(t, nil)
-	resp := rh.handle(18, 3, kmsg.NewPtrApiVersionsRequest(), "User:ANONYMOUS").(*kmsg.ApiVersionsResponse)
-	for _, k := range resp.ApiKeys {
-		if k.ApiKey == 24 {
-			if k.MinVersion != 0 || k.MaxVersion != 4 {
-				t.Fatalf("ApiVersions advertises AddPartitionsToTxn v%d-%d, want v0-4", k.MinVersion, k.MaxVersion)
-			}
-			return
-		}
-	}
-	t.Fatal("ApiVersions does not advertise AddPartitionsToTxn")
+	checkAdvertised(t, 24, 0, 4) // v5 is KIP-890 part 2's
 }
 
 // TestAddPartitionsToTxnBatchVerifyOnly: each transaction of a batch is

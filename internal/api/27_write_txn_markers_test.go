@@ -20,21 +20,7 @@ import (
 )
 
 func TestWriteTxnMarkersRegistered(t *testing.T) {
-	var h *Handler
-	if !h.Supported(27, 0) || !h.Supported(27, 1) || h.Supported(27, 2) {
-		t.Fatal("WriteTxnMarkers must be registered at v0-1 (v2 is KIP-890's)")
-	}
-	rh := newReplicaHarness(t, nil)
-	resp := rh.handle(18, 3, kmsg.NewPtrApiVersionsRequest(), "User:ANONYMOUS").(*kmsg.ApiVersionsResponse)
-	for _, k := range resp.ApiKeys {
-		if k.ApiKey == 27 {
-			if k.MinVersion != 0 || k.MaxVersion != 1 {
-				t.Fatalf("ApiVersions advertises WriteTxnMarkers v%d-%d, want v0-1", k.MinVersion, k.MaxVersion)
-			}
-			return
-		}
-	}
-	t.Fatal("ApiVersions does not advertise WriteTxnMarkers")
+	checkAdvertised(t, 27, 0, 1) // v2 is KIP-890's
 }
 
 // TestEveryRegisteredVersionDecodes: a request of every registered key and

@@ -13,21 +13,7 @@ import (
 )
 
 func TestElectLeadersRegistered(t *testing.T) {
-	var h *Handler
-	if !h.Supported(43, 0) || !h.Supported(43, 2) || h.Supported(43, 3) {
-		t.Fatal("ElectLeaders must be registered at v0-2")
-	}
-	rh := newReplicaHarness(t, nil)
-	resp := rh.handle(18, 3, kmsg.NewPtrApiVersionsRequest(), "User:ANONYMOUS").(*kmsg.ApiVersionsResponse)
-	for _, k := range resp.ApiKeys {
-		if k.ApiKey == 43 {
-			if k.MinVersion != 0 || k.MaxVersion != 2 {
-				t.Fatalf("ApiVersions advertises ElectLeaders v%d-%d, want v0-2", k.MinVersion, k.MaxVersion)
-			}
-			return
-		}
-	}
-	t.Fatal("ApiVersions does not advertise ElectLeaders")
+	checkAdvertised(t, 43, 0, 2)
 }
 
 // electLeaders sends an ElectLeaders of electionType for topic → partitions

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/strata-broker/strata/internal/base"
 )
 
 // The roles of process.roles. Every Strata node is a broker; a voter of
@@ -194,7 +196,7 @@ func (b *Broker) setControllerAdvertised(g getter, adv Listener, ok bool) error 
 		return &Error{Key: "advertised.listeners", Value: advertised, Msg: "must name a host that other nodes can reach, not " + adv.String()}
 	}
 	if addr, voter := b.QuorumVoters[b.NodeID]; voter {
-		if ok && canonicalAddr(adv.Addr()) != canonicalAddr(addr) {
+		if ok && base.CanonicalAddr(adv.Addr()) != base.CanonicalAddr(addr) {
 			return &Error{Key: "advertised.listeners", Value: advertised,
 				Msg: fmt.Sprintf("advertises the controller listener as %s, but node.id %d is the voter %d@%s in controller.quorum.voters; make them equal, or drop %s from advertised.listeners",
 					adv.Addr(), b.NodeID, b.NodeID, addr, adv.Name)}
@@ -212,7 +214,7 @@ func (b *Broker) setControllerAdvertised(g getter, adv Listener, ok bool) error 
 				b.NodeID, a, from, a.Name)}
 	}
 	for _, id := range slices.Sorted(maps.Keys(b.QuorumVoters)) {
-		if addr := b.QuorumVoters[id]; canonicalAddr(addr) == canonicalAddr(a.Addr()) {
+		if addr := b.QuorumVoters[id]; base.CanonicalAddr(addr) == base.CanonicalAddr(a.Addr()) {
 			return &Error{Key: "advertised.listeners", Value: advertised,
 				Msg: fmt.Sprintf("must give node.id %d, a non-voter, its own controller address: %s is voter %d's in controller.quorum.voters; add %s://<host>:<port>",
 					b.NodeID, a.Addr(), id, a.Name)}
@@ -283,10 +285,10 @@ func parseVoters(v string) (map[int32]string, error) {
 			return nil, fmt.Errorf("must give each voter a port between 1 and 65535: %s", it)
 		}
 		a := net.JoinHostPort(host, strconv.Itoa(port))
-		if other, dup := byAddr[canonicalAddr(a)]; dup {
+		if other, dup := byAddr[base.CanonicalAddr(a)]; dup {
 			return nil, fmt.Errorf("must give each voter its own address: nodes %d and %d are both at %s", other, id, a)
 		}
-		voters[int32(id)], byAddr[canonicalAddr(a)] = a, int32(id)
+		voters[int32(id)], byAddr[base.CanonicalAddr(a)] = a, int32(id)
 	}
 	return voters, nil
 }
@@ -343,17 +345,4 @@ func specificHost(host string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip == nil || !ip.IsUnspecified()
-}
-
-// canonicalAddr lower-cases the host of host:port and drops the port's
-// leading zeros, so that two spellings of one address compare equal.
-func canonicalAddr(addr string) string {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return addr
-	}
-	if p, err := strconv.Atoi(port); err == nil {
-		port = strconv.Itoa(p)
-	}
-	return net.JoinHostPort(strings.ToLower(host), port)
 }

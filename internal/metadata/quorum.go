@@ -5,13 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"net"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/hashicorp/raft"
+
+	"github.com/strata-broker/strata/internal/base"
 )
 
 const (
@@ -75,7 +75,7 @@ func (o Options) validateQuorum() error {
 		if err := validateDialAddr(addr); err != nil {
 			return fmt.Errorf("metadata: Options.Voters: node %d: %w", id, err)
 		}
-		key := canonicalAddr(addr)
+		key := base.CanonicalAddr(addr)
 		if other, dup := byAddr[key]; dup {
 			return fmt.Errorf("metadata: Options.Voters: nodes %d and %d share address %s", other, id, addr)
 		}
@@ -86,26 +86,13 @@ func (o Options) validateQuorum() error {
 		own = o.BindAddr
 	}
 	if addr, ok := o.Voters[o.NodeID]; ok {
-		if canonicalAddr(own) != canonicalAddr(addr) {
+		if base.CanonicalAddr(own) != base.CanonicalAddr(addr) {
 			return fmt.Errorf("metadata: node %d is a voter at %s (Options.Voters) but would advertise %s", o.NodeID, addr, own)
 		}
-	} else if other, taken := byAddr[canonicalAddr(own)]; taken {
+	} else if other, taken := byAddr[base.CanonicalAddr(own)]; taken {
 		return fmt.Errorf("metadata: non-voter %d would advertise %s, voter %d's address", o.NodeID, own, other)
 	}
 	return nil
-}
-
-// canonicalAddr lower-cases the host and drops a port's leading zeros, so
-// that two spellings of one address compare equal.
-func canonicalAddr(addr string) string {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return addr
-	}
-	if p, err := strconv.Atoi(port); err == nil {
-		port = strconv.Itoa(p)
-	}
-	return net.JoinHostPort(strings.ToLower(host), port)
 }
 
 // nodeServerID is a node's Raft server id.
