@@ -21,7 +21,8 @@ func (h *Handler) handleMetadata(ctx context.Context, req *Request) Reply {
 	resp := r.ResponseKind().(*kmsg.MetadataResponse)
 	img := h.opts.Meta.Image()
 
-	for _, b := range h.liveBrokers(img, req.Listener) {
+	live := h.liveBrokers(img, req.Listener)
+	for _, b := range live {
 		mb := kmsg.NewMetadataResponseBroker()
 		mb.NodeID, mb.Host, mb.Port = b.ID, b.Addr.Host, b.Addr.Port
 		if b.Rack != "" {
@@ -30,7 +31,7 @@ func (h *Handler) handleMetadata(ctx context.Context, req *Request) Reply {
 		resp.Brokers = append(resp.Brokers, mb)
 	}
 	resp.ClusterID = strPtr(img.ClusterID)
-	resp.ControllerID = h.opts.Broker.NodeID()
+	resp.ControllerID = h.controllerOf(live)
 
 	if r.IncludeClusterAuthorizedOperations {
 		resp.AuthorizedOperations = h.authorizedOps(req, acl.ResourceCluster, acl.ClusterName)

@@ -19,13 +19,15 @@ func (h *Handler) handleDescribeCluster(_ context.Context, req *Request) Reply {
 	r := req.Body.(*kmsg.DescribeClusterRequest)
 	resp := r.ResponseKind().(*kmsg.DescribeClusterResponse)
 	resp.ClusterID = h.opts.Meta.Image().ClusterID
-	resp.ControllerID = h.opts.Broker.NodeID()
+
 	resp.ClusterAuthorizedOperations = -2147483648
 	if r.IncludeClusterAuthorizedOperations {
 		resp.ClusterAuthorizedOperations = h.authorizedOps(req, acl.ResourceCluster, acl.ClusterName)
 	}
 	resp.EndpointType = r.EndpointType
-	for _, lb := range h.liveBrokers(h.opts.Meta.Image(), req.Listener) {
+	live := h.liveBrokers(h.opts.Meta.Image(), req.Listener)
+	resp.ControllerID = h.controllerOf(live)
+	for _, lb := range live {
 		b := kmsg.NewDescribeClusterResponseBroker()
 		b.NodeID, b.Host, b.Port = lb.ID, lb.Addr.Host, lb.Addr.Port
 		if lb.Rack != "" {

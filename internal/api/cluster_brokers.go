@@ -16,12 +16,18 @@ type brokerAt struct {
 // liveBrokers lists, ascending by id, the brokers the clients of listener
 // can use: on a node where no broker has registered (a single node), this
 // broker alone; in a cluster, every unfenced registered broker that has
-// the listener (Kafka's alive brokers of MetadataCache), and this broker.
+// the listener (Kafka's alive brokers of MetadataCache). This broker is
+// left out while it is fenced (starting, or stopping), unless no other
+// broker is live: a client then still has one broker to ask again.
 func (h *Handler) liveBrokers(img *metadata.Image, listener string) []brokerAt {
 	self := h.opts.Broker.NodeID()
 	out := []brokerAt{{ID: self, Addr: h.advertised(listener)}}
+	selfFenced := false
 	if b, ok := img.Brokers[self]; ok {
-		out[0].Rack = b.Rack
+		out[0].Rack, selfFenced = b.Rack, b.Fenced
+	}
+	if selfFenced {
+		out = out[:0]
 	}
 	for id, b := range img.Brokers {
 		if id == self || b.Fenced {
@@ -31,8 +37,24 @@ func (h *Handler) liveBrokers(img *metadata.Image, listener string) []brokerAt {
 			out = append(out, brokerAt{ID: id, Addr: a, Rack: b.Rack})
 		}
 	}
+	if len(out) == 0 {
+		out = append(out, brokerAt{ID: self, Addr: h.advertised(listener), Rack: img.Brokers[self].Rack})
+	}
 	slices.SortFunc(out, func(a, b brokerAt) int { return int(a.ID) - int(b.ID) })
 	return out
+}
+
+// controllerOf is the controller id Metadata and DescribeCluster give with
+// live: this broker, which serves the controller's APIs by forwarding
+// them, or while it is fenced (and so not in live) the first live broker.
+func (h *Handler) controllerOf(live []brokerAt) int32 {
+	self := h.opts.Broker.NodeID()
+	for _, b := range live {
+		if b.ID == self {
+			return self
+		}
+	}
+	return live[0].ID
 }
 
 // brokerAddress is where the clients of listener reach broker id: this

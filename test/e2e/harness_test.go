@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"net"
@@ -127,6 +128,9 @@ type Broker struct {
 	overrides []string
 	names     []string // listener names, in order; nil: one PLAINTEXT via --listen
 	output    *syncBuffer
+	// readyTimeout bounds each start's wait for the ready line; zero is
+	// brokerReadyTimeout. A cluster node waits for its quorum first.
+	readyTimeout time.Duration
 
 	mu struct {
 		sync.Mutex
@@ -247,6 +251,7 @@ func (b *Broker) start() error {
 	for _, o := range b.overrides {
 		args = append(args, "--override", o)
 	}
+	readyTimeout := cmp.Or(b.readyTimeout, brokerReadyTimeout)
 	cmd := exec.Command(strataBin, args...)
 	outputStart := b.output.Len()
 	ready := make(chan string, 1)
@@ -284,9 +289,9 @@ func (b *Broker) start() error {
 			return fmt.Errorf("broker on %s exited before ready: %w", b.Addr, errAddrInUse)
 		}
 		return fmt.Errorf("broker on %s exited before ready: %v", b.Addr, cmd.ProcessState)
-	case <-time.After(brokerReadyTimeout):
+	case <-time.After(readyTimeout):
 		b.Kill()
-		return fmt.Errorf("broker on %s printed no ready line within %v", b.Addr, brokerReadyTimeout)
+		return fmt.Errorf("broker on %s printed no ready line within %v", b.Addr, readyTimeout)
 	}
 }
 
