@@ -47,7 +47,13 @@ func (a *Adapter) ReadFrom(from base.Offset) ([]runtime.Record, base.Offset, err
 	if start := a.p.Offsets().LogStart; from < start {
 		from = start
 	}
-	res, err := a.p.Read(from, readMaxBytes, a.buf[:0])
+	// To the log end, not the high watermark, as Kafka's coordinators load
+	// (FetchIsolation.LOG_END): a new leader learned its high watermark
+	// from the old one a fetch late, and its whole log is what every
+	// replica will hold. Stopping at the high watermark could drop the
+	// last state change the old coordinator made durable and answered
+	// (a PrepareCommit), and abort a committed transaction.
+	res, err := a.p.ReadIsolated(from, readMaxBytes, a.buf[:0], partition.ReadLogEnd)
 	if err != nil {
 		return nil, from, classify(err)
 	}

@@ -119,3 +119,30 @@ func TestAdapterClosedPartitionIsNotLeader(t *testing.T) {
 		t.Fatalf("Append on a closed partition: %v, want ErrNotLeader", err)
 	}
 }
+
+// A new leader loads its coordinator state to its log end, past a high
+// watermark it learned from the old leader a fetch late: the records above
+// it are durable on this replica, which every other replica now follows,
+// and may be the last state change the old coordinator answered.
+func TestAdapterReadsToTheLogEndAboveTheHighWatermark(t *testing.T) {
+	p := openPartition(t)
+	defer p.Close()
+	if err := p.BecomeFollower(0); err != nil {
+		t.Fatal(err)
+	}
+	batch := EncodeBatch([]runtime.Record{{Key: []byte("k1"), Value: []byte("v1")}, {Key: []byte("k2"), Value: []byte("v2")}}, 1234)
+	record.SetPartitionLeaderEpoch(batch, 0)
+	if _, err := p.AppendAsFollower(batch); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.BecomeLeader(1); err != nil {
+		t.Fatal(err)
+	}
+	if off := p.Offsets(); off.HighWatermark != 0 || off.LogEnd != 2 {
+		t.Fatalf("offsets %+v: the test needs a high watermark below the log end", off)
+	}
+	recs, next, err := New(p, clock.Real{}).ReadFrom(0)
+	if err != nil || next != 2 || len(recs) != 2 {
+		t.Fatalf("ReadFrom(0) = %d records, next %d, err %v; want both records, next 2", len(recs), next, err)
+	}
+}
