@@ -9,6 +9,9 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/sasl"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/strata-broker/strata/internal/config"
 	"github.com/strata-broker/strata/internal/metadata"
@@ -34,10 +37,11 @@ type replicaClient struct {
 }
 
 // newReplicaClients builds the clients of cfg's inter-broker listener. Its
-// protocol decides how they connect: PLAINTEXT, or SSL trusting
+// protocol decides how they connect: TLS for SSL and SASL_SSL, trusting
 // ssl.truststore and presenting the broker's keystore (as Kafka's brokers
-// do). SASL listeners are refused: the broker has no inter-broker SASL
-// credentials to present yet.
+// do); SASL for SASL_PLAINTEXT and SASL_SSL, with
+// sasl.mechanism.inter.broker.protocol and the broker's own username and
+// password from the listener's JAAS config.
 func newReplicaClients(cfg *config.Broker, meta *metadata.Store) (*replicaClients, error) {
 	l, ok := listenerNamed(cfg.Listeners, cfg.InterBrokerListener)
 	if !ok {
@@ -54,16 +58,19 @@ func newReplicaClients(cfg *config.Broker, meta *metadata.Store) (*replicaClient
 		kgo.FetchMaxBytes(cfg.ReplicaFetch.ResponseMaxBytes),
 		kgo.BrokerMaxReadBytes(int32(min(int64(cfg.ReplicaFetch.ResponseMaxBytes)+int64(cfg.MessageMaxBytes)+1<<20, 1<<30))),
 	}
-	switch {
-	case l.UsesSASL():
-		return nil, fmt.Errorf("inter.broker.listener.name %s uses %s: replication over SASL is not supported yet; name a PLAINTEXT or SSL listener",
-			l.Name, l.Protocol)
-	case l.UsesTLS():
+	if l.UsesTLS() {
 		tc, err := replicaTLS(cfg.TLSFor(l.Name))
 		if err != nil {
 			return nil, fmt.Errorf("inter.broker.listener.name %s: %w", l.Name, err)
 		}
 		opts = append(opts, kgo.DialTLSConfig(tc))
+	}
+	if l.UsesSASL() {
+		m, err := replicaSASL(cfg.InterBrokerSASL)
+		if err != nil {
+			return nil, fmt.Errorf("inter.broker.listener.name %s uses %s: %w", l.Name, l.Protocol, err)
+		}
+		opts = append(opts, kgo.SASL(m))
 	}
 	return &replicaClients{meta: meta, listener: l.Name, opts: opts, byID: map[int32]replicaClient{}}, nil
 }
@@ -95,6 +102,25 @@ func replicaTLS(c config.TLSConfig) (*tls.Config, error) {
 		}
 	}
 	return out, nil
+}
+
+// replicaSASL is the client side of a SASL inter-broker listener: the
+// broker's own credentials, with the mechanism the other brokers expect.
+// config.LoadBroker requires them in a cluster; a single node's config may
+// lack them, and builds no replica clients.
+func replicaSASL(s config.InterBrokerSASL) (sasl.Mechanism, error) {
+	switch s.Mechanism {
+	case config.MechanismPlain:
+		return plain.Auth{User: s.User, Pass: s.Password}.AsMechanism(), nil
+	case config.MechanismScramSHA256:
+		return scram.Auth{User: s.User, Pass: s.Password}.AsSha256Mechanism(), nil
+	case config.MechanismScramSHA512:
+		return scram.Auth{User: s.User, Pass: s.Password}.AsSha512Mechanism(), nil
+	case "":
+		return nil, fmt.Errorf("the broker has no credentials for it; set %s (one of sasl.enabled.mechanisms) and username=\"...\" password=\"...\" in that listener's listener.name.<listener>.<mechanism>.sasl.jaas.config",
+			"sasl.mechanism.inter.broker.protocol")
+	}
+	panic("replica clients: unvalidated sasl.mechanism.inter.broker.protocol " + s.Mechanism)
 }
 
 // client returns a connection to broker id, as replication.Fetchers asks

@@ -65,7 +65,12 @@ type replicaSpec struct {
 	id    int32
 	ln    net.Listener
 	addrs map[int32]string // every node's address
-	// configs are broker configs on top of node.id and log.dirs.
+	// configs are broker configs on top of node.id and log.dirs. ln
+	// serves the inter-broker listener of listeners (PLAINTEXT by
+	// default), with its protocol's TLS and SASL as serve sets them up; on
+	// a listener other than PLAINTEXT the followers fetch through
+	// newReplicaClients, as serve's do, rather than through plain clients
+	// of addrs.
 	configs map[string]string
 	// remote is the shared bucket; nil runs without the remote tier.
 	remote objstore.Store
@@ -86,6 +91,11 @@ func startReplicaNode(t *testing.T, spec replicaSpec) *replicaNode {
 	if err != nil {
 		t.Fatal(err)
 	}
+	l, ok := listenerNamed(cfg.Listeners, cfg.InterBrokerListener)
+	if !ok {
+		t.Fatalf("no inter-broker listener %s", cfg.InterBrokerListener)
+	}
+	secured := l.Protocol != config.ProtocolPlaintext
 	n := &replicaNode{id: id, addr: spec.ln.Addr().String(), clients: map[int32]*kgo.Client{}}
 	var tierState replication.TierState
 	var tierOpts *broker.TierDeps
@@ -105,6 +115,9 @@ func startReplicaNode(t *testing.T, spec replicaSpec) *replicaNode {
 			return -1
 		},
 		Client: func(leader int32) (kmsg.Requestor, error) {
+			if secured {
+				return n.coord.replicaClients.client(leader)
+			}
 			cl, ok := n.clients[leader]
 			if !ok {
 				return nil, fmt.Errorf("no client for broker %d", leader)
@@ -121,7 +134,7 @@ func startReplicaNode(t *testing.T, spec replicaSpec) *replicaNode {
 		t.Fatal(err)
 	}
 	for other, addr := range spec.addrs {
-		if other == id {
+		if other == id || secured {
 			continue
 		}
 		cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DisableClientMetrics())
@@ -157,13 +170,17 @@ func startReplicaNode(t *testing.T, spec replicaSpec) *replicaNode {
 	host, port, _ := net.SplitHostPort(n.addr)
 	p, _ := strconv.Atoi(port)
 	h, err := api.New(api.Options{Broker: n.broker, Meta: meta, Config: cfg, Logger: logger,
-		Advertised: map[string]api.Address{"PLAINTEXT": {Host: host, Port: int32(p)}},
+		Advertised: map[string]api.Address{l.Name: {Host: host, Port: int32(p)}},
 		Groups:     n.coord.groups.rt, Txns: n.coord.txns.rt, Peers: n.coord.replicaClients.client})
 	if err != nil {
 		t.Fatal(err)
 	}
+	tc, sc, err := security(cfg, l, meta)
+	if err != nil {
+		t.Fatal(err)
+	}
 	n.srv, err = server.New(server.Options{Listener: spec.ln, Handler: handlerAdapter{h}, MaxRequestBytes: cfg.SocketRequestMaxBytes,
-		Logger: logger, ListenerName: "PLAINTEXT"})
+		Logger: logger, ListenerName: l.Name, TLS: tc, SASL: sc, FailedAuthenticationDelay: cfg.FailedAuthenticationDelay})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -113,6 +113,10 @@ type Broker struct {
 	// options of listener.name.<listener>.plain.sasl.jaas.config. With PLAIN
 	// enabled every SASL listener has at least one user; nil when none has.
 	PlainUsers map[string]map[string]string
+	// InterBrokerSASL are the credentials this broker presents to the
+	// other brokers when its inter-broker listener uses SASL; zero when it
+	// does not (and on a single node whose config lacks them).
+	InterBrokerSASL InterBrokerSASL
 
 	// FailedAuthenticationDelay is connection.failed.authentication.delay.ms.
 	FailedAuthenticationDelay time.Duration
@@ -268,6 +272,9 @@ func newBroker(raw, origin map[string]string) (*Broker, error) {
 	b.setPrincipalRules(g)
 	b.setAuthorizer(g)
 	if err := b.setSASL(g); err != nil {
+		return nil, err
+	}
+	if err := b.setInterBrokerSASL(g); err != nil {
 		return nil, err
 	}
 	if err := b.setDirs(g); err != nil {

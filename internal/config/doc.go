@@ -63,7 +63,12 @@
 // advertised controller entry must equal if it has one; else the advertised
 // controller entry or the listener, with a specific host and port, and no
 // voter's).
-// inter.broker.listener.name names one of the remaining listeners.
+// inter.broker.listener.name names one of the remaining listeners. When it
+// is a SASL listener, brokers authenticate to each other with
+// sasl.mechanism.inter.broker.protocol, which must be one of
+// sasl.enabled.mechanisms, and the username and password options of that
+// listener's JAAS config for the mechanism (Broker.InterBrokerSASL); a
+// single node, which dials no other broker, does not need them.
 // auto.leader.rebalance.enable, leader.imbalance.check.interval.seconds and
 // leader.imbalance.per.broker.percentage say when the controller moves
 // leadership back to preferred replicas (single node or cluster alike).
@@ -129,6 +134,12 @@
 //     suites (TLS 1.3's are not configurable in Go).
 //   - sasl.enabled.mechanisms defaults to SCRAM-SHA-256,SCRAM-SHA-512
 //     (Kafka: GSSAPI); GSSAPI and OAUTHBEARER are refused.
+//   - sasl.mechanism.inter.broker.protocol defaults to PLAIN (Kafka:
+//     GSSAPI, which Strata does not have). The broker's own credentials
+//     come only from the inter-broker listener's
+//     listener.name.<listener>.<mechanism>.sasl.jaas.config (Strata has no
+//     broker-wide sasl.jaas.config and no JAAS file); the password is
+//     sensitive there as everywhere in that value.
 //   - No listener-prefixed keys besides the JAAS and ssl.* ones above
 //     (no listener.name.<l>.sasl.enabled.mechanisms, and only the ssl.*
 //     keys listed there). A broker-wide sasl.jaas.config is refused, as

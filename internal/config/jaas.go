@@ -75,10 +75,11 @@ func jaasDef(key string) (Def, bool) {
 }
 
 func jaasDoc(mechanism string) string {
+	const own = "username and password are the broker's own credentials, which it presents to other brokers when the listener is inter.broker.listener.name and the mechanism is sasl.mechanism.inter.broker.protocol."
 	if mechanism == MechanismPlain {
-		return plainLoginModule + ` required user_<name>="<password>" ...; each user_ option is a PLAIN user; username and password (the broker's own credentials) are accepted and unused.`
+		return plainLoginModule + ` required username="<broker>" password="<password>" user_<name>="<password>" ...; each user_ option is a PLAIN user (list the broker's own user too); ` + own
 	}
-	return scramLoginModule + " required ...; accepted and unused: Kafka takes the broker's own credentials from it for inter-broker connections, which a single Strata broker does not make."
+	return scramLoginModule + ` required username="<broker>" password="<password>";: ` + own + " The user needs a SCRAM credential in the metadata quorum (AlterUserScramCredentials)."
 }
 
 // jaasEnvKey maps STRATA_LISTENER_NAME_<LISTENER>_<MECH>_SASL_JAAS_CONFIG,
@@ -169,21 +170,33 @@ func parseJAAS(v string) (jaasModule, error) {
 	return m, nil
 }
 
-// jaasUsers checks a JAAS value for the mechanism and returns the PLAIN users
-// it defines (user_<name>="<password>"), none for SCRAM.
-func jaasUsers(mechanism, v string) (map[string]string, error) {
+// jaasLogin is what a JAAS value of a mechanism holds for Strata: the users
+// the server checks and the broker's own credentials.
+type jaasLogin struct {
+	// users are the PLAIN users (user_<name>="<password>"), by name; empty
+	// for SCRAM, whose users live in the metadata quorum.
+	users map[string]string
+	// username and password are the options of those names: the
+	// credentials the broker presents to other brokers when the listener is
+	// the inter-broker listener. "" when not given.
+	username, password string
+}
+
+// parseJAASLogin checks a JAAS value for the mechanism and returns what it
+// holds.
+func parseJAASLogin(mechanism, v string) (jaasLogin, error) {
 	m, err := parseJAAS(v)
 	if err != nil {
-		return nil, err
+		return jaasLogin{}, err
 	}
 	class, known := scramLoginModule, scramOptions
 	if mechanism == MechanismPlain {
 		class, known = plainLoginModule, plainOptions
 	}
 	if m.class != class {
-		return nil, fmt.Errorf("the login module of %s must be %s, not %s", mechanism, class, m.class)
+		return jaasLogin{}, fmt.Errorf("the login module of %s must be %s, not %s", mechanism, class, m.class)
 	}
-	users := make(map[string]string)
+	out := jaasLogin{users: make(map[string]string), username: m.options["username"], password: m.options["password"]}
 	for _, k := range sortedKeys(m.options) {
 		if slices.Contains(known, k) {
 			continue
@@ -191,15 +204,22 @@ func jaasUsers(mechanism, v string) (map[string]string, error) {
 		user, isUser := strings.CutPrefix(k, "user_")
 		switch {
 		case mechanism != MechanismPlain || !isUser:
-			return nil, fmt.Errorf("option %s is not one %s takes: %s", k, class, jaasOptionNames(mechanism))
+			return jaasLogin{}, fmt.Errorf("option %s is not one %s takes: %s", k, class, jaasOptionNames(mechanism))
 		case user == "":
-			return nil, errors.New("option user_ names no user; write user_<name>=\"<password>\"")
+			return jaasLogin{}, errors.New("option user_ names no user; write user_<name>=\"<password>\"")
 		case m.options[k] == "":
-			return nil, fmt.Errorf("option %s gives the user an empty password", k)
+			return jaasLogin{}, fmt.Errorf("option %s gives the user an empty password", k)
 		}
-		users[user] = m.options[k]
+		out.users[user] = m.options[k]
 	}
-	return users, nil
+	return out, nil
+}
+
+// jaasUsers checks a JAAS value for the mechanism and returns the PLAIN users
+// it defines (user_<name>="<password>"), none for SCRAM.
+func jaasUsers(mechanism, v string) (map[string]string, error) {
+	l, err := parseJAASLogin(mechanism, v)
+	return l.users, err
 }
 
 func jaasOptionNames(mechanism string) string {
