@@ -180,7 +180,12 @@ func (h *Handler) producePartition(t *metadata.Topic, rp kmsg.ProduceRequestTopi
 		sp.LogAppendTime = res.LogAppendTimeMs
 	}
 	ps := pendingSync{wait: wait}
-	if acks == partition.AcksAll && len(t.Partitions[rp.Partition].Replicas) > 1 {
+	// In a cluster every acks=all batch waits for AcksAllDone, which goes
+	// by this broker's own leadership state, not by the image: a newer
+	// image may list one replica (a reassignment that moved the partition
+	// away) while this broker still leads it with a follower that lacks
+	// the batch, and acknowledging at once would lose it.
+	if acks == partition.AcksAll && (len(t.Partitions[rp.Partition].Replicas) > 1 || len(h.opts.Meta.Image().Brokers) > 0) {
 		// Append validated the batch: its header parses.
 		hd, _ := record.ParseHeader(rp.Records)
 		ps.replicated, ps.end = p, res.BaseOffset+base.Offset(hd.LastOffsetDelta)+1

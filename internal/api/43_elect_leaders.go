@@ -130,21 +130,12 @@ func uncleanElection(img *metadata.Image, tp base.TopicPartition) electionAnswer
 // errorCode, as only this API meets them.
 func electionErrorCode(err error) (int16, string) {
 	switch {
-	case err == nil:
-		return 0, ""
 	case errors.Is(err, metadata.ErrElectionNotNeeded):
 		return kerr.ElectionNotNeeded.Code, err.Error()
 	case errors.Is(err, metadata.ErrPreferredLeaderNotAvailable):
 		return kerr.PreferredLeaderNotAvailable.Code, err.Error()
-	case errors.Is(err, metadata.ErrUnknownTopic), errors.Is(err, metadata.ErrInvalidPartitions):
-		return kerr.UnknownTopicOrPartition.Code, err.Error()
-	case errors.Is(err, metadata.ErrNotController), errors.Is(err, metadata.ErrClosed):
-		// Retriable: the admin client asks again once a controller is known.
-		return kerr.NotController.Code, err.Error()
-	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
-		return kerr.RequestTimedOut.Code, err.Error()
 	}
-	return errorCode(err)
+	return controllerAnswerCode(err)
 }
 
 // electionResults builds the response topics in the order of parts; with

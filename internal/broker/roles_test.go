@@ -113,8 +113,8 @@ func (f *replicationFixture) followCalls(tps ...base.TopicPartition) []string {
 	return out
 }
 
-// overrideMeta serves a hand-made image in place of the store's: the
-// quorum has no reassignment yet, so a test removes a replica this way.
+// overrideMeta serves a hand-made image in place of the store's, so that a
+// test can remove a replica at once, without a reassignment's steps.
 type overrideMeta struct {
 	*metadata.Store
 	img atomic.Pointer[metadata.Image]

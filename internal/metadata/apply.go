@@ -47,6 +47,8 @@ func applyCommand(img *Image, cmd command, index uint64) (*Image, error) {
 		return applyAllocateProducerIDs(img, c, index)
 	case *electPreferredCmd:
 		return applyElectPreferred(img, c, index)
+	case *reassignPartitionCmd:
+		return applyReassignPartition(img, c, index)
 	default:
 		return nil, fmt.Errorf("%w: unknown command type %T", ErrInvalidCommand, cmd)
 	}

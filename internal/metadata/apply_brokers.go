@@ -195,7 +195,10 @@ func applyAlterPartition(img *Image, c *alterPartitionCmd, index uint64) (*Image
 			return nil, fmt.Errorf("%w: broker %d cannot join the ISR of %s", ErrIneligibleReplica, r, tp)
 		}
 	}
-	changed, ok := withLeaderAndISR(p, p.Leader, isr)
+	// The ISR change that leaves every adding replica in sync completes
+	// the reassignment in flight, in the same partition change (Kafka's
+	// AlterPartition handling).
+	changed, ok := partitionAfterISRChange(p, isr, img.Eligible)
 	if !ok {
 		return img.with(index), nil
 	}

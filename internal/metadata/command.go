@@ -149,6 +149,8 @@ type envelope struct {
 	AllocateProducerIDs *allocateProducerIDsCmd `json:"allocate_producer_ids,omitempty"`
 
 	ElectPreferred *electPreferredCmd `json:"elect_preferred,omitempty"`
+
+	ReassignPartition *reassignPartitionCmd `json:"reassign_partition,omitempty"`
 }
 
 func (e *envelope) command() (command, error) {
@@ -176,6 +178,7 @@ func (e *envelope) command() (command, error) {
 	add(e.AlterPartition != nil, e.AlterPartition)
 	add(e.AllocateProducerIDs != nil, e.AllocateProducerIDs)
 	add(e.ElectPreferred != nil, e.ElectPreferred)
+	add(e.ReassignPartition != nil, e.ReassignPartition)
 	if len(found) != 1 {
 		return nil, fmt.Errorf("%w: envelope holds %d commands, want 1", ErrInvalidCommand, len(found))
 	}
@@ -221,6 +224,8 @@ func encodeCommand(c command) ([]byte, error) {
 		e.AllocateProducerIDs = c
 	case *electPreferredCmd:
 		e.ElectPreferred = c
+	case *reassignPartitionCmd:
+		e.ReassignPartition = c
 	default:
 		panic(fmt.Sprintf("metadata: encodeCommand: unknown command type %T", c))
 	}

@@ -140,6 +140,7 @@ var forwardErrorCodes = []struct {
 	{30, ErrMetadataInUse},
 	{31, ErrElectionNotNeeded},
 	{32, ErrPreferredLeaderNotAvailable},
+	{33, ErrNoReassignmentInProgress},
 
 	// Errors of other packages that the package's errors wrap.
 	{1000, remotemeta.ErrInvalidTransition},

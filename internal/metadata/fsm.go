@@ -27,9 +27,12 @@ const (
 	// snapshotFormatV5: JSON of imageSnapshotV5, v4 plus broker registrations
 	// (and partition epochs in topics).
 	snapshotFormatV5 byte = 5
+	// snapshotFormatV6: the layout of v5, whose partitions may hold a
+	// reassignment in flight (AddingReplicas, RemovingReplicas).
+	snapshotFormatV6 byte = 6
 
 	// snapshotFormatNewest is the layout encodeSnapshot writes.
-	snapshotFormatNewest = snapshotFormatV5
+	snapshotFormatNewest = snapshotFormatV6
 )
 
 // maxSnapshotBytes bounds what Restore reads into memory.
@@ -184,7 +187,7 @@ func decodeSnapshot(data []byte) (*Image, error) {
 		into = &s.imageSnapshotV3 // a v3 snapshot holding v4 fields is corrupt
 	case snapshotFormatV4:
 		into = &s.imageSnapshotV4 // a v4 snapshot holding v5 fields is corrupt
-	case snapshotFormatV5:
+	case snapshotFormatV5, snapshotFormatV6:
 		into = &s
 	default:
 		return nil, fmt.Errorf("%w: snapshot has an unknown format byte %d", ErrInvalidCommand, data[0])
@@ -197,6 +200,11 @@ func decodeSnapshot(data []byte) (*Image, error) {
 	img, err := restoreTopics(&s.imageSnapshot)
 	if err != nil {
 		return nil, err
+	}
+	if data[0] < snapshotFormatV6 {
+		if err := noReassignments(img); err != nil {
+			return nil, err
+		}
 	}
 	if err := restoreRemote(img, s.PendingRemoteDeletes, s.RemoteSegments); err != nil {
 		return nil, err
@@ -214,6 +222,19 @@ func decodeSnapshot(data []byte) (*Image, error) {
 		return nil, err
 	}
 	return img, nil
+}
+
+// noReassignments refuses an image, restored from a snapshot older than
+// v6, that holds a reassignment in flight: such a snapshot is corrupt.
+func noReassignments(img *Image) error {
+	for _, t := range img.Topics {
+		for _, p := range t.Partitions {
+			if p.Reassigning() {
+				return fmt.Errorf("%w: snapshot older than v6 holds a reassignment of %s-%d", ErrInvalidCommand, t.Name, p.Index)
+			}
+		}
+	}
+	return nil
 }
 
 // restoreTopics builds an image from the v1 part of a snapshot, validating it.

@@ -100,13 +100,22 @@ type Topic struct {
 // NoLeader when the only ISR member is fenced. LeaderEpoch grows with every
 // change of leader, PartitionEpoch with every change (Kafka's leader and
 // partition epochs); both start at 0.
+//
+// A reassignment in flight (KIP-455; reassign.go) is AddingReplicas and
+// RemovingReplicas, nil when there is none: Replicas is then the target
+// followed by RemovingReplicas (Kafka's PartitionReassignmentReplicas), so
+// RemovingReplicas is the tail of Replicas; AddingReplicas are members of
+// the target; the two are disjoint; the target and the original replicas
+// (Replicas without AddingReplicas) are non-empty.
 type Partition struct {
-	Index          int32
-	Leader         int32
-	LeaderEpoch    base.Epoch
-	PartitionEpoch int32 `json:",omitempty"`
-	Replicas       []int32
-	ISR            []int32
+	Index            int32
+	Leader           int32
+	LeaderEpoch      base.Epoch
+	PartitionEpoch   int32 `json:",omitempty"`
+	Replicas         []int32
+	ISR              []int32
+	AddingReplicas   []int32 `json:",omitempty"`
+	RemovingReplicas []int32 `json:",omitempty"`
 }
 
 func emptyImage() *Image {
@@ -224,7 +233,7 @@ func validatePartitionState(p Partition) error {
 	if !slices.Equal(p.ISR, isrInReplicaOrder(p.ISR, p.Replicas)) {
 		return fmt.Errorf("%w: isr %v not in the order of replicas %v", ErrInvalidReplicaAssignment, p.ISR, p.Replicas)
 	}
-	return nil
+	return validateReassignmentState(p)
 }
 
 // validateTopic checks every invariant of a Topic; used where topics enter from

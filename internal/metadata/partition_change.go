@@ -39,7 +39,8 @@ func withLeaderAndISR(p Partition, leader int32, isr []int32) (Partition, bool) 
 // b is not): b leaves the ISR, unless it is the last member (Kafka keeps
 // the last in-sync replica, so the partition can come back with it and
 // nothing acknowledged is lost); if b led, the first eligible ISR replica
-// leads, else nobody (NoLeader).
+// leads, else nobody (NoLeader). A fence never completes a reassignment
+// in flight (completeReassignment): it only takes a member out of an ISR.
 func partitionAfterFence(p Partition, b int32, eligible func(int32) bool) (Partition, bool) {
 	if p.Leader != b && !slices.Contains(p.ISR, b) {
 		return p, false

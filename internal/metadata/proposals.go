@@ -84,7 +84,7 @@ func (s *Store) CreatePartitions(ctx context.Context, name string, newTotal int3
 			return fmt.Errorf("%w: topic %q has %d partitions, cannot grow to %d (at most %d)",
 				ErrInvalidPartitions, name, current, newTotal, maxPartitionsPerTopic)
 		}
-		assignments, err := s.assignReplicas(int(current), int(newTotal-current), int16(len(t.Partitions[0].Replicas)))
+		assignments, err := s.assignReplicas(int(current), int(newTotal-current), int16(len(t.Partitions[0].TargetReplicas())))
 		if err != nil {
 			return fmt.Errorf("topic %q: %w", name, err)
 		}
