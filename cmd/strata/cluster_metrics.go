@@ -22,7 +22,9 @@ func clusterValues(img *metadata.Image, self int32, controller bool, minISR func
 				continue
 			}
 			v.Leaders++
-			if len(p.ISR) < len(p.Replicas) {
+			// During a reassignment the replicas being added do not count
+			// (Kafka's OngoingReassignmentState.replicationFactor).
+			if len(p.ISR) < len(p.Replicas)-len(p.AddingReplicas) {
 				v.UnderReplicated++
 			}
 			switch m := minISR(base.TopicPartition{Topic: name, Partition: int32(i)}); {

@@ -17,6 +17,8 @@ func TestClusterValues(t *testing.T) {
 				{Replicas: []int32{1, 2, 3}, ISR: []int32{1}, Leader: 1},       // under min ISR
 				{Replicas: []int32{2, 1, 3}, ISR: []int32{2, 1}, Leader: 2},    // led elsewhere
 				{Replicas: []int32{3, 1, 2}, ISR: []int32{3}, Leader: metadata.NoLeader},
+				// Moving from [2] to [3]: 3 is being added, 2 in sync.
+				{Replicas: []int32{3, 2}, AddingReplicas: []int32{3}, RemovingReplicas: []int32{2}, ISR: []int32{2}, Leader: 2},
 			}},
 		},
 		Brokers: map[int32]*metadata.Broker{1: {ID: 1}, 2: {ID: 2}, 3: {ID: 3, Fenced: true}},
@@ -31,7 +33,7 @@ func TestClusterValues(t *testing.T) {
 		{"leader and controller", 1, true, metrics.ClusterValues{Leaders: 3, UnderReplicated: 2, AtMinISR: 1, UnderMinISR: 1,
 			ActiveController: true, OfflinePartitions: 1, FencedBrokers: 1}},
 		{"leader, not controller", 1, false, metrics.ClusterValues{Leaders: 3, UnderReplicated: 2, AtMinISR: 1, UnderMinISR: 1}},
-		{"other broker", 2, false, metrics.ClusterValues{Leaders: 1, UnderReplicated: 1, AtMinISR: 1}},
+		{"other broker", 2, false, metrics.ClusterValues{Leaders: 2, UnderReplicated: 1, AtMinISR: 1, UnderMinISR: 1}},
 		{"fenced broker leads nothing", 3, false, metrics.ClusterValues{}},
 	}
 	for _, tt := range tests {
