@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -45,23 +46,28 @@ func (h *Handler) createPartitions(ctx context.Context, rt kmsg.CreatePartitions
 	if rt.Count <= have {
 		return kerr.InvalidPartitions.Code, fmt.Sprintf("topic %s has %d partitions; the new count must be larger, got %d", rt.Topic, have, rt.Count)
 	}
+	var assignments [][]int32
 	if rt.Assignment != nil {
 		if int32(len(rt.Assignment)) != rt.Count-have {
 			return kerr.InvalidReplicaAssignment.Code, fmt.Sprintf("%d assignments given for %d new partitions", len(rt.Assignment), rt.Count-have)
 		}
-		if len(h.opts.Meta.Image().Brokers) > 0 {
-			return kerr.InvalidReplicaAssignment.Code, "manual replica assignments of new partitions are not supported in a cluster yet; leave them out and the controller places the replicas"
-		}
-		for _, a := range rt.Assignment {
-			if len(a.Replicas) != 1 || a.Replicas[0] != h.opts.Broker.NodeID() {
-				return kerr.InvalidReplicaAssignment.Code, "every partition must be assigned to exactly this broker in a one-broker cluster"
+		img := h.opts.Meta.Image()
+		rf := len(t.Partitions[0].TargetReplicas())
+		for i, a := range rt.Assignment {
+			if len(img.Brokers) == 0 {
+				if len(a.Replicas) != 1 || a.Replicas[0] != h.opts.Broker.NodeID() {
+					return kerr.InvalidReplicaAssignment.Code, "every partition must be assigned to exactly this broker in a one-broker cluster"
+				}
+			} else if code, msg := checkReplicaList(img, have+int32(i), a.Replicas, rf); code != 0 {
+				return code, msg
 			}
+			assignments = append(assignments, slices.Clone(a.Replicas))
 		}
 	}
 	if validateOnly {
 		return 0, ""
 	}
-	if err := h.opts.Meta.CreatePartitions(ctx, rt.Topic, rt.Count); err != nil {
+	if err := h.opts.Meta.CreatePartitions(ctx, rt.Topic, rt.Count, assignments); err != nil {
 		return errorCode(err)
 	}
 	return 0, ""

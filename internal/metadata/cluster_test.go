@@ -392,7 +392,7 @@ func TestClusterFollowerRejections(t *testing.T) {
 	for total := int32(2); total <= 7; total++ {
 		s := []*Store{leader, f}[total%2]
 		wg.Go(func() {
-			if err := s.CreatePartitions(ctx, "tiered", total); err != nil && !errors.Is(err, ErrInvalidPartitions) {
+			if err := s.CreatePartitions(ctx, "tiered", total, nil); err != nil && !errors.Is(err, ErrInvalidPartitions) {
 				t.Errorf("CreatePartitions(%d) on node %d: %v", total, s.opts.NodeID, err)
 			}
 		})

@@ -71,9 +71,11 @@ func (s *Store) DeleteTopic(ctx context.Context, name string) error {
 }
 
 // CreatePartitions grows a topic to newTotal partitions; newTotal must exceed
-// the current count (ErrInvalidPartitions otherwise). New partitions get the
-// topic's replication factor, spread as CreateTopic spreads them.
-func (s *Store) CreatePartitions(ctx context.Context, name string, newTotal int32) error {
+// the current count (ErrInvalidPartitions otherwise). The new partitions
+// get assignments, one replica list each (Kafka's manual assignment,
+// checked as CreateTopic's), or with nil the topic's replication factor,
+// spread as CreateTopic spreads them.
+func (s *Store) CreatePartitions(ctx context.Context, name string, newTotal int32, assignments [][]int32) error {
 	for range maxStaleRetries {
 		t, err := s.topic(name)
 		if err != nil {
@@ -84,13 +86,21 @@ func (s *Store) CreatePartitions(ctx context.Context, name string, newTotal int3
 			return fmt.Errorf("%w: topic %q has %d partitions, cannot grow to %d (at most %d)",
 				ErrInvalidPartitions, name, current, newTotal, maxPartitionsPerTopic)
 		}
-		assignments, err := s.assignReplicas(int(current), int(newTotal-current), int16(len(t.Partitions[0].TargetReplicas())))
-		if err != nil {
-			return fmt.Errorf("topic %q: %w", name, err)
+		planned := assignments
+		if planned == nil {
+			if planned, err = s.assignReplicas(int(current), int(newTotal-current), int16(len(t.Partitions[0].TargetReplicas()))); err != nil {
+				return fmt.Errorf("topic %q: %w", name, err)
+			}
+		} else if len(planned) != int(newTotal-current) {
+			return fmt.Errorf("%w: %d assignments for the %d new partitions of %q", ErrInvalidReplicaAssignment, len(planned), newTotal-current, name)
 		}
-		_, err = s.propose(ctx, &createPartitionsCmd{Name: name, ID: t.ID, NewTotal: newTotal, Assignments: assignments})
+		_, err = s.propose(ctx, &createPartitionsCmd{Name: name, ID: t.ID, NewTotal: newTotal, Assignments: planned})
 		if !errors.Is(err, errStaleProposal) {
 			return err
+		}
+		if assignments != nil {
+			// They were given for partitions another change created.
+			return fmt.Errorf("%w: topic %q grew meanwhile; ask again", ErrInvalidPartitions, name)
 		}
 	}
 	return fmt.Errorf("%w: topic %q kept changing while adding partitions", ErrInvalidPartitions, name)

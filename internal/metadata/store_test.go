@@ -134,8 +134,11 @@ func TestStoreCommands(t *testing.T) {
 			_, err := s.CreateTopic(ctx, CreateTopic{Name: "a b", Partitions: 1, ReplicationFactor: 1})
 			return err
 		}},
-		{"shrink partitions", ErrInvalidPartitions, func() error { return s.CreatePartitions(ctx, "orders", 3) }},
-		{"grow unknown", ErrUnknownTopic, func() error { return s.CreatePartitions(ctx, "nope", 3) }},
+		{"shrink partitions", ErrInvalidPartitions, func() error { return s.CreatePartitions(ctx, "orders", 3, nil) }},
+		{"grow unknown", ErrUnknownTopic, func() error { return s.CreatePartitions(ctx, "nope", 3, nil) }},
+		{"grow with too few assignments", ErrInvalidReplicaAssignment, func() error {
+			return s.CreatePartitions(ctx, "orders", 6, [][]int32{{1}})
+		}},
 		{"delete unknown", ErrUnknownTopic, func() error { return s.DeleteTopic(ctx, "nope") }},
 		{"configs unknown", ErrUnknownTopic, func() error { return s.SetTopicConfigs(ctx, "nope", nil) }},
 		{"bad broker config", ErrInvalidConfig, func() error { return s.SetBrokerConfigs(ctx, map[string]string{"": "x"}) }},
@@ -145,7 +148,7 @@ func TestStoreCommands(t *testing.T) {
 		}
 	}
 
-	if err := s.CreatePartitions(ctx, "orders", 5); err != nil {
+	if err := s.CreatePartitions(ctx, "orders", 5, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.SetTopicConfigs(ctx, "orders", map[string]string{"cleanup.policy": "compact"}); err != nil {
@@ -209,7 +212,7 @@ func TestStoreConcurrentCreatePartitions(t *testing.T) {
 	var wg sync.WaitGroup
 	for total := int32(2); total <= 9; total++ {
 		wg.Go(func() {
-			if err := s.CreatePartitions(t.Context(), "t", total); err != nil && !errors.Is(err, ErrInvalidPartitions) {
+			if err := s.CreatePartitions(t.Context(), "t", total, nil); err != nil && !errors.Is(err, ErrInvalidPartitions) {
 				t.Errorf("CreatePartitions(%d): %v", total, err)
 			}
 		})
@@ -234,7 +237,7 @@ func populate(t *testing.T, s *Store, prefix string) *Image {
 			t.Fatal(err)
 		}
 	}
-	if err := s.CreatePartitions(ctx, prefix+"0", 4); err != nil {
+	if err := s.CreatePartitions(ctx, prefix+"0", 4, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.DeleteTopic(ctx, prefix+"1"); err != nil {
