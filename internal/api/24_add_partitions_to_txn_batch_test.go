@@ -10,7 +10,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-broker/strata/internal/base"
-	"github.com/strata-broker/strata/internal/clock"
 	"github.com/strata-broker/strata/internal/coordinator/offsets"
 	"github.com/strata-broker/strata/internal/coordinator/runtime"
 	"github.com/strata-broker/strata/internal/coordinator/txn"
@@ -22,33 +21,15 @@ import (
 func (rh *replicaHarness) withTxns() {
 	rh.t.Helper()
 	rh.createTopic(txn.TopicName, nil, []int32{1}, []int32{2})
-	rt, err := runtime.New(runtime.Options{
-		NewShard: func(int32) (runtime.Shard, error) {
-			o := txn.DefaultOptions()
-			o.NextProducerID = func() (int64, error) {
-				id, err := rh.b.NextProducerID()
-				return int64(id), err
-			}
-			o.GroupPartition = func(string) base.TopicPartition { return base.TopicPartition{Topic: offsets.TopicName} }
-			return txn.New(o)
-		},
-		Open: func(idx int32) (runtime.Log, runtime.Appender, error) {
-			p, ok := rh.b.Partition(base.TopicPartition{Topic: txn.TopicName, Partition: idx})
-			if !ok {
-				return nil, nil, runtime.ErrNotLeader
-			}
-			a := offsets.New(p, clock.Real{})
-			return a, a, nil
-		},
-		ErrorResponse: txn.ErrorResponse,
-		Clock:         clock.Real{},
-		NewTicker:     runtime.NewRealTicker(100 * time.Millisecond),
-		MaxQueuedOps:  64,
-	})
-	if err != nil {
-		rh.t.Fatal(err)
-	}
-	rh.t.Cleanup(rt.Close) // before the broker closes
+	rt := rh.coordinatorRuntime(txn.TopicName, func(int32) (runtime.Shard, error) {
+		o := txn.DefaultOptions()
+		o.NextProducerID = func() (int64, error) {
+			id, err := rh.b.NextProducerID()
+			return int64(id), err
+		}
+		o.GroupPartition = func(string) base.TopicPartition { return base.TopicPartition{Topic: offsets.TopicName} }
+		return txn.New(o)
+	}, txn.ErrorResponse)
 	for _, p := range rh.meta.Image().Topics[txn.TopicName].Partitions {
 		if p.Leader == rh.b.NodeID() {
 			rt.Start(p.Index)
@@ -56,9 +37,11 @@ func (rh *replicaHarness) withTxns() {
 	}
 	opts := rh.h.opts
 	opts.Txns = rt
-	if rh.h, err = New(opts); err != nil {
+	h, err := New(opts)
+	if err != nil {
 		rh.t.Fatal(err)
 	}
+	rh.h = h
 }
 
 // withPeers makes the harness's api reach other brokers through peers.

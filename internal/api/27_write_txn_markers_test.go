@@ -10,8 +10,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/strata-broker/strata/internal/base"
-	"github.com/strata-broker/strata/internal/clock"
 	"github.com/strata-broker/strata/internal/coordinator/group"
 	"github.com/strata-broker/strata/internal/coordinator/offsets"
 	"github.com/strata-broker/strata/internal/coordinator/runtime"
@@ -224,31 +222,15 @@ func TestWriteTxnMarkersNeedsClusterAction(t *testing.T) {
 func (rh *replicaHarness) withGroups() {
 	rh.t.Helper()
 	rh.createTopic(offsets.TopicName, nil, []int32{1}, []int32{2})
-	rt, err := runtime.New(runtime.Options{
-		NewShard: func(int32) (runtime.Shard, error) { return group.New(group.DefaultOptions(crand.Reader)) },
-		Open: func(idx int32) (runtime.Log, runtime.Appender, error) {
-			p, ok := rh.b.Partition(base.TopicPartition{Topic: offsets.TopicName, Partition: idx})
-			if !ok {
-				return nil, nil, runtime.ErrNotLeader
-			}
-			a := offsets.New(p, clock.Real{})
-			return a, a, nil
-		},
-		ErrorResponse: group.ErrorResponse,
-		Clock:         clock.Real{},
-		NewTicker:     runtime.NewRealTicker(100 * time.Millisecond),
-		MaxQueuedOps:  64,
-	})
-	if err != nil {
-		rh.t.Fatal(err)
-	}
-	rh.t.Cleanup(rt.Close) // before the broker closes
+	rt := rh.coordinatorRuntime(offsets.TopicName, func(int32) (runtime.Shard, error) { return group.New(group.DefaultOptions(crand.Reader)) }, group.ErrorResponse)
 	rt.Start(0)
 	opts := rh.h.opts
 	opts.Groups = rt
-	if rh.h, err = New(opts); err != nil {
+	h, err := New(opts)
+	if err != nil {
 		rh.t.Fatal(err)
 	}
+	rh.h = h
 }
 
 // groupOnPartition is a group id that __consumer_offsets partition idx (of
