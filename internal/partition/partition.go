@@ -51,6 +51,13 @@ type Partition struct {
 		cfg           Config
 		logStart      base.Offset
 		highWatermark base.Offset
+		// hwFromRestart: the high watermark is the log end taken at open,
+		// not yet confirmed by a leader (SetHighWatermarkFromLeader) or by
+		// followers (AdvanceHighWatermark); Kafka restores it from a
+		// checkpoint instead. A follower dropping records above a true
+		// high watermark is an unclean election; above this one, only
+		// records written before the restart that never committed.
+		hwFromRestart bool
 		epochs        epochCache
 		// role is leader or follower (role.go); leaderEpoch is the leader
 		// epoch the partition was last told (BecomeLeader,
@@ -145,7 +152,7 @@ func (p *Partition) load() error {
 		p.mu.logStart = p.log.End()
 	}
 	// One replica: everything in the local log is replicated to the whole ISR.
-	p.mu.highWatermark = p.log.End()
+	p.mu.highWatermark, p.mu.hwFromRestart = p.log.End(), true
 	epochs, err := loadEpochCache(p.opts.Dir)
 	if err != nil {
 		return err

@@ -223,7 +223,7 @@ func (p *Partition) AdvanceHighWatermark(hw base.Offset) bool {
 	if hw <= p.mu.highWatermark {
 		return false
 	}
-	p.mu.highWatermark = hw
+	p.mu.highWatermark, p.mu.hwFromRestart = hw, false
 	p.notifyLocked()
 	return true
 }
@@ -243,10 +243,15 @@ func (p *Partition) SetHighWatermarkFromLeader(hw base.Offset) (base.Offset, err
 		return p.mu.highWatermark, ErrNotFollower
 	}
 	hw = max(min(hw, p.log.End()), p.mu.logStart)
+	fromRestart := p.mu.hwFromRestart
+	p.mu.hwFromRestart = false
 	if hw == p.mu.highWatermark {
 		return hw, nil
 	}
-	if hw < p.mu.highWatermark {
+	switch {
+	case hw < p.mu.highWatermark && fromRestart:
+		p.logger.Info("high watermark set to the leader's, below the log end taken at restart", "from", p.mu.highWatermark, "to", hw)
+	case hw < p.mu.highWatermark:
 		p.logger.Warn("high watermark moves backward to the leader's", "from", p.mu.highWatermark, "to", hw)
 	}
 	p.mu.highWatermark = hw

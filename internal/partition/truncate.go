@@ -87,10 +87,14 @@ func (p *Partition) TruncateTo(o base.Offset) error {
 			"log_start", p.mu.logStart, "log_end", end)
 		return p.truncateFullyLocked(at, at)
 	}
-	if cut < p.mu.highWatermark {
+	switch {
+	case cut < p.mu.highWatermark && p.mu.hwFromRestart:
+		p.logger.Info("truncating records the leader does not have, written before this replica restarted", "to", cut,
+			"log_end", end)
+	case cut < p.mu.highWatermark:
 		p.logger.Warn("truncating below the high watermark (unclean leader election?)", "to", cut,
 			"high_watermark", p.mu.highWatermark, "log_end", end)
-	} else {
+	default:
 		p.logger.Info("truncating", "to", cut, "log_end", end)
 	}
 	p.mu.truncations++

@@ -1,0 +1,57 @@
+package partition
+
+import (
+	"bytes"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// logCapture is a partition logger's output, safe for concurrent writes.
+type logCapture struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (c *logCapture) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.buf.Write(p)
+}
+
+func (c *logCapture) String() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.buf.String()
+}
+
+// A restarted follower takes its log end as its high watermark until its
+// leader confirms one. Dropping records above that is no unclean
+// election: it logs at Info. Dropping records below a high watermark a
+// leader gave is, and warns.
+func TestTruncateAfterRestartIsNoUncleanElection(t *testing.T) {
+	logs := &logCapture{}
+	withLogs := func(o *Options) { o.Logger = slog.New(slog.NewTextHandler(logs, nil)) }
+	l := newLeader(t)
+	f := newFollower(t, 1, withLogs)
+	mustAppend(t, l.p, batch(t, spec{records: 4}), AcksLeader)
+	catchUp(t, l.p, f.p)
+	f.restart(t, 1)
+	if err := f.p.TruncateTo(2); err != nil {
+		t.Fatal(err)
+	}
+	if out := logs.String(); strings.Contains(out, "level=WARN") || !strings.Contains(out, "written before this replica restarted") {
+		t.Fatalf("truncating after a restart logged:\n%s", out)
+	}
+
+	logs = &logCapture{}
+	f = newFollower(t, 1, func(o *Options) { o.Logger = slog.New(slog.NewTextHandler(logs, nil)) })
+	catchUp(t, l.p, f.p)
+	if err := f.p.TruncateTo(2); err != nil {
+		t.Fatal(err)
+	}
+	if out := logs.String(); !strings.Contains(out, "unclean leader election") {
+		t.Fatalf("truncating below a high watermark the leader gave logged:\n%s", out)
+	}
+}
