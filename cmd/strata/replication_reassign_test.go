@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -24,16 +23,7 @@ import (
 func reassignNodes(t *testing.T, name string) (*metadata.Store, map[int32]*replicaNode) {
 	t.Helper()
 	meta := openTestQuorum(t)
-	lns, addrs := map[int32]net.Listener{}, map[int32]string{}
-	for _, id := range []int32{1, 2} {
-		lns[id], _ = registerOnLoopback(t, meta, id)
-		addrs[id] = lns[id].Addr().String()
-	}
-	nodes := map[int32]*replicaNode{}
-	for id, ln := range lns {
-		nodes[id] = startReplicaNode(t, replicaSpec{meta: meta, id: id, ln: ln, addrs: addrs})
-		nodes[id].reg = meta.Image().Brokers[id]
-	}
+	nodes := startTwoNodes(t, meta)
 	if _, err := meta.CreateTopic(t.Context(), metadata.CreateTopic{Name: name, Assignments: [][]int32{{1}}}); err != nil {
 		t.Fatal(err)
 	}

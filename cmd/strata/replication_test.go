@@ -247,16 +247,7 @@ func registerOnLoopback(t *testing.T, meta *metadata.Store, id int32) (net.Liste
 func twoReplicas(t *testing.T) (*metadata.Store, map[int32]*replicaNode, *metadata.Topic) {
 	t.Helper()
 	meta := openTestQuorum(t)
-	lns, addrs := map[int32]net.Listener{}, map[int32]string{}
-	for _, id := range []int32{1, 2} {
-		lns[id], _ = registerOnLoopback(t, meta, id)
-		addrs[id] = lns[id].Addr().String()
-	}
-	nodes := map[int32]*replicaNode{}
-	for id, ln := range lns {
-		nodes[id] = startReplicaNode(t, replicaSpec{meta: meta, id: id, ln: ln, addrs: addrs})
-		nodes[id].reg = meta.Image().Brokers[id]
-	}
+	nodes := startTwoNodes(t, meta)
 	topic, err := meta.CreateTopic(t.Context(), metadata.CreateTopic{Name: "r", Assignments: [][]int32{{1, 2}}})
 	if err != nil {
 		t.Fatal(err)
@@ -501,4 +492,26 @@ func TestClusterProducerIDsAreUnique(t *testing.T) {
 			seen[pid] = id
 		}
 	}
+}
+
+// startTwoNodes registers nodes 1 and 2 in meta (unfenced, on loopback),
+// creates topics, then starts both brokers.
+func startTwoNodes(t *testing.T, meta *metadata.Store, topics ...metadata.CreateTopic) map[int32]*replicaNode {
+	t.Helper()
+	lns, addrs := map[int32]net.Listener{}, map[int32]string{}
+	for _, id := range []int32{1, 2} {
+		lns[id], _ = registerOnLoopback(t, meta, id)
+		addrs[id] = lns[id].Addr().String()
+	}
+	for _, ct := range topics {
+		if _, err := meta.CreateTopic(t.Context(), ct); err != nil {
+			t.Fatal(err)
+		}
+	}
+	nodes := map[int32]*replicaNode{}
+	for id, ln := range lns {
+		nodes[id] = startReplicaNode(t, replicaSpec{meta: meta, id: id, ln: ln, addrs: addrs})
+		nodes[id].reg = meta.Image().Brokers[id]
+	}
+	return nodes
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"net"
 	"slices"
 	"testing"
 	"time"
@@ -29,26 +28,10 @@ import (
 func txnCluster(t *testing.T) map[int32]*replicaNode {
 	t.Helper()
 	meta := openTestQuorum(t)
-	lns, addrs := map[int32]net.Listener{}, map[int32]string{}
-	for _, id := range []int32{1, 2} {
-		lns[id], _ = registerOnLoopback(t, meta, id)
-		addrs[id] = lns[id].Addr().String()
-	}
-	for _, ct := range []metadata.CreateTopic{
-		{Name: txn.TopicName, Assignments: [][]int32{{1}}, Configs: map[string]string{"cleanup.policy": "compact"}},
-		{Name: offsets.TopicName, Assignments: [][]int32{{1}, {2}}, Configs: map[string]string{"cleanup.policy": "compact"}},
-		{Name: "t", Assignments: [][]int32{{2, 1}, {1}}},
-	} {
-		if _, err := meta.CreateTopic(t.Context(), ct); err != nil {
-			t.Fatal(err)
-		}
-	}
-	nodes := map[int32]*replicaNode{}
-	for id, ln := range lns {
-		nodes[id] = startReplicaNode(t, replicaSpec{meta: meta, id: id, ln: ln, addrs: addrs})
-		nodes[id].reg = meta.Image().Brokers[id]
-	}
-	return nodes
+	return startTwoNodes(t, meta,
+		metadata.CreateTopic{Name: txn.TopicName, Assignments: [][]int32{{1}}, Configs: map[string]string{"cleanup.policy": "compact"}},
+		metadata.CreateTopic{Name: offsets.TopicName, Assignments: [][]int32{{1}, {2}}, Configs: map[string]string{"cleanup.policy": "compact"}},
+		metadata.CreateTopic{Name: "t", Assignments: [][]int32{{2, 1}, {1}}})
 }
 
 // TestTxnMarkersReachPartitionsLedByAnotherBroker: a transaction whose

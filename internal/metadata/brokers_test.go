@@ -330,22 +330,9 @@ func TestClusterCommandsKeepInvariants(t *testing.T) {
 		applied := map[string]int{}
 		for i := range rapid.IntRange(1, 60).Draw(t, "n") {
 			cmd := genClusterCommand(t, img, i)
-			data, err := encodeCommand(cmd)
-			if err != nil {
-				t.Fatal(err)
-			}
-			decoded, err := decodeCommand(data)
-			if err != nil || !reflect.DeepEqual(normalize(decoded), normalize(cmd)) {
-				t.Fatalf("codec: %#v → %#v, %v", cmd, decoded, err)
-			}
-			next, err := applyCommand(img, cmd, uint64(i+1))
-			if err != nil {
-				applied[fmt.Sprintf("refused %T", cmd)]++
+			next, ok := applyDrawn(t, img, cmd, uint64(i+1), applied)
+			if !ok {
 				continue
-			}
-			applied[fmt.Sprintf("%T", cmd)]++
-			if err := invariantErr(next); err != nil {
-				t.Fatalf("after %#v: %v", cmd, err)
 			}
 			for name, nt := range next.Topics {
 				ot, ok := img.Topics[name]
@@ -464,4 +451,28 @@ func TestAllocateProducerIDs(t *testing.T) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
+}
+
+// applyDrawn round-trips cmd through the command codec, applies it to
+// img at index and checks the image invariants, counting in applied what
+// was applied or refused (by command type); ok is false for a refusal.
+func applyDrawn(t *rapid.T, img *Image, cmd command, index uint64, applied map[string]int) (*Image, bool) {
+	data, err := encodeCommand(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	decoded, err := decodeCommand(data)
+	if err != nil || !reflect.DeepEqual(normalize(decoded), normalize(cmd)) {
+		t.Fatalf("codec: %#v → %#v, %v", cmd, decoded, err)
+	}
+	next, err := applyCommand(img, cmd, index)
+	if err != nil {
+		applied[fmt.Sprintf("refused %T", cmd)]++
+		return nil, false
+	}
+	applied[fmt.Sprintf("%T", cmd)]++
+	if err := invariantErr(next); err != nil {
+		t.Fatalf("after %#v: %v", cmd, err)
+	}
+	return next, true
 }

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/strata-broker/strata/internal/vfs"
 )
 
 // quorumModeFile records, in Options.Dir, whether the Raft state there was
@@ -34,7 +36,10 @@ func (o Options) quorumMode() string {
 func (o Options) checkQuorumMode(existing bool) error {
 	path := filepath.Join(o.Dir, quorumModeFile)
 	if !existing {
-		return writeFileSynced(path, []byte(o.quorumMode()+"\n"))
+		if err := vfs.WriteFileAtomic(o.Dir, quorumModeFile, []byte(o.quorumMode()+"\n")); err != nil {
+			return fmt.Errorf("metadata: write %s: %w", path, err)
+		}
+		return nil
 	}
 	data, err := os.ReadFile(path)
 	mode := strings.TrimSpace(string(data))
@@ -53,38 +58,4 @@ func (o Options) checkQuorumMode(existing bool) error {
 		return fmt.Errorf("metadata in %s belongs to a cluster member; start it with the cluster's controller.quorum.voters", o.Dir)
 	}
 	return fmt.Errorf("metadata: %s holds %q, neither %s nor %s; restore it or remove it", path, mode, modeSingle, modeCluster)
-}
-
-func writeFileSynced(path string, data []byte) error {
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return fmt.Errorf("metadata: %w", err)
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err == nil {
-		err = syncDir(filepath.Dir(path))
-	}
-	if err != nil {
-		return fmt.Errorf("metadata: write %s: %w", path, err)
-	}
-	return nil
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }
