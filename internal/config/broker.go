@@ -257,6 +257,9 @@ func newBroker(raw, origin map[string]string) (*Broker, error) {
 	}
 	b.LocalRetention = localMs(g.i64("log.local.retention.ms"), b.Retention)
 	b.LocalRetentionBytes = localBytes(g.i64("log.local.retention.bytes"), b.RetentionBytes)
+	if err := b.checkRemoteCache(g); err != nil {
+		return nil, err
+	}
 	if err := b.setCluster(g); err != nil {
 		return nil, err
 	}

@@ -181,7 +181,7 @@ var brokerDefs = readOnly([]Def{
 	nullDef("strata.remote.s3.endpoint", String, "", nonEmpty, "S3 endpoint URL, for S3-compatible stores. Default: AWS."),
 	def("strata.remote.s3.path.style", Boolean, "false", "", nil, "Use path-style S3 URLs, as many S3-compatible stores need."),
 	nullDef("strata.remote.cache.dir", String, "", nonEmpty, "Directory of the on-disk cache of remote segment chunks. Default: <first log dir>/remote-cache."),
-	def("strata.remote.cache.size.bytes", Long, "1073741824", "", atLeast(0), "Bytes of remote segment chunks cached on local disk; 0 turns the cache off."),
+	def("strata.remote.cache.size.bytes", Long, "1073741824", "", atLeast(0), "Bytes of remote segment chunks cached on local disk: 0 turns the cache off, else at least two chunks (strata.remote.chunk.bytes)."),
 	def("strata.remote.chunk.bytes", Int, "8388608", "", between(65536, 268435456), "Size of the chunks read from the remote tier and cached."),
 	def("strata.remote.readahead.chunks", Int, "2", "", between(0, 64), "Chunks read ahead of a sequential consumer of the remote tier."),
 	def("strata.remote.orphan.grace.ms", Long, "3600000", "", atLeast(1), "Age at which a remote object that no metadata claims is deleted; longer than an upload takes."),

@@ -103,14 +103,18 @@ const chunkAttempts = 3
 // checks and reads them again once.
 //
 // Read-ahead (chunk_readahead.go): when reads of an object go on
-// sequentially (see readAheadSpan) the next ReadAheadChunks chunks are
+// sequentially (see readAheadSpan) the next ReadAheadChunks chunks (fewer
+// in a cache too small for them, see readAheadDepth) are
 // fetched by background goroutines, at most readAheadParallel at once,
 // stopped by Close; their failures are only logged. Safe for concurrent
 // use.
 type ChunkCache struct {
-	opts    ChunkCacheOptions
-	logger  *slog.Logger
-	buffers *chunkBuffers // of ChunkBytes
+	opts   ChunkCacheOptions
+	logger *slog.Logger
+	// readAheadDepth is the read-ahead depth: ReadAheadChunks, within what the
+	// cache holds (readAheadDepth).
+	readAheadDepth int64
+	buffers        *chunkBuffers // of ChunkBytes
 	// file is the slot file, open for the life of the cache (closed by
 	// the GC with the cache: reads may go on after Close); path names it
 	// for the descriptor each sent region gets.
@@ -189,7 +193,9 @@ func NewChunkCache(opts ChunkCacheOptions) (*ChunkCache, error) {
 	c.stop, c.cancel = context.WithCancel(context.Background())
 	c.mu.lru = list.New()
 	c.mu.byKey = make(map[chunkKey]*list.Element)
-	c.mu.slots = newSlotTable(int(opts.MaxBytes / opts.ChunkBytes))
+	slots := opts.MaxBytes / opts.ChunkBytes
+	c.mu.slots = newSlotTable(int(slots))
+	c.readAheadDepth = readAheadDepth(int64(opts.ReadAheadChunks), slots)
 	c.mu.inflight = make(map[chunkKey]*chunkFetch)
 	c.mu.lastRead = make(map[remotemeta.SegmentID]int64)
 	return c, nil
@@ -258,7 +264,7 @@ func (c *ChunkCache) readChunk(ctx context.Context, obj cachedObject, k chunkKey
 		if !cached && wait == nil {
 			f := c.startFetchLocked(k)
 			c.mu.Unlock()
-			_, err := c.fetchChunk(ctx, obj, k, f, length, within, dst)
+			_, err := c.fetchChunk(ctx, obj, k, f, length, within, dst, false)
 			return false, err
 		}
 		c.mu.Unlock()
@@ -321,8 +327,10 @@ func (c *ChunkCache) readSlot(e *chunkEntry, within int64, dst []byte) bool {
 // fetchChunk GETs chunk k of obj into a pooled buffer, copies the part
 // from within into dst (dst may be nil: read-ahead), builds its batch
 // table, caches the chunk and then ends the fetch f, waking its waiters.
-// stored reports whether the chunk is now in the cache.
-func (c *ChunkCache) fetchChunk(ctx context.Context, obj cachedObject, k chunkKey, f *chunkFetch, length, within int64, dst []byte) (stored bool, err error) {
+// e is the chunk's entry when it is now in the cache, nil when not; with
+// pin its slot is pinned from the moment it is cached, so that no other
+// fetch evicts it before the caller reads it (the caller unpins it).
+func (c *ChunkCache) fetchChunk(ctx context.Context, obj cachedObject, k chunkKey, f *chunkFetch, length, within int64, dst []byte, pin bool) (e *chunkEntry, err error) {
 	buf := c.buffers.get()
 	defer c.buffers.put(buf)
 	chunk := buf[:length]
@@ -334,14 +342,14 @@ func (c *ChunkCache) fetchChunk(ctx context.Context, obj cachedObject, k chunkKe
 		if obj.check != nil {
 			table = obj.check(ctx, start, chunk)
 		}
-		stored = c.store(k, chunk, table)
+		e = c.store(k, chunk, table, pin)
 	}
 	c.mu.Lock()
 	delete(c.mu.inflight, k)
 	c.mu.Unlock()
 	f.err = err
 	close(f.done)
-	return stored, err
+	return e, err
 }
 
 // chunkRef is a cached chunk opened for sending: its bytes are [Base,
@@ -358,7 +366,8 @@ type chunkRef struct {
 // openChunk opens chunk k of obj for sending, fetching the chunk first
 // when it is neither cached nor in flight. ok is false, with nothing open
 // or pinned, when the chunk could not be cached (no slot free, or its
-// write failed, each time): the caller reads through readAt then.
+// write failed) or was evicted each time before it could be pinned: the
+// caller reads through readAt then.
 func (c *ChunkCache) openChunk(ctx context.Context, obj cachedObject, k int64) (ref chunkRef, ok bool, err error) {
 	key := chunkKey{id: obj.id, index: k}
 	_, length := chunkBounds(k, c.opts.ChunkBytes, obj.sizeBytes)
@@ -372,22 +381,15 @@ func (c *ChunkCache) openChunk(ctx context.Context, obj cachedObject, k int64) (
 		if !cached && wait == nil {
 			fetch := c.startFetchLocked(key)
 			c.mu.Unlock()
-			stored, err := c.fetchChunk(ctx, obj, key, fetch, length, 0, nil)
-			if err != nil || !stored {
+			e, err := c.fetchChunk(ctx, obj, key, fetch, length, 0, nil, true)
+			if err != nil || e == nil {
 				return chunkRef{}, false, err
 			}
-			continue
+			return c.refOf(e)
 		}
 		c.mu.Unlock()
 		if cached {
-			f, err := os.Open(c.path)
-			if err != nil {
-				c.unpin(e.slot)
-				c.logger.Warn("remote chunk cache: cannot open the cache file (served without sendfile)", "file", c.path, "err", err)
-				return chunkRef{}, false, nil
-			}
-			slot := e.slot
-			return chunkRef{File: f, Base: c.slotStart(slot), Batches: e.batches, Release: func() { c.unpin(slot) }}, true, nil
+			return c.refOf(e)
 		}
 		select {
 		case <-wait.done:
@@ -398,19 +400,33 @@ func (c *ChunkCache) openChunk(ctx context.Context, obj cachedObject, k int64) (
 	return chunkRef{}, false, nil
 }
 
+// refOf opens the cached chunk e, whose slot the caller pinned, for
+// sending; on failure the slot is unpinned and ok is false.
+func (c *ChunkCache) refOf(e *chunkEntry) (ref chunkRef, ok bool, err error) {
+	f, err := os.Open(c.path)
+	if err != nil {
+		c.unpin(e.slot)
+		c.logger.Warn("remote chunk cache: cannot open the cache file (served without sendfile)", "file", c.path, "err", err)
+		return chunkRef{}, false, nil
+	}
+	slot := e.slot
+	return chunkRef{File: f, Base: c.slotStart(slot), Batches: e.batches, Release: func() { c.unpin(slot) }}, true, nil
+}
+
 // store writes chunk into a slot and adds it, with its batch table, to
 // the LRU; the slot is a free one, or that of the least recently used
 // chunk no reader has pinned. A failed write only costs the cache its
-// entry; stored says whether the chunk is in the cache.
-func (c *ChunkCache) store(k chunkKey, chunk []byte, table chunkBatches) (stored bool) {
+// entry. e is the chunk's entry, nil when it is not in the cache; with
+// pin its slot is pinned (the caller unpins it).
+func (c *ChunkCache) store(k chunkKey, chunk []byte, table chunkBatches, pin bool) (e *chunkEntry) {
 	if int64(len(chunk)) > c.opts.ChunkBytes {
-		return false
+		return nil
 	}
 	c.mu.Lock()
 	slot, fresh, ok := c.takeSlotLocked()
 	c.mu.Unlock()
 	if !ok {
-		return false
+		return nil
 	}
 	at := c.slotStart(slot)
 	if fresh {
@@ -421,12 +437,16 @@ func (c *ChunkCache) store(k chunkKey, chunk []byte, table chunkBatches) (stored
 		c.mu.Lock()
 		c.mu.slots.release(slot)
 		c.mu.Unlock()
-		return false
+		return nil
 	}
+	e = &chunkEntry{key: k, slot: slot, sizeBytes: int64(len(chunk)), batches: table}
 	c.mu.Lock()
-	c.insertLocked(&chunkEntry{key: k, slot: slot, sizeBytes: int64(len(chunk)), batches: table})
+	c.insertLocked(e)
+	if pin {
+		c.mu.slots.pin(slot)
+	}
 	c.mu.Unlock()
-	return true
+	return e
 }
 
 // takeSlotLocked is a slot to write a chunk into: a free one, or the slot

@@ -24,7 +24,7 @@ func BenchmarkChunkCacheStore(b *testing.B) {
 	b.SetBytes(chunk)
 	b.ResetTimer()
 	for i := range b.N {
-		if !c.store(chunkKey{id: id, index: int64(i)}, data, nil) {
+		if c.store(chunkKey{id: id, index: int64(i)}, data, nil, false) == nil {
 			b.Fatal("chunk not stored")
 		}
 	}

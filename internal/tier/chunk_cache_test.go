@@ -440,3 +440,56 @@ func TestChunkCacheReadAheadOnEveryPass(t *testing.T) {
 		c.cache.dropObject(next.ID)
 	}
 }
+
+// A consumer reading the tier from its start, as a fetch does (a region
+// from a cached chunk, else Read), GETs every chunk once when the cache
+// holds two chunks or more, whatever the read-ahead depth: read-ahead
+// deeper than the cache once evicted the chunk being read, and every chunk
+// was fetched again (and a read that outlasted remote.fetch.max.wait.ms
+// found its chunk gone at the next fetch, for ever).
+func TestChunkCacheSequentialReaderFetchesEachChunkOnce(t *testing.T) {
+	const chunkBytes = 16 << 10
+	for _, slots := range []int64{2, 3, 8} {
+		for _, depth := range []int{0, 1, 2, 4} {
+			c := newCachedRig(t, ChunkCacheOptions{MaxBytes: slots * chunkBytes, ChunkBytes: chunkBytes, ReadAheadChunks: depth})
+			c.getWait.Store(int64(time.Millisecond)) // read-ahead still in flight when the reader gets there
+			chunks := int64(0)
+			for _, s := range c.segs {
+				chunks += chunkCount(s.SizeBytes, chunkBytes)
+				for o := s.Range.Start; o < s.Range.End; {
+					o = c.fetchLike(s, o, 5000)
+				}
+			}
+			c.cache.Close() // waits for the read-ahead
+			if gets := c.logGets.Load(); gets != chunks {
+				t.Errorf("%d slots, read-ahead %d: %d GETs for %d chunks", slots, depth, gets, chunks)
+			}
+		}
+	}
+}
+
+// fetchLike reads s from o as the broker's fetch does (a region when the
+// cache can serve one, else Read), checks the bytes against the direct
+// reader, and returns the offset after them.
+func (c *cachedRig) fetchLike(s remotemeta.RemoteSegment, o base.Offset, maxBytes int) base.Offset {
+	c.t.Helper()
+	want, err := c.direct.Read(c.t.Context(), s, o, maxBytes)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	reg, ok, err := c.reader.ReadRegion(c.t.Context(), s, o, maxBytes)
+	if err != nil {
+		c.t.Fatalf("ReadRegion(%d): %v", o, err)
+	}
+	var got []byte
+	if ok {
+		got = regionBytes(c.t, reg)
+		reg.Release()
+	} else if got, err = c.reader.Read(c.t.Context(), s, o, maxBytes); err != nil {
+		c.t.Fatalf("Read(%d): %v", o, err)
+	}
+	if len(got) == 0 || !bytes.HasPrefix(want, got) {
+		c.t.Fatalf("read at %d: %d bytes, not a prefix of the %d read directly", o, len(got), len(want))
+	}
+	return lastNext(c.t, got)
+}

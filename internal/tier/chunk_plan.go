@@ -64,3 +64,14 @@ func followingReadAhead(last, depth, count int64, nextCounts []int64) []int64 {
 	}
 	return out
 }
+
+// readAheadDepth is the read-ahead depth of a cache of slots chunks: the
+// configured depth, but at most slots-1. A sequential reader's read-ahead
+// then never evicts the chunk it reads: with a deeper read-ahead the
+// chunks fetched ahead evict the reader's chunk, and each other, and
+// every chunk is fetched again, at worst for ever (a remote read that
+// outlasts remote.fetch.max.wait.ms finds its chunk evicted at the next
+// fetch).
+func readAheadDepth(configured, slots int64) int64 {
+	return max(0, min(configured, slots-1))
+}

@@ -130,3 +130,15 @@ func TestFollowingReadAheadProperty(t *testing.T) {
 		}
 	}
 }
+
+// Read-ahead is as deep as configured, but leaves the reader's chunk a
+// slot: at most slots-1, never negative.
+func TestReadAheadDepth(t *testing.T) {
+	for _, tt := range []struct{ configured, slots, want int64 }{
+		{2, 128, 2}, {4, 5, 4}, {4, 4, 3}, {4, 2, 1}, {2, 1, 0}, {0, 8, 0}, {3, 0, 0},
+	} {
+		if got := readAheadDepth(tt.configured, tt.slots); got != tt.want {
+			t.Errorf("readAheadDepth(%d, %d) = %d, want %d", tt.configured, tt.slots, got, tt.want)
+		}
+	}
+}

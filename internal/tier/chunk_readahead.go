@@ -14,7 +14,7 @@ import (
 // and starts the read-ahead that readAheadSpan decides: chunks neither
 // cached nor in flight, while read-ahead slots are free.
 func (c *ChunkCache) noteRead(obj cachedObject, first, last int64) {
-	if c.opts.ReadAheadChunks <= 0 {
+	if c.readAheadDepth <= 0 {
 		return
 	}
 	var started []chunkKey
@@ -22,7 +22,7 @@ func (c *ChunkCache) noteRead(obj cachedObject, first, last int64) {
 	c.mu.Lock()
 	prev, havePrev := c.mu.lastRead[obj.id]
 	c.rememberReadLocked(obj.id, last)
-	from, to := readAheadSpan(prev, havePrev, first, last, int64(c.opts.ReadAheadChunks), chunkCount(obj.sizeBytes, c.opts.ChunkBytes))
+	from, to := readAheadSpan(prev, havePrev, first, last, c.readAheadDepth, chunkCount(obj.sizeBytes, c.opts.ChunkBytes))
 	for k := from; k < to && !c.mu.closed; k++ {
 		key := chunkKey{id: obj.id, index: k}
 		if _, ok := c.mu.byKey[key]; ok {
@@ -72,7 +72,7 @@ func (c *ChunkCache) rememberReadLocked(id remotemeta.SegmentID, last int64) {
 // is cached or in flight already, so a second reader of the same objects,
 // or a later pass over them, reads ahead like the first.
 func (c *ChunkCache) readAheadFollowing(cur cachedObject, next []cachedObject, prepare func(ctx context.Context, i int)) {
-	if c.opts.ReadAheadChunks <= 0 || len(next) == 0 {
+	if c.readAheadDepth <= 0 || len(next) == 0 {
 		return
 	}
 	counts := make([]int64, len(next))
@@ -85,7 +85,7 @@ func (c *ChunkCache) readAheadFollowing(cur cachedObject, next []cachedObject, p
 		c.mu.Unlock()
 		return
 	}
-	plan := followingReadAhead(last, int64(c.opts.ReadAheadChunks), chunkCount(cur.sizeBytes, c.opts.ChunkBytes), counts)
+	plan := followingReadAhead(last, c.readAheadDepth, chunkCount(cur.sizeBytes, c.opts.ChunkBytes), counts)
 	type objectFetches struct {
 		i       int
 		keys    []chunkKey
@@ -129,7 +129,7 @@ func (c *ChunkCache) readAheadFollowing(cur cachedObject, next []cachedObject, p
 			// so that no reader waits for it forever.
 			for j, k := range of.keys {
 				_, length := chunkBounds(k.index, c.opts.ChunkBytes, obj.sizeBytes)
-				if _, err := c.fetchChunk(ctx, obj, k, of.fetches[j], length, 0, nil); err != nil && c.stop.Err() == nil {
+				if _, err := c.fetchChunk(ctx, obj, k, of.fetches[j], length, 0, nil, false); err != nil && c.stop.Err() == nil {
 					c.logger.Debug("remote chunk read-ahead failed", "segment", k.id.String(), "chunk", k.index, "err", err)
 				}
 			}
@@ -144,7 +144,7 @@ func (c *ChunkCache) readAhead(obj cachedObject, k chunkKey, f *chunkFetch) {
 	ctx, cancel := context.WithTimeout(c.stop, readAheadTimeout)
 	defer cancel()
 	_, length := chunkBounds(k.index, c.opts.ChunkBytes, obj.sizeBytes)
-	if _, err := c.fetchChunk(ctx, obj, k, f, length, 0, nil); err != nil && c.stop.Err() == nil {
+	if _, err := c.fetchChunk(ctx, obj, k, f, length, 0, nil, false); err != nil && c.stop.Err() == nil {
 		c.logger.Debug("remote chunk read-ahead failed", "segment", k.id.String(), "chunk", k.index, "err", err)
 	}
 }

@@ -68,7 +68,7 @@ func (r *Reader) ReadAheadObjects() int {
 	if r.Chunks == nil {
 		return 0
 	}
-	return r.Chunks.opts.ReadAheadChunks
+	return int(r.Chunks.readAheadDepth)
 }
 
 func (r *Reader) logObject(seg remotemeta.RemoteSegment) cachedObject {
