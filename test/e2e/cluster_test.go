@@ -207,8 +207,9 @@ var ackedProducerOpts = []kgo.Opt{
 	kgo.RetryBackoffFn(func(int) time.Duration { return 50 * time.Millisecond }),
 }
 
-// An ackedProducer writes at most ackedProducerMaxRecords records, one every
-// ackedProducerPause, which bounds the logs whatever the cluster's speed.
+// An ackedProducer writes at most ackedProducerMaxRecords records (unless
+// started with another bound), one every ackedProducerPause, which bounds the
+// logs whatever the cluster's speed.
 const (
 	ackedProducerMaxRecords = 12_000
 	ackedProducerPause      = 5 * time.Millisecond
@@ -222,6 +223,7 @@ type ackedProducer struct {
 	cl         *kgo.Client
 	topic      string
 	partitions int32
+	maxRecords int
 	// halt ends the producing loop; cancel also fails the records still
 	// buffered, for a test that ends without stop.
 	halt     chan struct{}
@@ -245,8 +247,14 @@ type ackedProducer struct {
 // startAckedProducer starts producing from a goroutine; the test's cleanup
 // stops it if the test does not.
 func startAckedProducer(t *testing.T, cl *kgo.Client, topic string, partitions int32) *ackedProducer {
+	return startAckedProducerUpTo(t, cl, topic, partitions, ackedProducerMaxRecords)
+}
+
+// startAckedProducerUpTo is startAckedProducer writing at most maxRecords.
+func startAckedProducerUpTo(t *testing.T, cl *kgo.Client, topic string, partitions int32, maxRecords int) *ackedProducer {
 	ctx, cancel := context.WithCancel(context.Background())
-	p := &ackedProducer{cl: cl, topic: topic, partitions: partitions, halt: make(chan struct{}), cancel: cancel, done: make(chan struct{})}
+	p := &ackedProducer{cl: cl, topic: topic, partitions: partitions, maxRecords: maxRecords,
+		halt: make(chan struct{}), cancel: cancel, done: make(chan struct{})}
 	p.mu.acked = make(map[int32][]int)
 	p.setPause(ackedProducerPause)
 	go p.run(ctx)
@@ -259,7 +267,7 @@ func startAckedProducer(t *testing.T, cl *kgo.Client, topic string, partitions i
 
 func (p *ackedProducer) run(ctx context.Context) {
 	defer close(p.done)
-	for i := range ackedProducerMaxRecords {
+	for i := range p.maxRecords {
 		if !p.paced() {
 			return
 		}
@@ -378,7 +386,7 @@ func (p *ackedProducer) waitFor(t *testing.T, what string, ok func() bool) {
 	deadline := time.Now().Add(clusterSettleTimeout)
 	for !ok() {
 		if p.finished() && !ok() {
-			t.Fatalf("the producer wrote its %d records before %s", ackedProducerMaxRecords, what)
+			t.Fatalf("the producer wrote its %d records before %s", p.maxRecords, what)
 		}
 		if time.Now().After(deadline) {
 			p.mu.Lock()

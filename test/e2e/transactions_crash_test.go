@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -35,33 +36,65 @@ func TestTransactionsAtomicAcrossKills(t *testing.T) {
 	adm := newAdmin(t, b.Addr)
 	createTopic(t, adm, topic, partitions, nil)
 
-	ctx, stop := context.WithCancel(context.Background())
-	outcomes := make([][]txnOutcome, producers)
-	var committedSoFar atomic.Int64
-	var wg sync.WaitGroup
-	for i := range producers {
-		wg.Go(func() { outcomes[i] = runTxnProducer(t, ctx, b.Addr, topic, i, partitions, &committedSoFar) })
-	}
-	// Each kill comes once a transaction has committed since the last one
-	// (and a little later, to catch others mid-way), however slow the
-	// machine is: a kill before any progress would prove nothing.
-	progress := func() {
-		from, deadline := committedSoFar.Load(), time.Now().Add(2*time.Minute)
-		for committedSoFar.Load() == from && time.Now().Before(deadline) {
-			time.Sleep(20 * time.Millisecond)
-		}
-		time.Sleep(300 * time.Millisecond)
-	}
+	txns := startTxnProducers(t, []string{b.Addr}, topic, producers, partitions)
 	for range 2 {
-		progress()
+		txns.progress()
 		b.Kill()
 		b.Restart()
 	}
-	progress()
-	stop()
-	wg.Wait()
+	txns.progress()
+	txns.stop()
+	txns.check(t, adm, b.Addr)
+}
 
-	// Transactions left open by the kills are aborted by their timeout.
+// txnProducers are transactional producers running runTxnProducer, each
+// with its own transactional id.
+type txnProducers struct {
+	topic      string
+	partitions int
+	cancel     context.CancelFunc
+	wg         sync.WaitGroup
+	outcomes   [][]txnOutcome // by producer, then transaction; read after stop
+	committed  atomic.Int64
+}
+
+// startTxnProducers starts n transactional producers writing to topic
+// through a client seeded with seeds; the test's cleanup stops them if the
+// test does not.
+func startTxnProducers(t *testing.T, seeds []string, topic string, n, partitions int) *txnProducers {
+	ctx, cancel := context.WithCancel(context.Background())
+	tp := &txnProducers{topic: topic, partitions: partitions, cancel: cancel, outcomes: make([][]txnOutcome, n)}
+	for i := range n {
+		tp.wg.Go(func() { tp.outcomes[i] = runTxnProducer(t, ctx, seeds, topic, i, partitions, &tp.committed) })
+	}
+	t.Cleanup(tp.stop)
+	return tp
+}
+
+// progress waits until a transaction has committed since it was called
+// (and a little more, to catch others mid-way), however slow the machine
+// is: a fault injected before any progress would prove nothing.
+func (tp *txnProducers) progress() {
+	from, deadline := tp.committed.Load(), time.Now().Add(2*time.Minute)
+	for tp.committed.Load() == from && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond)
+}
+
+// stop ends the producers and waits for them.
+func (tp *txnProducers) stop() {
+	tp.cancel()
+	tp.wg.Wait()
+}
+
+// check reads the topic read_committed through addr, once the transactions
+// the producers left open were aborted by their timeout: every transaction
+// is all or nothing, every one whose commit was acknowledged is there and
+// none whose abort was. Call it after stop.
+func (tp *txnProducers) check(t *testing.T, adm *kadm.Client, addr string) {
+	t.Helper()
+	topic, partitions := tp.topic, tp.partitions
 	deadline := time.Now().Add(30 * time.Second)
 	for p := range int32(partitions) {
 		for {
@@ -75,15 +108,15 @@ func TestTransactionsAtomicAcrossKills(t *testing.T) {
 			time.Sleep(100 * time.Millisecond)
 		}
 	}
-	writeSentinels(t, b.Addr, topic, partitions)
+	writeSentinels(t, addr, topic, int32(partitions))
 	seen := map[string]int{} // "p<i>-t<k>" → records of that transaction read
-	for _, values := range readToSentinels(t, b.Addr, topic, partitions, kgo.ReadCommitted()) {
+	for _, values := range readToSentinels(t, addr, topic, int32(partitions), kgo.ReadCommitted()) {
 		for _, v := range values {
 			seen[v[:strings.LastIndexByte(v, '-')]]++
 		}
 	}
 	committed, aborted, unknown := 0, 0, 0
-	for i, outs := range outcomes {
+	for i, outs := range tp.outcomes {
 		for k, o := range outs {
 			txn := fmt.Sprintf("p%d-t%d", i, k)
 			n := seen[txn]
@@ -119,7 +152,7 @@ func TestTransactionsAtomicAcrossKills(t *testing.T) {
 // runTxnProducer writes transactions p<i>-t<k> until ctx ends, one record
 // per partition each, aborting every third, and returns what it was told
 // of each. On an error it starts over with a new client.
-func runTxnProducer(t *testing.T, ctx context.Context, addr, topic string, i, partitions int, committed *atomic.Int64) []txnOutcome {
+func runTxnProducer(t *testing.T, ctx context.Context, seeds []string, topic string, i, partitions int, committed *atomic.Int64) []txnOutcome {
 	var outs []txnOutcome
 	var cl *kgo.Client
 	defer func() {
@@ -132,7 +165,7 @@ func runTxnProducer(t *testing.T, ctx context.Context, addr, topic string, i, pa
 		if cl == nil {
 			var err error
 			cl, err = kgo.NewClient(
-				kgo.SeedBrokers(addr),
+				kgo.SeedBrokers(seeds...),
 				kgo.TransactionalID(fmt.Sprintf("chaos-%d", i)),
 				kgo.TransactionTimeout(2*time.Second),
 				kgo.RecordPartitioner(kgo.ManualPartitioner()),
