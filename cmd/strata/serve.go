@@ -205,7 +205,7 @@ func start(ctx context.Context, cfg *config.Broker, logger *slog.Logger) (*node,
 		return nil, errors.Join(err, n.shutdown())
 	}
 	var tierOpts *broker.TierDeps
-	if cfg.RemoteStorageSystemEnable {
+	if cfg.TierOn() {
 		if n.remote, err = openRemoteStore(ctx, cfg); err != nil {
 			return nil, errors.Join(err, n.shutdown())
 		}
@@ -214,6 +214,11 @@ func start(ctx context.Context, cfg *config.Broker, logger *slog.Logger) (*node,
 		}
 		tierOpts = tierDeps(cfg, n.remote, meta, n.reader)
 		n.metrics.countTier(tierOpts)
+	}
+	if cfg.Clustered() {
+		if err := checkClusterTier(ctx, cfg, meta, n.remote, logger); err != nil {
+			return nil, errors.Join(err, n.shutdown())
+		}
 	}
 	ls, err := listenAll(cfg)
 	if err != nil {

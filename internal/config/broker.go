@@ -100,6 +100,7 @@ type Broker struct {
 	RemoteStorageSystemEnable    bool
 	RemoteLogManagerTaskInterval time.Duration
 	RemoteDir                    string // the directory store, used when S3.Bucket == ""
+	remoteDirSet                 bool   // strata.remote.dir was set, not defaulted
 	RemoteTier                   RemoteTier
 	S3                           S3
 	MetadataDir                  string
@@ -361,7 +362,8 @@ func (b *Broker) setDirs(g getter) error {
 		seen[c] = true
 	}
 	b.RemoteDir = g.str("strata.remote.dir")
-	if b.RemoteDir == "" {
+	b.remoteDirSet = b.RemoteDir != ""
+	if !b.remoteDirSet {
 		b.RemoteDir = filepath.Join(b.LogDirs[0], "remote")
 	}
 	b.RemoteTier.CacheDir = g.str("strata.remote.cache.dir")

@@ -120,7 +120,11 @@ func ResolveTopic(overrides map[string]string, b *Broker) (Topic, error) {
 // the broker must have tiering on, the topic must not be compacted, and the
 // local retention must fit inside the total retention.
 func checkTiered(g getter, b *Broker) error {
-	if b != nil && !b.RemoteStorageSystemEnable {
+	switch {
+	case b != nil && b.TierNeedsSharedStore():
+		return &Error{Key: "remote.storage.enable", Value: "true",
+			Msg: "the broker is a cluster member without a shared remote store, so its tier is off; " + sharedStoreFix}
+	case b != nil && !b.RemoteStorageSystemEnable:
 		return &Error{Key: "remote.storage.enable", Value: "true",
 			Msg: "the broker has remote.log.storage.system.enable=false; enable it on the broker first"}
 	}

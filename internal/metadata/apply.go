@@ -49,6 +49,8 @@ func applyCommand(img *Image, cmd command, index uint64) (*Image, error) {
 		return applyElectPreferred(img, c, index)
 	case *reassignPartitionCmd:
 		return applyReassignPartition(img, c, index)
+	case *claimTierStoreCmd:
+		return applyClaimTierStore(img, c, index)
 	default:
 		return nil, fmt.Errorf("%w: unknown command type %T", ErrInvalidCommand, cmd)
 	}

@@ -151,6 +151,8 @@ type envelope struct {
 	ElectPreferred *electPreferredCmd `json:"elect_preferred,omitempty"`
 
 	ReassignPartition *reassignPartitionCmd `json:"reassign_partition,omitempty"`
+
+	ClaimTierStore *claimTierStoreCmd `json:"claim_tier_store,omitempty"`
 }
 
 func (e *envelope) command() (command, error) {
@@ -179,6 +181,7 @@ func (e *envelope) command() (command, error) {
 	add(e.AllocateProducerIDs != nil, e.AllocateProducerIDs)
 	add(e.ElectPreferred != nil, e.ElectPreferred)
 	add(e.ReassignPartition != nil, e.ReassignPartition)
+	add(e.ClaimTierStore != nil, e.ClaimTierStore)
 	if len(found) != 1 {
 		return nil, fmt.Errorf("%w: envelope holds %d commands, want 1", ErrInvalidCommand, len(found))
 	}
@@ -226,6 +229,8 @@ func encodeCommand(c command) ([]byte, error) {
 		e.ElectPreferred = c
 	case *reassignPartitionCmd:
 		e.ReassignPartition = c
+	case *claimTierStoreCmd:
+		e.ClaimTierStore = c
 	default:
 		panic(fmt.Sprintf("metadata: encodeCommand: unknown command type %T", c))
 	}

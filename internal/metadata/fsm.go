@@ -30,9 +30,12 @@ const (
 	// snapshotFormatV6: the layout of v5, whose partitions may hold a
 	// reassignment in flight (AddingReplicas, RemovingReplicas).
 	snapshotFormatV6 byte = 6
+	// snapshotFormatV7: JSON of imageSnapshotV7, v6 plus the tier store
+	// token.
+	snapshotFormatV7 byte = 7
 
 	// snapshotFormatNewest is the layout encodeSnapshot writes.
-	snapshotFormatNewest = snapshotFormatV6
+	snapshotFormatNewest = snapshotFormatV7
 )
 
 // maxSnapshotBytes bounds what Restore reads into memory.
@@ -145,14 +148,20 @@ type imageSnapshotV5 struct {
 	NextProducerIDBlock int64     `json:"next_producer_id_block,omitempty"`
 }
 
+// imageSnapshotV7 adds the tier store token.
+type imageSnapshotV7 struct {
+	imageSnapshotV5
+	TierStore string `json:"tier_store,omitempty"`
+}
+
 func encodeSnapshot(img *Image) ([]byte, error) {
-	s := imageSnapshotV5{imageSnapshotV4: imageSnapshotV4{imageSnapshotV3: imageSnapshotV3{imageSnapshotV2: imageSnapshotV2{imageSnapshot: imageSnapshot{
+	s := imageSnapshotV7{imageSnapshotV5: imageSnapshotV5{imageSnapshotV4: imageSnapshotV4{imageSnapshotV3: imageSnapshotV3{imageSnapshotV2: imageSnapshotV2{imageSnapshot: imageSnapshot{
 		ClusterID:     img.ClusterID,
 		ControllerID:  img.ControllerID,
 		Version:       img.Version,
 		BrokerConfigs: img.BrokerConfigs,
 		Topics:        make([]*Topic, 0, len(img.Topics)),
-	}}}}}
+	}}}}}}
 	for _, t := range img.Topics {
 		s.Topics = append(s.Topics, t)
 	}
@@ -162,6 +171,7 @@ func encodeSnapshot(img *Image) ([]byte, error) {
 	s.Acls = encodeAcls(img)
 	s.Brokers = encodeBrokers(img)
 	s.NextProducerIDBlock = img.NextProducerIDBlock
+	s.TierStore = img.TierStore
 	body, err := json.Marshal(&s)
 	if err != nil {
 		return nil, fmt.Errorf("metadata: encode snapshot: %w", err)
@@ -176,7 +186,7 @@ func decodeSnapshot(data []byte) (*Image, error) {
 	if len(data) == 0 {
 		return nil, fmt.Errorf("%w: snapshot has no format byte", ErrInvalidCommand)
 	}
-	var s imageSnapshotV5
+	var s imageSnapshotV7
 	var into any
 	switch data[0] {
 	case snapshotFormatV1:
@@ -188,6 +198,8 @@ func decodeSnapshot(data []byte) (*Image, error) {
 	case snapshotFormatV4:
 		into = &s.imageSnapshotV4 // a v4 snapshot holding v5 fields is corrupt
 	case snapshotFormatV5, snapshotFormatV6:
+		into = &s.imageSnapshotV5 // a v6 snapshot holding v7 fields is corrupt
+	case snapshotFormatV7:
 		into = &s
 	default:
 		return nil, fmt.Errorf("%w: snapshot has an unknown format byte %d", ErrInvalidCommand, data[0])
@@ -220,6 +232,12 @@ func decodeSnapshot(data []byte) (*Image, error) {
 	}
 	if err := restoreProducerIDs(img, s.NextProducerIDBlock); err != nil {
 		return nil, err
+	}
+	if s.TierStore != "" {
+		if err := validateTierStoreToken(s.TierStore); err != nil {
+			return nil, fmt.Errorf("snapshot: %w", err)
+		}
+		img.TierStore = s.TierStore
 	}
 	return img, nil
 }

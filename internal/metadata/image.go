@@ -67,6 +67,9 @@ type Image struct {
 	// NextProducerIDBlock is the first producer id no broker has been
 	// given (AllocateProducerIDs); blocks are handed out ascending.
 	NextProducerIDBlock int64
+	// TierStore is the token of the remote store the cluster tiers to
+	// (ClaimTierStore); "" until a node claims one.
+	TierStore string
 	// Version is the Raft index of the command that produced this image.
 	Version uint64
 

@@ -391,11 +391,11 @@ func TestSnapshotV5StillDecodes(t *testing.T) {
 		t.Fatalf("v6 decoded %+v", p)
 	}
 	data, err := encodeSnapshot(img)
-	if err != nil || data[0] != snapshotFormatV6 {
+	if err != nil || data[0] != snapshotFormatNewest {
 		t.Fatalf("encoded as %d: %v", data[0], err)
 	}
 	if back, err := decodeSnapshot(data); err != nil || !reflect.DeepEqual(back, img) {
-		t.Fatalf("v6 round trip: %v", err)
+		t.Fatalf("round trip of the v6 image: %v", err)
 	}
 	for name, fields := range map[string]string{
 		"removing not a tail":  `,"AddingReplicas":[2],"RemovingReplicas":[2]`,

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 )
 
 // List walks the tree under the deepest directory that the prefix names,
@@ -85,17 +86,37 @@ func (d *dirStore) walk(ctx context.Context, rel, prefix string, fn func(ObjectI
 	return nil
 }
 
+// tempFileGrace is how old a temporary file must be for NewDir to take it
+// for one a crash left: a directory store may be shared by the brokers of
+// a cluster (and opened by strata inspect tier while a broker runs), and a
+// younger one may belong to a Put still running elsewhere.
+const tempFileGrace = time.Hour
+
 // removeTempFiles deletes the temporary files of Puts that a crash
-// interrupted. Their objects were never acknowledged.
+// interrupted (those older than tempFileGrace). Their objects were never
+// acknowledged. Files and directories that vanish meanwhile (removed by
+// another user of the store) are skipped.
 func (d *dirStore) removeTempFiles() error {
+	cutoff := time.Now().Add(-tempFileGrace)
 	err := filepath.WalkDir(d.root, func(p string, de fs.DirEntry, err error) error {
 		if err != nil {
+			if isNotExist(err) && p != d.root {
+				return nil
+			}
 			return err
 		}
-		if !de.IsDir() && strings.HasPrefix(de.Name(), tempPrefix) {
-			if err := os.Remove(p); err != nil && !isNotExist(err) {
-				return err
-			}
+		if de.IsDir() || !strings.HasPrefix(de.Name(), tempPrefix) {
+			return nil
+		}
+		fi, err := de.Info()
+		if isNotExist(err) || (err == nil && fi.ModTime().After(cutoff)) {
+			return nil
+		}
+		if err == nil {
+			err = os.Remove(p)
+		}
+		if err != nil && !isNotExist(err) {
+			return err
 		}
 		return nil
 	})
