@@ -69,6 +69,8 @@ func drawChaosFault(rng *rand.Rand, nodes int32) chaosFault {
 //     the same batches (offsets, CRC, leader epoch), read from the segment
 //     files with `strata inspect segment`.
 //
+// The acked producer's topic is tiered to a directory all nodes share.
+//
 // The seed is logged; E2E_CHAOS_SEED replays a run and E2E_CHAOS_ROUNDS
 // makes it longer.
 func TestClusterChaos(t *testing.T) {
@@ -79,11 +81,23 @@ func TestClusterChaos(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seed, seed))
 
 	c := startCluster(t, 3, "offsets.topic.num.partitions=3", "transaction.state.log.num.partitions=3",
-		"transaction.abort.timed.out.transaction.cleanup.interval.ms=200")
+		"transaction.abort.timed.out.transaction.cleanup.interval.ms=200",
+		"strata.remote.dir="+t.TempDir(), "remote.log.manager.task.interval.ms=200", "log.retention.check.interval.ms=200")
 	adm := c.newAdmin()
 	const topic, txnTopic, partitions, group = "chaos", "chaos-txn", 3, "chaos-group"
+	// The acknowledged records go to a tiered topic of small segments, of
+	// which each replica keeps about two locally: leaders upload while
+	// nodes die, followers drop what was uploaded, and the final read
+	// crosses from the shared store to the local log.
+	c.createTopic(adm, topic, partitions, 3, map[string]*string{
+		"min.insync.replicas":   kadm.StringPtr("2"),
+		"segment.bytes":         kadm.StringPtr("16384"),
+		"remote.storage.enable": kadm.StringPtr("true"),
+		"local.retention.bytes": kadm.StringPtr("32768"),
+		"retention.bytes":       kadm.StringPtr("-1"),
+	})
+	c.createTopic(adm, txnTopic, partitions, 3, map[string]*string{"min.insync.replicas": kadm.StringPtr("2")})
 	for _, name := range []string{topic, txnTopic} {
-		c.createTopic(adm, name, partitions, 3, map[string]*string{"min.insync.replicas": kadm.StringPtr("2")})
 		c.waitISR(adm, name, 3)
 	}
 
@@ -130,6 +144,9 @@ func TestClusterChaos(t *testing.T) {
 	p.stop(t)
 	txns.stop()
 	p.check(t, consumeAll(t, c.Node(1).Addr, topic))
+	if tiered := listOffsetAt(t, c.Node(1).Addr, topic, -5); tiered < 0 {
+		t.Errorf("%s/0: nothing was tiered (last tiered offset %d)", topic, tiered)
+	}
 	// A fresh admin client: adm may hold connections the restarts closed.
 	adm = c.newAdmin()
 	txns.check(t, adm, c.Node(1).Addr)
@@ -169,46 +186,65 @@ func TestClusterChaos(t *testing.T) {
 }
 
 // checkReplicasAgree compares one partition's batches on every node of a
-// stopped cluster: each node's list (base offset, last offset, CRC, leader
-// epoch, from `strata inspect segment` over its segment files in order)
-// must reach at least end and be a prefix of the longest. A node may lag
-// behind the others only by batches above end, which no client was told of.
+// stopped cluster (from `strata inspect segment` over its segment files in
+// order), from the highest first offset among them (a tiered partition's
+// replicas each drop their uploaded segments at their own time): each
+// node's batches must reach at least end and be a prefix of the longest,
+// by base and last offset, CRC and leader epoch. A node may lag behind the
+// others only by batches above end, which no client was told of.
 func checkReplicasAgree(t *testing.T, c *Cluster, dir string, end int64) {
 	t.Helper()
-	var longest []string
-	lists := make(map[int32][]string)
+	lists := make(map[int32][]batchLine)
+	from := int64(0)
 	for _, id := range c.ids() {
-		batches, next := inspectPartition(t, filepath.Join(c.Node(id).Dir, dir))
-		if next < end {
+		batches := inspectPartition(t, filepath.Join(c.Node(id).Dir, dir))
+		if next := batches[len(batches)-1].next; next < end {
 			t.Errorf("%s on node %d ends at offset %d, below the end offset %d clients were given", dir, id, next, end)
 		}
 		lists[id] = batches
-		if len(batches) > len(longest) {
-			longest = batches
+		from = max(from, batches[0].base)
+	}
+	var longest []string
+	compared := make(map[int32][]string)
+	for id, batches := range lists {
+		for _, b := range batches {
+			if b.base >= from {
+				compared[id] = append(compared[id], b.desc)
+			}
+		}
+		if len(compared[id]) > len(longest) {
+			longest = compared[id]
 		}
 	}
-	for id, batches := range lists {
+	for id, batches := range compared {
 		if !slices.Equal(batches, longest[:len(batches)]) {
 			i := 0
 			for i < len(batches) && batches[i] == longest[i] {
 				i++
 			}
-			t.Errorf("%s on node %d differs from the longest replica at batch %d: %q, against %q", dir, id, i, batches[i], longest[i])
+			t.Errorf("%s on node %d differs from the longest replica at batch %d from offset %d: %q, against %q", dir, id, i, from, batches[i], longest[i])
 		}
 	}
-	t.Logf("%s: %d batches on the longest replica, every replica agrees", dir, len(longest))
+	t.Logf("%s: %d batches from offset %d on the longest replica, every replica agrees", dir, len(longest), from)
+}
+
+// batchLine is one batch of `strata inspect segment`: its offsets, and
+// what replicas must agree on.
+type batchLine struct {
+	base, next int64
+	desc       string // "base-last crc C epoch E"
 }
 
 // inspectPartition lists the batches of a partition directory with `strata
-// inspect segment`, one "base-last crc epoch" string per batch in offset
-// order, and returns the offset after the last.
-func inspectPartition(t *testing.T, dir string) (batches []string, next int64) {
+// inspect segment`, in offset order; there is at least one.
+func inspectPartition(t *testing.T, dir string) []batchLine {
 	t.Helper()
 	logs, err := filepath.Glob(filepath.Join(dir, "*.log"))
 	if err != nil || len(logs) == 0 {
 		t.Fatalf("no segment in %s: %v", dir, err)
 	}
 	slices.Sort(logs) // 20-digit base offsets sort as numbers
+	var batches []batchLine
 	for _, log := range logs {
 		out, err := exec.Command(strataBin, "inspect", "segment", log).CombinedOutput()
 		if err != nil {
@@ -224,15 +260,19 @@ func inspectPartition(t *testing.T, dir string) (batches []string, next int64) {
 			if f["isvalid"] != "true" {
 				t.Fatalf("%s: invalid batch: %s", log, line)
 			}
-			last, err := strconv.ParseInt(f["lastOffset"], 10, 64)
-			if err != nil {
-				t.Fatalf("%s: %q: %v", log, line, err)
+			base, berr := strconv.ParseInt(f["baseOffset"], 10, 64)
+			last, lerr := strconv.ParseInt(f["lastOffset"], 10, 64)
+			if berr != nil || lerr != nil {
+				t.Fatalf("%s: %q: offsets do not parse", log, line)
 			}
-			batches = append(batches, fmt.Sprintf("%s-%s crc %s epoch %s", f["baseOffset"], f["lastOffset"], f["crc"], f["partitionLeaderEpoch"]))
-			next = last + 1
+			batches = append(batches, batchLine{base: base, next: last + 1,
+				desc: fmt.Sprintf("%d-%d crc %s epoch %s", base, last, f["crc"], f["partitionLeaderEpoch"])})
 		}
 	}
-	return batches, next
+	if len(batches) == 0 {
+		t.Fatalf("no batch in the segments of %s", dir)
+	}
+	return batches
 }
 
 // batchFields parses the "name: value" pairs of one batch line of `strata
