@@ -83,7 +83,12 @@ func (b *Broker) syncTierLoopLocked(h *hosted) {
 }
 
 // startTierLoop runs p's passes every Interval, and sooner, backing off,
-// while they fail (tierRetry).
+// while they fail (tierRetry). The first pass runs at once, as Kafka's
+// leader tasks start with no delay: a replica that has just become leader
+// may hold a log start below what the last leader's retention left (it
+// heard of the log start a fetch late), and its first pass moves it to the
+// tier's first offset (retention.KindNeitherTier) before clients are told
+// of offsets that no tier holds.
 func (b *Broker) startTierLoop(p *partition.Partition) *tierLoop {
 	ctx, cancel := context.WithCancel(context.Background())
 	l := &tierLoop{cancel: cancel, done: make(chan struct{})}
@@ -91,7 +96,7 @@ func (b *Broker) startTierLoop(p *partition.Partition) *tierLoop {
 	pace := tierRetry{Interval: deps.Interval, Backoff: deps.RetryBackoff, BackoffMax: deps.RetryBackoffMax}
 	go func() {
 		defer close(l.done)
-		t := time.NewTimer(deps.Interval)
+		t := time.NewTimer(0)
 		defer t.Stop()
 		failures := 0
 		for {

@@ -21,7 +21,9 @@ const tempPrefix = reservedPrefix + "tmp-"
 // the object under "a/b/c" is the file root/a/b/c. Puts are crash-safe:
 // write a temporary file in the object's directory → fsync → rename over
 // the object → fsync the directory, so after a crash an object is whole or
-// absent. NewDir removes the temporary files that crashed Puts left behind.
+// absent. NewDir, and List as it walks, remove the temporary files that
+// crashed Puts left behind, once older than tempFileGrace (the directory
+// may be shared by several brokers, each with Puts in flight).
 //
 // Unlike S3, a directory cannot hold both "a" and "a/b": a Put that would
 // need that fails (with an error naming the path), and so does it with

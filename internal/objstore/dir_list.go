@@ -50,7 +50,10 @@ func (d *dirStore) walk(ctx context.Context, rel, prefix string, fn func(ObjectI
 	sorted := make([]entry, 0, len(entries))
 	for _, de := range entries {
 		if strings.HasPrefix(de.Name(), tempPrefix) {
-			continue // a Put in flight, or debris of a crashed one
+			// A Put in flight, or debris of a crashed one: the debris goes
+			// once old (the reconciler's listings sweep it).
+			d.removeStaleTemp(filepath.Join(d.path(rel), de.Name()), de)
+			continue
 		}
 		k := rel + de.Name()
 		if de.IsDir() {
@@ -91,6 +94,14 @@ func (d *dirStore) walk(ctx context.Context, rel, prefix string, fn func(ObjectI
 // a cluster (and opened by strata inspect tier while a broker runs), and a
 // younger one may belong to a Put still running elsewhere.
 const tempFileGrace = time.Hour
+
+// removeStaleTemp removes the temporary file at p when it is older than
+// tempFileGrace, best effort: a later listing tries again.
+func (d *dirStore) removeStaleTemp(p string, de fs.DirEntry) {
+	if fi, err := de.Info(); err == nil && fi.ModTime().Before(time.Now().Add(-tempFileGrace)) {
+		_ = os.Remove(p)
+	}
+}
 
 // removeTempFiles deletes the temporary files of Puts that a crash
 // interrupted (those older than tempFileGrace). Their objects were never

@@ -81,6 +81,14 @@ func TestDirCrashLeavesTempFile(t *testing.T) {
 	if left := tempFiles(t, root); len(left) != 1 || left[0] != inFlight {
 		t.Fatalf("NewDir left %q, want only the young %s", left, inFlight)
 	}
+	// Once it is old too, a listing sweeps it.
+	if err := os.Chtimes(inFlight, old, old); err != nil {
+		t.Fatal(err)
+	}
+	wantKeys(t, s, "", "a/b")
+	if left := tempFiles(t, root); len(left) != 0 {
+		t.Fatalf("List left %q", left)
+	}
 	if got := get(t, s, "a/b"); string(got) != "acknowledged" {
 		t.Fatalf("after restart Get = %q", got)
 	}

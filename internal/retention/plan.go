@@ -14,10 +14,14 @@ func Plan(s Snapshot, p Policy, nowMs int64) Decision {
 
 	newStart := max(s.LogStart, s.DeleteRecordsTo)
 	var reasons []Reason
+	if first, ok := tierDataStart(s); ok && first > newStart {
+		reasons = append(reasons, Reason{Kind: KindNeitherTier, Range: base.Range{Start: newStart, End: first}})
+		newStart = first
+	}
 	if s.Tiered.Known {
 		counted := countedSegments(s)
 		k, rs := totalCut(counted, s.DeleteRecordsTo, p, nowMs)
-		reasons = rs
+		reasons = append(reasons, rs...)
 		if k > 0 {
 			newStart = max(newStart, counted[k-1].seg.Range.End)
 		}
@@ -52,6 +56,21 @@ func Plan(s Snapshot, p Policy, nowMs int64) Decision {
 	d.DeleteLocalBefore = max(d.DeleteLocalBefore, localBefore)
 	d.Reasons = append(reasons, rs...)
 	return d
+}
+
+// tierDataStart is where a tiered log's data begins when the remote tier
+// holds any of it: the first offset of the first remote segment (of the
+// current lineage, COPY_FINISHED). The copier starts at the first local
+// segment, which holds the log start, and the tier only grows upward from
+// there, so offsets between the log start and the first remote segment
+// were deleted from the tier by retention: a log start below them is one
+// this replica learned before (ok is false when nothing is tiered or the
+// tier is unknown).
+func tierDataStart(s Snapshot) (base.Offset, bool) {
+	if !s.Tiered.Known || !s.Tiered.Any || len(s.Remote) == 0 {
+		return 0, false
+	}
+	return s.Remote[0].Range.Start, true
 }
 
 // CountedBytes is the size of the log as retention.bytes sees it, counted

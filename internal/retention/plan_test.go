@@ -318,3 +318,43 @@ func TestValidateRejects(t *testing.T) {
 		t.Error("Policy.Validate accepted -1")
 	}
 }
+
+// A log start below the tier's first segment (this replica, now leader,
+// learned it before an earlier leader's retention deleted the remote
+// segments below) moves to that segment, deleting the local copies below
+// it; a log start inside or above the first segment, an unknown tier and
+// a tier with nothing in it leave it.
+func TestPlanLogStartBelowTheTier(t *testing.T) {
+	gap := func() Snapshot {
+		s := tieredLog()
+		s.Remote = s.Remote[1:] // [0,100) was deleted from the tier
+		s.Local = append([]Segment{seg(0, 100, 1000, 10)}, s.Local...)
+		return s
+	}
+	for _, tc := range []struct {
+		name string
+		snap func() Snapshot
+		w    want
+	}{
+		{"below the first remote segment", gap,
+			want{newStart: 100, localBefore: 100, kinds: []string{KindNeitherTier, KindBelowLogStart}}},
+		{"inside the first remote segment", func() Snapshot { s := gap(); s.LogStart = 150; return s },
+			want{newStart: 150, localBefore: 150, kinds: []string{KindBelowLogStart}}},
+		{"DeleteRecords past the first remote segment", func() Snapshot { s := gap(); s.DeleteRecordsTo = 250; return s },
+			want{newStart: 250, localBefore: 250, remote: []base.Range{rng(100, 200)},
+				kinds: []string{KindDeleteRecords, KindDeleteRecords, KindDeleteRecords}}},
+		{"tier unknown", func() Snapshot { s := gap(); s.Tiered = TieredUnknown(); return s }, want{}},
+		{"nothing tiered", func() Snapshot { s := localOnly(); s.LogStart = 5; return s }, want{newStart: 5, localBefore: 5}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := tc.snap()
+			d := Plan(s, Policy{}, 0)
+			checkDecision(t, s, d, tc.w)
+			for _, r := range d.Reasons {
+				if r.Kind == KindNeitherTier && r.Range != rng(s.LogStart, d.NewLogStart) {
+					t.Errorf("reason %v, want the range [%d, %d)", r, s.LogStart, d.NewLogStart)
+				}
+			}
+		})
+	}
+}

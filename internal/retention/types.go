@@ -173,6 +173,13 @@ const (
 	// no other rule named: already outside the log, or a local copy of a
 	// tiered segment whose remote copy another rule deleted.
 	KindBelowLogStart = "below-log-start"
+	// KindNeitherTier moves the log start of a tiered log, with no segment
+	// deleted, past offsets that neither tier holds: below the first
+	// remote segment, which an earlier leader's retention deleted after
+	// this replica last heard of the log start (Kafka's leader takes the
+	// tier's first offset when it takes office). Its Range is those
+	// offsets; its Tier is 0.
+	KindNeitherTier = "held-by-neither-tier"
 )
 
 // Reason records why one segment is deleted, with the numbers the rule
@@ -196,6 +203,8 @@ func (r Reason) String() string {
 		return fmt.Sprintf("%s %s %v: size %d bytes, limit %d", r.Kind, r.Tier, r.Range, r.TotalBytes, r.LimitBytes)
 	case KindRetentionMs, KindLocalRetentionMs:
 		return fmt.Sprintf("%s %s %v: age %d ms, limit %d", r.Kind, r.Tier, r.Range, r.AgeMs, r.LimitMs)
+	case KindNeitherTier:
+		return fmt.Sprintf("%s %v", r.Kind, r.Range)
 	}
 	return fmt.Sprintf("%s %s %v", r.Kind, r.Tier, r.Range)
 }

@@ -437,3 +437,25 @@ func (c *Cluster) electPreferredLeaders(adm *kadm.Client, topic string, want int
 	}
 	return c.waitPreferredLeaders(adm, topic, want)
 }
+
+// waitOffsetsAvailable waits until every partition of topic answers
+// ListOffsets latest: a new leader answers OFFSET_NOT_AVAILABLE until its
+// high watermark reaches the start of its epoch (as Kafka's does), which
+// takes its followers' next fetches.
+func (c *Cluster) waitOffsetsAvailable(adm *kadm.Client, topic string) {
+	c.t.Helper()
+	deadline := time.Now().Add(clusterSettleTimeout)
+	for {
+		ends, err := adm.ListEndOffsets(testContext(c.t, 10*time.Second), topic)
+		if err == nil {
+			err = ends.Error()
+		}
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("the end offsets of %q are not available within %v: %v", topic, clusterSettleTimeout, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

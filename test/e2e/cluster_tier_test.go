@@ -69,6 +69,7 @@ func TestClusterTieredSharedStore(t *testing.T) {
 	if now := c.waitISR(adm, topic, 3)[0].Leader; now != successor {
 		t.Fatalf("node %d leads again, not node %d", now, successor)
 	}
+	c.waitOffsetsAvailable(adm, topic)
 	checkAll(t, c.Node(successor).Addr, topic, values)
 }
 
