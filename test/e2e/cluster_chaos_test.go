@@ -150,23 +150,7 @@ func TestClusterChaos(t *testing.T) {
 	// A fresh admin client: adm may hold connections the restarts closed.
 	adm = c.newAdmin()
 	txns.check(t, adm, c.Node(1).Addr)
-	ends, err := adm.ListEndOffsets(testContext(t, 10*time.Second), topic)
-	if err != nil || ends.Error() != nil {
-		t.Fatalf("listing end offsets of %q: %v / %v", topic, err, ends.Error())
-	}
-	endOffsets := make(map[int32]int64)
-	ends.Each(func(o kadm.ListedOffset) { endOffsets[o.Partition] = o.Offset })
-	consumer.waitCaughtUp(t, topic, endOffsets)
-	committed := consumer.stop(t)
-	fetched, err := adm.FetchOffsets(testContext(t, 10*time.Second), group)
-	if err != nil {
-		t.Fatalf("fetching the offsets of group %q: %v", group, err)
-	}
-	for part := range int32(partitions) {
-		if o, ok := fetched.Lookup(topic, part); !ok || o.Err != nil || o.At != committed[part] {
-			t.Errorf("group %q, %s/%d: the broker returns %+v, the client committed %d", group, topic, part, o, committed[part])
-		}
-	}
+	endOffsets := consumer.checkCommittedAtEnd(t, adm, group, topic, partitions)
 
 	// Followers fetch what the producer's last records left them within a
 	// fetch wait; then every node stops and the replicas must agree.

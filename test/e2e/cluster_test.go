@@ -170,21 +170,29 @@ func TestClusterRollingRestart(t *testing.T) {
 	// adm may still hold connections that the restarted nodes closed, and
 	// kgo gives up on a FindCoordinator that meets one (EOF): the checks
 	// use a fresh client.
-	adm = c.newAdmin()
+	consumer.checkCommittedAtEnd(t, c.newAdmin(), group, topic, partitions)
+}
+
+// checkCommittedAtEnd waits until the group has read every partition of
+// topic to its end offset, stops it (committing what it read), and checks
+// that the broker returns, for each partition, the offset the client
+// committed, within [0, end]. It returns the end offsets.
+func (g *groupConsumer) checkCommittedAtEnd(t *testing.T, adm *kadm.Client, group, topic string, partitions int32) map[int32]int64 {
+	t.Helper()
 	ends, err := adm.ListEndOffsets(testContext(t, 10*time.Second), topic)
 	if err != nil || ends.Error() != nil {
 		t.Fatalf("listing end offsets of %q: %v / %v", topic, err, ends.Error())
 	}
 	endOffsets := make(map[int32]int64)
 	ends.Each(func(o kadm.ListedOffset) { endOffsets[o.Partition] = o.Offset })
-	consumer.waitCaughtUp(t, topic, endOffsets)
-	committed := consumer.stop(t)
+	g.waitCaughtUp(t, topic, endOffsets)
+	committed := g.stop(t)
 
 	fetched, err := adm.FetchOffsets(testContext(t, 10*time.Second), group)
 	if err != nil {
 		t.Fatalf("fetching the offsets of group %q: %v", group, err)
 	}
-	for part := range int32(partitions) {
+	for part := range partitions {
 		o, ok := fetched.Lookup(topic, part)
 		switch {
 		case !ok || o.Err != nil:
@@ -195,6 +203,7 @@ func TestClusterRollingRestart(t *testing.T) {
 			t.Errorf("group %q: the broker returns offset %d for %s/%d, the client committed %d", group, o.At, topic, part, committed[part])
 		}
 	}
+	return endOffsets
 }
 
 // ackedProducerOpts are the options of an ackedProducer's client: it picks
