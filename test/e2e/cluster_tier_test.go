@@ -3,6 +3,8 @@ package e2e
 import (
 	"crypto/rand"
 	"errors"
+	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -105,4 +107,61 @@ func firstSegmentBase(t *testing.T, dir string) int64 {
 		t.Fatalf("segment file %s: %v", logs[0], err)
 	}
 	return base
+}
+
+// TestClusterTieredReassignBootstrapsFromTier moves a tiered partition
+// onto a node that never held it, with follower.fetch.last.tiered.offset.
+// enable (KIP-1023, reference 004, across processes): the new replica
+// starts at the leader's earliest pending upload instead of fetching what
+// the tier holds, joins the ISR, the reassignment completes, and once the
+// old leader is killed the new replica leads and serves every record from
+// the log start, the old ones from the shared store.
+func TestClusterTieredReassignBootstrapsFromTier(t *testing.T) {
+	t.Parallel()
+	c := startCluster(t, 3, "strata.remote.dir="+t.TempDir(), "log.segment.bytes=16384",
+		"remote.log.manager.task.interval.ms=200", "log.retention.check.interval.ms=200",
+		"follower.fetch.last.tiered.offset.enable=true")
+	adm := c.newAdmin()
+	const topic = "cluster-tiered-moving"
+	configs := maps.Clone(tieredClusterTopicConfigs)
+	configs["min.insync.replicas"] = kadm.StringPtr("1")
+	c.createTopic(adm, topic, 1, 2, configs)
+	before := c.waitISR(adm, topic, 2)[0]
+	newcomer := slices.IndexFunc(c.ids(), func(id int32) bool { return !slices.Contains(before.Replicas, id) })
+	target := []int32{before.Leader, c.ids()[newcomer]}
+
+	cl := c.newClient(kgo.DefaultProduceTopic(topic), kgo.ProducerBatchCompression(kgo.NoCompression()))
+	var values [][]byte
+	produceRandom(t, cl, 300, 1000, &values)
+	// Every rolled segment tiered: the earliest pending upload stays put.
+	waitRolledTiered(t, c.Node(before.Leader).Addr, topic, newSegmentSizes(filepath.Join(c.Node(before.Leader).Dir, topic+"-0")))
+	pending := listOffsetAt(t, c.Node(before.Leader).Addr, topic, -6)
+
+	var req kadm.AlterPartitionAssignmentsReq
+	req.Assign(topic, 0, target)
+	resp, err := adm.AlterPartitionAssignments(testContext(t, 30*time.Second), req)
+	if err == nil {
+		err = resp.Error()
+	}
+	if err != nil {
+		t.Fatalf("reassigning %s-0 from %v to %v: %v", topic, before.Replicas, target, err)
+	}
+	c.waitPartitions(adm, topic, fmt.Sprintf("replicas and ISR %v", target), func(p partitionState) bool {
+		return slices.Equal(p.Replicas, target) && slices.Equal(sorted(p.ISR), sorted(target))
+	})
+	dir := filepath.Join(c.Node(target[1]).Dir, topic+"-0")
+	if first := firstSegmentBase(t, dir); first == 0 || first > pending {
+		t.Fatalf("node %d's replica starts at offset %d; want the leader's earliest pending upload %d, not 0",
+			target[1], first, pending)
+	}
+	t.Logf("moved %s-0 from %v to %v; node %d's replica starts at %d (earliest pending upload %d)",
+		topic, before.Replicas, target, target[1], firstSegmentBase(t, dir), pending)
+
+	c.Node(target[0]).Kill()
+	if now := c.leaderOf(adm, topic, 0, target[0]); now != target[1] {
+		t.Fatalf("node %d leads, want node %d", now, target[1])
+	}
+	c.waitOffsetsAvailable(adm, topic)
+	checkAll(t, c.Node(target[1]).Addr, topic, values)
+	c.Node(target[0]).Restart()
 }
