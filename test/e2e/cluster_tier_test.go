@@ -27,15 +27,29 @@ var tieredClusterTopicConfigs = map[string]*string{
 }
 
 // TestClusterTieredSharedStore runs a tiered topic on a cluster whose nodes
-// share one directory store (strata.remote.dir): the leader uploads rolled
-// segments, every replica deletes its local copies of them, and after the
-// leader is killed the new leader serves every record from the start, the
-// old ones from what the old leader wrote to the store.
+// share one directory store (strata.remote.dir): see
+// checkClusterTieredFailover.
 func TestClusterTieredSharedStore(t *testing.T) {
 	t.Parallel()
-	shared := t.TempDir()
-	c := startCluster(t, 3, "strata.remote.dir="+shared, "log.segment.bytes=16384",
-		"remote.log.manager.task.interval.ms=200", "log.retention.check.interval.ms=200")
+	checkClusterTieredFailover(t, "strata.remote.dir="+t.TempDir())
+}
+
+// TestClusterTieredS3 is TestClusterTieredSharedStore with the three nodes
+// tiering to one S3 bucket (versitygw). Not parallel: the nodes inherit the
+// bucket's credentials from the test's environment.
+func TestClusterTieredS3(t *testing.T) {
+	s3, _ := s3Bucket(t, "strata-cluster")
+	checkClusterTieredFailover(t, s3...)
+}
+
+// checkClusterTieredFailover starts three nodes tiering to the shared store
+// that store names: the leader of a tiered topic uploads rolled segments,
+// every replica deletes its local copies of them, and after the leader is
+// killed the new leader serves every record from the start, the old ones
+// from what the old leader wrote to the store.
+func checkClusterTieredFailover(t *testing.T, store ...string) {
+	c := startCluster(t, 3, append([]string{"log.segment.bytes=16384",
+		"remote.log.manager.task.interval.ms=200", "log.retention.check.interval.ms=200"}, store...)...)
 	adm := c.newAdmin()
 	const topic = "cluster-tiered"
 	c.createTopic(adm, topic, 1, 3, tieredClusterTopicConfigs)

@@ -23,25 +23,11 @@ import (
 // The broker gets its S3 credentials from the AWS_* environment it
 // inherits from this test, so the test is not parallel (t.Setenv).
 func TestTieredS3(t *testing.T) {
-	gw := startTestVersityGW(t)
 	const bucket = "strata-e2e"
-	// The posix backend serves each top-level directory as a bucket.
-	if err := os.Mkdir(filepath.Join(gw.root, bucket), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("AWS_ACCESS_KEY_ID", gw.access)
-	t.Setenv("AWS_SECRET_ACCESS_KEY", gw.secret)
-	t.Setenv("AWS_SESSION_TOKEN", "")
-	t.Setenv("AWS_PROFILE", "")
-	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
-
+	s3, bucketDir := s3Bucket(t, bucket)
 	dir := t.TempDir()
-	b := startBroker(t, dir, "log.segment.bytes=16384", "remote.log.manager.task.interval.ms=200",
-		"log.retention.check.interval.ms=200",
-		"strata.remote.s3.bucket="+bucket,
-		"strata.remote.s3.endpoint="+gw.endpoint,
-		"strata.remote.s3.path.style=true",
-		"strata.remote.s3.region=us-east-1")
+	b := startBroker(t, dir, append([]string{"log.segment.bytes=16384", "remote.log.manager.task.interval.ms=200",
+		"log.retention.check.interval.ms=200"}, s3...)...)
 	adm := newAdmin(t, b.Addr)
 	const topic = "tiered-s3"
 	createTopic(t, adm, topic, 1, map[string]*string{
@@ -73,7 +59,7 @@ func TestTieredS3(t *testing.T) {
 	}
 	checkAllClients(t, b.Addr, topic, values)
 	// The data is in the bucket, not in the broker's directory store.
-	if objs := remoteLogObjects(t, filepath.Join(gw.root, bucket)); len(objs) == 0 {
+	if objs := remoteLogObjects(t, bucketDir); len(objs) == 0 {
 		t.Fatalf("no segment object in bucket %s", bucket)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "remote")); err == nil {
@@ -118,6 +104,30 @@ type testVersityGW struct {
 	endpoint       string
 	root           string
 	access, secret string
+}
+
+// s3Bucket starts versitygw with a bucket named bucket, sets the AWS_*
+// environment that brokers started afterwards inherit (so the test cannot
+// be parallel), and returns the broker overrides that tier to the bucket
+// and the directory that holds its objects.
+func s3Bucket(t *testing.T, bucket string) (overrides []string, dir string) {
+	t.Helper()
+	gw := startTestVersityGW(t)
+	// The posix backend serves each top-level directory as a bucket.
+	if err := os.Mkdir(filepath.Join(gw.root, bucket), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("AWS_ACCESS_KEY_ID", gw.access)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", gw.secret)
+	t.Setenv("AWS_SESSION_TOKEN", "")
+	t.Setenv("AWS_PROFILE", "")
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	return []string{
+		"strata.remote.s3.bucket=" + bucket,
+		"strata.remote.s3.endpoint=" + gw.endpoint,
+		"strata.remote.s3.path.style=true",
+		"strata.remote.s3.region=us-east-1",
+	}, filepath.Join(gw.root, bucket)
 }
 
 // startTestVersityGW starts versitygw from PATH or $GOPATH/bin, waits until
