@@ -52,6 +52,45 @@ func drawChaosFault(rng *rand.Rand, nodes int32) chaosFault {
 	return f
 }
 
+// runChaos injects rounds faults drawn from rng into c, one at a time:
+// it stops the fault's nodes, waits its down time and restarts them, then
+// waits until every node is back in the ISR of every partition of topics
+// and the workload got further (progress). state describes the workload
+// in the round's log line.
+func (c *Cluster) runChaos(t *testing.T, rng *rand.Rand, rounds int, adm *kadm.Client, topics []string, state func() string, progress func()) {
+	t.Helper()
+	for round := range rounds {
+		f := drawChaosFault(rng, int32(len(c.Nodes)))
+		t.Logf("round %d: %v, with %s", round, f, state())
+		for _, id := range f.nodes {
+			if f.kill {
+				c.Node(id).Kill()
+			} else {
+				c.Node(id).Stop()
+			}
+		}
+		time.Sleep(f.down)
+		for _, id := range f.nodes {
+			c.Node(id).Restart()
+		}
+		c.waitBrokers(c.ids()...)
+		for _, name := range topics {
+			c.waitISR(adm, name, 3)
+		}
+		progress()
+	}
+}
+
+// chaosSeed returns the rounds (E2E_CHAOS_ROUNDS) and a generator seeded
+// from E2E_CHAOS_SEED or the clock, and logs the seed for a replay.
+func chaosSeed(t *testing.T) (int, *rand.Rand) {
+	t.Helper()
+	rounds := envInt(t, "E2E_CHAOS_ROUNDS", chaosRoundsDefault)
+	seed := uint64(envInt(t, "E2E_CHAOS_SEED", int(time.Now().UnixNano()&0x7fffffff)))
+	t.Logf("chaos: %d rounds, seed %d (E2E_CHAOS_SEED=%d replays it)", rounds, seed, seed)
+	return rounds, rand.New(rand.NewPCG(seed, seed))
+}
+
 // TestClusterChaos injects a sequence of random faults into a three-node
 // cluster while an idempotent acks=all producer writes to a topic with
 // replication factor 3 and min.insync.replicas 2, a consumer group reads
@@ -75,10 +114,7 @@ func drawChaosFault(rng *rand.Rand, nodes int32) chaosFault {
 // makes it longer.
 func TestClusterChaos(t *testing.T) {
 	t.Parallel()
-	rounds := envInt(t, "E2E_CHAOS_ROUNDS", chaosRoundsDefault)
-	seed := uint64(envInt(t, "E2E_CHAOS_SEED", int(time.Now().UnixNano()&0x7fffffff)))
-	t.Logf("chaos: %d rounds, seed %d (E2E_CHAOS_SEED=%d replays it)", rounds, seed, seed)
-	rng := rand.New(rand.NewPCG(seed, seed))
+	rounds, rng := chaosSeed(t)
 
 	c := startCluster(t, 3, "offsets.topic.num.partitions=3", "transaction.state.log.num.partitions=3",
 		"transaction.abort.timed.out.transaction.cleanup.interval.ms=200",
@@ -119,28 +155,12 @@ func TestClusterChaos(t *testing.T) {
 		c.waitISR(adm, name, 3)
 	}
 
-	for round := range rounds {
-		f := drawChaosFault(rng, int32(len(c.Nodes)))
-		acked := p.totalAcked()
-		t.Logf("round %d: %v, with %d records acknowledged", round, f, acked)
-		for _, id := range f.nodes {
-			if f.kill {
-				c.Node(id).Kill()
-			} else {
-				c.Node(id).Stop()
-			}
-		}
-		time.Sleep(f.down)
-		for _, id := range f.nodes {
-			c.Node(id).Restart()
-		}
-		c.waitBrokers(c.ids()...)
-		for _, name := range append([]string{topic, txnTopic}, internal...) {
-			c.waitISR(adm, name, 3)
-		}
-		p.waitTotalAcked(t, acked+100)
+	c.runChaos(t, rng, rounds, adm, append([]string{topic, txnTopic}, internal...), func() string {
+		return fmt.Sprintf("%d records acknowledged", p.totalAcked())
+	}, func() {
+		p.waitTotalAcked(t, p.totalAcked()+100)
 		txns.progress()
-	}
+	})
 	p.stop(t)
 	txns.stop()
 	p.check(t, consumeAll(t, c.Node(1).Addr, topic))
