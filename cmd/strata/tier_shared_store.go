@@ -15,6 +15,7 @@ import (
 	"github.com/strata-broker/strata/internal/config"
 	"github.com/strata-broker/strata/internal/metadata"
 	"github.com/strata-broker/strata/internal/objstore"
+	"github.com/strata-broker/strata/internal/tier"
 )
 
 // A cluster tiers to one store shared by every node (config/tier_cluster.go
@@ -27,9 +28,9 @@ import (
 // its claim in the quorum.
 const sharedStoreCheckTimeout = 30 * time.Second
 
-// tierStoreKey is the object that names the store of token. It has no
-// topic component, so the tier's orphan reconciler leaves it alone.
-func tierStoreKey(token string) string { return "strata-tier-store/" + token }
+// tierStoreKey is the object that names the store of token; the tier's
+// orphan reconciler counts it as Strata's own.
+func tierStoreKey(token string) string { return tier.TierStoreKey(token) }
 
 // tierStoreClaims is the part of the metadata quorum the check uses.
 type tierStoreClaims interface {

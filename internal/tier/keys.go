@@ -86,6 +86,15 @@ func (k ObjectKey) String() string {
 		baseOffsetDigits, int64(k.BaseOffset), hex.EncodeToString(k.Segment[:]), k.Suffix)
 }
 
+// TierStoreKeyPrefix starts the keys of the objects that name a cluster's
+// remote store (TierStoreKey). It has no topic component, so it never
+// parses as a segment object key.
+const TierStoreKeyPrefix = "strata-tier-store/"
+
+// TierStoreKey is the object that names the remote store of token: the
+// node that claims the store for its cluster writes it (cmd/strata).
+func TierStoreKey(token string) string { return TierStoreKeyPrefix + token }
+
 // SegmentKey is the key of the object suffix of remote segment seg.
 func SegmentKey(seg remotemeta.RemoteSegment, suffix Suffix) string {
 	return ObjectKey{

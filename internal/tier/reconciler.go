@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/strata-broker/strata/internal/base"
@@ -43,11 +44,12 @@ type OrphanPlan struct {
 	// age the store does not say is not an age to delete on.
 	Young []objstore.ObjectInfo
 	// Foreign are keys that are not segment object keys (ParseObjectKey
-	// refuses them): someone else's data in a shared bucket or prefix, or
-	// debris no Strata version wrote. Never deleted.
+	// refuses them) nor store markers (TierStoreKey): someone else's data
+	// in a shared bucket or prefix, or debris no Strata version wrote.
+	// Never deleted.
 	Foreign []objstore.ObjectInfo
-	// Claimed counts the objects that metadata claims; they are not kept,
-	// since they are nearly all of a listing.
+	// Claimed counts the objects that metadata claims, and the store
+	// markers; they are not kept, since they are nearly all of a listing.
 	Claimed ObjectCount
 }
 
@@ -88,6 +90,8 @@ func newOrphanPlanner(claimed ClaimedFunc, nowMs int64, grace time.Duration) *or
 func (p *orphanPlanner) add(oi objstore.ObjectInfo) {
 	k, err := ParseObjectKey(oi.Key)
 	switch {
+	case strings.HasPrefix(oi.Key, TierStoreKeyPrefix):
+		p.plan.Claimed.add(oi) // the cluster's store marker: Strata's own
 	case err != nil:
 		p.plan.Foreign = append(p.plan.Foreign, oi)
 	case p.claimed(k.TopicID, k.Partition, k.Segment):

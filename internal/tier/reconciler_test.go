@@ -90,6 +90,7 @@ func TestPlanOrphans(t *testing.T) {
 		{"topic name cut in the key: claimed by topic id", rcKey(longTopicSeg()), old, "claimed"},
 		{"claimed id in another partition", rcKey(otherPartition), old, "orphan"},
 		{"claimed id under another topic id", rcKey(otherTopic), old, "orphan"},
+		{"a cluster's store marker is Strata's own", TierStoreKey("00ff"), old, "claimed"},
 		{"foreign: someone else's object", "backups/2024-01-01.tar.gz", old, "foreign"},
 		{"foreign: top-level object", "README", old, "foreign"},
 		{"malformed: bad segment file name", "t-" + strings.Repeat("0", 32) + "/0/garbage.log", old, "foreign"},
