@@ -28,8 +28,14 @@
 //   - Nothing at or after HighWatermark is deleted (a segment goes only if its
 //     End <= HighWatermark), and the active segment (the last local one) is
 //     never deleted.
-//   - NewLogStart >= LogStart, and it is LogStart, DeleteRecordsTo or the end
-//     of a deleted segment.
+//   - NewLogStart >= LogStart, and it is LogStart, DeleteRecordsTo, the end
+//     of a deleted segment, or the start of the first remote segment.
+//   - A log start below the first remote segment (with anything tiered)
+//     moves up to it (KindNeitherTier): the copier starts at the segment
+//     holding the log start and the tier grows upward, so the offsets
+//     between were deleted from the tier by an earlier leader's retention
+//     that this replica heard of late (Kafka's leader takes the tier's first
+//     offset when it takes office). Local copies below it go with them.
 //   - When the tiered state is unknown, nothing is planned that depends on
 //     it: no size, time or local retention at all and no remote deletion.
 //     Only DeleteRecords is honoured (it is the user's explicit request), and

@@ -38,9 +38,12 @@ func TestClusterChaosCompacted(t *testing.T) {
 
 	p := startKeyedProducer(t, c.newClient(ackedProducerOpts...), topic, partitions, 30, 10_000+2_000*rounds)
 	p.waitAcked(t, 200)
-	c.runChaos(t, rng, rounds, adm, []string{topic}, func() string {
+	c.runChaos(t, rng, rounds, func() string {
 		return fmt.Sprintf("%d writes acknowledged", p.ackedCount())
-	}, func() { p.waitAcked(t, p.ackedCount()+100) })
+	}, func() {
+		c.waitAllInSync(adm, topic)
+		p.waitAcked(t, p.ackedCount()+100)
+	})
 	p.stop(t)
 
 	for _, id := range c.ids() {

@@ -52,16 +52,17 @@ func drawChaosFault(rng *rand.Rand, nodes int32) chaosFault {
 	return f
 }
 
-// runChaos injects rounds faults drawn from rng into c, one at a time:
-// it stops the fault's nodes, waits its down time and restarts them, then
-// waits until every node is back in the ISR of every partition of topics
-// and the workload got further (progress). state describes the workload
-// in the round's log line.
-func (c *Cluster) runChaos(t *testing.T, rng *rand.Rand, rounds int, adm *kadm.Client, topics []string, state func() string, progress func()) {
+// runChaos injects rounds faults drawn from rng into c, one at a time.
+// Each round runs before (which may act, e.g. start a reassignment, and
+// describes the workload for the round's log line), stops the fault's
+// nodes, waits its down time and restarts them, waits until every node is
+// registered again, then runs settle, which waits until the workload has
+// recovered (replicas back in sync, progress made).
+func (c *Cluster) runChaos(t *testing.T, rng *rand.Rand, rounds int, before func() string, settle func()) {
 	t.Helper()
 	for round := range rounds {
 		f := drawChaosFault(rng, int32(len(c.Nodes)))
-		t.Logf("round %d: %v, with %s", round, f, state())
+		t.Logf("round %d: %v, with %s", round, f, before())
 		for _, id := range f.nodes {
 			if f.kill {
 				c.Node(id).Kill()
@@ -74,11 +75,21 @@ func (c *Cluster) runChaos(t *testing.T, rng *rand.Rand, rounds int, adm *kadm.C
 			c.Node(id).Restart()
 		}
 		c.waitBrokers(c.ids()...)
-		for _, name := range topics {
-			c.waitISR(adm, name, 3)
-		}
-		progress()
+		settle()
 	}
+}
+
+// waitAllInSync waits until every partition of each topic has a leader
+// and every replica in its ISR, and returns the last topic's partitions.
+func (c *Cluster) waitAllInSync(adm *kadm.Client, topics ...string) map[int32]partitionState {
+	c.t.Helper()
+	var last map[int32]partitionState
+	for _, topic := range topics {
+		last = c.waitPartitions(adm, topic, "every replica in the ISR", func(p partitionState) bool {
+			return p.Leader >= 1 && len(p.ISR) == len(p.Replicas)
+		})
+	}
+	return last
 }
 
 // chaosSeed returns the rounds (E2E_CHAOS_ROUNDS) and a generator seeded
@@ -155,9 +166,10 @@ func TestClusterChaos(t *testing.T) {
 		c.waitISR(adm, name, 3)
 	}
 
-	c.runChaos(t, rng, rounds, adm, append([]string{topic, txnTopic}, internal...), func() string {
+	c.runChaos(t, rng, rounds, func() string {
 		return fmt.Sprintf("%d records acknowledged", p.totalAcked())
 	}, func() {
+		c.waitAllInSync(adm, append([]string{topic, txnTopic}, internal...)...)
 		p.waitTotalAcked(t, p.totalAcked()+100)
 		txns.progress()
 	})
@@ -184,23 +196,24 @@ func TestClusterChaos(t *testing.T) {
 	time.Sleep(time.Second)
 	c.stopAll()
 	for part := range int32(partitions) {
-		checkReplicasAgree(t, c, fmt.Sprintf("%s-%d", topic, part), endOffsets[part])
-		checkReplicasAgree(t, c, fmt.Sprintf("%s-%d", txnTopic, part), txnEnds[part])
+		checkReplicasAgree(t, c, fmt.Sprintf("%s-%d", topic, part), endOffsets[part], c.ids())
+		checkReplicasAgree(t, c, fmt.Sprintf("%s-%d", txnTopic, part), txnEnds[part], c.ids())
 	}
 }
 
-// checkReplicasAgree compares one partition's batches on every node of a
-// stopped cluster (from `strata inspect segment` over its segment files in
-// order), from the highest first offset among them (a tiered partition's
+// checkReplicasAgree compares one partition's batches on each of its
+// replicas (node ids) in a stopped cluster (from `strata inspect segment`
+// over its segment files in order), from the highest first offset among
+// them (a tiered partition's
 // replicas each drop their uploaded segments at their own time): each
 // node's batches must reach at least end and be a prefix of the longest,
 // by base and last offset, CRC and leader epoch. A node may lag behind the
 // others only by batches above end, which no client was told of.
-func checkReplicasAgree(t *testing.T, c *Cluster, dir string, end int64) {
+func checkReplicasAgree(t *testing.T, c *Cluster, dir string, end int64, replicas []int32) {
 	t.Helper()
 	lists := make(map[int32][]batchLine)
 	from := int64(0)
-	for _, id := range c.ids() {
+	for _, id := range replicas {
 		batches := inspectPartition(t, filepath.Join(c.Node(id).Dir, dir))
 		if next := batches[len(batches)-1].next; next < end {
 			t.Errorf("%s on node %d ends at offset %d, below the end offset %d clients were given", dir, id, next, end)

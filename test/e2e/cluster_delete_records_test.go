@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -67,11 +68,11 @@ func TestClusterDeleteRecordsReachesEveryReplica(t *testing.T) {
 	c.waitBrokers(c.ids()...)
 }
 
-// without is ids without id.
-func without(ids []int32, id int32) []int32 {
+// without is ids without the ones in drop.
+func without(ids []int32, drop ...int32) []int32 {
 	var out []int32
 	for _, i := range ids {
-		if i != id {
+		if !slices.Contains(drop, i) {
 			out = append(out, i)
 		}
 	}
