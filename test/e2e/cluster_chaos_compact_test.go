@@ -88,22 +88,17 @@ type keyedWrite struct {
 // its seq in a header, and every tenth write of a key is a tombstone. It
 // remembers each key's latest acknowledged write.
 type keyedProducer struct {
-	cl         *kgo.Client
+	producerLoop
 	topic      string
 	partitions int32
 	keys       int
 	maxWrites  int
-	halt       chan struct{}
-	haltOnce   sync.Once
-	cancel     context.CancelFunc
-	done       chan struct{}
 
 	mu struct {
 		sync.Mutex
-		acked    map[string]keyedWrite
-		ackedN   int
-		failed   int
-		firstErr error
+		acked  map[string]keyedWrite
+		ackedN int
+		failed failures
 	}
 }
 
@@ -111,20 +106,13 @@ type keyedProducer struct {
 const keyedProducerPause = 2 * time.Millisecond
 
 func startKeyedProducer(t *testing.T, cl *kgo.Client, topic string, partitions int32, keys, maxWrites int) *keyedProducer {
-	ctx, cancel := context.WithCancel(context.Background())
-	p := &keyedProducer{cl: cl, topic: topic, partitions: partitions, keys: keys, maxWrites: maxWrites,
-		halt: make(chan struct{}), cancel: cancel, done: make(chan struct{})}
+	p := &keyedProducer{topic: topic, partitions: partitions, keys: keys, maxWrites: maxWrites}
 	p.mu.acked = make(map[string]keyedWrite)
-	go p.run(ctx)
-	t.Cleanup(func() {
-		p.cancel()
-		p.halted()
-	})
+	p.start(t, cl, p.run)
 	return p
 }
 
 func (p *keyedProducer) run(ctx context.Context) {
-	defer close(p.done)
 	for seq := range p.maxWrites {
 		select {
 		case <-p.halt:
@@ -143,10 +131,7 @@ func (p *keyedProducer) run(ctx context.Context) {
 			p.mu.Lock()
 			defer p.mu.Unlock()
 			if err != nil {
-				p.mu.failed++
-				if p.mu.firstErr == nil {
-					p.mu.firstErr = err
-				}
+				p.mu.failed.add(err)
 				return
 			}
 			p.mu.ackedN++
@@ -154,20 +139,6 @@ func (p *keyedProducer) run(ctx context.Context) {
 				p.mu.acked[key] = w
 			}
 		})
-	}
-}
-
-func (p *keyedProducer) halted() {
-	p.haltOnce.Do(func() { close(p.halt) })
-	<-p.done
-}
-
-// stop ends writing and waits until every write has its answer.
-func (p *keyedProducer) stop(t *testing.T) {
-	t.Helper()
-	p.halted()
-	if err := p.cl.Flush(testContext(t, 60*time.Second)); err != nil {
-		t.Fatalf("flushing the keyed producer: %v", err)
 	}
 }
 
@@ -182,16 +153,14 @@ func (p *keyedProducer) waitAcked(t *testing.T, n int) {
 	t.Helper()
 	deadline := time.Now().Add(clusterSettleTimeout)
 	for p.ackedCount() < n {
-		select {
-		case <-p.done:
+		if p.finished() {
 			t.Fatalf("the keyed producer wrote its %d records before %d were acknowledged", p.maxWrites, n)
-		default:
 		}
 		if time.Now().After(deadline) {
 			p.mu.Lock()
 			defer p.mu.Unlock()
-			t.Fatalf("fewer than %d writes acknowledged within %v: %d, failed %d (first: %v)",
-				n, clusterSettleTimeout, p.mu.ackedN, p.mu.failed, p.mu.firstErr)
+			t.Fatalf("fewer than %d writes acknowledged within %v: %d, %v",
+				n, clusterSettleTimeout, p.mu.ackedN, p.mu.failed)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -234,8 +203,8 @@ func (p *keyedProducer) check(t *testing.T, who string, got map[int32][]*kgo.Rec
 			tombstones++
 		}
 	}
-	t.Logf("%s: %d keys checked (%d deleted) in %d records left of %d acknowledged writes (%d failed, first: %v)",
-		who, len(p.mu.acked), tombstones, records, p.mu.ackedN, p.mu.failed, p.mu.firstErr)
+	t.Logf("%s: %d keys checked (%d deleted) in %d records left of %d acknowledged writes (%v)",
+		who, len(p.mu.acked), tombstones, records, p.mu.ackedN, p.mu.failed)
 	if records*2 > p.mu.ackedN {
 		t.Fatalf("%s: %d records left of %d writes: the cleaner hardly ran, and the test proved little", who, records, p.mu.ackedN)
 	}

@@ -229,16 +229,10 @@ const (
 // client (franz-go's default), and remembers which were acknowledged, in the
 // order they were.
 type ackedProducer struct {
-	cl         *kgo.Client
+	producerLoop
 	topic      string
 	partitions int32
 	maxRecords int
-	// halt ends the producing loop; cancel also fails the records still
-	// buffered, for a test that ends without stop.
-	halt     chan struct{}
-	haltOnce sync.Once
-	cancel   context.CancelFunc
-	done     chan struct{}
 	// pauseNs is the time.Duration between two records.
 	pauseNs atomic.Int64
 
@@ -247,9 +241,8 @@ type ackedProducer struct {
 		produced int
 		// acked holds each partition's acknowledged seqs, in the order
 		// their promises ran.
-		acked    map[int32][]int
-		failed   int
-		firstErr error
+		acked  map[int32][]int
+		failed failures
 	}
 }
 
@@ -261,21 +254,14 @@ func startAckedProducer(t *testing.T, cl *kgo.Client, topic string, partitions i
 
 // startAckedProducerUpTo is startAckedProducer writing at most maxRecords.
 func startAckedProducerUpTo(t *testing.T, cl *kgo.Client, topic string, partitions int32, maxRecords int) *ackedProducer {
-	ctx, cancel := context.WithCancel(context.Background())
-	p := &ackedProducer{cl: cl, topic: topic, partitions: partitions, maxRecords: maxRecords,
-		halt: make(chan struct{}), cancel: cancel, done: make(chan struct{})}
+	p := &ackedProducer{topic: topic, partitions: partitions, maxRecords: maxRecords}
 	p.mu.acked = make(map[int32][]int)
 	p.setPause(ackedProducerPause)
-	go p.run(ctx)
-	t.Cleanup(func() {
-		p.cancel()
-		p.halted()
-	})
+	p.start(t, cl, p.run)
 	return p
 }
 
 func (p *ackedProducer) run(ctx context.Context) {
-	defer close(p.done)
 	for i := range p.maxRecords {
 		if !p.paced() {
 			return
@@ -288,10 +274,7 @@ func (p *ackedProducer) run(ctx context.Context) {
 			p.mu.Lock()
 			defer p.mu.Unlock()
 			if err != nil {
-				p.mu.failed++
-				if p.mu.firstErr == nil {
-					p.mu.firstErr = err
-				}
+				p.mu.failed.add(err)
 				return
 			}
 			p.mu.acked[partition] = append(p.mu.acked[partition], seq)
@@ -322,21 +305,6 @@ func (p *ackedProducer) paced() bool {
 	}
 }
 
-// halted ends the producing loop and waits for it.
-func (p *ackedProducer) halted() {
-	p.haltOnce.Do(func() { close(p.halt) })
-	<-p.done
-}
-
-// stop ends producing and waits until every record produced has its answer.
-func (p *ackedProducer) stop(t *testing.T) {
-	t.Helper()
-	p.halted()
-	if err := p.cl.Flush(testContext(t, 60*time.Second)); err != nil {
-		t.Fatalf("flushing the producer: %v", err)
-	}
-}
-
 // setPause sets the time between two records; 0 produces flat out, as far
 // as the buffer lets it.
 func (p *ackedProducer) setPause(d time.Duration) { p.pauseNs.Store(int64(d)) }
@@ -361,15 +329,6 @@ func (p *ackedProducer) totalAcked() int {
 		n += len(seqs)
 	}
 	return n
-}
-
-func (p *ackedProducer) finished() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
 }
 
 // waitAcked waits until at least n records of partition are acknowledged.
@@ -400,7 +359,7 @@ func (p *ackedProducer) waitFor(t *testing.T, what string, ok func() bool) {
 		if time.Now().After(deadline) {
 			p.mu.Lock()
 			defer p.mu.Unlock()
-			t.Fatalf("no %s within %v: produced %d, failed %d (first: %v)", what, clusterSettleTimeout, p.mu.produced, p.mu.failed, p.mu.firstErr)
+			t.Fatalf("no %s within %v: produced %d, %v", what, clusterSettleTimeout, p.mu.produced, p.mu.failed)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -453,7 +412,7 @@ func (p *ackedProducer) check(t *testing.T, got map[int32][]*kgo.Record) {
 		}
 		t.Logf("partition %d: acknowledged %d, in log %d", partition, len(p.mu.acked[partition]), len(got[partition]))
 	}
-	t.Logf("produced %d, failed %d (first: %v)", p.mu.produced, p.mu.failed, p.mu.firstErr)
+	t.Logf("produced %d, %v", p.mu.produced, p.mu.failed)
 }
 
 // groupConsumer polls a consumer group client from a goroutine and tracks
