@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -22,18 +23,24 @@ import (
 // test run; E2E_CHAOS_ROUNDS sets another count (a long soak locally).
 const chaosRoundsDefault = 4
 
+// faultKind is how a chaos fault takes a node down.
+type faultKind int
+
+const (
+	faultStop  faultKind = iota // SIGTERM (a controlled shutdown), then a restart
+	faultKill                   // SIGKILL, then a restart
+	faultPause                  // SIGSTOP, then SIGCONT: the process resumes where it was
+)
+
 // chaosFault is one fault of TestClusterChaos: what it does to which nodes.
 type chaosFault struct {
-	kill  bool    // SIGKILL; else SIGTERM (a controlled shutdown)
-	nodes []int32 // the nodes it stops, at once
+	kind  faultKind
+	nodes []int32 // the nodes it takes down, at once
 	down  time.Duration
 }
 
 func (f chaosFault) String() string {
-	how := "SIGTERM"
-	if f.kill {
-		how = "SIGKILL"
-	}
+	how := [...]string{faultStop: "SIGTERM", faultKill: "SIGKILL", faultPause: "SIGSTOP/SIGCONT"}[f.kind]
 	return fmt.Sprintf("%s to node(s) %v, down %v", how, f.nodes, f.down)
 }
 
@@ -41,12 +48,22 @@ func (f chaosFault) String() string {
 // round in four) two nodes killed at once, which takes the metadata quorum's
 // majority and every partition's min.insync.replicas away until they are
 // back. Down times are short, up to 1.5 s, so that a killed node often comes
-// back before the controller fenced it.
+// back before the controller fenced it. One round in five instead pauses a
+// node for longer than broker.session.timeout.ms (3 s here): the cluster
+// fences it and moves its leaderships, and then it resumes, a leader that
+// has not heard it was replaced (a zombie), as after a long GC pause or a
+// network partition.
 func drawChaosFault(rng *rand.Rand, nodes int32) chaosFault {
 	first := 1 + rng.Int32N(nodes)
-	f := chaosFault{kill: rng.IntN(3) > 0, nodes: []int32{first}, down: time.Duration(rng.IntN(1500)) * time.Millisecond}
+	if rng.IntN(5) == 0 {
+		return chaosFault{kind: faultPause, nodes: []int32{first}, down: 3500*time.Millisecond + time.Duration(rng.IntN(1500))*time.Millisecond}
+	}
+	f := chaosFault{kind: faultStop, nodes: []int32{first}, down: time.Duration(rng.IntN(1500)) * time.Millisecond}
+	if rng.IntN(3) > 0 {
+		f.kind = faultKill
+	}
 	if rng.IntN(4) == 0 {
-		f.kill = true
+		f.kind = faultKill
 		f.nodes = append(f.nodes, 1+(first+rng.Int32N(nodes-1))%nodes)
 	}
 	return f
@@ -64,15 +81,22 @@ func (c *Cluster) runChaos(t *testing.T, rng *rand.Rand, rounds int, before func
 		f := drawChaosFault(rng, int32(len(c.Nodes)))
 		t.Logf("round %d: %v, with %s", round, f, before())
 		for _, id := range f.nodes {
-			if f.kill {
+			switch f.kind {
+			case faultKill:
 				c.Node(id).Kill()
-			} else {
+			case faultStop:
 				c.Node(id).Stop()
+			case faultPause:
+				c.Node(id).signal(syscall.SIGSTOP)
 			}
 		}
 		time.Sleep(f.down)
 		for _, id := range f.nodes {
-			c.Node(id).Restart()
+			if f.kind == faultPause {
+				c.Node(id).signal(syscall.SIGCONT)
+			} else {
+				c.Node(id).Restart()
+			}
 		}
 		c.waitBrokers(c.ids()...)
 		settle()

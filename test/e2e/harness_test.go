@@ -295,6 +295,19 @@ func (b *Broker) start() error {
 	}
 }
 
+// signal sends sig to the running process (SIGSTOP and SIGCONT pause and
+// resume it); the broker must be running.
+func (b *Broker) signal(sig syscall.Signal) {
+	b.t.Helper()
+	cmd, _ := b.current()
+	if cmd == nil || !b.running() {
+		b.t.Fatalf("signal %v: broker %s is not running", sig, b.Addr)
+	}
+	if err := cmd.Process.Signal(sig); err != nil {
+		b.t.Fatalf("signal %v to broker %s: %v", sig, b.Addr, err)
+	}
+}
+
 // current returns the running process, or nil if it has exited.
 func (b *Broker) current() (*exec.Cmd, chan struct{}) {
 	b.mu.Lock()
