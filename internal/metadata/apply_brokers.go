@@ -159,14 +159,10 @@ func withPartitionChanges(img *Image, index uint64, change func(Partition) (Part
 }
 
 func applyAlterPartition(img *Image, c *alterPartitionCmd, index uint64) (*Image, error) {
-	t, ok := img.TopicsByID[c.TopicID]
-	if !ok {
-		return nil, fmt.Errorf("%w: topic id %x", ErrUnknownTopic, c.TopicID)
+	t, p, err := lookupPartitionByID(img, c.TopicID, c.Partition)
+	if err != nil {
+		return nil, err
 	}
-	if c.Partition < 0 || int(c.Partition) >= len(t.Partitions) {
-		return nil, fmt.Errorf("%w: %s has no partition %d", ErrInvalidPartitions, t.Name, c.Partition)
-	}
-	p := t.Partitions[c.Partition]
 	tp := base.TopicPartition{Topic: t.Name, Partition: c.Partition}
 	if c.Leader < 0 {
 		return nil, fmt.Errorf("%w: %s: leader %d", ErrNotLeader, tp, c.Leader)

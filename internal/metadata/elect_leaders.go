@@ -79,6 +79,19 @@ func lookupPartition(img *Image, tp base.TopicPartition) (*Topic, Partition, err
 	return t, t.Partitions[tp.Partition], nil
 }
 
+// lookupPartitionByID finds partition index of the topic with id id in
+// img.
+func lookupPartitionByID(img *Image, id base.TopicID, index int32) (*Topic, Partition, error) {
+	t, ok := img.TopicsByID[id]
+	if !ok {
+		return nil, Partition{}, fmt.Errorf("%w: topic id %x", ErrUnknownTopic, id)
+	}
+	if index < 0 || int(index) >= len(t.Partitions) {
+		return nil, Partition{}, fmt.Errorf("%w: %s has no partition %d", ErrInvalidPartitions, t.Name, index)
+	}
+	return t, t.Partitions[index], nil
+}
+
 // preferredElectionErr says why p's preferred election would change
 // nothing; nil when it would elect.
 func preferredElectionErr(tp base.TopicPartition, p Partition, eligible func(int32) bool) error {

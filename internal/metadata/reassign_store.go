@@ -32,14 +32,10 @@ func applyReassignPartition(img *Image, c *reassignPartitionCmd, index uint64) (
 	if c.Cancel && len(c.Target) > 0 {
 		return nil, fmt.Errorf("%w: a cancellation with target %v", ErrInvalidCommand, c.Target)
 	}
-	t, ok := img.TopicsByID[c.TopicID]
-	if !ok {
-		return nil, fmt.Errorf("%w: topic id %x", ErrUnknownTopic, c.TopicID)
+	t, p, err := lookupPartitionByID(img, c.TopicID, c.Partition)
+	if err != nil {
+		return nil, err
 	}
-	if c.Partition < 0 || int(c.Partition) >= len(t.Partitions) {
-		return nil, fmt.Errorf("%w: %s has no partition %d", ErrInvalidPartitions, t.Name, c.Partition)
-	}
-	p := t.Partitions[c.Partition]
 	next, changed, err := reassignmentOf(img, p, c)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", base.TopicPartition{Topic: t.Name, Partition: c.Partition}, err)
