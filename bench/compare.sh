@@ -71,6 +71,7 @@ echo "compare: building into $BIN"
 build_strata
 build_bench kfakeserver
 build_bench disklatency
+build_bench diskstall
 
 # The disk's own floor under durable latency, on the file system of the
 # data dirs (WORK), written in the summary: a 1 KiB write + fdatasync, back
@@ -78,6 +79,12 @@ build_bench disklatency
 echo "compare: measuring the data disk (bench/disklatency)"
 DISK_JSON=$(run_limited 120 "$BIN/disklatency" --dir "$WORK") || DISK_JSON=
 printf '%s\n' "$DISK_JSON" >"$OUT/disk.json"
+# ... and under the e2e load at 100k records/s: six files appended at
+# 100 MB/s in all, each 16 KiB write fdatasync'ed, past the files' ends
+# and over written blocks, with the disk's stall episodes.
+echo "compare: measuring the data disk under load (bench/diskstall)"
+STALL_JSON=$(run_limited 120 "$BIN/diskstall" --dir "$WORK") || STALL_JSON=
+printf '%s\n' "$STALL_JSON" >"$OUT/diskstall.json"
 
 # start_target starts $TARGET on $PORT with data in $DATA and waits for
 # its ready line.
@@ -272,6 +279,11 @@ has_target() { [[ " $TARGETS " == *" $1 "* ]]; }
 		echo "Data disk (bench/disklatency), 1 KiB write + fdatasync p50/p99 ms: $(jq -r '"back to back \(.back_to_back_ms.p50*100|round/100)/\(.back_to_back_ms.p99*100|round/100), 100 µs apart \(.gap_100us_ms.p50*100|round/100)/\(.gap_100us_ms.p99*100|round/100), 1 ms apart \(.gap_1ms_ms.p50*100|round/100)/\(.gap_1ms_ms.p99*100|round/100)"' <<<"$DISK_JSON")."
 	else
 		echo "Data disk: not measured (bench/disklatency failed)."
+	fi
+	if [[ -n $STALL_JSON ]]; then
+		echo "Data disk under load (bench/diskstall), 6 files at 100 MB/s, 16 KiB write + fdatasync p99/p999 ms and stall episodes (syncs ≥ 5 ms): $(jq -r 'def r: .*100|round/100; def m: "p99 \(.p99_ms|r), p999 \(.p999_ms|r), \(.episodes) episodes, \(.stalled_share*1000|round/10) % of the time stalled"; "appending \(.append|m); overwriting \(.overwrite|m)"' <<<"$STALL_JSON")."
+	else
+		echo "Data disk under load: not measured (bench/diskstall failed)."
 	fi
 	echo
 	header="| metric | better |"
