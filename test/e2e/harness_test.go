@@ -26,6 +26,9 @@ var strataBin string
 const (
 	brokerReadyTimeout = 20 * time.Second
 	brokerStopTimeout  = 10 * time.Second
+	// stackDumpTimeout bounds the wait for a broker that did not stop to
+	// print its goroutines after SIGQUIT; then it is killed.
+	stackDumpTimeout = 5 * time.Second
 	// bindRetries bounds how often a start is retried when the chosen port
 	// was taken between picking it and the broker binding it.
 	bindRetries = 10
@@ -191,9 +194,16 @@ func (b *Broker) Stop() {
 	select {
 	case <-exited:
 	case <-time.After(brokerStopTimeout):
-		_ = cmd.Process.Kill()
-		<-exited
-		b.t.Errorf("Stop: broker %s did not exit within %v of SIGTERM", b.Addr, brokerStopTimeout)
+		// SIGQUIT makes the Go runtime print every goroutine's stack into
+		// the broker's output: the log of the failure says where it hung.
+		_ = cmd.Process.Signal(syscall.SIGQUIT)
+		select {
+		case <-exited:
+		case <-time.After(stackDumpTimeout):
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+		b.t.Errorf("Stop: broker %s did not exit within %v of SIGTERM (its goroutines are in its output)", b.Addr, brokerStopTimeout)
 		return
 	}
 	if code := cmd.ProcessState.ExitCode(); code != 0 {
