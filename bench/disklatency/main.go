@@ -29,6 +29,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/strata-broker/strata/bench/internal/diskfile"
 	"github.com/strata-broker/strata/internal/vfs"
 )
 
@@ -80,7 +81,7 @@ func run(dir string, syncs, writeBytes int) error {
 		gap time.Duration
 		out *quantiles
 	}{{0, &rep.BackToBack}, {100 * time.Microsecond, &rep.Gap100us}, {time.Millisecond, &rep.Gap1ms}} {
-		if err := zeroFill(f, int64(syncs*writeBytes)+1<<20); err != nil {
+		if err := diskfile.ZeroFill(f, int64(syncs*writeBytes)+1<<20); err != nil {
 			return err
 		}
 		lat, err := pace(f, syncs, writeBytes, p.gap)
@@ -90,18 +91,6 @@ func run(dir string, syncs, writeBytes int) error {
 		*p.out = summarize(lat)
 	}
 	return json.NewEncoder(os.Stdout).Encode(rep)
-}
-
-// zeroFill writes and syncs zeros over the file's first size bytes, so the
-// timed writes land in written blocks inside the file's size.
-func zeroFill(f vfs.File, size int64) error {
-	zeros := make([]byte, 1<<20)
-	for off := int64(0); off < size; off += int64(len(zeros)) {
-		if _, err := f.WriteAt(zeros, off); err != nil {
-			return fmt.Errorf("zero-filling: %w", err)
-		}
-	}
-	return f.Sync()
 }
 
 // pace times syncs writes of writeBytes, each followed by fdatasync, with

@@ -22,6 +22,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -33,6 +34,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/strata-broker/strata/bench/internal/diskfile"
 	"github.com/strata-broker/strata/internal/vfs"
 )
 
@@ -190,16 +192,9 @@ func prepare(name string, size int64, overwrite bool) (vfs.File, error) {
 		_ = vfs.Preallocate(f, 0, size) // a hint; without it appends allocate as they go
 		return f, nil
 	}
-	zeros := make([]byte, 1<<20)
-	for off := int64(0); off < size; off += int64(len(zeros)) {
-		if _, err := f.WriteAt(zeros, off); err != nil {
-			f.Close()
-			return nil, fmt.Errorf("zero-filling %s: %w", name, err)
-		}
-	}
-	if err := f.Sync(); err != nil {
+	if err := diskfile.ZeroFill(f, size); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("syncing %s: %w", name, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return f, nil
 }
@@ -258,7 +253,7 @@ func summarize(lat []time.Duration, stalls []stall, length time.Duration) modeRe
 // end of the one before, in time order.
 func episodes(stalls []stall) []episode {
 	sorted := slices.Clone(stalls)
-	slices.SortFunc(sorted, func(a, b stall) int { return int(a.at - b.at) })
+	slices.SortFunc(sorted, func(a, b stall) int { return cmp.Compare(a.at, b.at) })
 	var eps []episode
 	for _, s := range sorted {
 		end := s.at + s.dur
