@@ -12,7 +12,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 	raftwal "github.com/hashicorp/raft-wal"
 	"github.com/hashicorp/raft-wal/metadb"
@@ -172,8 +171,7 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 // caller runs Close, which releases whatever was opened.
 func (s *Store) start() error {
 	o := s.opts
-	hlog := hclog.FromStandardLogger(slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
-		&hclog.LoggerOptions{Name: "raft", Level: hclog.Warn})
+	hlog := newRaftLogger(s.log)
 	walDir := filepath.Join(o.Dir, "wal")
 	if err := os.MkdirAll(walDir, 0o755); err != nil {
 		return fmt.Errorf("metadata: create %s: %w", walDir, err)
