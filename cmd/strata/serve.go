@@ -121,7 +121,7 @@ func serve(ctx context.Context, f serveFlags) error {
 
 	node, err := start(ctx, cfg, logger)
 	if err != nil {
-		return err
+		return explainDiskFull(dataDir, err)
 	}
 	node.metrics.printAddr()
 	fmt.Printf("strata: listening on %s, data in %s\n", listening(node.servers, node.listenerNames), dataDir)
@@ -135,7 +135,7 @@ func serve(ctx context.Context, f serveFlags) error {
 	case err = <-node.registrationLost():
 	}
 	logger.Info("shutting down")
-	return errors.Join(err, node.shutdown())
+	return explainDiskFull(dataDir, errors.Join(err, node.shutdown()))
 }
 
 func ctxOrBackground(ctx context.Context) context.Context {

@@ -49,6 +49,7 @@ var faultOps = []vfs.Op{vfs.OpCreate, vfs.OpWrite, vfs.OpTruncate, vfs.OpSync, v
 // every operation in faultOps after Open. The call during which it fails must
 // return that error (no silent success), and from then on the log is
 // fail-stop: every mutating call fails and DurableEnd does not move.
+// Options.OnFail hears the error once.
 func TestInjectedErrorsFailTheLog(t *testing.T) {
 	counts := map[vfs.Op]int{}
 	probe := func(op vfs.Op, _ string) error { counts[op]++; return nil }
@@ -71,7 +72,7 @@ func TestInjectedErrorsFailTheLog(t *testing.T) {
 					return nil
 				}
 				failedAt := -1
-				runFaultCalls(t, inject, func(i int, err error) {
+				heard := runFaultCalls(t, inject, func(i int, err error) {
 					switch {
 					case failedAt < 0 && fired && err == nil:
 						t.Fatalf("%s returned nil after the injected error", faultCalls[i].name)
@@ -87,6 +88,13 @@ func TestInjectedErrorsFailTheLog(t *testing.T) {
 				if failedAt < 0 {
 					t.Fatal("no call failed")
 				}
+				// Close reports its own error: the log is closed, not failed.
+				switch closing := faultCalls[failedAt].name == "Close"; {
+				case closing && len(heard) != 0:
+					t.Fatalf("OnFail heard %v from Close, want nothing", heard)
+				case !closing && (len(heard) != 1 || !errors.Is(heard[0], boom)):
+					t.Fatalf("OnFail heard %v after %s failed, want the injected error once", heard, faultCalls[failedAt].name)
+				}
 			})
 		}
 	}
@@ -95,8 +103,8 @@ func TestInjectedErrorsFailTheLog(t *testing.T) {
 // runFaultCalls opens a log whose FS calls inject after Open returns, runs
 // faultCalls, and reports each call's error to check. Once a call failed, it
 // also checks that DurableEnd stays put and Sync fails while anything is
-// not durable.
-func runFaultCalls(t *testing.T, inject func(vfs.Op, string) error, check func(i int, err error)) {
+// not durable. It returns what Options.OnFail heard.
+func runFaultCalls(t *testing.T, inject func(vfs.Op, string) error, check func(i int, err error)) (heard []error) {
 	t.Helper()
 	armed := false
 	o := crashOptions(vfs.NewFaulty(vfs.NewMem(), func(op vfs.Op, path string) error {
@@ -105,6 +113,7 @@ func runFaultCalls(t *testing.T, inject func(vfs.Op, string) error, check func(i
 		}
 		return inject(op, path)
 	}))
+	o.OnFail = func(err error) { heard = append(heard, err) }
 	l := mustOpen(t, o)
 	armed = true
 	failed, durable := false, base.Offset(0)
@@ -122,6 +131,7 @@ func runFaultCalls(t *testing.T, inject func(vfs.Op, string) error, check func(i
 		}
 	}
 	_ = l.Close()
+	return heard
 }
 
 // TestSegmentCreatedDuringSyncRoundKeepsDirectoryDirty pins the fix to the

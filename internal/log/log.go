@@ -18,6 +18,8 @@ type Log struct {
 	dir   string      // Options.Dir; never changes
 	clock clock.Clock // Options.Clock; never changes
 	fs    vfs.FS      // Options.FS, or vfs.Default; never changes
+	// onFail is Options.OnFail; never changes.
+	onFail func(error)
 	// zeroKick wakes the zero filler (Options.ZeroFill; nil without it).
 	// Sent to and closed under mu.
 	zeroKick chan struct{}
@@ -52,10 +54,14 @@ func (l *Log) usableLocked() error {
 	return l.mu.failed
 }
 
-// failLocked makes err sticky and returns it.
+// failLocked makes err sticky and returns it. The first one is reported to
+// Options.OnFail.
 func (l *Log) failLocked(err error) error {
 	if l.mu.failed == nil {
 		l.mu.failed = err
+		if l.onFail != nil {
+			l.onFail(err)
+		}
 	}
 	return err
 }
@@ -312,8 +318,8 @@ func (l *Log) shutdownLocked() error {
 	return writeFileAtomic(l.fs, l.dir, cleanShutdownName, nil)
 }
 
-// SetOptions applies changed topic configs. Dir, Clock and FS cannot change;
-// the Clock and FS of o are ignored. The
+// SetOptions applies changed topic configs. Dir, Clock, FS and OnFail
+// cannot change; the Clock, FS and OnFail of o are ignored. The
 // new sizes apply from the next append: a smaller SegmentBytes or
 // SegmentIndexBytes rolls the active segment then.
 func (l *Log) SetOptions(o Options) error {
@@ -323,7 +329,7 @@ func (l *Log) SetOptions(o Options) error {
 	if o.Dir != l.dir {
 		return fmt.Errorf("%w: Dir cannot change from %q to %q", ErrInvalidOptions, l.dir, o.Dir)
 	}
-	o.Clock, o.FS, o.ZeroFill = l.clock, l.fs, l.zeroKick != nil
+	o.Clock, o.FS, o.ZeroFill, o.OnFail = l.clock, l.fs, l.zeroKick != nil, l.onFail
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.mu.opts = o

@@ -38,6 +38,11 @@ type Options struct {
 	// while the log appends no faster than zeroFillMaxBytesPerSec. Fixed at
 	// Open; SetOptions ignores it.
 	ZeroFill bool
+	// OnFail, if set, hears the I/O error that makes the log fail-stop
+	// (from then on every call that would change it returns that error),
+	// once. It runs under the log's lock and must not call the log. Fixed
+	// at Open; SetOptions ignores it.
+	OnFail func(error)
 }
 
 // ErrInvalidOptions is wrapped by Options.Validate.

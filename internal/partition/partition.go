@@ -1,6 +1,7 @@
 package partition
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -106,11 +107,7 @@ func Open(opts Options) (*Partition, error) {
 	if err != nil {
 		return nil, fmt.Errorf("partition %v: %w", opts.TP, err)
 	}
-	p := &Partition{opts: opts, log: l, logger: opts.Logger}
-	if p.logger == nil {
-		p.logger = slog.Default()
-	}
-	p.logger = p.logger.With("partition", opts.TP.String())
+	p := &Partition{opts: opts, log: l, logger: partitionLogger(opts)}
 	p.resetActiveLocked(openedAt)
 	if err := p.load(); err != nil {
 		l.Close()
@@ -129,7 +126,14 @@ func logOptions(opts Options) log.Options {
 		SegmentIndexBytes:  c.SegmentIndexBytes,
 		Clock:              opts.Clock,
 		ZeroFill:           true,
+		OnFail:             logFailureReporter(partitionLogger(opts)),
 	}
+}
+
+// partitionLogger is opts.Logger (slog.Default without one) naming the
+// partition.
+func partitionLogger(opts Options) *slog.Logger {
+	return cmp.Or(opts.Logger, slog.Default()).With("partition", opts.TP.String())
 }
 
 // load restores the offsets, epochs and producer state after the log opened.

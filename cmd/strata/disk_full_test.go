@@ -1,0 +1,49 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+func TestExplainDiskFull(t *testing.T) {
+	full := func(path string) error { return &fs.PathError{Op: "write", Path: path, Err: syscall.ENOSPC} }
+	other := errors.New("metadata: quorum not ready")
+	tests := []struct {
+		name string
+		err  error
+		want string // "" means err comes back unchanged
+	}{
+		{"not a full disk", other, ""},
+		{"an I/O error", &fs.PathError{Op: "write", Path: "/d/x", Err: syscall.EIO}, ""},
+		{"one partition at start", fmt.Errorf("partition t-2: log: write index: %w", full("/d/t-2/0.index")),
+			"no space left on the disk of /d, writing /d/t-2/0.index: free space on it (or move log.dirs to a larger disk), then start strata again"},
+		{"several partitions at stop", errors.Join(nil,
+			fmt.Errorf("closing t-1: %w", &fs.PathError{Op: "fsync", Path: "/d/t-1", Err: syscall.EIO}),
+			fmt.Errorf("closing t-0: log: append: %w", full("/d/t-0/0.log")),
+			fmt.Errorf("closing t-3: log: append: %w", full("/d/t-3/0.log"))),
+			"no space left on the disk of /d, writing /d/t-0/0.log: free space on it (or move log.dirs to a larger disk), then start strata again"},
+		{"no path", fmt.Errorf("metadata: open raft wal: %w", syscall.ENOSPC),
+			"no space left on the disk of /d: free space on it (or move log.dirs to a larger disk), then start strata again"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := explainDiskFull("/d", tt.err)
+			if tt.want == "" {
+				if got != tt.err {
+					t.Fatalf("explainDiskFull(%v) = %v, want it unchanged", tt.err, got)
+				}
+				return
+			}
+			if got.Error() != tt.want {
+				t.Errorf("explainDiskFull(%v)\n = %s\nwant %s", tt.err, got, tt.want)
+			}
+			if strings.Contains(got.Error(), "\n") {
+				t.Errorf("%q is more than one line", got)
+			}
+		})
+	}
+}

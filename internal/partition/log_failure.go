@@ -1,0 +1,28 @@
+package partition
+
+import (
+	"errors"
+	"log/slog"
+	"syscall"
+)
+
+// logFailureAdvice is what the broker's log says when a partition's log
+// fails on an I/O error: from then on the log refuses every write
+// (producers get KAFKA_STORAGE_ERROR, which they retry until their delivery
+// timeout) and still serves what it holds, until the broker restarts and
+// recovers it. Kafka takes the whole log directory offline instead; a
+// single-directory Kafka broker halts.
+func logFailureAdvice(err error) string {
+	if errors.Is(err, syscall.ENOSPC) {
+		return "the partition's log failed: the disk is full. Its writes are refused (KAFKA_STORAGE_ERROR) until the broker restarts; reads go on. Free space under log.dirs (lower retention.bytes or retention.ms, delete records or topics, or grow the disk), then restart the broker"
+	}
+	return "the partition's log failed on an I/O error. Its writes are refused (KAFKA_STORAGE_ERROR) until the broker restarts; reads go on. Check the disk and the kernel log, then restart the broker: recovery keeps every record that was durable"
+}
+
+// logFailureReporter returns the Options.OnFail of a partition's log: it
+// logs err with the advice, once per failure.
+func logFailureReporter(logger *slog.Logger) func(error) {
+	return func(err error) {
+		logger.Error(logFailureAdvice(err), "err", err)
+	}
+}
