@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/strata-broker/strata/internal/api"
+	"github.com/strata-broker/strata/internal/base"
 	"github.com/strata-broker/strata/internal/broker"
 	"github.com/strata-broker/strata/internal/clock"
 	"github.com/strata-broker/strata/internal/config"
@@ -117,6 +118,26 @@ func checkReachable(cfg *config.Broker, advertised map[string]api.Address) error
 		}
 	}
 	return nil
+}
+
+// onLogFailure is the broker's OnLogFailure: in a cluster the first
+// partition whose log fails makes the node leave (serve shuts it down, and
+// its controlled shutdown hands its leaderships to in-sync replicas), so
+// that the other replicas of its partitions take over, as a Kafka broker
+// halts when its only log directory fails. Its disk is most likely full or
+// failing for every partition alike. A single node stays up: its
+// partitions have no other replica, and their reads still work.
+func (n *node) onLogFailure(cfg *config.Broker) func(base.TopicPartition, error) {
+	if !cfg.Clustered() {
+		return nil
+	}
+	n.logFailed = make(chan error, 1)
+	return func(tp base.TopicPartition, err error) {
+		select {
+		case n.logFailed <- fmt.Errorf("partition %v: its log failed, so this node leaves for the other replicas to take over: %w", tp, err):
+		default: // the node is leaving already
+		}
+	}
 }
 
 // registrationLost receives an error if another process took this node's

@@ -133,6 +133,8 @@ func serve(ctx context.Context, f serveFlags) error {
 	case <-ctx.Done():
 	case err = <-serveErr:
 	case err = <-node.registrationLost():
+	case err = <-node.logFailed:
+		logger.Error("leaving the cluster", "err", err)
 	}
 	logger.Info("shutting down")
 	return explainDiskFull(dataDir, errors.Join(err, node.shutdown()))
@@ -188,6 +190,9 @@ type node struct {
 	member         *clusterMember
 	fetchers       *replication.Fetchers
 	replicaClients *replicaClients
+	// logFailed carries the first partition log failure, which makes a
+	// cluster node leave (leaveOnLogFailure); nil on a single node.
+	logFailed chan error
 }
 
 func start(ctx context.Context, cfg *config.Broker, logger *slog.Logger) (*node, error) {
@@ -249,6 +254,7 @@ func start(ctx context.Context, cfg *config.Broker, logger *slog.Logger) (*node,
 		Logger:             logger,
 		OnOpen:             n.onPartitionOpen,
 		OnClose:            n.onPartitionClose,
+		OnLogFailure:       n.onLogFailure(cfg),
 		Tier:               tierOpts,
 		Cleaner:            cleanerOptions(cfg),
 	})

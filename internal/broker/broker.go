@@ -43,6 +43,11 @@ type Options struct {
 	// serves.
 	OnOpen  func(*partition.Partition)
 	OnClose func(*partition.Partition)
+	// OnLogFailure, when set, hears of each hosted partition whose log
+	// fails on an I/O error (a full disk, a failed fsync): from then on it
+	// refuses writes until the node restarts. It runs under the
+	// partition's log lock: it must not call the Broker or the partition.
+	OnLogFailure func(base.TopicPartition, error)
 	// Followers, when set, is told which hosted partitions follow which
 	// leader (replication's fetchers); nil tells nobody, which is right
 	// for a single node, where no partition has a follower.

@@ -116,6 +116,11 @@ func (b *Broker) openLocked(tp base.TopicPartition, t *metadata.Topic, pa metada
 		Config:      cfg.WithSegmentJitter(jitter),
 		Clock:       b.opts.Clock,
 		Logger:      b.logger,
+		OnLogFailure: func(err error) {
+			if b.opts.OnLogFailure != nil {
+				b.opts.OnLogFailure(tp, err)
+			}
+		},
 	})
 	if err != nil {
 		return nil, err

@@ -20,9 +20,12 @@ func logFailureAdvice(err error) string {
 }
 
 // logFailureReporter returns the Options.OnFail of a partition's log: it
-// logs err with the advice, once per failure.
-func logFailureReporter(logger *slog.Logger) func(error) {
+// logs err with the advice, then tells then (Options.OnLogFailure) if set.
+func logFailureReporter(logger *slog.Logger, then func(error)) func(error) {
 	return func(err error) {
 		logger.Error(logFailureAdvice(err), "err", err)
+		if then != nil {
+			then(err)
+		}
 	}
 }

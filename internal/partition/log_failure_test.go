@@ -36,8 +36,14 @@ func TestLogFailureAdvice(t *testing.T) {
 
 func TestLogFailureReporterLogsAnError(t *testing.T) {
 	var buf bytes.Buffer
-	report := logFailureReporter(slog.New(slog.NewTextHandler(&buf, nil)).With("partition", "t-0"))
-	report(fmt.Errorf("log: append: %w", &fs.PathError{Op: "write", Path: "/d/t-0/0.log", Err: syscall.ENOSPC}))
+	var heard []error
+	report := logFailureReporter(slog.New(slog.NewTextHandler(&buf, nil)).With("partition", "t-0"),
+		func(err error) { heard = append(heard, err) })
+	failure := fmt.Errorf("log: append: %w", &fs.PathError{Op: "write", Path: "/d/t-0/0.log", Err: syscall.ENOSPC})
+	report(failure)
+	if len(heard) != 1 || heard[0] != failure {
+		t.Errorf("OnLogFailure heard %v, want %v once", heard, failure)
+	}
 	line := buf.String()
 	for _, w := range []string{"level=ERROR", "partition=t-0", "disk is full", `err="log: append: write /d/t-0/0.log: no space left on device"`} {
 		if !strings.Contains(line, w) {

@@ -74,6 +74,10 @@ type Options struct {
 	Config      Config
 	Clock       clock.Clock
 	Logger      *slog.Logger
+	// OnLogFailure, when set, hears the I/O error that made the
+	// partition's log fail-stop (it is logged as an ERROR first), once.
+	// It runs under the log's lock: it must not call the partition.
+	OnLogFailure func(error)
 }
 
 // Validate reports the first unusable option.

@@ -126,7 +126,7 @@ func logOptions(opts Options) log.Options {
 		SegmentIndexBytes:  c.SegmentIndexBytes,
 		Clock:              opts.Clock,
 		ZeroFill:           true,
-		OnFail:             logFailureReporter(partitionLogger(opts)),
+		OnFail:             logFailureReporter(partitionLogger(opts), opts.OnLogFailure),
 	}
 }
 
