@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -85,30 +86,34 @@ func TestClusterNodeWithFullDiskLeaves(t *testing.T) {
 	checkAckedByPartition(t, c.Node(1).Addr, topic, acked)
 }
 
-// leaveFree fills the disk at dir with a file until only about free bytes
-// are left on it.
+// leaveFree fills the disk at dir with a file until at most free bytes
+// are left on it (0: until a write fails for want of space).
 func leaveFree(t *testing.T, dir string, free uint64) {
 	t.Helper()
-	var st syscall.Statfs_t
-	if err := syscall.Statfs(dir, &st); err != nil {
-		t.Fatal(err)
-	}
-	avail := st.Bavail * uint64(st.Bsize)
-	if avail <= free {
-		t.Fatalf("%s has %d bytes free, want more than %d", dir, avail, free)
-	}
-	f, err := os.Create(filepath.Join(dir, "filler"))
+	f, err := os.OpenFile(filepath.Join(dir, "filler"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
+		if free == 0 && errors.Is(err, syscall.ENOSPC) {
+			return
+		}
 		t.Fatal(err)
 	}
 	defer f.Close()
 	chunk := make([]byte, 1<<20)
-	for left := avail - free; left > 0; {
-		n := min(left, uint64(len(chunk)))
-		if _, err := f.Write(chunk[:n]); err != nil {
+	for {
+		var st syscall.Statfs_t
+		if err := syscall.Statfs(dir, &st); err != nil {
+			t.Fatal(err)
+		}
+		avail := st.Bavail * uint64(st.Bsize)
+		if avail <= free {
+			return
+		}
+		if _, err := f.Write(chunk[:min(avail-free, uint64(len(chunk)))]); err != nil {
+			if free == 0 && errors.Is(err, syscall.ENOSPC) {
+				return
+			}
 			t.Fatalf("filling %s: %v", dir, err)
 		}
-		left -= n
 	}
 }
 

@@ -47,7 +47,7 @@ func TestDiskFullKeepsAcknowledgedRecords(t *testing.T) {
 
 	// A crash on the full disk: recovery cannot rebuild what it must.
 	b.Kill()
-	fillRest(t, disk)
+	leaveFree(t, disk, 0)
 	out, code := runCLI(t, "serve", "--listen", b.Addr, "--data-dir", dir)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	last := lines[len(lines)-1]
@@ -88,22 +88,6 @@ func growSmallDisk(t *testing.T, dir string, sizeMiB int) {
 	t.Helper()
 	if out, err := exec.Command("mount", "-o", fmt.Sprintf("remount,size=%dm", sizeMiB), dir).CombinedOutput(); err != nil {
 		t.Fatalf("growing the tmpfs at %s: %v: %s", dir, err, bytes.TrimSpace(out))
-	}
-}
-
-// fillRest takes whatever room is left on the disk at dir.
-func fillRest(t *testing.T, dir string) {
-	t.Helper()
-	f, err := os.Create(filepath.Join(dir, "filler"))
-	if err != nil {
-		return // not even room for the file
-	}
-	defer f.Close()
-	chunk := make([]byte, 4096)
-	for {
-		if _, err := f.Write(chunk); err != nil {
-			return
-		}
 	}
 }
 
