@@ -106,6 +106,7 @@ func (m *brokerMetrics) serve(cfg *config.Broker, b *broker.Broker, cluster func
 	reg.MustRegister(
 		m.tierCollector(b.TierGauges),
 		metrics.NewPartitionCount(func() int { return len(b.Partitions()) }),
+		metrics.NewFailedLogCount(func() int { return failedLogs(b.Partitions()) }),
 		metrics.NewClusterGauges(cluster),
 		metrics.NewPartitionCollector(func() []metrics.PartitionGauges { return partitionGauges(b.Partitions()) }),
 		metrics.NewFetchSessionGauges(fetchSessions),
@@ -234,6 +235,17 @@ func cleanerValues(st broker.CleanerStatus, now time.Time) metrics.CleanerValues
 		BytesRead:           st.BytesRead,
 		BytesWritten:        st.BytesWritten,
 	}
+}
+
+// failedLogs counts the partitions whose log failed (strata_failed_logs).
+func failedLogs(parts []*partition.Partition) int {
+	n := 0
+	for _, p := range parts {
+		if p.LogFailed() != nil {
+			n++
+		}
+	}
+	return n
 }
 
 // partitionGauges reads the transaction gauges of every hosted partition.

@@ -66,6 +66,13 @@ func (l *Log) failLocked(err error) error {
 	return err
 }
 
+// Failed is the I/O error that made the log fail-stop, or nil.
+func (l *Log) Failed() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.mu.failed
+}
+
 // Start is the base offset of the first segment: the local log start.
 func (l *Log) Start() base.Offset {
 	l.mu.Lock()

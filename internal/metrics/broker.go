@@ -12,6 +12,18 @@ func NewPartitionCount(count func() int) prometheus.Collector {
 	}, func() float64 { return float64(count()) })
 }
 
+// NewFailedLogCount returns the gauge strata_failed_logs: the hosted
+// partitions whose log failed on an I/O error, as count returns at each
+// scrape.
+func NewFailedLogCount(count func() int) prometheus.Collector {
+	return prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Namespace: namespace,
+		Name:      "failed_logs",
+		Help: "Partitions on this broker whose log failed on an I/O error (a full disk, a failed fsync): they refuse writes until the broker restarts. " +
+			"Kafka: kafka.log:type=LogManager,name=OfflineLogDirectoryCount counts log directories instead.",
+	}, func() float64 { return float64(count()) })
+}
+
 // NewFetchSessionGauges returns the gauges strata_fetch_sessions and
 // strata_fetch_session_partitions: the incremental fetch sessions open on
 // this broker and the partitions they hold, as read returns at each scrape.

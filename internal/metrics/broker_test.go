@@ -22,6 +22,16 @@ func TestPartitionCountReadsAtScrape(t *testing.T) {
 	lint(t, c)
 }
 
+func TestFailedLogCountReadsAtScrape(t *testing.T) {
+	n := 0
+	c := NewFailedLogCount(func() int { return n })
+	n = 2
+	if got := samples(t, c); !maps.Equal(got, map[string]float64{"strata_failed_logs{}": 2}) {
+		t.Fatalf("samples %v", got)
+	}
+	lint(t, c)
+}
+
 func TestRequestsCountsPerAPI(t *testing.T) {
 	names := map[int16]string{0: "Produce", 1: "Fetch"}
 	r := NewRequests(func(k int16) string { return names[k] })

@@ -29,3 +29,7 @@ func logFailureReporter(logger *slog.Logger, then func(error)) func(error) {
 		}
 	}
 }
+
+// LogFailed is the I/O error that made the partition's log fail-stop (it
+// refuses writes until the broker restarts), or nil.
+func (p *Partition) LogFailed() error { return p.log.Failed() }

@@ -20,14 +20,18 @@ import (
 // writes with KAFKA_STORAGE_ERROR and log why, go on serving every
 // acknowledged record, refuse to start on the full disk with one line that
 // names the fix, and once the disk has room start again with every
-// acknowledged record there once, in order, and take new ones.
+// acknowledged record there once, in order, and take new ones. The gauge
+// strata_failed_logs counts the failed log meanwhile.
 func TestDiskFullKeepsAcknowledgedRecords(t *testing.T) {
 	t.Parallel()
 	disk := mountSmallDisk(t, 80) // raft's log reserves 64 MiB of it
 	dir := filepath.Join(disk, "data")
-	b := startBroker(t, dir)
+	b := startBroker(t, dir, "strata.metrics.listener=127.0.0.1:0")
 	const topic = "disk-full"
 	createTopic(t, newAdmin(t, b.Addr), topic, 1, nil)
+	if n := scrape(t, metricsBase(t, b)+"/metrics")["strata_failed_logs"]; n != 0 {
+		t.Fatalf("strata_failed_logs %v before the disk filled, want 0", n)
+	}
 
 	acked := fillDisk(t, b.Addr, topic)
 	if len(acked) == 0 {
@@ -44,6 +48,9 @@ func TestDiskFullKeepsAcknowledgedRecords(t *testing.T) {
 		t.Errorf("the broker did not log the failed log as an error naming the full disk; its output:\n%s", out)
 	}
 	checkAcked(t, b.Addr, topic, acked, "on the full disk")
+	if n := scrape(t, metricsBase(t, b)+"/metrics")["strata_failed_logs"]; n != 1 {
+		t.Errorf("strata_failed_logs %v on the full disk, want 1", n)
+	}
 
 	// A crash on the full disk: recovery cannot rebuild what it must.
 	b.Kill()
