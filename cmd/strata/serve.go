@@ -191,7 +191,7 @@ type node struct {
 	fetchers       *replication.Fetchers
 	replicaClients *replicaClients
 	// logFailed carries the first partition log failure, which makes a
-	// cluster node leave (leaveOnLogFailure); nil on a single node.
+	// cluster node leave (onLogFailure); nil on a single node.
 	logFailed chan error
 }
 
