@@ -26,11 +26,11 @@ func explainDiskFull(dataDir string, err error) error {
 // firstFullPath is the path of the first *fs.PathError in err's tree that
 // failed with ENOSPC, or "".
 func firstFullPath(err error) string {
-	var pe *fs.PathError
-	if errors.As(err, &pe) && errors.Is(pe.Err, syscall.ENOSPC) {
-		return pe.Path
-	}
 	switch u := err.(type) {
+	case *fs.PathError:
+		if errors.Is(u.Err, syscall.ENOSPC) {
+			return u.Path
+		}
 	case interface{ Unwrap() []error }:
 		for _, e := range u.Unwrap() {
 			if p := firstFullPath(e); p != "" {

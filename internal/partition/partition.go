@@ -103,11 +103,14 @@ func Open(opts Options) (*Partition, error) {
 		return nil, fmt.Errorf("partition %v: %w", opts.TP, err)
 	}
 	openedAt := opts.Clock.Now() // no later than the log's segment.ms start
-	l, err := log.Open(logOptions(opts))
+	logger := cmp.Or(opts.Logger, slog.Default()).With("partition", opts.TP.String())
+	lo := logOptions(opts)
+	lo.OnFail = logFailureReporter(logger, opts.OnLogFailure) // fixed at Open
+	l, err := log.Open(lo)
 	if err != nil {
 		return nil, fmt.Errorf("partition %v: %w", opts.TP, err)
 	}
-	p := &Partition{opts: opts, log: l, logger: partitionLogger(opts)}
+	p := &Partition{opts: opts, log: l, logger: logger}
 	p.resetActiveLocked(openedAt)
 	if err := p.load(); err != nil {
 		l.Close()
@@ -126,14 +129,7 @@ func logOptions(opts Options) log.Options {
 		SegmentIndexBytes:  c.SegmentIndexBytes,
 		Clock:              opts.Clock,
 		ZeroFill:           true,
-		OnFail:             logFailureReporter(partitionLogger(opts), opts.OnLogFailure),
 	}
-}
-
-// partitionLogger is opts.Logger (slog.Default without one) naming the
-// partition.
-func partitionLogger(opts Options) *slog.Logger {
-	return cmp.Or(opts.Logger, slog.Default()).With("partition", opts.TP.String())
 }
 
 // load restores the offsets, epochs and producer state after the log opened.
