@@ -111,6 +111,28 @@ type Copier struct {
 // land, the segment stays COPY_STARTED, which the next pass deletes too.
 const danglingWriteTimeout = 10 * time.Second
 
+// danglingWriteStoppedTimeout bounds the DANGLING write of a copy whose
+// pass was stopped (the partition resigned, the broker is stopping): a
+// quorum that answers does so in milliseconds, and one that cannot (every
+// node of a cluster stopping at once has no leader) must not hold the stop
+// for danglingWriteTimeout. Broker.Close waits for the pass.
+const danglingWriteStoppedTimeout = time.Second
+
+// danglingWriteBudget is how long the DANGLING write of a failed copy or
+// delete may take, given whether its pass was stopped.
+func danglingWriteBudget(stopped bool) time.Duration {
+	if stopped {
+		return danglingWriteStoppedTimeout
+	}
+	return danglingWriteTimeout
+}
+
+// danglingWriteContext is the context of the DANGLING write after a copy
+// or delete that failed under ctx: it outlives ctx, by its budget.
+func danglingWriteContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), danglingWriteBudget(ctx.Err() != nil))
+}
+
 // Copy uploads task's batches of the partition tp (topic topicID) and
 // returns the COPY_FINISHED segment. In order: it reads the local segment
 // and builds the indexes from the batches of task.Range; draws a fresh
@@ -228,7 +250,7 @@ func (c *Copier) markDangling(ctx context.Context, seg remotemeta.RemoteSegment,
 	if err != nil {
 		panic(fmt.Sprintf("tier: mark %v dangling: %v", seg.ID, err))
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), danglingWriteTimeout)
+	ctx, cancel := danglingWriteContext(ctx)
 	defer cancel()
 	_ = c.Meta.UpdateRemoteSegment(ctx, d, leaderEpoch)
 }

@@ -2,12 +2,14 @@ package tier
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/strata-broker/strata/internal/base"
 	"github.com/strata-broker/strata/internal/log"
@@ -270,5 +272,56 @@ func TestCopyRefusesActiveSegment(t *testing.T) {
 		LogSource{Log: l}, testTopicID, testTP, 0)
 	if !errors.Is(err, log.ErrNotSealed) || len(r.meta.view().Segments()) != 0 {
 		t.Fatalf("Copy of the active segment: %v", err)
+	}
+}
+
+// deadlineMeta records how long each DANGLING write was given.
+type deadlineMeta struct {
+	*memMeta
+	budgets []time.Duration
+}
+
+func (m *deadlineMeta) UpdateRemoteSegment(ctx context.Context, seg remotemeta.RemoteSegment, e base.Epoch) error {
+	if seg.State == remotemeta.Dangling {
+		deadline, _ := ctx.Deadline()
+		m.budgets = append(m.budgets, time.Until(deadline))
+	}
+	return m.memMeta.UpdateRemoteSegment(ctx, seg, e)
+}
+
+// A copy that fails gives its DANGLING write danglingWriteTimeout; one
+// whose pass was stopped meanwhile (a broker stopping, maybe with no
+// quorum to answer) gives it only danglingWriteStoppedTimeout, so that the
+// stop is not held. Either way the write is made.
+func TestCopyStoppedGivesTheDanglingWriteLittleTime(t *testing.T) {
+	for _, stopped := range []bool{false, true} {
+		t.Run(fmt.Sprintf("stopped=%v", stopped), func(t *testing.T) {
+			l := newTestLog(t, 30, 1<<20)
+			r := newRig(t, objstore.NewMem())
+			meta := &deadlineMeta{memMeta: r.meta}
+			r.copier.Meta = meta
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			r.setInject(func(op objstore.Op, _ string) error {
+				if op != objstore.OpPut {
+					return nil
+				}
+				if stopped {
+					cancel()
+				}
+				return fmt.Errorf("injected: %w", objstore.ErrTransient)
+			})
+			local := LocalSegmentsOf(l.Segments())[0]
+			if _, err := r.copier.Copy(ctx, CopyTask{Segment: local, Range: local.Range(), LeaderEpochs: epoch0}, fullSource(l), testTopicID, testTP, 0); err == nil {
+				t.Fatal("Copy succeeded")
+			}
+			want := danglingWriteBudget(stopped)
+			if len(meta.budgets) != 1 || meta.budgets[0] > want || meta.budgets[0] < want-time.Second/2 {
+				t.Fatalf("DANGLING writes given %v, want one given about %v", meta.budgets, want)
+			}
+			if d := r.meta.view().Dangling(); len(d) != 1 {
+				t.Fatalf("dangling segments %v, want 1", d)
+			}
+		})
 	}
 }

@@ -52,7 +52,7 @@ func (d *Deleter) Delete(ctx context.Context, task DeleteTask, leaderEpoch base.
 	}
 	if err := errors.Join(errs...); err != nil {
 		if dangling, terr := seg.Transition(remotemeta.Dangling); terr == nil {
-			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), danglingWriteTimeout)
+			dctx, cancel := danglingWriteContext(ctx)
 			_ = d.Meta.UpdateRemoteSegment(dctx, dangling, leaderEpoch)
 			cancel()
 		}
