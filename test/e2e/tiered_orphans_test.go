@@ -97,7 +97,13 @@ func TestTieredOrphansReconciled(t *testing.T) {
 	b.overrides = append(b.overrides, "strata.remote.orphan.dry.run=false")
 	b.Restart()
 	fresh := plantOrphanNamed(t, remote, "f")
-	planted := time.Now()
+	// The grace counts from the object's modification time, as the store
+	// records it (the kernel's coarse clock, which may trail time.Now).
+	st, err := os.Stat(fresh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	planted := st.ModTime()
 	waitFor(t, tierSettle, "the old orphan to be deleted", func() bool { return !exists(t, old) })
 	if !exists(t, fresh) {
 		t.Fatalf("the fresh orphan was deleted within %v of its write, before the grace period %v", time.Since(planted), grace)
