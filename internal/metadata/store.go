@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -172,16 +171,10 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 func (s *Store) start() error {
 	o := s.opts
 	hlog := newRaftLogger(s.log)
-	walDir := filepath.Join(o.Dir, "wal")
-	if err := os.MkdirAll(walDir, 0o755); err != nil {
-		return fmt.Errorf("metadata: create %s: %w", walDir, err)
-	}
-	// We own the meta store because WAL.Close leaves it (and its file lock) open,
-	// which would block the next Open in this process.
-	s.meta = &metadb.BoltMetaDB{}
-	wal, err := raftwal.Open(walDir, raftwal.WithMetaStore(s.meta), raftwal.WithLogger(hlog))
+	wal, meta, err := openRaftWAL(filepath.Join(o.Dir, "wal"), hlog)
+	s.meta = meta
 	if err != nil {
-		return fmt.Errorf("metadata: open raft wal: %w", err)
+		return err
 	}
 	s.wal = wal
 	snaps, err := raft.NewFileSnapshotStoreWithLogger(o.Dir, snapshotsRetained, hlog)
