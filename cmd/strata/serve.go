@@ -327,10 +327,6 @@ func (n *node) serveListeners(cfg *config.Broker, ls []boundListener, addrs map[
 	return h, nil
 }
 
-// shutdown stops the group coordinators (answering their waiting requests
-// NOT_COORDINATOR, so that a JoinGroup parked for a rebalance does not hold
-// the server's drain), then the server (finishing in-flight requests), then
-// closes the partitions (syncing the log) and the metadata store.
 // onPartitionOpen and onPartitionClose start and resign the coordinators
 // of internal topics' partitions.
 func (n *node) onPartitionOpen(p *partition.Partition) {
@@ -343,6 +339,10 @@ func (n *node) onPartitionClose(p *partition.Partition) {
 	n.txns.onClose(p)
 }
 
+// shutdown stops the group coordinators (answering their waiting requests
+// NOT_COORDINATOR, so that a JoinGroup parked for a rebalance does not hold
+// the server's drain), then the server (finishing in-flight requests), then
+// closes the partitions (syncing the log) and the metadata store.
 func (n *node) shutdown() error {
 	var errs []error
 	n.metrics.stopServing() // /healthz answers 503 while the rest shuts down

@@ -196,7 +196,7 @@ func (c *Cluster) stopAll() {
 			continue
 		}
 		if cmd, _ := b.current(); cmd != nil && !b.stopRequested() {
-			c.t.Errorf("node %d (%s) exited on its own during the test: %v", i+1, b.Addr, cmd.ProcessState)
+			c.t.Errorf("node %d (%s) exited on its own during the test: %v%s", i+1, b.Addr, cmd.ProcessState, b.crashReport())
 		}
 	}
 	wg.Wait()

@@ -163,7 +163,7 @@ func startBroker(t *testing.T, dir string, overrides ...string) *Broker {
 			return
 		}
 		if cmd, _ := b.current(); cmd != nil && !b.stopRequested() {
-			t.Errorf("broker %s exited on its own during the test: %v", b.Addr, cmd.ProcessState)
+			t.Errorf("broker %s exited on its own during the test: %v%s", b.Addr, cmd.ProcessState, b.crashReport())
 		}
 	})
 	for attempt := 0; ; attempt++ {
@@ -207,8 +207,17 @@ func (b *Broker) Stop() {
 		return
 	}
 	if code := cmd.ProcessState.ExitCode(); code != 0 {
-		b.t.Errorf("Stop: broker %s exited with status %d after SIGTERM, want 0", b.Addr, code)
+		b.t.Errorf("Stop: broker %s exited with status %d after SIGTERM, want 0%s", b.Addr, code, b.crashReport())
 	}
+}
+
+// crashReport is the panic or race report in the broker's output, on lines
+// of its own after a colon; "" when it printed none.
+func (b *Broker) crashReport() string {
+	if excerpt := crashExcerpt(b.output.String()); excerpt != "" {
+		return ":\n" + excerpt
+	}
+	return ""
 }
 
 // Kill crashes the broker with SIGKILL and waits for the process to be gone.
