@@ -112,6 +112,9 @@ type Broker struct {
 		version uint64 // image version last reconciled
 		closed  bool
 	}
+	// hw is the high watermark checkpoint, read at start and written by
+	// a loop and at Close.
+	hw   *hwCheckpoint
 	stop chan struct{}
 	done sync.WaitGroup
 	// async runs the ISR changes proposed to the controller.
@@ -159,7 +162,11 @@ func New(opts Options) (*Broker, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Broker{opts: opts, logger: opts.Logger, pids: pids, stop: make(chan struct{})}
+	hw, err := openHWCheckpoint(opts.DataDir)
+	if err != nil {
+		opts.Logger.Warn("the high watermark checkpoint is unreadable: partitions start at their log ends, as without one", "err", err)
+	}
+	b := &Broker{opts: opts, logger: opts.Logger, pids: pids, hw: hw, stop: make(chan struct{})}
 	pids.clusterBlock = b.clusterProducerIDBlock
 	b.mu.parts = make(map[base.TopicPartition]*hosted)
 	b.async.init()
@@ -229,6 +236,7 @@ func (b *Broker) Close() error {
 	close(b.stop)
 	b.async.close()
 	b.done.Wait()
+	b.checkpointHighWatermarks()
 	return b.closePartitions()
 }
 

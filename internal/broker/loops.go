@@ -8,7 +8,8 @@ import (
 )
 
 // startLoops starts the image watcher, the retention loop, the flush
-// loop, the ISR check and, when on, the log cleaner. Each stops when b.stop closes; Close waits for them.
+// loop, the ISR check, the high watermark checkpoint and, when on, the log
+// cleaner. Each stops when b.stop closes; Close waits for them.
 func (b *Broker) startLoops() {
 	images, cancel := b.opts.Meta.Watch()
 	b.done.Add(1)
@@ -29,6 +30,7 @@ func (b *Broker) startLoops() {
 	b.every(b.opts.RetentionInterval, b.retentionPass)
 	b.every(b.opts.FlushCheckInterval, b.flushPass)
 	b.every(b.opts.ReplicaLagTimeMax/2, b.isrPass)
+	b.every(hwCheckpointInterval, b.checkpointHighWatermarks)
 	if b.opts.Cleaner != nil {
 		b.startCleaner(*b.opts.Cleaner)
 	}

@@ -116,6 +116,9 @@ func (b *Broker) openLocked(tp base.TopicPartition, t *metadata.Topic, pa metada
 		Config:      cfg.WithSegmentJitter(jitter),
 		Clock:       b.opts.Clock,
 		Logger:      b.logger,
+		// The first open after a start restores the checkpointed
+		// high watermark.
+		CheckpointedHighWatermark: b.hw.take(tp),
 		OnLogFailure: func(err error) {
 			if b.opts.OnLogFailure != nil {
 				b.opts.OnLogFailure(tp, err)

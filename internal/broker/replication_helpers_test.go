@@ -24,6 +24,7 @@ type replicationFixture struct {
 	epochs  map[int32]int64 // broker epoch by id
 	clock   *clock.Manual
 	b       *Broker
+	opts    Options // b's, for restart
 	follows *followRecorder
 	leads   *leadRecorder
 }
@@ -71,8 +72,20 @@ func newReplicationFixtureOn(t *testing.T, meta Metadata, cfg partition.Config) 
 	o.Followers = f.follows
 	o.OnOpen = func(p *partition.Partition) { f.leads.add("open", p.TP()) }
 	o.OnClose = func(p *partition.Partition) { f.leads.add("close", p.TP()) }
+	f.opts = o
 	f.b = startTestBroker(t, o)
 	return f
+}
+
+// restart closes the broker and starts it again on the same data and
+// metadata, as a broker process that stops and starts while the quorum
+// stays up.
+func (f *replicationFixture) restart() {
+	f.t.Helper()
+	if err := f.b.Close(); err != nil {
+		f.t.Fatal(err)
+	}
+	f.b = startTestBroker(f.t, f.opts)
 }
 
 // replicatedConfig is a partition config for the replication tests.

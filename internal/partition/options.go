@@ -78,6 +78,20 @@ type Options struct {
 	// partition's log fail-stop (it is logged as an ERROR first), once.
 	// It runs under the log's lock: it must not call the partition.
 	OnLogFailure func(error)
+	// CheckpointedHighWatermark, when Set, is the high watermark the
+	// broker last checkpointed for the partition (Kafka's
+	// replication-offset-checkpoint): Open starts the high watermark there
+	// (within the log) instead of at the log end, so that a replica that
+	// restarts and leads again does not show consumers records its
+	// followers never had. A leader whose ISR is itself alone moves it to
+	// the log end (SetInSyncReplicas); one with followers, as they fetch.
+	CheckpointedHighWatermark CheckpointedOffset
+}
+
+// CheckpointedOffset is an optional offset read from a checkpoint.
+type CheckpointedOffset struct {
+	Offset base.Offset
+	Set    bool
 }
 
 // Validate reports the first unusable option.

@@ -52,10 +52,10 @@ type Partition struct {
 		cfg           Config
 		logStart      base.Offset
 		highWatermark base.Offset
-		// hwFromRestart: the high watermark is the log end taken at open,
-		// not yet confirmed by a leader (SetHighWatermarkFromLeader) or by
-		// followers (AdvanceHighWatermark); Kafka restores it from a
-		// checkpoint instead. A follower dropping records above a true
+		// hwFromRestart: the high watermark is the one taken at open
+		// (restartHighWatermark), not yet confirmed by a leader
+		// (SetHighWatermarkFromLeader) or by followers
+		// (AdvanceHighWatermark). A follower dropping records above a true
 		// high watermark is an unclean election; above this one, only
 		// records written before the restart that never committed.
 		hwFromRestart bool
@@ -151,8 +151,7 @@ func (p *Partition) load() error {
 	if p.mu.logStart > p.log.End() {
 		p.mu.logStart = p.log.End()
 	}
-	// One replica: everything in the local log is replicated to the whole ISR.
-	p.mu.highWatermark, p.mu.hwFromRestart = p.log.End(), true
+	p.mu.highWatermark, p.mu.hwFromRestart = restartHighWatermark(p.opts.CheckpointedHighWatermark, p.mu.logStart, p.log.Start(), p.log.End()), true
 	epochs, err := loadEpochCache(p.opts.Dir)
 	if err != nil {
 		return err
