@@ -1,7 +1,10 @@
 package metadata
 
 import (
+	"bytes"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/hashicorp/go-hclog"
@@ -93,3 +96,49 @@ func storeEntries(t *testing.T, wal raft.LogStore, first, last, term uint64) {
 }
 
 func entryData(index, term uint64) string { return fmt.Sprintf("entry %d of term %d", index, term) }
+
+// The Raft log rolls to a new segment file once one holds
+// raftWALSegmentBytes, each preallocated to that size, and reads back
+// across them after a restart.
+func TestRaftWALSegmentsRollAtTheirSize(t *testing.T) {
+	dir := t.TempDir()
+	wal, meta := openTestWAL(t, dir)
+	const entries, entryBytes = 24, 1 << 20
+	payload := func(i uint64) []byte { return bytes.Repeat([]byte{byte(i)}, entryBytes) }
+	for i := uint64(1); i <= entries; i++ {
+		if err := wal.StoreLog(&raft.Log{Index: i, Term: 1, Type: raft.LogCommand, Data: payload(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	closeTestWAL(t, wal, meta)
+
+	segments, err := filepath.Glob(filepath.Join(dir, "*.wal"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if atLeast := entries * entryBytes / raftWALSegmentBytes; len(segments) < atLeast {
+		t.Fatalf("%d segment files for %d MiB of entries, want at least %d", len(segments), entries*entryBytes>>20, atLeast)
+	}
+	for _, s := range segments {
+		fi, err := os.Stat(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A segment is sealed after the batch that fills it: one entry over.
+		if fi.Size() > raftWALSegmentBytes+2*entryBytes {
+			t.Errorf("segment %s holds %d bytes, want at most about %d", filepath.Base(s), fi.Size(), raftWALSegmentBytes)
+		}
+	}
+
+	wal, meta = openTestWAL(t, dir)
+	defer closeTestWAL(t, wal, meta)
+	for i := uint64(1); i <= entries; i++ {
+		var l raft.Log
+		if err := wal.GetLog(i, &l); err != nil {
+			t.Fatalf("GetLog(%d) after reopening: %v", i, err)
+		}
+		if !bytes.Equal(l.Data, payload(i)) {
+			t.Fatalf("entry %d after reopening: %d bytes differ from the %d written", i, len(l.Data), entryBytes)
+		}
+	}
+}
