@@ -121,7 +121,7 @@ func serve(ctx context.Context, f serveFlags) error {
 
 	node, err := start(ctx, cfg, logger)
 	if err != nil {
-		return explainDiskFull(dataDir, err)
+		return explainResourceError(dataDir, err)
 	}
 	node.metrics.printAddr()
 	fmt.Printf("strata: listening on %s, data in %s\n", listening(node.servers, node.listenerNames), dataDir)
@@ -137,7 +137,7 @@ func serve(ctx context.Context, f serveFlags) error {
 		logger.Error("leaving the cluster", "err", err)
 	}
 	logger.Info("shutting down")
-	return explainDiskFull(dataDir, errors.Join(err, node.shutdown()))
+	return explainResourceError(dataDir, errors.Join(err, node.shutdown()))
 }
 
 func ctxOrBackground(ctx context.Context) context.Context {

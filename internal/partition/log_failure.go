@@ -13,8 +13,11 @@ import (
 // recovers it. Kafka takes the whole log directory offline instead; a
 // single-directory Kafka broker halts.
 func logFailureAdvice(err error) string {
-	if errors.Is(err, syscall.ENOSPC) {
+	switch {
+	case errors.Is(err, syscall.ENOSPC):
 		return "the partition's log failed: the disk is full. Its writes are refused (KAFKA_STORAGE_ERROR) until the broker restarts; reads go on. Free space under log.dirs (lower retention.bytes or retention.ms, delete records or topics, or grow the disk), then restart the broker"
+	case errors.Is(err, syscall.EMFILE), errors.Is(err, syscall.ENFILE):
+		return "the partition's log failed: the broker has too many open files (each log segment and each connection holds one). Its writes are refused (KAFKA_STORAGE_ERROR) until the broker restarts; reads go on. Raise the broker's open-file limit (ulimit -n, or LimitNOFILE= under systemd; fs.file-max for the whole system) or use larger segments (segment.bytes), then restart the broker"
 	}
 	return "the partition's log failed on an I/O error. Its writes are refused (KAFKA_STORAGE_ERROR) until the broker restarts; reads go on. Check the disk and the kernel log, then restart the broker: recovery keeps every record that was durable"
 }

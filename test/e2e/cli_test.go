@@ -14,7 +14,13 @@ import (
 // runCLI runs the strata binary and returns its combined output and exit code.
 func runCLI(t *testing.T, args ...string) (string, int) {
 	t.Helper()
-	cmd := exec.Command(strataBin, args...)
+	return runCommand(t, exec.Command(strataBin, args...))
+}
+
+// runCommand runs cmd (strata, or a command that runs it) for at most 30 s
+// and returns its combined output and exit code.
+func runCommand(t *testing.T, cmd *exec.Cmd) (string, int) {
+	t.Helper()
 	cmd.Env = append(os.Environ(), "STRATA_BIN=")
 	done := make(chan struct{})
 	timer := time.AfterFunc(30*time.Second, func() {
@@ -31,7 +37,7 @@ func runCLI(t *testing.T, args ...string) (string, int) {
 		if ee, ok := err.(*exec.ExitError); ok {
 			return string(out), ee.ExitCode()
 		}
-		t.Fatalf("running strata %v: %v", args, err)
+		t.Fatalf("running %v: %v", cmd.Args, err)
 	}
 	return string(out), 0
 }

@@ -24,7 +24,7 @@ import (
 // strata_failed_logs counts the failed log meanwhile.
 func TestDiskFullKeepsAcknowledgedRecords(t *testing.T) {
 	t.Parallel()
-	disk := mountSmallDisk(t, 80) // raft's log reserves 64 MiB of it
+	disk := mountSmallDisk(t, 80)
 	dir := filepath.Join(disk, "data")
 	b := startBroker(t, dir, "strata.metrics.listener=127.0.0.1:0")
 	const topic = "disk-full"

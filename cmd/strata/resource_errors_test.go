@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-func TestExplainDiskFull(t *testing.T) {
+func TestExplainResourceError(t *testing.T) {
 	full := func(path string) error { return &fs.PathError{Op: "write", Path: path, Err: syscall.ENOSPC} }
 	other := errors.New("metadata: quorum not ready")
 	tests := []struct {
@@ -28,18 +28,22 @@ func TestExplainDiskFull(t *testing.T) {
 			"no space left on the disk of /d, writing /d/t-0/0.log: free space on it (or move log.dirs to a larger disk), then start strata again"},
 		{"no path", fmt.Errorf("metadata: open raft wal: %w", syscall.ENOSPC),
 			"no space left on the disk of /d: free space on it (or move log.dirs to a larger disk), then start strata again"},
+		{"too many open files at start", fmt.Errorf("partition t-7: log: open segment: %w", &fs.PathError{Op: "open", Path: "/d/t-7/00000000000000000000.log", Err: syscall.EMFILE}),
+			"too many open files, opening /d/t-7/00000000000000000000.log (strata may open " + openFileLimit() + "; each log segment and each connection holds one): raise its limit (ulimit -n, or LimitNOFILE= under systemd) or use larger segments (segment.bytes), then start strata again"},
+		{"a system out of files", fmt.Errorf("metadata: open raft wal: %w", &fs.PathError{Op: "open", Path: "/d/meta/wal/1.wal", Err: syscall.ENFILE}),
+			"the system has too many open files, opening /d/meta/wal/1.wal: raise its limit (sysctl fs.file-max) or stop what holds them, then start strata again"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := explainDiskFull("/d", tt.err)
+			got := explainResourceError("/d", tt.err)
 			if tt.want == "" {
 				if got != tt.err {
-					t.Fatalf("explainDiskFull(%v) = %v, want it unchanged", tt.err, got)
+					t.Fatalf("explainResourceError(%v) = %v, want it unchanged", tt.err, got)
 				}
 				return
 			}
 			if got.Error() != tt.want {
-				t.Errorf("explainDiskFull(%v)\n = %s\nwant %s", tt.err, got, tt.want)
+				t.Errorf("explainResourceError(%v)\n = %s\nwant %s", tt.err, got, tt.want)
 			}
 			if strings.Contains(got.Error(), "\n") {
 				t.Errorf("%q is more than one line", got)

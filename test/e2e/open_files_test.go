@@ -1,0 +1,50 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// TestTooManyOpenFilesAtStart: a broker whose partitions need more file
+// descriptors than its limit allows refuses to start with one line that
+// names the limit and the fix, and starts with every partition once the
+// limit is raised.
+func TestTooManyOpenFilesAtStart(t *testing.T) {
+	t.Parallel()
+	prlimit, err := exec.LookPath("prlimit")
+	if err != nil {
+		t.Skip("prlimit (util-linux) is not installed")
+	}
+	dir := t.TempDir()
+	b := startBroker(t, dir)
+	const topic, partitions = "many-files", 64
+	createTopic(t, newAdmin(t, b.Addr), topic, partitions, nil)
+	b.Stop()
+
+	const limit = 48
+	out, code := runCommand(t, exec.Command(prlimit, fmt.Sprintf("--nofile=%d:%d", limit, limit), "--",
+		strataBin, "serve", "--listen", b.Addr, "--data-dir", dir))
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	last := lines[len(lines)-1]
+	if code == 0 || !strings.HasPrefix(last, "strata: too many open files") ||
+		!strings.Contains(last, fmt.Sprintf("strata may open %d files at most", limit)) || !strings.Contains(last, "ulimit -n") {
+		t.Fatalf("starting with an open-file limit of %d: exit %d, last line %q; want non-zero and one line naming the limit and the fix; output:\n%s",
+			limit, code, last, out)
+	}
+
+	t.Logf("with an open-file limit of %d: %s", limit, last)
+
+	b.Restart()
+	cl := newClient(t, b.Addr, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	for p := range int32(partitions) {
+		r := &kgo.Record{Topic: topic, Partition: p, Value: []byte("after the limit was raised")}
+		if err := cl.ProduceSync(context.Background(), r).FirstErr(); err != nil {
+			t.Fatalf("produce to partition %d after the limit was raised: %v", p, err)
+		}
+	}
+}
