@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
+	"os"
 	"strconv"
 	"syscall"
 )
@@ -59,3 +61,27 @@ func openFileLimit() string {
 	}
 	return strconv.FormatUint(l.Cur, 10) + " files at most"
 }
+
+// warnOpenFiles logs a warning when the broker, just started, already holds
+// more than half the file descriptors its limit allows: its partitions'
+// segments and its connections will grow into the rest, and past it a log
+// fails as it rolls a segment. Where /proc/self/fd is missing it says
+// nothing.
+func warnOpenFiles(logger *slog.Logger) {
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return
+	}
+	var l syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &l); err != nil {
+		return
+	}
+	if openFilesNearLimit(uint64(len(fds)), l.Cur) {
+		logger.Warn("more than half the open-file limit is in use at start: each log segment and each connection holds a file; raise the limit (ulimit -n, or LimitNOFILE= under systemd) before a log fails rolling a segment",
+			"open_files", len(fds), "limit", l.Cur)
+	}
+}
+
+// openFilesNearLimit reports whether open descriptors are more than half of
+// limit.
+func openFilesNearLimit(open, limit uint64) bool { return open > limit/2 }

@@ -51,3 +51,21 @@ func TestExplainResourceError(t *testing.T) {
 		})
 	}
 }
+
+func TestOpenFilesNearLimit(t *testing.T) {
+	for _, tc := range []struct {
+		open, limit uint64
+		want        bool
+	}{
+		{40, 20000, false},
+		{10000, 20000, false},
+		{10001, 20000, true},
+		{60, 64, true},
+		{0, 0, false},
+		{1, 1, true},
+	} {
+		if got := openFilesNearLimit(tc.open, tc.limit); got != tc.want {
+			t.Errorf("openFilesNearLimit(%d, %d) = %v, want %v", tc.open, tc.limit, got, tc.want)
+		}
+	}
+}

@@ -123,6 +123,7 @@ func serve(ctx context.Context, f serveFlags) error {
 	if err != nil {
 		return explainResourceError(dataDir, err)
 	}
+	warnOpenFiles(logger)
 	node.metrics.printAddr()
 	fmt.Printf("strata: listening on %s, data in %s\n", listening(node.servers, node.listenerNames), dataDir)
 	serveErr := make(chan error, len(node.servers))

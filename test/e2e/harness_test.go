@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -131,6 +132,9 @@ type Broker struct {
 	overrides []string
 	names     []string // listener names, in order; nil: one PLAINTEXT via --listen
 	output    *syncBuffer
+	// launcher, when set, is a command that starts the broker, the
+	// broker's command line following it (prlimit --nofile=N:N --).
+	launcher []string
 	// readyTimeout bounds each start's wait for the ready line; zero is
 	// brokerReadyTimeout. A cluster node waits for its quorum first.
 	readyTimeout time.Duration
@@ -271,7 +275,8 @@ func (b *Broker) start() error {
 		args = append(args, "--override", o)
 	}
 	readyTimeout := cmp.Or(b.readyTimeout, brokerReadyTimeout)
-	cmd := exec.Command(strataBin, args...)
+	argv := append(append(slices.Clone(b.launcher), strataBin), args...)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	outputStart := b.output.Len()
 	ready := make(chan string, 1)
 	cmd.Stdout = &lineWatcher{out: b.output, ready: ready}
