@@ -52,14 +52,23 @@ func pathFailedWith(err error, errno syscall.Errno, prefix string) string {
 	return ""
 }
 
-// openFileLimit is this process's RLIMIT_NOFILE, as words. (The Go runtime
-// raises the soft limit to the hard one at start.)
+// openFileLimit is this process's RLIMIT_NOFILE, as words.
 func openFileLimit() string {
-	var l syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &l); err != nil {
+	limit, ok := nofileLimit()
+	if !ok {
 		return "no more files than its limit allows"
 	}
-	return strconv.FormatUint(l.Cur, 10) + " files at most"
+	return strconv.FormatUint(limit, 10) + " files at most"
+}
+
+// nofileLimit is this process's RLIMIT_NOFILE (the Go runtime raises the
+// soft limit to the hard one at start); ok is false if it cannot be read.
+func nofileLimit() (limit uint64, ok bool) {
+	var l syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &l); err != nil {
+		return 0, false
+	}
+	return l.Cur, true
 }
 
 // warnOpenFiles logs a warning when the broker, just started, already holds
@@ -72,13 +81,10 @@ func warnOpenFiles(logger *slog.Logger) {
 	if err != nil {
 		return
 	}
-	var l syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &l); err != nil {
-		return
-	}
-	if openFilesNearLimit(uint64(len(fds)), l.Cur) {
+	limit, ok := nofileLimit()
+	if ok && openFilesNearLimit(uint64(len(fds)), limit) {
 		logger.Warn("more than half the open-file limit is in use at start: each log segment and each connection holds a file; raise the limit (ulimit -n, or LimitNOFILE= under systemd) before a log fails rolling a segment",
-			"open_files", len(fds), "limit", l.Cur)
+			"open_files", len(fds), "limit", limit)
 	}
 }
 
