@@ -289,7 +289,9 @@ var sweepChecks = map[int16]func(resp kmsg.Response, v int16) error{
 		return nil
 	},
 	kmsg.DeleteRecords.Int16(): func(r kmsg.Response, v int16) error {
-		p := onePartition(r.(*kmsg.DeleteRecordsResponse).Topics, func(t kmsg.DeleteRecordsResponseTopic) []kmsg.DeleteRecordsResponseTopicPartition { return t.Partitions })
+		p := onePartition(r.(*kmsg.DeleteRecordsResponse).Topics, func(t kmsg.DeleteRecordsResponseTopic) []kmsg.DeleteRecordsResponseTopicPartition {
+			return t.Partitions
+		})
 		if p == nil || p.ErrorCode != 0 || p.LowWatermark != sweepDeletedBelow(v) {
 			return fmt.Errorf("delete records answered %+v, want low watermark %d", p, sweepDeletedBelow(v))
 		}
@@ -302,7 +304,9 @@ var sweepChecks = map[int16]func(resp kmsg.Response, v int16) error{
 		return nil
 	},
 	kmsg.OffsetForLeaderEpoch.Int16(): func(r kmsg.Response, _ int16) error {
-		p := onePartition(r.(*kmsg.OffsetForLeaderEpochResponse).Topics, func(t kmsg.OffsetForLeaderEpochResponseTopic) []kmsg.OffsetForLeaderEpochResponseTopicPartition { return t.Partitions })
+		p := onePartition(r.(*kmsg.OffsetForLeaderEpochResponse).Topics, func(t kmsg.OffsetForLeaderEpochResponseTopic) []kmsg.OffsetForLeaderEpochResponseTopicPartition {
+			return t.Partitions
+		})
 		if p == nil || p.ErrorCode != 0 || p.EndOffset < 1 {
 			return fmt.Errorf("offset for leader epoch 0 answered %+v, want its end offset", p)
 		}
@@ -350,7 +354,9 @@ var sweepChecks = map[int16]func(resp kmsg.Response, v int16) error{
 		return nil
 	},
 	kmsg.DescribeProducers.Int16(): func(r kmsg.Response, _ int16) error {
-		p := onePartition(r.(*kmsg.DescribeProducersResponse).Topics, func(t kmsg.DescribeProducersResponseTopic) []kmsg.DescribeProducersResponseTopicPartition { return t.Partitions })
+		p := onePartition(r.(*kmsg.DescribeProducersResponse).Topics, func(t kmsg.DescribeProducersResponseTopic) []kmsg.DescribeProducersResponseTopicPartition {
+			return t.Partitions
+		})
 		if p == nil || p.ErrorCode != 0 {
 			return fmt.Errorf("describe producers answered %+v, want error 0", p)
 		}
