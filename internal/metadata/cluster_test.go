@@ -567,15 +567,16 @@ func TestForwardListenerRefusesBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	refused := map[string][]byte{
-		"garbage command":       encodeForwardRequest(forwardPropose, []byte("garbage")),
-		"unknown kind":          encodeForwardRequest(0x47, []byte("x")),
-		"controller change":     encodeForwardRequest(forwardPropose, controllerChange),
-		"a voter joins":         encodeForwardRequest(forwardJoin, encodeJoinRequest(joinRequest{NodeID: f.opts.NodeID, Address: "127.0.0.1:1"})),
-		"join with a bad addr":  encodeForwardRequest(forwardJoin, encodeJoinRequest(joinRequest{NodeID: 9, Address: "0.0.0.0:1"})),
-		"join with trailing {}": encodeForwardRequest(forwardJoin, append(encodeJoinRequest(joinRequest{NodeID: 9, Address: "127.0.0.1:1"}), "{}"...)),
-		"garbage heartbeat":     encodeForwardRequest(forwardHeartbeat, []byte("{")),
-		"heartbeat extra field": encodeForwardRequest(forwardHeartbeat, []byte(`{"broker_id":1,"x":1}`)),
-		"heartbeat trailing {}": encodeForwardRequest(forwardHeartbeat, []byte(`{"broker_id":1}{}`)),
+		"garbage command":                encodeForwardRequest(forwardPropose, []byte("garbage")),
+		"unknown kind":                   encodeForwardRequest(0x47, []byte("x")),
+		"controller change":              encodeForwardRequest(forwardPropose, controllerChange),
+		"a voter joins":                  encodeForwardRequest(forwardJoin, encodeJoinRequest(joinRequest{NodeID: f.opts.NodeID, Address: "127.0.0.1:1"})),
+		"join with a bad addr":           encodeForwardRequest(forwardJoin, encodeJoinRequest(joinRequest{NodeID: 9, Address: "0.0.0.0:1"})),
+		"join with trailing {}":          encodeForwardRequest(forwardJoin, append(encodeJoinRequest(joinRequest{NodeID: 9, Address: "127.0.0.1:1"}), "{}"...)),
+		"garbage heartbeat":              encodeForwardRequest(forwardHeartbeat, []byte("{")),
+		"heartbeat extra field":          encodeForwardRequest(forwardHeartbeat, []byte(`{"broker_id":1,"x":1}`)),
+		"heartbeat trailing {}":          encodeForwardRequest(forwardHeartbeat, []byte(`{"broker_id":1}{}`)),
+		"describe quorum with a payload": encodeForwardRequest(forwardDescribeQuorum, []byte("x")),
 	}
 	for name, raw := range refused {
 		body, err := readFrame(bytes.NewReader(exchange(t, addr, raw)), maxForwardResponseBytes)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"sync"
 	"time"
 
@@ -20,6 +21,8 @@ type heartbeatBook struct {
 	term    uint64 // bumped each time this node takes office
 	sinceMs int64  // when this node took office
 	last    map[int32]lastHeartbeat
+	// progress is each broker's metadata progress for DescribeQuorum.
+	progress map[int32]replicaProgress
 }
 
 // startTerm forgets the previous term's heartbeats and returns the new term.
@@ -29,16 +32,28 @@ func (h *heartbeatBook) startTerm(nowMs int64) uint64 {
 	h.term++
 	h.sinceMs = nowMs
 	h.last = map[int32]lastHeartbeat{}
+	h.progress = map[int32]replicaProgress{}
 	return h.term
 }
 
-func (h *heartbeatBook) record(id int32, epoch, nowMs int64) {
+// record notes hb, received at nowMs while this controller's own image was
+// at leaderVersion.
+func (h *heartbeatBook) record(hb Heartbeat, leaderVersion uint64, nowMs int64) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.last == nil {
 		h.last = map[int32]lastHeartbeat{}
+		h.progress = map[int32]replicaProgress{}
 	}
-	h.last[id] = lastHeartbeat{Epoch: epoch, AtMs: nowMs}
+	h.last[hb.BrokerID] = lastHeartbeat{Epoch: hb.BrokerEpoch, AtMs: nowMs}
+	h.progress[hb.BrokerID] = h.progress[hb.BrokerID].after(hb.AppliedVersion, leaderVersion, nowMs)
+}
+
+// progressOf copies the brokers' metadata progress heard in this term.
+func (h *heartbeatBook) progressOf() map[int32]replicaProgress {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return maps.Clone(h.progress)
 }
 
 // expired lists the brokers of img to fence at nowMs, or nothing if term is
@@ -66,24 +81,36 @@ func (s *Store) Heartbeat(ctx context.Context, hb Heartbeat) (HeartbeatReply, er
 	if !s.opts.clustered() || s.raft.State() == raft.Leader {
 		return s.heartbeatLocal(ctx, hb)
 	}
-	addr, id := s.raft.LeaderWithID()
-	if addr == "" {
-		return HeartbeatReply{}, fmt.Errorf("%w: %w", ErrNotController, errNoLeader)
-	}
 	payload, err := json.Marshal(&hb)
 	if err != nil {
 		return HeartbeatReply{}, fmt.Errorf("metadata: encode heartbeat: %w", err)
 	}
-	resp, _, err := s.roundTrip(ctx, addr, encodeForwardRequest(forwardHeartbeat, payload))
-	switch {
-	case err != nil:
-		return HeartbeatReply{}, fmt.Errorf("%w: heartbeat to node %s at %s: %w", ErrNotController, id, addr, err)
-	case resp.Err != nil:
-		return HeartbeatReply{}, decodeWireError(resp.Err)
-	case resp.Heartbeat == nil:
-		return HeartbeatReply{}, fmt.Errorf("%w: node %s answered a heartbeat without a reply", ErrNotController, id)
+	resp, err := s.askController(ctx, forwardHeartbeat, payload, "heartbeat")
+	if err != nil {
+		return HeartbeatReply{}, err
+	}
+	if resp.Heartbeat == nil {
+		return HeartbeatReply{}, fmt.Errorf("%w: the controller answered a heartbeat without a reply", ErrNotController)
 	}
 	return *resp.Heartbeat, nil
+}
+
+// askController sends one forwarding request of kind to the Raft leader
+// and returns its answer, or the error it answered with; what names the
+// request in errors. ErrNotController: no leader known or reachable.
+func (s *Store) askController(ctx context.Context, kind byte, payload []byte, what string) (forwardResponse, error) {
+	addr, id := s.raft.LeaderWithID()
+	if addr == "" {
+		return forwardResponse{}, fmt.Errorf("%w: %w", ErrNotController, errNoLeader)
+	}
+	resp, _, err := s.roundTrip(ctx, addr, encodeForwardRequest(kind, payload))
+	switch {
+	case err != nil:
+		return forwardResponse{}, fmt.Errorf("%w: %s to node %s at %s: %w", ErrNotController, what, id, addr, err)
+	case resp.Err != nil:
+		return forwardResponse{}, decodeWireError(resp.Err)
+	}
+	return resp, nil
 }
 
 func (s *Store) serveHeartbeat(payload []byte) forwardResponse {
@@ -108,7 +135,7 @@ func (s *Store) heartbeatLocal(ctx context.Context, hb Heartbeat) (HeartbeatRepl
 	if err != nil {
 		return HeartbeatReply{}, err
 	}
-	s.hb.record(hb.BrokerID, hb.BrokerEpoch, s.nowMs())
+	s.hb.record(hb, img.Version, s.nowMs())
 	var change command
 	switch {
 	case shouldUnfence(img, hb):

@@ -242,6 +242,8 @@ func (s *Store) serveRequest(body []byte) forwardResponse {
 		return s.serveJoin(payload)
 	case forwardHeartbeat:
 		return s.serveHeartbeat(payload)
+	case forwardDescribeQuorum:
+		return s.serveDescribeQuorum(payload)
 	default:
 		return s.rejection(fmt.Errorf("%w: unknown forwarding request kind %d", ErrInvalidCommand, kind))
 	}

@@ -30,6 +30,8 @@ import (
 //	forwardJoin    (2): the rest is JSON of joinRequest
 //	forwardHeartbeat (3): the rest is JSON of Heartbeat; the response
 //	                    carries a HeartbeatReply
+//	forwardDescribeQuorum (4): nothing more; the response carries a
+//	                    QuorumState
 //
 // A response is JSON of forwardResponse. A new layout takes a new version
 // byte; the server closes a connection whose version it does not know.
@@ -39,6 +41,9 @@ const (
 	forwardPropose   byte = 1
 	forwardJoin      byte = 2
 	forwardHeartbeat byte = 3
+	// forwardDescribeQuorum is new in this version's layout; a leader that
+	// does not know it answers ErrInvalidCommand.
+	forwardDescribeQuorum byte = 4
 
 	// maxForwardRequestBytes bounds a request frame: a kind byte and a command.
 	maxForwardRequestBytes = 1 + maxCommandBytes
@@ -69,6 +74,8 @@ type forwardResponse struct {
 	Err   *wireError `json:"error,omitempty"`
 	// Heartbeat answers a forwardHeartbeat request that succeeded.
 	Heartbeat *HeartbeatReply `json:"heartbeat,omitempty"`
+	// Quorum answers a forwardDescribeQuorum request that succeeded.
+	Quorum *QuorumState `json:"quorum,omitempty"`
 }
 
 // wireError is an error as forwarding carries it: the codes of every error of

@@ -170,6 +170,13 @@ var sweepFills = map[int16]func(s *sweepState, req kmsg.Request, v int16){
 		res.Configs = append(res.Configs, c)
 		req.Resources = append(req.Resources, res)
 	},
+	kmsg.DescribeQuorum.Int16(): func(_ *sweepState, r kmsg.Request, _ int16) {
+		req := r.(*kmsg.DescribeQuorumRequest)
+		t := kmsg.NewDescribeQuorumRequestTopic()
+		t.Topic = "__cluster_metadata"
+		t.Partitions = append(t.Partitions, kmsg.NewDescribeQuorumRequestTopicPartition())
+		req.Topics = append(req.Topics, t)
+	},
 	kmsg.DescribeProducers.Int16(): func(_ *sweepState, r kmsg.Request, _ int16) {
 		req := r.(*kmsg.DescribeProducersRequest)
 		t := kmsg.NewDescribeProducersRequestTopic()
@@ -350,6 +357,20 @@ var sweepChecks = map[int16]func(resp kmsg.Response, v int16) error{
 	kmsg.DescribeCluster.Int16(): func(r kmsg.Response, _ int16) error {
 		if resp := r.(*kmsg.DescribeClusterResponse); resp.ErrorCode != 0 || len(resp.Brokers) != 1 {
 			return fmt.Errorf("describe cluster answered error %d, %d brokers", resp.ErrorCode, len(resp.Brokers))
+		}
+		return nil
+	},
+	kmsg.DescribeQuorum.Int16(): func(r kmsg.Response, v int16) error {
+		resp := r.(*kmsg.DescribeQuorumResponse)
+		p := onePartition(resp.Topics, func(t kmsg.DescribeQuorumResponseTopic) []kmsg.DescribeQuorumResponseTopicPartition {
+			return t.Partitions
+		})
+		if resp.ErrorCode != 0 || p == nil || p.ErrorCode != 0 || p.HighWatermark < 1 || len(p.CurrentVoters) != 1 ||
+			p.CurrentVoters[0].ReplicaID != p.LeaderID || p.CurrentVoters[0].LogEndOffset != p.HighWatermark {
+			return fmt.Errorf("describe quorum answered error %d, %+v, want this node the one voter and leader", resp.ErrorCode, p)
+		}
+		if v >= 2 && (len(resp.Nodes) != 1 || len(resp.Nodes[0].Listeners) != 1) {
+			return fmt.Errorf("describe quorum v%d answered nodes %+v, want this node's listener", v, resp.Nodes)
 		}
 		return nil
 	},

@@ -34,6 +34,7 @@ func TestClusterBasics(t *testing.T) {
 			t.Errorf("partition %d: replicas %v, want [1 2 3]", p, s.Replicas)
 		}
 	}
+	c.requireQuorumDescribed(2)
 
 	producer := newClient(t, c.Node(3).Addr, kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	want := make(map[int32][]string)

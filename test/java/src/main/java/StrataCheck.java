@@ -33,6 +33,7 @@ import org.apache.kafka.clients.admin.MemberDescription;
 import org.apache.kafka.clients.admin.NewPartitions;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.admin.QuorumInfo;
 import org.apache.kafka.clients.admin.RecordsToDelete;
 import org.apache.kafka.clients.admin.ReplicaInfo;
 import org.apache.kafka.clients.admin.TopicDescription;
@@ -582,6 +583,16 @@ public final class StrataCheck {
             check(broker.port() > 0 && bootstrap.endsWith(":" + broker.port()),
                     "describeCluster: node %s does not match bootstrap %s", broker, bootstrap);
             did.add("describeCluster(" + clusterId + ", controller " + (controller == null ? "none" : controller.id()) + ")");
+
+            // describeMetadataQuorum: this node is the one voter and the leader
+            QuorumInfo quorum = get(admin.describeMetadataQuorum().quorumInfo(), "describeMetadataQuorum");
+            check(quorum.leaderId() == broker.id() && quorum.voters().size() == 1
+                            && quorum.voters().get(0).replicaId() == broker.id()
+                            && quorum.voters().get(0).logEndOffset() == quorum.highWatermark()
+                            && quorum.highWatermark() > 0 && quorum.observers().isEmpty(),
+                    "describeMetadataQuorum: %s, want node %d the one voter and leader", quorum, broker.id());
+            did.add("describeMetadataQuorum(leader " + quorum.leaderId() + ", epoch " + quorum.leaderEpoch()
+                    + ", high watermark " + quorum.highWatermark() + ")");
 
             // createTopics with a config, describeConfigs of the topic and the broker
             createTopic(admin, topic, 2, Map.of("retention.ms", "3600000"));

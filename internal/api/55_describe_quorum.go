@@ -1,0 +1,136 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"slices"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-broker/strata/internal/acl"
+	"github.com/strata-broker/strata/internal/metadata"
+)
+
+// DescribeQuorum: v0-2 (v1 adds the replicas' fetch and caught-up times,
+// v2 error messages and the nodes' listeners). The metadata quorum as its
+// controller sees it, asked of the controller by any broker, as Kafka's
+// brokers forward it; `kafka-metadata-quorum --bootstrap-server` and the
+// admin clients' describeMetadataQuorum read it. Needs DESCRIBE on the
+// cluster. Offsets are metadata versions (the Raft index of the newest
+// command a node has applied); a replica's times are those of its latest
+// heartbeat, -1 before the controller has heard one. The only partition is
+// __cluster_metadata-0, as in Kafka; anything else is
+// UNKNOWN_TOPIC_OR_PARTITION. A v2 answer lists each replica's listener
+// of the one the request came in on (each broker answers DescribeQuorum
+// there).
+func init() { register(55, 0, 2, (*Handler).handleDescribeQuorum) }
+
+// quorumTopic is the name Kafka gives the metadata log.
+const quorumTopic = "__cluster_metadata"
+
+func (h *Handler) handleDescribeQuorum(ctx context.Context, req *Request) Reply {
+	r := req.Body.(*kmsg.DescribeQuorumRequest)
+	resp := r.ResponseKind().(*kmsg.DescribeQuorumResponse)
+	if !h.allowedCluster(req, acl.OpDescribe) {
+		resp.ErrorCode = clusterDenied
+		return done(resp)
+	}
+	if !asksForTheQuorum(r) {
+		resp.Topics = quorumPartitionErrors(r, kerr.UnknownTopicOrPartition.Code,
+			"the metadata quorum is partition 0 of "+quorumTopic+", the only one DescribeQuorum answers for")
+		return done(resp)
+	}
+	q, err := h.opts.Meta.DescribeQuorum(ctx)
+	if err != nil {
+		code, msg := quorumErrorCode(err)
+		resp.Topics = quorumPartitionErrors(r, code, msg)
+		return done(resp)
+	}
+	p := kmsg.NewDescribeQuorumResponseTopicPartition()
+	p.LeaderID, p.LeaderEpoch, p.HighWatermark = q.LeaderID, q.LeaderEpoch, q.HighWatermark
+	p.CurrentVoters = replicaStates(q.Voters)
+	p.Observers = replicaStates(q.Observers)
+	t := kmsg.NewDescribeQuorumResponseTopic()
+	t.Topic = quorumTopic
+	t.Partitions = []kmsg.DescribeQuorumResponseTopicPartition{p}
+	resp.Topics = []kmsg.DescribeQuorumResponseTopic{t}
+	if r.Version >= 2 {
+		resp.Nodes = h.quorumNodes(q, req.Listener)
+	}
+	return done(resp)
+}
+
+// asksForTheQuorum is Kafka's check: one topic, the metadata log, with one
+// partition, 0.
+func asksForTheQuorum(r *kmsg.DescribeQuorumRequest) bool {
+	return len(r.Topics) == 1 && r.Topics[0].Topic == quorumTopic &&
+		len(r.Topics[0].Partitions) == 1 && r.Topics[0].Partitions[0].Partition == 0
+}
+
+// quorumPartitionErrors answers every partition asked for with code.
+func quorumPartitionErrors(r *kmsg.DescribeQuorumRequest, code int16, msg string) []kmsg.DescribeQuorumResponseTopic {
+	out := make([]kmsg.DescribeQuorumResponseTopic, 0, len(r.Topics))
+	for _, rt := range r.Topics {
+		t := kmsg.NewDescribeQuorumResponseTopic()
+		t.Topic = rt.Topic
+		for _, rp := range rt.Partitions {
+			p := kmsg.NewDescribeQuorumResponseTopicPartition()
+			p.Partition, p.ErrorCode, p.ErrorMessage = rp.Partition, code, strPtr(msg)
+			p.LeaderID, p.LeaderEpoch, p.HighWatermark = -1, -1, -1
+			t.Partitions = append(t.Partitions, p)
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// quorumErrorCode maps a failure to reach the controller to Kafka's answer
+// from a node that is not the quorum's leader, which clients retry.
+func quorumErrorCode(err error) (int16, string) {
+	switch {
+	case errors.Is(err, metadata.ErrNotController), errors.Is(err, metadata.ErrClosed):
+		return kerr.NotLeaderForPartition.Code, err.Error()
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return kerr.RequestTimedOut.Code, err.Error()
+	}
+	return errorCode(err)
+}
+
+func replicaStates(rs []metadata.QuorumReplica) []kmsg.DescribeQuorumResponseTopicPartitionReplicaState {
+	out := make([]kmsg.DescribeQuorumResponseTopicPartitionReplicaState, 0, len(rs))
+	for _, r := range rs {
+		s := kmsg.NewDescribeQuorumResponseTopicPartitionReplicaState()
+		s.ReplicaID, s.LogEndOffset = r.NodeID, r.LogEndOffset
+		s.LastFetchTimestamp, s.LastCaughtUpTimestamp = r.LastFetchMs, r.LastCaughtUpMs
+		out = append(out, s)
+	}
+	return out
+}
+
+// quorumNodes lists each replica of q with its address on listener: this
+// broker's own, a registered broker's endpoint, or no listener for a node
+// that has not registered one.
+func (h *Handler) quorumNodes(q metadata.QuorumState, listener string) []kmsg.DescribeQuorumResponseNode {
+	img := h.opts.Meta.Image()
+	self := h.opts.Broker.NodeID()
+	var out []kmsg.DescribeQuorumResponseNode
+	for _, r := range slices.Concat(q.Voters, q.Observers) {
+		n := kmsg.NewDescribeQuorumResponseNode()
+		n.NodeID = r.NodeID
+		addr, ok := Address{}, false
+		if r.NodeID == self {
+			addr, ok = h.advertised(listener), true
+		} else if b, registered := img.Brokers[r.NodeID]; registered {
+			addr, ok = endpointOf(b, listener)
+		}
+		if ok && addr.Port > 0 && addr.Port <= 65535 {
+			l := kmsg.NewDescribeQuorumResponseNodeListener()
+			l.Name, l.Host, l.Port = listener, addr.Host, uint16(addr.Port)
+			n.Listeners = append(n.Listeners, l)
+		}
+		out = append(out, n)
+	}
+	slices.SortFunc(out, func(a, b kmsg.DescribeQuorumResponseNode) int { return int(a.NodeID) - int(b.NodeID) })
+	return out
+}
