@@ -256,6 +256,7 @@ func start(ctx context.Context, cfg *config.Broker, logger *slog.Logger) (*node,
 		OnOpen:             n.onPartitionOpen,
 		OnClose:            n.onPartitionClose,
 		OnLogFailure:       n.onLogFailure(cfg),
+		ReopenFailedLogs:   !cfg.Clustered(),
 		Tier:               tierOpts,
 		Cleaner:            cleanerOptions(cfg),
 	})

@@ -31,6 +31,9 @@ func (b *Broker) startLoops() {
 	b.every(b.opts.FlushCheckInterval, b.flushPass)
 	b.every(b.opts.ReplicaLagTimeMax/2, b.isrPass)
 	b.every(hwCheckpointInterval, b.checkpointHighWatermarks)
+	if b.opts.ReopenFailedLogs {
+		b.every(failedLogCheckInterval, b.reopenFailedLogs)
+	}
 	if b.opts.Cleaner != nil {
 		b.startCleaner(*b.opts.Cleaner)
 	}
@@ -77,7 +80,7 @@ func (b *Broker) RunRetention() { b.retentionPass() }
 // flush.ms (log.flush.interval.ms); most topics never set it.
 func (b *Broker) flushPass() {
 	for _, p := range b.Partitions() {
-		if err := p.FlushIfDue(); err != nil {
+		if err := p.FlushIfDue(); err != nil && !errors.Is(err, partition.ErrClosed) {
 			b.logger.Error("flushing", "partition", p.TP().String(), "err", err)
 		}
 	}

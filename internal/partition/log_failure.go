@@ -10,12 +10,14 @@ import (
 // fails on an I/O error: from then on the log refuses every write
 // (producers get KAFKA_STORAGE_ERROR, which they retry until their delivery
 // timeout) and still serves what it holds, until the broker restarts and
-// recovers it. Kafka takes the whole log directory offline instead; a
-// single-directory Kafka broker halts.
+// recovers it, or, for a full disk on a single node, until the disk has
+// room and the broker reopens the log (broker.Options.ReopenFailedLogs).
+// Kafka takes the whole log directory offline instead; a single-directory
+// Kafka broker halts.
 func logFailureAdvice(err error) string {
 	switch {
 	case errors.Is(err, syscall.ENOSPC):
-		return "the partition's log failed: the disk is full. Its writes are refused (KAFKA_STORAGE_ERROR) until the broker restarts; reads go on. Free space under log.dirs (lower retention.bytes or retention.ms, delete records or topics, or grow the disk), then restart the broker"
+		return "the partition's log failed: the disk is full. Its writes are refused (KAFKA_STORAGE_ERROR); reads go on. Free space under log.dirs (delete topics or other files, or grow the disk): a single node reopens the log by itself once a twentieth of the disk is free (at least 4 MiB, at most 1 GiB), a cluster node needs to be restarted"
 	case errors.Is(err, syscall.EMFILE), errors.Is(err, syscall.ENFILE):
 		return "the partition's log failed: the broker has too many open files (each log segment and each connection holds one). Its writes are refused (KAFKA_STORAGE_ERROR) until the broker restarts; reads go on. Raise the broker's open-file limit (ulimit -n, or LimitNOFILE= under systemd; fs.file-max for the whole system) or use larger segments (segment.bytes), then restart the broker"
 	}

@@ -277,6 +277,7 @@ func (p *Partition) Close() error {
 	// The log first: a snapshot written after its data is durable is never
 	// discarded by the next Open as describing a lost tail.
 	if err := p.log.Close(); err != nil {
+		p.closeAbortedIndex()
 		return err
 	}
 	err := p.writeSnapshot(*snap)

@@ -1,0 +1,129 @@
+package broker
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"syscall"
+	"time"
+
+	"github.com/strata-broker/strata/internal/base"
+	"github.com/strata-broker/strata/internal/metadata"
+	"github.com/strata-broker/strata/internal/vfs"
+)
+
+// failedLogCheckInterval is how often a broker with ReopenFailedLogs looks
+// for failed logs it may reopen.
+const failedLogCheckInterval = 2 * time.Second
+
+// Bounds of the free space a full disk must have again before a log that
+// failed on it is reopened: a twentieth of the disk, so that the writes it
+// takes do not fill it again at once, within these.
+const (
+	minReopenFreeBytes = 4 << 20
+	maxReopenFreeBytes = 1 << 30
+)
+
+// diskSpace is the free and total bytes of a file system.
+type diskSpace struct {
+	free, total uint64
+}
+
+// reopenFreeBytes is how much of a disk of total bytes must be free before
+// a log that failed because it was full is reopened.
+func reopenFreeBytes(total uint64) uint64 {
+	return min(max(total/20, minReopenFreeBytes), maxReopenFreeBytes)
+}
+
+// mayReopen decides whether a log that failed with failure may be reopened
+// on a disk with space: only one that failed because the disk was full,
+// once it has room again. Any other failure (an I/O error, a failed fsync,
+// too many open files) keeps the log refusing writes until the broker
+// restarts: its disk, or the process, needs an operator first.
+func mayReopen(failure error, space diskSpace) bool {
+	return errors.Is(failure, syscall.ENOSPC) && space.free >= reopenFreeBytes(space.total)
+}
+
+// statDisk reads the space of the file system holding dir.
+func statDisk(dir string) (diskSpace, error) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return diskSpace{}, fmt.Errorf("statfs %s: %w", dir, err)
+	}
+	return diskSpace{free: st.Bavail * uint64(st.Bsize), total: st.Blocks * uint64(st.Bsize)}, nil
+}
+
+// reopenFailedLogs reopens every hosted partition whose log failed because
+// the disk was full, now that it has room (mayReopen): the partition is
+// closed and opened again, which recovers its log from disk as a restart
+// would (every record that was durable stays; a torn tail is cut), and
+// takes its role from the image again. A partition whose reopening fails
+// stays closed and is tried again at the next check.
+func (b *Broker) reopenFailedLogs() {
+	var failed []*hosted
+	b.mu.Lock()
+	for _, h := range b.mu.parts {
+		if h.p.LogFailed() != nil {
+			failed = append(failed, h)
+		}
+	}
+	pending := len(b.mu.reopening) > 0
+	b.mu.Unlock()
+	if len(failed) == 0 && !pending {
+		return
+	}
+	space, err := statDisk(b.opts.DataDir)
+	if err != nil {
+		b.logger.Warn("reading the data disk's free space to reopen failed logs", "err", err)
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.mu.closed {
+		return
+	}
+	img := b.opts.Meta.Image() // under the lock: never older than Reconcile's
+	for _, h := range failed {
+		tp := h.p.TP()
+		if b.mu.parts[tp] != h || !mayReopen(h.p.LogFailed(), space) {
+			continue
+		}
+		delete(b.mu.parts, tp)
+		b.closingLocked(h)
+		if err := h.p.Close(); err != nil && !errors.Is(err, h.p.LogFailed()) {
+			b.logger.Warn("closing a failed log to reopen it", "partition", tp.String(), "err", err)
+		}
+		b.mu.reopening[tp] = struct{}{}
+	}
+	for tp := range b.mu.reopening {
+		b.reopenLocked(img, tp, space)
+	}
+}
+
+// reopenLocked opens tp again, closed by reopenFailedLogs, if the image
+// still has it here.
+func (b *Broker) reopenLocked(img *metadata.Image, tp base.TopicPartition, space diskSpace) {
+	t, ok := img.Topics[tp.Topic]
+	if !ok || int(tp.Partition) >= len(t.Partitions) || !slices.Contains(t.Partitions[tp.Partition].Replicas, b.opts.NodeID) {
+		// Deleted or moved away meanwhile, as Reconcile would have.
+		delete(b.mu.reopening, tp)
+		b.logger.Info("deleting partition: its topic is gone or it has no replica here", "partition", tp.String())
+		if err := vfs.RemoveDir(b.partitionDir(tp)); err != nil {
+			b.logger.Error("deleting a partition closed to reopen its log", "partition", tp.String(), "err", err)
+		}
+		return
+	}
+	if err := b.ensureLocked(tp, t, t.Partitions[tp.Partition]); err != nil {
+		b.logger.Error("reopening a log that failed on a full disk; trying again", "partition", tp.String(),
+			"free_bytes", space.free, "err", err)
+		if h, open := b.mu.parts[tp]; open {
+			delete(b.mu.parts, tp)
+			b.closingLocked(h)
+			_ = h.p.Close()
+		}
+		return
+	}
+	delete(b.mu.reopening, tp)
+	b.logger.Info("reopened a partition's log that had failed on a full disk: the disk has room again, writes are accepted",
+		"partition", tp.String(), "free_bytes", space.free, "disk_bytes", space.total)
+}

@@ -1,0 +1,72 @@
+package broker
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"syscall"
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+func TestReopenFreeBytes(t *testing.T) {
+	for _, tc := range []struct {
+		total, want uint64
+	}{
+		{0, minReopenFreeBytes},
+		{80 << 20, minReopenFreeBytes},           // a twentieth is 4 MiB
+		{160 << 20, 8 << 20},                     // a twentieth
+		{10 << 30, 512 << 20},                    // a twentieth
+		{4 << 40, maxReopenFreeBytes},            // capped
+		{1<<64 - 1, maxReopenFreeBytes},          // no overflow
+		{minReopenFreeBytes, minReopenFreeBytes}, // a tiny disk: all of it
+	} {
+		if got := reopenFreeBytes(tc.total); got != tc.want {
+			t.Errorf("reopenFreeBytes(%d) = %d, want %d", tc.total, got, tc.want)
+		}
+	}
+}
+
+func TestMayReopen(t *testing.T) {
+	full := fmt.Errorf("log: append: %w", &fs.PathError{Op: "write", Path: "/d/t-0/0.log", Err: syscall.ENOSPC})
+	disk := uint64(160 << 20) // needs 8 MiB free
+	for _, tc := range []struct {
+		name    string
+		failure error
+		free    uint64
+		want    bool
+	}{
+		{"full disk with room again", full, 8 << 20, true},
+		{"full disk still short of room", full, 8<<20 - 1, false},
+		{"full disk still full", full, 0, false},
+		{"I/O error", fmt.Errorf("log: fdatasync: %w", &fs.PathError{Op: "fdatasync", Path: "/d/0.log", Err: syscall.EIO}), disk, false},
+		{"too many open files", fmt.Errorf("log: roll: %w", &fs.PathError{Op: "open", Path: "/d/1.log", Err: syscall.EMFILE}), disk, false},
+		{"anything else", errors.New("log: rename: boom"), disk, false},
+		{"not failed", nil, disk, false},
+	} {
+		if got := mayReopen(tc.failure, diskSpace{free: tc.free, total: disk}); got != tc.want {
+			t.Errorf("%s: mayReopen = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestReopenThresholdProperties: the free space asked for is within its
+// bounds, never more than a twentieth of the disk unless the lower bound
+// asks for it, and grows with the disk.
+func TestReopenThresholdProperties(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		a := rapid.Uint64Range(0, 1<<63).Draw(t, "a")
+		b := rapid.Uint64Range(a, 1<<63).Draw(t, "b")
+		ra, rb := reopenFreeBytes(a), reopenFreeBytes(b)
+		if ra < minReopenFreeBytes || ra > maxReopenFreeBytes {
+			t.Fatalf("reopenFreeBytes(%d) = %d outside its bounds", a, ra)
+		}
+		if ra > a/20 && ra != minReopenFreeBytes {
+			t.Fatalf("reopenFreeBytes(%d) = %d, more than a twentieth", a, ra)
+		}
+		if rb < ra {
+			t.Fatalf("reopenFreeBytes(%d) = %d < reopenFreeBytes(%d) = %d", b, rb, a, ra)
+		}
+	})
+}
