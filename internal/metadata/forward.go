@@ -261,9 +261,9 @@ func (s *Store) serveProposal(data []byte) forwardResponse {
 		// Only a leader taking office writes these, about itself.
 		return s.rejection(fmt.Errorf("%w: %T is not forwarded", ErrInvalidCommand, cmd))
 	}
-	// Not closeCtx: Close shuts Raft down right after, which resolves the
-	// future with ErrRaftShutdown, and the proposer learns "outcome unknown"
-	// rather than a context error it would take for a rejection.
+	// Not closeCtx: a context error would read as a rejection. Close ends
+	// the wait with ErrClosed (result), which the proposer takes for
+	// "outcome unknown".
 	img, err := s.applyLocal(context.Background(), data)
 	if err != nil {
 		return s.rejection(err)

@@ -31,8 +31,8 @@ func (s *Store) propose(ctx context.Context, cmd command) (*Image, error) {
 }
 
 // applyLocal hands data to this node's Raft, which must lead, and waits for
-// the outcome or for ctx. It is the one apply path of local and forwarded
-// proposals.
+// the outcome, for ctx or for Close. It is the one apply path of local and
+// forwarded proposals.
 func (s *Store) applyLocal(ctx context.Context, data []byte) (*Image, error) {
 	var enqueueTimeout time.Duration // 0: wait as long as it takes
 	if deadline, ok := ctx.Deadline(); ok {
@@ -41,34 +41,38 @@ func (s *Store) applyLocal(ctx context.Context, data []byte) (*Image, error) {
 			return nil, context.DeadlineExceeded
 		}
 	}
-	f := s.raft.Apply(data, enqueueTimeout)
-	done := make(chan struct{})
-	// The waiter ends when the future resolves, which Raft guarantees on apply,
-	// on leadership loss and on Shutdown (Close).
-	go func() {
-		_ = f.Error()
-		close(done)
-	}()
-	select {
-	case <-done:
-	case <-ctx.Done():
-		return nil, fmt.Errorf("metadata: outcome unknown: %w", ctx.Err())
-	}
-	return s.result(f)
+	return s.result(ctx, s.raft.Apply(data, enqueueTimeout))
 }
 
 // proposeNoCtx is propose for Store-internal commands, which wait until Raft
-// resolves them (Close resolves them too).
+// resolves them or Close.
 func (s *Store) proposeNoCtx(cmd command) (*Image, error) {
 	data, err := encodeCommand(cmd)
 	if err != nil {
 		return nil, err
 	}
-	return s.result(s.raft.Apply(data, 0))
+	return s.result(context.Background(), s.raft.Apply(data, 0))
 }
 
-func (s *Store) result(f raft.ApplyFuture) (*Image, error) {
-	switch err := f.Error(); {
+// result waits for f, for ctx or for Close, and returns the image the
+// command produced or why there is none. Close must end the wait: Raft
+// (v1.8) does not resolve a future whose committed entry it had queued for
+// its FSM when it shut down (runFSM returns and leaves the buffered
+// fsmMutateCh unread), and Close waits for the goroutines that wait here
+// (the forward server's among them, through the transport's Close). Either
+// way the command may still have been applied: "outcome unknown".
+func (s *Store) result(ctx context.Context, f raft.ApplyFuture) (*Image, error) {
+	resolved := make(chan error, 1)
+	go func() { resolved <- f.Error() }()
+	var err error
+	select {
+	case err = <-resolved:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("metadata: outcome unknown: %w", ctx.Err())
+	case <-s.stopCh:
+		return nil, fmt.Errorf("metadata: outcome unknown, the node is closing: %w", ErrClosed)
+	}
+	switch {
 	case err == nil:
 	case errors.Is(err, raft.ErrRaftShutdown):
 		return nil, ErrClosed
