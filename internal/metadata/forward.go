@@ -296,7 +296,9 @@ func (s *Store) serveJoin(payload []byte) forwardResponse {
 		}
 	}
 	f := s.raft.AddNonvoter(id, raft.ServerAddress(req.Address), 0, 0)
-	if err := f.Error(); err != nil {
+	if resolved, err := s.await(context.Background(), f); !resolved {
+		return s.rejection(err)
+	} else if err != nil {
 		return s.rejection(raftFutureError(err))
 	}
 	s.log.Info("added non-voter to the metadata quorum", "joiner", req.NodeID, "addr", req.Address)

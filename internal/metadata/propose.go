@@ -62,17 +62,10 @@ func (s *Store) proposeNoCtx(cmd command) (*Image, error) {
 // (the forward server's among them, through the transport's Close). Either
 // way the command may still have been applied: "outcome unknown".
 func (s *Store) result(ctx context.Context, f raft.ApplyFuture) (*Image, error) {
-	resolved := make(chan error, 1)
-	go func() { resolved <- f.Error() }()
-	var err error
-	select {
-	case err = <-resolved:
-	case <-ctx.Done():
-		return nil, fmt.Errorf("metadata: outcome unknown: %w", ctx.Err())
-	case <-s.stopCh:
-		return nil, fmt.Errorf("metadata: outcome unknown, the node is closing: %w", ErrClosed)
-	}
+	resolved, err := s.await(ctx, f)
 	switch {
+	case !resolved:
+		return nil, err
 	case err == nil:
 	case errors.Is(err, raft.ErrRaftShutdown):
 		return nil, ErrClosed
@@ -87,6 +80,23 @@ func (s *Store) result(ctx context.Context, f raft.ApplyFuture) (*Image, error) 
 		panic(fmt.Sprintf("metadata: FSM returned %T, want applyResult", f.Response()))
 	}
 	return res.img, res.err
+}
+
+// await waits for f to resolve and returns its error, or, with resolved
+// false, the reason it stopped waiting first: ctx ended, or the Store is closing
+// (see result for why Close must end it). A log entry it was waiting for
+// may still be applied.
+func (s *Store) await(ctx context.Context, f raft.Future) (resolved bool, err error) {
+	done := make(chan error, 1)
+	go func() { done <- f.Error() }()
+	select {
+	case err := <-done:
+		return true, err
+	case <-ctx.Done():
+		return false, fmt.Errorf("metadata: outcome unknown: %w", ctx.Err())
+	case <-s.stopCh:
+		return false, fmt.Errorf("metadata: outcome unknown, the node is closing: %w", ErrClosed)
+	}
 }
 
 // notAppended reports whether err says that Raft refused a command before

@@ -292,7 +292,7 @@ func (s *Store) takeOfficeWhileLeader() bool {
 // if the log has none yet (a fresh log, or a crash right after bootstrap), and
 // records this node as controller.
 func (s *Store) takeOffice() error {
-	if err := s.raft.Barrier(barrierTimeout).Error(); err != nil {
+	if _, err := s.await(context.Background(), s.raft.Barrier(barrierTimeout)); err != nil {
 		return fmt.Errorf("barrier: %w", err)
 	}
 	if s.Image().ClusterID == "" {
