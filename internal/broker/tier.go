@@ -311,8 +311,8 @@ func (b *Broker) EarliestPendingUpload(p *partition.Partition) (base.Offset, boo
 	return b.views(p).View().EarliestPendingUpload(p.Lineage(), local)
 }
 
-// RemoteOffsetForTimestamp searches the remote tier for the first batch
-// whose max timestamp is >= ts, from the log start, within
+// RemoteOffsetForTimestamp searches the remote tier for the first record
+// whose timestamp is >= ts, from the log start, within
 // remote.list.offsets.request.timeout.ms; ok is false when the remote
 // tier has none (search the local log then).
 func (b *Broker) RemoteOffsetForTimestamp(ctx context.Context, p *partition.Partition, ts int64) (base.Offset, int64, bool, error) {
@@ -326,9 +326,9 @@ func (b *Broker) RemoteOffsetForTimestamp(ctx context.Context, p *partition.Part
 		if s.MaxTimestampMs < ts {
 			continue
 		}
-		o, foundTs, ok, err := b.opts.Tier.Reader.OffsetForTimestamp(ctx, s, ts)
+		o, foundTs, ok, err := b.opts.Tier.Reader.OffsetForTimestamp(ctx, s, ts, logStart)
 		if err != nil || ok {
-			return max(o, logStart), foundTs, ok, err
+			return o, foundTs, ok, err
 		}
 	}
 	return 0, 0, false, nil

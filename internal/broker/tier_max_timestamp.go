@@ -71,6 +71,6 @@ func (b *Broker) remoteMaxTimestamp(ctx context.Context, s remotemeta.RemoteSegm
 		ts, o, ok, err := r.MaxTimestampFrom(ctx, s, logStart)
 		return base.Stamp{Ts: ts, Offset: o, Ok: ok}, err
 	}
-	o, ts, ok, err := r.OffsetForTimestamp(ctx, s, s.MaxTimestampMs)
+	o, ts, ok, err := r.OffsetForTimestamp(ctx, s, s.MaxTimestampMs, logStart)
 	return base.Stamp{Ts: ts, Offset: o, Ok: ok}, err
 }

@@ -244,7 +244,7 @@ func TestOffsetForTimestampAndMaxTimestamp(t *testing.T) {
 				break
 			}
 		}
-		got, gotTs, ok := l.OffsetForTimestamp(target)
+		got, gotTs, ok := l.OffsetForTimestamp(target, l.Start())
 		if ok != wantOK || got != want || gotTs != wantTs {
 			t.Errorf("OffsetForTimestamp(%d) = %d, %d, %v; want %d, %d, %v", target, got, gotTs, ok, want, wantTs, wantOK)
 		}

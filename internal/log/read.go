@@ -106,11 +106,14 @@ func wholeBatchesPrefix(b []byte) int {
 	}
 }
 
-// OffsetForTimestamp finds the first batch whose max timestamp is >= ts, as
-// ListOffsets by timestamp does, and returns its base offset and max
-// timestamp. The answer is batch-granular: records inside the batch before the
-// matching one are not skipped. ok is false if no batch qualifies.
-func (l *Log) OffsetForTimestamp(ts int64) (base.Offset, int64, bool) {
+// OffsetForTimestamp finds the first record at or after offset from whose
+// timestamp is at or after ts, and returns its offset and timestamp, as
+// Kafka's ListOffsets by timestamp does (FileRecords.searchForTimestamp):
+// the first batch from from whose max timestamp reaches ts is read and its
+// records searched, and the next ones if none of its records at or after
+// from qualifies. ok is false if no record qualifies or the log cannot be
+// read.
+func (l *Log) OffsetForTimestamp(ts int64, from base.Offset) (base.Offset, int64, bool) {
 	l.lifecycle.RLock()
 	defer l.lifecycle.RUnlock()
 	l.mu.Lock()
@@ -118,33 +121,52 @@ func (l *Log) OffsetForTimestamp(ts int64) (base.Offset, int64, bool) {
 		l.mu.Unlock()
 		return 0, 0, false
 	}
-	var s *segment
-	for _, c := range l.mu.segs {
-		if c.hasMaxTs && c.maxTs >= ts {
-			s = c
-			break
+	var scans []segmentScan
+	for _, s := range l.mu.segs {
+		if !s.hasMaxTs || s.maxTs < ts || s.dataEnd <= from {
+			continue
 		}
+		// Batches before the time index entry at or below ts all end
+		// below ts; those before from's batch all end below from.
+		pos := int64(s.offsetIndex.lookup(s.timeIndex.lookup(ts)))
+		if from > s.baseOffset {
+			pos = max(pos, int64(s.offsetIndex.lookup(s.relAtMost(from))))
+		}
+		scans = append(scans, segmentScan{f: s.file, pos: pos, limit: s.sizeBytes})
 	}
-	if s == nil {
-		l.mu.Unlock()
-		return 0, 0, false
-	}
-	pos := int64(s.offsetIndex.lookup(s.timeIndex.lookup(ts)))
-	f, limit := s.file, s.sizeBytes
 	l.mu.Unlock()
-
-	var scratch [record.HeaderSize]byte
-	for pos < limit {
-		h, err := readHeaderAt(f, pos, limit, scratch[:])
-		if err != nil {
-			return 0, 0, false
+	var rr record.RecordReader
+	for _, sc := range scans {
+		found, ok, err := sc.firstAtOrAfter(ts, from, &rr)
+		if err != nil || ok {
+			return found.Offset, found.Timestamp, ok && err == nil
 		}
-		if h.MaxTimestamp >= ts {
-			return h.BaseOffset, h.MaxTimestamp, true
+	}
+	return 0, 0, false
+}
+
+// firstAtOrAfter is OffsetForTimestamp within one segment's batches.
+func (s segmentScan) firstAtOrAfter(ts int64, from base.Offset, rr *record.RecordReader) (record.Stamped, bool, error) {
+	var scratch [record.HeaderSize]byte
+	var batch []byte
+	for pos := s.pos; pos < s.limit; {
+		h, err := readHeaderAt(s.f, pos, s.limit, scratch[:])
+		if err != nil {
+			return record.Stamped{}, false, err
+		}
+		if h.MaxTimestamp >= ts && h.NextOffset() > from {
+			batch = slices.Grow(batch[:0], h.Size())[:h.Size()]
+			if _, err := s.f.ReadAt(batch, pos); err != nil {
+				return record.Stamped{}, false, fmt.Errorf("log: read batch at %d: %w", pos, err)
+			}
+			found, ok, err := rr.FirstAtOrAfter(batch, from, ts)
+			if err != nil || ok {
+				return found, ok, err
+			}
 		}
 		pos += int64(h.Size())
 	}
-	return 0, 0, false
+	return record.Stamped{}, false, nil
 }
 
 // SegmentInfo describes one segment, for the retention planner.

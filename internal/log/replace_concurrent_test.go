@@ -118,7 +118,7 @@ func TestReplacementConcurrentWithAppendsAndReads(t *testing.T) {
 					}
 					checkServed("ReadRegion", from, b)
 				}
-				l.OffsetForTimestamp(1010)
+				l.OffsetForTimestamp(1010, l.Start())
 				if _, err := l.MaxTimestampFrom(from); err != nil {
 					fail("MaxTimestampFrom(%d): %v", from, err)
 				}

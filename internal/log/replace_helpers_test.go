@@ -226,7 +226,7 @@ func checkGapReads(t *testing.T, l *Log, model [][]byte, regions bool) {
 				break
 			}
 		}
-		off, got, ok := l.OffsetForTimestamp(ts)
+		off, got, ok := l.OffsetForTimestamp(ts, l.Start())
 		if off != wantOff || got != wantTs || ok != wantOK {
 			t.Fatalf("OffsetForTimestamp(%d) = %d, %d, %v; want %d, %d, %v", ts, off, got, ok, wantOff, wantTs, wantOK)
 		}

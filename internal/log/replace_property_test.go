@@ -197,7 +197,7 @@ func checkModel(t *rapid.T, l *Log, model [][]byte) {
 				break
 			}
 		}
-		if got, _, ok := l.OffsetForTimestamp(ts); got != want || ok != wantOK {
+		if got, _, ok := l.OffsetForTimestamp(ts, l.Start()); got != want || ok != wantOK {
 			t.Fatalf("OffsetForTimestamp(%d) = %d, %v; want %d, %v", ts, got, ok, want, wantOK)
 		}
 	}

@@ -471,7 +471,7 @@ func checkReadsAt(t *testing.T, l *Log, model [][]byte, offsets ...base.Offset) 
 	}
 	for i, b := range model {
 		h := headerOf(b)
-		if off, ts, ok := l.OffsetForTimestamp(h.MaxTimestamp); !ok || ts != h.MaxTimestamp || off != h.BaseOffset {
+		if off, ts, ok := l.OffsetForTimestamp(h.MaxTimestamp, l.Start()); !ok || ts != h.MaxTimestamp || off != h.BaseOffset {
 			t.Fatalf("OffsetForTimestamp(%d) = %d, %d, %v; want batch %d at %d", h.MaxTimestamp, off, ts, ok, i, h.BaseOffset)
 		}
 	}

@@ -114,10 +114,14 @@ func trimAtOffset(b []byte, from int, end base.Offset) []byte {
 	return b[:pos]
 }
 
-// OffsetForTimestamp is the earliest offset whose batch timestamp is at
-// or after ts, or ok=false when every record is older.
+// OffsetForTimestamp is the first record from the log start whose
+// timestamp is at or after ts, its offset and timestamp, or ok=false when
+// every record below the high watermark is older.
 func (p *Partition) OffsetForTimestamp(ts int64) (base.Offset, int64, bool) {
-	o, foundTs, ok := p.log.OffsetForTimestamp(ts)
+	p.mu.Lock()
+	from := p.mu.logStart
+	p.mu.Unlock()
+	o, foundTs, ok := p.log.OffsetForTimestamp(ts, from)
 	if !ok {
 		return 0, 0, false
 	}

@@ -163,10 +163,12 @@ func parseRemoteHeader(key string, b []byte, avail, pos int64) (record.Header, e
 	return h, nil
 }
 
-// OffsetForTimestamp finds, in seg, the first batch whose max timestamp is
-// >= ts (ListOffsets by timestamp), through the cached time and offset
-// indexes and one ranged GET. ok is false when seg has no such batch.
-func (r *Reader) OffsetForTimestamp(ctx context.Context, seg remotemeta.RemoteSegment, ts int64) (offset base.Offset, maxTs int64, ok bool, err error) {
+// OffsetForTimestamp finds, in seg, the first record at or after offset
+// from whose timestamp is >= ts (ListOffsets by timestamp, as Kafka's
+// searchForTimestamp) and returns its offset and timestamp, through the
+// cached time and offset indexes and one ranged GET. ok is false when seg
+// has no such record.
+func (r *Reader) OffsetForTimestamp(ctx context.Context, seg remotemeta.RemoteSegment, ts int64, from base.Offset) (offset base.Offset, foundTs int64, ok bool, err error) {
 	if seg.State != remotemeta.CopyFinished {
 		return 0, 0, false, fmt.Errorf("%w: %v segment %v", ErrNotReadable, seg.State, seg.ID)
 	}
@@ -190,7 +192,9 @@ func (r *Reader) OffsetForTimestamp(ctx context.Context, seg remotemeta.RemoteSe
 	}
 	startPos, _ := lookupOffset(oidx, startRel, seg.SizeBytes)
 	endPos := seg.SizeBytes
-	if i < len(tidx) {
+	// A from inside the segment may pass every match of the batch that
+	// reaches ts first: then read on to the segment's end.
+	if i < len(tidx) && from <= seg.Range.Start {
 		_, endPos = lookupOffset(oidx, tidx[i].rel, seg.SizeBytes)
 	}
 	key := SegmentKey(seg, SuffixLog)
@@ -206,16 +210,27 @@ func (r *Reader) OffsetForTimestamp(ctx context.Context, seg remotemeta.RemoteSe
 	if err != nil {
 		return 0, 0, false, err
 	}
+	var rr record.RecordReader
 	for it := record.SplitBatches(batches); ; {
-		_, h, more := it.Next()
+		batch, h, more := it.Next()
 		if !more {
 			break
 		}
-		if h.MaxTimestamp >= ts {
-			return h.BaseOffset, h.MaxTimestamp, true, nil
+		if h.MaxTimestamp < ts || h.NextOffset() <= from {
+			continue
+		}
+		found, ok, err := rr.FirstAtOrAfter(batch, from, ts)
+		if err != nil {
+			return 0, 0, false, corruptf(key, "batch at offset %d: %v", h.BaseOffset, err)
+		}
+		if ok {
+			return found.Offset, found.Timestamp, true, nil
 		}
 	}
-	return 0, 0, false, corruptf(key, "metadata says max timestamp %d >= %d, but no batch in [%d, %d) reaches it",
+	if from > seg.Range.Start {
+		return 0, 0, false, nil // every match is below from
+	}
+	return 0, 0, false, corruptf(key, "metadata says max timestamp %d >= %d, but no record in [%d, %d) reaches it",
 		seg.MaxTimestampMs, ts, startPos, endPos)
 }
 

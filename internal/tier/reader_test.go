@@ -44,7 +44,7 @@ func TestOffsetForTimestampMatchesScan(t *testing.T) {
 		var gotTs int64
 		found := false
 		for _, s := range segs {
-			o, mts, ok, err := r.reader.OffsetForTimestamp(t.Context(), s, ts)
+			o, mts, ok, err := r.reader.OffsetForTimestamp(t.Context(), s, ts, s.Range.Start)
 			if err != nil {
 				t.Fatalf("OffsetForTimestamp(%d) in %v: %v", ts, s.Range, err)
 			}
@@ -117,7 +117,7 @@ func TestCorruptObjectsAreRefused(t *testing.T) {
 			for o := seg.Range.Start; o < seg.Range.End && firstErr == nil; o++ {
 				_, firstErr = r.reader.Read(t.Context(), seg, o, 1<<20)
 				if firstErr == nil && tc.suffix == SuffixTimeIndex {
-					_, _, _, firstErr = r.reader.OffsetForTimestamp(t.Context(), seg, batchTs(int(o)))
+					_, _, _, firstErr = r.reader.OffsetForTimestamp(t.Context(), seg, batchTs(int(o)), seg.Range.Start)
 				}
 			}
 			if !errors.Is(firstErr, ErrCorruptObject) || !strings.Contains(firstErr.Error(), blamed) {
