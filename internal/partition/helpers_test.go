@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -38,6 +39,9 @@ type spec struct {
 	// noSeq sends base sequence -1 with the producer id, as a
 	// coordinator's own batch has it.
 	noSeq bool
+	// tsDeltas, when set, is record i's timestamp delta from tsMs; the
+	// batch's max timestamp follows.
+	tsDeltas []int64
 }
 
 // batch encodes s as a producer sends it: base offset 0, CRC-32C set.
@@ -59,6 +63,9 @@ func batch(t testing.TB, s spec) []byte {
 			value[j] = byte(i*7 + j + int(s.seq))
 		}
 		r := kmsg.Record{OffsetDelta: int32(i), Key: []byte{byte('k'), byte(i)}, Value: value}
+		if s.tsDeltas != nil {
+			r.TimestampDelta64 = s.tsDeltas[i]
+		}
 		if s.keys != nil {
 			r.Key = []byte(s.keys[i])
 		}
@@ -82,7 +89,7 @@ func batch(t testing.TB, s spec) []byte {
 		Attributes:      int16(s.codec),
 		LastOffsetDelta: int32(n - 1),
 		FirstTimestamp:  ts,
-		MaxTimestamp:    ts,
+		MaxTimestamp:    ts + slices.Max(append([]int64{0}, s.tsDeltas...)),
 		ProducerID:      -1,
 		ProducerEpoch:   -1,
 		FirstSequence:   -1,
