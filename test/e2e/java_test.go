@@ -137,6 +137,15 @@ func runStrataCheck(t *testing.T, classpath, addr, scenario string) {
 		"-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
 		"-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
 		"-cp", classpath, "StrataCheck", addr, scenario)
+	runCheckProgram(t, "StrataCheck "+scenario, cmd)
+}
+
+// runCheckProgram runs cmd, a client's check program (StrataCheck,
+// check.js) whose last line starting "OK " or "FAIL " is its verdict, and
+// fails the test with that line and the whole output unless it exited 0
+// with an OK line.
+func runCheckProgram(t *testing.T, what string, cmd *exec.Cmd) {
+	t.Helper()
 	cmd.WaitDelay = 5 * time.Second
 	started := time.Now()
 	out, err := cmd.CombinedOutput()
@@ -146,11 +155,11 @@ func runStrataCheck(t *testing.T, classpath, addr, scenario string) {
 	case err == nil && strings.HasPrefix(verdict, "OK "):
 		t.Logf("%s (%v)", verdict, time.Since(started).Round(100*time.Millisecond))
 	case err == nil:
-		t.Fatalf("StrataCheck %s exited 0 without an OK line:\n%s", scenario, out)
+		t.Fatalf("%s exited 0 without an OK line:\n%s", what, out)
 	case errors.As(err, &exit) && verdict != "":
-		t.Fatalf("%s\n--- java output ---\n%s", verdict, out)
+		t.Fatalf("%s\n--- %s output ---\n%s", verdict, what, out)
 	default:
-		t.Fatalf("StrataCheck %s: %v\n--- java output ---\n%s", scenario, err, out)
+		t.Fatalf("%s: %v\n--- output ---\n%s", what, err, out)
 	}
 }
 

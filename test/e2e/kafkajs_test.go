@@ -2,13 +2,11 @@ package e2e
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -111,19 +109,5 @@ func runKafkaJSCheck(t *testing.T, addr, scenario string) {
 	cmd := exec.CommandContext(ctx, "node", "check.js", addr, scenario)
 	cmd.Dir = nodeProjectDir
 	cmd.Env = append(os.Environ(), "KAFKAJS_NO_PARTITIONER_WARNING=1")
-	cmd.WaitDelay = 5 * time.Second
-	started := time.Now()
-	out, err := cmd.CombinedOutput()
-	verdict := lastLinePrefixed(out, "OK ", "FAIL ")
-	var exit *exec.ExitError
-	switch {
-	case err == nil && strings.HasPrefix(verdict, "OK "):
-		t.Logf("%s (%v)", verdict, time.Since(started).Round(100*time.Millisecond))
-	case err == nil:
-		t.Fatalf("check.js %s exited 0 without an OK line:\n%s", scenario, out)
-	case errors.As(err, &exit) && verdict != "":
-		t.Fatalf("%s\n--- node output ---\n%s", verdict, out)
-	default:
-		t.Fatalf("check.js %s: %v\n--- node output ---\n%s", scenario, err, out)
-	}
+	runCheckProgram(t, "check.js "+scenario, cmd)
 }
