@@ -7,6 +7,7 @@ import (
 
 	"github.com/strata-broker/strata/internal/base"
 	"github.com/strata-broker/strata/internal/partition"
+	"github.com/strata-broker/strata/internal/record"
 	"github.com/strata-broker/strata/internal/tier/remotemeta"
 )
 
@@ -46,6 +47,7 @@ func (b *Broker) MaxTimestamp(ctx context.Context, p *partition.Partition) (ts i
 	logStart := p.Offsets().LogStart
 	ctx, cancel := context.WithTimeout(ctx, b.opts.Tier.ListOffsetsTimeout)
 	defer cancel()
+	var won *remotemeta.RemoteSegment // where best was found, if remote
 	for _, s := range maxTimestampCandidates(b.views(p).View().FinishedFrom(p.Lineage(), logStart)) {
 		if !beats(s.MaxTimestampMs, max(s.Range.Start, logStart), best) {
 			if best.Ok && s.MaxTimestampMs < best.Ts {
@@ -57,9 +59,31 @@ func (b *Broker) MaxTimestamp(ctx context.Context, p *partition.Partition) (ts i
 		if err != nil {
 			return 0, 0, false, err
 		}
-		best = best.Later(found)
+		if found.Beats(best) {
+			best, won = found, &s
+		}
+	}
+	if won != nil {
+		best = b.remoteRecordOfMax(ctx, *won, best, logStart)
 	}
 	return best.Ts, best.Offset, best.Ok, nil
+}
+
+// remoteRecordOfMax moves best, found in s, to the record that carries its
+// timestamp, as the local log's answer is (Partition.MaxTimestamp): the
+// search may have stopped at its batch's base offset or first record. A
+// batch that cannot be read now leaves best at its batch.
+func (b *Broker) remoteRecordOfMax(ctx context.Context, s remotemeta.RemoteSegment, best base.Stamp, logStart base.Offset) base.Stamp {
+	batches, err := b.opts.Tier.Reader.Read(ctx, s, best.Offset, 1)
+	if err != nil {
+		b.logger.Warn("reading the batch of the remote max timestamp", "segment", s.ID.String(), "offset", int64(best.Offset), "err", err)
+		return best
+	}
+	var rr record.RecordReader
+	if o, ok := rr.RecordOfMaxTimestamp(batches, best.Ts, logStart); ok {
+		best.Offset = o
+	}
+	return best
 }
 
 // remoteMaxTimestamp is the max timestamp of s from logStart and where it

@@ -149,34 +149,17 @@ func (p *Partition) MaxTimestamp() (base.Stamp, error) {
 
 // recordOfMaxTimestamp moves best from the base offset of the batch that
 // carries the max timestamp to the record that does, as Kafka answers -3
-// (RecordBatch.offsetOfMaxTimestamp, since KAFKA-16310): the first record
-// with that timestamp, the last offset of a LogAppendTime batch; never
-// below from. A batch that can no longer be read as it was (retention or
-// the cleaner replaced it meanwhile) leaves best as it is.
+// (record.RecordReader.RecordOfMaxTimestamp). A batch that can no longer
+// be read as it was (retention or the cleaner replaced it meanwhile)
+// leaves best as it is.
 func (p *Partition) recordOfMaxTimestamp(best base.Stamp, from base.Offset) base.Stamp {
 	batches, err := p.log.Read(best.Offset, 1, nil)
 	if err != nil {
 		return best
 	}
-	h, err := record.ParseHeader(batches)
-	if err != nil || h.MaxTimestamp != best.Ts || h.Size() > len(batches) {
-		return best
-	}
 	var rr record.RecordReader
-	b := batches[:h.Size()]
-	o, ok, err := rr.OffsetOfMaxTimestamp(b)
-	if err != nil || !ok {
-		return best
+	if o, ok := rr.RecordOfMaxTimestamp(batches, best.Ts, from); ok {
+		best.Offset = o
 	}
-	if o < from {
-		// The log start is inside the batch, past that record: the first
-		// one at or after it with the max, or the log start itself.
-		found, ok, err := rr.FirstAtOrAfter(b, from, best.Ts)
-		o = from
-		if err == nil && ok {
-			o = found.Offset
-		}
-	}
-	best.Offset = o
 	return best
 }

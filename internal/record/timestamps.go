@@ -56,3 +56,28 @@ func (r *RecordReader) OffsetOfMaxTimestamp(batch []byte) (base.Offset, bool, er
 	}
 	return 0, false, r.Err()
 }
+
+// RecordOfMaxTimestamp is where ListOffsets -3 points inside the first
+// batch of batches, whose max timestamp a search found to be maxTs:
+// OffsetOfMaxTimestamp, or, when that record is below from (a log start
+// inside the batch), the first record at or after from carrying maxTs, or
+// from itself. ok is false when the first batch does not carry maxTs (it
+// changed since the search) or cannot be read.
+func (r *RecordReader) RecordOfMaxTimestamp(batches []byte, maxTs int64, from base.Offset) (base.Offset, bool) {
+	h, err := ParseHeader(batches)
+	if err != nil || h.MaxTimestamp != maxTs || h.Size() > len(batches) {
+		return 0, false
+	}
+	b := batches[:h.Size()]
+	o, ok, err := r.OffsetOfMaxTimestamp(b)
+	if err != nil || !ok {
+		return 0, false
+	}
+	if o >= from {
+		return o, true
+	}
+	if found, ok, err := r.FirstAtOrAfter(b, from, maxTs); err == nil && ok {
+		return found.Offset, true
+	}
+	return from, true
+}

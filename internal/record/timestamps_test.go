@@ -1,6 +1,7 @@
 package record
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/strata-broker/strata/internal/base"
@@ -75,5 +76,34 @@ func TestOffsetOfMaxTimestamp(t *testing.T) {
 	var r RecordReader
 	if _, _, err := r.OffsetOfMaxTimestamp([]byte{1, 2, 3}); err == nil {
 		t.Error("a torn batch: no error")
+	}
+}
+
+func TestRecordOfMaxTimestamp(t *testing.T) {
+	const ts0 = testBaseTs
+	for _, codec := range allCodecs {
+		create := stampedBatch(t, codec, 0, ts0+20)
+		appendTime := stampedBatch(t, codec, attrTimestampType, ts0+20)
+		tests := []struct {
+			name    string
+			batches []byte
+			maxTs   int64
+			from    base.Offset
+			want    base.Offset
+			ok      bool
+		}{
+			{"the first record with the max", create, ts0 + 20, 100, 103, true},
+			{"followed by another batch", append(slices.Clone(create), create...), ts0 + 20, 100, 103, true},
+			{"log start past it: the next with the max", create, ts0 + 20, 104, 104, true},
+			{"log append time: the last offset", appendTime, ts0 + 20, 100, 104, true},
+			{"the batch changed since the search", create, ts0 + 21, 100, 0, false},
+			{"a torn batch", create[:len(create)-1], ts0 + 20, 100, 0, false},
+		}
+		for _, tt := range tests {
+			var r RecordReader
+			if got, ok := r.RecordOfMaxTimestamp(tt.batches, tt.maxTs, tt.from); got != tt.want || ok != tt.ok {
+				t.Errorf("%v, %s: RecordOfMaxTimestamp = %d, %v; want %d, %v", codec, tt.name, got, ok, tt.want, tt.ok)
+			}
+		}
 	}
 }
