@@ -3,6 +3,7 @@ package e2e
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -195,15 +196,15 @@ func sweepDeletedBelow(v int16) int64 { return int64(v) + 1 }
 
 // sweepChecks checks that the APIs clients read and write with did what the
 // sweep's request asked.
-var sweepChecks = map[int16]func(resp kmsg.Response, v int16) error{
-	kmsg.Produce.Int16(): func(r kmsg.Response, _ int16) error {
+var sweepChecks = map[int16]func(s *sweepState, resp kmsg.Response, v int16) error{
+	kmsg.Produce.Int16(): func(_ *sweepState, r kmsg.Response, _ int16) error {
 		p := onePartition(r.(*kmsg.ProduceResponse).Topics, func(t kmsg.ProduceResponseTopic) []kmsg.ProduceResponseTopicPartition { return t.Partitions })
 		if p == nil || p.ErrorCode != 0 || p.BaseOffset < 1 {
 			return fmt.Errorf("produce answered %+v, want error 0 and an offset after the first record", p)
 		}
 		return nil
 	},
-	kmsg.Fetch.Int16(): func(r kmsg.Response, _ int16) error {
+	kmsg.Fetch.Int16(): func(_ *sweepState, r kmsg.Response, _ int16) error {
 		resp := r.(*kmsg.FetchResponse)
 		p := onePartition(resp.Topics, func(t kmsg.FetchResponseTopic) []kmsg.FetchResponseTopicPartition { return t.Partitions })
 		if resp.ErrorCode != 0 || p == nil || p.ErrorCode != 0 || p.HighWatermark < 1 || len(p.RecordBatches) == 0 {
@@ -211,28 +212,28 @@ var sweepChecks = map[int16]func(resp kmsg.Response, v int16) error{
 		}
 		return nil
 	},
-	kmsg.ListOffsets.Int16(): func(r kmsg.Response, _ int16) error {
+	kmsg.ListOffsets.Int16(): func(_ *sweepState, r kmsg.Response, _ int16) error {
 		p := onePartition(r.(*kmsg.ListOffsetsResponse).Topics, func(t kmsg.ListOffsetsResponseTopic) []kmsg.ListOffsetsResponseTopicPartition { return t.Partitions })
 		if p == nil || p.ErrorCode != 0 || p.Offset < 1 {
 			return fmt.Errorf("list offsets (latest) answered %+v, want the end offset", p)
 		}
 		return nil
 	},
-	kmsg.Metadata.Int16(): func(r kmsg.Response, _ int16) error {
+	kmsg.Metadata.Int16(): func(s *sweepState, r kmsg.Response, _ int16) error {
 		resp := r.(*kmsg.MetadataResponse)
-		if len(resp.Topics) != 1 || resp.Topics[0].ErrorCode != 0 || len(resp.Topics[0].Partitions) != 1 || len(resp.Brokers) != 1 {
+		if len(resp.Topics) != 1 || resp.Topics[0].ErrorCode != 0 || len(resp.Topics[0].Partitions) != 1 || len(resp.Brokers) != s.nodes {
 			return fmt.Errorf("metadata for %q answered %d brokers, topics %+v", sweepTopic, len(resp.Brokers), resp.Topics)
 		}
 		return nil
 	},
-	kmsg.OffsetCommit.Int16(): func(r kmsg.Response, _ int16) error {
+	kmsg.OffsetCommit.Int16(): func(_ *sweepState, r kmsg.Response, _ int16) error {
 		p := onePartition(r.(*kmsg.OffsetCommitResponse).Topics, func(t kmsg.OffsetCommitResponseTopic) []kmsg.OffsetCommitResponseTopicPartition { return t.Partitions })
 		if p == nil || p.ErrorCode != 0 {
 			return fmt.Errorf("offset commit answered %+v, want error 0", p)
 		}
 		return nil
 	},
-	kmsg.OffsetFetch.Int16(): func(r kmsg.Response, v int16) error {
+	kmsg.OffsetFetch.Int16(): func(_ *sweepState, r kmsg.Response, v int16) error {
 		resp := r.(*kmsg.OffsetFetchResponse)
 		topics := resp.Topics
 		if v >= 8 {
@@ -254,7 +255,7 @@ var sweepChecks = map[int16]func(resp kmsg.Response, v int16) error{
 		}
 		return nil
 	},
-	kmsg.FindCoordinator.Int16(): func(r kmsg.Response, v int16) error {
+	kmsg.FindCoordinator.Int16(): func(_ *sweepState, r kmsg.Response, v int16) error {
 		resp := r.(*kmsg.FindCoordinatorResponse)
 		code, node := resp.ErrorCode, resp.NodeID
 		if v >= 4 {
@@ -268,34 +269,34 @@ var sweepChecks = map[int16]func(resp kmsg.Response, v int16) error{
 		}
 		return nil
 	},
-	kmsg.DescribeGroups.Int16(): func(r kmsg.Response, _ int16) error {
+	kmsg.DescribeGroups.Int16(): func(_ *sweepState, r kmsg.Response, _ int16) error {
 		resp := r.(*kmsg.DescribeGroupsResponse)
 		if len(resp.Groups) != 1 || resp.Groups[0].ErrorCode != 0 || resp.Groups[0].State != "Empty" {
 			return fmt.Errorf("describe groups answered %+v, want %q empty", resp.Groups, sweepGroup)
 		}
 		return nil
 	},
-	kmsg.ApiVersions.Int16(): func(r kmsg.Response, _ int16) error {
+	kmsg.ApiVersions.Int16(): func(_ *sweepState, r kmsg.Response, _ int16) error {
 		if resp := r.(*kmsg.ApiVersionsResponse); resp.ErrorCode != 0 || len(resp.ApiKeys) == 0 {
 			return fmt.Errorf("api versions answered error %d with %d keys", resp.ErrorCode, len(resp.ApiKeys))
 		}
 		return nil
 	},
-	kmsg.CreateTopics.Int16(): func(r kmsg.Response, _ int16) error {
+	kmsg.CreateTopics.Int16(): func(_ *sweepState, r kmsg.Response, _ int16) error {
 		resp := r.(*kmsg.CreateTopicsResponse)
 		if len(resp.Topics) != 1 || resp.Topics[0].ErrorCode != 0 {
 			return fmt.Errorf("create topics answered %+v, want error 0", resp.Topics)
 		}
 		return nil
 	},
-	kmsg.DeleteTopics.Int16(): func(r kmsg.Response, _ int16) error {
+	kmsg.DeleteTopics.Int16(): func(_ *sweepState, r kmsg.Response, _ int16) error {
 		resp := r.(*kmsg.DeleteTopicsResponse)
 		if len(resp.Topics) != 1 || resp.Topics[0].ErrorCode != 0 {
 			return fmt.Errorf("delete topics answered %+v, want error 0", resp.Topics)
 		}
 		return nil
 	},
-	kmsg.DeleteRecords.Int16(): func(r kmsg.Response, v int16) error {
+	kmsg.DeleteRecords.Int16(): func(_ *sweepState, r kmsg.Response, v int16) error {
 		p := onePartition(r.(*kmsg.DeleteRecordsResponse).Topics, func(t kmsg.DeleteRecordsResponseTopic) []kmsg.DeleteRecordsResponseTopicPartition {
 			return t.Partitions
 		})
@@ -304,13 +305,13 @@ var sweepChecks = map[int16]func(resp kmsg.Response, v int16) error{
 		}
 		return nil
 	},
-	kmsg.InitProducerID.Int16(): func(r kmsg.Response, _ int16) error {
+	kmsg.InitProducerID.Int16(): func(_ *sweepState, r kmsg.Response, _ int16) error {
 		if resp := r.(*kmsg.InitProducerIDResponse); resp.ErrorCode != 0 || resp.ProducerID < 0 {
 			return fmt.Errorf("init producer id answered error %d, id %d", resp.ErrorCode, resp.ProducerID)
 		}
 		return nil
 	},
-	kmsg.OffsetForLeaderEpoch.Int16(): func(r kmsg.Response, _ int16) error {
+	kmsg.OffsetForLeaderEpoch.Int16(): func(_ *sweepState, r kmsg.Response, _ int16) error {
 		p := onePartition(r.(*kmsg.OffsetForLeaderEpochResponse).Topics, func(t kmsg.OffsetForLeaderEpochResponseTopic) []kmsg.OffsetForLeaderEpochResponseTopicPartition {
 			return t.Partitions
 		})
@@ -319,62 +320,69 @@ var sweepChecks = map[int16]func(resp kmsg.Response, v int16) error{
 		}
 		return nil
 	},
-	kmsg.DescribeConfigs.Int16(): func(r kmsg.Response, _ int16) error {
+	kmsg.DescribeConfigs.Int16(): func(_ *sweepState, r kmsg.Response, _ int16) error {
 		resp := r.(*kmsg.DescribeConfigsResponse)
 		if len(resp.Resources) != 1 || resp.Resources[0].ErrorCode != 0 || len(resp.Resources[0].Configs) == 0 {
 			return fmt.Errorf("describe configs of %q answered %d resources, want its configs", sweepTopic, len(resp.Resources))
 		}
 		return nil
 	},
-	kmsg.AlterConfigs.Int16(): func(r kmsg.Response, _ int16) error {
+	kmsg.AlterConfigs.Int16(): func(_ *sweepState, r kmsg.Response, _ int16) error {
 		resp := r.(*kmsg.AlterConfigsResponse)
 		if len(resp.Resources) != 1 || resp.Resources[0].ErrorCode != 0 {
 			return fmt.Errorf("alter configs answered %+v, want error 0", resp.Resources)
 		}
 		return nil
 	},
-	kmsg.IncrementalAlterConfigs.Int16(): func(r kmsg.Response, _ int16) error {
+	kmsg.IncrementalAlterConfigs.Int16(): func(_ *sweepState, r kmsg.Response, _ int16) error {
 		resp := r.(*kmsg.IncrementalAlterConfigsResponse)
 		if len(resp.Resources) != 1 || resp.Resources[0].ErrorCode != 0 {
 			return fmt.Errorf("incremental alter configs answered %+v, want error 0", resp.Resources)
 		}
 		return nil
 	},
-	kmsg.DescribeLogDirs.Int16(): func(r kmsg.Response, _ int16) error {
+	kmsg.DescribeLogDirs.Int16(): func(_ *sweepState, r kmsg.Response, _ int16) error {
 		resp := r.(*kmsg.DescribeLogDirsResponse)
 		if resp.ErrorCode != 0 || len(resp.Dirs) == 0 || len(resp.Dirs[0].Topics) == 0 {
 			return fmt.Errorf("describe log dirs answered error %d, %d dirs, want the topics' partitions", resp.ErrorCode, len(resp.Dirs))
 		}
 		return nil
 	},
-	kmsg.CreatePartitions.Int16(): func(r kmsg.Response, _ int16) error {
+	kmsg.CreatePartitions.Int16(): func(_ *sweepState, r kmsg.Response, _ int16) error {
 		resp := r.(*kmsg.CreatePartitionsResponse)
 		if len(resp.Topics) != 1 || resp.Topics[0].ErrorCode != 0 {
 			return fmt.Errorf("create partitions answered %+v, want error 0", resp.Topics)
 		}
 		return nil
 	},
-	kmsg.DescribeCluster.Int16(): func(r kmsg.Response, _ int16) error {
-		if resp := r.(*kmsg.DescribeClusterResponse); resp.ErrorCode != 0 || len(resp.Brokers) != 1 {
+	kmsg.DescribeCluster.Int16(): func(s *sweepState, r kmsg.Response, _ int16) error {
+		if resp := r.(*kmsg.DescribeClusterResponse); resp.ErrorCode != 0 || len(resp.Brokers) != s.nodes {
 			return fmt.Errorf("describe cluster answered error %d, %d brokers", resp.ErrorCode, len(resp.Brokers))
 		}
 		return nil
 	},
-	kmsg.DescribeQuorum.Int16(): func(r kmsg.Response, v int16) error {
+	kmsg.DescribeQuorum.Int16(): func(s *sweepState, r kmsg.Response, v int16) error {
 		resp := r.(*kmsg.DescribeQuorumResponse)
 		p := onePartition(resp.Topics, func(t kmsg.DescribeQuorumResponseTopic) []kmsg.DescribeQuorumResponseTopicPartition {
 			return t.Partitions
 		})
-		if resp.ErrorCode != 0 || p == nil || p.ErrorCode != 0 || p.HighWatermark < 1 || len(p.CurrentVoters) != 1 ||
-			p.CurrentVoters[0].ReplicaID != p.LeaderID || p.CurrentVoters[0].LogEndOffset != p.HighWatermark {
-			return fmt.Errorf("describe quorum answered error %d, %+v, want this node the one voter and leader", resp.ErrorCode, p)
+		if resp.ErrorCode != 0 || p == nil || p.ErrorCode != 0 || p.HighWatermark < 1 || len(p.CurrentVoters) != s.nodes ||
+			!slices.ContainsFunc(p.CurrentVoters, func(r kmsg.DescribeQuorumResponseTopicPartitionReplicaState) bool {
+				return r.ReplicaID == p.LeaderID && r.LogEndOffset == p.HighWatermark
+			}) {
+			return fmt.Errorf("describe quorum answered error %d, %+v, want %d voters, the leader among them", resp.ErrorCode, p, s.nodes)
 		}
-		if v >= 2 && (len(resp.Nodes) != 1 || len(resp.Nodes[0].Listeners) != 1) {
-			return fmt.Errorf("describe quorum v%d answered nodes %+v, want this node's listener", v, resp.Nodes)
+		if v >= 2 && len(resp.Nodes) != s.nodes {
+			return fmt.Errorf("describe quorum v%d answered nodes %+v, want %d", v, resp.Nodes, s.nodes)
+		}
+		for _, n := range resp.Nodes {
+			if len(n.Listeners) != 1 {
+				return fmt.Errorf("describe quorum v%d: node %d has listeners %+v, want the request's", v, n.NodeID, n.Listeners)
+			}
 		}
 		return nil
 	},
-	kmsg.DescribeProducers.Int16(): func(r kmsg.Response, _ int16) error {
+	kmsg.DescribeProducers.Int16(): func(_ *sweepState, r kmsg.Response, _ int16) error {
 		p := onePartition(r.(*kmsg.DescribeProducersResponse).Topics, func(t kmsg.DescribeProducersResponseTopic) []kmsg.DescribeProducersResponseTopicPartition {
 			return t.Partitions
 		})

@@ -25,36 +25,12 @@ import (
 func TestEveryAdvertisedVersionAnswers(t *testing.T) {
 	b := startBroker(t, t.TempDir())
 	adm := newAdmin(t, b.Addr)
-	for _, topic := range []string{sweepTopic, sweepGrowTopic, sweepDeleteTopic, sweepConfigTopic} {
+	for _, topic := range sweepTopics {
 		createTopic(t, adm, topic, 1, nil)
 	}
-	cl := newClient(t, b.Addr)
-	produceSync(t, cl, &kgo.Record{Topic: sweepTopic, Value: []byte("first")})
-	for i := range 5 {
-		produceSync(t, cl, &kgo.Record{Topic: sweepDeleteTopic, Value: fmt.Appendf(nil, "doomed %d", i)})
-	}
-	details, err := adm.ListTopics(testContext(t, 10*time.Second), sweepTopic)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &sweepState{topicID: details[sweepTopic].ID}
-	// A client finds the group's coordinator before it commits: the
-	// sweep's raw OffsetCommit would otherwise race the loading of
-	// __consumer_offsets (NOT_COORDINATOR, which a client retries).
-	var first kadm.Offsets
-	first.AddOffset(sweepTopic, 0, 0, -1)
-	if err := adm.CommitAllOffsets(testContext(t, 20*time.Second), sweepGroup, first); err != nil {
-		t.Fatalf("committing for group %q: %v", sweepGroup, err)
-	}
-
-	for _, k := range advertisedAPIs(t, b.Addr) {
-		for v := k.MinVersion; v <= k.MaxVersion; v++ {
-			t.Run(fmt.Sprintf("%s/v%d", kmsg.NameForKey(k.ApiKey), v), func(t *testing.T) {
-				sweepOne(t, b.Addr, s, k.ApiKey, v)
-			})
-		}
-	}
-	requireHealthy(t, b.Addr, sweepTopic, "the version sweep")
+	s := prepareSweep(t, adm, newClient(t, b.Addr), &sweepState{nodes: 1, addr: b.Addr})
+	s.groupAddr = b.Addr
+	runSweep(t, s)
 }
 
 const (
@@ -67,13 +43,68 @@ const (
 	sweepCommitted = 1
 )
 
-// sweepState is what the sweep's requests need to know about its topics.
+// sweepTopics are the topics the sweep's requests use, made before it.
+var sweepTopics = []string{sweepTopic, sweepGrowTopic, sweepDeleteTopic, sweepConfigTopic}
+
+// sweepState is where the sweep sends its requests and what they need to
+// know.
 type sweepState struct {
-	topicID [16]byte
+	nodes int    // brokers in the cluster
+	addr  string // the broker asked, leader of the sweep's topics
+	// groupAddr is sweepGroup's coordinator, which the group APIs ask.
+	groupAddr string
+	topicID   [16]byte
+}
+
+// target is where the request of key goes.
+func (s *sweepState) target(key int16) string {
+	switch kmsg.Key(key) {
+	case kmsg.OffsetCommit, kmsg.OffsetFetch, kmsg.JoinGroup, kmsg.Heartbeat, kmsg.LeaveGroup, kmsg.SyncGroup,
+		kmsg.DescribeGroups, kmsg.DeleteGroups, kmsg.OffsetDelete:
+		return s.groupAddr
+	}
+	return s.addr
+}
+
+// prepareSweep writes what the sweep reads (a record in sweepTopic, five
+// in sweepDeleteTopic) and commits an offset for sweepGroup, as a client
+// finds the group's coordinator before it commits (the sweep's raw
+// OffsetCommit would otherwise race the loading of __consumer_offsets).
+func prepareSweep(t *testing.T, adm *kadm.Client, cl *kgo.Client, s *sweepState) *sweepState {
+	t.Helper()
+	produceSync(t, cl, &kgo.Record{Topic: sweepTopic, Value: []byte("first")})
+	for i := range 5 {
+		produceSync(t, cl, &kgo.Record{Topic: sweepDeleteTopic, Value: fmt.Appendf(nil, "doomed %d", i)})
+	}
+	details, err := adm.ListTopics(testContext(t, 10*time.Second), sweepTopic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.topicID = details[sweepTopic].ID
+	var first kadm.Offsets
+	first.AddOffset(sweepTopic, 0, 0, -1)
+	if err := adm.CommitAllOffsets(testContext(t, 20*time.Second), sweepGroup, first); err != nil {
+		t.Fatalf("committing for group %q: %v", sweepGroup, err)
+	}
+	return s
+}
+
+// runSweep sends every advertised API at every version, then checks that
+// the broker still serves a client.
+func runSweep(t *testing.T, s *sweepState) {
+	t.Helper()
+	for _, k := range advertisedAPIs(t, s.addr) {
+		for v := k.MinVersion; v <= k.MaxVersion; v++ {
+			t.Run(fmt.Sprintf("%s/v%d", kmsg.NameForKey(k.ApiKey), v), func(t *testing.T) {
+				sweepOne(t, s, k.ApiKey, v)
+			})
+		}
+	}
+	requireHealthy(t, s.addr, sweepTopic, "the version sweep")
 }
 
 // sweepOne sends key at version v and checks the answer.
-func sweepOne(t *testing.T, addr string, s *sweepState, key, v int16) {
+func sweepOne(t *testing.T, s *sweepState, key, v int16) {
 	req := kmsg.RequestForKey(key)
 	if req == nil {
 		t.Fatalf("ApiVersions advertises key %d, which the client library does not know", key)
@@ -82,7 +113,7 @@ func sweepOne(t *testing.T, addr string, s *sweepState, key, v int16) {
 	if fill := sweepFills[key]; fill != nil {
 		fill(s, req, v)
 	}
-	body, closed := sendRaw(t, addr, req)
+	body, closed := sendRaw(t, s.target(key), req)
 	if closed {
 		if key == kmsg.SASLAuthenticate.Int16() {
 			return // Kafka closes a connection that authenticates without a handshake
@@ -104,7 +135,7 @@ func sweepOne(t *testing.T, addr string, s *sweepState, key, v int16) {
 		}
 	}
 	if check := sweepChecks[key]; check != nil {
-		if err := check(resp, v); err != nil {
+		if err := check(s, resp, v); err != nil {
 			t.Error(err)
 		}
 	}
