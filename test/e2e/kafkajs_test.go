@@ -87,12 +87,13 @@ func installNode() (skip string, err error) {
 
 // TestKafkaJSClient runs each check.js scenario against a fresh broker:
 // KafkaJS, unchanged, must produce (idempotent; gzip, snappy, none) and
-// consume in a group, administer topics, configs, offsets and groups, and
-// run transactions that commit (with group offsets) and abort.
+// consume in a group, share a group between two members that rebalance,
+// administer topics, configs, offsets and groups, and run transactions
+// that commit (with group offsets) and abort.
 func TestKafkaJSClient(t *testing.T) {
 	t.Parallel()
 	kafkajsReady(t)
-	for _, scenario := range []string{"produce-consume", "admin", "transactions"} {
+	for _, scenario := range []string{"produce-consume", "group", "admin", "transactions"} {
 		t.Run(scenario, func(t *testing.T) {
 			b := startBroker(t, t.TempDir())
 			runKafkaJSCheck(t, b.Addr, scenario)

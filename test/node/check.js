@@ -10,6 +10,11 @@
 //                    consumer group reads every record back, in order per
 //                    partition, and commits; the group's offsets and the
 //                    topic's end offsets match what was written
+//   group            two consumers of one group share four partitions
+//                    (KafkaJS's own round-robin assignor, through
+//                    JoinGroup/SyncGroup); together they read every record
+//                    once; when one leaves, the other takes over its
+//                    partitions and reads what follows
 //   admin            topics with configs, metadata, configs described and
 //                    altered, partitions added, offsets by time, records
 //                    deleted, groups listed, described, reset and deleted,
@@ -129,6 +134,68 @@ async function produceConsume () {
   return `${sent.size} records with gzip, snappy and none, read back by a group and committed`
 }
 
+async function group () {
+  const topic = 'kafkajs-group'
+  const groupId = 'kafkajs-group'
+  const admin = kafka.admin()
+  await admin.connect()
+  await admin.createTopics({ topics: [{ topic, numPartitions: 4, replicationFactor: 1 }], waitForLeaders: true })
+  const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 })
+  await producer.connect()
+  const sendRound = async (round, n) => {
+    const messages = []
+    for (let i = 0; i < n; i++) messages.push({ key: `k${i}`, value: `${round}-${i}` })
+    await producer.send({ topic, acks: -1, messages })
+  }
+
+  const seen = new Map() // value -> member
+  const assigned = new Map() // member -> partitions
+  let notify = () => {}
+  const start = async (member) => {
+    const consumer = kafka.consumer({ groupId, maxWaitTimeInMs: 200, sessionTimeout: 10000, heartbeatInterval: 500 })
+    consumer.on(consumer.events.GROUP_JOIN, e => {
+      assigned.set(member, (e.payload.memberAssignment[topic] || []).slice().sort())
+      notify()
+    })
+    await consumer.connect()
+    await consumer.subscribe({ topics: [topic], fromBeginning: true })
+    await consumer.run({
+      eachMessage: async ({ message }) => {
+        const v = message.value.toString()
+        check(!seen.has(v), `${v} read twice (by ${seen.get(v)} and ${member})`)
+        seen.set(v, member)
+        notify()
+      }
+    })
+    return consumer
+  }
+  const until = async (what, cond) => {
+    while (!cond()) {
+      await new Promise(resolve => { notify = resolve; setTimeout(resolve, 200) })
+    }
+  }
+
+  const a = await start('a')
+  const b = await start('b')
+  await until('both members assigned', () => (assigned.get('a') || []).length > 0 && (assigned.get('b') || []).length > 0 &&
+    assigned.get('a').length + assigned.get('b').length === 4)
+  check(!assigned.get('a').some(p => assigned.get('b').includes(p)), `members share partitions: ${JSON.stringify([...assigned])}`)
+  await sendRound('one', 40)
+  await until('round one read', () => [...seen.keys()].filter(v => v.startsWith('one-')).length === 40)
+  const byMember = new Set([...seen.values()])
+  check(byMember.size === 2, `round one was read by ${[...byMember]}, want both members`)
+
+  await a.disconnect() // leaves the group: b takes every partition
+  await until('b holds every partition', () => (assigned.get('b') || []).length === 4)
+  await sendRound('two', 40)
+  await until('round two read', () => [...seen.keys()].filter(v => v.startsWith('two-')).length === 40)
+  check([...seen].filter(([v]) => v.startsWith('two-')).every(([, m]) => m === 'b'), 'round two read by another member than b')
+  await b.disconnect()
+  await producer.disconnect()
+  await admin.disconnect()
+  return '4 partitions shared by two members, 40 records read once; after one left, the other took every partition and read 40 more'
+}
+
 async function adminScenario () {
   const topic = 'kafkajs-admin'
   const groupId = 'kafkajs-admin-group'
@@ -227,7 +294,7 @@ async function transactions () {
   return 'one transaction committed with group offsets, one aborted; read_committed reads only the committed records'
 }
 
-const scenarios = { 'produce-consume': produceConsume, admin: adminScenario, transactions }
+const scenarios = { 'produce-consume': produceConsume, group, admin: adminScenario, transactions }
 
 async function main () {
   const run = scenarios[scenario]
