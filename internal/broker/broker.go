@@ -49,9 +49,10 @@ type Options struct {
 	// partition's log lock: it must not call the Broker or the partition.
 	OnLogFailure func(base.TopicPartition, error)
 	// ReopenFailedLogs makes the broker reopen a partition whose log
-	// failed because the disk was full once the disk has room again
-	// (mayReopen), instead of refusing its writes until a restart: for a
-	// single node. A cluster node leaves instead (see OnLogFailure).
+	// failed because the disk was full, or the process out of file
+	// descriptors, once that has passed (mayReopen), instead of refusing
+	// its writes until a restart: for a single node. A cluster node leaves
+	// instead (see OnLogFailure).
 	ReopenFailedLogs bool
 	// Followers, when set, is told which hosted partitions follow which
 	// leader (replication's fetchers); nil tells nobody, which is right
@@ -117,8 +118,9 @@ type Broker struct {
 		version uint64 // image version last reconciled
 		closed  bool
 		// reopening holds the partitions closed to reopen their failed
-		// logs and not open again yet (reopenFailedLogs).
-		reopening map[base.TopicPartition]struct{}
+		// logs and not open again yet (reopenFailedLogs), with what they
+		// had failed on.
+		reopening map[base.TopicPartition]string
 	}
 	// hw is the high watermark checkpoint, read at start and written by
 	// a loop and at Close.
@@ -177,7 +179,7 @@ func New(opts Options) (*Broker, error) {
 	b := &Broker{opts: opts, logger: opts.Logger, pids: pids, hw: hw, stop: make(chan struct{})}
 	pids.clusterBlock = b.clusterProducerIDBlock
 	b.mu.parts = make(map[base.TopicPartition]*hosted)
-	b.mu.reopening = make(map[base.TopicPartition]struct{})
+	b.mu.reopening = make(map[base.TopicPartition]string)
 	b.async.init()
 	if err := b.Reconcile(); err != nil {
 		b.closePartitions()

@@ -3,6 +3,7 @@ package broker
 import (
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"syscall"
 	"time"
@@ -35,13 +36,54 @@ func reopenFreeBytes(total uint64) uint64 {
 	return min(max(total/20, minReopenFreeBytes), maxReopenFreeBytes)
 }
 
+// fileUsage is how many files the process has open, and its limit
+// (RLIMIT_NOFILE).
+type fileUsage struct {
+	open, limit uint64
+}
+
+// reopenFileMargin is how far under its open-file limit the process must
+// be before a log that failed for want of a file descriptor is reopened:
+// a twentieth of the limit, at least 64, so that it can roll and take
+// connections for a while.
+func reopenFileMargin(limit uint64) uint64 { return max(limit/20, 64) }
+
 // mayReopen decides whether a log that failed with failure may be reopened
-// on a disk with space: only one that failed because the disk was full,
-// once it has room again. Any other failure (an I/O error, a failed fsync,
-// too many open files) keeps the log refusing writes until the broker
-// restarts: its disk, or the process, needs an operator first.
-func mayReopen(failure error, space diskSpace) bool {
-	return errors.Is(failure, syscall.ENOSPC) && space.free >= reopenFreeBytes(space.total)
+// now, on a disk with space and with the process's files at files: one
+// that failed because the disk was full once the disk has room again, one
+// that failed for want of a file descriptor (EMFILE) once the process is
+// well under its limit (raised, say, with `prlimit --pid`). Any other
+// failure (an I/O error, a failed fsync) keeps the log refusing writes
+// until the broker restarts: its disk needs an operator first.
+func mayReopen(failure error, space diskSpace, files fileUsage) bool {
+	switch {
+	case errors.Is(failure, syscall.ENOSPC):
+		return space.free >= reopenFreeBytes(space.total)
+	case errors.Is(failure, syscall.EMFILE):
+		return files.limit > 0 && files.open+reopenFileMargin(files.limit) <= files.limit
+	}
+	return false
+}
+
+// reopenCause names, for the log, what a reopened log had failed on.
+func reopenCause(failure error) string {
+	if errors.Is(failure, syscall.EMFILE) {
+		return "too many open files: the process is under its limit again"
+	}
+	return "a full disk: the disk has room again"
+}
+
+// countFiles reads how many files this process has open and its limit.
+func countFiles() (fileUsage, error) {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		return fileUsage{}, fmt.Errorf("getrlimit: %w", err)
+	}
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return fileUsage{}, err
+	}
+	return fileUsage{open: uint64(len(fds)), limit: lim.Cur}, nil
 }
 
 // statDisk reads the space of the file system holding dir.
@@ -53,8 +95,9 @@ func statDisk(dir string) (diskSpace, error) {
 	return diskSpace{free: st.Bavail * uint64(st.Bsize), total: st.Blocks * uint64(st.Bsize)}, nil
 }
 
-// reopenFailedLogs reopens every hosted partition whose log failed because
-// the disk was full, now that it has room (mayReopen): the partition is
+// reopenFailedLogs reopens every hosted partition whose log failed on a
+// cause that has gone (mayReopen: a full disk that has room, a file limit
+// the process is well under): the partition is
 // closed and opened again, which recovers its log from disk as a restart
 // would (every record that was durable stays; a torn tail is cut), and
 // takes its role from the image again. A partition whose reopening fails
@@ -77,6 +120,11 @@ func (b *Broker) reopenFailedLogs() {
 		b.logger.Warn("reading the data disk's free space to reopen failed logs", "err", err)
 		return
 	}
+	files, err := countFiles()
+	if err != nil {
+		b.logger.Warn("counting open files to reopen failed logs", "err", err)
+		return
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.mu.closed {
@@ -85,24 +133,25 @@ func (b *Broker) reopenFailedLogs() {
 	img := b.opts.Meta.Image() // under the lock: never older than Reconcile's
 	for _, h := range failed {
 		tp := h.p.TP()
-		if b.mu.parts[tp] != h || !mayReopen(h.p.LogFailed(), space) {
+		failure := h.p.LogFailed()
+		if b.mu.parts[tp] != h || !mayReopen(failure, space, files) {
 			continue
 		}
 		delete(b.mu.parts, tp)
 		b.closingLocked(h)
-		if err := h.p.Close(); err != nil && !errors.Is(err, h.p.LogFailed()) {
+		if err := h.p.Close(); err != nil && !errors.Is(err, failure) {
 			b.logger.Warn("closing a failed log to reopen it", "partition", tp.String(), "err", err)
 		}
-		b.mu.reopening[tp] = struct{}{}
+		b.mu.reopening[tp] = reopenCause(failure)
 	}
-	for tp := range b.mu.reopening {
-		b.reopenLocked(img, tp, space)
+	for tp, cause := range b.mu.reopening {
+		b.reopenLocked(img, tp, cause, space, files)
 	}
 }
 
 // reopenLocked opens tp again, closed by reopenFailedLogs, if the image
 // still has it here.
-func (b *Broker) reopenLocked(img *metadata.Image, tp base.TopicPartition, space diskSpace) {
+func (b *Broker) reopenLocked(img *metadata.Image, tp base.TopicPartition, cause string, space diskSpace, files fileUsage) {
 	t, ok := img.Topics[tp.Topic]
 	if !ok || int(tp.Partition) >= len(t.Partitions) || !slices.Contains(t.Partitions[tp.Partition].Replicas, b.opts.NodeID) {
 		// Deleted or moved away meanwhile, as Reconcile would have.
@@ -114,8 +163,8 @@ func (b *Broker) reopenLocked(img *metadata.Image, tp base.TopicPartition, space
 		return
 	}
 	if err := b.ensureLocked(tp, t, t.Partitions[tp.Partition]); err != nil {
-		b.logger.Error("reopening a log that failed on a full disk; trying again", "partition", tp.String(),
-			"free_bytes", space.free, "err", err)
+		b.logger.Error("reopening a failed log; trying again", "partition", tp.String(), "failed_on", cause,
+			"free_bytes", space.free, "open_files", files.open, "open_files_limit", files.limit, "err", err)
 		if h, open := b.mu.parts[tp]; open {
 			delete(b.mu.parts, tp)
 			b.closingLocked(h)
@@ -124,6 +173,7 @@ func (b *Broker) reopenLocked(img *metadata.Image, tp base.TopicPartition, space
 		return
 	}
 	delete(b.mu.reopening, tp)
-	b.logger.Info("reopened a partition's log that had failed on a full disk: the disk has room again, writes are accepted",
-		"partition", tp.String(), "free_bytes", space.free, "disk_bytes", space.total)
+	b.logger.Info("reopened a partition's log that had failed on "+cause+"; writes are accepted",
+		"partition", tp.String(), "free_bytes", space.free, "disk_bytes", space.total,
+		"open_files", files.open, "open_files_limit", files.limit)
 }

@@ -30,22 +30,31 @@ func TestReopenFreeBytes(t *testing.T) {
 
 func TestMayReopen(t *testing.T) {
 	full := fmt.Errorf("log: append: %w", &fs.PathError{Op: "write", Path: "/d/t-0/0.log", Err: syscall.ENOSPC})
+	noFD := fmt.Errorf("log: roll: %w", &fs.PathError{Op: "open", Path: "/d/1.log", Err: syscall.EMFILE})
 	disk := uint64(160 << 20) // needs 8 MiB free
+	roomy := diskSpace{free: disk, total: disk}
+	fewFiles := fileUsage{open: 100, limit: 1024}
 	for _, tc := range []struct {
 		name    string
 		failure error
-		free    uint64
+		space   diskSpace
+		files   fileUsage
 		want    bool
 	}{
-		{"full disk with room again", full, 8 << 20, true},
-		{"full disk still short of room", full, 8<<20 - 1, false},
-		{"full disk still full", full, 0, false},
-		{"I/O error", fmt.Errorf("log: fdatasync: %w", &fs.PathError{Op: "fdatasync", Path: "/d/0.log", Err: syscall.EIO}), disk, false},
-		{"too many open files", fmt.Errorf("log: roll: %w", &fs.PathError{Op: "open", Path: "/d/1.log", Err: syscall.EMFILE}), disk, false},
-		{"anything else", errors.New("log: rename: boom"), disk, false},
-		{"not failed", nil, disk, false},
+		{"full disk with room again", full, diskSpace{free: 8 << 20, total: disk}, fewFiles, true},
+		{"full disk still short of room", full, diskSpace{free: 8<<20 - 1, total: disk}, fewFiles, false},
+		{"full disk still full", full, diskSpace{total: disk}, fewFiles, false},
+		{"out of files, well under the limit now", noFD, roomy, fileUsage{open: 960, limit: 1024}, true},
+		{"out of files, still near the limit", noFD, roomy, fileUsage{open: 961, limit: 1024}, false},
+		{"out of files, a small limit raised", noFD, roomy, fileUsage{open: 40, limit: 4096}, true},
+		{"out of files, margin of at least 64", noFD, roomy, fileUsage{open: 40, limit: 100}, false},
+		{"out of files, limit unknown", noFD, roomy, fileUsage{open: 1}, false},
+		{"the whole system out of files", fmt.Errorf("log: roll: %w", syscall.ENFILE), roomy, fewFiles, false},
+		{"I/O error", fmt.Errorf("log: fdatasync: %w", &fs.PathError{Op: "fdatasync", Path: "/d/0.log", Err: syscall.EIO}), roomy, fewFiles, false},
+		{"anything else", errors.New("log: rename: boom"), roomy, fewFiles, false},
+		{"not failed", nil, roomy, fewFiles, false},
 	} {
-		if got := mayReopen(tc.failure, diskSpace{free: tc.free, total: disk}); got != tc.want {
+		if got := mayReopen(tc.failure, tc.space, tc.files); got != tc.want {
 			t.Errorf("%s: mayReopen = %v, want %v", tc.name, got, tc.want)
 		}
 	}

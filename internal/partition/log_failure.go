@@ -19,7 +19,7 @@ func logFailureAdvice(err error) string {
 	case errors.Is(err, syscall.ENOSPC):
 		return "the partition's log failed: the disk is full. Its writes are refused (KAFKA_STORAGE_ERROR); reads go on. Free space under log.dirs (delete topics or other files, or grow the disk): a single node reopens the log by itself once a twentieth of the disk is free (at least 4 MiB, at most 1 GiB), a cluster node needs to be restarted"
 	case errors.Is(err, syscall.EMFILE), errors.Is(err, syscall.ENFILE):
-		return "the partition's log failed: the broker has too many open files (each log segment and each connection holds one). Its writes are refused (KAFKA_STORAGE_ERROR) until the broker restarts; reads go on. Raise the broker's open-file limit (ulimit -n, or LimitNOFILE= under systemd; fs.file-max for the whole system) or use larger segments (segment.bytes), then restart the broker"
+		return "the partition's log failed: the broker has too many open files (each log segment and each connection holds one). Its writes are refused (KAFKA_STORAGE_ERROR); reads go on. Raise the broker's open-file limit (ulimit -n, or LimitNOFILE= under systemd; a running process's with prlimit --pid; fs.file-max for the whole system) or use larger segments (segment.bytes): a single node reopens the log by itself once it is a twentieth of its limit (at least 64 files) under it, a cluster node needs to be restarted"
 	}
 	return "the partition's log failed on an I/O error. Its writes are refused (KAFKA_STORAGE_ERROR) until the broker restarts; reads go on. Check the disk and the kernel log, then restart the broker: recovery keeps every record that was durable"
 }

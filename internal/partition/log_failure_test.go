@@ -20,7 +20,7 @@ func TestLogFailureAdvice(t *testing.T) {
 	}{
 		{"disk full", fmt.Errorf("log: append: %w", full), []string{"disk is full", "Free space under log.dirs", "reopens the log by itself", "KAFKA_STORAGE_ERROR"}},
 		{"I/O error", fmt.Errorf("log: fdatasync: %w", &fs.PathError{Op: "fdatasync", Path: "/data/x.log", Err: syscall.EIO}), []string{"I/O error", "Check the disk", "restart the broker", "KAFKA_STORAGE_ERROR"}},
-		{"too many open files", fmt.Errorf("log: roll: %w", &fs.PathError{Op: "open", Path: "/data/t-0/00000000000000000100.log", Err: syscall.EMFILE}), []string{"too many open files", "ulimit -n", "restart the broker", "KAFKA_STORAGE_ERROR"}},
+		{"too many open files", fmt.Errorf("log: roll: %w", &fs.PathError{Op: "open", Path: "/data/t-0/00000000000000000100.log", Err: syscall.EMFILE}), []string{"too many open files", "ulimit -n", "prlimit --pid", "reopens the log by itself", "KAFKA_STORAGE_ERROR"}},
 		{"anything else", errors.New("log: rename: boom"), []string{"I/O error", "restart the broker"}},
 	}
 	for _, tt := range tests {
