@@ -97,11 +97,13 @@ func statDisk(dir string) (diskSpace, error) {
 
 // reopenFailedLogs reopens every hosted partition whose log failed on a
 // cause that has gone (mayReopen: a full disk that has room, a file limit
-// the process is well under): the partition is
-// closed and opened again, which recovers its log from disk as a restart
-// would (every record that was durable stays; a torn tail is cut), and
-// takes its role from the image again. A partition whose reopening fails
-// stays closed and is tried again at the next check.
+// the process is well under): the partition is closed and opened again,
+// which recovers its log from disk as a restart would (every record that
+// was durable stays; a torn tail is cut), and takes its role from the
+// image again. A partition whose reopening fails stays closed and is tried
+// again at the next check. Like Reconcile's opens, it holds the broker's
+// lock meanwhile; recovery reads the segments past the recovery point,
+// which a sync moves to the active segment after each roll.
 func (b *Broker) reopenFailedLogs() {
 	var failed []*hosted
 	b.mu.Lock()
