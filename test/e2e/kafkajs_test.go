@@ -88,14 +88,16 @@ func installNode() (skip string, err error) {
 // TestKafkaJSClient runs each check.js scenario against a fresh broker:
 // KafkaJS, unchanged, must produce (idempotent; gzip, snappy, none) and
 // consume in a group, share a group between two members that rebalance,
-// administer topics, configs, offsets and groups, and run transactions
-// that commit (with group offsets) and abort.
+// administer topics, configs, offsets and groups, read a topic the log
+// cleaner compacted, and run transactions that commit (with group offsets)
+// and abort.
 func TestKafkaJSClient(t *testing.T) {
 	t.Parallel()
 	kafkajsReady(t)
-	for _, scenario := range []string{"produce-consume", "group", "admin", "transactions"} {
+	overrides := map[string][]string{"compacted": {"log.cleaner.backoff.ms=100"}}
+	for _, scenario := range []string{"produce-consume", "group", "admin", "compacted", "transactions"} {
 		t.Run(scenario, func(t *testing.T) {
-			b := startBroker(t, t.TempDir())
+			b := startBroker(t, t.TempDir(), overrides[scenario]...)
 			runKafkaJSCheck(t, b.Addr, scenario)
 		})
 	}

@@ -19,6 +19,9 @@
 //                    altered, partitions added, offsets by time, records
 //                    deleted, groups listed, described, reset and deleted,
 //                    topics deleted
+//   compacted        a compacted topic (keys overwritten under three codecs,
+//                    a tombstone) read from the start once the cleaner has
+//                    run: offsets with gaps, every key's last value
 //   transactions     a transactional producer commits one transaction
 //                    (with a consumer group's offsets) and aborts another; a
 //                    read_committed consumer sees only the committed one
@@ -264,6 +267,100 @@ async function adminScenario () {
   return 'create (with configs), metadata, describe/alter configs, create partitions, offsets by time, delete records, groups listed/described/reset/deleted, delete topic'
 }
 
+// readAll reads topic's partition 0 from its start to its end with a
+// fresh consumer group.
+async function readAll (topic, run) {
+  const admin = kafka.admin()
+  await admin.connect()
+  const end = (await admin.fetchTopicOffsets(topic)).find(p => p.partition === 0)
+  await admin.disconnect()
+  const consumer = kafka.consumer({ groupId: `kafkajs-read-${run}`, maxWaitTimeInMs: 200 })
+  await consumer.connect()
+  await consumer.subscribe({ topics: [topic], fromBeginning: true })
+  const got = []
+  let done
+  const all = new Promise(resolve => { done = resolve })
+  await consumer.run({
+    eachMessage: async ({ message }) => {
+      got.push(message)
+      if (BigInt(message.offset) + 1n >= BigInt(end.high)) done()
+    }
+  })
+  await all
+  await consumer.disconnect()
+  return got
+}
+
+async function compacted () {
+  const topic = 'kafkajs-compacted'
+  const admin = kafka.admin()
+  await admin.connect()
+  await admin.createTopics({
+    topics: [{
+      topic,
+      numPartitions: 1,
+      replicationFactor: 1,
+      configEntries: [
+        { name: 'cleanup.policy', value: 'compact' },
+        { name: 'segment.bytes', value: '4096' },
+        { name: 'min.cleanable.dirty.ratio', value: '0.01' }
+      ]
+    }],
+    waitForLeaders: true
+  })
+  await admin.disconnect()
+  const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 })
+  await producer.connect()
+  const want = new Map()
+  let written = 0
+  const codecs = [['gzip', CompressionTypes.GZIP], ['snappy', CompressionTypes.Snappy], ['none', CompressionTypes.None]]
+  for (const [name, codec] of codecs) {
+    for (let round = 0; round < 4; round++) {
+      for (let k = 0; k < 10; k++) {
+        const key = `key-${k}`
+        const value = k === 3 && name === 'none' && round === 3 ? null : `${key}-${name}-${round}-${'x'.repeat(100)}`
+        await producer.send({ topic, acks: -1, compression: codec, messages: [{ partition: 0, key, value }] })
+        want.set(key, value)
+        written++
+      }
+    }
+  }
+  for (let i = 0; i < 30; i++) {
+    const key = `filler-${i}`
+    await producer.send({ topic, acks: -1, messages: [{ partition: 0, key, value: 'f'.repeat(400) }] })
+    want.set(key, 'f'.repeat(400))
+    written++
+  }
+  await producer.disconnect()
+
+  // The cleaner leaves one record per key, plus up to one more per
+  // codec's last batch (a batch is never left empty).
+  let got = []
+  const deadline = Date.now() + 30_000
+  for (let run = 0; ; run++) {
+    got = await readAll(topic, run)
+    if (got.filter(m => m.key.toString().startsWith('key-')).length <= 10 + codecs.length) break
+    check(Date.now() < deadline, `compaction: still ${got.length} records after 30 s`)
+    await new Promise(resolve => setTimeout(resolve, 500))
+  }
+  const last = new Map()
+  let prev = -1n
+  let gaps = 0
+  for (const m of got) {
+    const o = BigInt(m.offset)
+    check(o > prev, `offset ${o} after ${prev}`)
+    if (o > prev + 1n) gaps++
+    prev = o
+    last.set(m.key.toString(), m.value === null ? null : m.value.toString())
+  }
+  check(gaps > 0, 'no gap in the offsets: the log was not compacted')
+  for (const [key, value] of want) {
+    check(last.has(key) && last.get(key) === value, `${key} reads ${last.get(key)}, want ${value}`)
+  }
+  check(last.size === want.size, `${last.size} keys read, want ${want.size}`)
+  return `${got.length} of ${written} records after compaction, every key's last value, key-3's tombstone`
+}
+
 async function transactions () {
   const topic = 'kafkajs-txn'
   const groupId = 'kafkajs-txn-group'
@@ -294,7 +391,7 @@ async function transactions () {
   return 'one transaction committed with group offsets, one aborted; read_committed reads only the committed records'
 }
 
-const scenarios = { 'produce-consume': produceConsume, group, admin: adminScenario, transactions }
+const scenarios = { 'produce-consume': produceConsume, group, admin: adminScenario, compacted, transactions }
 
 async function main () {
   const run = scenarios[scenario]
