@@ -7,7 +7,6 @@ import (
 
 	"github.com/strata-broker/strata/internal/base"
 	"github.com/strata-broker/strata/internal/partition"
-	"github.com/strata-broker/strata/internal/record"
 	"github.com/strata-broker/strata/internal/tier/remotemeta"
 )
 
@@ -74,13 +73,12 @@ func (b *Broker) MaxTimestamp(ctx context.Context, p *partition.Partition) (ts i
 // search may have stopped at its batch's base offset or first record. A
 // batch that cannot be read now leaves best at its batch.
 func (b *Broker) remoteRecordOfMax(ctx context.Context, s remotemeta.RemoteSegment, best base.Stamp, logStart base.Offset) base.Stamp {
-	batches, err := b.opts.Tier.Reader.Read(ctx, s, best.Offset, 1)
+	o, ok, err := b.opts.Tier.Reader.RecordOfMaxTimestamp(ctx, s, best.Offset, best.Ts, logStart)
 	if err != nil {
 		b.logger.Warn("reading the batch of the remote max timestamp", "segment", s.ID.String(), "offset", int64(best.Offset), "err", err)
 		return best
 	}
-	var rr record.RecordReader
-	if o, ok := rr.RecordOfMaxTimestamp(batches, best.Ts, logStart); ok {
+	if ok {
 		best.Offset = o
 	}
 	return best

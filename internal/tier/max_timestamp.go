@@ -47,3 +47,17 @@ func (r *Reader) MaxTimestampFrom(ctx context.Context, seg remotemeta.RemoteSegm
 	}
 	return ts, offset, ok, nil
 }
+
+// RecordOfMaxTimestamp reads the batch of seg that holds offset o, which a
+// search found to carry the max timestamp ts, and returns the offset of the
+// record that carries it, never below from (record.RecordReader.
+// RecordOfMaxTimestamp); ok is false when the batch does not carry ts.
+func (r *Reader) RecordOfMaxTimestamp(ctx context.Context, seg remotemeta.RemoteSegment, o base.Offset, ts int64, from base.Offset) (base.Offset, bool, error) {
+	batches, err := r.Read(ctx, seg, o, 1)
+	if err != nil {
+		return 0, false, err
+	}
+	var rr record.RecordReader
+	found, ok := rr.RecordOfMaxTimestamp(batches, ts, from)
+	return found, ok, nil
+}
