@@ -50,7 +50,8 @@ type conn struct {
 
 	mu struct {
 		sync.Mutex
-		draining bool // Shutdown: read no more, flush what is pending
+		draining bool      // Shutdown: read until drainEnd, flush what is pending
+		drainEnd time.Time // when draining, reading stops at this instant
 	}
 }
 
@@ -99,22 +100,28 @@ func (c *conn) abort() {
 	c.cancel()
 }
 
-// drain stops reading; what was read is still answered.
-func (c *conn) drain() {
+// drain stops reading at end; what was read by then is still answered.
+// Reading on until end answers the requests a client sent before it could
+// see the shutdown (a produce written just after its connection's
+// ApiVersions, say) instead of closing on them: a client cannot tell a
+// request the broker never read from one it lost, and some (franz-go)
+// refuse to retry when a connection's first request meets a close.
+func (c *conn) drain(end time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.mu.draining = true
-	_ = c.nc.SetReadDeadline(time.Unix(1, 0)) // in the past: wakes a blocked read
+	c.mu.drainEnd = end
+	_ = c.nc.SetReadDeadline(end) // a deadline past wakes a blocked read
 }
 
 // armReadDeadline sets the idle deadline for the next frame, or reports
-// false if the connection is draining. Under mu so that it cannot undo the
-// past deadline set by drain.
+// false once a draining connection's reading time is over. Under mu so that
+// it cannot undo the deadline set by drain.
 func (c *conn) armReadDeadline() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.mu.draining {
-		return false
+		return time.Now().Before(c.mu.drainEnd) // drain's deadline stays
 	}
 	_ = c.nc.SetReadDeadline(time.Now().Add(c.srv.opts.IdleTimeout))
 	return true

@@ -20,6 +20,8 @@ const (
 	DefaultMaxInFlightPerConn = 100
 	// DefaultIdleTimeout is connections.max.idle.ms (10 minutes).
 	DefaultIdleTimeout = 10 * time.Minute
+	// DefaultDrainGrace is how long a connection is still read at Shutdown.
+	DefaultDrainGrace = 250 * time.Millisecond
 )
 
 // Options configures a Server. Zero numeric fields and a nil Logger take
@@ -40,6 +42,11 @@ type Options struct {
 	// in flight for this long (connections.max.idle.ms); it also bounds a
 	// single socket write.
 	IdleTimeout time.Duration
+	// DrainGrace is how long Shutdown still reads each connection: the
+	// requests clients sent before they could see the shutdown are answered
+	// (by a handler that knows it is stopping: NOT_LEADER_OR_FOLLOWER once
+	// leaderships moved) rather than met with a close.
+	DrainGrace time.Duration
 	// RequestTimes, if set, receives where each request's time went
 	// (Kafka's RequestMetrics phases). Nil reads no clock per request.
 	RequestTimes RequestObserver
@@ -108,6 +115,9 @@ func (o Options) Validate() error {
 	if o.IdleTimeout < 0 {
 		errs = append(errs, fmt.Errorf("server: Options.IdleTimeout %v is negative", o.IdleTimeout))
 	}
+	if o.DrainGrace < 0 {
+		errs = append(errs, fmt.Errorf("server: Options.DrainGrace %v is negative", o.DrainGrace))
+	}
 	if o.FailedAuthenticationDelay < 0 || o.FailedAuthenticationDelay >= o.withDefaults().IdleTimeout {
 		errs = append(errs, fmt.Errorf("server: Options.FailedAuthenticationDelay %v must be in [0, the idle timeout)", o.FailedAuthenticationDelay))
 	}
@@ -132,6 +142,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.IdleTimeout == 0 {
 		o.IdleTimeout = DefaultIdleTimeout
+	}
+	if o.DrainGrace == 0 {
+		o.DrainGrace = DefaultDrainGrace
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

@@ -150,8 +150,9 @@ func (s *Server) Serve(ctx context.Context) error {
 	return err
 }
 
-// Shutdown stops accepting, lets the requests already read finish and their
-// responses be written, and closes the connections. If ctx ends first, it
+// Shutdown stops accepting, reads the requests that reach each connection
+// within Options.DrainGrace, lets every request read finish and its
+// response be written, and closes the connections. If ctx ends first, it
 // tears the connections down (cancelling their contexts) and returns
 // ctx.Err(), still after every server goroutine has exited.
 func (s *Server) Shutdown(ctx context.Context) error {
@@ -159,8 +160,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.shutdown = true
 	s.mu.Unlock()
 	s.stopAccepting()
+	end := time.Now().Add(s.opts.DrainGrace)
 	for _, c := range s.conns() {
-		c.drain()
+		c.drain(end)
 	}
 
 	done := make(chan struct{})

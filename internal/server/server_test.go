@@ -337,6 +337,42 @@ func TestShutdownDeadlineCancelsHandlerContext(t *testing.T) {
 	c.expectClosed()
 }
 
+// A request that reaches a connection just after Shutdown began (its client
+// could not know) is read and answered, not met with a close.
+func TestShutdownAnswersRequestsSentWithinTheGrace(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Options{Listener: ln, Handler: newFakeHandler(), DrainGrace: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(context.Background()) }()
+	c := dial(t, s)
+	c.send(kmsg.NewPtrApiVersionsRequest(), 3, 1)
+	c.read(apiVersionsKey, 3, 1)
+
+	shut := make(chan error, 1)
+	go func() { shut <- s.Shutdown(context.Background()) }()
+	if err := <-served; err != nil { // no longer accepting: Shutdown drains next
+		t.Fatalf("Serve: %v", err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	c.send(kmsg.NewPtrMetadataRequest(), 12, 2)
+	c.read(3, 12, 2)
+	select {
+	case err := <-shut:
+		t.Fatalf("Shutdown returned %v within the grace", err)
+	default:
+	}
+	if err := <-shut; err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	c.expectClosed()
+}
+
 func TestServeContextCancelTearsDown(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
