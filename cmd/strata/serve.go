@@ -126,9 +126,13 @@ func serve(ctx context.Context, f serveFlags) error {
 	warnOpenFiles(logger)
 	node.metrics.printAddr()
 	fmt.Printf("strata: listening on %s, data in %s\n", listening(node.servers, node.listenerNames), dataDir)
+	// The listeners serve until node.shutdown drains them, not until the
+	// signal: a cluster node's leaderships move first (clients keep being
+	// answered meanwhile, NOT_LEADER_OR_FOLLOWER once they moved), and the
+	// requests in flight are answered before the connections close.
 	serveErr := make(chan error, len(node.servers))
 	for _, srv := range node.servers {
-		go func() { serveErr <- srv.Serve(ctx) }()
+		go func() { serveErr <- srv.Serve(context.Background()) }()
 	}
 	select {
 	case <-ctx.Done():
@@ -392,7 +396,7 @@ type handlerAdapter struct{ h *api.Handler }
 func (a handlerAdapter) Supported(key, version int16) bool { return a.h.Supported(key, version) }
 
 func (a handlerAdapter) Handle(ctx context.Context, req *server.Request) server.Reply {
-	ar := &api.Request{Key: req.Key, Version: req.Version, ClientID: req.ClientID, Body: req.Body}
+	ar := &api.Request{Key: req.Key, Version: req.Version, ClientID: req.ClientID, Body: req.Body, Stopping: req.Stopping}
 	if req.Conn != nil {
 		ar.ClientHost = clientHost(req.Conn.RemoteAddr)
 		ar.Listener, ar.SASL, ar.Principal = req.Conn.Listener, req.Conn.SASL, req.Conn.Principal()

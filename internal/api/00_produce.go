@@ -61,7 +61,7 @@ func (h *Handler) handleProduce(ctx context.Context, req *Request) Reply {
 	}
 	return Reply{Wait: func() kmsg.Response {
 		h.awaitSyncs(pending)
-		h.awaitReplication(ctx, pending, deadline)
+		h.awaitReplication(ctx, req.Stopping, pending, deadline)
 		return resp
 	}}
 }

@@ -64,7 +64,7 @@ func (h *Handler) handleFetch(ctx context.Context, req *Request) Reply {
 	deadline := time.Now().Add(maxWait)
 	return Reply{Wait: func() kmsg.Response {
 		for {
-			woke := waitAny(ctx, changed, deadline)
+			woke := waitAny(ctx, req.Stopping, changed, deadline)
 			changed = changeChans(targets)
 			got, remote = h.fillFetch(r, resp, targets, bufs)
 			if !woke || remote || got >= int(r.MinBytes) || hasPartitionError(resp) {

@@ -71,7 +71,7 @@ func (h *Handler) handleDeleteRecords(ctx context.Context, req *Request) Reply {
 		return done(resp)
 	}
 	return Reply{Wait: func() kmsg.Response {
-		h.awaitLowWatermarks(ctx, resp, waits, deadline)
+		h.awaitLowWatermarks(ctx, req.Stopping, resp, waits, deadline)
 		return resp
 	}}
 }
@@ -96,13 +96,17 @@ func (h *Handler) settleLowWatermarks(resp *kmsg.DeleteRecordsResponse, waits []
 }
 
 // awaitLowWatermarks polls the waits until each is settled, answering
-// those left at deadline (or when the connection goes) REQUEST_TIMED_OUT.
-func (h *Handler) awaitLowWatermarks(ctx context.Context, resp *kmsg.DeleteRecordsResponse, waits []lowWatermarkWait, deadline time.Time) {
+// those left at deadline (or when the connection goes, or the server
+// stops) REQUEST_TIMED_OUT.
+func (h *Handler) awaitLowWatermarks(ctx context.Context, stop <-chan struct{}, resp *kmsg.DeleteRecordsResponse, waits []lowWatermarkWait, deadline time.Time) {
 	tick := time.NewTicker(lowWatermarkPoll)
 	defer tick.Stop()
 	for len(waits) > 0 && time.Now().Before(deadline) {
 		select {
 		case <-ctx.Done():
+			deadline = time.Now()
+			continue
+		case <-stop:
 			deadline = time.Now()
 			continue
 		case <-tick.C:

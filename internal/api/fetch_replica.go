@@ -84,7 +84,7 @@ func (h *Handler) handleReplicaFetch(ctx context.Context, req *Request, r *kmsg.
 	deadline := time.Now().Add(maxWait)
 	return Reply{Wait: func() kmsg.Response {
 		for {
-			woke := waitAny(ctx, changed, deadline)
+			woke := waitAny(ctx, req.Stopping, changed, deadline)
 			changed = replicaChangeChans(targets, changed)
 			if woke && !replicaFetchMayComplete(targets) {
 				continue // only the high watermark moved

@@ -35,6 +35,9 @@ type Request struct {
 	// Principal is who sent the request ("User:alice", "User:ANONYMOUS"),
 	// what ACLs name.
 	Principal string
+	// Stopping, if not nil, is closed when the server begins to shut down:
+	// long-poll fetches answer then with what they have.
+	Stopping <-chan struct{}
 }
 
 // Reply is a handler's answer: a response now, or Wait, called in request

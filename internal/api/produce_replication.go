@@ -13,12 +13,14 @@ import (
 // end (broker.AcksAllDone, which answers NOT_ENOUGH_REPLICAS_AFTER_APPEND
 // if the ISR shrank below min.insync.replicas meanwhile, and
 // NOT_LEADER_OR_FOLLOWER if this node stopped leading). Those not
-// replicated by deadline (the request's timeout) get REQUEST_TIMED_OUT.
+// replicated by deadline (the request's timeout), or when the server stops
+// (stop closed: a controlled shutdown that could not move the leadership
+// away), get REQUEST_TIMED_OUT.
 //
 // It waits on the partitions' change channels, which fire when the high
 // watermark moves, on the request's own goroutine: a single node's
 // partitions have one replica and never get here.
-func (h *Handler) awaitReplication(ctx context.Context, pending []pendingSync, deadline time.Time) {
+func (h *Handler) awaitReplication(ctx context.Context, stop <-chan struct{}, pending []pendingSync, deadline time.Time) {
 	var chans []<-chan struct{}
 	for {
 		chans = chans[:0]
@@ -43,7 +45,7 @@ func (h *Handler) awaitReplication(ctx context.Context, pending []pendingSync, d
 		if len(chans) == 0 {
 			return
 		}
-		if !waitAny(ctx, chans, deadline) {
+		if !waitAny(ctx, stop, chans, deadline) {
 			break
 		}
 	}

@@ -26,6 +26,11 @@ type Request struct {
 	Body kmsg.Request
 	// Conn describes the connection the request arrived on.
 	Conn *ConnInfo
+	// Stopping is closed once the server stops accepting (Shutdown, or
+	// Serve's ctx ended): a handler's long wait (a fetch's max wait) should
+	// end there and answer with what it has, as the connection closes once
+	// its in-flight requests are answered.
+	Stopping <-chan struct{}
 }
 
 // ConnInfo describes one client connection. It does not change during the

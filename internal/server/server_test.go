@@ -337,6 +337,41 @@ func TestShutdownDeadlineCancelsHandlerContext(t *testing.T) {
 	c.expectClosed()
 }
 
+// Request.Stopping closes when Shutdown begins: a handler's long wait that
+// ends there lets Shutdown finish without tearing the connection down.
+func TestShutdownClosesStopping(t *testing.T) {
+	handled := make(chan struct{})
+	h := newFakeHandler()
+	h.handle = func(_ context.Context, req *Request) Reply {
+		resp := h.answer(req)
+		close(handled)
+		return Reply{Wait: func() kmsg.Response { <-req.Stopping; return resp }}
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Options{Listener: ln, Handler: h, DrainGrace: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(context.Background()) }()
+	c := dial(t, s)
+	c.send(kmsg.NewPtrMetadataRequest(), 12, 1)
+	<-handled
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	if err := s.Shutdown(ctx); err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	if err := <-served; err != nil {
+		t.Fatalf("Serve: %v", err)
+	}
+	c.read(3, 12, 1)
+	c.expectClosed()
+}
+
 // A request that reaches a connection just after Shutdown began (its client
 // could not know) is read and answered, not met with a close.
 func TestShutdownAnswersRequestsSentWithinTheGrace(t *testing.T) {
