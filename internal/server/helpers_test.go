@@ -69,20 +69,11 @@ func (h *fakeHandler) answer(req *Request) kmsg.Response {
 // startServer serves h on 127.0.0.1:0 and shuts down at the end of the test.
 func startServer(t *testing.T, h Handler, tweak func(*Options)) *Server {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := Options{Listener: ln, Handler: h}
+	o := Options{Handler: h}
 	if tweak != nil {
 		tweak(&o)
 	}
-	s, err := New(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	served := make(chan error, 1)
-	go func() { served <- s.Serve(context.Background()) }()
+	s, served := serveUnmanaged(t, o)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 		defer cancel()
@@ -94,6 +85,24 @@ func startServer(t *testing.T, h Handler, tweak func(*Options)) *Server {
 		}
 	})
 	return s
+}
+
+// serveUnmanaged serves o (its Listener set here, on 127.0.0.1:0) and
+// returns the server and Serve's result; the test shuts it down.
+func serveUnmanaged(t *testing.T, o Options) (*Server, <-chan error) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Listener = ln
+	s, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(context.Background()) }()
+	return s, served
 }
 
 // client is a raw Kafka client over one TCP connection.

@@ -31,6 +31,7 @@ func TestValidate(t *testing.T) {
 		{"negative max request", Options{Listener: ln, Handler: h, MaxRequestBytes: -1}, "MaxRequestBytes"},
 		{"huge in-flight", Options{Listener: ln, Handler: h, MaxInFlightPerConn: 1 << 20}, "MaxInFlightPerConn"},
 		{"negative idle", Options{Listener: ln, Handler: h, IdleTimeout: -time.Second}, "IdleTimeout"},
+		{"negative drain grace", Options{Listener: ln, Handler: h, DrainGrace: -time.Second}, "DrainGrace"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.o.Validate()
@@ -269,16 +270,7 @@ func TestShutdownWaitsForInFlightWait(t *testing.T) {
 		close(handled)
 		return Reply{Wait: func() kmsg.Response { <-gate; return resp }}
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := New(Options{Listener: ln, Handler: h})
-	if err != nil {
-		t.Fatal(err)
-	}
-	served := make(chan error, 1)
-	go func() { served <- s.Serve(context.Background()) }()
+	s, served := serveUnmanaged(t, Options{Handler: h})
 
 	c := dial(t, s)
 	c.send(kmsg.NewPtrMetadataRequest(), 12, 1)
@@ -312,16 +304,7 @@ func TestShutdownDeadlineCancelsHandlerContext(t *testing.T) {
 		close(handled)
 		return Reply{Wait: func() kmsg.Response { <-ctx.Done(); return req.Body.ResponseKind() }}
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := New(Options{Listener: ln, Handler: h})
-	if err != nil {
-		t.Fatal(err)
-	}
-	served := make(chan error, 1)
-	go func() { served <- s.Serve(context.Background()) }()
+	s, served := serveUnmanaged(t, Options{Handler: h})
 	c := dial(t, s)
 	c.send(kmsg.NewPtrMetadataRequest(), 12, 1)
 	<-handled
@@ -347,16 +330,7 @@ func TestShutdownClosesStopping(t *testing.T) {
 		close(handled)
 		return Reply{Wait: func() kmsg.Response { <-req.Stopping; return resp }}
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := New(Options{Listener: ln, Handler: h, DrainGrace: time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	served := make(chan error, 1)
-	go func() { served <- s.Serve(context.Background()) }()
+	s, served := serveUnmanaged(t, Options{Handler: h, DrainGrace: time.Millisecond})
 	c := dial(t, s)
 	c.send(kmsg.NewPtrMetadataRequest(), 12, 1)
 	<-handled
@@ -375,16 +349,7 @@ func TestShutdownClosesStopping(t *testing.T) {
 // A request that reaches a connection just after Shutdown began (its client
 // could not know) is read and answered, not met with a close.
 func TestShutdownAnswersRequestsSentWithinTheGrace(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := New(Options{Listener: ln, Handler: newFakeHandler(), DrainGrace: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	served := make(chan error, 1)
-	go func() { served <- s.Serve(context.Background()) }()
+	s, served := serveUnmanaged(t, Options{Handler: newFakeHandler(), DrainGrace: time.Second})
 	c := dial(t, s)
 	c.send(kmsg.NewPtrApiVersionsRequest(), 3, 1)
 	c.read(apiVersionsKey, 3, 1)
