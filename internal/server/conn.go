@@ -251,7 +251,7 @@ func (c *conn) handle(frame *[]byte) (pending, bool) {
 		return pending{}, false
 	}
 	p := pending{key: d.key, version: d.version, correlationID: d.correlationID, frame: frame}
-	req := &Request{Key: d.key, Version: d.version, CorrelationID: d.correlationID, ClientID: d.clientID, Body: d.body, Conn: &c.info, Stopping: c.srv.closed}
+	req := &Request{Key: d.key, Version: d.version, CorrelationID: d.correlationID, ClientID: d.clientID, Body: d.body, Conn: &c.info, Stopping: c.srv.stopping}
 	if d.apiVersionsFallback {
 		// Ask the handler for the supported list with a v0 request.
 		body := kmsg.NewPtrApiVersionsRequest()

@@ -26,10 +26,12 @@ type Request struct {
 	Body kmsg.Request
 	// Conn describes the connection the request arrived on.
 	Conn *ConnInfo
-	// Stopping is closed once the server stops accepting (Shutdown, or
-	// Serve's ctx ended): a handler's long wait (a fetch's max wait) should
-	// end there and answer with what it has, as the connection closes once
-	// its in-flight requests are answered.
+	// Stopping is closed once the connection reads no more (Shutdown's
+	// DrainGrace is over, or Serve's ctx ended): a handler's long wait (a
+	// fetch's max wait) should end there and answer with what it has, as
+	// the connection closes once its requests are answered. (Closing it at
+	// the start of the grace would make every consumer spin through it:
+	// each fetch answered at once, the next one sent at once.)
 	Stopping <-chan struct{}
 }
 
@@ -99,6 +101,9 @@ type Server struct {
 	wg sync.WaitGroup
 	// closed is closed when the server stops accepting.
 	closed chan struct{}
+	// stopping is Request.Stopping, closed by endReading.
+	stopping     chan struct{}
+	stoppingOnce sync.Once
 
 	mu struct {
 		sync.Mutex
@@ -114,7 +119,7 @@ func New(o Options) (*Server, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{opts: o.withDefaults(), closed: make(chan struct{})}
+	s := &Server{opts: o.withDefaults(), closed: make(chan struct{}), stopping: make(chan struct{})}
 	s.baseCtx, s.cancelBase = context.WithCancel(context.Background())
 	s.mu.conns = make(map[*conn]struct{})
 	return s, nil
@@ -156,8 +161,9 @@ func (s *Server) Serve(ctx context.Context) error {
 }
 
 // Shutdown stops accepting, reads the requests that reach each connection
-// within Options.DrainGrace, lets every request read finish and its
-// response be written, and closes the connections. If ctx ends first, it
+// within Options.DrainGrace, then closes Request.Stopping, lets every
+// request read finish and its response be written, and closes the
+// connections. If ctx ends first, it
 // tears the connections down (cancelling their contexts) and returns
 // ctx.Err(), still after every server goroutine has exited.
 func (s *Server) Shutdown(ctx context.Context) error {
@@ -169,6 +175,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	for _, c := range s.conns() {
 		c.drain(end)
 	}
+	endReading := time.AfterFunc(s.opts.DrainGrace, s.endReading)
+	defer endReading.Stop()
 
 	done := make(chan struct{})
 	go func() {
@@ -203,10 +211,17 @@ func (s *Server) stopAccepting() {
 
 // hardStop cancels every connection's ctx and closes every socket.
 func (s *Server) hardStop() {
+	s.endReading()
 	for _, c := range s.conns() {
 		c.abort()
 	}
 	s.cancelBase()
+}
+
+// endReading closes Request.Stopping: no connection reads any more, so the
+// handlers' long waits may end.
+func (s *Server) endReading() {
+	s.stoppingOnce.Do(func() { close(s.stopping) })
 }
 
 func (s *Server) conns() []*conn {

@@ -349,7 +349,18 @@ func TestShutdownClosesStopping(t *testing.T) {
 // A request that reaches a connection just after Shutdown began (its client
 // could not know) is read and answered, not met with a close.
 func TestShutdownAnswersRequestsSentWithinTheGrace(t *testing.T) {
-	s, served := serveUnmanaged(t, Options{Handler: newFakeHandler(), DrainGrace: time.Second})
+	h := newFakeHandler()
+	stoppingAtHandle := make(chan bool, 2)
+	h.handle = func(_ context.Context, req *Request) Reply {
+		select {
+		case <-req.Stopping:
+			stoppingAtHandle <- true
+		default:
+			stoppingAtHandle <- false
+		}
+		return Reply{Resp: h.answer(req)}
+	}
+	s, served := serveUnmanaged(t, Options{Handler: h, DrainGrace: time.Second})
 	c := dial(t, s)
 	c.send(kmsg.NewPtrApiVersionsRequest(), 3, 1)
 	c.read(apiVersionsKey, 3, 1)
@@ -362,6 +373,11 @@ func TestShutdownAnswersRequestsSentWithinTheGrace(t *testing.T) {
 	time.Sleep(100 * time.Millisecond)
 	c.send(kmsg.NewPtrMetadataRequest(), 12, 2)
 	c.read(3, 12, 2)
+	<-stoppingAtHandle // the ApiVersions
+	if <-stoppingAtHandle {
+		// Long waits would end at once, and consumers spin through the grace.
+		t.Error("Request.Stopping was closed within the grace")
+	}
 	select {
 	case err := <-shut:
 		t.Fatalf("Shutdown returned %v within the grace", err)
