@@ -49,13 +49,27 @@ func (h *Handler) handleMetadata(ctx context.Context, req *Request) Reply {
 		for _, name := range names {
 			resp.Topics = append(resp.Topics, h.authorizedOpsOf(req, r, h.metadataTopic(img.Topics[name])))
 		}
+		markOffline(resp, live)
 		return done(resp)
 	}
 	autoCreate := h.opts.Config.AutoCreateTopics && (req.Version < 4 || r.AllowAutoTopicCreation)
 	for _, rt := range r.Topics {
 		resp.Topics = append(resp.Topics, h.authorizedOpsOf(req, r, h.metadataRequestedTopic(ctx, req, img, rt, autoCreate)))
 	}
+	markOffline(resp, live)
 	return done(resp)
+}
+
+// markOffline lists each partition's replicas that are not on a broker
+// the answer lists (v5+), as Kafka does.
+func markOffline(resp *kmsg.MetadataResponse, live []brokerAt) {
+	ids := idsOf(live)
+	for i := range resp.Topics {
+		for j := range resp.Topics[i].Partitions {
+			p := &resp.Topics[i].Partitions[j]
+			p.OfflineReplicas = offlineReplicas(p.Replicas, ids)
+		}
+	}
 }
 
 // authorizedOpsOf fills a topic's authorized operations when the client

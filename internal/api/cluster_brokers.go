@@ -83,3 +83,25 @@ func endpointOf(b *metadata.Broker, listener string) (Address, bool) {
 	}
 	return Address{Host: e.Host, Port: e.Port}, true
 }
+
+// idsOf is the set of the brokers' ids.
+func idsOf(brokers []brokerAt) map[int32]bool {
+	ids := make(map[int32]bool, len(brokers))
+	for _, b := range brokers {
+		ids[b.ID] = true
+	}
+	return ids
+}
+
+// offlineReplicas are the replicas not on a live broker (fenced, gone, or
+// without the client's listener), as Kafka's offline replicas; empty, not
+// nil, when there is none.
+func offlineReplicas(replicas []int32, live map[int32]bool) []int32 {
+	out := []int32{}
+	for _, id := range replicas {
+		if !live[id] {
+			out = append(out, id)
+		}
+	}
+	return out
+}

@@ -185,6 +185,12 @@ var sweepFills = map[int16]func(s *sweepState, req kmsg.Request, v int16){
 		t.Partitions = []int32{0}
 		req.Topics = append(req.Topics, t)
 	},
+	kmsg.DescribeTopicPartitions.Int16(): func(_ *sweepState, r kmsg.Request, _ int16) {
+		req := r.(*kmsg.DescribeTopicPartitionsRequest)
+		t := kmsg.NewDescribeTopicPartitionsRequestTopic()
+		t.Topic = sweepTopic
+		req.Topics = append(req.Topics, t)
+	},
 }
 
 // sweepCreated names the topic CreateTopics creates at version v and
@@ -388,6 +394,17 @@ var sweepChecks = map[int16]func(s *sweepState, resp kmsg.Response, v int16) err
 		})
 		if p == nil || p.ErrorCode != 0 {
 			return fmt.Errorf("describe producers answered %+v, want error 0", p)
+		}
+		return nil
+	},
+	kmsg.DescribeTopicPartitions.Int16(): func(s *sweepState, r kmsg.Response, _ int16) error {
+		resp := r.(*kmsg.DescribeTopicPartitionsResponse)
+		p := onePartition(resp.Topics, func(t kmsg.DescribeTopicPartitionsResponseTopic) []kmsg.DescribeTopicPartitionsResponseTopicPartition {
+			return t.Partitions
+		})
+		if p == nil || resp.Topics[0].ErrorCode != 0 || resp.Topics[0].TopicID != s.topicID || p.ErrorCode != 0 || p.LeaderID < 0 ||
+			len(p.Replicas) == 0 || resp.NextCursor != nil {
+			return fmt.Errorf("describe topic partitions answered %+v, want %s's one partition, led", resp.Topics, sweepTopic)
 		}
 		return nil
 	},
