@@ -10,7 +10,9 @@ import (
 func TestPageTopicPartitions(t *testing.T) {
 	counts := map[string]int32{"a": 3, "b": 2, "c": 4, "empty": 0}
 	count := func(name string) (int32, bool) { n, ok := counts[name]; return n, ok }
-	page := func(name string, from, to int32) topicPage { return topicPage{name: name, exists: true, from: from, to: to} }
+	page := func(name string, from, to int32) topicPage {
+		return topicPage{name: name, exists: true, from: from, to: to}
+	}
 	for _, tc := range []struct {
 		name        string
 		names       []string
