@@ -14,10 +14,10 @@ import (
 // DescribeTopicPartitions: v0 (KIP-966), what Kafka 3.8+'s admin client
 // and kafka-topics --describe ask instead of Metadata. The partitions of
 // the topics named, or of every topic the client may describe, in topic
-// name order, paged: at most ResponsePartitionLimit partitions (2000 at
-// most), with a cursor to the first left out, from which the next request
-// goes on (its topic must then be among those named: INVALID_REQUEST
-// otherwise). A named topic the client may not describe is
+// name order, paged: at most ResponsePartitionLimit partitions, and at
+// most max.request.partition.size.limit (2000), with a cursor to the first
+// left out, from which the next request goes on (its topic must then be
+// among those named: INVALID_REQUEST otherwise). A named topic the client may not describe is
 // TOPIC_AUTHORIZATION_FAILED, listed last, whether it exists or not; an
 // unnamed one is left out. Eligible leader replicas are always empty: no
 // partition has any, as in Kafka without eligible.leader.replicas.version.
@@ -54,7 +54,7 @@ func (h *Handler) handleDescribeTopicPartitions(_ context.Context, req *Request)
 		}
 		return int32(len(t.Partitions)), true
 	}
-	pages, next := pageTopicPartitions(allowed, count, cursor, min(r.ResponsePartitionLimit, maxPagePartitions), !all)
+	pages, next := pageTopicPartitions(allowed, count, cursor, min(r.ResponsePartitionLimit, h.pagePartitions()), !all)
 	live := idsOf(h.liveBrokers(img, req.Listener))
 	for _, pg := range pages {
 		rt := describedTopicError(pg.name, unknownTopicCode(pg.name))
@@ -71,6 +71,14 @@ func (h *Handler) handleDescribeTopicPartitions(_ context.Context, req *Request)
 		resp.NextCursor = &kmsg.DescribeTopicPartitionsResponseNextCursor{Topic: next.topic, Partition: next.partition}
 	}
 	return done(resp)
+}
+
+// pagePartitions is max.request.partition.size.limit.
+func (h *Handler) pagePartitions() int32 {
+	if n := h.opts.Config.MaxRequestPartitionSizeLimit; n > 0 {
+		return n
+	}
+	return defaultPagePartitions
 }
 
 // describedTopicNames are the topics a DescribeTopicPartitions asks about

@@ -151,3 +151,14 @@ func TestDescribeTopicPartitionsAuthorization(t *testing.T) {
 		t.Errorf("a denied topic's id was disclosed: %x", resp.Topics[1].TopicID)
 	}
 }
+
+// TestDescribeTopicPartitionsBrokerLimit: max.request.partition.size.limit
+// bounds a page below the client's limit.
+func TestDescribeTopicPartitionsBrokerLimit(t *testing.T) {
+	rh := newReplicaHarness(t, map[string]string{"max.request.partition.size.limit": "2"})
+	rh.createTopic("a", nil, []int32{1}, []int32{1}, []int32{1})
+	got, next := describedPage(rh.describeTopicPartitions("User:ANONYMOUS", 10, ""))
+	if !reflect.DeepEqual(got, []string{"a[0]:01"}) || next != "a:2" {
+		t.Errorf("a page under a broker limit of 2: %v, next %q; want a's first two, next a:2", got, next)
+	}
+}

@@ -15,9 +15,9 @@ type topicCursor struct {
 	partition int32
 }
 
-// maxPagePartitions bounds a DescribeTopicPartitions page whatever the
-// client asks (Kafka's max.request.partition.size.limit, 2000).
-const maxPagePartitions = 2000
+// defaultPagePartitions is max.request.partition.size.limit's default, for
+// a Handler whose Config was not loaded (tests).
+const defaultPagePartitions = 2000
 
 // pageTopicPartitions lays out one DescribeTopicPartitions page as Kafka's
 // metadata cache does. names are the topics to describe, sorted and none

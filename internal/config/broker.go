@@ -58,6 +58,10 @@ type Broker struct {
 	LeaderImbalanceCheckInterval time.Duration
 	LeaderImbalancePercentage    int32
 
+	// MaxRequestPartitionSizeLimit is max.request.partition.size.limit:
+	// the most partitions a DescribeTopicPartitions answer holds.
+	MaxRequestPartitionSizeLimit int32
+
 	SegmentBytes           int64
 	SegmentMaxAge          time.Duration // log.roll.ms / log.roll.hours
 	SegmentJitterMax       time.Duration // log.roll.jitter.ms / .hours
@@ -190,6 +194,8 @@ func newBroker(raw, origin map[string]string) (*Broker, error) {
 		ReplicaLagTimeMax:        msDuration(g.i64("replica.lag.time.max.ms")),
 
 		FollowerFetchLastTieredOffset: g.flag("follower.fetch.last.tiered.offset.enable"),
+
+		MaxRequestPartitionSizeLimit: g.i32("max.request.partition.size.limit"),
 
 		SegmentBytes:           g.i64("log.segment.bytes"),
 		SegmentMaxAge:          msDuration(g.i64("log.roll.ms")),

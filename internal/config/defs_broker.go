@@ -82,6 +82,7 @@ var brokerDefs = readOnly([]Def{
 	def("default.replication.factor", Int, "1", "", between(1, 32767), "Replication factor of an auto-created topic."),
 	def("auto.create.topics.enable", Boolean, "true", "", nil, "Create a topic when a client asks for an unknown one."),
 	def("delete.topic.enable", Boolean, "true", "", nil, "Allow DeleteTopics."),
+	def("max.request.partition.size.limit", Int, "2000", "", atLeast(1), "Most partitions one DescribeTopicPartitions answer holds; the client pages through the rest."),
 	def("message.max.bytes", Int, "1048588", "", atLeast(0), "Largest record batch accepted; topic: max.message.bytes."),
 	def("socket.request.max.bytes", Int, "104857600", "", atLeast(1), "Largest request accepted."),
 	def("max.incremental.fetch.session.cache.slots", Int, "1000", "", atLeast(0),
