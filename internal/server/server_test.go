@@ -360,7 +360,7 @@ func TestShutdownAnswersRequestsSentWithinTheGrace(t *testing.T) {
 		}
 		return Reply{Resp: h.answer(req)}
 	}
-	s, served := serveUnmanaged(t, Options{Handler: h, DrainGrace: time.Second})
+	s, served := serveUnmanaged(t, Options{Handler: h, DrainGrace: 2 * time.Second})
 	c := dial(t, s)
 	c.send(kmsg.NewPtrApiVersionsRequest(), 3, 1)
 	c.read(apiVersionsKey, 3, 1)
