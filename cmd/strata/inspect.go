@@ -27,7 +27,7 @@ func inspectCmd() *cobra.Command {
 		},
 	}
 	seg.Flags().BoolVar(&records, "records", false, "also print each record's offset, key and value sizes")
-	cmd.AddCommand(seg, inspectTierCmd())
+	cmd.AddCommand(seg, inspectIndexCmd(), inspectTierCmd())
 	return cmd
 }
 

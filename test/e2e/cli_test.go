@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // runCLI runs the strata binary and returns its combined output and exit code.
@@ -175,5 +176,53 @@ func TestCLISecurityConfigErrors(t *testing.T) {
 			out, code := runCLI(t, args...)
 			requireOneClearLine(t, out, code, c.mentions...)
 		})
+	}
+}
+
+// TestInspectIndex dumps the indexes of a segment the broker wrote: every
+// entry agrees with the .log; an index whose entry was moved is reported,
+// with what to do.
+func TestInspectIndex(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	b := startBroker(t, dir)
+	const topic = "indexed"
+	createTopic(t, newAdmin(t, b.Addr), topic, 1, map[string]*string{"index.interval.bytes": kmsg.StringPtr("1")})
+	cl := newClient(t, b.Addr, kgo.DefaultProduceTopic(topic))
+	for i := range 5 {
+		produceSync(t, cl, &kgo.Record{Value: []byte(value("v", i))})
+	}
+	cl.Close()
+	b.Stop() // the active segment's indexes are written at close
+
+	segDir := filepath.Join(dir, topic+"-0")
+	for _, tc := range []struct{ file, entry string }{
+		{"00000000000000000000.index", "offset: 4 position: "},
+		{"00000000000000000000.timeindex", "timestamp: "},
+	} {
+		out, code := runCLI(t, "inspect", "index", filepath.Join(segDir, tc.file))
+		if code != 0 || !strings.Contains(out, tc.entry) || !strings.Contains(out, "all consistent with the 5 batches") {
+			t.Fatalf("inspect index %s: exit %d:\n%s", tc.file, code, out)
+		}
+	}
+
+	moved := t.TempDir()
+	data, err := os.ReadFile(filepath.Join(segDir, "00000000000000000000.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx, err := os.ReadFile(filepath.Join(segDir, "00000000000000000000.index"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx[7]++ // the first entry's position, one byte on
+	for name, b := range map[string][]byte{"00000000000000000000.log": data, "00000000000000000000.index": idx} {
+		if err := os.WriteFile(filepath.Join(moved, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, code := runCLI(t, "inspect", "index", filepath.Join(moved, "00000000000000000000.index"))
+	if code == 0 || !strings.Contains(out, "is not the start of a batch") || !strings.Contains(out, "delete the index file") {
+		t.Fatalf("a moved index entry must fail the check and say what to do; exit %d:\n%s", code, out)
 	}
 }
