@@ -34,6 +34,20 @@ func TestStopAnswersParkedFetches(t *testing.T) {
 	fp.PartitionMaxBytes = 1 << 20 // at offset 0, the end of the empty log
 	ft.Partitions = append(ft.Partitions, fp)
 	fetch.Topics = append(fetch.Topics, ft)
+	// The partition serves fetches (it is open) before one is parked.
+	ready := *fetch
+	ready.MaxWaitMillis = 0
+	for deadline := time.Now().Add(metadataSettle); ; time.Sleep(50 * time.Millisecond) {
+		resp, err := ready.RequestWith(testContext(t, 10*time.Second), cl)
+		if err == nil {
+			if err = fetchError(resp); err == nil {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the new topic's partition does not serve fetches: %v", err)
+		}
+	}
 	answered := make(chan error, 1)
 	go func() {
 		resp, err := fetch.RequestWith(context.Background(), cl)
