@@ -163,9 +163,9 @@ func (s *Server) Serve(ctx context.Context) error {
 // Shutdown stops accepting, reads the requests that reach each connection
 // within Options.DrainGrace, then closes Request.Stopping, lets every
 // request read finish and its response be written, and closes the
-// connections. If ctx ends first, it
-// tears the connections down (cancelling their contexts) and returns
-// ctx.Err(), still after every server goroutine has exited.
+// connections. If ctx ends first, it tears the connections down
+// (cancelling their contexts) and returns ctx.Err(), still after every
+// server goroutine has exited.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	s.mu.shutdown = true
