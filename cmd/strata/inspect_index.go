@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -36,14 +35,13 @@ func dumpIndex(w io.Writer, path string) error {
 			fmt.Fprintf(w, "offset: %d position: %d\n", e.Offset, e.Position)
 		}
 	}
-	logPath := strings.TrimSuffix(strings.TrimSuffix(path, ".timeindex"), ".index") + ".log"
 	if len(r.Problems) > 0 {
 		for _, p := range r.Problems {
 			fmt.Fprintf(w, "mismatch: %s\n", p)
 		}
 		return fmt.Errorf("index %s disagrees with %s in %d entries: stop the broker and delete the index file; Strata rebuilds a missing index from the .log when it opens the partition",
-			path, logPath, len(r.Problems))
+			path, r.LogPath, len(r.Problems))
 	}
-	fmt.Fprintf(w, "%d entries, all consistent with the %d batches of %s\n", len(r.Entries), r.Batches, logPath)
+	fmt.Fprintf(w, "%d entries, all consistent with the %d batches of %s\n", len(r.Entries), r.Batches, r.LogPath)
 	return nil
 }

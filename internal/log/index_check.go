@@ -29,7 +29,8 @@ type SegmentBatch struct {
 
 // IndexReport is what InspectIndex found.
 type IndexReport struct {
-	Time     bool // a .timeindex, else a .index
+	Time     bool   // a .timeindex, else a .index
+	LogPath  string // the segment's .log the entries were checked against
 	Entries  []IndexEntry
 	Batches  int      // the valid batches of the .log
 	Problems []string // entries that disagree with the .log, in entry order
@@ -56,7 +57,7 @@ func InspectIndex(path string) (IndexReport, error) {
 		return IndexReport{}, err
 	}
 	batches := segmentBatches(data)
-	r := IndexReport{Time: suffix == timeIndexSuffix, Batches: len(batches)}
+	r := IndexReport{Time: suffix == timeIndexSuffix, LogPath: logPath, Batches: len(batches)}
 	if r.Time {
 		es, err := decodeTimeIndex(idx)
 		if err != nil {
