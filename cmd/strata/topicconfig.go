@@ -8,10 +8,11 @@ import (
 	"github.com/strata-broker/strata/internal/retention"
 )
 
-// topicResolver turns a topic's overrides into a partition.Config.
-func topicResolver(b *config.Broker) func(map[string]string) (partition.Config, error) {
-	return func(overrides map[string]string) (partition.Config, error) {
-		t, err := config.ResolveTopic(overrides, b)
+// topicResolver turns a topic's overrides, on broker b running with the
+// image's dynamic broker configs, into a partition.Config.
+func topicResolver(b *config.Broker) broker.ConfigResolver {
+	return func(cs broker.ConfigSources) (partition.Config, error) {
+		t, err := config.ResolveTopic(cs.Topic, b.WithDynamic(config.Dynamic{Default: cs.ClusterDynamic, Node: cs.NodeDynamic}))
 		if err != nil {
 			return partition.Config{}, err
 		}

@@ -76,7 +76,7 @@ func (h *Handler) createOneTopic(ctx context.Context, req *Request, r *kmsg.Crea
 		st.ConfigErrorCode = topicDenied
 		return 0, ""
 	}
-	for _, e := range h.describeTopicConfigs(spec.configs) {
+	for _, e := range h.describeTopicConfigs(h.opts.Meta.Image(), spec.configs) {
 		c := kmsg.NewCreateTopicsResponseTopicConfig()
 		c.Name, c.Value, c.ReadOnly, c.Source, c.IsSensitive = e.Name, e.value(), e.ReadOnly, e.Source, e.Sensitive
 		st.Configs = append(st.Configs, c)

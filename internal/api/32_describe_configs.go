@@ -41,18 +41,19 @@ func (h *Handler) handleDescribeConfigs(_ context.Context, req *Request) Reply {
 
 // configsOf returns every config entry of a resource.
 func (h *Handler) configsOf(resType kmsg.ConfigResourceType, name string) ([]configEntry, int16, string) {
+	img := h.opts.Meta.Image()
 	switch resType {
 	case resourceTopic:
-		t, ok := h.opts.Meta.Image().Topics[name]
+		t, ok := img.Topics[name]
 		if !ok {
 			return nil, kerr.UnknownTopicOrPartition.Code, "topic " + name + " does not exist"
 		}
-		return h.describeTopicConfigs(t.Configs), 0, ""
+		return h.describeTopicConfigs(img, t.Configs), 0, ""
 	case resourceBroker:
 		if code, msg := h.checkBrokerResource(name); code != 0 {
 			return nil, code, msg
 		}
-		return h.describeBrokerConfigs(), 0, ""
+		return h.describeBrokerConfigs(img, name == ""), 0, ""
 	}
 	return nil, kerr.InvalidRequest.Code, "only TOPIC and BROKER config resources are supported"
 }

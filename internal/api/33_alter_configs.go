@@ -11,9 +11,8 @@ import (
 	"github.com/strata-broker/strata/internal/metadata"
 )
 
-// AlterConfigs: v0-2. Replaces a topic's whole set of overrides. Broker
-// configs are static in Strata and are refused with a message saying where
-// to set them.
+// AlterConfigs: v0-2. Replaces the whole set of overrides of a topic, or
+// of the dynamic configs of a broker resource (broker_configs.go).
 func init() { register(33, 0, 2, (*Handler).handleAlterConfigs) }
 
 func (h *Handler) handleAlterConfigs(ctx context.Context, req *Request) Reply {
@@ -46,23 +45,22 @@ func (h *Handler) setConfigs(ctx context.Context, resType kmsg.ConfigResourceTyp
 	switch resType {
 	case resourceTopic:
 	case resourceBroker:
-		if code, msg := h.checkBrokerResource(name); code != 0 {
-			return code, msg
-		}
-		return kerr.InvalidRequest.Code, "broker configs are static in Strata: set them in server.properties, STRATA_* variables or flags, and restart"
+		return h.setBrokerConfigs(ctx, name, change, validateOnly)
 	default:
 		return kerr.InvalidRequest.Code, "only TOPIC and BROKER config resources are supported"
 	}
-	t, ok := h.opts.Meta.Image().Topics[name]
+	img := h.opts.Meta.Image()
+	t, ok := img.Topics[name]
 	if !ok {
 		return kerr.UnknownTopicOrPartition.Code, "topic " + name + " does not exist"
 	}
+	b := h.brokerConfig(img)
 	next, err := change(t.Configs)
 	if err == nil {
-		err = validateTopicConfigs(next, h.opts.Config)
+		err = validateTopicConfigs(next, b)
 	}
 	if err == nil {
-		err = config.CheckTopicChange(t.Configs, next, h.opts.Config, remoteDataLeft(h.opts.Meta.Image(), t))
+		err = config.CheckTopicChange(t.Configs, next, b, remoteDataLeft(img, t))
 	}
 	if err != nil {
 		return errorCode(err)

@@ -13,7 +13,8 @@ import (
 )
 
 // IncrementalAlterConfigs: v0-1. SET, DELETE, and APPEND/SUBTRACT on list
-// configs, applied to a topic's current overrides.
+// configs, applied to a topic's current overrides or a broker resource's
+// current dynamic configs.
 func init() { register(44, 0, 1, (*Handler).handleIncrementalAlterConfigs) }
 
 const (
@@ -32,7 +33,7 @@ func (h *Handler) handleIncrementalAlterConfigs(ctx context.Context, req *Reques
 		code, msg := h.configDenial(req, acl.OpAlterConfigs, rr.ResourceType, rr.ResourceName)
 		if code == 0 {
 			code, msg = h.setConfigs(ctx, rr.ResourceType, rr.ResourceName, func(cur map[string]string) (map[string]string, error) {
-				return applyConfigOps(cur, rr.Configs, h.opts.Config)
+				return applyConfigOps(cur, rr.Configs, h.listsOf(rr.ResourceType))
 			}, r.ValidateOnly)
 		}
 		sr.ErrorCode, sr.ErrorMessage = code, strPtr(msg)
@@ -41,8 +42,34 @@ func (h *Handler) handleIncrementalAlterConfigs(ctx context.Context, req *Reques
 	return done(resp)
 }
 
+// listConfigs says which configs of a resource are lists, and what a list
+// is now when the resource does not set it (its effective value).
+type listConfigs struct {
+	isList    func(key string) bool
+	effective func(cur map[string]string, key string) []string
+}
+
+// listsOf is the listConfigs of a resource type; for a type no config
+// resource has, none is a list (setConfigs refuses the type anyway).
+func (h *Handler) listsOf(resType kmsg.ConfigResourceType) listConfigs {
+	b := h.brokerConfig(h.opts.Meta.Image())
+	switch resType {
+	case resourceTopic:
+		return listConfigs{
+			isList:    func(k string) bool { d, ok := config.LookupTopic(k); return ok && d.Type == config.List },
+			effective: func(cur map[string]string, k string) []string { return describedList(config.DescribeTopic(cur, b), k) },
+		}
+	case resourceBroker:
+		return listConfigs{
+			isList:    func(k string) bool { d, ok := config.LookupBroker(k); return ok && d.Type == config.List },
+			effective: func(_ map[string]string, k string) []string { return describedList(config.DescribeBroker(b), k) },
+		}
+	}
+	return listConfigs{isList: func(string) bool { return false }}
+}
+
 // applyConfigOps returns cur with ops applied; cur is not modified.
-func applyConfigOps(cur map[string]string, ops []kmsg.IncrementalAlterConfigsRequestResourceConfig, b *config.Broker) (map[string]string, error) {
+func applyConfigOps(cur map[string]string, ops []kmsg.IncrementalAlterConfigsRequestResourceConfig, lists listConfigs) (map[string]string, error) {
 	next := maps.Clone(cur)
 	if next == nil {
 		next = map[string]string{}
@@ -61,10 +88,15 @@ func applyConfigOps(cur map[string]string, ops []kmsg.IncrementalAlterConfigsReq
 		case opDelete:
 			delete(next, op.Name)
 		case opAppend, opSubtract:
-			if d, ok := config.LookupTopic(op.Name); !ok || d.Type != config.List {
+			if !lists.isList(op.Name) {
 				return nil, &config.Error{Key: op.Name, Value: value, Msg: "APPEND and SUBTRACT apply only to list configs"}
 			}
-			next[op.Name] = editList(currentList(next, op.Name, b), splitCSV(value), op.Op == opAppend)
+			list, set := next[op.Name]
+			current := splitCSV(list)
+			if !set {
+				current = lists.effective(next, op.Name)
+			}
+			next[op.Name] = editList(current, splitCSV(value), op.Op == opAppend)
 		default:
 			return nil, &config.Error{Key: op.Name, Msg: "unknown operation; use SET, DELETE, APPEND or SUBTRACT"}
 		}
@@ -72,13 +104,9 @@ func applyConfigOps(cur map[string]string, ops []kmsg.IncrementalAlterConfigsReq
 	return next, nil
 }
 
-// currentList is a list config's effective value: the override, else what
-// the broker default or Kafka's default makes it.
-func currentList(m map[string]string, key string, b *config.Broker) []string {
-	if v, ok := m[key]; ok {
-		return splitCSV(v)
-	}
-	for _, e := range config.DescribeTopic(m, b) {
+// describedList is the value of list config key among described entries.
+func describedList(entries []config.Entry, key string) []string {
+	for _, e := range entries {
 		if e.Name == key {
 			return splitCSV(e.Value)
 		}

@@ -2,6 +2,7 @@ package api
 
 import (
 	"github.com/strata-broker/strata/internal/config"
+	"github.com/strata-broker/strata/internal/metadata"
 )
 
 // configEntry is a config.Entry in the shape the config APIs answer with.
@@ -26,10 +27,26 @@ func wrapEntries(es []config.Entry) []configEntry {
 	return out
 }
 
-func (h *Handler) describeTopicConfigs(overrides map[string]string) []configEntry {
-	return wrapEntries(config.DescribeTopic(overrides, h.opts.Config))
+func (h *Handler) describeTopicConfigs(img *metadata.Image, overrides map[string]string) []configEntry {
+	return wrapEntries(config.DescribeTopic(overrides, h.brokerConfig(img)))
 }
 
-func (h *Handler) describeBrokerConfigs() []configEntry {
-	return wrapEntries(config.DescribeBroker(h.opts.Config))
+// describeBrokerConfigs describes this broker's configs, or with
+// clusterDefault the dynamic ones of the cluster-wide resource alone.
+func (h *Handler) describeBrokerConfigs(img *metadata.Image, clusterDefault bool) []configEntry {
+	if clusterDefault {
+		return wrapEntries(config.DescribeBrokerDefault(h.brokerConfig(img)))
+	}
+	return wrapEntries(config.DescribeBroker(h.brokerConfig(img)))
+}
+
+// brokerConfig is this broker's configuration with the dynamic broker
+// configs of img.
+func (h *Handler) brokerConfig(img *metadata.Image) *config.Broker {
+	return h.opts.Config.WithDynamic(dynamicOf(img, h.opts.Broker.NodeID()))
+}
+
+// dynamicOf is what node runs with of img's dynamic broker configs.
+func dynamicOf(img *metadata.Image, node int32) config.Dynamic {
+	return config.Dynamic{Default: img.BrokerConfigs, Node: img.NodeConfigs[node]}
 }

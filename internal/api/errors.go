@@ -27,6 +27,7 @@ func errorCode(err error) (int16, string) {
 		recErr  *record.Error
 		prodErr *producers.CodeError
 		cfgErr  *config.Error
+		static  *config.NotDynamicError
 	)
 	switch {
 	case errors.As(err, &recErr):
@@ -35,6 +36,8 @@ func errorCode(err error) (int16, string) {
 		return prodErr.Code, prodErr.Msg
 	case errors.As(err, &cfgErr):
 		return kerr.InvalidConfig.Code, cfgErr.Error()
+	case errors.As(err, &static):
+		return kerr.InvalidRequest.Code, static.Error()
 	case errors.Is(err, partition.ErrOffsetOutOfRange),
 		errors.Is(err, partition.ErrDeleteBeyondHighWatermark):
 		return kerr.OffsetOutOfRange.Code, err.Error()

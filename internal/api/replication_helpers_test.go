@@ -94,9 +94,9 @@ func newReplicaHarnessAs(t *testing.T, self int32, brokerConfig map[string]strin
 
 // resolveMinInsync is a small topic config with the topic's
 // min.insync.replicas (1 unless set).
-func resolveMinInsync(overrides map[string]string) (partition.Config, error) {
+func resolveMinInsync(cs broker.ConfigSources) (partition.Config, error) {
 	minInsync := 1
-	if v, ok := overrides["min.insync.replicas"]; ok {
+	if v, ok := cs.Topic["min.insync.replicas"]; ok {
 		n, err := strconv.Atoi(v)
 		if err != nil {
 			return partition.Config{}, err

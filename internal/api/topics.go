@@ -76,7 +76,7 @@ func (h *Handler) checkTopic(s topicSpec) (topicSpec, error) {
 			return s, err
 		}
 	}
-	if err := validateTopicConfigs(s.configs, h.opts.Config); err != nil {
+	if err := validateTopicConfigs(s.configs, h.brokerConfig(h.opts.Meta.Image())); err != nil {
 		return s, err
 	}
 	if _, exists := h.opts.Meta.Image().Topics[s.name]; exists {

@@ -14,10 +14,10 @@ import (
 	"github.com/strata-broker/strata/internal/vfs"
 )
 
-// ConfigResolver turns a topic's config overrides into what a partition
-// needs, applying broker defaults. cmd injects it, so the broker does not
-// know config names.
-type ConfigResolver func(topicConfigs map[string]string) (partition.Config, error)
+// ConfigResolver turns what a topic's config is made of into what a
+// partition needs, applying broker defaults. cmd injects it, so the broker
+// does not know config names.
+type ConfigResolver func(ConfigSources) (partition.Config, error)
 
 // Options builds a Broker.
 type Options struct {
@@ -135,7 +135,7 @@ type Broker struct {
 type hosted struct {
 	p       *partition.Partition
 	topicID base.TopicID
-	configs map[string]string
+	configs ConfigSources
 	tier    *tierLoop // running while the topic is tiered and led here
 	jitter  float64   // its segment.jitter.ms draw (Config.WithSegmentJitter)
 	// role is what the image last asked of this node for the partition:

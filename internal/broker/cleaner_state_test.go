@@ -50,7 +50,7 @@ func idleTestOptions(t *testing.T, meta *metadata.Store, cfg partition.Config) O
 		DataDir:            t.TempDir(),
 		NodeID:             1,
 		Meta:               meta,
-		Resolve:            func(map[string]string) (partition.Config, error) { return cfg, nil },
+		Resolve:            func(ConfigSources) (partition.Config, error) { return cfg, nil },
 		RetentionInterval:  idle,
 		FlushCheckInterval: idle,
 		ReplicaLagTimeMax:  idle,

@@ -164,7 +164,7 @@ func (b *Broker) reopenLocked(img *metadata.Image, tp base.TopicPartition, cause
 		}
 		return
 	}
-	if err := b.ensureLocked(tp, t, t.Partitions[tp.Partition]); err != nil {
+	if err := b.ensureLocked(tp, t, t.Partitions[tp.Partition], configSources(img, b.opts.NodeID, t)); err != nil {
 		b.logger.Error("reopening a failed log; trying again", "partition", tp.String(), "failed_on", cause,
 			"free_bytes", space.free, "open_files", files.open, "open_files_limit", files.limit, "err", err)
 		if h, open := b.mu.parts[tp]; open {

@@ -4,7 +4,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -51,7 +50,7 @@ func (b *Broker) Reconcile() error {
 		}
 	}
 	for _, a := range plan.host {
-		if err := b.ensureLocked(a.tp, a.topic, a.part); err != nil {
+		if err := b.ensureLocked(a.tp, a.topic, a.part, configSources(img, b.opts.NodeID, a.topic)); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -61,9 +60,9 @@ func (b *Broker) Reconcile() error {
 	return errors.Join(errs...)
 }
 
-// ensureLocked opens tp if it is not open, or applies its new config, and
-// gives it the role pa asks of this node.
-func (b *Broker) ensureLocked(tp base.TopicPartition, t *metadata.Topic, pa metadata.Partition) error {
+// ensureLocked opens tp if it is not open, or applies its new config (from
+// cs), and gives it the role pa asks of this node.
+func (b *Broker) ensureLocked(tp base.TopicPartition, t *metadata.Topic, pa metadata.Partition, cs ConfigSources) error {
 	h, ok := b.mu.parts[tp]
 	if ok && h.topicID != t.ID {
 		// Same name, new topic: the old one was deleted and recreated
@@ -77,18 +76,18 @@ func (b *Broker) ensureLocked(tp base.TopicPartition, t *metadata.Topic, pa meta
 	}
 	if !ok {
 		var err error
-		if h, err = b.openLocked(tp, t, pa); err != nil {
+		if h, err = b.openLocked(tp, t, pa, cs); err != nil {
 			return err
 		}
-	} else if !maps.Equal(h.configs, t.Configs) {
-		cfg, err := b.opts.Resolve(t.Configs)
+	} else if !h.configs.equal(cs) {
+		cfg, err := b.opts.Resolve(cs)
 		if err != nil {
 			return fmt.Errorf("topic %s config: %w", t.Name, err)
 		}
 		if err := h.p.SetConfig(cfg.WithSegmentJitter(h.jitter)); err != nil {
 			return fmt.Errorf("topic %s config: %w", t.Name, err)
 		}
-		h.configs = t.Configs
+		h.configs = cs
 	}
 	if err := b.applyRoleLocked(h, pa); err != nil {
 		return fmt.Errorf("partition %v: %w", tp, err)
@@ -98,8 +97,8 @@ func (b *Broker) ensureLocked(tp base.TopicPartition, t *metadata.Topic, pa meta
 
 // openLocked opens tp, which Open makes a leader in pa's epoch, and hosts
 // it without a role yet.
-func (b *Broker) openLocked(tp base.TopicPartition, t *metadata.Topic, pa metadata.Partition) (*hosted, error) {
-	cfg, err := b.opts.Resolve(t.Configs)
+func (b *Broker) openLocked(tp base.TopicPartition, t *metadata.Topic, pa metadata.Partition, cs ConfigSources) (*hosted, error) {
+	cfg, err := b.opts.Resolve(cs)
 	if err != nil {
 		return nil, fmt.Errorf("topic %s config: %w", t.Name, err)
 	}
@@ -128,7 +127,7 @@ func (b *Broker) openLocked(tp base.TopicPartition, t *metadata.Topic, pa metada
 	if err != nil {
 		return nil, err
 	}
-	h := &hosted{p: p, topicID: t.ID, configs: t.Configs, jitter: jitter}
+	h := &hosted{p: p, topicID: t.ID, configs: cs, jitter: jitter}
 	b.mu.parts[tp] = h
 	b.trackTierStatsLocked(tp)
 	return h, nil

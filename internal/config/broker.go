@@ -139,6 +139,9 @@ type Broker struct {
 	// Origin says where each key of Raw was set: "file:line", the environment
 	// variable's name, or "flag".
 	Origin map[string]string
+
+	// dynamic is what WithDynamic set; zero for the static configuration.
+	dynamic Dynamic
 }
 
 // RemoteTier are the broker's remote.log.manager.*, remote.fetch.* and
@@ -177,7 +180,7 @@ func newBroker(raw, origin map[string]string) (*Broker, error) {
 		return nil, err
 	}
 	g := getter(func(k string) (string, bool) {
-		v, _, ok := brokerValue(raw, k)
+		v, _, ok := brokerValue(layers{static: raw}, k)
 		return v, ok
 	})
 	b := &Broker{

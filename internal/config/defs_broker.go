@@ -304,9 +304,11 @@ func secret(d Def) Def {
 	return d
 }
 
+// readOnly marks the defs read-only, but for the keys Strata changes at run
+// time (dynamic.go), which Kafka reports writable.
 func readOnly(defs []Def) []Def {
 	for i := range defs {
-		defs[i].ReadOnly = true
+		defs[i].ReadOnly = !dynamicKeys[defs[i].Name]
 	}
 	return defs
 }

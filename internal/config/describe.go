@@ -3,22 +3,23 @@ package config
 // DescribeTopic describes every topic config of a topic with the given
 // overrides on broker b (nil: all defaults), sorted by name, with synonyms in
 // precedence order: the override (DYNAMIC_TOPIC_CONFIG), then the broker
-// synonym chain (STATIC_BROKER_CONFIG, DEFAULT_CONFIG). Values are in the
+// synonym chain (DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG,
+// STATIC_BROKER_CONFIG, DEFAULT_CONFIG). Values are in the
 // topic key's unit: with log.retention.hours=24, retention.ms is 86400000.
 // The overrides should have passed ValidateTopicOverrides.
 func DescribeTopic(overrides map[string]string, b *Broker) []Entry {
-	raw := rawOf(b)
+	l := layersOf(b)
 	defs := TopicDefs()
 	out := make([]Entry, 0, len(defs))
 	for i := range defs {
 		d := &defs[i]
-		v, src, ok := topicValue(overrides, raw, d)
+		v, src, ok := topicValue(overrides, l, d)
 		var syns []Synonym
 		if src == DynamicTopic {
 			syns = append(syns, Synonym{Name: d.Name, Value: v, Source: DynamicTopic})
 		}
 		if d.BrokerSynonym != "" {
-			syns = append(syns, brokerSynonyms(raw, d.BrokerSynonym)...)
+			syns = append(syns, brokerSynonyms(l, d.BrokerSynonym)...)
 		}
 		out = append(out, entry(d, v, src, ok, syns))
 	}
@@ -32,9 +33,9 @@ func DescribeTopic(overrides map[string]string, b *Broker) []Entry {
 // they are set, as Kafka describes the keys it was given; they are sensitive,
 // so their values are null.
 func DescribeBroker(b *Broker) []Entry {
-	raw := rawOf(b)
+	l := layersOf(b)
 	defs := BrokerDefs()
-	for _, k := range sortedKeys(raw) {
+	for _, k := range sortedKeys(l.static) {
 		if _, fixed := brokerByName[k]; !fixed {
 			d, ok := LookupBroker(k)
 			if !ok {
@@ -47,8 +48,8 @@ func DescribeBroker(b *Broker) []Entry {
 	out := make([]Entry, 0, len(defs))
 	for i := range defs {
 		d := &defs[i]
-		v, src, ok := brokerValue(raw, d.Name)
-		out = append(out, entry(d, v, src, ok, brokerSynonyms(raw, d.Name)))
+		v, src, ok := brokerValue(l, d.Name)
+		out = append(out, entry(d, v, src, ok, brokerSynonyms(l, d.Name)))
 	}
 	return out
 }

@@ -8,10 +8,11 @@ import (
 
 // brokerSynonyms lists where broker key could take its value from, highest
 // precedence first, the way Kafka's DescribeConfigs orders synonyms: for each
-// key of the key's fallback chain in turn, the value set in raw (static broker
-// config), then that key's default. Values are as written, in each key's own
-// unit.
-func brokerSynonyms(raw map[string]string, key string) []Synonym {
+// key of the key's fallback chain in turn, the value set in l.node (this
+// broker's dynamic config), in l.dflt (the cluster-wide dynamic config), in
+// l.static (server.properties, environment, flags), then that key's default.
+// Values are as written, in each key's own unit.
+func brokerSynonyms(l layers, key string) []Synonym {
 	chain := append([]fallback{{key, 0}}, fallbacks[key]...)
 	var out []Synonym
 	for _, f := range chain {
@@ -19,8 +20,13 @@ func brokerSynonyms(raw map[string]string, key string) []Synonym {
 		if !ok {
 			panic("config: unknown broker key " + f.key)
 		}
-		if v, ok := raw[f.key]; ok {
-			out = append(out, Synonym{Name: f.key, Value: v, Source: StaticBroker})
+		for _, set := range []struct {
+			m   map[string]string
+			src Source
+		}{{l.node, DynamicBroker}, {l.dflt, DynamicDefaultBroker}, {l.static, StaticBroker}} {
+			if v, ok := set.m[f.key]; ok {
+				out = append(out, Synonym{Name: f.key, Value: v, Source: set.src})
+			}
 		}
 		if d.HasDefault {
 			out = append(out, Synonym{Name: f.key, Value: d.Default, Source: Default})
@@ -31,8 +37,8 @@ func brokerSynonyms(raw map[string]string, key string) []Synonym {
 
 // brokerValue is the effective value of broker key in its own unit, and where
 // it came from; ok is false when the value is null.
-func brokerValue(raw map[string]string, key string) (v string, src Source, ok bool) {
-	syns := brokerSynonyms(raw, key)
+func brokerValue(l layers, key string) (v string, src Source, ok bool) {
+	syns := brokerSynonyms(l, key)
 	if len(syns) == 0 {
 		return "", Default, false
 	}
@@ -65,12 +71,12 @@ func scaled(v string, scale int64) string {
 
 // topicValue is the effective value of topic key: the override, else the
 // broker synonym's effective value, else the topic default.
-func topicValue(overrides, raw map[string]string, d *Def) (v string, src Source, ok bool) {
+func topicValue(overrides map[string]string, l layers, d *Def) (v string, src Source, ok bool) {
 	if v, ok := overrides[d.Name]; ok {
 		return strings.TrimSpace(v), DynamicTopic, true
 	}
 	if d.BrokerSynonym != "" {
-		if v, src, ok := brokerValue(raw, d.BrokerSynonym); ok {
+		if v, src, ok := brokerValue(l, d.BrokerSynonym); ok {
 			return v, src, true
 		}
 	}

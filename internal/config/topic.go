@@ -68,10 +68,10 @@ func ResolveTopic(overrides map[string]string, b *Broker) (Topic, error) {
 	if err := ValidateTopicOverrides(overrides); err != nil {
 		return Topic{}, err
 	}
-	raw := rawOf(b)
+	l := layersOf(b)
 	g := getter(func(k string) (string, bool) {
 		d := topicByName[k]
-		v, _, ok := topicValue(overrides, raw, &d)
+		v, _, ok := topicValue(overrides, l, &d)
 		return v, ok
 	})
 	t := Topic{
@@ -147,11 +147,4 @@ func checkTiered(g getter, b *Broker) error {
 		}
 	}
 	return nil
-}
-
-func rawOf(b *Broker) map[string]string {
-	if b == nil {
-		return nil
-	}
-	return b.Raw
 }

@@ -123,7 +123,7 @@ func TestDefTables(t *testing.T) {
 			continue
 		}
 		// The broker's effective value must pass the topic's validation.
-		v, _, ok := brokerValue(nil, bd.Name)
+		v, _, ok := brokerValue(layers{}, bd.Name)
 		if !ok {
 			t.Errorf("%s: broker synonym %s has no effective default", d.Name, bd.Name)
 			continue
@@ -145,8 +145,8 @@ func TestDefTables(t *testing.T) {
 		}
 	}
 	for _, d := range brokerDefs {
-		if !d.ReadOnly {
-			t.Errorf("broker config %s is not read-only", d.Name)
+		if d.ReadOnly == IsDynamic(d.Name) {
+			t.Errorf("broker config %s: read-only %v, dynamic %v; exactly the keys changed at run time are writable", d.Name, d.ReadOnly, IsDynamic(d.Name))
 		}
 		if (d.Type == Password) != d.Sensitive {
 			t.Errorf("broker config %s: type %v but sensitive %v; passwords, and only they, are sensitive", d.Name, d.Type, d.Sensitive)

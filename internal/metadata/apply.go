@@ -213,6 +213,18 @@ func applySetBrokerConfigs(img *Image, c *setBrokerConfigsCmd, index uint64) (*I
 		return nil, err
 	}
 	next := img.with(index)
-	next.BrokerConfigs = cloneConfigs(c.Configs)
+	if c.Node == nil {
+		next.BrokerConfigs = cloneConfigs(c.Configs)
+		return next, nil
+	}
+	if *c.Node < 0 {
+		return nil, fmt.Errorf("%w: dynamic configs of broker %d", ErrInvalidConfig, *c.Node)
+	}
+	next.NodeConfigs = copyMap(img.NodeConfigs, 1)
+	if len(c.Configs) == 0 {
+		delete(next.NodeConfigs, *c.Node)
+	} else {
+		next.NodeConfigs[*c.Node] = cloneConfigs(c.Configs)
+	}
 	return next, nil
 }

@@ -131,6 +131,20 @@ func TestApplyCommand(t *testing.T) {
 					t.Errorf("broker configs = %v", img.BrokerConfigs)
 				}
 			}},
+		{name: "set node configs", cmd: &setBrokerConfigsCmd{Node: new(int32(3)), Configs: map[string]string{"log.retention.ms": "6"}},
+			check: func(t *testing.T, img *Image) {
+				if img.NodeConfigs[3]["log.retention.ms"] != "6" || len(img.BrokerConfigs) != 0 {
+					t.Errorf("node configs = %v, cluster-wide = %v", img.NodeConfigs, img.BrokerConfigs)
+				}
+			}},
+		{name: "clear node configs", setup: []command{&setBrokerConfigsCmd{Node: new(int32(3)), Configs: map[string]string{"a": "b"}}},
+			cmd: &setBrokerConfigsCmd{Node: new(int32(3)), Configs: map[string]string{}},
+			check: func(t *testing.T, img *Image) {
+				if _, ok := img.NodeConfigs[3]; ok {
+					t.Errorf("node configs = %v, want none for node 3", img.NodeConfigs)
+				}
+			}},
+		{name: "node configs of a negative node", cmd: &setBrokerConfigsCmd{Node: new(int32(-1)), Configs: map[string]string{"a": "b"}}, wantErr: ErrInvalidConfig},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

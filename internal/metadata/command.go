@@ -64,8 +64,10 @@ type setTopicConfigsCmd struct {
 	Configs map[string]string `json:"configs"`
 }
 
-// setBrokerConfigsCmd replaces the whole dynamic broker config map.
+// setBrokerConfigsCmd replaces the whole map of dynamic broker configs of
+// one resource: the cluster-wide default (Node nil), or broker *Node's own.
 type setBrokerConfigsCmd struct {
+	Node    *int32            `json:"node,omitempty"`
 	Configs map[string]string `json:"configs"`
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -33,9 +34,12 @@ const (
 	// snapshotFormatV7: JSON of imageSnapshotV7, v6 plus the tier store
 	// token.
 	snapshotFormatV7 byte = 7
+	// snapshotFormatV8: JSON of imageSnapshotV8, v7 plus the dynamic
+	// configs of single brokers.
+	snapshotFormatV8 byte = 8
 
 	// snapshotFormatNewest is the layout encodeSnapshot writes.
-	snapshotFormatNewest = snapshotFormatV7
+	snapshotFormatNewest = snapshotFormatV8
 )
 
 // maxSnapshotBytes bounds what Restore reads into memory.
@@ -154,14 +158,27 @@ type imageSnapshotV7 struct {
 	TierStore string `json:"tier_store,omitempty"`
 }
 
+// imageSnapshotV8 adds the dynamic configs of single brokers, ascending by
+// node id.
+type imageSnapshotV8 struct {
+	imageSnapshotV7
+	NodeConfigs []wireNodeConfigs `json:"node_configs,omitempty"`
+}
+
+// wireNodeConfigs is one broker's dynamic configs in a snapshot.
+type wireNodeConfigs struct {
+	Node    int32             `json:"node"`
+	Configs map[string]string `json:"configs"`
+}
+
 func encodeSnapshot(img *Image) ([]byte, error) {
-	s := imageSnapshotV7{imageSnapshotV5: imageSnapshotV5{imageSnapshotV4: imageSnapshotV4{imageSnapshotV3: imageSnapshotV3{imageSnapshotV2: imageSnapshotV2{imageSnapshot: imageSnapshot{
+	s := imageSnapshotV8{imageSnapshotV7: imageSnapshotV7{imageSnapshotV5: imageSnapshotV5{imageSnapshotV4: imageSnapshotV4{imageSnapshotV3: imageSnapshotV3{imageSnapshotV2: imageSnapshotV2{imageSnapshot: imageSnapshot{
 		ClusterID:     img.ClusterID,
 		ControllerID:  img.ControllerID,
 		Version:       img.Version,
 		BrokerConfigs: img.BrokerConfigs,
 		Topics:        make([]*Topic, 0, len(img.Topics)),
-	}}}}}}
+	}}}}}}}
 	for _, t := range img.Topics {
 		s.Topics = append(s.Topics, t)
 	}
@@ -172,6 +189,9 @@ func encodeSnapshot(img *Image) ([]byte, error) {
 	s.Brokers = encodeBrokers(img)
 	s.NextProducerIDBlock = img.NextProducerIDBlock
 	s.TierStore = img.TierStore
+	for _, node := range slices.Sorted(maps.Keys(img.NodeConfigs)) {
+		s.NodeConfigs = append(s.NodeConfigs, wireNodeConfigs{Node: node, Configs: img.NodeConfigs[node]})
+	}
 	body, err := json.Marshal(&s)
 	if err != nil {
 		return nil, fmt.Errorf("metadata: encode snapshot: %w", err)
@@ -186,7 +206,7 @@ func decodeSnapshot(data []byte) (*Image, error) {
 	if len(data) == 0 {
 		return nil, fmt.Errorf("%w: snapshot has no format byte", ErrInvalidCommand)
 	}
-	var s imageSnapshotV7
+	var s imageSnapshotV8
 	var into any
 	switch data[0] {
 	case snapshotFormatV1:
@@ -200,6 +220,8 @@ func decodeSnapshot(data []byte) (*Image, error) {
 	case snapshotFormatV5, snapshotFormatV6:
 		into = &s.imageSnapshotV5 // a v6 snapshot holding v7 fields is corrupt
 	case snapshotFormatV7:
+		into = &s.imageSnapshotV7 // a v7 snapshot holding v8 fields is corrupt
+	case snapshotFormatV8:
 		into = &s
 	default:
 		return nil, fmt.Errorf("%w: snapshot has an unknown format byte %d", ErrInvalidCommand, data[0])
@@ -239,7 +261,25 @@ func decodeSnapshot(data []byte) (*Image, error) {
 		}
 		img.TierStore = s.TierStore
 	}
+	if err := restoreNodeConfigs(img, s.NodeConfigs); err != nil {
+		return nil, err
+	}
 	return img, nil
+}
+
+// restoreNodeConfigs fills img.NodeConfigs from a snapshot: each node once,
+// with a valid, non-empty map.
+func restoreNodeConfigs(img *Image, nodes []wireNodeConfigs) error {
+	for _, n := range nodes {
+		if _, dup := img.NodeConfigs[n.Node]; dup || n.Node < 0 || len(n.Configs) == 0 {
+			return fmt.Errorf("%w: snapshot dynamic configs of broker %d: repeated, negative or empty", ErrInvalidCommand, n.Node)
+		}
+		if err := validateConfigs(n.Configs); err != nil {
+			return fmt.Errorf("snapshot dynamic configs of broker %d: %w", n.Node, err)
+		}
+		img.NodeConfigs[n.Node] = cloneConfigs(n.Configs)
+	}
+	return nil
 }
 
 // noReassignments refuses an image, restored from a snapshot older than

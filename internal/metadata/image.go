@@ -59,8 +59,13 @@ type Image struct {
 	ControllerID int32
 	Topics       map[string]*Topic
 	TopicsByID   map[base.TopicID]*Topic
-	// BrokerConfigs are the dynamic cluster-wide broker configs.
+	// BrokerConfigs are the dynamic cluster-wide broker configs (Kafka's
+	// default broker resource).
 	BrokerConfigs map[string]string
+	// NodeConfigs are the dynamic configs of single brokers, by node id;
+	// a node's win over BrokerConfigs on that node. Never nil; a node
+	// without any has no entry.
+	NodeConfigs map[int32]map[string]string
 	// Brokers are the registered brokers, by id (never nil; empty on a
 	// single node that never registered).
 	Brokers map[int32]*Broker
@@ -126,6 +131,7 @@ func emptyImage() *Image {
 		Topics:        map[string]*Topic{},
 		TopicsByID:    map[base.TopicID]*Topic{},
 		BrokerConfigs: map[string]string{},
+		NodeConfigs:   map[int32]map[string]string{},
 		Brokers:       map[int32]*Broker{},
 
 		remote:         map[base.TopicID]remoteTopic{},

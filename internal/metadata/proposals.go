@@ -122,6 +122,13 @@ func (s *Store) SetBrokerConfigs(ctx context.Context, configs map[string]string)
 	return err
 }
 
+// SetNodeConfigs replaces the whole map of dynamic configs of broker node
+// (an empty map removes them).
+func (s *Store) SetNodeConfigs(ctx context.Context, node int32, configs map[string]string) error {
+	_, err := s.propose(ctx, &setBrokerConfigsCmd{Node: &node, Configs: configs})
+	return err
+}
+
 // UpdateRemoteSegment records a remote segment copy attempt, as the leader of
 // seg.TP at leaderEpoch: a new attempt (seg.State COPY_STARTED, a fresh id, a
 // live topic) or a state change of a known one (the same attempt, one step of

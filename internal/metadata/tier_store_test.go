@@ -34,7 +34,7 @@ func TestSnapshotKeepsTierStore(t *testing.T) {
 	img := emptyImage()
 	img.TierStore = "0123456789abcdef"
 	data, err := encodeSnapshot(img)
-	if err != nil || data[0] != snapshotFormatV7 {
+	if err != nil || data[0] != snapshotFormatNewest {
 		t.Fatalf("encoded as %d: %v", data[0], err)
 	}
 	back, err := decodeSnapshot(data)

@@ -430,7 +430,8 @@ func TestSecurityReauthentication(t *testing.T) {
 func TestSecurityConfigsStaySecret(t *testing.T) {
 	t.Parallel()
 	b, _ := startSecureBroker(t, t.TempDir())
-	rcs, err := newAdmin(t, b.Addr).DescribeBrokerConfigs(testContext(t, 10*time.Second))
+	adm := newAdmin(t, b.Addr)
+	rcs, err := adm.DescribeBrokerConfigs(testContext(t, 10*time.Second), brokerNodeID(t, adm))
 	if err != nil || len(rcs) != 1 || rcs[0].Err != nil {
 		t.Fatalf("DescribeConfigs of the broker: %v %+v", err, rcs)
 	}

@@ -1,0 +1,133 @@
+package config
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Dynamic broker configs (Kafka's KIP-226): set at run time with AlterConfigs
+// or IncrementalAlterConfigs on a BROKER resource and kept in the metadata
+// quorum, for the whole cluster (the resource named "", Kafka's
+// --entity-default) or for one broker (the resource named by its node id).
+// On a broker, its own value wins over the cluster-wide one, which wins over
+// server.properties; a topic's override wins over all three.
+//
+// Strata changes at run time the broker configs that are topic config
+// defaults (log.retention.ms for retention.ms, ...), as Kafka's
+// DynamicLogConfig does; every partition takes the new default at once.
+// Every other broker config applies at start only.
+
+// Dynamic is the dynamic configs a broker runs with. The maps are never
+// written; nil means none.
+type Dynamic struct {
+	Default map[string]string // the cluster-wide default resource: DYNAMIC_DEFAULT_BROKER_CONFIG
+	Node    map[string]string // this broker's own resource: DYNAMIC_BROKER_CONFIG
+}
+
+// WithDynamic returns a copy of b that runs with d: topic configs resolve
+// and broker configs describe through d. The typed fields stay b's static
+// values.
+func (b *Broker) WithDynamic(d Dynamic) *Broker {
+	c := *b
+	c.dynamic = d
+	return &c
+}
+
+// Dynamic is the dynamic configs b runs with (WithDynamic).
+func (b *Broker) Dynamic() Dynamic { return b.dynamic }
+
+// layers are where a broker key's value may come from, highest precedence
+// first; any may be nil.
+type layers struct {
+	node, dflt, static map[string]string
+}
+
+func layersOf(b *Broker) layers {
+	if b == nil {
+		return layers{}
+	}
+	return layers{node: b.dynamic.Node, dflt: b.dynamic.Default, static: b.Raw}
+}
+
+// dynamicKeys are the broker configs Strata changes at run time: the broker
+// synonyms of the topic configs, with the longer-unit keys of their chains
+// (log.retention.hours for log.retention.ms), as Kafka's
+// ServerTopicConfigSynonyms lists them.
+var dynamicKeys = func() map[string]bool {
+	keys := map[string]bool{}
+	for _, d := range topicDefs {
+		if d.BrokerSynonym == "" {
+			continue
+		}
+		keys[d.BrokerSynonym] = true
+		if d.BrokerSynonym == "log.flush.interval.ms" {
+			continue // log.flush.scheduler.interval.ms is the flusher's own period, not a synonym
+		}
+		for _, f := range fallbacks[d.BrokerSynonym] {
+			keys[f.key] = true
+		}
+	}
+	return keys
+}()
+
+// IsDynamic reports whether Strata can change broker config key at run time.
+func IsDynamic(key string) bool { return dynamicKeys[key] }
+
+// NotDynamicError refuses dynamic broker configs that Strata applies at
+// start only. Kafka answers it with INVALID_REQUEST.
+type NotDynamicError struct {
+	Keys []string // sorted
+}
+
+func (e *NotDynamicError) Error() string {
+	return fmt.Sprintf("Cannot update these configs dynamically: [%s]; Strata applies them at start only: set them in server.properties, STRATA_* variables or flags, and restart",
+		strings.Join(e.Keys, ", "))
+}
+
+// ValidateDynamic checks the whole set of dynamic configs of one broker
+// resource, as Kafka's DynamicBrokerConfig.validateConfigs does: every key
+// must be one Strata changes at run time (else a *NotDynamicError naming
+// all that are not), and every value valid for its key (else an *Error).
+// Unknown keys are an *Error too. It returns the values trimmed, as they
+// are to be stored.
+func ValidateDynamic(m map[string]string) (map[string]string, error) {
+	var static []string
+	for _, k := range sortedKeys(m) {
+		d, known := LookupBroker(k)
+		switch {
+		case !known:
+			return nil, &Error{Key: k, Value: m[k], Msg: "unknown broker config"}
+		case !dynamicKeys[k]:
+			static = append(static, k)
+		case d.Sensitive:
+			return nil, &Error{Key: k, Msg: "sensitive configs cannot be set dynamically"}
+		}
+	}
+	if len(static) > 0 {
+		return nil, &NotDynamicError{Keys: static}
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		v = strings.TrimSpace(v)
+		d, _ := LookupBroker(k)
+		if err := d.Check(v); err != nil {
+			return nil, err
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+// DescribeBrokerDefault describes the cluster-wide dynamic broker configs of
+// b as Kafka describes its default broker resource: only the keys set there,
+// sorted by name, with their synonyms below them (this broker's own dynamic
+// values left out).
+func DescribeBrokerDefault(b *Broker) []Entry {
+	cluster := b.WithDynamic(Dynamic{Default: b.dynamic.Default})
+	out := slices.DeleteFunc(DescribeBroker(cluster), func(e Entry) bool {
+		_, set := cluster.dynamic.Default[e.Name]
+		return !set
+	})
+	return out
+}
