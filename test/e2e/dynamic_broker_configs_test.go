@@ -119,3 +119,70 @@ func brokerNodeID(t *testing.T, adm *kadm.Client) int32 {
 	}
 	return meta.Brokers[0].NodeID
 }
+
+// TestClusterDynamicBrokerConfigs: a cluster-wide default set through one
+// node reaches the partitions every node leads, and a broker's own value,
+// set through that broker, only its own.
+func TestClusterDynamicBrokerConfigs(t *testing.T) {
+	t.Parallel()
+	c := startCluster(t, 3)
+	adm := newAdmin(t, c.Node(1).Addr)
+	ctx := testContext(t, clientDeliveryTimeout)
+	const topic, count = "dyn-cluster", 6
+	c.createTopic(adm, topic, count, 1, map[string]*string{"min.insync.replicas": kadm.StringPtr("1")})
+	leaders := c.waitPartitions(adm, topic, "led", func(p partitionState) bool { return p.Leader > 0 })
+	stamp := time.Now().Add(-48 * time.Hour).Truncate(time.Millisecond)
+	producer := newClient(t, c.Node(3).Addr, kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.RecordDeliveryTimeout(72*time.Hour)) // kgo times a record from its timestamp
+
+	// logAppendTimeOn produces one record stamped two days ago to every
+	// partition and returns, by partition, whether the last record read
+	// back got a new (LogAppendTime) stamp.
+	logAppendTimeOn := func() map[int32]bool {
+		t.Helper()
+		var records []*kgo.Record
+		for p := range int32(count) {
+			records = append(records, &kgo.Record{Topic: topic, Partition: p, Value: []byte("v"), Timestamp: stamp})
+		}
+		produceSync(t, producer, records...)
+		out := map[int32]bool{}
+		for p, rs := range consumeAll(t, c.Node(2).Addr, topic) {
+			out[p] = !rs[len(rs)-1].Timestamp.Equal(stamp)
+		}
+		return out
+	}
+	alter := func(via *kadm.Client, v string, brokers ...int32) {
+		t.Helper()
+		set := []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "log.message.timestamp.type", Value: kadm.StringPtr(v)}}
+		resp, err := via.AlterBrokerConfigs(ctx, set, brokers...)
+		if err == nil {
+			for _, r := range resp {
+				err = errors.Join(err, r.Err)
+			}
+		}
+		if err != nil {
+			t.Fatalf("log.message.timestamp.type=%s on %v: %v", v, brokers, err)
+		}
+	}
+
+	alter(adm, "LogAppendTime")
+	for p, lat := range logAppendTimeOn() {
+		if !lat {
+			t.Errorf("partition %d, led by %d: no LogAppendTime after the cluster-wide change", p, leaders[p].Leader)
+		}
+	}
+	alter(newAdmin(t, c.Node(2).Addr), "CreateTime", 2)
+	onTwo := 0
+	for p, lat := range logAppendTimeOn() {
+		led := leaders[p].Leader
+		if led == 2 {
+			onTwo++
+		}
+		if lat != (led != 2) {
+			t.Errorf("partition %d, led by %d: LogAppendTime %v after broker 2's own CreateTime", p, led, lat)
+		}
+	}
+	if onTwo == 0 || onTwo == count {
+		t.Fatalf("%d of %d partitions are led by broker 2; the test needs some on it and some elsewhere", onTwo, count)
+	}
+}
