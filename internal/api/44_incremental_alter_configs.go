@@ -33,7 +33,7 @@ func (h *Handler) handleIncrementalAlterConfigs(ctx context.Context, req *Reques
 		code, msg := h.configDenial(req, acl.OpAlterConfigs, rr.ResourceType, rr.ResourceName)
 		if code == 0 {
 			code, msg = h.setConfigs(ctx, rr.ResourceType, rr.ResourceName, func(cur map[string]string) (map[string]string, error) {
-				return applyConfigOps(cur, rr.Configs, h.listsOf(rr.ResourceType))
+				return applyConfigOps(cur, rr.Configs, h.listsOf(rr.ResourceType, rr.ResourceName))
 			}, r.ValidateOnly)
 		}
 		sr.ErrorCode, sr.ErrorMessage = code, strPtr(msg)
@@ -49,10 +49,15 @@ type listConfigs struct {
 	effective func(cur map[string]string, key string) []string
 }
 
-// listsOf is the listConfigs of a resource type; for a type no config
-// resource has, none is a list (setConfigs refuses the type anyway).
-func (h *Handler) listsOf(resType kmsg.ConfigResourceType) listConfigs {
+// listsOf is the listConfigs of a resource; for a type no config resource
+// has, none is a list (setConfigs refuses the type anyway). A list the
+// cluster-wide broker resource does not set is what it is without this
+// broker's own dynamic values.
+func (h *Handler) listsOf(resType kmsg.ConfigResourceType, name string) listConfigs {
 	b := h.brokerConfig(h.opts.Meta.Image())
+	if resType == resourceBroker && name == "" {
+		b = b.WithDynamic(config.Dynamic{Default: b.Dynamic().Default})
+	}
 	switch resType {
 	case resourceTopic:
 		return listConfigs{
