@@ -43,16 +43,7 @@ func TestDynamicBrokerConfigs(t *testing.T) {
 	}
 	alter := func(brokers []int32, configs ...kadm.AlterConfig) error {
 		t.Helper()
-		resp, err := adm.AlterBrokerConfigs(ctx, configs, brokers...)
-		if err != nil {
-			return err
-		}
-		for _, r := range resp {
-			if r.Err != nil {
-				return r.Err
-			}
-		}
-		return nil
+		return alterBrokerConfigs(t, adm, configs, brokers...)
 	}
 	set := func(k, v string) kadm.AlterConfig {
 		return kadm.AlterConfig{Op: kadm.SetConfig, Name: k, Value: kadm.StringPtr(v)}
@@ -110,6 +101,23 @@ func TestDynamicBrokerConfigs(t *testing.T) {
 	}
 }
 
+// alterBrokerConfigs applies configs to the dynamic configs of brokers
+// (none: the cluster-wide resource) with IncrementalAlterConfigs, and
+// returns the first error.
+func alterBrokerConfigs(t *testing.T, adm *kadm.Client, configs []kadm.AlterConfig, brokers ...int32) error {
+	t.Helper()
+	resp, err := adm.AlterBrokerConfigs(testContext(t, clientDeliveryTimeout), configs, brokers...)
+	if err != nil {
+		return err
+	}
+	for _, r := range resp {
+		if r.Err != nil {
+			return r.Err
+		}
+	}
+	return nil
+}
+
 // brokerNodeID is the node id of the only broker adm talks to.
 func brokerNodeID(t *testing.T, adm *kadm.Client) int32 {
 	t.Helper()
@@ -127,7 +135,6 @@ func TestClusterDynamicBrokerConfigs(t *testing.T) {
 	t.Parallel()
 	c := startCluster(t, 3)
 	adm := newAdmin(t, c.Node(1).Addr)
-	ctx := testContext(t, clientDeliveryTimeout)
 	const topic, count = "dyn-cluster", 6
 	c.createTopic(adm, topic, count, 1, map[string]*string{"min.insync.replicas": kadm.StringPtr("1")})
 	leaders := c.waitPartitions(adm, topic, "led", func(p partitionState) bool { return p.Leader > 0 })
@@ -154,13 +161,7 @@ func TestClusterDynamicBrokerConfigs(t *testing.T) {
 	alter := func(via *kadm.Client, v string, brokers ...int32) {
 		t.Helper()
 		set := []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "log.message.timestamp.type", Value: kadm.StringPtr(v)}}
-		resp, err := via.AlterBrokerConfigs(ctx, set, brokers...)
-		if err == nil {
-			for _, r := range resp {
-				err = errors.Join(err, r.Err)
-			}
-		}
-		if err != nil {
+		if err := alterBrokerConfigs(t, via, set, brokers...); err != nil {
 			t.Fatalf("log.message.timestamp.type=%s on %v: %v", v, brokers, err)
 		}
 	}
