@@ -53,10 +53,12 @@ func newReplicaClients(cfg *config.Broker, meta *metadata.Store) (*replicaClient
 		kgo.DialTimeout(cfg.ReplicaFetch.SocketTimeout),
 		kgo.RequestTimeoutOverhead(cfg.ReplicaFetch.SocketTimeout),
 		// Replica fetches carry up to replica.fetch.response.max.bytes
-		// (and one batch over it), which franz-go wants below the most it
-		// reads of one response.
+		// and one batch over it, which franz-go wants below the most it
+		// reads of one response. That batch is as large as some topic's
+		// max.message.bytes (an override, or a dynamic message.max.bytes)
+		// lets a producer write: at most a produce request.
 		kgo.FetchMaxBytes(cfg.ReplicaFetch.ResponseMaxBytes),
-		kgo.BrokerMaxReadBytes(int32(min(int64(cfg.ReplicaFetch.ResponseMaxBytes)+int64(cfg.MessageMaxBytes)+1<<20, 1<<30))),
+		kgo.BrokerMaxReadBytes(replicaMaxReadBytes(cfg)),
 	}
 	if l.UsesTLS() {
 		tc, err := replicaTLS(cfg.TLSFor(l.Name))
@@ -173,4 +175,11 @@ func (c *replicaClients) close() {
 		rc.cl.Close()
 		delete(c.byID, id)
 	}
+}
+
+// replicaMaxReadBytes is the largest replica fetch response a follower
+// reads: replica.fetch.response.max.bytes, the largest batch a produce
+// request can carry (socket.request.max.bytes), and room for the headers.
+func replicaMaxReadBytes(cfg *config.Broker) int32 {
+	return int32(min(int64(cfg.ReplicaFetch.ResponseMaxBytes)+int64(cfg.SocketRequestMaxBytes)+1<<20, 1<<30))
 }
