@@ -223,6 +223,14 @@ func TestBatchOverMaxMessageBytes(t *testing.T) {
 	wantCode(t, err, record.CodeMessageTooLarge)
 }
 
+// max.message.bytes=0 is a valid config, as in Kafka: the partition opens
+// and refuses every batch.
+func TestZeroMaxMessageBytesRefusesEveryBatch(t *testing.T) {
+	p := newEnv(t, func(o *Options) { o.Config.MaxMessageBytes = 0 }).open(t)
+	_, _, err := p.Append(batch(t, spec{records: 1, valueBytes: 1}), AcksLeader)
+	wantCode(t, err, record.CodeMessageTooLarge)
+}
+
 // Regression: a batch within max.message.bytes that recompression makes
 // larger was written; Kafka checks the size again after recompression.
 func TestRecompressedBatchOverMaxMessageBytes(t *testing.T) {

@@ -105,8 +105,9 @@ func (o Options) Validate() error {
 		return errors.New("partition: Clock is required")
 	case o.Config.SegmentBytes <= 0:
 		return errors.New("partition: Config.SegmentBytes must be positive")
-	case o.Config.MaxMessageBytes <= 0:
-		return errors.New("partition: Config.MaxMessageBytes must be positive")
+	case o.Config.MaxMessageBytes < 0:
+		// 0 is valid, as in Kafka: every batch is too large.
+		return errors.New("partition: Config.MaxMessageBytes must not be negative")
 	}
 	return nil
 }

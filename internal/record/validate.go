@@ -3,8 +3,9 @@ package record
 // Limits bounds what Validate accepts.
 type Limits struct {
 	// MaxBatchBytes is the topic's max.message.bytes (broker default
-	// message.max.bytes): the largest whole batch, header included. It must
-	// be positive; a zero Limits is a programmer error.
+	// message.max.bytes): the largest whole batch, header included. 0
+	// refuses every batch, as Kafka's max.message.bytes=0 does; negative is
+	// a programmer error.
 	MaxBatchBytes int
 	// Timestamps, when Check is set, bounds CreateTime timestamps
 	// (message.timestamp.before.max.ms / after.max.ms, resolved against the
@@ -41,8 +42,8 @@ func (t TimestampRange) check(h Header, tsMs int64) error {
 // does not decompress: a compressed batch's records are checked when they
 // are first decompressed (RecordReader, Recompress).
 func Validate(b []byte, lim Limits) (Header, error) {
-	if lim.MaxBatchBytes <= 0 {
-		panic("record: Validate needs Limits.MaxBatchBytes > 0")
+	if lim.MaxBatchBytes < 0 {
+		panic("record: Validate needs Limits.MaxBatchBytes >= 0")
 	}
 	h, err := frame(b)
 	if err != nil {

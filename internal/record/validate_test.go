@@ -2,6 +2,7 @@ package record
 
 import (
 	"encoding/binary"
+	"errors"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -141,11 +142,18 @@ func TestValidateDoesNotAllocate(t *testing.T) {
 	}
 }
 
-func TestValidatePanicsWithoutLimit(t *testing.T) {
+// max.message.bytes=0 refuses every batch, as in Kafka; a negative limit
+// is a programmer error.
+func TestValidateZeroAndNegativeLimit(t *testing.T) {
+	b := buildBatch(t, batchSpec{records: recs(1)})
+	var e *Error
+	if _, err := Validate(b, Limits{}); !errors.As(err, &e) || e.Code != CodeMessageTooLarge {
+		t.Fatalf("zero limit: %v, want MESSAGE_TOO_LARGE", err)
+	}
 	defer func() {
 		if recover() == nil {
-			t.Fatal("zero Limits accepted")
+			t.Fatal("a negative limit was accepted")
 		}
 	}()
-	_, _ = Validate(buildBatch(t, batchSpec{records: recs(1)}), Limits{})
+	_, _ = Validate(b, Limits{MaxBatchBytes: -1})
 }
