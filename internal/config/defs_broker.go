@@ -122,7 +122,7 @@ var brokerDefs = readOnly([]Def{
 	nullDef("log.flush.interval.ms", Long, "", atLeast(0), "Default of flush.ms. Default: log.flush.scheduler.interval.ms."),
 	def("log.flush.scheduler.interval.ms", Long, longMax, "", atLeast(0), "How often the flusher checks; default of flush.ms if log.flush.interval.ms is not set."),
 	def("log.index.interval.bytes", Int, "4096", "", atLeast(0), "Default of index.interval.bytes."),
-	def("log.index.size.max.bytes", Int, "10485760", "", atLeast(4), "Default of segment.index.bytes."),
+	def("log.index.size.max.bytes", Int, "10485760", "", atLeast(minSegmentIndexBytes), "Default of segment.index.bytes (Strata's minimum is 12)."),
 	def("log.cleanup.policy", List, "delete", "", listOf("delete", "compact"), "Default of cleanup.policy."),
 	def("log.message.timestamp.type", String, "CreateTime", "", oneOf("CreateTime", "LogAppendTime"), "Default of message.timestamp.type."),
 	def("log.message.timestamp.after.max.ms", Long, longMax, "", atLeast(0), "Default of message.timestamp.after.max.ms."),

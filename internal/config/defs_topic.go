@@ -15,6 +15,12 @@ var longMax = strconv.FormatInt(math.MaxInt64, 10)
 // real while letting tests roll many small ones.
 const minSegmentBytes = 1024
 
+// minSegmentIndexBytes is Strata's floor for segment.index.bytes and
+// log.index.size.max.bytes: room for one time index entry (12 bytes).
+// Kafka allows 4, an index that holds nothing, which rolls a segment per
+// batch.
+const minSegmentIndexBytes = 12
+
 // def is a Def with a default value.
 func def(name string, t Type, dflt, synonym string, validate func(string) error, doc string) Def {
 	return Def{Name: name, Type: t, Default: dflt, HasDefault: true, BrokerSynonym: synonym, Validate: validate, Doc: doc}
@@ -70,8 +76,8 @@ var topicDefs = []Def{
 		"Longest a segment is kept, by its newest timestamp; -1 means unlimited."),
 	def("segment.bytes", Int, "1073741824", "log.segment.bytes", atLeast(minSegmentBytes),
 		"Segment size at which the log rolls (Strata's minimum is 1024)."),
-	def("segment.index.bytes", Int, "10485760", "log.index.size.max.bytes", atLeast(4),
-		"Size of the offset and time index files."),
+	def("segment.index.bytes", Int, "10485760", "log.index.size.max.bytes", atLeast(minSegmentIndexBytes),
+		"Size of the offset and time index files (Strata's minimum is 12, one time index entry)."),
 	def("segment.jitter.ms", Long, "0", "log.roll.jitter.ms", atLeast(0),
 		"Random jitter subtracted from segment.ms."),
 	def("segment.ms", Long, "604800000", "log.roll.ms", atLeast(1),
