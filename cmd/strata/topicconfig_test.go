@@ -11,7 +11,8 @@ import (
 	"github.com/strata-broker/strata/internal/partition"
 )
 
-// Every value the config layer accepts for a topic config must give a
+// Every value the config layer accepts for a topic config (or, at run time,
+// for a broker default of one) must give a
 // config a partition opens with and takes at run time: a value valid for
 // CreateTopics but refused by the partition would leave the topic with a
 // partition that never opens (max.message.bytes=0 did). The values tried
@@ -54,7 +55,31 @@ func TestEveryAcceptedTopicConfigOpensAPartition(t *testing.T) {
 			}
 		}
 	}
-	if tried < 50 {
+	// The same through the broker defaults, set at run time.
+	for _, d := range config.BrokerDefs() {
+		if !config.IsDynamic(d.Name) {
+			continue
+		}
+		for _, v := range landmarks {
+			dyn, err := config.ValidateDynamic(map[string]string{d.Name: v})
+			if err != nil {
+				continue
+			}
+			if _, err := config.ResolveTopic(nil, b.WithDynamic(config.Dynamic{Default: dyn})); err != nil {
+				continue // refused with INVALID_CONFIG: consistent
+			}
+			tried++
+			cfg, err := resolve(broker.ConfigSources{ClusterDynamic: dyn})
+			if err != nil {
+				t.Errorf("broker %s=%s: accepted by the config layer, refused by the resolver: %v", d.Name, v, err)
+				continue
+			}
+			if err := running.SetConfig(cfg); err != nil {
+				t.Errorf("broker %s=%s: accepted by the config layer, an open partition refuses it: %v", d.Name, v, err)
+			}
+		}
+	}
+	if tried < 100 {
 		t.Fatalf("only %d values tried", tried)
 	}
 }
