@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
@@ -79,10 +80,31 @@ func (h *Handler) checkTopic(s topicSpec) (topicSpec, error) {
 	if err := validateTopicConfigs(s.configs, h.brokerConfig(h.opts.Meta.Image())); err != nil {
 		return s, err
 	}
-	if _, exists := h.opts.Meta.Image().Topics[s.name]; exists {
+	img := h.opts.Meta.Image()
+	if _, exists := img.Topics[s.name]; exists {
 		return s, &topicCreateError{kerr.TopicAlreadyExists.Code, fmt.Sprintf("topic %s already exists", s.name)}
 	}
+	if other, ok := collidingTopic(s.name, img.Topics); ok {
+		return s, &topicCreateError{kerr.InvalidTopicException.Code,
+			fmt.Sprintf("topic '%s' collides with existing topic: %s ('.' and '_' are the same in metric names)", s.name, other)}
+	}
 	return s, nil
+}
+
+// collidingTopic is an existing topic whose name differs from name only
+// where one has '.' and the other '_', which Kafka refuses to create, as
+// the two would share their metric names.
+func collidingTopic[T any](name string, topics map[string]T) (string, bool) {
+	if !strings.ContainsAny(name, "._") {
+		return "", false
+	}
+	key := strings.ReplaceAll(name, ".", "_")
+	for other := range topics {
+		if other != name && strings.ReplaceAll(other, ".", "_") == key {
+			return other, true
+		}
+	}
+	return "", false
 }
 
 // createTopic validates and (unless validateOnly) creates a topic.
