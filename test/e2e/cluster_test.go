@@ -131,8 +131,8 @@ func TestClusterLeaderKillNoAckedLoss(t *testing.T) {
 // each node in turn while a producer writes and a consumer group reads and
 // commits, waiting before the next node until every partition of the topic
 // and of __consumer_offsets is fully in sync again. Afterwards every
-// acknowledged record is there, the group has read to the end, and the
-// offsets it committed are what the broker returns for it.
+// acknowledged record is there, no record failed, the group has read to the
+// end, and the offsets it committed are what the broker returns for it.
 func TestClusterRollingRestart(t *testing.T) {
 	t.Parallel()
 	// Three offsets partitions instead of fifty keep the run light; they
@@ -167,6 +167,7 @@ func TestClusterRollingRestart(t *testing.T) {
 	}
 	p.stop(t)
 	p.check(t, consumeAll(t, c.Node(1).Addr, topic))
+	p.requireNoneFailed(t)
 
 	// adm may still hold connections that the restarted nodes closed, and
 	// kgo gives up on a FindCoordinator that meets one (EOF): the checks
@@ -414,6 +415,18 @@ func (p *ackedProducer) check(t *testing.T, got map[int32][]*kgo.Record) {
 		t.Logf("partition %d: acknowledged %d, in log %d", partition, len(p.mu.acked[partition]), len(got[partition]))
 	}
 	t.Logf("produced %d, %v", p.mu.produced, p.mu.failed)
+}
+
+// requireNoneFailed fails the test if any record failed: across a graceful
+// restart of one node at a time, the producer's retries must carry every
+// record to a new leader.
+func (p *ackedProducer) requireNoneFailed(t *testing.T) {
+	t.Helper()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.mu.failed.n > 0 {
+		t.Fatalf("records failed: %v", p.mu.failed)
+	}
 }
 
 // groupConsumer polls a consumer group client from a goroutine and tracks
