@@ -97,10 +97,12 @@
 //
 // Strata differs from Kafka on purpose in: node.id defaults to 1, listeners to
 // PLAINTEXT://127.0.0.1:9092, log.dir to ./strata-data, replication factors to
-// 1, remote.log.storage.system.enable to true, and segment.bytes may be as
-// small as 1024 bytes so tests can roll small segments. Strata has no dynamic
-// broker configs: every broker entry is read-only and STATIC or DEFAULT.
-// Unknown keys are errors, not warnings.
+// 1, remote.log.storage.system.enable to true, segment.bytes may be as
+// small as 1024 bytes so tests can roll small segments, and
+// segment.index.bytes must hold one time index entry (12 bytes; Kafka: 4).
+// Only the broker configs that are topic defaults are dynamic (dynamic.go);
+// every other broker entry is read-only and STATIC or DEFAULT. Unknown keys
+// are errors, not warnings.
 //
 // In a cluster Strata differs from Kafka in:
 //   - process.roles defaults to broker,controller and must include broker:
