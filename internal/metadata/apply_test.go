@@ -191,8 +191,13 @@ func applyChecked(t *testing.T, before *Image, cmd command, wantErr error) *Imag
 // checkImageInvariants checks the documented invariants of Image and Topic.
 func checkImageInvariants(t *testing.T, img *Image) {
 	t.Helper()
-	if img.Topics == nil || img.TopicsByID == nil || img.BrokerConfigs == nil {
+	if img.Topics == nil || img.TopicsByID == nil || img.BrokerConfigs == nil || img.NodeConfigs == nil {
 		t.Fatalf("nil map in image %+v", img)
+	}
+	for node, configs := range img.NodeConfigs {
+		if node < 0 || len(configs) == 0 {
+			t.Fatalf("dynamic configs of broker %d: %v", node, configs)
+		}
 	}
 	if len(img.Topics) != len(img.TopicsByID) {
 		t.Fatalf("%d topics by name, %d by id", len(img.Topics), len(img.TopicsByID))

@@ -48,6 +48,9 @@ func genCommand() *rapid.Generator[command] {
 			return &setBrokerConfigsCmd{Configs: genConfigs().Draw(t, "configs")}
 		}),
 		rapid.Custom(func(t *rapid.T) command {
+			return &setBrokerConfigsCmd{Node: new(rapid.Int32Range(-1, 3).Draw(t, "node")), Configs: genConfigs().Draw(t, "configs")}
+		}),
+		rapid.Custom(func(t *rapid.T) command {
 			return &controllerChangeCmd{NodeID: rapid.Int32Range(-1, 3).Draw(t, "node")}
 		}),
 		rapid.Just[command](&initClusterCmd{ClusterID: "AAAAAAAAAAAAAAAAAAAAAA"}),
@@ -123,6 +126,7 @@ func FuzzDecodeCommand(f *testing.F) {
 	seed, _ := encodeCommand(createCmd("foo", 1, 2))
 	f.Add(seed)
 	f.Add([]byte("\x01{\"set_broker_configs\":{\"configs\":{\"a\":\"b\"}}}"))
+	f.Add([]byte("\x01{\"set_broker_configs\":{\"node\":2,\"configs\":{\"a\":\"b\"}}}"))
 	remote, _ := encodeCommand(upd(rseg(1, "foo", 1, 0, 0, 10, remotemeta.CopyStarted), 0))
 	f.Add(remote)
 	scram, _ := encodeCommand(alterScram("alice", upsert(ScramSHA256, 1), ScramSHA512))
