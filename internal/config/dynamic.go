@@ -125,9 +125,8 @@ func ValidateDynamic(m map[string]string) (map[string]string, error) {
 // values left out).
 func DescribeBrokerDefault(b *Broker) []Entry {
 	cluster := b.WithDynamic(Dynamic{Default: b.dynamic.Default})
-	out := slices.DeleteFunc(DescribeBroker(cluster), func(e Entry) bool {
+	return slices.DeleteFunc(DescribeBroker(cluster), func(e Entry) bool {
 		_, set := cluster.dynamic.Default[e.Name]
 		return !set
 	})
-	return out
 }
