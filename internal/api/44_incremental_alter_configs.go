@@ -56,7 +56,7 @@ type listConfigs struct {
 func (h *Handler) listsOf(resType kmsg.ConfigResourceType, name string) listConfigs {
 	b := h.brokerConfig(h.opts.Meta.Image())
 	if resType == resourceBroker && name == "" {
-		b = b.WithDynamic(config.Dynamic{Default: b.Dynamic().Default})
+		b = b.ClusterWide()
 	}
 	switch resType {
 	case resourceTopic:

@@ -48,5 +48,6 @@ func (h *Handler) brokerConfig(img *metadata.Image) *config.Broker {
 
 // dynamicOf is what node runs with of img's dynamic broker configs.
 func dynamicOf(img *metadata.Image, node int32) config.Dynamic {
-	return config.Dynamic{Default: img.BrokerConfigs, Node: img.NodeConfigs[node]}
+	cluster, own := img.DynamicConfigsOf(node)
+	return config.Dynamic{Default: cluster, Node: own}
 }

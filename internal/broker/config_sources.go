@@ -20,5 +20,6 @@ func (s ConfigSources) equal(o ConfigSources) bool {
 
 // configSources are the sources of topic t's config on node in img.
 func configSources(img *metadata.Image, node int32, t *metadata.Topic) ConfigSources {
-	return ConfigSources{Topic: t.Configs, NodeDynamic: img.NodeConfigs[node], ClusterDynamic: img.BrokerConfigs}
+	cluster, own := img.DynamicConfigsOf(node)
+	return ConfigSources{Topic: t.Configs, NodeDynamic: own, ClusterDynamic: cluster}
 }

@@ -34,8 +34,9 @@ func (b *Broker) WithDynamic(d Dynamic) *Broker {
 	return &c
 }
 
-// Dynamic is the dynamic configs b runs with (WithDynamic).
-func (b *Broker) Dynamic() Dynamic { return b.dynamic }
+// ClusterWide is b as the cluster-wide broker resource sees it: b's
+// dynamic configs without its own, the cluster-wide ones alone.
+func (b *Broker) ClusterWide() *Broker { return b.WithDynamic(Dynamic{Default: b.dynamic.Default}) }
 
 // layers are where a broker key's value may come from, highest precedence
 // first; any may be nil.
@@ -122,9 +123,9 @@ func ValidateDynamic(m map[string]string) (map[string]string, error) {
 // DescribeBrokerDefault describes the cluster-wide dynamic broker configs of
 // b as Kafka describes its default broker resource: only the keys set there,
 // sorted by name, with their synonyms below them (this broker's own dynamic
-// values left out).
+// values left out: ClusterWide).
 func DescribeBrokerDefault(b *Broker) []Entry {
-	cluster := b.WithDynamic(Dynamic{Default: b.dynamic.Default})
+	cluster := b.ClusterWide()
 	return slices.DeleteFunc(DescribeBroker(cluster), func(e Entry) bool {
 		_, set := cluster.dynamic.Default[e.Name]
 		return !set

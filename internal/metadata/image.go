@@ -126,6 +126,12 @@ type Partition struct {
 	RemovingReplicas []int32 `json:",omitempty"`
 }
 
+// DynamicConfigsOf is what broker node runs with of the dynamic broker
+// configs: the cluster-wide ones and its own (nil when it has none).
+func (img *Image) DynamicConfigsOf(node int32) (clusterWide, own map[string]string) {
+	return img.BrokerConfigs, img.NodeConfigs[node]
+}
+
 func emptyImage() *Image {
 	return &Image{
 		Topics:        map[string]*Topic{},
