@@ -370,19 +370,12 @@ func (b *Broker) clear() {
 	b.mu.Unlock()
 }
 
-// freePort asks the kernel for a free loopback port and releases it, so that
-// the broker can bind it (and bind it again after a restart).
+// freePort asks the kernel for a free loopback port, never one handed out
+// before in this process, and releases it, so that the broker can bind it
+// (and bind it again after a restart).
 func freePort(t *testing.T) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("picking a free port: %v", err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	if err := ln.Close(); err != nil {
-		t.Fatalf("releasing port %d: %v", port, err)
-	}
-	return port
+	return freePorts(t, 1)[0]
 }
 
 // lineWatcher copies the broker's stdout into out and reports the first

@@ -7,6 +7,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -73,17 +74,21 @@ func (b *Broker) kafkaListeners() map[string]string {
 }
 
 // freePorts picks n distinct free loopback ports: each is held until all
-// are picked, so the kernel cannot hand out one of them twice.
+// are picked, so the kernel cannot hand out one of them twice, and none was
+// handed out before in this process (claimPort).
 func freePorts(t *testing.T, n int) []int {
 	t.Helper()
-	ports := make([]int, n)
-	held := make([]net.Listener, n)
-	for i := range held {
+	ports := make([]int, 0, n)
+	var held []net.Listener
+	for len(ports) < n {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			t.Fatalf("picking a free port: %v", err)
 		}
-		held[i], ports[i] = ln, ln.Addr().(*net.TCPAddr).Port
+		held = append(held, ln)
+		if port := ln.Addr().(*net.TCPAddr).Port; claimPort(port) {
+			ports = append(ports, port)
+		}
 	}
 	for _, ln := range held {
 		if err := ln.Close(); err != nil {
@@ -91,4 +96,26 @@ func freePorts(t *testing.T, n int) []int {
 		}
 	}
 	return ports
+}
+
+// handedOut are the ports freePorts gave to some test of this process: a
+// broker stopped for a restart must find its port free again, so no other
+// test gets it, even once the kernel offers it again.
+var handedOut struct {
+	sync.Mutex
+	ports map[int]bool
+}
+
+// claimPort records port as handed out, unless it already was.
+func claimPort(port int) bool {
+	handedOut.Lock()
+	defer handedOut.Unlock()
+	if handedOut.ports == nil {
+		handedOut.ports = map[int]bool{}
+	}
+	if handedOut.ports[port] {
+		return false
+	}
+	handedOut.ports[port] = true
+	return true
 }
