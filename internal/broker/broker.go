@@ -112,7 +112,11 @@ type Broker struct {
 	// gave up on.
 	cleaner cleanerState
 
-	mu struct {
+	// hosting is held while partitions are opened, deleted or reopened
+	// (Reconcile, reopenFailedLogs) and while Close closes them, so that
+	// their file work can leave mu; it is taken before mu.
+	hosting sync.Mutex
+	mu      struct {
 		sync.Mutex
 		parts   map[base.TopicPartition]*hosted
 		version uint64 // image version last reconciled
@@ -252,6 +256,8 @@ func (b *Broker) Close() error {
 }
 
 func (b *Broker) closePartitions() error {
+	b.hosting.Lock()
+	defer b.hosting.Unlock()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	var errs []error

@@ -3,6 +3,7 @@ package broker
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"syscall"
@@ -101,10 +102,12 @@ func statDisk(dir string) (diskSpace, error) {
 // which recovers its log from disk as a restart would (every record that
 // was durable stays; a torn tail is cut), and takes its role from the
 // image again. A partition whose reopening fails stays closed and is tried
-// again at the next check. Like Reconcile's opens, it holds the broker's
-// lock meanwhile; recovery reads the segments past the recovery point,
-// which a sync moves to the active segment after each roll.
+// again at the next check. As in Reconcile, the closing and opening (file
+// work: recovery reads the segments past the recovery point) happen
+// outside the broker's lock, under b.hosting.
 func (b *Broker) reopenFailedLogs() {
+	b.hosting.Lock()
+	defer b.hosting.Unlock()
 	var failed []*hosted
 	b.mu.Lock()
 	for _, h := range b.mu.parts {
@@ -127,55 +130,100 @@ func (b *Broker) reopenFailedLogs() {
 		b.logger.Warn("counting open files to reopen failed logs", "err", err)
 		return
 	}
+	img := b.opts.Meta.Image() // under b.hosting: never older than Reconcile's
+	type closing struct {
+		h       *hosted
+		failure error
+	}
+	var toClose []closing
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	if b.mu.closed {
+		b.mu.Unlock()
 		return
 	}
-	img := b.opts.Meta.Image() // under the lock: never older than Reconcile's
 	for _, h := range failed {
 		tp := h.p.TP()
 		failure := h.p.LogFailed()
 		if b.mu.parts[tp] != h || !mayReopen(failure, space, files) {
 			continue
 		}
-		delete(b.mu.parts, tp)
-		b.closingLocked(h)
-		if err := h.p.Close(); err != nil && !errors.Is(err, failure) {
-			b.logger.Warn("closing a failed log to reopen it", "partition", tp.String(), "err", err)
-		}
+		toClose = append(toClose, closing{b.detachLocked(tp), failure})
 		b.mu.reopening[tp] = reopenCause(failure)
 	}
-	for tp, cause := range b.mu.reopening {
-		b.reopenLocked(img, tp, cause, space, files)
+	reopening := maps.Clone(b.mu.reopening)
+	b.mu.Unlock()
+	for _, c := range toClose {
+		if err := c.h.p.Close(); err != nil && !errors.Is(err, c.failure) {
+			b.logger.Warn("closing a failed log to reopen it", "partition", c.h.p.TP().String(), "err", err)
+		}
+	}
+	for tp, cause := range reopening {
+		b.reopen(img, tp, cause, space, files)
 	}
 }
 
-// reopenLocked opens tp again, closed by reopenFailedLogs, if the image
-// still has it here.
-func (b *Broker) reopenLocked(img *metadata.Image, tp base.TopicPartition, cause string, space diskSpace, files fileUsage) {
+// reopen opens tp again, closed by reopenFailedLogs, if the image still
+// has it here and nothing opened it meanwhile (a Reconcile opens what it
+// finds unhosted).
+func (b *Broker) reopen(img *metadata.Image, tp base.TopicPartition, cause string, space diskSpace, files fileUsage) {
+	b.mu.Lock()
+	_, open := b.mu.parts[tp]
+	if open || b.mu.closed {
+		delete(b.mu.reopening, tp)
+		b.mu.Unlock()
+		return
+	}
+	b.mu.Unlock()
 	t, ok := img.Topics[tp.Topic]
 	if !ok || int(tp.Partition) >= len(t.Partitions) || !slices.Contains(t.Partitions[tp.Partition].Replicas, b.opts.NodeID) {
 		// Deleted or moved away meanwhile, as Reconcile would have.
-		delete(b.mu.reopening, tp)
+		b.forgetReopening(tp)
 		b.logger.Info("deleting partition: its topic is gone or it has no replica here", "partition", tp.String())
 		if err := vfs.RemoveDir(b.partitionDir(tp)); err != nil {
 			b.logger.Error("deleting a partition closed to reopen its log", "partition", tp.String(), "err", err)
 		}
 		return
 	}
-	if err := b.ensureLocked(tp, t, t.Partitions[tp.Partition], configSources(img, b.opts.NodeID, t)); err != nil {
+	pa := t.Partitions[tp.Partition]
+	cs := configSources(img, b.opts.NodeID, t)
+	err := b.reopenAndHost(tp, t, pa, cs)
+	if err != nil {
 		b.logger.Error("reopening a failed log; trying again", "partition", tp.String(), "failed_on", cause,
 			"free_bytes", space.free, "open_files", files.open, "open_files_limit", files.limit, "err", err)
-		if h, open := b.mu.parts[tp]; open {
-			delete(b.mu.parts, tp)
-			b.closingLocked(h)
-			_ = h.p.Close()
-		}
 		return
 	}
-	delete(b.mu.reopening, tp)
+	b.forgetReopening(tp)
 	b.logger.Info("reopened a partition's log that had failed on "+cause+"; writes are accepted",
 		"partition", tp.String(), "free_bytes", space.free, "disk_bytes", space.total,
 		"open_files", files.open, "open_files_limit", files.limit)
+}
+
+// reopenAndHost opens tp outside the broker's lock and hosts it in pa's
+// role; on a failure it is left closed.
+func (b *Broker) reopenAndHost(tp base.TopicPartition, t *metadata.Topic, pa metadata.Partition, cs ConfigSources) error {
+	h, err := b.open(tp, t, pa, cs)
+	if err != nil {
+		return err
+	}
+	b.mu.Lock()
+	if b.mu.closed {
+		b.mu.Unlock()
+		return closeUnhosted([]*hosted{h})
+	}
+	b.hostLocked(h)
+	err = b.updateLocked(h, t, pa, cs)
+	if err != nil {
+		b.detachLocked(tp)
+	}
+	b.mu.Unlock()
+	if err != nil {
+		_ = h.p.Close()
+	}
+	return err
+}
+
+func (b *Broker) forgetReopening(tp base.TopicPartition) {
+	b.mu.Lock()
+	delete(b.mu.reopening, tp)
+	b.mu.Unlock()
 }

@@ -21,36 +21,81 @@ const partitionMetadataFile = "partition.metadata"
 // (planHosting): it deletes the data of those whose topic is gone or that
 // no longer have a replica here, opens those newly assigned here, applies
 // topic config changes, and gives each its role (applyRoleLocked).
+//
+// Deleting and opening are file work (fsyncs; an existing log's recovery)
+// and happen outside the broker's lock, which every request takes to find
+// its partition: under the lock the partitions that go are detached and
+// those to open picked; outside it they are deleted and opened; under it
+// again the opened ones are hosted and every partition takes its config
+// and role. b.hosting keeps another Reconcile, a reopening of failed logs
+// and Close from coming between those steps.
 func (b *Broker) Reconcile() error {
+	b.hosting.Lock()
+	defer b.hosting.Unlock()
 	img := b.opts.Meta.Image()
+	b.mu.Lock()
+	// Never go back to an older image, which could reopen a deleted
+	// partition or undo a role.
+	if b.mu.closed || (b.mu.version != 0 && img.Version <= b.mu.version) {
+		b.mu.Unlock()
+		return nil
+	}
+	ids := make(map[base.TopicPartition]base.TopicID, len(b.mu.parts))
+	for tp, h := range b.mu.parts {
+		ids[tp] = h.topicID
+	}
+	plan := planHosting(img, ids, b.opts.NodeID)
+	gone := make([]*hosted, 0, len(plan.remove))
+	for tp, why := range plan.remove {
+		b.logger.Info("deleting partition: "+why.String(), "partition", tp.String())
+		gone = append(gone, b.detachLocked(tp))
+	}
+	var toOpen []assignment
+	for _, a := range plan.host {
+		h, ok := b.mu.parts[a.tp]
+		if ok && h.topicID != a.topic.ID {
+			// Same name, new topic: the old one was deleted and
+			// recreated (planHosting removes it first; this is the
+			// backstop).
+			gone = append(gone, b.detachLocked(a.tp))
+			ok = false
+		}
+		if !ok {
+			toOpen = append(toOpen, a)
+		}
+	}
+	b.mu.Unlock()
+
+	var errs []error
+	for _, h := range gone {
+		if err := h.p.Delete(); err != nil {
+			errs = append(errs, fmt.Errorf("deleting %v: %w", h.p.TP(), err))
+		}
+	}
+	opened := make([]*hosted, 0, len(toOpen))
+	for _, a := range toOpen {
+		h, err := b.open(a.tp, a.topic, a.part, configSources(img, b.opts.NodeID, a.topic))
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		opened = append(opened, h)
+	}
+
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.mu.closed {
-		return nil
+		return errors.Join(append(errs, closeUnhosted(opened))...)
 	}
-	// Two callers (the image watcher, Partition) may read images in one
-	// order and take the lock in the other: never go back to an older
-	// image, which could reopen a deleted partition or undo a role.
-	if b.mu.version != 0 && img.Version <= b.mu.version {
-		return nil
-	}
-	hosted := make(map[base.TopicPartition]base.TopicID, len(b.mu.parts))
-	for tp, h := range b.mu.parts {
-		hosted[tp] = h.topicID
-	}
-	plan := planHosting(img, hosted, b.opts.NodeID)
-	var errs []error
-	for tp, why := range plan.remove {
-		h := b.mu.parts[tp]
-		delete(b.mu.parts, tp)
-		b.closingLocked(h)
-		b.logger.Info("deleting partition: "+why.String(), "partition", tp.String())
-		if err := h.p.Delete(); err != nil {
-			errs = append(errs, fmt.Errorf("deleting %v: %w", tp, err))
-		}
+	for _, h := range opened {
+		b.hostLocked(h)
 	}
 	for _, a := range plan.host {
-		if err := b.ensureLocked(a.tp, a.topic, a.part, configSources(img, b.opts.NodeID, a.topic)); err != nil {
+		h, ok := b.mu.parts[a.tp]
+		if !ok {
+			continue // its open failed: errs has why
+		}
+		if err := b.updateLocked(h, a.topic, a.part, configSources(img, b.opts.NodeID, a.topic)); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -60,26 +105,38 @@ func (b *Broker) Reconcile() error {
 	return errors.Join(errs...)
 }
 
-// ensureLocked opens tp if it is not open, or applies its new config (from
-// cs), and gives it the role pa asks of this node.
-func (b *Broker) ensureLocked(tp base.TopicPartition, t *metadata.Topic, pa metadata.Partition, cs ConfigSources) error {
-	h, ok := b.mu.parts[tp]
-	if ok && h.topicID != t.ID {
-		// Same name, new topic: the old one was deleted and recreated
-		// (planHosting removes it first; this is the backstop).
-		delete(b.mu.parts, tp)
-		b.closingLocked(h)
-		if err := h.p.Delete(); err != nil {
-			return fmt.Errorf("deleting replaced %v: %w", tp, err)
+// detachLocked stops hosting tp (closingLocked) and returns it, for the
+// caller to close or delete outside the lock.
+func (b *Broker) detachLocked(tp base.TopicPartition) *hosted {
+	h := b.mu.parts[tp]
+	delete(b.mu.parts, tp)
+	b.closingLocked(h)
+	return h
+}
+
+// hostLocked hosts h, opened outside the lock, without a role yet.
+func (b *Broker) hostLocked(h *hosted) {
+	tp := h.p.TP()
+	b.mu.parts[tp] = h
+	b.trackTierStatsLocked(tp)
+}
+
+// closeUnhosted closes partitions opened for a broker that closed
+// meanwhile.
+func closeUnhosted(opened []*hosted) error {
+	var errs []error
+	for _, h := range opened {
+		if err := h.p.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("closing %v: %w", h.p.TP(), err))
 		}
-		ok = false
 	}
-	if !ok {
-		var err error
-		if h, err = b.openLocked(tp, t, pa, cs); err != nil {
-			return err
-		}
-	} else if !h.configs.equal(cs) {
+	return errors.Join(errs...)
+}
+
+// updateLocked applies to h, hosted here, its new config (from cs) and the
+// role pa asks of this node.
+func (b *Broker) updateLocked(h *hosted, t *metadata.Topic, pa metadata.Partition, cs ConfigSources) error {
+	if !h.configs.equal(cs) {
 		cfg, err := b.opts.Resolve(cs)
 		if err != nil {
 			return fmt.Errorf("topic %s config: %w", t.Name, err)
@@ -90,14 +147,15 @@ func (b *Broker) ensureLocked(tp base.TopicPartition, t *metadata.Topic, pa meta
 		h.configs = cs
 	}
 	if err := b.applyRoleLocked(h, pa); err != nil {
-		return fmt.Errorf("partition %v: %w", tp, err)
+		return fmt.Errorf("partition %v: %w", h.p.TP(), err)
 	}
 	return nil
 }
 
-// openLocked opens tp, which Open makes a leader in pa's epoch, and hosts
-// it without a role yet.
-func (b *Broker) openLocked(tp base.TopicPartition, t *metadata.Topic, pa metadata.Partition, cs ConfigSources) (*hosted, error) {
+// open opens tp, which Open makes a leader in pa's epoch, for hostLocked.
+// It does file work and is called without the broker's lock, under
+// b.hosting.
+func (b *Broker) open(tp base.TopicPartition, t *metadata.Topic, pa metadata.Partition, cs ConfigSources) (*hosted, error) {
 	cfg, err := b.opts.Resolve(cs)
 	if err != nil {
 		return nil, fmt.Errorf("topic %s config: %w", t.Name, err)
@@ -127,10 +185,7 @@ func (b *Broker) openLocked(tp base.TopicPartition, t *metadata.Topic, pa metada
 	if err != nil {
 		return nil, err
 	}
-	h := &hosted{p: p, topicID: t.ID, configs: cs, jitter: jitter}
-	b.mu.parts[tp] = h
-	b.trackTierStatsLocked(tp)
-	return h, nil
+	return &hosted{p: p, topicID: t.ID, configs: cs, jitter: jitter}, nil
 }
 
 func (b *Broker) partitionDir(tp base.TopicPartition) string {

@@ -1,0 +1,142 @@
+package broker
+
+import (
+	"testing"
+	"time"
+
+	"github.com/strata-broker/strata/internal/base"
+	"github.com/strata-broker/strata/internal/metadata"
+	"github.com/strata-broker/strata/internal/partition"
+)
+
+// slowOpenMarker is a topic config that makes heldOpens hold up the
+// resolution of the topic's config, which every partition open begins
+// with: it stands for an open whose file work takes long (a slow disk, a
+// long recovery).
+const slowOpenMarker = "segment.ms"
+
+// heldOpens holds each open of a topic carrying slowOpenMarker until the
+// test releases it.
+type heldOpens struct {
+	entered chan struct{}
+	release chan struct{}
+}
+
+func newHeldOpens() *heldOpens {
+	return &heldOpens{entered: make(chan struct{}, 16), release: make(chan struct{})}
+}
+
+// resolver wraps resolve, holding the topics that carry the marker.
+func (h *heldOpens) resolver(resolve ConfigResolver) ConfigResolver {
+	return func(cs ConfigSources) (partition.Config, error) {
+		if _, slow := cs.Topic[slowOpenMarker]; slow {
+			h.entered <- struct{}{}
+			<-h.release
+		}
+		return resolve(cs)
+	}
+}
+
+// awaitEntered waits for an open to be held.
+func (h *heldOpens) awaitEntered(t *testing.T) {
+	t.Helper()
+	select {
+	case <-h.entered:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no partition open began within 30 s of creating the topic")
+	}
+}
+
+// createHeldTopic creates a one-partition topic on node 1 whose open the
+// held resolver holds up; the broker's image watcher begins opening it.
+func createHeldTopic(t *testing.T, meta *metadata.Store, name string) {
+	t.Helper()
+	if _, err := meta.CreateTopic(t.Context(), metadata.CreateTopic{Name: name, Assignments: [][]int32{{1}},
+		Configs: map[string]string{slowOpenMarker: "604800000"}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestOpeningAPartitionDoesNotStallTheOthers: while the broker opens a
+// new partition (held up here in its open), requests to the partitions
+// already open find them and append. Every request takes the broker's
+// lock to find its partition: an open that held it would stall them all
+// (a topic of 50 partitions created next to a producer held its records
+// for half a second).
+func TestOpeningAPartitionDoesNotStallTheOthers(t *testing.T) {
+	meta := openTestMeta(t)
+	held := newHeldOpens()
+	o := idleTestOptions(t, meta, replicatedConfig(1))
+	o.Resolve = held.resolver(o.Resolve)
+	if _, err := meta.CreateTopic(t.Context(), metadata.CreateTopic{Name: "busy", Assignments: [][]int32{{1}}}); err != nil {
+		t.Fatal(err)
+	}
+	b := startTestBroker(t, o)
+	busy := hostedPartition(t, b, "busy")
+
+	createHeldTopic(t, meta, "slow")
+	held.awaitEntered(t)
+	served := make(chan error, 1)
+	go func() {
+		p, ok := b.Partition(base.TopicPartition{Topic: "busy", Partition: 0})
+		if !ok || p != busy {
+			served <- nil
+			return
+		}
+		_, _, err := p.Append(keyedBatch("k"), partition.AcksLeader)
+		served <- err
+	}()
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Fatalf("appending to busy-0 while slow-0 opens: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		close(held.release)
+		t.Fatal("a request to busy-0 waited 30 s for slow-0's open")
+	}
+	if end := busy.Offsets().LogEnd; end != 1 {
+		t.Fatalf("busy-0's log end %d, want 1", end)
+	}
+
+	close(held.release)
+	if _, ok := b.Partition(base.TopicPartition{Topic: "slow", Partition: 0}); !ok {
+		t.Fatal("slow-0 is not hosted once its open went on")
+	}
+}
+
+// TestCloseWaitsForAnOpenInFlight: a broker closed while it opens a
+// partition outside its lock closes that partition too, and nothing is
+// left running (the package's goleak check).
+func TestCloseWaitsForAnOpenInFlight(t *testing.T) {
+	meta := openTestMeta(t)
+	held := newHeldOpens()
+	o := idleTestOptions(t, meta, replicatedConfig(1))
+	o.Resolve = held.resolver(o.Resolve)
+	b, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	createHeldTopic(t, meta, "slow")
+	held.awaitEntered(t)
+	closed := make(chan error, 1)
+	go func() { closed <- b.Close() }()
+	close(held.release)
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Fatalf("Close: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Close did not return within 30 s of the open going on")
+	}
+	if parts := b.Partitions(); len(parts) != 0 {
+		t.Fatalf("after Close, %d partitions are hosted", len(parts))
+	}
+
+	// The partition was closed cleanly: a broker on the same data opens
+	// it with its config.
+	o.Resolve = idleTestOptions(t, meta, replicatedConfig(1)).Resolve
+	again := startTestBroker(t, o)
+	hostedPartition(t, again, "slow")
+}
