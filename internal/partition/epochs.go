@@ -197,10 +197,8 @@ func decodeEpochCache(data []byte) (epochCache, error) {
 
 // becomeLeaderLocked records a new leader epoch starting at the log end.
 func (p *Partition) becomeLeaderLocked(epoch base.Epoch) error {
-	if !p.mu.epochs.assign(epoch, p.log.End()) && len(p.mu.epochs.entries) > 0 {
-		return nil
-	}
-	return p.writeEpochsLocked()
+	assigned := p.mu.epochs.assign(epoch, p.log.End())
+	return p.saveEpochsLocked(assigned || len(p.mu.epochs.entries) == 0)
 }
 
 // EndOffsetForEpoch answers OffsetForLeaderEpoch.

@@ -149,3 +149,44 @@ func TestDeleteRecordsTrimsTheEpochCache(t *testing.T) {
 		t.Fatalf("epoch cache after DeleteRecords(4): %v, want %v", c.entries, want)
 	}
 }
+
+// TestFailedEpochCheckpointWriteIsRetried: a leader epoch whose checkpoint
+// write failed is already in the cache in memory; the next BecomeLeader
+// of that epoch (the broker retries a failed role change) must write it
+// again rather than find nothing new, or the epoch is lost at the next
+// start and a follower's divergence in it goes unseen. Each place that
+// changes the cache writes it again after a failure; this one is the
+// most common.
+func TestFailedEpochCheckpointWriteIsRetried(t *testing.T) {
+	e := newEnv(t, func(o *Options) { o.LeaderEpoch = 1 })
+	p := e.open(t)
+	mustAppend(t, p, batch(t, spec{records: 3}), AcksLeader)
+	if err := p.BecomeFollower(1); err != nil {
+		t.Fatal(err)
+	}
+	// A directory where the write's temporary file goes fails the write,
+	// for root too.
+	blocker := filepath.Join(e.dir, epochCheckpointFile+".tmp")
+	if err := os.Mkdir(blocker, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.BecomeLeader(2); err == nil {
+		t.Fatal("BecomeLeader(2) succeeded with its checkpoint unwritable")
+	}
+	if err := os.Remove(blocker); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.BecomeLeader(2); err != nil {
+		t.Fatalf("BecomeLeader(2) once the checkpoint is writable: %v", err)
+	}
+	data, err := os.ReadFile(filepath.Join(e.dir, epochCheckpointFile))
+	if err != nil || string(data) != "0\n2\n1 0\n2 3\n" {
+		t.Fatalf("checkpoint %q, %v; want epochs 1 at 0 and 2 at 3", data, err)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if ep, end, ok := e.open(t).EndOffsetForEpoch(1); !ok || ep != 1 || end != 3 {
+		t.Fatalf("after a restart EndOffsetForEpoch(1) = %d, %d, %v; want epoch 1 ending at 3", ep, end, ok)
+	}
+}

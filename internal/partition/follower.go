@@ -177,8 +177,8 @@ func (p *Partition) startOverAndAppend(in []byte) (FollowerAppend, []*producerSn
 	out, snaps, err := p.appendFollowerLocked(in)
 	// The first batch's epoch starts at the log start, as it would had
 	// the log start moved into the batch (truncateBefore).
-	if err == nil && p.mu.epochs.truncateBefore(p.mu.logStart) {
-		err = p.writeEpochsLocked()
+	if err == nil {
+		err = p.saveEpochsLocked(p.mu.epochs.truncateBefore(p.mu.logStart))
 	}
 	return out, snaps, err
 }
@@ -240,9 +240,7 @@ func (p *Partition) appendFollowerLocked(in []byte) (FollowerAppend, []*producer
 	}
 	out.Appended.End = p.log.End()
 	out.Bytes = pos
-	if epochsChanged {
-		err = errors.Join(err, p.writeEpochsLocked())
-	}
+	err = errors.Join(err, p.saveEpochsLocked(epochsChanged))
 	if out.Batches > 0 {
 		p.notifyLocked()
 	}

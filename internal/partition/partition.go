@@ -60,6 +60,9 @@ type Partition struct {
 		// records written before the restart that never committed.
 		hwFromRestart bool
 		epochs        epochCache
+		// epochsUnsaved: the last write of epochs failed
+		// (writeEpochsLocked), so the checkpoint may lack a change.
+		epochsUnsaved bool
 		// role is leader or follower (role.go); leaderEpoch is the leader
 		// epoch the partition was last told (BecomeLeader,
 		// BecomeFollower), at least the cache's latest.

@@ -6,7 +6,6 @@ import (
 	"github.com/strata-broker/strata/internal/base"
 	"github.com/strata-broker/strata/internal/log"
 	"github.com/strata-broker/strata/internal/retention"
-	"github.com/strata-broker/strata/internal/vfs"
 )
 
 // ErrDeleteBeyondHighWatermark means DeleteRecords asked to delete offsets
@@ -134,10 +133,8 @@ func (p *Partition) applyDecisionLocked(plan retention.Decision, deleteLocalBefo
 		}
 		p.mu.logStart = plan.NewLogStart
 		p.pruneAbortedLocked()
-		if p.mu.epochs.truncateBefore(plan.NewLogStart) {
-			if err := vfs.WriteFileAtomic(p.opts.Dir, epochCheckpointFile, p.mu.epochs.encode()); err != nil {
-				return err
-			}
+		if err := p.saveEpochsLocked(p.mu.epochs.truncateBefore(plan.NewLogStart)); err != nil {
+			return err
 		}
 	}
 	if deleteLocalBefore > p.log.Start() {

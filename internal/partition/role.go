@@ -145,10 +145,8 @@ func (p *Partition) BecomeFollower(epoch base.Epoch) error {
 		end := p.log.End()
 		p.logger.Info("becoming follower", "epoch", epoch, "from_epoch", p.mu.leaderEpoch,
 			"log_end", end, "high_watermark", p.mu.highWatermark)
-		if p.mu.epochs.truncateFromEnd(end) {
-			if err := p.writeEpochsLocked(); err != nil {
-				return err
-			}
+		if err := p.saveEpochsLocked(p.mu.epochs.truncateFromEnd(end)); err != nil {
+			return err
 		}
 	}
 	p.setRoleLocked(roleFollower)
@@ -287,7 +285,24 @@ func (p *Partition) SetLogStartFromLeader(start base.Offset) error {
 	return p.applyDecisionLocked(retention.Decision{NewLogStart: start}, start)
 }
 
-// writeEpochsLocked persists the leader-epoch cache.
+// writeEpochsLocked persists the leader-epoch cache. A failed write marks
+// the cache unsaved, for saveEpochsLocked to write it again at the next
+// chance: the cache in memory never stays ahead of its checkpoint because
+// the change that put it ahead was already made when the write failed.
 func (p *Partition) writeEpochsLocked() error {
-	return vfs.WriteFileAtomic(p.opts.Dir, epochCheckpointFile, p.mu.epochs.encode())
+	if err := vfs.WriteFileAtomic(p.opts.Dir, epochCheckpointFile, p.mu.epochs.encode()); err != nil {
+		p.mu.epochsUnsaved = true
+		return err
+	}
+	p.mu.epochsUnsaved = false
+	return nil
+}
+
+// saveEpochsLocked writes the leader-epoch cache when it changed, or when
+// an earlier write of it failed.
+func (p *Partition) saveEpochsLocked(changed bool) error {
+	if !changed && !p.mu.epochsUnsaved {
+		return nil
+	}
+	return p.writeEpochsLocked()
 }

@@ -65,10 +65,7 @@ func (p *Partition) TruncateTo(o base.Offset) error {
 	}
 	end := p.log.End()
 	if o >= end {
-		if p.mu.epochs.truncateFromEnd(end) {
-			return p.writeEpochsLocked()
-		}
-		return nil
+		return p.saveEpochsLocked(p.mu.epochs.truncateFromEnd(end))
 	}
 	if o < p.log.Start() {
 		p.logger.Warn("truncating below the local log start: the log starts over", "to", o,
@@ -106,10 +103,8 @@ func (p *Partition) TruncateTo(o base.Offset) error {
 	if err := p.log.TruncateTo(cut); err != nil {
 		return fmt.Errorf("partition %v: %w", p.opts.TP, err)
 	}
-	if p.mu.epochs.truncateFromEnd(cut) {
-		if err := p.writeEpochsLocked(); err != nil {
-			return err
-		}
+	if err := p.saveEpochsLocked(p.mu.epochs.truncateFromEnd(cut)); err != nil {
+		return err
 	}
 	if err := p.rebuildProducersLocked(); err != nil {
 		return fmt.Errorf("partition %v: rebuilding producer state after truncating to %d: %w", p.opts.TP, cut, err)
