@@ -82,27 +82,68 @@ func (b *Broker) Reconcile() error {
 		opened = append(opened, h)
 	}
 
+	errs = append(errs, b.hostAndApplyRoles(img, plan.host, opened)...)
+	if len(errs) == 0 {
+		b.mu.Lock()
+		b.mu.version = img.Version
+		b.mu.Unlock()
+	}
+	return errors.Join(errs...)
+}
+
+// hostAndApplyRoles hosts the partitions opened for img and brings every
+// one of as, the partitions img places here, to its config and role. A
+// role change writes the partition's leader-epoch checkpoint (an fsync or
+// two; at a failover, one for each partition this node takes over), so it
+// runs in three steps: under the broker's lock, each partition's config is
+// applied and what must stop before its role changes stops (prepareRole);
+// outside it, each takes its role and epoch (roleMove.take); under it
+// again, the broker's side of each role follows (applyRoleLocked, whose
+// BecomeLeader or BecomeFollower then changes nothing). The caller holds
+// b.hosting. It returns an error for each partition that failed.
+func (b *Broker) hostAndApplyRoles(img *metadata.Image, as []assignment, opened []*hosted) []error {
+	var errs []error
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	if b.mu.closed {
-		return errors.Join(append(errs, closeUnhosted(opened))...)
+		b.mu.Unlock()
+		return []error{closeUnhosted(opened)}
 	}
 	for _, h := range opened {
 		b.hostLocked(h)
 	}
-	for _, a := range plan.host {
+	moves := make([]roleMove, 0, len(as))
+	for _, a := range as {
 		h, ok := b.mu.parts[a.tp]
 		if !ok {
-			continue // its open failed: errs has why
+			continue // its open failed: the caller has why
 		}
-		if err := b.updateLocked(h, a.topic, a.part, configSources(img, b.opts.NodeID, a.topic)); err != nil {
+		if err := b.configureLocked(h, a.topic, configSources(img, b.opts.NodeID, a.topic)); err != nil {
 			errs = append(errs, err)
+			continue
+		}
+		moves = append(moves, b.prepareRoleLocked(h, a.part))
+	}
+	b.mu.Unlock()
+
+	for i := range moves {
+		moves[i].take()
+	}
+
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.mu.closed {
+		return errs // Close closes every hosted partition
+	}
+	for _, m := range moves {
+		err := m.err
+		if err == nil {
+			err = b.applyRoleLocked(m.h, m.pa)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("partition %v: %w", m.h.p.TP(), err))
 		}
 	}
-	if len(errs) == 0 {
-		b.mu.version = img.Version
-	}
-	return errors.Join(errs...)
+	return errs
 }
 
 // detachLocked stops hosting tp (closingLocked) and returns it, for the
@@ -134,8 +175,20 @@ func closeUnhosted(opened []*hosted) error {
 }
 
 // updateLocked applies to h, hosted here, its new config (from cs) and the
-// role pa asks of this node.
+// role pa asks of this node, all under the broker's lock.
 func (b *Broker) updateLocked(h *hosted, t *metadata.Topic, pa metadata.Partition, cs ConfigSources) error {
+	if err := b.configureLocked(h, t, cs); err != nil {
+		return err
+	}
+	if err := b.applyRoleLocked(h, pa); err != nil {
+		return fmt.Errorf("partition %v: %w", h.p.TP(), err)
+	}
+	return nil
+}
+
+// configureLocked applies to h, hosted here, its config from cs if that
+// changed.
+func (b *Broker) configureLocked(h *hosted, t *metadata.Topic, cs ConfigSources) error {
 	if !h.configs.equal(cs) {
 		cfg, err := b.opts.Resolve(cs)
 		if err != nil {
@@ -146,13 +199,11 @@ func (b *Broker) updateLocked(h *hosted, t *metadata.Topic, pa metadata.Partitio
 		}
 		h.configs = cs
 	}
-	if err := b.applyRoleLocked(h, pa); err != nil {
-		return fmt.Errorf("partition %v: %w", h.p.TP(), err)
-	}
 	return nil
 }
 
-// open opens tp, which Open makes a leader in pa's epoch, for hostLocked.
+// open opens tp in the role pa gives this node, in pa's epoch, for
+// hostLocked.
 // It does file work and is called without the broker's lock, under
 // b.hosting.
 func (b *Broker) open(tp base.TopicPartition, t *metadata.Topic, pa metadata.Partition, cs ConfigSources) (*hosted, error) {
@@ -184,6 +235,14 @@ func (b *Broker) open(tp base.TopicPartition, t *metadata.Topic, pa metadata.Par
 	})
 	if err != nil {
 		return nil, err
+	}
+	if pa.Leader != b.opts.NodeID {
+		// Open made it a leader in pa's epoch; it must not be seen as
+		// one once hosted, where a client could append to it.
+		if err := p.BecomeFollower(pa.LeaderEpoch); err != nil {
+			_ = p.Close()
+			return nil, fmt.Errorf("partition %v: %w", tp, err)
+		}
 	}
 	return &hosted{p: p, topicID: t.ID, configs: cs, jitter: jitter}, nil
 }

@@ -1,6 +1,13 @@
 package broker
 
 import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -139,4 +146,97 @@ func TestCloseWaitsForAnOpenInFlight(t *testing.T) {
 	o.Resolve = idleTestOptions(t, meta, replicatedConfig(1)).Resolve
 	again := startTestBroker(t, o)
 	hostedPartition(t, again, "slow")
+}
+
+// unfollowSignal passes Followers' calls on and tells of each Unfollow.
+type unfollowSignal struct {
+	Followers
+	unfollowed chan base.TopicPartition
+}
+
+func (u unfollowSignal) Unfollow(tp base.TopicPartition) {
+	u.Followers.Unfollow(tp)
+	select {
+	case u.unfollowed <- tp:
+	default:
+	}
+}
+
+// TestRoleChangeDoesNotStallTheOthers: a partition changing role writes
+// its leader-epoch checkpoint (here held up: a FIFO where the write's
+// temporary file goes blocks it until the test reads); meanwhile the
+// partitions keeping their roles are found and take appends. At a
+// failover a node takes over many partitions, each with a checkpoint
+// write; under the broker's lock they stalled every request.
+func TestRoleChangeDoesNotStallTheOthers(t *testing.T) {
+	f := newReplicationFixture(t, replicatedConfig(1))
+	signal := unfollowSignal{Followers: f.opts.Followers, unfollowed: make(chan base.TopicPartition, 8)}
+	f.opts.Followers = signal
+	f.restart()
+	f.createTopic("steady", []int32{1})
+	f.createTopic("moving", []int32{2, 1, 3})
+	moving := base.TopicPartition{Topic: "moving", Partition: 0}
+	// moving-0 follows broker 2 here; leading, it begins an epoch, a
+	// checkpoint write.
+	fifo := filepath.Join(f.b.partitionDir(moving), "leader-epoch-checkpoint.tmp")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	unblock := sync.OnceFunc(func() {
+		r, err := os.Open(fifo) // lets the blocked write on; it then fails to fsync a FIFO
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		_, _ = io.ReadAll(r)
+		_ = r.Close()
+	})
+	defer unblock()
+
+	// Fencing broker 2 moves moving-0's leadership here; the image
+	// watcher stops its fetching, then makes it the leader.
+	if err := f.meta.FenceBroker(t.Context(), 2, f.epochs[2]); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case tp := <-signal.unfollowed:
+		if tp != moving {
+			t.Fatalf("%v stopped following, want %v", tp, moving)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("moving-0 did not stop following within 30 s of its leadership moving here")
+	}
+	served := make(chan error, 1)
+	go func() {
+		p, ok := f.b.Partition(base.TopicPartition{Topic: "steady", Partition: 0})
+		if !ok {
+			served <- errors.New("steady-0 is not hosted")
+			return
+		}
+		_, _, err := p.Append(keyedBatch("k"), partition.AcksLeader)
+		served <- err
+	}()
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Fatalf("appending to steady-0 while moving-0 changes role: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		unblock()
+		t.Fatal("a request to steady-0 waited 30 s for moving-0's role change")
+	}
+
+	// The held write fails (a FIFO cannot be fsynced) and removes its
+	// temporary file, the FIFO; the next reconcile writes the checkpoint
+	// and moving-0 leads.
+	unblock()
+	f.reconcile()
+	if !f.hosted(moving).IsLeader() {
+		t.Fatal("moving-0 does not lead here after its leadership moved here")
+	}
+	epoch := f.imagePartition(moving).LeaderEpoch
+	data, err := os.ReadFile(filepath.Join(f.b.partitionDir(moving), "leader-epoch-checkpoint"))
+	if want := fmt.Sprintf("0\n1\n%d 0\n", epoch); err != nil || string(data) != want {
+		t.Fatalf("moving-0's checkpoint %q, %v; want %q", data, err, want)
+	}
 }

@@ -95,6 +95,43 @@ func (b *Broker) applyRoleLocked(h *hosted, pa metadata.Partition) error {
 	return err
 }
 
+// roleMove is a partition's side of a role change, which writes its
+// leader-epoch checkpoint and so runs outside the broker's lock
+// (hostAndApplyRoles).
+type roleMove struct {
+	h    *hosted
+	pa   metadata.Partition
+	lead bool
+	err  error // take's
+}
+
+// prepareRoleLocked stops what must stop before h's partition takes the
+// role pa asks of this node, as leadLocked and followLocked begin: a
+// future leader's fetching, so nothing appends as a follower to a leader;
+// a future follower's leadership (its tier loop, leader state, OnClose).
+// A partition keeping its role stops nothing.
+func (b *Broker) prepareRoleLocked(h *hosted, pa metadata.Partition) roleMove {
+	m := roleMove{h: h, pa: pa, lead: pa.Leader == b.opts.NodeID}
+	switch {
+	case m.lead && h.role != roleLeader:
+		b.unfollowLocked(h)
+	case !m.lead && h.role != roleFollower:
+		b.resignLocked(h)
+		h.role = roleFollower
+	}
+	return m
+}
+
+// take makes the partition leader or follower in pa's epoch; it changes
+// nothing when it already is.
+func (m *roleMove) take() {
+	if m.lead {
+		m.err = m.h.p.BecomeLeader(m.pa.LeaderEpoch)
+	} else {
+		m.err = m.h.p.BecomeFollower(m.pa.LeaderEpoch)
+	}
+}
+
 // leadLocked makes h the leader in pa's epoch. Its fetching stops first,
 // so nothing appends as a follower to a leader; then the partition takes
 // the epoch (BecomeLeader), with followers gets leader state, and learns
