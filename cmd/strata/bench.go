@@ -53,7 +53,10 @@ type benchFlags struct {
 	inflight    int
 	warmup      time.Duration
 	json        bool
-	security    benchSecurity
+	// churnPartitions, when positive, makes the e2e run create and delete
+	// a topic of this many partitions over and over (topicChurn).
+	churnPartitions int32
+	security        benchSecurity
 	// conn are the connection options of security, set by runBench.
 	conn []kgo.Opt
 }
@@ -78,6 +81,10 @@ Modes:
            reads the records; latency = receive time - send time stamped in
            the record value.
   all      produce, then consume, then e2e.
+
+With --churn-partitions N, the e2e run creates and deletes a topic of N
+partitions over and over while it measures, from a client of its own: the
+latency of one topic's producers while others' topics come and go.
 
 MB is 10^6 bytes, and only record values count. Every phase is bounded:
 --duration is at most 10m, and a --records run stops at 10m (or at
@@ -108,6 +115,7 @@ MB is 10^6 bytes, and only record values count. Every phase is bounded:
 	fl.DurationVar(&f.warmup, "warmup", 2*time.Second, "e2e, and produce at a --rate: send at the rate this long first, not counted, so the figures are the steady state's")
 	fl.IntVar(&f.inflight, "inflight", 10000, "records produced but not yet acknowledged, at most")
 	fl.BoolVar(&f.json, "json", false, "print one JSON line instead of text")
+	fl.Int32Var(&f.churnPartitions, "churn-partitions", 0, "e2e: create and delete a topic of this many partitions over and over while measuring; 0 = none")
 	f.security.register(fl)
 	return cmd
 }
@@ -134,6 +142,10 @@ func (f benchFlags) validate() error {
 		return fmt.Errorf("--rate %d: use 0 (unlimited) or more", f.rate)
 	case f.inflight < 1 || f.inflight > benchMaxInflight:
 		return fmt.Errorf("--inflight %d: use 1..%d", f.inflight, benchMaxInflight)
+	case f.churnPartitions < 0 || f.churnPartitions > benchMaxChurnPartitions:
+		return fmt.Errorf("--churn-partitions %d: use 0 (none) or 1..%d", f.churnPartitions, benchMaxChurnPartitions)
+	case f.churnPartitions > 0 && f.mode != "e2e" && f.mode != "all":
+		return fmt.Errorf("--churn-partitions applies to the e2e run: use it with --mode e2e or all, not %s", f.mode)
 	}
 	if _, err := f.acksOpts(); err != nil {
 		return err
@@ -259,6 +271,10 @@ type e2eReport struct {
 	RecordsPerSec float64        `json:"records_per_s"`
 	E2E           latencySummary `json:"e2e_ms"`
 	Ack           latencySummary `json:"ack_ms"`
+	// ChurnCycles are the topics created and deleted meanwhile, each of
+	// ChurnPartitions partitions (--churn-partitions).
+	ChurnPartitions int32 `json:"churn_partitions,omitempty"`
+	ChurnCycles     int64 `json:"churn_cycles,omitempty"`
 }
 
 func runBench(ctx context.Context, f benchFlags, out io.Writer) error {
@@ -326,6 +342,9 @@ func runBench(ctx context.Context, f benchFlags, out io.Writer) error {
 		rep.E2E = r.report
 		text("e2e: %.0f rec/s (rate %s), e2e %s, ack %s (%d records)\n",
 			r.report.RecordsPerSec, rateString(f.rate), latencyLine(r.e2e), latencyLine(r.ack), r.report.Records)
+		if f.churnPartitions > 0 {
+			text("churn: %d topics of %d partitions created and deleted meanwhile\n", r.report.ChurnCycles, f.churnPartitions)
+		}
 	}
 	if f.json {
 		line, err := json.Marshal(rep)
@@ -750,9 +769,19 @@ func benchE2E(ctx context.Context, f benchFlags, admin *kadm.Client) (e2eResult,
 		}
 	}
 
+	var churn *topicChurn
+	if f.churnPartitions > 0 {
+		churn = startTopicChurn(ctx, admin, f.topic, f.churnPartitions)
+	}
 	r, err := send(ctx, prod, f.recordBytes, sendPlan{
 		records: f.records, timeLimit: f.sendTimeLimit(), rate: f.rate, inflight: f.inflight, stampBase: &base,
 	})
+	var churned int64
+	if churn != nil {
+		var cerr error
+		churned, cerr = churn.stop()
+		err = errors.Join(err, cerr)
+	}
 	if err != nil {
 		return e2eResult{}, err
 	}
@@ -764,6 +793,7 @@ func benchE2E(ctx context.Context, f benchFlags, admin *kadm.Client) (e2eResult,
 		report: &e2eReport{
 			Records: r.acked, Seconds: r.elapsed.Seconds(), RecordsPerSec: rps,
 			E2E: summarize(&rd.lat), Ack: summarize(r.ack),
+			ChurnPartitions: f.churnPartitions, ChurnCycles: churned,
 		},
 		e2e: &rd.lat,
 		ack: r.ack,
