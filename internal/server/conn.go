@@ -52,6 +52,9 @@ type conn struct {
 		sync.Mutex
 		draining bool      // Shutdown: read until drainEnd, flush what is pending
 		drainEnd time.Time // when draining, reading stops at this instant
+		// mutedUntil: a throttled response was written; the next
+		// request is not read before then (throttle.go).
+		mutedUntil time.Time
 	}
 }
 
@@ -163,6 +166,12 @@ func (c *conn) readLoop() {
 		if _, err := io.ReadFull(c.nc, *frame); err != nil {
 			putBuffer(frame)
 			c.readFailed("reading frame body", err)
+			return
+		}
+		// A throttled response was written: this request waits out the
+		// throttle, and the client's next ones queue up in the socket.
+		if !c.throttleWait(time.Until(c.mutedUntil())) {
+			putBuffer(frame)
 			return
 		}
 		read := c.stamp()
@@ -333,6 +342,10 @@ func (c *conn) finish(p *pending, broken bool) error {
 		}
 		av.ErrorCode = errUnsupportedVersionCode
 	}
+	throttle, after := throttleOf(resp)
+	if throttle > 0 && !after && !c.throttleWait(throttle) {
+		return nil // torn down while holding the response back
+	}
 	// The writer goroutine owns wbuf: one buffer per connection, reused for
 	// every response, so steady fetch traffic encodes without allocating.
 	c.wbuf = appendResponse(c.wbuf[:0], p.correlationID, resp)
@@ -353,6 +366,9 @@ func (c *conn) finish(p *pending, broken bool) error {
 	}
 	if err != nil {
 		return fmt.Errorf("writing response: %w", err)
+	}
+	if throttle > 0 && after {
+		c.muteUntil(time.Now().Add(throttle))
 	}
 	return nil
 }

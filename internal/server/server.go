@@ -66,6 +66,11 @@ type ConnInfo struct {
 // handler can take back buffers the response points into. Splices, if set,
 // is called after the response is obtained and names the bytes fields to be
 // filled from files (see Splice).
+//
+// A response whose throttle_time_ms is positive (a client over a quota) is
+// enforced as Kafka does: from versions that apply the throttle after the
+// response (KIP-219), the connection reads nothing more for that long once
+// it is written; before them, the response itself is held back that long.
 type Reply struct {
 	Resp       kmsg.Response
 	Wait       func() kmsg.Response

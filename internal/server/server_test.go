@@ -476,3 +476,72 @@ func TestRequestTimingPhases(t *testing.T) {
 		}
 	}
 }
+
+// TestThrottleMutesTheConnection: a response carrying a throttle from a
+// version that applies it after the response (KIP-219) goes out at once,
+// and the connection's next request is read no sooner than the throttle
+// after it; other connections are served meanwhile.
+func TestThrottleMutesTheConnection(t *testing.T) {
+	const throttle = time.Second
+	type handled struct {
+		corr int32
+		at   time.Time
+	}
+	seen := make(chan handled, 16)
+	h := newFakeHandler()
+	h.handle = func(_ context.Context, req *Request) Reply {
+		seen <- handled{req.CorrelationID, time.Now()}
+		resp := h.answer(req).(*kmsg.MetadataResponse)
+		if req.CorrelationID == 1 {
+			resp.ThrottleMillis = int32(throttle / time.Millisecond)
+		}
+		return Reply{Resp: resp}
+	}
+	s := startServer(t, h, nil)
+	c := dial(t, s)
+	c.send(kmsg.NewPtrMetadataRequest(), 12, 1)
+	c.read(3, 12, 1) // the throttled response is not held back
+	written := time.Now()
+	<-seen
+	c.send(kmsg.NewPtrMetadataRequest(), 12, 2)
+
+	other := dial(t, s)
+	other.send(kmsg.NewPtrMetadataRequest(), 12, 7)
+	if h := <-seen; h.corr != 7 {
+		t.Fatalf("handled corr %d while the first connection is muted, want the other connection's 7", h.corr)
+	}
+	other.read(3, 12, 7)
+
+	second := <-seen
+	if second.corr != 2 {
+		t.Fatalf("handled corr %d, want 2", second.corr)
+	}
+	// The mute began before the client read the response: measured from
+	// then, the gap is at least the throttle less the read's own time.
+	if gap := second.at.Sub(written); gap < throttle-100*time.Millisecond {
+		t.Fatalf("the request after a %s throttle was handled %s after its response", throttle, gap)
+	}
+	c.read(3, 12, 2)
+}
+
+// TestThrottleBeforeKIP219HoldsTheResponse: from a version that applies
+// the throttle before the response (Metadata v5), the response itself is
+// held back that long.
+func TestThrottleBeforeKIP219HoldsTheResponse(t *testing.T) {
+	const throttle = 500 * time.Millisecond
+	h := newFakeHandler()
+	handled := make(chan time.Time, 1)
+	h.handle = func(_ context.Context, req *Request) Reply {
+		handled <- time.Now()
+		resp := h.answer(req).(*kmsg.MetadataResponse)
+		resp.ThrottleMillis = int32(throttle / time.Millisecond)
+		return Reply{Resp: resp}
+	}
+	s := startServer(t, h, nil)
+	c := dial(t, s)
+	c.send(kmsg.NewPtrMetadataRequest(), 5, 1)
+	c.read(3, 5, 1)
+	if held := time.Since(<-handled); held < throttle {
+		t.Fatalf("a v5 response with a %s throttle arrived %s after it was handled", throttle, held)
+	}
+}

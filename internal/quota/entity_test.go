@@ -1,0 +1,78 @@
+package quota
+
+import (
+	"errors"
+	"testing"
+)
+
+func strp(s string) *string { return &s }
+
+func TestParseEntity(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		parts []WirePart
+		want  Entity
+		bad   bool
+	}{
+		{"user", []WirePart{{TypeUser, strp("alice")}}, Entity{User: NamedPart("alice")}, false},
+		{"default user", []WirePart{{TypeUser, nil}}, Entity{User: DefaultPart()}, false},
+		{"client id", []WirePart{{TypeClientID, strp("app")}}, Entity{ClientID: NamedPart("app")}, false},
+		{"empty client id is a name", []WirePart{{TypeClientID, strp("")}}, Entity{ClientID: NamedPart("")}, false},
+		{"user's client", []WirePart{{TypeClientID, nil}, {TypeUser, strp("bob")}}, Entity{User: NamedPart("bob"), ClientID: DefaultPart()}, false},
+		{"no part", nil, Entity{}, true},
+		{"ip", []WirePart{{"ip", strp("10.0.0.1")}}, Entity{}, true},
+		{"user twice", []WirePart{{TypeUser, strp("a")}, {TypeUser, nil}}, Entity{}, true},
+		{"empty user", []WirePart{{TypeUser, strp("")}}, Entity{}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ParseEntity(tc.parts)
+			if tc.bad {
+				if !errors.Is(err, ErrInvalidEntity) {
+					t.Fatalf("ParseEntity = %v, %v; want ErrInvalidEntity", got, err)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Fatalf("ParseEntity = %v, %v; want %v", got, err, tc.want)
+			}
+			back, err := ParseEntity(got.Wire())
+			if err != nil || back != got {
+				t.Fatalf("Wire round trip: %v, %v; want %v", back, err, got)
+			}
+		})
+	}
+}
+
+func TestEntityString(t *testing.T) {
+	e := Entity{User: NamedPart("alice"), ClientID: DefaultPart()}
+	if got := e.String(); got != "user=alice, client-id=<default>" {
+		t.Fatalf("String = %q", got)
+	}
+}
+
+func TestValidateKeyAndValue(t *testing.T) {
+	for _, k := range []string{ProducerByteRate, ConsumerByteRate} {
+		if err := ValidateKey(k); err != nil {
+			t.Errorf("ValidateKey(%s) = %v", k, err)
+		}
+	}
+	for _, k := range []string{"request_percentage", "controller_mutation_rate", "connection_creation_rate", "bogus", ""} {
+		if err := ValidateKey(k); !errors.Is(err, ErrInvalidKey) {
+			t.Errorf("ValidateKey(%q) = %v, want ErrInvalidKey", k, err)
+		}
+	}
+	for _, v := range []float64{1, 1024, 1e12} {
+		if err := ValidateValue(ProducerByteRate, v); err != nil {
+			t.Errorf("ValidateValue(%v) = %v", v, err)
+		}
+	}
+	inf := 1.0
+	for range 2000 {
+		inf *= 10
+	}
+	for _, v := range []float64{0, -1, 0.5, 1024.5, inf, -inf} {
+		if err := ValidateValue(ProducerByteRate, v); !errors.Is(err, ErrInvalidValue) {
+			t.Errorf("ValidateValue(%v) = %v, want ErrInvalidValue", v, err)
+		}
+	}
+}

@@ -1,0 +1,83 @@
+package quota
+
+import (
+	"sync"
+	"time"
+)
+
+// idleMeterTTL is how long a meter nobody records on is kept (Kafka
+// expires a quota sensor after an hour without use).
+const idleMeterTTL = time.Hour
+
+// sweepEvery is how often Record looks for idle meters to drop.
+const sweepEvery = time.Minute
+
+// meterKey names one meter: a quota key counted for a meter entity.
+type meterKey struct {
+	key   string
+	meter Entity
+}
+
+// Manager meters the clients that have quotas and says how long each must
+// be throttled, as Kafka's ClientQuotaManager. It is safe for concurrent
+// use.
+type Manager struct {
+	cfg Config
+	mu  struct {
+		sync.Mutex
+		meters    map[meterKey]*meter
+		lastSweep time.Time
+	}
+}
+
+// NewManager returns a Manager sampling as cfg says; a zero field takes
+// Kafka's default.
+func NewManager(cfg Config) *Manager {
+	if cfg.Samples < 2 {
+		cfg.Samples = DefaultSamples
+	}
+	if cfg.Window <= 0 {
+		cfg.Window = DefaultWindow
+	}
+	m := &Manager{cfg: cfg}
+	m.mu.meters = make(map[meterKey]*meter)
+	return m
+}
+
+// Record counts n bytes on key for the quota a applies (Resolve) at now,
+// and returns how long the client must now be throttled: 0 while its rate
+// is within the quota.
+func (m *Manager) Record(key string, a Applied, n int64, now time.Time) time.Duration {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.sweepLocked(now)
+	k := meterKey{key: key, meter: a.Meter}
+	mt := m.mu.meters[k]
+	if mt == nil {
+		mt = &meter{}
+		m.mu.meters[k] = mt
+	}
+	rate := mt.record(m.cfg, float64(n), now)
+	return Throttle(m.cfg, rate, a.Bound, now.Sub(mt.samples[0].start))
+}
+
+// Meters is how many meters are live (for tests and metrics).
+func (m *Manager) Meters() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.mu.meters)
+}
+
+// sweepLocked drops the meters idle for idleMeterTTL, at most once every
+// sweepEvery.
+func (m *Manager) sweepLocked(now time.Time) {
+	if now.Sub(m.mu.lastSweep) < sweepEvery {
+		return
+	}
+	m.mu.lastSweep = now
+	for k, mt := range m.mu.meters {
+		if now.Sub(mt.last) >= idleMeterTTL {
+			delete(m.mu.meters, k)
+		}
+	}
+}

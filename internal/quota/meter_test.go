@@ -1,0 +1,100 @@
+package quota
+
+import (
+	"testing"
+	"time"
+
+	"pgregory.net/rapid"
+)
+
+var t0 = time.Date(2026, 12, 3, 0, 0, 0, 0, time.UTC)
+
+func kafkaConfig() Config { return Config{Samples: DefaultSamples, Window: DefaultWindow} }
+
+func TestMeterRate(t *testing.T) {
+	c := kafkaConfig()
+	var m meter
+	// A first burst is spread over samples-1 windows, not read as 1000/s.
+	if r := m.record(c, 1000, t0); r != 100 {
+		t.Fatalf("rate after a first 1000 bytes: %v, want 100", r)
+	}
+	for s := 1; s <= 20; s++ {
+		m.record(c, 1000, t0.Add(time.Duration(s)*time.Second))
+	}
+	// 1000 bytes a second for long: the rate settles at 1000, over at most
+	// Samples windows.
+	r := m.rate(c, t0.Add(20*time.Second+500*time.Millisecond))
+	if r < 900 || r > 1100 {
+		t.Fatalf("steady rate %v, want about 1000", r)
+	}
+	if len(m.samples) > c.Samples {
+		t.Fatalf("%d samples kept, at most %d", len(m.samples), c.Samples)
+	}
+	// Idle past the span: everything expired.
+	if r := m.record(c, 0, t0.Add(60*time.Second)); r != 0 {
+		t.Fatalf("rate after a minute idle: %v, want 0", r)
+	}
+}
+
+func TestThrottle(t *testing.T) {
+	c := kafkaConfig()
+	for _, tc := range []struct {
+		rate, bound float64
+		elapsed     time.Duration
+		want        time.Duration
+	}{
+		{100, 100, 0, 0},                              // at the bound
+		{50, 100, 0, 0},                               // under it
+		{150, 100, 0, 5 * time.Second},                // half over, of a 10 s window
+		{150, 100, 12 * time.Second, 6 * time.Second}, // half over, of 12 s
+		{1000, 100, 0, 11 * time.Second},              // capped at the span
+		{100, 0, 0, 0},                                // no bound
+	} {
+		if got := Throttle(c, tc.rate, tc.bound, tc.elapsed); got != tc.want {
+			t.Errorf("Throttle(rate %v, bound %v, elapsed %s) = %s, want %s", tc.rate, tc.bound, tc.elapsed, got, tc.want)
+		}
+	}
+}
+
+// TestThrottledClientKeepsToItsQuota: a client that sends as fast as it
+// may, and waits out each throttle it is given, averages about its quota
+// over a long run, whatever the quota and its request size.
+func TestThrottledClientKeepsToItsQuota(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		bound := float64(rapid.IntRange(1_000, 10_000_000).Draw(t, "bound"))
+		size := int64(rapid.IntRange(1, int(bound)).Draw(t, "request bytes"))
+		gap := time.Duration(rapid.IntRange(1, 50).Draw(t, "ms between requests")) * time.Millisecond
+		m := NewManager(Config{})
+		a := Applied{Bound: bound, Meter: Entity{User: NamedPart("u")}}
+		now := t0
+		end := t0.Add(120 * time.Second)
+		var sent int64
+		for now.Before(end) {
+			sent += size
+			wait := m.Record(ProducerByteRate, a, size, now)
+			now = now.Add(max(wait, gap))
+		}
+		rate := float64(sent) / now.Sub(t0).Seconds()
+		// The meter forgives the first samples-1 windows' burst: allow
+		// one span's worth of the bound above it, plus a request.
+		limit := bound*1.1 + float64(size)/now.Sub(t0).Seconds() + bound*10/now.Sub(t0).Seconds()
+		if rate > limit {
+			t.Fatalf("client averaged %.0f B/s against a quota of %.0f (limit %.0f)", rate, bound, limit)
+		}
+	})
+}
+
+func TestManagerDropsIdleMeters(t *testing.T) {
+	m := NewManager(Config{})
+	a := Applied{Bound: 100, Meter: Entity{User: NamedPart("u")}}
+	m.Record(ProducerByteRate, a, 10, t0)
+	m.Record(ConsumerByteRate, a, 10, t0)
+	if n := m.Meters(); n != 2 {
+		t.Fatalf("%d meters, want one per key", n)
+	}
+	b := Applied{Bound: 100, Meter: Entity{User: NamedPart("v")}}
+	m.Record(ProducerByteRate, b, 10, t0.Add(idleMeterTTL+sweepEvery))
+	if n := m.Meters(); n != 1 {
+		t.Fatalf("%d meters after an hour idle, want only the new one", n)
+	}
+}
