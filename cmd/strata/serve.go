@@ -402,7 +402,7 @@ func (a handlerAdapter) Handle(ctx context.Context, req *server.Request) server.
 		ar.Listener, ar.SASL, ar.Principal = req.Conn.Listener, req.Conn.SASL, req.Conn.Principal()
 	}
 	r := a.h.Handle(ctx, ar)
-	out := server.Reply{Resp: r.Resp, Wait: r.Wait, NoResponse: r.NoResponse, Release: r.Release, Close: r.Close}
+	out := server.Reply{Resp: r.Resp, Wait: r.Wait, NoResponse: r.NoResponse, Release: r.Release, Close: r.Close, Mute: r.Mute}
 	if r.Splices != nil {
 		out.Splices = func() []server.Splice { return serverSplices(r.Splices()) }
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/strata-broker/strata/internal/base"
 	"github.com/strata-broker/strata/internal/metadata"
 	"github.com/strata-broker/strata/internal/partition"
+	"github.com/strata-broker/strata/internal/quota"
 	"github.com/strata-broker/strata/internal/record"
 )
 
@@ -50,11 +51,13 @@ func (h *Handler) handleProduce(ctx context.Context, req *Request) Reply {
 	// from its append.
 	deadline := time.Now().Add(time.Duration(r.TimeoutMillis) * time.Millisecond)
 	resp, pending := h.produceAll(r, img, req.Version, acks, acksOK, checks.refused)
+	throttle := h.quotaThrottle(req, quota.ProducerByteRate, produceBytes(r))
+	resp.ThrottleMillis = throttleMillis(throttle)
 	if acks == partition.AcksNone && acksOK {
 		for _, ps := range pending {
 			_ = ps.sync() // nobody to tell; the flush policy still applies
 		}
-		return Reply{NoResponse: true}
+		return Reply{NoResponse: true, Mute: throttle}
 	}
 	if len(pending) == 0 {
 		return done(resp)

@@ -12,6 +12,7 @@ import (
 	"github.com/strata-broker/strata/internal/base"
 	"github.com/strata-broker/strata/internal/metadata"
 	"github.com/strata-broker/strata/internal/partition"
+	"github.com/strata-broker/strata/internal/quota"
 	"github.com/strata-broker/strata/internal/record"
 )
 
@@ -59,6 +60,7 @@ func (h *Handler) handleFetch(ctx context.Context, req *Request) Reply {
 	// the consumer must act on it (reset an offset, refresh metadata).
 	if got >= int(r.MinBytes) || remote || maxWait <= 0 || len(targets) == 0 || hasPartitionError(resp) {
 		h.finishFetch(fc, resp, bufs)
+		resp.ThrottleMillis = throttleMillis(h.quotaThrottle(req, quota.ConsumerByteRate, int64(got)))
 		return Reply{Resp: resp, Release: bufs.release, Splices: bufs.spliceList}
 	}
 	deadline := time.Now().Add(maxWait)
@@ -69,6 +71,7 @@ func (h *Handler) handleFetch(ctx context.Context, req *Request) Reply {
 			got, remote = h.fillFetch(r, resp, targets, bufs)
 			if !woke || remote || got >= int(r.MinBytes) || hasPartitionError(resp) {
 				h.finishFetch(fc, resp, bufs)
+				resp.ThrottleMillis = throttleMillis(h.quotaThrottle(req, quota.ConsumerByteRate, int64(got)))
 				return resp
 			}
 		}

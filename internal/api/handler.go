@@ -15,6 +15,7 @@ import (
 	"github.com/strata-broker/strata/internal/config"
 	"github.com/strata-broker/strata/internal/coordinator/runtime"
 	"github.com/strata-broker/strata/internal/metadata"
+	"github.com/strata-broker/strata/internal/quota"
 	"github.com/strata-broker/strata/internal/sasl"
 )
 
@@ -55,6 +56,10 @@ type Reply struct {
 	// Close closes the connection once the response is written (a failed
 	// SASL authentication).
 	Close bool
+	// Mute holds back the connection's next requests this long: a client
+	// over a quota whose request has no response (an acks=0 produce). A
+	// response says it in its throttle_time_ms instead.
+	Mute time.Duration
 }
 
 // Address is a host and port that clients connect to.
@@ -115,6 +120,7 @@ type Handler struct {
 	groups   *coordinators
 	txns     *coordinators
 	sessions *fetchSessionCache
+	quotas   *quota.Manager
 }
 
 // New returns a Handler.
@@ -126,7 +132,8 @@ func New(opts Options) (*Handler, error) {
 		opts.Logger = slog.Default()
 	}
 	sessions := newFetchSessionCache(int(opts.Config.FetchSessionCacheSlots), time.Now)
-	h := &Handler{opts: opts, logger: opts.Logger, sessions: sessions, policy: newPolicy(opts.Config)}
+	h := &Handler{opts: opts, logger: opts.Logger, sessions: sessions, policy: newPolicy(opts.Config),
+		quotas: quota.NewManager(quota.Config{})}
 	h.groups = newGroupCoordinators(h)
 	h.txns = newTxnCoordinators(h)
 	return h, nil

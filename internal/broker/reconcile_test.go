@@ -1,7 +1,6 @@
 package broker
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -64,6 +63,32 @@ func createHeldTopic(t *testing.T, meta *metadata.Store, name string) {
 	}
 }
 
+// mustServeWhile finds topic's partition 0 on b and appends a record to
+// it, as a request would, while what is named holds b up; after 30 s it
+// gives up, calls release and fails.
+func mustServeWhile(t *testing.T, b *Broker, topic, what string, release func()) {
+	t.Helper()
+	served := make(chan error, 1)
+	go func() {
+		p, ok := b.Partition(base.TopicPartition{Topic: topic, Partition: 0})
+		if !ok {
+			served <- fmt.Errorf("%s-0 is not hosted", topic)
+			return
+		}
+		_, _, err := p.Append(keyedBatch("k"), partition.AcksLeader)
+		served <- err
+	}()
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Fatalf("appending to %s-0 while %s goes on: %v", topic, what, err)
+		}
+	case <-time.After(30 * time.Second):
+		release()
+		t.Fatalf("a request to %s-0 waited 30 s for %s", topic, what)
+	}
+}
+
 // TestOpeningAPartitionDoesNotStallTheOthers: while the broker opens a
 // new partition (held up here in its open), requests to the partitions
 // already open find them and append. Every request takes the broker's
@@ -83,25 +108,7 @@ func TestOpeningAPartitionDoesNotStallTheOthers(t *testing.T) {
 
 	createHeldTopic(t, meta, "slow")
 	held.awaitEntered(t)
-	served := make(chan error, 1)
-	go func() {
-		p, ok := b.Partition(base.TopicPartition{Topic: "busy", Partition: 0})
-		if !ok || p != busy {
-			served <- nil
-			return
-		}
-		_, _, err := p.Append(keyedBatch("k"), partition.AcksLeader)
-		served <- err
-	}()
-	select {
-	case err := <-served:
-		if err != nil {
-			t.Fatalf("appending to busy-0 while slow-0 opens: %v", err)
-		}
-	case <-time.After(30 * time.Second):
-		close(held.release)
-		t.Fatal("a request to busy-0 waited 30 s for slow-0's open")
-	}
+	mustServeWhile(t, b, "busy", "slow-0's open", func() { close(held.release) })
 	if end := busy.Offsets().LogEnd; end != 1 {
 		t.Fatalf("busy-0's log end %d, want 1", end)
 	}
@@ -206,25 +213,7 @@ func TestRoleChangeDoesNotStallTheOthers(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("moving-0 did not stop following within 30 s of its leadership moving here")
 	}
-	served := make(chan error, 1)
-	go func() {
-		p, ok := f.b.Partition(base.TopicPartition{Topic: "steady", Partition: 0})
-		if !ok {
-			served <- errors.New("steady-0 is not hosted")
-			return
-		}
-		_, _, err := p.Append(keyedBatch("k"), partition.AcksLeader)
-		served <- err
-	}()
-	select {
-	case err := <-served:
-		if err != nil {
-			t.Fatalf("appending to steady-0 while moving-0 changes role: %v", err)
-		}
-	case <-time.After(30 * time.Second):
-		unblock()
-		t.Fatal("a request to steady-0 waited 30 s for moving-0's role change")
-	}
+	mustServeWhile(t, f.b, "steady", "moving-0's role change", unblock)
 
 	// The held write fails (a FIFO cannot be fsynced) and removes its
 	// temporary file, the FIFO; the next reconcile writes the checkpoint

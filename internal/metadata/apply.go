@@ -31,6 +31,8 @@ func applyCommand(img *Image, cmd command, index uint64) (*Image, error) {
 		return applyFinishRemoteTopicDelete(img, c, index)
 	case *alterScramCredentialsCmd:
 		return applyAlterScramCredentials(img, c, index)
+	case *alterClientQuotasCmd:
+		return applyAlterClientQuotas(img, c, index)
 	case *createAclsCmd:
 		return applyCreateAcls(img, c, index)
 	case *deleteAclsCmd:

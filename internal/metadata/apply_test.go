@@ -216,6 +216,9 @@ func checkImageInvariants(t *testing.T, img *Image) {
 	if err := scramInvariantErr(img); err != nil {
 		t.Fatal(err)
 	}
+	if err := clientQuotaInvariantErr(img); err != nil {
+		t.Fatal(err)
+	}
 	if err := aclInvariantErr(img); err != nil {
 		t.Fatal(err)
 	}

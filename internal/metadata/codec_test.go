@@ -56,6 +56,7 @@ func genCommand() *rapid.Generator[command] {
 		rapid.Just[command](&initClusterCmd{ClusterID: "AAAAAAAAAAAAAAAAAAAAAA"}),
 		genRemoteCommand(),
 		rapid.Custom(func(t *rapid.T) command { return genScramCommand().Draw(t, "scram") }),
+		rapid.Custom(func(t *rapid.T) command { return genQuotaCommand().Draw(t, "quotas") }),
 		genAclCommand(),
 	)
 }
@@ -93,6 +94,8 @@ func normalize(c command) command {
 		return &cp
 	}
 	switch ac := c.(type) {
+	case *alterClientQuotasCmd:
+		return normalizeQuotaCommand(ac)
 	case *createAclsCmd:
 		return &createAclsCmd{Bindings: normalizeAcls(ac.Bindings)}
 	case *deleteAclsCmd:
@@ -131,6 +134,8 @@ func FuzzDecodeCommand(f *testing.F) {
 	f.Add(remote)
 	scram, _ := encodeCommand(alterScram("alice", upsert(ScramSHA256, 1), ScramSHA512))
 	f.Add(scram)
+	quotas, _ := encodeCommand(alterQuotas(qAlt(qUserAlice, rates(1024, 0), consumeRate), qAlt(qClientDefault, rates(0, 2048))))
+	f.Add(quotas)
 	createACL, _ := encodeCommand(createAcls(aclTopicRead, aclGroupRead))
 	f.Add(createACL)
 	deleteACL, _ := encodeCommand(deleteAcls(aclTopicRead))
@@ -150,9 +155,9 @@ func FuzzDecodeCommand(f *testing.F) {
 // TestApplySequenceProperties applies random command sequences and checks that
 // every image keeps its invariants, earlier images never change, a rejected
 // command changes nothing, and every image survives a snapshot round trip;
-// remote segment, SCRAM and ACL commands are among them, so all of this
-// covers remote segments, pending remote deletes, SCRAM credentials and ACL
-// bindings (with their index) too.
+// remote segment, SCRAM, client quota and ACL commands are among them, so
+// all of this covers remote segments, pending remote deletes, SCRAM
+// credentials, client quotas and ACL bindings (with their index) too.
 func TestApplySequenceProperties(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		img := emptyImage()
@@ -225,6 +230,9 @@ func invariantErr(img *Image) error {
 		}
 	}
 	if err := scramInvariantErr(img); err != nil {
+		return err
+	}
+	if err := clientQuotaInvariantErr(img); err != nil {
 		return err
 	}
 	if err := aclInvariantErr(img); err != nil {

@@ -96,6 +96,13 @@ type alterScramCredentialsCmd struct {
 	Deletions []string              `json:"deletions"`
 }
 
+// alterClientQuotasCmd changes the client quotas of each entity of
+// Alterations, all or nothing (Kafka's ClientQuotaRecord, one per key).
+// Entities are in compareQuotaEntities order and none appears twice.
+type alterClientQuotasCmd struct {
+	Alterations []wireQuotaAlteration `json:"alterations"`
+}
+
 // createAclsCmd stores Bindings, all or nothing (Kafka's
 // AccessControlEntryRecord, one per binding); a binding already stored is
 // no change.
@@ -122,6 +129,8 @@ func (*finishRemoteTopicDeleteCmd) isCommand() {}
 
 func (*alterScramCredentialsCmd) isCommand() {}
 
+func (*alterClientQuotasCmd) isCommand() {}
+
 func (*createAclsCmd) isCommand() {}
 func (*deleteAclsCmd) isCommand() {}
 
@@ -139,6 +148,8 @@ type envelope struct {
 	FinishRemoteTopicDelete *finishRemoteTopicDeleteCmd `json:"finish_remote_topic_delete,omitempty"`
 
 	AlterScramCredentials *alterScramCredentialsCmd `json:"alter_scram_credentials,omitempty"`
+
+	AlterClientQuotas *alterClientQuotasCmd `json:"alter_client_quotas,omitempty"`
 
 	CreateAcls *createAclsCmd `json:"create_acls,omitempty"`
 	DeleteAcls *deleteAclsCmd `json:"delete_acls,omitempty"`
@@ -174,6 +185,7 @@ func (e *envelope) command() (command, error) {
 	add(e.UpdateRemoteSegment != nil, e.UpdateRemoteSegment)
 	add(e.FinishRemoteTopicDelete != nil, e.FinishRemoteTopicDelete)
 	add(e.AlterScramCredentials != nil, e.AlterScramCredentials)
+	add(e.AlterClientQuotas != nil, e.AlterClientQuotas)
 	add(e.CreateAcls != nil, e.CreateAcls)
 	add(e.DeleteAcls != nil, e.DeleteAcls)
 	add(e.RegisterBroker != nil, e.RegisterBroker)
@@ -213,6 +225,8 @@ func encodeCommand(c command) ([]byte, error) {
 		e.FinishRemoteTopicDelete = c
 	case *alterScramCredentialsCmd:
 		e.AlterScramCredentials = c
+	case *alterClientQuotasCmd:
+		e.AlterClientQuotas = c
 	case *createAclsCmd:
 		e.CreateAcls = c
 	case *deleteAclsCmd:

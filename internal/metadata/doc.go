@@ -25,7 +25,8 @@
 //   - Snapshots serialize the whole Image; a restart restores the latest snapshot
 //     and replays the log after it, so Open returns the same Image as before Close.
 //     The snapshot's first byte names its layout (v2 adds remote segment
-//     metadata, v3 SCRAM credentials, v4 ACL bindings, v5 broker registrations); older layouts stay
+//     metadata, v3 SCRAM credentials, v4 ACL bindings, v5 broker registrations,
+//     v8 single brokers' dynamic configs, v9 client quotas); older layouts stay
 //     decodable.
 //   - LoadOffline rebuilds the Image of a stopped broker's metadata dir the
 //     same way (latest snapshot, then the log after it) from a copy of the
@@ -68,6 +69,22 @@
 // (ErrScramCredentialNotFound). A user whose last credential is deleted
 // leaves the image. The image copies credential bytes in and out, so no
 // caller shares them with a published image.
+//
+// # Client quotas (KIP-546)
+//
+// The quorum stores Kafka's client quotas (ClientQuotaRecord): by entity
+// (quota.Entity: a user part and a client-id part, each absent, named or
+// the default), the value of each key (quota.ProducerByteRate,
+// quota.ConsumerByteRate). AlterClientQuotas changes any number of
+// entities in one command, all or nothing; apply refuses the whole
+// command (ErrInvalidClientQuota) for an entity with no part or an empty
+// user name, an entity twice, an alteration with no key, a key Strata
+// does not enforce, a value out of range, or a key both set and removed.
+// Removing a key the entity does not have is no change; an entity left
+// with no key leaves the image. Image.ClientQuotas hands out the image's
+// own map (read only); Image.ClientQuotaEntities lists the entities in a
+// fixed order. Commands and snapshots (v9) name each part by kind and
+// name, never as a string to parse.
 //
 // # ACLs
 //

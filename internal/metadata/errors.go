@@ -58,6 +58,16 @@ var (
 	// ErrScramCredentialNotFound: a deletion of a credential the user does
 	// not have. Kafka's RESOURCE_NOT_FOUND.
 	ErrScramCredentialNotFound = errors.New("metadata: SCRAM credential not found")
+	// ErrInvalidClientQuota: a client quota change the quorum refuses
+	// whole (KIP-546): no alteration; an entity with no part, or with a
+	// malformed one (an empty user name, a name that is not UTF-8 or
+	// longer than Kafka's strings, a name on a part that is not named, a
+	// kind quota does not define); an entity twice; an alteration with no
+	// key; a key Strata does not enforce (it also matches
+	// quota.ErrInvalidKey); a value out of range (quota.ErrInvalidValue);
+	// a key set and removed, or removed twice, in one alteration. Kafka's
+	// INVALID_REQUEST.
+	ErrInvalidClientQuota = errors.New("metadata: invalid client quota")
 	// ErrInvalidAcl: an ACL change the quorum refuses whole: a created
 	// binding that acl.Binding.Validate refuses, a created or deleted one
 	// whose resource name, principal or host is not UTF-8, or more than

@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/strata-broker/strata/internal/base"
+	"github.com/strata-broker/strata/internal/quota"
 	"github.com/strata-broker/strata/internal/tier/remotemeta"
 )
 
@@ -148,6 +149,7 @@ var forwardErrorCodes = []struct {
 	{31, ErrElectionNotNeeded},
 	{32, ErrPreferredLeaderNotAvailable},
 	{33, ErrNoReassignmentInProgress},
+	{34, ErrInvalidClientQuota},
 
 	// Errors of other packages that the package's errors wrap.
 	{1000, remotemeta.ErrInvalidTransition},
@@ -156,6 +158,8 @@ var forwardErrorCodes = []struct {
 	{1010, raft.ErrNotLeader},
 	{1011, raft.ErrLeadershipLost},
 	{1012, raft.ErrLeadershipTransferInProgress},
+	{1020, quota.ErrInvalidKey},
+	{1021, quota.ErrInvalidValue},
 }
 
 // forwardErrorsByCode is forwardErrorCodes by code; built once, and a

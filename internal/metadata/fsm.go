@@ -37,9 +37,11 @@ const (
 	// snapshotFormatV8: JSON of imageSnapshotV8, v7 plus the dynamic
 	// configs of single brokers.
 	snapshotFormatV8 byte = 8
+	// snapshotFormatV9: JSON of imageSnapshotV9, v8 plus client quotas.
+	snapshotFormatV9 byte = 9
 
 	// snapshotFormatNewest is the layout encodeSnapshot writes.
-	snapshotFormatNewest = snapshotFormatV8
+	snapshotFormatNewest = snapshotFormatV9
 )
 
 // maxSnapshotBytes bounds what Restore reads into memory.
@@ -165,6 +167,13 @@ type imageSnapshotV8 struct {
 	NodeConfigs []wireNodeConfigs `json:"node_configs,omitempty"`
 }
 
+// imageSnapshotV9 adds the client quotas, in the order
+// encodeClientQuotas writes them.
+type imageSnapshotV9 struct {
+	imageSnapshotV8
+	ClientQuotas []wireClientQuotas `json:"client_quotas,omitempty"`
+}
+
 // wireNodeConfigs is one broker's dynamic configs in a snapshot.
 type wireNodeConfigs struct {
 	Node    int32             `json:"node"`
@@ -172,13 +181,14 @@ type wireNodeConfigs struct {
 }
 
 func encodeSnapshot(img *Image) ([]byte, error) {
-	s := imageSnapshotV8{imageSnapshotV7: imageSnapshotV7{imageSnapshotV5: imageSnapshotV5{imageSnapshotV4: imageSnapshotV4{imageSnapshotV3: imageSnapshotV3{imageSnapshotV2: imageSnapshotV2{imageSnapshot: imageSnapshot{
+	var s imageSnapshotV9
+	s.imageSnapshot = imageSnapshot{
 		ClusterID:     img.ClusterID,
 		ControllerID:  img.ControllerID,
 		Version:       img.Version,
 		BrokerConfigs: img.BrokerConfigs,
 		Topics:        make([]*Topic, 0, len(img.Topics)),
-	}}}}}}}
+	}
 	for _, t := range img.Topics {
 		s.Topics = append(s.Topics, t)
 	}
@@ -192,6 +202,7 @@ func encodeSnapshot(img *Image) ([]byte, error) {
 	for _, node := range slices.Sorted(maps.Keys(img.NodeConfigs)) {
 		s.NodeConfigs = append(s.NodeConfigs, wireNodeConfigs{Node: node, Configs: img.NodeConfigs[node]})
 	}
+	s.ClientQuotas = encodeClientQuotas(img)
 	body, err := json.Marshal(&s)
 	if err != nil {
 		return nil, fmt.Errorf("metadata: encode snapshot: %w", err)
@@ -206,7 +217,7 @@ func decodeSnapshot(data []byte) (*Image, error) {
 	if len(data) == 0 {
 		return nil, fmt.Errorf("%w: snapshot has no format byte", ErrInvalidCommand)
 	}
-	var s imageSnapshotV8
+	var s imageSnapshotV9
 	var into any
 	switch data[0] {
 	case snapshotFormatV1:
@@ -222,6 +233,8 @@ func decodeSnapshot(data []byte) (*Image, error) {
 	case snapshotFormatV7:
 		into = &s.imageSnapshotV7 // a v7 snapshot holding v8 fields is corrupt
 	case snapshotFormatV8:
+		into = &s.imageSnapshotV8 // a v8 snapshot holding v9 fields is corrupt
+	case snapshotFormatV9:
 		into = &s
 	default:
 		return nil, fmt.Errorf("%w: snapshot has an unknown format byte %d", ErrInvalidCommand, data[0])
@@ -262,6 +275,9 @@ func decodeSnapshot(data []byte) (*Image, error) {
 		img.TierStore = s.TierStore
 	}
 	if err := restoreNodeConfigs(img, s.NodeConfigs); err != nil {
+		return nil, err
+	}
+	if err := restoreClientQuotas(img, s.ClientQuotas); err != nil {
 		return nil, err
 	}
 	return img, nil

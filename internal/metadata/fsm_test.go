@@ -66,7 +66,7 @@ func TestFSMSnapshotRestore(t *testing.T) {
 func TestFSMRestoreRejectsCorruptSnapshots(t *testing.T) {
 	for name, data := range map[string]string{
 		"empty":           "",
-		"unknown format":  "\x09{}",
+		"unknown format":  "\xff{}",
 		"not json":        "\x01{",
 		"unknown field":   "\x01{\"surprise\":1}",
 		"bad cluster id":  "\x01{\"cluster_id\":\"nope\",\"topics\":[]}",

@@ -6,6 +6,7 @@ import (
 
 	"github.com/strata-broker/strata/internal/acl"
 	"github.com/strata-broker/strata/internal/base"
+	"github.com/strata-broker/strata/internal/quota"
 )
 
 // Limits enforced by the FSM; commands beyond them are rejected.
@@ -48,6 +49,13 @@ const (
 // or join an ISR; fencing removes it from every ISR it is in, unless it is
 // that ISR's only member (the partition then has NoLeader).
 //
+// Client quotas: clientQuotas holds, by entity, the entity's quotas by
+// key; every entity passes validateQuotaEntity, none is kept without a
+// key, every key passes quota.ValidateKey and every value
+// quota.ValidateValue. Its maps are the image's own: copied in from
+// commands, and never written once published (Image.ClientQuotas hands
+// them out).
+//
 // ACLs: acls is the set of stored bindings, each of which passes
 // validateAcl; aclIndex is acl.NewIndex of exactly them in Acls order
 // (emptyAclIndex when there is none), built by the command that changed
@@ -85,6 +93,8 @@ type Image struct {
 	pendingDeletes map[base.TopicID]*pendingDelete
 	// scram are the SCRAM credentials, by user (ScramCredential).
 	scram map[string]scramUser
+	// clientQuotas are the client quotas, by entity (ClientQuotas).
+	clientQuotas map[quota.Entity]map[string]float64
 	// acls are the ACL bindings (Acls), by value.
 	acls map[acl.Binding]struct{}
 	// aclIndex indexes acls (AclIndex).
@@ -143,6 +153,7 @@ func emptyImage() *Image {
 		remote:         map[base.TopicID]remoteTopic{},
 		pendingDeletes: map[base.TopicID]*pendingDelete{},
 		scram:          map[string]scramUser{},
+		clientQuotas:   map[quota.Entity]map[string]float64{},
 		acls:           map[acl.Binding]struct{}{},
 		aclIndex:       emptyAclIndex,
 	}

@@ -14,7 +14,7 @@ func TestSnapshotKeepsNodeConfigs(t *testing.T) {
 	img.NodeConfigs[2] = map[string]string{"log.retention.ms": "10"}
 	img.NodeConfigs[1] = map[string]string{"log.segment.bytes": "2048"}
 	data, err := encodeSnapshot(img)
-	if err != nil || data[0] != snapshotFormatV8 {
+	if err != nil || data[0] != snapshotFormatNewest {
 		t.Fatalf("encoded as %d: %v", data[0], err)
 	}
 	back, err := decodeSnapshot(data)

@@ -180,6 +180,25 @@ func (s *Store) AlterScramCredentials(ctx context.Context, user string, upserts 
 	return err
 }
 
+// AlterClientQuotas applies alts in one command, all or nothing (Kafka's
+// AlterClientQuotas, KIP-546): for each entity, Set adds or replaces the
+// value of each key, Remove drops keys (one the entity does not have is
+// no change, as in Kafka). An entity left with no key leaves the image.
+// It is refused with ErrInvalidClientQuota (see there) before anything
+// is proposed, and with ErrInvalidCommand when its command would exceed
+// the bound of one log entry. The image keeps copies: the caller's maps stay the
+// caller's. Setting and removing are idempotent, so a retry after an
+// unknown outcome (ctx ended) is safe.
+func (s *Store) AlterClientQuotas(ctx context.Context, alts []ClientQuotaAlteration) error {
+	cmd := newAlterClientQuotasCmd(alts)
+	// What apply refuses whatever the image is never takes a log entry.
+	if _, err := validateAlterClientQuotas(cmd); err != nil {
+		return err
+	}
+	_, err := s.propose(ctx, cmd)
+	return err
+}
+
 // CreateAcls stores bindings (Kafka's CreateAcls), all or nothing; a
 // binding already stored, or named twice, is stored once. It is refused
 // with ErrInvalidAcl when a binding fails acl.Binding.Validate or holds a

@@ -289,29 +289,11 @@ func TestScramCommandWireForm(t *testing.T) {
 		Mechanism: ScramSHA256, Salt: []byte("salt"), StoredKey: make([]byte, 32),
 		ServerKey: bytes.Repeat([]byte{1}, 32), Iterations: 4096,
 	}}, Deletions: []string{ScramSHA512}}
-	data, err := encodeCommand(cmd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(data) != wire {
-		t.Errorf("encoded\n%q\nwant\n%q", data, wire)
-	}
-	got, err := decodeCommand([]byte(wire))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(got, cmd) {
-		t.Errorf("decoded %#v\nwant %#v", got, cmd)
-	}
-	for _, bad := range []string{
+	checkPinnedWire(t, cmd, wire,
 		"\x01{\"alter_scram_credentials\":{\"user\":\"a\",\"password\":\"x\"}}",
 		"\x01{\"alter_scram_credentials\":{\"user\":\"a\",\"upserts\":[{\"mechanism\":\"SCRAM-SHA-256\",\"salt\":\"not base64!\"}]}}",
 		"\x01{\"alter_scram_credentials\":{\"user\":\"a\"},\"set_broker_configs\":{}}",
-	} {
-		if _, err := decodeCommand([]byte(bad)); !errors.Is(err, ErrInvalidCommand) {
-			t.Errorf("decodeCommand(%q) = %v, want ErrInvalidCommand", bad, err)
-		}
-	}
+	)
 }
 
 // scramModel is the naive model of the image's credentials.
@@ -606,4 +588,30 @@ func snapshotRoundTrip(img *Image) (*Image, error) {
 		return nil, fmt.Errorf("restore: %w", err)
 	}
 	return restored, nil
+}
+
+// checkPinnedWire checks that cmd encodes to wire and wire decodes to cmd,
+// field for field, and that each of bad, a near miss of the form, is
+// refused as ErrInvalidCommand: a command's log form is pinned forever.
+func checkPinnedWire(t *testing.T, cmd command, wire string, bad ...string) {
+	t.Helper()
+	data, err := encodeCommand(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(data) != wire {
+		t.Errorf("encoded\n%q\nwant\n%q", data, wire)
+	}
+	got, err := decodeCommand([]byte(wire))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, cmd) {
+		t.Errorf("decoded %#v\nwant %#v", got, cmd)
+	}
+	for _, b := range bad {
+		if _, err := decodeCommand([]byte(b)); !errors.Is(err, ErrInvalidCommand) {
+			t.Errorf("decodeCommand(%q) = %v, want ErrInvalidCommand", b, err)
+		}
+	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/strata-broker/strata/internal/acl"
 	"github.com/strata-broker/strata/internal/base"
 	"github.com/strata-broker/strata/internal/clock"
+	"github.com/strata-broker/strata/internal/quota"
 )
 
 func testOptions(t *testing.T, dir, bindAddr string) Options {
@@ -64,6 +65,9 @@ func sameState(t *testing.T, got, want *Image) {
 	sameRemote(t, got, want)
 	if !reflect.DeepEqual(got.scram, want.scram) {
 		t.Errorf("SCRAM credentials differ:\n got %+v\nwant %+v", got.scram, want.scram)
+	}
+	if !reflect.DeepEqual(got.clientQuotas, want.clientQuotas) {
+		t.Errorf("client quotas differ:\n got %v\nwant %v", got.clientQuotas, want.clientQuotas)
 	}
 	if g, w := got.Acls(), want.Acls(); !reflect.DeepEqual(g, w) {
 		t.Errorf("ACLs differ:\n got %+v\nwant %+v", g, w)
@@ -258,12 +262,24 @@ func populate(t *testing.T, s *Store, prefix string) *Image {
 	if err := s.AlterScramCredentials(ctx, prefix+"-gone", nil, []string{ScramSHA256, ScramSHA512}); err != nil {
 		t.Fatal(err)
 	}
-	kept, gone := aclTopicRead, aclTopicWrite
-	kept.ResourceName, gone.ResourceName = prefix+"-kept", prefix+"-gone"
-	if err := s.CreateAcls(ctx, []acl.Binding{kept, gone, aclGroupRead}); err != nil {
+	kept, halved, gone := quota.Entity{User: quota.NamedPart(prefix + "-kept")}, quota.Entity{ClientID: quota.NamedPart(prefix + "-halved")},
+		quota.Entity{User: quota.NamedPart(prefix + "-gone"), ClientID: quota.DefaultPart()}
+	if err := s.AlterClientQuotas(ctx, []ClientQuotaAlteration{
+		{Entity: kept, Set: rates(1024, 2048)}, {Entity: halved, Set: rates(1024, 2048)}, {Entity: gone, Set: rates(1, 0)},
+	}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.DeleteAcls(ctx, []acl.Binding{gone}); err != nil {
+	if err := s.AlterClientQuotas(ctx, []ClientQuotaAlteration{
+		{Entity: halved, Remove: []string{quota.ConsumerByteRate}}, {Entity: gone, Remove: []string{quota.ProducerByteRate}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	keptAcl, goneAcl := aclTopicRead, aclTopicWrite
+	keptAcl.ResourceName, goneAcl.ResourceName = prefix+"-kept", prefix+"-gone"
+	if err := s.CreateAcls(ctx, []acl.Binding{keptAcl, goneAcl, aclGroupRead}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteAcls(ctx, []acl.Binding{goneAcl}); err != nil {
 		t.Fatal(err)
 	}
 	return s.Image()

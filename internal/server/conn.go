@@ -190,6 +190,9 @@ func (c *conn) readLoop() {
 			c.abort()
 			return
 		}
+		if p.reply.Mute > 0 {
+			c.muteUntil(time.Now().Add(p.reply.Mute))
+		}
 		c.inFlight.Add(1)
 		c.queue <- p // never blocks forever: see the conn invariant
 		if p.reply.Close {

@@ -71,6 +71,8 @@ type ConnInfo struct {
 // enforced as Kafka does: from versions that apply the throttle after the
 // response (KIP-219), the connection reads nothing more for that long once
 // it is written; before them, the response itself is held back that long.
+// Mute does the same for a request with no response (a throttled acks=0
+// produce): nothing more is read for that long after it.
 type Reply struct {
 	Resp       kmsg.Response
 	Wait       func() kmsg.Response
@@ -78,6 +80,7 @@ type Reply struct {
 	Close      bool
 	Release    func()
 	Splices    func() []Splice
+	Mute       time.Duration
 }
 
 // Handler handles the decoded requests. See the package documentation for

@@ -545,3 +545,29 @@ func TestThrottleBeforeKIP219HoldsTheResponse(t *testing.T) {
 		t.Fatalf("a v5 response with a %s throttle arrived %s after it was handled", throttle, held)
 	}
 }
+
+// TestMuteWithoutResponse: a request answered with nothing (an acks=0
+// produce) but a Mute holds back the connection's next request that long.
+func TestMuteWithoutResponse(t *testing.T) {
+	const mute = 500 * time.Millisecond
+	handled := make(chan time.Time, 4)
+	h := newFakeHandler()
+	h.handle = func(_ context.Context, req *Request) Reply {
+		handled <- time.Now()
+		if req.Key == 0 {
+			return Reply{NoResponse: true, Mute: mute}
+		}
+		return Reply{Resp: h.answer(req)}
+	}
+	s := startServer(t, h, nil)
+	c := dial(t, s)
+	produce := kmsg.NewPtrProduceRequest()
+	produce.Acks = 0
+	c.send(produce, 9, 1)
+	c.send(kmsg.NewPtrMetadataRequest(), 12, 2)
+	first, second := <-handled, <-handled
+	if gap := second.Sub(first); gap < mute-50*time.Millisecond {
+		t.Fatalf("the request after a %s mute was handled %s after it", mute, gap)
+	}
+	c.read(3, 12, 2)
+}

@@ -1,0 +1,215 @@
+package api
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func TestClientQuotasAdvertised(t *testing.T) {
+	checkAdvertised(t, 48, 0, 1)
+	checkAdvertised(t, 49, 0, 1)
+}
+
+// quotaEntry is one AlterClientQuotas entry: entity parts as type=name
+// ("user=alice"; "user=" for the default) and ops as key=value ("key=-"
+// removes).
+func quotaEntry(entity []string, ops ...string) kmsg.AlterClientQuotasRequestEntry {
+	e := kmsg.NewAlterClientQuotasRequestEntry()
+	for _, p := range entity {
+		typ, name, _ := strings.Cut(p, "=")
+		ee := kmsg.NewAlterClientQuotasRequestEntryEntity()
+		ee.Type = typ
+		if name != "" {
+			ee.Name = &name
+		}
+		e.Entity = append(e.Entity, ee)
+	}
+	for _, o := range ops {
+		key, value, _ := strings.Cut(o, "=")
+		op := kmsg.NewAlterClientQuotasRequestEntryOp()
+		op.Key = key
+		if value == "-" {
+			op.Remove = true
+		} else {
+			v, err := strconv.ParseFloat(value, 64)
+			if err != nil {
+				panic(err)
+			}
+			op.Value = v
+		}
+		e.Ops = append(e.Ops, op)
+	}
+	return e
+}
+
+func alterQuotas(rh *replicaHarness, version int16, validateOnly bool, entries ...kmsg.AlterClientQuotasRequestEntry) []int16 {
+	rh.t.Helper()
+	r := kmsg.NewPtrAlterClientQuotasRequest()
+	r.Entries, r.ValidateOnly = entries, validateOnly
+	resp := rh.handle(49, version, r, "User:ANONYMOUS").(*kmsg.AlterClientQuotasResponse)
+	codes := make([]int16, len(resp.Entries))
+	for i, e := range resp.Entries {
+		codes[i] = e.ErrorCode
+	}
+	return codes
+}
+
+// describeQuotas is DescribeClientQuotas with components type:match[:name]
+// (match e = exact, d = default, s = specified), as "entity -> k=v" lines.
+func describeQuotas(rh *replicaHarness, strict bool, comps ...string) ([]string, int16) {
+	rh.t.Helper()
+	r := kmsg.NewPtrDescribeClientQuotasRequest()
+	r.Strict = strict
+	for _, c := range comps {
+		f := strings.SplitN(c, ":", 3)
+		comp := kmsg.NewDescribeClientQuotasRequestComponent()
+		comp.EntityType = f[0]
+		switch f[1] {
+		case "e":
+			comp.MatchType = 0
+			if len(f) == 3 {
+				comp.Match = &f[2]
+			}
+		case "d":
+			comp.MatchType = 1
+		case "s":
+			comp.MatchType = 2
+		}
+		r.Components = append(r.Components, comp)
+	}
+	resp := rh.handle(48, 1, r, "User:ANONYMOUS").(*kmsg.DescribeClientQuotasResponse)
+	var out []string
+	for _, e := range resp.Entries {
+		var parts, values []string
+		for _, p := range e.Entity {
+			name := "<default>"
+			if p.Name != nil {
+				name = *p.Name
+			}
+			parts = append(parts, p.Type+"="+name)
+		}
+		for _, v := range e.Values {
+			values = append(values, v.Key+"="+strconv.FormatFloat(v.Value, 'f', -1, 64))
+		}
+		out = append(out, strings.Join(parts, ",")+" -> "+strings.Join(values, ","))
+	}
+	return out, resp.ErrorCode
+}
+
+func TestAlterAndDescribeClientQuotas(t *testing.T) {
+	rh := newReplicaHarness(t, nil)
+	codes := alterQuotas(rh, 1, false,
+		quotaEntry([]string{"user=alice"}, "producer_byte_rate=1024", "consumer_byte_rate=2048"),
+		quotaEntry([]string{"user=", "client-id=app"}, "producer_byte_rate=512"),
+		quotaEntry([]string{"client-id="}, "consumer_byte_rate=4096"),
+	)
+	for i, c := range codes {
+		if c != 0 {
+			t.Fatalf("entry %d: error %d", i, c)
+		}
+	}
+	all, code := describeQuotas(rh, false)
+	want := []string{
+		"client-id=<default> -> consumer_byte_rate=4096",
+		"user=<default>,client-id=app -> producer_byte_rate=512",
+		"user=alice -> consumer_byte_rate=2048,producer_byte_rate=1024",
+	}
+	if code != 0 || strings.Join(all, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("describe all: %d\n%s\nwant\n%s", code, strings.Join(all, "\n"), strings.Join(want, "\n"))
+	}
+	if got, _ := describeQuotas(rh, true, "user:e:alice"); len(got) != 1 || got[0] != want[2] {
+		t.Fatalf("user=alice strict: %v", got)
+	}
+	if got, _ := describeQuotas(rh, false, "client-id:s"); len(got) != 2 {
+		t.Fatalf("any client id: %v, want the two entities with a client id", got)
+	}
+	if _, code := describeQuotas(rh, false, "user:e"); code != kerr.InvalidRequest.Code {
+		t.Fatalf("exact match without a name: code %d, want INVALID_REQUEST", code)
+	}
+	if _, code := describeQuotas(rh, false, "group:s"); code != kerr.UnsupportedVersion.Code {
+		t.Fatalf("unknown entity type: code %d, want UNSUPPORTED_VERSION", code)
+	}
+
+	// Removing alice's last keys removes the entity; removing a key that
+	// is not set is fine.
+	if codes := alterQuotas(rh, 0, false, quotaEntry([]string{"user=alice"}, "producer_byte_rate=-", "consumer_byte_rate=-"),
+		quotaEntry([]string{"client-id="}, "producer_byte_rate=-")); codes[0] != 0 || codes[1] != 0 {
+		t.Fatalf("removals: %v", codes)
+	}
+	if got, _ := describeQuotas(rh, false, "user:e:alice"); len(got) != 0 {
+		t.Fatalf("alice still described after her quotas were removed: %v", got)
+	}
+}
+
+func TestAlterClientQuotasRefusals(t *testing.T) {
+	rh := newReplicaHarness(t, nil)
+	codes := alterQuotas(rh, 1, false,
+		quotaEntry(nil, "producer_byte_rate=1"),                                          // no entity part
+		quotaEntry([]string{"ip=10.0.0.1"}, "connection_creation_rate=5"),                // ip quotas
+		quotaEntry([]string{"user=bob"}, "request_percentage=50"),                        // not enforced
+		quotaEntry([]string{"user=bob"}, "bogus=1"),                                      // unknown key
+		quotaEntry([]string{"user=bob"}, "producer_byte_rate=0"),                         // not positive
+		quotaEntry([]string{"user=bob"}, "producer_byte_rate=10.5"),                      // not whole
+		quotaEntry([]string{"user=bob"}, "producer_byte_rate=1", "producer_byte_rate=-"), // key twice
+		quotaEntry([]string{"user=carol"}, "producer_byte_rate=100"),                     // valid
+		quotaEntry([]string{"user=carol"}, "consumer_byte_rate=100"),                     // entity twice
+	)
+	want := []int16{kerr.InvalidRequest.Code, kerr.InvalidRequest.Code, kerr.InvalidRequest.Code, kerr.InvalidRequest.Code,
+		kerr.InvalidRequest.Code, kerr.InvalidRequest.Code, kerr.InvalidRequest.Code, 0, kerr.InvalidRequest.Code}
+	for i := range want {
+		if codes[i] != want[i] {
+			t.Errorf("entry %d: code %d, want %d", i, codes[i], want[i])
+		}
+	}
+	if got, _ := describeQuotas(rh, false); len(got) != 1 || got[0] != "user=carol -> producer_byte_rate=100" {
+		t.Fatalf("stored %v, want only carol's valid entry", got)
+	}
+	if codes := alterQuotas(rh, 1, true, quotaEntry([]string{"user=dave"}, "producer_byte_rate=100")); codes[0] != 0 {
+		t.Fatalf("validate_only: code %d", codes[0])
+	}
+	if got, _ := describeQuotas(rh, false, "user:e:dave"); len(got) != 0 {
+		t.Fatalf("validate_only stored %v", got)
+	}
+}
+
+// TestProduceOverQuotaIsThrottled: a client over its producer_byte_rate
+// gets a throttle_time_ms; another client, without a quota, does not.
+func TestProduceOverQuotaIsThrottled(t *testing.T) {
+	rh := newReplicaHarness(t, nil)
+	rh.createTopic("quota", map[string]string{"min.insync.replicas": "1"}, []int32{1})
+	if codes := alterQuotas(rh, 1, false, quotaEntry([]string{"client-id=slow"}, "producer_byte_rate=100")); codes[0] != 0 {
+		t.Fatalf("setting the quota: %v", codes)
+	}
+	produce := func(clientID string) *kmsg.ProduceResponse {
+		r := kmsg.NewPtrProduceRequest()
+		r.Acks, r.TimeoutMillis = 1, 10000
+		rt := kmsg.NewProduceRequestTopic()
+		rt.Topic = "quota"
+		rp := kmsg.NewProduceRequestTopicPartition()
+		rp.Records = oneRecordBatch(strings.Repeat("x", 10000))
+		rt.Partitions = append(rt.Partitions, rp)
+		r.Topics = append(r.Topics, rt)
+		r.SetVersion(9)
+		reply := rh.h.Handle(rh.t.Context(), &Request{Key: 0, Version: 9, Body: r, Principal: "User:ANONYMOUS", ClientID: &clientID})
+		resp := reply.Resp
+		if reply.Wait != nil {
+			resp = reply.Wait()
+		}
+		return resp.(*kmsg.ProduceResponse)
+	}
+	slow := produce("slow")
+	if code := slow.Topics[0].Partitions[0].ErrorCode; code != 0 {
+		t.Fatalf("produce: error %d", code)
+	}
+	// 10 kB against 100 B/s over a 10 s window: about 9 s, capped at 11.
+	if slow.ThrottleMillis < 5000 || slow.ThrottleMillis > 11000 {
+		t.Fatalf("throttle %d ms for 10 kB against 100 B/s, want about 9 s", slow.ThrottleMillis)
+	}
+	if other := produce("other"); other.ThrottleMillis != 0 {
+		t.Fatalf("a client without a quota was throttled %d ms", other.ThrottleMillis)
+	}
+}

@@ -1,0 +1,158 @@
+package e2e
+
+import (
+	"context"
+	"crypto/rand"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// throttleSeen counts the throttles a client's brokers impose (franz-go's
+// HookBrokerThrottle).
+type throttleSeen struct{ n atomic.Int64 }
+
+func (s *throttleSeen) OnBrokerThrottle(_ kgo.BrokerMetadata, d time.Duration, _ bool) {
+	if d > 0 {
+		s.n.Add(1)
+	}
+}
+
+// quotaLimit is the byte rate the tests set, and quotaRun how long their
+// clients send or read flat out. A meter spans 10 s at first (Kafka's 11
+// one-second samples), so a client may move about ten seconds of its
+// quota before it is throttled, plus the requests it has in flight when
+// the first throttle comes (a producer's five of quotaBatchBytes, a
+// consumer's one fetch); quotaCeiling bounds what it can move in the run
+// with that allowance, generously: unthrottled, it moves far more.
+const (
+	quotaLimit      = 100 << 10
+	quotaBatchBytes = 64 << 10
+	quotaRun        = 3 * time.Second
+	quotaCeiling    = 20 * quotaLimit
+)
+
+// TestClientQuotas: kadm sets and describes client quotas (Kafka's
+// kafka-configs --entity-type clients/users), a producer over its
+// producer_byte_rate and a consumer over its consumer_byte_rate are
+// throttled (the client sees throttle_time_ms and is held back to about
+// the quota), a client without a quota is not, and the quotas survive a
+// restart of the broker.
+func TestClientQuotas(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	b := startBroker(t, dir)
+	adm := newAdmin(t, b.Addr)
+	ctx := testContext(t, 60*time.Second)
+	createTopic(t, adm, "quota-in", 1, nil)
+	createTopic(t, adm, "quota-out", 1, nil)
+	// Quotas count the bytes on the wire: the records are incompressible
+	// and sent uncompressed, so that the bytes counted here are those.
+	fill := newClient(t, b.Addr, kgo.DefaultProduceTopic("quota-out"), kgo.ProducerBatchCompression(kgo.NoCompression()))
+	for range 64 { // 4 MiB to read
+		produceSync(t, fill, &kgo.Record{Value: randomBytes(64 << 10)})
+	}
+
+	slow, def := "slow-producer", "slow-consumer"
+	results, err := adm.AlterClientQuotas(ctx, []kadm.AlterClientQuotaEntry{
+		{Entity: kadm.ClientQuotaEntity{{Type: "client-id", Name: &slow}},
+			Ops: []kadm.AlterClientQuotaOp{{Key: "producer_byte_rate", Value: quotaLimit}}},
+		{Entity: kadm.ClientQuotaEntity{{Type: "client-id", Name: &def}},
+			Ops: []kadm.AlterClientQuotaOp{{Key: "consumer_byte_rate", Value: quotaLimit}}},
+		{Entity: kadm.ClientQuotaEntity{{Type: "user"}},
+			Ops: []kadm.AlterClientQuotaOp{{Key: "request_percentage", Value: 50}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if results[0].Err != nil || results[1].Err != nil || results[2].Err == nil {
+		t.Fatalf("alter results %+v: want the byte rates set and request_percentage refused", results)
+	}
+
+	// The producer with a quota is held back; one without is not.
+	throttled := &throttleSeen{}
+	sent := produceFor(t, newClient(t, b.Addr, kgo.ClientID(slow), kgo.DefaultProduceTopic("quota-in"),
+		kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.ProducerBatchMaxBytes(quotaBatchBytes), kgo.WithHooks(throttled)), quotaRun)
+	if sent > quotaCeiling || throttled.n.Load() == 0 {
+		t.Fatalf("producer with a %d B/s quota sent %d bytes in %s, %d throttles seen; want at most %d and some",
+			quotaLimit, sent, quotaRun, throttled.n.Load(), quotaCeiling)
+	}
+	free := &throttleSeen{}
+	if sent := produceFor(t, newClient(t, b.Addr, kgo.DefaultProduceTopic("quota-in"), kgo.ProducerBatchCompression(kgo.NoCompression()),
+		kgo.ProducerBatchMaxBytes(quotaBatchBytes), kgo.WithHooks(free)), quotaRun); sent <= quotaCeiling || free.n.Load() != 0 {
+		t.Fatalf("producer without a quota sent %d bytes in %s, %d throttles; want more than %d and none", sent, quotaRun, free.n.Load(), quotaCeiling)
+	}
+
+	// The consumer with a quota reads slowly.
+	throttled = &throttleSeen{}
+	read := consumeFor(t, newClient(t, b.Addr, kgo.ClientID(def), kgo.ConsumeTopics("quota-out"),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxBytes(quotaBatchBytes), kgo.FetchMaxPartitionBytes(quotaBatchBytes),
+		kgo.WithHooks(throttled)), quotaRun)
+	if read > quotaCeiling || throttled.n.Load() == 0 {
+		t.Fatalf("consumer with a %d B/s quota read %d bytes in %s, %d throttles seen; want at most %d and some",
+			quotaLimit, read, quotaRun, throttled.n.Load(), quotaCeiling)
+	}
+
+	// The quotas are in the metadata quorum: a restarted broker has them.
+	b.Stop()
+	b = startBroker(t, dir)
+	described, err := newAdmin(t, b.Addr).DescribeClientQuotas(testContext(t, 30*time.Second), false, []kadm.DescribeClientQuotaComponent{{Type: "client-id", MatchType: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, d := range described {
+		entity := ""
+		for _, c := range d.Entity {
+			entity += c.String()
+		}
+		for _, v := range d.Values {
+			got[entity+" "+v.Key] = v.Value
+		}
+	}
+	want := map[string]float64{"client-id=" + slow + " producer_byte_rate": quotaLimit, "client-id=" + def + " consumer_byte_rate": quotaLimit}
+	if len(got) != len(want) || got["client-id="+slow+" producer_byte_rate"] != quotaLimit || got["client-id="+def+" consumer_byte_rate"] != quotaLimit {
+		t.Fatalf("after a restart the quotas are %v, want %v", got, want)
+	}
+}
+
+// produceFor produces 16 KiB records as fast as cl is let for d and
+// returns the bytes acknowledged.
+func produceFor(t *testing.T, cl *kgo.Client, d time.Duration) int64 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	var acked atomic.Int64
+	value := randomBytes(16 << 10)
+	for ctx.Err() == nil {
+		cl.Produce(ctx, &kgo.Record{Value: value}, func(r *kgo.Record, err error) {
+			if err == nil {
+				acked.Add(int64(len(r.Value)))
+			}
+		})
+	}
+	return acked.Load()
+}
+
+// consumeFor polls cl for d and returns the value bytes it read.
+func consumeFor(t *testing.T, cl *kgo.Client, d time.Duration) int64 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	var read int64
+	for ctx.Err() == nil {
+		fs := cl.PollFetches(ctx)
+		fs.EachRecord(func(r *kgo.Record) { read += int64(len(r.Value)) })
+	}
+	return read
+}
+
+// randomBytes is n bytes no codec shrinks.
+func randomBytes(n int) []byte {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return b
+}
