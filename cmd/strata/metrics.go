@@ -16,6 +16,7 @@ import (
 	"github.com/strata-broker/strata/internal/config"
 	"github.com/strata-broker/strata/internal/metrics"
 	"github.com/strata-broker/strata/internal/partition"
+	"github.com/strata-broker/strata/internal/quota"
 	"github.com/strata-broker/strata/internal/server"
 	"github.com/strata-broker/strata/internal/tier"
 )
@@ -91,10 +92,25 @@ func (m *brokerMetrics) countRequests(h server.Handler) server.Handler {
 	return countingHandler{next: h, requests: m.requests}
 }
 
+// apiSources is what the metrics read from the API layer (*api.Handler).
+type apiSources interface {
+	FetchSessions() (sessions, partitions int)
+	QuotaThrottles() []quota.KeyStats
+}
+
+// quotaThrottles turns the quota manager's counts into the metrics'.
+func quotaThrottles(stats []quota.KeyStats) []metrics.QuotaThrottles {
+	out := make([]metrics.QuotaThrottles, len(stats))
+	for i, s := range stats {
+		out[i] = metrics.QuotaThrottles{Quota: s.Key, Throttles: s.Throttles, Seconds: s.Throttled.Seconds()}
+	}
+	return out
+}
+
 // serve listens on cfg.MetricsListener and serves /metrics, with the
 // collectors of b, the fetch session gauges and m's counters, and /healthz, which answers 200 until
 // stopServing. Port 0 picks a free port (addr says which).
-func (m *brokerMetrics) serve(cfg *config.Broker, b *broker.Broker, cluster func() metrics.ClusterValues, fetchSessions func() (sessions, partitions int)) error {
+func (m *brokerMetrics) serve(cfg *config.Broker, b *broker.Broker, cluster func() metrics.ClusterValues, api apiSources) error {
 	if m == nil {
 		return nil
 	}
@@ -109,7 +125,8 @@ func (m *brokerMetrics) serve(cfg *config.Broker, b *broker.Broker, cluster func
 		metrics.NewFailedLogCount(func() int { return failedLogs(b.Partitions()) }),
 		metrics.NewClusterGauges(cluster),
 		metrics.NewPartitionCollector(func() []metrics.PartitionGauges { return partitionGauges(b.Partitions()) }),
-		metrics.NewFetchSessionGauges(fetchSessions),
+		metrics.NewFetchSessionGauges(api.FetchSessions),
+		metrics.NewQuotaThrottleCounters(func() []metrics.QuotaThrottles { return quotaThrottles(api.QuotaThrottles()) }),
 		metrics.NewCleanerCollector(func() metrics.CleanerValues { return cleanerValues(b.CleanerStatus(), time.Now()) }),
 		m.requests,
 		m.auths,

@@ -13,6 +13,7 @@ import (
 	"github.com/strata-broker/strata/internal/broker"
 	"github.com/strata-broker/strata/internal/config"
 	"github.com/strata-broker/strata/internal/objstore"
+	"github.com/strata-broker/strata/internal/quota"
 	"github.com/strata-broker/strata/internal/server"
 	"github.com/strata-broker/strata/internal/tier"
 	"github.com/strata-broker/strata/internal/tier/remotemeta"
@@ -111,7 +112,7 @@ strata_remote_fetch_requests_total{partition="0",topic="kept"} 1
 // stops the listener.
 func TestHealthzUntilShutdown(t *testing.T) {
 	m := newBrokerMetrics(&config.Broker{MetricsListener: "127.0.0.1:0"}, nil)
-	if err := m.serve(&config.Broker{MetricsListener: "127.0.0.1:0"}, nil, nil, noFetchSessions); err != nil {
+	if err := m.serve(&config.Broker{MetricsListener: "127.0.0.1:0"}, nil, nil, noAPI{}); err != nil {
 		t.Fatal(err)
 	}
 	url := "http://" + m.ln.Addr().String() + "/healthz"
@@ -132,12 +133,12 @@ func TestHealthzUntilShutdown(t *testing.T) {
 
 func TestMetricsListenerInUseIsOneClearError(t *testing.T) {
 	first := newBrokerMetrics(&config.Broker{MetricsListener: "127.0.0.1:0"}, nil)
-	if err := first.serve(&config.Broker{MetricsListener: "127.0.0.1:0"}, nil, nil, noFetchSessions); err != nil {
+	if err := first.serve(&config.Broker{MetricsListener: "127.0.0.1:0"}, nil, nil, noAPI{}); err != nil {
 		t.Fatal(err)
 	}
 	defer first.close()
 	cfg := &config.Broker{MetricsListener: first.ln.Addr().String()}
-	err := newBrokerMetrics(cfg, nil).serve(cfg, nil, nil, noFetchSessions)
+	err := newBrokerMetrics(cfg, nil).serve(cfg, nil, nil, noAPI{})
 	if err == nil || !strings.Contains(err.Error(), "strata.metrics.listener") {
 		t.Fatalf("serve on a taken port: %v", err)
 	}
@@ -162,4 +163,8 @@ func (handlerStub) Supported(key, version int16) bool { return key == 0 && versi
 
 func (handlerStub) Handle(context.Context, *server.Request) server.Reply { return server.Reply{} }
 
-func noFetchSessions() (sessions, partitions int) { return 0, 0 }
+// noAPI is an API layer with no fetch session and no throttle.
+type noAPI struct{}
+
+func (noAPI) FetchSessions() (sessions, partitions int) { return 0, 0 }
+func (noAPI) QuotaThrottles() []quota.KeyStats          { return nil }

@@ -44,6 +44,10 @@ func (h *Handler) quotaThrottle(req *Request, key string, n int64) time.Duration
 	return h.quotas.Record(key, a, n, time.Now())
 }
 
+// QuotaThrottles is what each quota key has throttled since the Handler
+// began (for the metrics).
+func (h *Handler) QuotaThrottles() []quota.KeyStats { return h.quotas.Stats() }
+
 // throttleMillis is d as a throttle_time_ms.
 func throttleMillis(d time.Duration) int32 {
 	return int32(min(d.Milliseconds(), maxThrottleMillis))

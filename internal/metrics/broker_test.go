@@ -102,3 +102,20 @@ func histograms(t *testing.T, c prometheus.Collector) map[string][2]float64 {
 	})
 	return out
 }
+
+func TestQuotaThrottleCountersReadAtScrape(t *testing.T) {
+	var qs []QuotaThrottles
+	c := NewQuotaThrottleCounters(func() []QuotaThrottles { return qs })
+	if got := samples(t, c); len(got) != 0 {
+		t.Fatalf("samples before any throttle: %v", got)
+	}
+	qs = []QuotaThrottles{{Quota: "producer_byte_rate", Throttles: 3, Seconds: 1.5}}
+	want := map[string]float64{
+		`strata_quota_throttles_total{quota="producer_byte_rate"}`:        3,
+		`strata_quota_throttle_seconds_total{quota="producer_byte_rate"}`: 1.5,
+	}
+	if got := samples(t, c); !maps.Equal(got, want) {
+		t.Fatalf("samples %v, want %v", got, want)
+	}
+	lint(t, c)
+}

@@ -1,6 +1,8 @@
 package quota
 
 import (
+	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -27,7 +29,16 @@ type Manager struct {
 		sync.Mutex
 		meters    map[meterKey]*meter
 		lastSweep time.Time
+		stats     map[string]*KeyStats
 	}
+}
+
+// KeyStats is what the quotas of one key have throttled since the Manager
+// began: the responses throttled and their throttle times summed.
+type KeyStats struct {
+	Key       string
+	Throttles int64
+	Throttled time.Duration
 }
 
 // NewManager returns a Manager sampling as cfg says; a zero field takes
@@ -41,6 +52,7 @@ func NewManager(cfg Config) *Manager {
 	}
 	m := &Manager{cfg: cfg}
 	m.mu.meters = make(map[meterKey]*meter)
+	m.mu.stats = make(map[string]*KeyStats)
 	return m
 }
 
@@ -58,7 +70,30 @@ func (m *Manager) Record(key string, a Applied, n int64, now time.Time) time.Dur
 		m.mu.meters[k] = mt
 	}
 	rate := mt.record(m.cfg, float64(n), now)
-	return Throttle(m.cfg, rate, a.Bound, now.Sub(mt.samples[0].start))
+	d := Throttle(m.cfg, rate, a.Bound, now.Sub(mt.samples[0].start))
+	if d > 0 {
+		s := m.mu.stats[key]
+		if s == nil {
+			s = &KeyStats{Key: key}
+			m.mu.stats[key] = s
+		}
+		s.Throttles++
+		s.Throttled += d
+	}
+	return d
+}
+
+// Stats returns what each key's quotas have throttled, by key; a key that
+// has throttled nothing is left out.
+func (m *Manager) Stats() []KeyStats {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]KeyStats, 0, len(m.mu.stats))
+	for _, s := range m.mu.stats {
+		out = append(out, *s)
+	}
+	slices.SortFunc(out, func(a, b KeyStats) int { return strings.Compare(a.Key, b.Key) })
+	return out
 }
 
 // Meters is how many meters are live (for tests and metrics).

@@ -84,6 +84,20 @@ func TestThrottledClientKeepsToItsQuota(t *testing.T) {
 	})
 }
 
+func TestManagerCountsThrottles(t *testing.T) {
+	m := NewManager(Config{})
+	a := Applied{Bound: 100, Meter: Entity{ClientID: NamedPart("c")}}
+	if d := m.Record(ProducerByteRate, a, 100, t0); d != 0 {
+		t.Fatalf("within the quota: throttled %s", d)
+	}
+	d1 := m.Record(ProducerByteRate, a, 1000, t0)
+	d2 := m.Record(ProducerByteRate, a, 1000, t0)
+	stats := m.Stats()
+	if d1 <= 0 || d2 <= d1 || len(stats) != 1 || stats[0] != (KeyStats{Key: ProducerByteRate, Throttles: 2, Throttled: d1 + d2}) {
+		t.Fatalf("throttles %s, %s; stats %+v", d1, d2, stats)
+	}
+}
+
 func TestManagerDropsIdleMeters(t *testing.T) {
 	m := NewManager(Config{})
 	a := Applied{Bound: 100, Meter: Entity{User: NamedPart("u")}}

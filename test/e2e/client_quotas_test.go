@@ -44,7 +44,7 @@ const (
 func TestClientQuotas(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	b := startBroker(t, dir)
+	b := startBroker(t, dir, "strata.metrics.listener=127.0.0.1:0")
 	adm := newAdmin(t, b.Addr)
 	ctx := testContext(t, 60*time.Second)
 	createTopic(t, adm, "quota-in", 1, nil)
@@ -94,6 +94,13 @@ func TestClientQuotas(t *testing.T) {
 	if read > quotaCeiling || throttled.n.Load() == 0 {
 		t.Fatalf("consumer with a %d B/s quota read %d bytes in %s, %d throttles seen; want at most %d and some",
 			quotaLimit, read, quotaRun, throttled.n.Load(), quotaCeiling)
+	}
+
+	// The broker counts what it throttled.
+	m := scrape(t, metricsBase(t, b)+"/metrics")
+	if m[`strata_quota_throttles_total{quota="producer_byte_rate"}`] == 0 || m[`strata_quota_throttles_total{quota="consumer_byte_rate"}`] == 0 ||
+		m[`strata_quota_throttle_seconds_total{quota="producer_byte_rate"}`] <= 0 {
+		t.Fatalf("throttle counters after throttled clients: %v", m)
 	}
 
 	// The quotas are in the metadata quorum: a restarted broker has them.
