@@ -107,5 +107,7 @@ func clientQuotaAlteration(e kmsg.AlterClientQuotasRequestEntry) (metadata.Clien
 		}
 		alt.Set[op.Key] = op.Value
 	}
-	return alt, nil
+	// The quorum's own checks too (names it cannot store), so that one
+	// bad entry does not fail the others with it.
+	return alt, metadata.ValidateClientQuotaAlteration(alt)
 }

@@ -157,9 +157,10 @@ func TestAlterClientQuotasRefusals(t *testing.T) {
 		quotaEntry([]string{"user=bob"}, "producer_byte_rate=1", "producer_byte_rate=-"), // key twice
 		quotaEntry([]string{"user=carol"}, "producer_byte_rate=100"),                     // valid
 		quotaEntry([]string{"user=carol"}, "consumer_byte_rate=100"),                     // entity twice
+		quotaEntry([]string{"client-id=\xff"}, "consumer_byte_rate=100"),                 // not UTF-8
 	)
 	want := []int16{kerr.InvalidRequest.Code, kerr.InvalidRequest.Code, kerr.InvalidRequest.Code, kerr.InvalidRequest.Code,
-		kerr.InvalidRequest.Code, kerr.InvalidRequest.Code, kerr.InvalidRequest.Code, 0, kerr.InvalidRequest.Code}
+		kerr.InvalidRequest.Code, kerr.InvalidRequest.Code, kerr.InvalidRequest.Code, 0, kerr.InvalidRequest.Code, kerr.InvalidRequest.Code}
 	for i := range want {
 		if codes[i] != want[i] {
 			t.Errorf("entry %d: code %d, want %d", i, codes[i], want[i])

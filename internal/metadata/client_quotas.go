@@ -138,6 +138,13 @@ func validateClientQuotaAlteration(a ClientQuotaAlteration) error {
 	return nil
 }
 
+// ValidateClientQuotaAlteration is every check AlterClientQuotas makes
+// of one entity's change on its own, so that a caller can refuse one
+// entity of a request and apply the others.
+func ValidateClientQuotaAlteration(a ClientQuotaAlteration) error {
+	return validateClientQuotaAlteration(a)
+}
+
 // validateClientQuotaAlterations is every check of one AlterClientQuotas
 // request that does not depend on the image: at least one alteration,
 // each valid, no entity twice.
