@@ -133,7 +133,7 @@ func New(opts Options) (*Handler, error) {
 	}
 	sessions := newFetchSessionCache(int(opts.Config.FetchSessionCacheSlots), time.Now)
 	h := &Handler{opts: opts, logger: opts.Logger, sessions: sessions, policy: newPolicy(opts.Config),
-		quotas: quota.NewManager(quota.Config{})}
+		quotas: quota.NewManager(quota.Config{Samples: int(opts.Config.QuotaWindowNum), Window: opts.Config.QuotaWindowSize})}
 	h.groups = newGroupCoordinators(h)
 	h.txns = newTxnCoordinators(h)
 	return h, nil

@@ -25,6 +25,8 @@ type Broker struct {
 	MinInsyncReplicas        int32
 	FetchSessionCacheSlots   int32         // max.incremental.fetch.session.cache.slots
 	ReplicaLagTimeMax        time.Duration // replica.lag.time.max.ms
+	QuotaWindowNum           int32         // quota.window.num
+	QuotaWindowSize          time.Duration // quota.window.size.seconds
 
 	// FollowerFetchLastTieredOffset is
 	// follower.fetch.last.tiered.offset.enable (KIP-1023).
@@ -195,6 +197,8 @@ func newBroker(raw, origin map[string]string) (*Broker, error) {
 		MinInsyncReplicas:        g.i32("min.insync.replicas"),
 		FetchSessionCacheSlots:   g.i32("max.incremental.fetch.session.cache.slots"),
 		ReplicaLagTimeMax:        msDuration(g.i64("replica.lag.time.max.ms")),
+		QuotaWindowNum:           g.i32("quota.window.num"),
+		QuotaWindowSize:          time.Duration(g.i32("quota.window.size.seconds")) * time.Second,
 
 		FollowerFetchLastTieredOffset: g.flag("follower.fetch.last.tiered.offset.enable"),
 

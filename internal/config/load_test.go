@@ -65,6 +65,8 @@ func TestLoadBrokerDefaults(t *testing.T) {
 		{"MetadataDir", b.MetadataDir, filepath.Join("strata-data", "__metadata")},
 		{"S3", b.S3, S3{}},
 		{"MetricsListener", b.MetricsListener, ""},
+		{"QuotaWindowNum", b.QuotaWindowNum, int32(11)},
+		{"QuotaWindowSize", b.QuotaWindowSize, time.Second},
 		{"AdvertisedListeners", b.AdvertisedListeners[0].String(), "PLAINTEXT://127.0.0.1:9092"},
 		{"Raw", len(b.Raw), 0},
 	}
@@ -197,6 +199,8 @@ func TestLoadBrokerErrors(t *testing.T) {
 		{name: "s3 option without bucket", flags: map[string]string{"strata.remote.s3.region": "eu-west-1"},
 			want: []string{"strata.remote.s3.region", "strata.remote.s3.bucket is not"}},
 		{name: "missing file", file: "\x00missing", want: []string{"config file"}},
+		{name: "one quota sample", flags: map[string]string{"quota.window.num": "1"},
+			want: []string{"quota.window.num", "at least 2"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
