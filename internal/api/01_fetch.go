@@ -12,7 +12,6 @@ import (
 	"github.com/strata-broker/strata/internal/base"
 	"github.com/strata-broker/strata/internal/metadata"
 	"github.com/strata-broker/strata/internal/partition"
-	"github.com/strata-broker/strata/internal/quota"
 	"github.com/strata-broker/strata/internal/record"
 )
 
@@ -46,6 +45,7 @@ func (h *Handler) handleFetch(ctx context.Context, req *Request) Reply {
 		resp.ErrorCode = fc.errCode
 		return done(resp)
 	}
+	cq, limited := h.consumerQuota(req, r)
 	targets := h.resolveFetch(req, fc.wants, fc.byID, resp)
 	// Take the change channels before reading, so an append between the
 	// read and the wait still wakes the wait.
@@ -59,8 +59,7 @@ func (h *Handler) handleFetch(ctx context.Context, req *Request) Reply {
 	// consumer. A partition error is answered at once too, as in Kafka:
 	// the consumer must act on it (reset an offset, refresh metadata).
 	if got >= int(r.MinBytes) || remote || maxWait <= 0 || len(targets) == 0 || hasPartitionError(resp) {
-		h.finishFetch(fc, resp, bufs)
-		resp.ThrottleMillis = throttleMillis(h.quotaThrottle(req, quota.ConsumerByteRate, int64(got)))
+		h.finishConsumerFetch(fc, resp, bufs, cq, limited, got)
 		return Reply{Resp: resp, Release: bufs.release, Splices: bufs.spliceList}
 	}
 	deadline := time.Now().Add(maxWait)
@@ -70,8 +69,7 @@ func (h *Handler) handleFetch(ctx context.Context, req *Request) Reply {
 			changed = changeChans(targets)
 			got, remote = h.fillFetch(r, resp, targets, bufs)
 			if !woke || remote || got >= int(r.MinBytes) || hasPartitionError(resp) {
-				h.finishFetch(fc, resp, bufs)
-				resp.ThrottleMillis = throttleMillis(h.quotaThrottle(req, quota.ConsumerByteRate, int64(got)))
+				h.finishConsumerFetch(fc, resp, bufs, cq, limited, got)
 				return resp
 			}
 		}

@@ -7,6 +7,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-broker/strata/internal/partition"
 )
 
 func TestClientQuotasAdvertised(t *testing.T) {
@@ -212,5 +214,53 @@ func TestProduceOverQuotaIsThrottled(t *testing.T) {
 	}
 	if other := produce("other"); other.ThrottleMillis != 0 {
 		t.Fatalf("a client without a quota was throttled %d ms", other.ThrottleMillis)
+	}
+}
+
+// TestFetchOverQuotaIsAnsweredEmpty: a consumer's fetch asks for at most
+// its quota's window; one that would put it over its consumer_byte_rate is
+// answered as Kafka answers it: no records, a throttle_time_ms; another
+// client is served meanwhile.
+func TestFetchOverQuotaIsAnsweredEmpty(t *testing.T) {
+	rh := newReplicaHarness(t, nil)
+	rh.createTopic("cq", map[string]string{"min.insync.replicas": "1"}, []int32{1})
+	p := rh.partition("cq", 0)
+	for range 10 {
+		if _, _, err := p.Append(oneRecordBatch(strings.Repeat("x", 400)), partition.AcksLeader); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if codes := alterQuotas(rh, 1, false, quotaEntry([]string{"client-id=reader"}, "consumer_byte_rate=100")); codes[0] != 0 {
+		t.Fatalf("setting the quota: %v", codes)
+	}
+	fetch := func(clientID string, offset int64) *kmsg.FetchResponse {
+		r := fetchRequest(0, -1, topicParts("cq", 0))
+		r.ReplicaID, r.MaxBytes, r.MaxWaitMillis = -1, 50<<20, 0
+		r.Topics[0].Partitions[0].FetchOffset = offset
+		r.SetVersion(12)
+		reply := rh.h.Handle(rh.t.Context(), &Request{Key: 1, Version: 12, Body: r, Principal: "User:ANONYMOUS", ClientID: &clientID})
+		if reply.Release != nil {
+			defer reply.Release()
+		}
+		resp := reply.Resp
+		if reply.Wait != nil {
+			resp = reply.Wait()
+		}
+		return resp.(*kmsg.FetchResponse)
+	}
+	first := fetch("reader", 0)
+	if first.ThrottleMillis != 0 || len(first.Topics) != 1 {
+		t.Fatalf("first fetch: throttle %d ms, %d topics; want served", first.ThrottleMillis, len(first.Topics))
+	}
+	// 100 B/s over ten windows: at most 1000 bytes in one go.
+	if n := len(first.Topics[0].Partitions[0].RecordBatches); n == 0 || n > 1000 {
+		t.Fatalf("first fetch read %d bytes; want some, at most the quota's window of 1000", n)
+	}
+	second := fetch("reader", 1)
+	if second.ThrottleMillis <= 0 || len(second.Topics) != 0 {
+		t.Fatalf("fetch over the quota: throttle %d ms, %d topics; want throttled and empty", second.ThrottleMillis, len(second.Topics))
+	}
+	if other := fetch("other", 0); other.ThrottleMillis != 0 || len(other.Topics) != 1 || len(other.Topics[0].Partitions[0].RecordBatches) < 4000 {
+		t.Fatalf("a client without a quota: throttle %d ms, %d topics", other.ThrottleMillis, len(other.Topics))
 	}
 }

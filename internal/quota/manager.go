@@ -63,24 +63,35 @@ func (m *Manager) Record(key string, a Applied, n int64, now time.Time) time.Dur
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.sweepLocked(now)
+	mt := m.meterLocked(key, a)
+	rate := mt.record(m.cfg, float64(n), now)
+	d := Throttle(m.cfg, rate, a.Bound, now.Sub(mt.samples[0].start))
+	if d > 0 {
+		m.countLocked(key, d)
+	}
+	return d
+}
+
+// meterLocked is the meter of a's client on key, made when new.
+func (m *Manager) meterLocked(key string, a Applied) *meter {
 	k := meterKey{key: key, meter: a.Meter}
 	mt := m.mu.meters[k]
 	if mt == nil {
 		mt = &meter{}
 		m.mu.meters[k] = mt
 	}
-	rate := mt.record(m.cfg, float64(n), now)
-	d := Throttle(m.cfg, rate, a.Bound, now.Sub(mt.samples[0].start))
-	if d > 0 {
-		s := m.mu.stats[key]
-		if s == nil {
-			s = &KeyStats{Key: key}
-			m.mu.stats[key] = s
-		}
-		s.Throttles++
-		s.Throttled += d
+	return mt
+}
+
+// countLocked adds a throttle of d on key to the stats.
+func (m *Manager) countLocked(key string, d time.Duration) {
+	s := m.mu.stats[key]
+	if s == nil {
+		s = &KeyStats{Key: key}
+		m.mu.stats[key] = s
 	}
-	return d
+	s.Throttles++
+	s.Throttled += d
 }
 
 // Stats returns what each key's quotas have throttled, by key; a key that
@@ -94,6 +105,33 @@ func (m *Manager) Stats() []KeyStats {
 	}
 	slices.SortFunc(out, func(a, b KeyStats) int { return strings.Compare(a.Key, b.Key) })
 	return out
+}
+
+// Take is Record for bytes that need not be served (a fetch response):
+// when the client's rate with them stays within its quota, it counts
+// them and returns 0; otherwise it counts nothing and returns how long
+// the client must wait, and the caller answers without them, as Kafka
+// answers a throttled fetch empty.
+func (m *Manager) Take(key string, a Applied, n int64, now time.Time) time.Duration {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.sweepLocked(now)
+	mt := m.meterLocked(key, a)
+	rate := mt.record(m.cfg, float64(n), now)
+	d := Throttle(m.cfg, rate, a.Bound, now.Sub(mt.samples[0].start))
+	if d > 0 {
+		mt.unrecord(float64(n))
+		m.countLocked(key, d)
+	}
+	return d
+}
+
+// WindowBytes is the most a client with bound may move in one go without
+// going over its quota from a standing start: the bound over the samples
+// but one (Kafka's getMaxValueInQuotaWindow). A fetch response is never
+// made larger, or a consumer whose responses are could never be served.
+func (m *Manager) WindowBytes(bound float64) int64 {
+	return int64(bound * float64(m.cfg.Samples-1) * m.cfg.Window.Seconds())
 }
 
 // Meters is how many meters are live (for tests and metrics).

@@ -49,6 +49,13 @@ func (m *meter) record(c Config, v float64, now time.Time) float64 {
 	return m.rate(c, now)
 }
 
+// unrecord takes back v, which the last record counted at now.
+func (m *meter) unrecord(v float64) {
+	if n := len(m.samples); n > 0 {
+		m.samples[n-1].total -= v
+	}
+}
+
 // expire drops the samples that ended more than the span ago.
 func (m *meter) expire(c Config, now time.Time) {
 	keep := 0

@@ -112,3 +112,55 @@ func TestManagerDropsIdleMeters(t *testing.T) {
 		t.Fatalf("%d meters after an hour idle, want only the new one", n)
 	}
 }
+
+func TestTakeCountsOnlyWhatIsServed(t *testing.T) {
+	m := NewManager(Config{})
+	a := Applied{Bound: 100, Meter: Entity{ClientID: NamedPart("c")}}
+	if w := m.WindowBytes(a.Bound); w != 1000 {
+		t.Fatalf("WindowBytes = %d, want the bound over 10 windows", w)
+	}
+	if d := m.Take(ConsumerByteRate, a, 1000, t0); d != 0 {
+		t.Fatalf("a window's worth from a standing start: throttled %s", d)
+	}
+	if d := m.Take(ConsumerByteRate, a, 500, t0); d <= 0 {
+		t.Fatal("going over the quota was not throttled")
+	}
+	// The refused 500 bytes were not counted: the client is at its bound.
+	if d := m.Take(ConsumerByteRate, a, 0, t0); d != 0 {
+		t.Fatalf("after a refused take, throttled %s: its bytes were counted", d)
+	}
+	if s := m.Stats(); len(s) != 1 || s[0].Throttles != 1 {
+		t.Fatalf("stats %+v, want one throttle", s)
+	}
+}
+
+// TestTakingConsumerIsServedItsQuota: a consumer that asks for at most
+// WindowBytes at a time and waits out every throttle is served about its
+// quota: never starved, never much over.
+func TestTakingConsumerIsServedItsQuota(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		bound := float64(rapid.IntRange(1_000, 10_000_000).Draw(t, "bound"))
+		m := NewManager(Config{})
+		ask := rapid.Int64Range(1, m.WindowBytes(bound)).Draw(t, "bytes per fetch")
+		gap := time.Duration(rapid.IntRange(1, 500).Draw(t, "ms between fetches")) * time.Millisecond
+		a := Applied{Bound: bound, Meter: Entity{ClientID: NamedPart("c")}}
+		now, end := t0, t0.Add(300*time.Second)
+		var served int64
+		for now.Before(end) {
+			wait := m.Take(ConsumerByteRate, a, ask, now)
+			if wait == 0 {
+				served += ask
+			}
+			now = now.Add(max(wait, gap))
+		}
+		secs := now.Sub(t0).Seconds()
+		rate := float64(served) / secs
+		asked := float64(ask) / gap.Seconds()
+		if limit := bound*1.1 + float64(m.WindowBytes(bound))/secs; rate > limit {
+			t.Fatalf("served %.0f B/s against a quota of %.0f", rate, bound)
+		}
+		if floor := 0.5 * min(bound, asked); rate < floor {
+			t.Fatalf("served %.0f B/s, asking %.0f B/s of a %.0f B/s quota: starved", rate, asked, bound)
+		}
+	})
+}
