@@ -62,14 +62,20 @@ func NewManager(cfg Config) *Manager {
 func (m *Manager) Record(key string, a Applied, n int64, now time.Time) time.Duration {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.sweepLocked(now)
-	mt := m.meterLocked(key, a)
-	rate := mt.record(m.cfg, float64(n), now)
-	d := Throttle(m.cfg, rate, a.Bound, now.Sub(mt.samples[0].start))
+	_, d := m.recordLocked(key, a, n, now)
 	if d > 0 {
 		m.countLocked(key, d)
 	}
 	return d
+}
+
+// recordLocked counts n on the meter of a's client on key and returns the
+// meter and the throttle the client is now due.
+func (m *Manager) recordLocked(key string, a Applied, n int64, now time.Time) (*meter, time.Duration) {
+	m.sweepLocked(now)
+	mt := m.meterLocked(key, a)
+	rate := mt.record(m.cfg, float64(n), now)
+	return mt, Throttle(m.cfg, rate, a.Bound, now.Sub(mt.samples[0].start))
 }
 
 // meterLocked is the meter of a's client on key, made when new.
@@ -115,10 +121,7 @@ func (m *Manager) Stats() []KeyStats {
 func (m *Manager) Take(key string, a Applied, n int64, now time.Time) time.Duration {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.sweepLocked(now)
-	mt := m.meterLocked(key, a)
-	rate := mt.record(m.cfg, float64(n), now)
-	d := Throttle(m.cfg, rate, a.Bound, now.Sub(mt.samples[0].start))
+	mt, d := m.recordLocked(key, a, n, now)
 	if d > 0 {
 		mt.unrecord(float64(n))
 		m.countLocked(key, d)
