@@ -74,15 +74,13 @@ func TestClientQuotas(t *testing.T) {
 
 	// The producer with a quota is held back; one without is not.
 	throttled := &throttleSeen{}
-	sent := produceFor(t, newClient(t, b.Addr, kgo.ClientID(slow), kgo.DefaultProduceTopic("quota-in"),
-		kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.ProducerBatchMaxBytes(quotaBatchBytes), kgo.WithHooks(throttled)), quotaRun)
+	sent := produceFor(t, newClient(t, b.Addr, append(quotaProducerOpts(), kgo.ClientID(slow), kgo.WithHooks(throttled))...), quotaRun)
 	if sent > quotaCeiling || throttled.n.Load() == 0 {
 		t.Fatalf("producer with a %d B/s quota sent %d bytes in %s, %d throttles seen; want at most %d and some",
 			quotaLimit, sent, quotaRun, throttled.n.Load(), quotaCeiling)
 	}
 	free := &throttleSeen{}
-	if sent := produceFor(t, newClient(t, b.Addr, kgo.DefaultProduceTopic("quota-in"), kgo.ProducerBatchCompression(kgo.NoCompression()),
-		kgo.ProducerBatchMaxBytes(quotaBatchBytes), kgo.WithHooks(free)), quotaRun); sent <= quotaCeiling || free.n.Load() != 0 {
+	if sent := produceFor(t, newClient(t, b.Addr, append(quotaProducerOpts(), kgo.WithHooks(free))...), quotaRun); sent <= quotaCeiling || free.n.Load() != 0 {
 		t.Fatalf("producer without a quota sent %d bytes in %s, %d throttles; want more than %d and none", sent, quotaRun, free.n.Load(), quotaCeiling)
 	}
 
@@ -124,6 +122,15 @@ func TestClientQuotas(t *testing.T) {
 	if len(got) != len(want) || got["client-id="+slow+" producer_byte_rate"] != quotaLimit || got["client-id="+def+" consumer_byte_rate"] != quotaLimit {
 		t.Fatalf("after a restart the quotas are %v, want %v", got, want)
 	}
+}
+
+// quotaProducerOpts make the producers of TestClientQuotas: uncompressed
+// (the quota counts wire bytes), small batches (a bounded burst in
+// flight) and acks=1, so that the unlimited one's rate does not hang on a
+// loaded machine's fsyncs.
+func quotaProducerOpts() []kgo.Opt {
+	return []kgo.Opt{kgo.DefaultProduceTopic("quota-in"), kgo.ProducerBatchCompression(kgo.NoCompression()),
+		kgo.ProducerBatchMaxBytes(quotaBatchBytes), kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite()}
 }
 
 // produceFor produces 16 KiB records as fast as cl is let for d and
