@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"crypto/rand"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -169,4 +170,53 @@ func randomBytes(n int) []byte {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return b
+}
+
+// throttlingBrokers records which brokers imposed throttles.
+type throttlingBrokers struct {
+	mu  sync.Mutex
+	ids map[int32]bool
+}
+
+func (s *throttlingBrokers) OnBrokerThrottle(b kgo.BrokerMetadata, d time.Duration, _ bool) {
+	if d <= 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ids[b.NodeID] = true
+}
+
+// TestClusterClientQuotas: a quota set through one node of a cluster is
+// enforced by every broker, each on what it leads (Kafka's quotas are per
+// broker).
+func TestClusterClientQuotas(t *testing.T) {
+	t.Parallel()
+	c := startCluster(t, 3)
+	adm := newAdmin(t, c.Node(2).Addr)
+	const topic = "cq-cluster"
+	c.createTopic(adm, topic, 3, 1, map[string]*string{"min.insync.replicas": kadm.StringPtr("1")})
+	leaders := c.waitPartitions(adm, topic, "led", func(p partitionState) bool { return p.Leader > 0 })
+	want := map[int32]bool{}
+	for _, p := range leaders {
+		want[p.Leader] = true
+	}
+	slow := "cluster-slow"
+	results, err := adm.AlterClientQuotas(testContext(t, 30*time.Second), []kadm.AlterClientQuotaEntry{
+		{Entity: kadm.ClientQuotaEntity{{Type: "client-id", Name: &slow}},
+			Ops: []kadm.AlterClientQuotaOp{{Key: "producer_byte_rate", Value: quotaLimit}}},
+	})
+	if err != nil || results[0].Err != nil {
+		t.Fatalf("setting the quota through node 2: %v %+v", err, results)
+	}
+	seen := &throttlingBrokers{ids: map[int32]bool{}}
+	opts := append(quotaProducerOpts(), kgo.ClientID(slow), kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.RoundRobinPartitioner()), kgo.WithHooks(seen))
+	sent := produceFor(t, newClient(t, c.Node(1).Addr, opts...), 2*quotaRun)
+	seen.mu.Lock()
+	defer seen.mu.Unlock()
+	for id := range want {
+		if !seen.ids[id] {
+			t.Errorf("broker %d leads a partition of %s but throttled nothing (throttles from %v; %d bytes sent)", id, topic, seen.ids, sent)
+		}
+	}
 }
