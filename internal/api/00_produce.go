@@ -19,7 +19,8 @@ import (
 // acks=0 gets no response, acks=1 is answered once the batch is in the page
 // cache, acks=-1 once it is fdatasynced (group commit) and, on a partition
 // with other replicas, once the high watermark has passed it (Kafka's
-// DelayedProduce, see awaitReplication).
+// DelayedProduce, see awaitReplication). A client over its
+// producer_byte_rate quota is throttled (quotas.go).
 func init() { register(0, 3, 13, (*Handler).handleProduce) }
 
 // pendingSync is a partition answer that waits on a sync and, for an

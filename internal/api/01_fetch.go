@@ -19,7 +19,8 @@ import (
 // than min.bytes are ready. From v7 a consumer may open an incremental
 // fetch session (KIP-227, fetch_session.go); full fetches without one are
 // served as before. A follower's fetch (a replica id that is a broker id)
-// is served by fetch_replica.go.
+// is served by fetch_replica.go. A consumer with a consumer_byte_rate quota
+// is held to it (fetch_quota.go).
 func init() { register(1, 4, 16, (*Handler).handleFetch) }
 
 const readCommitted = 1
