@@ -110,7 +110,7 @@ func quotaThrottles(stats []quota.KeyStats) []metrics.QuotaThrottles {
 // serve listens on cfg.MetricsListener and serves /metrics, with the
 // collectors of b, the fetch session gauges and m's counters, and /healthz, which answers 200 until
 // stopServing. Port 0 picks a free port (addr says which).
-func (m *brokerMetrics) serve(cfg *config.Broker, b *broker.Broker, cluster func() metrics.ClusterValues, api apiSources) error {
+func (m *brokerMetrics) serve(cfg *config.Broker, b *broker.Broker, cluster func() metrics.ClusterValues, api apiSources, conns *server.ConnLimits) error {
 	if m == nil {
 		return nil
 	}
@@ -132,6 +132,9 @@ func (m *brokerMetrics) serve(cfg *config.Broker, b *broker.Broker, cluster func
 		m.auths,
 		m.requestTimes,
 	)
+	if conns != nil {
+		reg.MustRegister(metrics.NewConnectionGauges(conns.Open, conns.Refused))
+	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", reg.Handler())
 	mux.HandleFunc("GET /healthz", m.healthz)

@@ -105,6 +105,7 @@ func serve(ctx context.Context, f serveFlags) error {
 	if err := checkSecurity(cfg); err != nil {
 		return err
 	}
+	logConfigNotes(logger, cfg)
 	dataDir := cfg.LogDirs[0]
 	if err := checkDataDir(dataDir); err != nil {
 		return err
@@ -188,6 +189,9 @@ type node struct {
 	// metrics is the /metrics and /healthz endpoint; nil when
 	// strata.metrics.listener is "".
 	metrics *brokerMetrics
+	// connLimits counts the connections of every listener and applies
+	// max.connections and max.connections.per.ip.
+	connLimits *server.ConnLimits
 
 	// In a cluster (controller.quorum.voters set; nil on a single node):
 	// the registration and heartbeats, and the replica fetchers with their
@@ -273,7 +277,7 @@ func start(ctx context.Context, cfg *config.Broker, logger *slog.Logger) (*node,
 	if err != nil {
 		return nil, errors.Join(err, n.shutdown())
 	}
-	if err := n.metrics.serve(cfg, n.broker, clusterSource(n.meta, n.broker), h); err != nil {
+	if err := n.metrics.serve(cfg, n.broker, clusterSource(n.meta, n.broker), h, n.connLimits); err != nil {
 		return nil, errors.Join(err, n.shutdown())
 	}
 	if n.member != nil {
@@ -302,6 +306,10 @@ func (n *node) serveListeners(cfg *config.Broker, ls []boundListener, addrs map[
 		return nil, err
 	}
 	handler := n.metrics.countRequests(handlerAdapter{h})
+	if n.connLimits, err = newConnLimits(context.Background(), cfg.Connections, systemResolver); err != nil {
+		closeAll(ls)
+		return nil, err
+	}
 	for i, l := range ls {
 		tc, sc, err := security(cfg, l.cfg, n.meta)
 		if err != nil {
@@ -309,14 +317,19 @@ func (n *node) serveListeners(cfg *config.Broker, ls []boundListener, addrs map[
 			return nil, err
 		}
 		srv, err := server.New(server.Options{
-			Listener:        l.ln,
-			Handler:         handler,
-			MaxRequestBytes: cfg.SocketRequestMaxBytes,
-			Logger:          logger.With("listener", l.cfg.Name),
-			RequestTimes:    n.metrics.timeRequests(),
-			ListenerName:    l.cfg.Name,
-			TLS:             tc,
-			SASL:            sc,
+			Listener:           l.ln,
+			Handler:            handler,
+			MaxRequestBytes:    cfg.SocketRequestMaxBytes,
+			IdleTimeout:        cfg.Connections.MaxIdle,
+			SendBufferBytes:    cfg.Connections.SendBufferBytes,
+			ReceiveBufferBytes: cfg.Connections.ReceiveBufferBytes,
+			Limits:             n.connLimits,
+			InterBroker:        protectedListener(cfg, l.cfg.Name),
+			Logger:             logger.With("listener", l.cfg.Name),
+			RequestTimes:       n.metrics.timeRequests(),
+			ListenerName:       l.cfg.Name,
+			TLS:                tc,
+			SASL:               sc,
 
 			FailedAuthenticationDelay: cfg.FailedAuthenticationDelay,
 			Authentications:           n.metrics.countAuthentications(),

@@ -27,6 +27,7 @@ type Broker struct {
 	ReplicaLagTimeMax        time.Duration // replica.lag.time.max.ms
 	QuotaWindowNum           int32         // quota.window.num
 	QuotaWindowSize          time.Duration // quota.window.size.seconds
+	Connections              Connections   // socket.*.buffer.bytes, connections.max.idle.ms, max.connections*
 
 	// FollowerFetchLastTieredOffset is
 	// follower.fetch.last.tiered.offset.enable (KIP-1023).
@@ -41,6 +42,12 @@ type Broker struct {
 	// ControllerListenerName (Raft and forwarding), PLAINTEXT; it is in
 	// neither Listeners nor AdvertisedListeners. Zero on a single node.
 	ControllerListener Listener
+	// StandaloneController is, on a single node whose
+	// controller.quorum.bootstrap.servers names its own controller listener
+	// (Kafka's standalone quorum), that listener, left closed: a single node
+	// is its own quorum. It is in neither Listeners nor AdvertisedListeners.
+	// Zero otherwise.
+	StandaloneController Listener
 	// ControllerAdvertised is, in a cluster, the host:port other nodes dial
 	// for ControllerListener: a voter's entry in QuorumVoters, else the
 	// controller entry of advertised.listeners or the listener itself, with
@@ -297,6 +304,9 @@ func newBroker(raw, origin map[string]string) (*Broker, error) {
 	if err := b.setDirs(g); err != nil {
 		return nil, err
 	}
+	if err := b.setConnections(g); err != nil {
+		return nil, err
+	}
 	return b, nil
 }
 
@@ -385,7 +395,11 @@ func (b *Broker) setDirs(g getter) error {
 	}
 	b.MetadataDir = g.str("strata.metadata.dir")
 	if b.MetadataDir == "" {
-		b.MetadataDir = filepath.Join(b.LogDirs[0], "__metadata")
+		parent := g.str("metadata.log.dir")
+		if parent == "" {
+			parent = b.LogDirs[0]
+		}
+		b.MetadataDir = filepath.Join(parent, "__metadata")
 	}
 	if b.S3.Bucket == "" {
 		for _, k := range []string{"strata.remote.s3.prefix", "strata.remote.s3.region", "strata.remote.s3.endpoint", "strata.remote.s3.path.style"} {

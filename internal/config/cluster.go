@@ -83,7 +83,7 @@ func (b *Broker) checkRoles(g getter) error {
 	if !b.Clustered() {
 		if !controller {
 			return &Error{Key: "process.roles", Value: roles,
-				Msg: "has no controller while controller.quorum.voters is empty: a broker-only node needs controller.quorum.voters to find its controllers; set controller.quorum.voters, or process.roles=broker,controller for a single node"}
+				Msg: "has no controller while controller.quorum.voters is empty: a broker-only node needs controller.quorum.voters to find its controllers (Strata's quorum is static: controller.quorum.bootstrap.servers does not find them); set controller.quorum.voters, or process.roles=broker,controller for a single node"}
 		}
 		return nil
 	}
@@ -132,13 +132,7 @@ func (b *Broker) cutControllerListener(g getter, protocols map[string]string) er
 	names := splitList(g.str("controller.listener.names"))
 	listeners := g.str("listeners")
 	if !b.Clustered() {
-		for _, l := range b.Listeners {
-			if slices.Contains(names, l.Name) {
-				return &Error{Key: "listeners", Value: listeners,
-					Msg: fmt.Sprintf("%s is the controller listener (controller.listener.names), which only a cluster uses; set controller.quorum.voters or remove it from listeners", l.Name)}
-			}
-		}
-		return nil
+		return b.cutStandaloneController(g, names)
 	}
 	name := b.ControllerListenerName
 	for _, l := range b.Listeners {
@@ -171,6 +165,9 @@ func (b *Broker) cutControllerListener(g getter, protocols map[string]string) er
 // the node is not clustered.
 func (b *Broker) cutControllerAdvertised() (adv Listener, ok bool) {
 	if !b.Clustered() {
+		if name := b.StandaloneController.Name; name != "" {
+			b.AdvertisedListeners = slices.DeleteFunc(b.AdvertisedListeners, func(l Listener) bool { return l.Name == name })
+		}
 		return Listener{}, false
 	}
 	i := slices.IndexFunc(b.AdvertisedListeners, func(l Listener) bool { return l.Name == b.ControllerListenerName })

@@ -1,13 +1,16 @@
 package config
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // brokerDefs are the broker configs: Kafka 3.9's names, types and validation,
 // with Strata's defaults where a single-node laptop broker needs another one
 // (node.id 1, listeners on 127.0.0.1, data in ./strata-data, replication
 // factors 1, tiering on), plus strata.* keys for what Kafka leaves to plugins.
-// Strata has no dynamic broker configs, so every broker config is read-only.
-var brokerDefs = readOnly([]Def{
+// The broker configs that are not topic defaults are read-only (dynamic.go).
+var brokerDefs = readOnly(slices.Concat([]Def{
 	nullDef("node.id", Int, "", atLeast(0), "This broker's id. Default: broker.id."),
 	def("broker.id", Int, "1", "", atLeast(0), "Older name of node.id."),
 	def("listeners", String, "PLAINTEXT://127.0.0.1:9092", "", validListeners,
@@ -19,6 +22,8 @@ var brokerDefs = readOnly([]Def{
 
 	def("controller.quorum.voters", List, "", "", validVoters,
 		"The metadata quorum's voters as id@host:port, comma-separated (1@ctrl-1:9093,2@ctrl-2:9093,3@ctrl-3:9093), each the address other nodes dial for that node's controller listener. On fresh data the voters bootstrap the quorum and other nodes join it as non-voters. Empty: a single node, its own quorum."),
+	def("controller.quorum.bootstrap.servers", List, "", "", validBootstrapServers,
+		"Kafka's dynamic quorum (KIP-853): where a node finds its controllers. Strata's quorum is static (controller.quorum.voters), so this may only name this node's own controller listener, on a node without voters: the standalone quorum of Kafka's own server.properties, which Strata runs as a single node, its controller listener left closed. Ignored when controller.quorum.voters is set."),
 	def("process.roles", List, "broker,controller", "", validRoles,
 		"broker, or broker,controller: controller exactly when node.id is one of controller.quorum.voters, and always on a single node. Strata has no controller-only nodes: every node is a broker."),
 	def("controller.listener.names", List, "CONTROLLER", "", validListenerNames,
@@ -191,9 +196,10 @@ var brokerDefs = readOnly([]Def{
 	def("strata.remote.orphan.grace.ms", Long, "3600000", "", atLeast(1), "Age at which a remote object that no metadata claims is deleted; longer than an upload takes."),
 	def("strata.remote.orphan.scan.interval.ms", Long, "3600000", "", atLeast(1), "How often the bucket is listed for orphaned objects."),
 	def("strata.remote.orphan.dry.run", Boolean, "false", "", nil, "Log orphaned remote objects instead of deleting them."),
-	nullDef("strata.metadata.dir", String, "", nonEmpty, "Directory of the metadata log. Default: <first log dir>/__metadata."),
+	nullDef("strata.metadata.dir", String, "", nonEmpty, "Directory of the metadata log. Default: <metadata.log.dir>/__metadata."),
+	nullDef("metadata.log.dir", String, "", nonEmpty, "The directory under which the metadata log is kept, in __metadata (Kafka: __cluster_metadata-0). Default: the first of log.dirs."),
 	def("strata.metrics.listener", String, "", "", optionalHostPort, `host:port serving /metrics and /healthz; "" means off.`),
-})
+}, connectionDefs, compatDefs))
 
 // fallback is a broker key that supplies another key's value when that one is
 // not set. scale converts its value to the first key's unit (hours → ms);

@@ -54,7 +54,10 @@
 //
 // Cluster: without controller.quorum.voters a node is a single node, its own
 // metadata quorum, with both process.roles and no controller listener (a
-// listener named in controller.listener.names is an error). With voters
+// listener named in controller.listener.names is an error), unless
+// controller.quorum.bootstrap.servers names that listener and nothing else:
+// Kafka 4's standalone quorum, whose listener is set aside, closed, in
+// Broker.StandaloneController (standalone.go). With voters
 // (Broker.Clustered), a node is a controller exactly when node.id is a
 // voter, and listeners must have the controller listener, which serves Raft
 // and forwarding only: it leaves Listeners and AdvertisedListeners for
@@ -102,7 +105,12 @@
 // segment.index.bytes must hold one time index entry (12 bytes; Kafka: 4).
 // Only the broker configs that are topic defaults are dynamic (dynamic.go);
 // every other broker entry is read-only and STATIC or DEFAULT. Unknown keys
-// are errors, not warnings.
+// are errors, not warnings, but Kafka's thread pool and queue sizes are
+// accepted and ignored (kafka_compat.go, Broker.NoEffectSettings), so that a
+// Kafka server.properties runs unchanged; zookeeper.* keys are refused with
+// what to do instead. socket.send.buffer.bytes and
+// socket.receive.buffer.bytes default to -1, the OS's autotuned size
+// (Kafka: 102400).
 //
 // In a cluster Strata differs from Kafka in:
 //   - process.roles defaults to broker,controller and must include broker:

@@ -118,6 +118,9 @@ func unknownBrokerMsg(key string) string {
 	if why, ok := refusedBroker[key]; ok {
 		return "unknown broker config: " + why
 	}
+	if isZookeeperKey(key) {
+		return "unknown broker config: " + zookeeperMsg
+	}
 	if strings.HasPrefix(key, jaasKeyPrefix) {
 		return "unknown broker config: " + badListenerKey(key)
 	}

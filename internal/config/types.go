@@ -91,6 +91,9 @@ type Def struct {
 	BrokerSynonym string
 	ReadOnly      bool
 	Sensitive     bool
+	// NoEffect marks a broker config accepted only for compatibility with
+	// Kafka's server.properties: validated, then ignored (kafka_compat.go).
+	NoEffect bool
 }
 
 // Check reports whether v is a valid value for d: it must parse as d.Type and

@@ -81,3 +81,33 @@ func (r *Requests) Describe(ch chan<- *prometheus.Desc) { r.vec.Describe(ch) }
 
 // Collect sends a sample per API seen so far.
 func (r *Requests) Collect(ch chan<- prometheus.Metric) { r.vec.Collect(ch) }
+
+// NewConnectionGauges returns strata_connections, the connections open on
+// every listener, and strata_connections_refused_total, the connections
+// closed as they were accepted because their address had
+// max.connections.per.ip (or its override) open already; read at each
+// scrape.
+func NewConnectionGauges(open func() int, refused func() uint64) prometheus.Collector {
+	return connectionGauges{open: open, refused: refused,
+		openDesc: prometheus.NewDesc(namespace+"_connections",
+			"Client and broker connections open, over every listener. Kafka: kafka.server:type=socket-server-metrics,name=connection-count.", nil, nil),
+		refusedDesc: prometheus.NewDesc(namespace+"_connections_refused_total",
+			"Connections closed as they were accepted because their address already had max.connections.per.ip (or its override) open.", nil, nil),
+	}
+}
+
+type connectionGauges struct {
+	open                  func() int
+	refused               func() uint64
+	openDesc, refusedDesc *prometheus.Desc
+}
+
+func (g connectionGauges) Describe(ch chan<- *prometheus.Desc) {
+	ch <- g.openDesc
+	ch <- g.refusedDesc
+}
+
+func (g connectionGauges) Collect(ch chan<- prometheus.Metric) {
+	ch <- prometheus.MustNewConstMetric(g.openDesc, prometheus.GaugeValue, float64(g.open()))
+	ch <- prometheus.MustNewConstMetric(g.refusedDesc, prometheus.CounterValue, float64(g.refused()))
+}

@@ -47,6 +47,9 @@ type conn struct {
 	// Options.MaxReauth is set; zero otherwise.
 	sessionExpiry time.Time
 	wbuf          []byte // writer goroutine only: the encoded response
+	// slot is the connection's place in Options.Limits, given back by
+	// connDone.
+	slot slot
 
 	mu struct {
 		sync.Mutex

@@ -25,6 +25,26 @@
 // (nothing read, nothing in flight) for Options.IdleTimeout, and a Reply with
 // Close set.
 //
+// # Connection limits and socket buffers
+//
+// The Servers of one broker (one per listener) may share a ConnLimits,
+// which counts their connections and applies Kafka's limits. A connection
+// whose address already has max.connections.per.ip of them (or its
+// override; an override of 0 refuses the address) is closed as soon as it
+// is accepted, on every listener, and logged at info (at most one line a
+// second). While max.connections connections are open, the listeners other
+// than the inter-broker one (Options.InterBroker) stop calling Accept until
+// one closes, as Kafka's acceptor blocks; the newcomers wait in the
+// kernel's backlog. Addresses are counted with IPv4-mapped IPv6 unmapped.
+// A connection's slot is taken after Accept and given back exactly once,
+// when its writer goroutine ends (every closing path leads there) or when
+// the server refuses it at once for closing; Shutdown returns after every
+// slot of its connections is back.
+//
+// Options.SendBufferBytes and ReceiveBufferBytes, when positive, size the
+// kernel buffers of each accepted TCP connection before any TLS wrapping;
+// a failure is logged at warn and the connection served anyway.
+//
 // # TLS and SASL
 //
 // With Options.TLS every connection is TLS: the handshake completes (within

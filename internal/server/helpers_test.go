@@ -87,15 +87,17 @@ func startServer(t *testing.T, h Handler, tweak func(*Options)) *Server {
 	return s
 }
 
-// serveUnmanaged serves o (its Listener set here, on 127.0.0.1:0) and
+// serveUnmanaged serves o (on 127.0.0.1:0 unless o.Listener is set) and
 // returns the server and Serve's result; the test shuts it down.
 func serveUnmanaged(t *testing.T, o Options) (*Server, <-chan error) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	if o.Listener == nil {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.Listener = ln
 	}
-	o.Listener = ln
 	s, err := New(o)
 	if err != nil {
 		t.Fatal(err)

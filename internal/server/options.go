@@ -78,6 +78,22 @@ type Options struct {
 	// ok false refuses the connection, as Kafka fails the authentication
 	// when no rule applies. Nil keeps the subject.
 	MapCertificate func(subject string) (name string, ok bool)
+	// SendBufferBytes and ReceiveBufferBytes, if positive, size the
+	// kernel's send and receive buffers of every accepted TCP connection
+	// (socket.send.buffer.bytes, socket.receive.buffer.bytes); 0 or -1
+	// (Kafka's value for it) leaves the OS default.
+	SendBufferBytes    int
+	ReceiveBufferBytes int
+	// Limits, if set, counts this listener's connections with those of the
+	// broker's other listeners and applies the connection limits
+	// (max.connections, max.connections.per.ip and its overrides). Nil: no
+	// limits.
+	Limits *ConnLimits
+	// InterBroker marks the inter-broker listener: its connections count
+	// towards Limits but are never held back by the broker-wide limit
+	// (Kafka lets them in even when max.connections is reached); the
+	// per-address limits still apply.
+	InterBroker bool
 }
 
 // AuthObserver receives the outcome of each SASL authentication;
@@ -128,6 +144,12 @@ func (o Options) Validate() error {
 	}
 	if o.MaxReauth < 0 || (o.MaxReauth > 0 && (o.SASL == nil || !o.SASL.Reauthenticate)) {
 		errs = append(errs, fmt.Errorf("server: Options.MaxReauth %v needs SASL with Reauthenticate", o.MaxReauth))
+	}
+	if o.SendBufferBytes < -1 {
+		errs = append(errs, fmt.Errorf("server: Options.SendBufferBytes %d is below -1", o.SendBufferBytes))
+	}
+	if o.ReceiveBufferBytes < -1 {
+		errs = append(errs, fmt.Errorf("server: Options.ReceiveBufferBytes %d is below -1", o.ReceiveBufferBytes))
 	}
 	return errors.Join(errs...)
 }

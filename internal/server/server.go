@@ -251,6 +251,9 @@ const (
 func (s *Server) acceptLoop() error {
 	var backoff time.Duration
 	for {
+		if !s.waitForSlot() {
+			return nil
+		}
 		nc, err := s.opts.Listener.Accept()
 		if err != nil {
 			select {
@@ -273,16 +276,23 @@ func (s *Server) acceptLoop() error {
 			continue
 		}
 		backoff = 0
-		s.startConn(nc)
+		if sl, ok := s.admit(nc); ok {
+			s.setSocketBuffers(nc)
+			s.startConn(nc, sl)
+		}
 	}
 }
 
-func (s *Server) startConn(nc net.Conn) {
+// startConn serves nc, which holds sl until connDone (or until it is
+// refused here because the server is closing).
+func (s *Server) startConn(nc net.Conn, sl slot) {
 	c := newConn(s, nc, s.nextConnID.Add(1))
+	c.slot = sl
 	s.mu.Lock()
 	if s.mu.closing {
 		s.mu.Unlock()
 		c.abort()
+		c.slot.release()
 		return
 	}
 	s.mu.conns[c] = struct{}{}
@@ -292,9 +302,12 @@ func (s *Server) startConn(nc net.Conn) {
 	go c.writeLoop()
 }
 
-// connDone forgets c; called once, by its writer, as its last act.
+// connDone forgets c and gives its slot back; called once, by its writer,
+// as its last act, after the socket is closed. Every started connection
+// ends here, whatever closed it, and before Shutdown's wait is over.
 func (s *Server) connDone(c *conn) {
 	s.mu.Lock()
 	delete(s.mu.conns, c)
 	s.mu.Unlock()
+	c.slot.release()
 }

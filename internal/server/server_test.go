@@ -32,6 +32,9 @@ func TestValidate(t *testing.T) {
 		{"huge in-flight", Options{Listener: ln, Handler: h, MaxInFlightPerConn: 1 << 20}, "MaxInFlightPerConn"},
 		{"negative idle", Options{Listener: ln, Handler: h, IdleTimeout: -time.Second}, "IdleTimeout"},
 		{"negative drain grace", Options{Listener: ln, Handler: h, DrainGrace: -time.Second}, "DrainGrace"},
+		{"OS default buffers", Options{Listener: ln, Handler: h, SendBufferBytes: -1, ReceiveBufferBytes: -1}, ""},
+		{"send buffer below -1", Options{Listener: ln, Handler: h, SendBufferBytes: -2}, "SendBufferBytes"},
+		{"receive buffer below -1", Options{Listener: ln, Handler: h, ReceiveBufferBytes: -2}, "ReceiveBufferBytes"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.o.Validate()

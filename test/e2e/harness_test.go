@@ -131,7 +131,10 @@ type Broker struct {
 	port      int
 	overrides []string
 	names     []string // listener names, in order; nil: one PLAINTEXT via --listen
-	output    *syncBuffer
+	// config, if set, writes a properties file for this start and returns
+	// its path, passed as --config (flags still override it).
+	config func(*Broker) string
+	output *syncBuffer
 	// launcher, when set, is a command that starts the broker, the
 	// broker's command line following it (prlimit --nofile=N:N --).
 	launcher []string
@@ -270,6 +273,9 @@ func (b *Broker) start() error {
 	args := []string{"serve", "--listen", b.Addr, "--data-dir", b.Dir}
 	if b.names != nil {
 		args = []string{"serve", "--data-dir", b.Dir, "--override", "listeners=" + b.listenersConfig()}
+	}
+	if b.config != nil {
+		args = append(args, "--config", b.config(b))
 	}
 	for _, o := range b.overrides {
 		args = append(args, "--override", o)

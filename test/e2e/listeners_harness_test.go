@@ -17,7 +17,15 @@ import (
 // startBroker.
 func startBrokerListeners(t *testing.T, dir string, names []string, overrides ...string) *Broker {
 	t.Helper()
-	b := &Broker{Dir: dir, t: t, overrides: overrides, output: &syncBuffer{}, names: names}
+	return startBrokerListenersConfig(t, dir, names, nil, overrides...)
+}
+
+// startBrokerListenersConfig is startBrokerListeners with a properties file:
+// config, if not nil, writes it once the listeners' ports are picked (each
+// start attempt) and returns its path, given to the broker as --config.
+func startBrokerListenersConfig(t *testing.T, dir string, names []string, config func(*Broker) string, overrides ...string) *Broker {
+	t.Helper()
+	b := &Broker{Dir: dir, t: t, overrides: overrides, output: &syncBuffer{}, names: names, config: config}
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("broker output (%v):\n%s", b.Listeners, b.output.String())

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"time"
+
+	"github.com/strata-broker/strata/internal/config"
+	"github.com/strata-broker/strata/internal/server"
+)
+
+// overrideLookupTimeout bounds the resolution of the host names of
+// max.connections.per.ip.overrides at start.
+const overrideLookupTimeout = 10 * time.Second
+
+// resolveHost returns the addresses of a host name.
+type resolveHost func(ctx context.Context, host string) ([]netip.Addr, error)
+
+func systemResolver(ctx context.Context, host string) ([]netip.Addr, error) {
+	return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+}
+
+// newConnLimits builds the connection limits all listeners share from
+// max.connections, max.connections.per.ip and its overrides, whose host
+// names are resolved once, here (as Kafka does when it reads the config):
+// every address of a name gets its count.
+func newConnLimits(ctx context.Context, c config.Connections, resolve resolveHost) (*server.ConnLimits, error) {
+	overrides := make(map[netip.Addr]int, len(c.PerIPOverrides))
+	for _, o := range c.PerIPOverrides {
+		addrs, err := overrideAddrs(ctx, o.Host, resolve)
+		if err != nil {
+			return nil, err
+		}
+		for _, a := range addrs {
+			a = a.Unmap()
+			if prev, ok := overrides[a]; ok && prev != o.Count {
+				return nil, fmt.Errorf("max.connections.per.ip.overrides gives %s two counts (%d, and %d through %s); list each address once", a, prev, o.Count, o.Host)
+			}
+			overrides[a] = o.Count
+		}
+	}
+	return server.NewConnLimits(server.ConnLimitsConfig{
+		MaxConnections: c.Max,
+		MaxPerIP:       c.MaxPerIP,
+		OnlyOverrides:  c.MaxPerIP == 0,
+		PerIPOverrides: overrides,
+	})
+}
+
+// protectedListener reports whether max.connections spares the listener
+// name: the inter-broker listener, when there are others, as Kafka's
+// ConnectionQuotas does (a broker of one listener keeps its limit).
+func protectedListener(cfg *config.Broker, name string) bool {
+	return name == cfg.InterBrokerListener && len(cfg.Listeners) > 1
+}
+
+func overrideAddrs(ctx context.Context, host string, resolve resolveHost) ([]netip.Addr, error) {
+	if a, err := netip.ParseAddr(host); err == nil {
+		return []netip.Addr{a}, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, overrideLookupTimeout)
+	defer cancel()
+	addrs, err := resolve(ctx, host)
+	if err == nil && len(addrs) == 0 {
+		err = fmt.Errorf("no address")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("max.connections.per.ip.overrides: cannot resolve host %s (%v); give its IP address or fix the name", host, err)
+	}
+	return addrs, nil
+}

@@ -1,0 +1,200 @@
+package config
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Kafka 4's own server.properties runs unchanged: a single node, its
+// controller listener left closed, the thread pool sizes accepted and
+// listed as changing nothing, the socket buffers taken.
+func TestKafka4ServerPropertiesLoads(t *testing.T) {
+	b := mustLoad(t, filepath.Join("testdata", "kafka4-server.properties"), nil, nil)
+	plain := Listener{Name: "PLAINTEXT", Host: "", Port: 9092, Protocol: ProtocolPlaintext}
+	checks := []struct {
+		name      string
+		got, want any
+	}{
+		{"Clustered", b.Clustered(), false},
+		{"Listeners", b.Listeners, []Listener{plain}},
+		{"AdvertisedListeners", b.AdvertisedListeners, []Listener{{Name: "PLAINTEXT", Host: "localhost", Port: 9092, Protocol: ProtocolPlaintext}}},
+		{"StandaloneController", b.StandaloneController, Listener{Name: "CONTROLLER", Host: "", Port: 9093}},
+		{"ControllerListener", b.ControllerListener, Listener{}},
+		{"InterBrokerListener", b.InterBrokerListener, "PLAINTEXT"},
+		{"MetadataDir", b.MetadataDir, filepath.Join("/tmp/kraft-combined-logs", "__metadata")},
+		{"Connections", b.Connections, Connections{SendBufferBytes: 102400, ReceiveBufferBytes: 102400,
+			MaxIdle: 10 * time.Minute, Max: 1<<31 - 1, MaxPerIP: 1<<31 - 1, PerIPOverrides: []HostLimit{}}},
+		{"NoEffectSettings", b.NoEffectSettings(), []string{"num.io.threads=8", "num.network.threads=3",
+			"num.recovery.threads.per.data.dir=1", "share.coordinator.state.topic.min.isr=1",
+			"share.coordinator.state.topic.replication.factor=1"}},
+	}
+	for _, c := range checks {
+		if !reflect.DeepEqual(c.got, c.want) {
+			t.Errorf("%s = %+v, want %+v", c.name, c.got, c.want)
+		}
+	}
+}
+
+// Kafka 3's ZooKeeper-mode file is refused at its first zookeeper key, with
+// what to do instead.
+func TestZookeeperKeysAreRefusedWithWhy(t *testing.T) {
+	file := filepath.Join("testdata", "kafka3-zookeeper.properties")
+	_, err := LoadBroker(file, nil, nil)
+	var ce *Error
+	if !errors.As(err, &ce) || ce.Key != "zookeeper.connect" || !strings.Contains(err.Error(), "no ZooKeeper") ||
+		!strings.Contains(err.Error(), "controller.quorum.voters") || !strings.Contains(err.Error(), file+":17") {
+		t.Fatalf("err = %v", err)
+	}
+	lines := nonZookeeperLines(t, file)
+	b := mustLoad(t, "", nil, lines) // the rest of the file is fine
+	if got := b.NoEffectSettings(); len(got) != 3 {
+		t.Errorf("NoEffectSettings = %v", got)
+	}
+}
+
+func nonZookeeperLines(t *testing.T, file string) map[string]string {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	props, err := parseProperties(file, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]string{}
+	for _, p := range props {
+		if !isZookeeperKey(p.key) {
+			m[p.key] = p.value
+		}
+	}
+	return m
+}
+
+// controller.quorum.bootstrap.servers is taken only as a single node's own
+// quorum; every other use is refused with what to write instead.
+func TestBootstrapServersStandaloneOnly(t *testing.T) {
+	standalone := map[string]string{
+		"listeners":                           "PLAINTEXT://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093",
+		"controller.quorum.bootstrap.servers": "localhost:9093",
+	}
+	with := func(extra map[string]string) map[string]string {
+		m := map[string]string{}
+		for k, v := range standalone {
+			m[k] = v
+		}
+		for k, v := range extra {
+			if v == "" {
+				delete(m, k)
+			} else {
+				m[k] = v
+			}
+		}
+		return m
+	}
+	for _, ok := range []map[string]string{
+		standalone,
+		with(map[string]string{"controller.quorum.bootstrap.servers": "127.0.0.1:9093"}),
+		with(map[string]string{"listeners": "PLAINTEXT://:9092,CONTROLLER://:9093", "controller.quorum.bootstrap.servers": "node-1.example.com:9093"}),
+		with(map[string]string{"listeners": "PLAINTEXT://10.0.0.5:9092,CONTROLLER://10.0.0.5:9093", "controller.quorum.bootstrap.servers": "10.0.0.5:9093"}),
+	} {
+		b := mustLoad(t, "", nil, ok)
+		if b.StandaloneController.Name != "CONTROLLER" || len(b.Listeners) != 1 || b.Clustered() {
+			t.Errorf("%v: StandaloneController %+v, Listeners %+v", ok, b.StandaloneController, b.Listeners)
+		}
+	}
+	bad := []struct {
+		flags   map[string]string
+		key     string
+		mention string
+	}{
+		{with(map[string]string{"controller.quorum.bootstrap.servers": "localhost:9094"}), "controller.quorum.bootstrap.servers", "controller.quorum.voters"},
+		{with(map[string]string{"controller.quorum.bootstrap.servers": "localhost:9093,ctrl-2:9093"}), "controller.quorum.bootstrap.servers", "ctrl-2:9093"},
+		{with(map[string]string{"controller.quorum.bootstrap.servers": "10.0.0.7:9093"}), "controller.quorum.bootstrap.servers", "static"},
+		{with(map[string]string{"listeners": "PLAINTEXT://127.0.0.1:9092"}), "controller.quorum.bootstrap.servers", "no controller listener"},
+		{with(map[string]string{"controller.quorum.bootstrap.servers": ""}), "listeners", "only a cluster uses"},
+		{with(map[string]string{"listeners": "CONTROLLER://127.0.0.1:9093"}), "listeners", "serves no client"},
+		{with(map[string]string{"process.roles": "broker"}), "process.roles", "controller.quorum.bootstrap.servers does not find them"},
+		{with(map[string]string{"controller.quorum.bootstrap.servers": "localhost"}), "controller.quorum.bootstrap.servers", "host:port"},
+	}
+	for _, c := range bad {
+		_, err := LoadBroker("", nil, c.flags)
+		var ce *Error
+		if !errors.As(err, &ce) || ce.Key != c.key || !strings.Contains(err.Error(), c.mention) {
+			t.Errorf("%v: err = %v, want %s mentioning %q", c.flags, err, c.key, c.mention)
+		}
+	}
+	// With voters the bootstrap servers are ignored: the static quorum wins.
+	b := mustLoad(t, "", nil, clusterFlags("1", map[string]string{"controller.quorum.bootstrap.servers": "ctrl-9:9093"}))
+	if !b.Clustered() || b.StandaloneController.Name != "" {
+		t.Errorf("with voters: Clustered %v, StandaloneController %+v", b.Clustered(), b.StandaloneController)
+	}
+}
+
+func TestMetadataLogDir(t *testing.T) {
+	cases := []struct {
+		flags map[string]string
+		want  string
+	}{
+		{map[string]string{"log.dirs": "/d1,/d2"}, "/d1/__metadata"},
+		{map[string]string{"log.dirs": "/d1", "metadata.log.dir": "/meta"}, "/meta/__metadata"},
+		{map[string]string{"log.dirs": "/d1", "metadata.log.dir": "/meta", "strata.metadata.dir": "/exact"}, "/exact"},
+	}
+	for _, c := range cases {
+		if got := mustLoad(t, "", nil, c.flags).MetadataDir; got != c.want {
+			t.Errorf("%v: MetadataDir = %s, want %s", c.flags, got, c.want)
+		}
+	}
+}
+
+func TestParsePerIPOverrides(t *testing.T) {
+	cases := []struct {
+		in   string
+		want []HostLimit
+		err  bool
+	}{
+		{"", []HostLimit{}, false},
+		{"127.0.0.1:200", []HostLimit{{"127.0.0.1", 200}}, false},
+		{"hostA:100, 10.0.0.1:0", []HostLimit{{"hostA", 100}, {"10.0.0.1", 0}}, false},
+		{"::1:50", []HostLimit{{"::1", 50}}, false},
+		{"[::1]:50", []HostLimit{{"::1", 50}}, false},
+		{"hostA", nil, true},
+		{":5", nil, true},
+		{"hostA:-1", nil, true},
+		{"hostA:x", nil, true},
+		{"hostA:1,HOSTA:2", nil, true},
+		{"hostA:99999999999", nil, true},
+	}
+	for _, c := range cases {
+		got, err := parsePerIPOverrides(c.in)
+		if (err != nil) != c.err || (!c.err && !reflect.DeepEqual(got, c.want)) {
+			t.Errorf("parsePerIPOverrides(%q) = %v, %v; want %v, err %v", c.in, got, err, c.want, c.err)
+		}
+	}
+}
+
+func TestConnectionSettings(t *testing.T) {
+	b := mustLoad(t, "", nil, map[string]string{"connections.max.idle.ms": "1500", "max.connections": "7",
+		"max.connections.per.ip": "0", "max.connections.per.ip.overrides": "127.0.0.1:3"})
+	want := Connections{SendBufferBytes: -1, ReceiveBufferBytes: -1, MaxIdle: 1500 * time.Millisecond, Max: 7,
+		MaxPerIP: 0, PerIPOverrides: []HostLimit{{"127.0.0.1", 3}}}
+	if !reflect.DeepEqual(b.Connections, want) {
+		t.Errorf("Connections = %+v, want %+v", b.Connections, want)
+	}
+	for _, flags := range []map[string]string{
+		{"max.connections.per.ip": "0"},
+		{"socket.send.buffer.bytes": "-2"},
+		{"connections.max.idle.ms": "0"},
+		{"max.connections": "0"},
+		{"connections.max.idle.ms": "100"}, // connection.failed.authentication.delay.ms is 100
+	} {
+		if _, err := LoadBroker("", nil, flags); err == nil {
+			t.Errorf("%v: loaded", flags)
+		}
+	}
+}

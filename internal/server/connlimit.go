@@ -1,0 +1,317 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"sync"
+	"time"
+)
+
+// ConnLimitsConfig is Kafka's connection limits, shared by every listener
+// of a broker.
+type ConnLimitsConfig struct {
+	// MaxConnections bounds the connections of all listeners together
+	// (max.connections); <= 0: no limit.
+	MaxConnections int
+	// MaxPerIP bounds the connections from one address (max.connections.per.ip);
+	// <= 0: no limit.
+	MaxPerIP int
+	// OnlyOverrides refuses every address PerIPOverrides does not name
+	// (Kafka's max.connections.per.ip=0); MaxPerIP is then ignored.
+	OnlyOverrides bool
+	// PerIPOverrides replaces MaxPerIP for the addresses it names
+	// (max.connections.per.ip.overrides, host names already resolved); 0
+	// refuses every connection from that address, as Kafka.
+	PerIPOverrides map[netip.Addr]int
+}
+
+// ConnLimits counts the open connections of the Servers that share it (one
+// per listener) and applies Kafka's limits to new ones:
+//
+//   - per address, on every listener: a connection that would exceed the
+//     address's limit is closed as soon as it is accepted;
+//   - broker-wide: while MaxConnections connections are open, the accept
+//     loops of the listeners other than the inter-broker one stop
+//     accepting until one closes (the kernel's backlog holds the newcomers).
+//     Inter-broker connections are counted but never held.
+//
+// Invariant: mu.open is the sum of mu.perIP plus the connections whose
+// remote address is not an IP; every counted connection is released
+// exactly once (release panics on an underflow).
+type ConnLimits struct {
+	maxConnections limit
+	maxPerIP       limit
+	// overrides is keyed by canonical addresses (ipKey).
+	overrides map[netip.Addr]int
+
+	mu struct {
+		sync.Mutex
+		open  int
+		perIP map[netip.Addr]int
+		// freed, when not nil, is closed (and cleared) by the next release:
+		// the accept loops waiting for a slot wait on it.
+		freed   chan struct{}
+		refused uint64
+		// lastLog is when a refusal was last logged; suppressed counts
+		// the refusals not logged since.
+		lastLog    time.Time
+		suppressed uint64
+	}
+}
+
+// limit is an optional bound on a count.
+type limit struct {
+	n   int
+	set bool
+}
+
+// limitOf is the bound a Kafka config states: none when n <= 0.
+func limitOf(n int) limit {
+	if n <= 0 {
+		return limit{}
+	}
+	return limit{n: n, set: true}
+}
+
+// admit reports whether one more connection fits when count are open.
+func (l limit) admit(count int) bool { return !l.set || count < l.n }
+
+// NewConnLimits validates c and returns limits with nothing counted.
+func NewConnLimits(c ConnLimitsConfig) (*ConnLimits, error) {
+	perIP := limitOf(c.MaxPerIP)
+	if c.OnlyOverrides {
+		perIP = limit{n: 0, set: true}
+	}
+	l := &ConnLimits{
+		maxConnections: limitOf(c.MaxConnections),
+		maxPerIP:       perIP,
+		overrides:      make(map[netip.Addr]int, len(c.PerIPOverrides)),
+	}
+	var errs []error
+	for addr, n := range c.PerIPOverrides {
+		if !addr.IsValid() {
+			errs = append(errs, errors.New("server: ConnLimitsConfig.PerIPOverrides has an invalid address"))
+			continue
+		}
+		if n < 0 {
+			errs = append(errs, fmt.Errorf("server: ConnLimitsConfig.PerIPOverrides[%v] %d is negative", addr, n))
+			continue
+		}
+		key := ipKey(addr)
+		if prev, ok := l.overrides[key]; ok && prev != n {
+			errs = append(errs, fmt.Errorf("server: ConnLimitsConfig.PerIPOverrides gives %v both %d and %d", key, prev, n))
+			continue
+		}
+		l.overrides[key] = n
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	l.mu.perIP = make(map[netip.Addr]int)
+	return l, nil
+}
+
+// Open is the number of connections counted now, on all listeners.
+func (l *ConnLimits) Open() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.mu.open
+}
+
+// Refused is the number of connections closed for a per-address limit.
+func (l *ConnLimits) Refused() uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.mu.refused
+}
+
+// ipKey is the address connections are counted under: IPv4-mapped IPv6
+// addresses are their IPv4 address, and the zone is dropped (Java's
+// InetAddress.equals ignores the scope, so Kafka counts them together).
+func ipKey(a netip.Addr) netip.Addr { return a.Unmap().WithZone("") }
+
+// remoteIP is the counting key of a remote address; ok is false when it is
+// not an IP address (only the broker-wide limit applies then).
+func remoteIP(a net.Addr) (netip.Addr, bool) {
+	if ta, ok := a.(*net.TCPAddr); ok {
+		ip, ok := netip.AddrFromSlice(ta.IP)
+		return ipKey(ip), ok
+	}
+	if a == nil {
+		return netip.Addr{}, false
+	}
+	ap, err := netip.ParseAddrPort(a.String())
+	if err != nil {
+		return netip.Addr{}, false
+	}
+	return ipKey(ap.Addr()), true
+}
+
+// ipLimit is the limit for connections from ip (a counting key): its
+// override if it has one, else maxPerIP.
+func ipLimit(ip netip.Addr, maxPerIP limit, overrides map[netip.Addr]int) limit {
+	if n, ok := overrides[ip]; ok {
+		return limit{n: n, set: true} // 0 refuses all
+	}
+	return maxPerIP
+}
+
+// verdict is what becomes of a new connection.
+type verdict int
+
+const (
+	verdictAdmit  verdict = iota + 1
+	verdictWait           // broker-wide limit reached: wait for a close
+	verdictRefuse         // per-address limit reached: close it
+)
+
+// admission is what decide looks at.
+type admission struct {
+	open           int // connections counted on all listeners
+	maxConnections limit
+	interBroker    bool // the connection is on the inter-broker listener
+	ipOpen         int  // connections counted from the same address
+	ipLimit        limit
+}
+
+// decide is Kafka's order: first a broker-wide slot (the inter-broker
+// listener is exempt), then the address's limit.
+func decide(a admission) verdict {
+	if !a.interBroker && !a.maxConnections.admit(a.open) {
+		return verdictWait
+	}
+	if !a.ipLimit.admit(a.ipOpen) {
+		return verdictRefuse
+	}
+	return verdictAdmit
+}
+
+// slot is one counted connection; release gives it back. The zero slot
+// (no limits) releases nothing.
+type slot struct {
+	limits *ConnLimits
+	ip     netip.Addr // the zero Addr when the remote is not an IP
+}
+
+// acquisition is the outcome of acquire.
+type acquisition struct {
+	verdict verdict // verdictAdmit or verdictRefuse; verdictWait: stopped
+	slot    slot    // when admitted
+	limit   int     // when refused: the per-address limit that applied
+}
+
+// acquire counts a connection from ip (ok false: not an IP address),
+// waiting for a broker-wide slot unless interBroker. It gives up, with
+// verdictWait, once stop is closed.
+func (l *ConnLimits) acquire(ip netip.Addr, ok, interBroker bool, stop <-chan struct{}) acquisition {
+	for {
+		l.mu.Lock()
+		a := admission{open: l.mu.open, maxConnections: l.maxConnections, interBroker: interBroker}
+		if ok {
+			a.ipOpen, a.ipLimit = l.mu.perIP[ip], ipLimit(ip, l.maxPerIP, l.overrides)
+		}
+		switch decide(a) {
+		case verdictAdmit:
+			l.mu.open++
+			s := slot{limits: l}
+			if ok {
+				l.mu.perIP[ip]++
+				s.ip = ip
+			}
+			l.mu.Unlock()
+			return acquisition{verdict: verdictAdmit, slot: s}
+		case verdictRefuse:
+			l.mu.refused++
+			l.mu.Unlock()
+			return acquisition{verdict: verdictRefuse, limit: a.ipLimit.n}
+		}
+		freed := l.freedLocked()
+		l.mu.Unlock()
+		select {
+		case <-freed:
+		case <-stop:
+			return acquisition{verdict: verdictWait}
+		}
+	}
+}
+
+// waitForSlot returns once a broker-wide slot is free (true) or stop is
+// closed (false). It takes nothing: acquire does, after Accept.
+func (l *ConnLimits) waitForSlot(stop <-chan struct{}) bool {
+	for {
+		l.mu.Lock()
+		if l.maxConnections.admit(l.mu.open) {
+			l.mu.Unlock()
+			return true
+		}
+		freed := l.freedLocked()
+		l.mu.Unlock()
+		select {
+		case <-freed:
+		case <-stop:
+			return false
+		}
+	}
+}
+
+func (l *ConnLimits) freedLocked() chan struct{} {
+	if l.mu.freed == nil {
+		l.mu.freed = make(chan struct{})
+	}
+	return l.mu.freed
+}
+
+// release gives the slot back and wakes the accept loops waiting for one.
+func (s slot) release() {
+	l := s.limits
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.mu.open <= 0 {
+		panic("server: connection slot released twice (open count underflow)")
+	}
+	l.mu.open--
+	if s.ip.IsValid() {
+		n := l.mu.perIP[s.ip]
+		if n <= 0 {
+			panic(fmt.Sprintf("server: connection slot of %v released twice", s.ip))
+		}
+		if n == 1 {
+			delete(l.mu.perIP, s.ip)
+		} else {
+			l.mu.perIP[s.ip] = n - 1
+		}
+	}
+	if l.mu.freed != nil {
+		close(l.mu.freed)
+		l.mu.freed = nil
+	}
+}
+
+// refusalLogInterval rate-limits the log of refused connections, which a
+// misbehaving client can trigger in a tight loop.
+const refusalLogInterval = time.Second
+
+// logDue reports whether a refusal at now is logged, the last one having
+// been logged at last (the zero time: never).
+func logDue(last, now time.Time) bool {
+	return last.IsZero() || now.Sub(last) >= refusalLogInterval
+}
+
+// noteRefusal reports whether the refusal at now is logged and, if so, how
+// many were suppressed since the last line.
+func (l *ConnLimits) noteRefusal(now time.Time) (logIt bool, suppressed uint64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !logDue(l.mu.lastLog, now) {
+		l.mu.suppressed++
+		return false, 0
+	}
+	suppressed = l.mu.suppressed
+	l.mu.lastLog, l.mu.suppressed = now, 0
+	return true, suppressed
+}

@@ -1,0 +1,189 @@
+package server
+
+import (
+	"net"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestDecide(t *testing.T) {
+	none, two := limitOf(0), limitOf(2)
+	for _, tc := range []struct {
+		name string
+		a    admission
+		want verdict
+	}{
+		{"no limits", admission{open: 1000, maxConnections: none, ipOpen: 1000, ipLimit: none}, verdictAdmit},
+		{"broker-wide room", admission{open: 1, maxConnections: two}, verdictAdmit},
+		{"broker-wide reached", admission{open: 2, maxConnections: two}, verdictWait},
+		{"broker-wide exceeded", admission{open: 3, maxConnections: two}, verdictWait},
+		{"inter-broker past broker-wide", admission{open: 5, maxConnections: two, interBroker: true}, verdictAdmit},
+		{"address room", admission{ipOpen: 1, ipLimit: two}, verdictAdmit},
+		{"address reached", admission{ipOpen: 2, ipLimit: two}, verdictRefuse},
+		{"override of zero", admission{ipOpen: 0, ipLimit: limit{n: 0, set: true}}, verdictRefuse},
+		{"broker-wide before address (Kafka's order)", admission{open: 2, maxConnections: two, ipOpen: 2, ipLimit: two}, verdictWait},
+		{"inter-broker still limited per address", admission{open: 5, maxConnections: two, interBroker: true, ipOpen: 2, ipLimit: two}, verdictRefuse},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := decide(tc.a); got != tc.want {
+				t.Fatalf("decide(%+v) = %v, want %v", tc.a, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestIPLimit(t *testing.T) {
+	a1, a2, a3 := netip.MustParseAddr("10.0.0.1"), netip.MustParseAddr("10.0.0.2"), netip.MustParseAddr("10.0.0.3")
+	overrides := map[netip.Addr]int{a1: 0, a2: 5}
+	for _, tc := range []struct {
+		name     string
+		ip       netip.Addr
+		maxPerIP limit
+		want     limit
+	}{
+		{"override of zero", a1, limitOf(2), limit{n: 0, set: true}},
+		{"override above the default", a2, limitOf(2), limit{n: 5, set: true}},
+		{"override without a default", a2, limitOf(0), limit{n: 5, set: true}},
+		{"default", a3, limitOf(2), limit{n: 2, set: true}},
+		{"no limit", a3, limitOf(-1), limit{}},
+		{"only overrides: an unlisted address", a3, limit{n: 0, set: true}, limit{n: 0, set: true}},
+		{"only overrides: a listed address", a2, limit{n: 0, set: true}, limit{n: 5, set: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := ipLimit(tc.ip, tc.maxPerIP, overrides); got != tc.want {
+				t.Fatalf("ipLimit = %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestRemoteIP(t *testing.T) {
+	loop := netip.MustParseAddr("127.0.0.1")
+	for _, tc := range []struct {
+		name   string
+		addr   net.Addr
+		want   netip.Addr
+		wantOK bool
+	}{
+		{"IPv4 in 16 bytes", &net.TCPAddr{IP: net.ParseIP("127.0.0.1"), Port: 1}, loop, true},
+		{"IPv4 in 4 bytes", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1).To4(), Port: 1}, loop, true},
+		{"IPv4-mapped IPv6", &net.TCPAddr{IP: net.ParseIP("::ffff:127.0.0.1"), Port: 1}, loop, true},
+		{"zone dropped", &net.TCPAddr{IP: net.ParseIP("fe80::1"), Zone: "eth0"}, netip.MustParseAddr("fe80::1"), true},
+		{"other kind, parsed", &net.UDPAddr{IP: net.ParseIP("::ffff:127.0.0.1"), Port: 1}, loop, true},
+		{"no IP", &net.TCPAddr{}, netip.Addr{}, false},
+		{"unix socket", &net.UnixAddr{Name: "/tmp/x", Net: "unix"}, netip.Addr{}, false},
+		{"nil", nil, netip.Addr{}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := remoteIP(tc.addr)
+			if ok != tc.wantOK || ok && got != tc.want {
+				t.Fatalf("remoteIP = %v, %v; want %v, %v", got, ok, tc.want, tc.wantOK)
+			}
+		})
+	}
+}
+
+func TestNewConnLimitsValidates(t *testing.T) {
+	v4, mapped := netip.MustParseAddr("127.0.0.1"), netip.MustParseAddr("::ffff:127.0.0.1")
+	for _, tc := range []struct {
+		name      string
+		overrides map[netip.Addr]int
+		want      string // substring of the error; "" means valid
+	}{
+		{"none", nil, ""},
+		{"zero", map[netip.Addr]int{v4: 0}, ""},
+		{"same address twice, same limit", map[netip.Addr]int{v4: 3, mapped: 3}, ""},
+		{"same address twice, two limits", map[netip.Addr]int{v4: 3, mapped: 4}, "both"},
+		{"negative", map[netip.Addr]int{v4: -1}, "negative"},
+		{"invalid address", map[netip.Addr]int{{}: 1}, "invalid"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := NewConnLimits(ConnLimitsConfig{MaxPerIP: 2, PerIPOverrides: tc.overrides})
+			if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+				t.Fatalf("NewConnLimits() = %v, want error containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestRefusalLogIsRateLimited(t *testing.T) {
+	l := newLimits(t, ConnLimitsConfig{})
+	t0 := time.Unix(1000, 0)
+	for i, step := range []struct {
+		at             time.Duration
+		wantLog        bool
+		wantSuppressed uint64
+	}{
+		{0, true, 0},
+		{500 * time.Millisecond, false, 0},
+		{900 * time.Millisecond, false, 0},
+		{time.Second, true, 2},
+		{3 * time.Second, true, 0},
+	} {
+		logIt, suppressed := l.noteRefusal(t0.Add(step.at))
+		if logIt != step.wantLog || suppressed != step.wantSuppressed {
+			t.Fatalf("step %d: noteRefusal = %v, %d; want %v, %d", i, logIt, suppressed, step.wantLog, step.wantSuppressed)
+		}
+	}
+}
+
+// TestAcquireWaitsForARelease checks the broker-wide wait: it ends on a
+// release (admitted) or on stop (nothing taken).
+func TestAcquireWaitsForARelease(t *testing.T) {
+	l := newLimits(t, ConnLimitsConfig{MaxConnections: 1, MaxPerIP: 5})
+	ip := netip.MustParseAddr("127.0.0.1")
+	first := l.acquire(ip, true, false, nil)
+	if first.verdict != verdictAdmit {
+		t.Fatalf("first: verdict %v", first.verdict)
+	}
+
+	got := make(chan acquisition)
+	go func() { got <- l.acquire(ip, true, false, nil) }()
+	select {
+	case a := <-got:
+		t.Fatalf("acquire past the broker-wide limit returned %+v", a)
+	case <-time.After(20 * time.Millisecond):
+	}
+	first.slot.release()
+	second := <-got
+	if second.verdict != verdictAdmit || l.Open() != 1 {
+		t.Fatalf("after a release: verdict %v, open %d", second.verdict, l.Open())
+	}
+
+	stop := make(chan struct{})
+	go func() { got <- l.acquire(ip, true, false, stop) }()
+	waited := make(chan bool)
+	go func() { waited <- l.waitForSlot(stop) }()
+	close(stop)
+	if a := <-got; a.verdict != verdictWait {
+		t.Fatalf("stopped acquire: verdict %v", a.verdict)
+	}
+	if <-waited {
+		t.Fatal("stopped waitForSlot reported a slot")
+	}
+	if l.Open() != 1 {
+		t.Fatalf("open %d after a stopped acquire, want 1", l.Open())
+	}
+
+	second.slot.release()
+	if l.Open() != 0 || len(l.mu.perIP) != 0 {
+		t.Fatalf("open %d, per address %v after every release", l.Open(), l.mu.perIP)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("a second release did not panic")
+		}
+	}()
+	second.slot.release()
+}
+
+func newLimits(t *testing.T, c ConnLimitsConfig) *ConnLimits {
+	t.Helper()
+	l, err := NewConnLimits(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
