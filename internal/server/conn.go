@@ -50,14 +50,15 @@ type conn struct {
 	// slot is the connection's place in Options.Limits, given back by
 	// connDone.
 	slot slot
+	// mutedUntil (Unix nanoseconds; 0: never throttled): a throttled
+	// response was written, and the next request is not read before then
+	// (throttle.go). The writer sets it, the reader reads it per request.
+	mutedUntil atomic.Int64
 
 	mu struct {
 		sync.Mutex
 		draining bool      // Shutdown: read until drainEnd, flush what is pending
 		drainEnd time.Time // when draining, reading stops at this instant
-		// mutedUntil: a throttled response was written; the next
-		// request is not read before then (throttle.go).
-		mutedUntil time.Time
 	}
 }
 
@@ -173,7 +174,7 @@ func (c *conn) readLoop() {
 		}
 		// A throttled response was written: this request waits out the
 		// throttle, and the client's next ones queue up in the socket.
-		if !c.throttleWait(time.Until(c.mutedUntil())) {
+		if !c.throttleWait(c.muteLeft()) {
 			putBuffer(frame)
 			return
 		}

@@ -23,17 +23,23 @@ func throttleOf(resp kmsg.Response) (d time.Duration, after bool) {
 // muteUntil keeps the reader from reading the next request before t (a
 // throttled response was written).
 func (c *conn) muteUntil(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if t.After(c.mu.mutedUntil) {
-		c.mu.mutedUntil = t
+	until := t.UnixNano()
+	for {
+		cur := c.mutedUntil.Load()
+		if until <= cur || c.mutedUntil.CompareAndSwap(cur, until) {
+			return
+		}
 	}
 }
 
-func (c *conn) mutedUntil() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.mu.mutedUntil
+// muteLeft is how long the reader must still wait before it reads the next
+// request; it reads no clock while the connection was never throttled.
+func (c *conn) muteLeft() time.Duration {
+	until := c.mutedUntil.Load()
+	if until == 0 {
+		return 0
+	}
+	return time.Until(time.Unix(0, until))
 }
 
 // throttleWait waits d (nothing when d <= 0) for a throttle. It ends early when
