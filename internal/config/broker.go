@@ -384,6 +384,10 @@ func (b *Broker) setDirs(g getter) error {
 		}
 		seen[c] = true
 	}
+	if len(b.LogDirs) > 1 {
+		return &Error{Key: "log.dirs", Value: g.str("log.dirs"),
+			Msg: "names several directories, but Strata keeps its data in one (Kafka's JBOD is not supported); name one, e.g. log.dirs=" + b.LogDirs[0] + " (for several disks, join them with RAID 0 or LVM and name the mount)"}
+	}
 	b.RemoteDir = g.str("strata.remote.dir")
 	b.remoteDirSet = b.RemoteDir != ""
 	if !b.remoteDirSet {

@@ -141,7 +141,7 @@ func TestMetadataLogDir(t *testing.T) {
 		flags map[string]string
 		want  string
 	}{
-		{map[string]string{"log.dirs": "/d1,/d2"}, "/d1/__metadata"},
+		{map[string]string{"log.dirs": "/d1"}, "/d1/__metadata"},
 		{map[string]string{"log.dirs": "/d1", "metadata.log.dir": "/meta"}, "/meta/__metadata"},
 		{map[string]string{"log.dirs": "/d1", "metadata.log.dir": "/meta", "strata.metadata.dir": "/exact"}, "/exact"},
 	}

@@ -146,8 +146,8 @@ func TestLoadBrokerOtherChains(t *testing.T) {
 	if len(b.LogDirs) != 1 || b.LogDirs[0] != "/one" {
 		t.Fatalf("LogDirs = %v", b.LogDirs)
 	}
-	b = mustLoad(t, "", nil, map[string]string{"log.dir": "/one", "log.dirs": "/a,/b"})
-	if strings.Join(b.LogDirs, ",") != "/a,/b" {
+	b = mustLoad(t, "", nil, map[string]string{"log.dir": "/one", "log.dirs": "/a"})
+	if strings.Join(b.LogDirs, ",") != "/a" {
 		t.Fatalf("LogDirs = %v", b.LogDirs)
 	}
 }
@@ -196,6 +196,8 @@ func TestLoadBrokerErrors(t *testing.T) {
 			want: []string{"advertised.listeners", "clients can reach"}},
 		{name: "duplicate log dir", flags: map[string]string{"log.dirs": "/a,/a/"},
 			want: []string{"log.dirs", "twice"}},
+		{name: "several log dirs", flags: map[string]string{"log.dirs": "/a,/b"},
+			want: []string{"log.dirs", "keeps its data in one", "log.dirs=/a"}},
 		{name: "s3 option without bucket", flags: map[string]string{"strata.remote.s3.region": "eu-west-1"},
 			want: []string{"strata.remote.s3.region", "strata.remote.s3.bucket is not"}},
 		{name: "missing file", file: "\x00missing", want: []string{"config file"}},
