@@ -15,20 +15,25 @@ const threeVoters = "1@ctrl-1:9093,2@ctrl-2:9093,3@ctrl-3:9093"
 // clusterFlags are the keys of a node of the three-voter cluster, with
 // extra added (a "" value deletes the key).
 func clusterFlags(node string, extra map[string]string) map[string]string {
-	flags := map[string]string{
+	return withFlags(map[string]string{
 		"node.id":                  node,
 		"controller.quorum.voters": threeVoters,
 		"listeners":                "PLAINTEXT://0.0.0.0:9092,CONTROLLER://0.0.0.0:9093",
 		"advertised.listeners":     "PLAINTEXT://broker-" + node + ":9092",
-	}
+	}, extra)
+}
+
+// withFlags is a copy of flags with extra added (a "" value deletes the key).
+func withFlags(flags, extra map[string]string) map[string]string {
+	out := maps.Clone(flags)
 	for k, v := range extra {
 		if v == "" {
-			delete(flags, k)
+			delete(out, k)
 		} else {
-			flags[k] = v
+			out[k] = v
 		}
 	}
-	return flags
+	return out
 }
 
 // A single node (no voters) is what it was before clusters: no controller

@@ -83,20 +83,7 @@ func TestBootstrapServersStandaloneOnly(t *testing.T) {
 		"listeners":                           "PLAINTEXT://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093",
 		"controller.quorum.bootstrap.servers": "localhost:9093",
 	}
-	with := func(extra map[string]string) map[string]string {
-		m := map[string]string{}
-		for k, v := range standalone {
-			m[k] = v
-		}
-		for k, v := range extra {
-			if v == "" {
-				delete(m, k)
-			} else {
-				m[k] = v
-			}
-		}
-		return m
-	}
+	with := func(extra map[string]string) map[string]string { return withFlags(standalone, extra) }
 	for _, ok := range []map[string]string{
 		standalone,
 		with(map[string]string{"controller.quorum.bootstrap.servers": "127.0.0.1:9093"}),
