@@ -130,7 +130,7 @@ func (h *Handler) metadataRequestedTopic(ctx context.Context, req *Request, img 
 		}
 		return h.metadataTopic(t)
 	}
-	t, _, err := h.createTopic(ctx, topicSpec{name: name, partitions: -1, replicationFactor: -1}, false)
+	t, _, err := h.createTopic(ctx, topicSpec{name: name, partitions: -1, replicationFactor: -1}, false, nil)
 	if err != nil {
 		// Another client may have created it a moment ago.
 		if t, ok := h.opts.Meta.Image().Topics[name]; ok {

@@ -14,7 +14,9 @@ import (
 // nothing; v5+ answers with the topic's configs, v7+ with its id. Creating
 // needs CREATE on the cluster or the topic; the configs in the answer need
 // DESCRIBE_CONFIGS on the topic (TOPIC_AUTHORIZATION_FAILED in
-// topic_config_error_code otherwise), as in Kafka.
+// topic_config_error_code otherwise), as in Kafka. A client's
+// controller_mutation_rate counts the partitions created (strict from v6:
+// THROTTLING_QUOTA_EXCEEDED; mutation_quota.go).
 func init() { register(19, 0, 7, (*Handler).handleCreateTopics) }
 
 func (h *Handler) handleCreateTopics(ctx context.Context, req *Request) Reply {
@@ -24,21 +26,23 @@ func (h *Handler) handleCreateTopics(ctx context.Context, req *Request) Reply {
 	for _, rt := range r.Topics {
 		seen[rt.Topic]++
 	}
+	q := h.newMutationQuota(req, 6)
 	for _, rt := range r.Topics {
 		st := kmsg.NewCreateTopicsResponseTopic()
 		st.Topic = rt.Topic
 		st.NumPartitions, st.ReplicationFactor = -1, -1
-		code, msg := h.createOneTopic(ctx, req, r, rt, seen[rt.Topic] > 1, &st)
+		code, msg := h.createOneTopic(ctx, req, r, rt, seen[rt.Topic] > 1, q, &st)
 		st.ErrorCode = code
 		if req.Version >= 1 {
 			st.ErrorMessage = strPtr(msg)
 		}
 		resp.Topics = append(resp.Topics, st)
 	}
+	resp.ThrottleMillis = q.throttleMillis()
 	return done(resp)
 }
 
-func (h *Handler) createOneTopic(ctx context.Context, req *Request, r *kmsg.CreateTopicsRequest, rt kmsg.CreateTopicsRequestTopic, duplicated bool, st *kmsg.CreateTopicsResponseTopic) (int16, string) {
+func (h *Handler) createOneTopic(ctx context.Context, req *Request, r *kmsg.CreateTopicsRequest, rt kmsg.CreateTopicsRequestTopic, duplicated bool, q *mutationQuota, st *kmsg.CreateTopicsResponseTopic) (int16, string) {
 	if duplicated {
 		return kerr.InvalidRequest.Code, "topic " + rt.Topic + " appears more than once in the request"
 	}
@@ -63,7 +67,7 @@ func (h *Handler) createOneTopic(ctx context.Context, req *Request, r *kmsg.Crea
 		}
 		spec.configs[c.Name] = *c.Value
 	}
-	t, spec, err := h.createTopic(ctx, spec, r.ValidateOnly)
+	t, spec, err := h.createTopic(ctx, spec, r.ValidateOnly, q)
 	if err != nil {
 		return topicErrorCode(err)
 	}

@@ -13,6 +13,8 @@ import (
 // DeleteTopics: v0-6 (v6 may name topics by id). The partitions' data is
 // removed when the broker reconciles with the new image. __consumer_offsets
 // cannot be deleted (INVALID_REQUEST). Deleting needs DELETE on the topic.
+// A client's controller_mutation_rate counts the partitions deleted
+// (strict from v5; mutation_quota.go).
 func init() { register(20, 0, 6, (*Handler).handleDeleteTopics) }
 
 func (h *Handler) handleDeleteTopics(ctx context.Context, req *Request) Reply {
@@ -32,12 +34,13 @@ func (h *Handler) handleDeleteTopics(ctx context.Context, req *Request) Reply {
 			targets = append(targets, target{name: &name})
 		}
 	}
+	q := h.newMutationQuota(req, 5)
 	for _, tg := range targets {
 		st := kmsg.NewDeleteTopicsResponseTopic()
 		st.Topic, st.TopicID = tg.name, tg.id
 		code, msg := deletionDisabled(req.Version)
 		if h.opts.Config.DeleteTopicEnable {
-			code, msg = h.deleteOneTopic(ctx, req, tg.name, tg.id, &st)
+			code, msg = h.deleteOneTopic(ctx, req, tg.name, tg.id, q, &st)
 		}
 		st.ErrorCode = code
 		if req.Version >= 5 {
@@ -48,6 +51,7 @@ func (h *Handler) handleDeleteTopics(ctx context.Context, req *Request) Reply {
 	if err := h.opts.Broker.Reconcile(); err != nil {
 		h.logger.Error("removing deleted partitions", "err", err)
 	}
+	resp.ThrottleMillis = q.throttleMillis()
 	return done(resp)
 }
 
@@ -62,7 +66,7 @@ func deletionDisabled(version int16) (int16, string) {
 	return kerr.InvalidRequest.Code, msg
 }
 
-func (h *Handler) deleteOneTopic(ctx context.Context, req *Request, name *string, id [16]byte, st *kmsg.DeleteTopicsResponseTopic) (int16, string) {
+func (h *Handler) deleteOneTopic(ctx context.Context, req *Request, name *string, id [16]byte, q *mutationQuota, st *kmsg.DeleteTopicsResponseTopic) (int16, string) {
 	img := h.opts.Meta.Image()
 	var topic string
 	switch {
@@ -89,6 +93,9 @@ func (h *Handler) deleteOneTopic(ctx context.Context, req *Request, name *string
 	if isInternalTopic(topic) {
 		// Kafka refuses too: a coordinator's state lives there.
 		return kerr.InvalidRequest.Code, "topic " + topic + " is internal and cannot be deleted"
+	}
+	if code, msg := q.take(int32(len(img.Topics[topic].Partitions))); code != 0 {
+		return code, msg
 	}
 	if err := h.opts.Meta.DeleteTopic(ctx, topic); err != nil {
 		return errorCode(err)

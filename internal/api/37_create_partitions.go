@@ -13,26 +13,29 @@ import (
 
 // CreatePartitions: v0-3. The count only grows; validate_only checks and
 // changes nothing. __consumer_offsets keeps its count (INVALID_REQUEST).
-// Needs ALTER on the topic.
+// Needs ALTER on the topic. A client's controller_mutation_rate counts the
+// partitions added (strict from v3; mutation_quota.go).
 func init() { register(37, 0, 3, (*Handler).handleCreatePartitions) }
 
 func (h *Handler) handleCreatePartitions(ctx context.Context, req *Request) Reply {
 	r := req.Body.(*kmsg.CreatePartitionsRequest)
 	resp := r.ResponseKind().(*kmsg.CreatePartitionsResponse)
+	q := h.newMutationQuota(req, 3)
 	for _, rt := range r.Topics {
 		st := kmsg.NewCreatePartitionsResponseTopic()
 		st.Topic = rt.Topic
 		code, msg := topicDenied, "not authorized to alter topic "+rt.Topic
 		if h.allowedTopic(req, acl.OpAlter, rt.Topic) {
-			code, msg = h.createPartitions(ctx, rt, r.ValidateOnly)
+			code, msg = h.createPartitions(ctx, rt, r.ValidateOnly, q)
 		}
 		st.ErrorCode, st.ErrorMessage = code, strPtr(msg)
 		resp.Topics = append(resp.Topics, st)
 	}
+	resp.ThrottleMillis = q.throttleMillis()
 	return done(resp)
 }
 
-func (h *Handler) createPartitions(ctx context.Context, rt kmsg.CreatePartitionsRequestTopic, validateOnly bool) (int16, string) {
+func (h *Handler) createPartitions(ctx context.Context, rt kmsg.CreatePartitionsRequestTopic, validateOnly bool, q *mutationQuota) (int16, string) {
 	t, ok := h.opts.Meta.Image().Topics[rt.Topic]
 	if !ok {
 		return kerr.UnknownTopicOrPartition.Code, "topic " + rt.Topic + " does not exist"
@@ -66,6 +69,9 @@ func (h *Handler) createPartitions(ctx context.Context, rt kmsg.CreatePartitions
 	}
 	if validateOnly {
 		return 0, ""
+	}
+	if code, msg := q.take(rt.Count - have); code != 0 {
+		return code, msg
 	}
 	if err := h.opts.Meta.CreatePartitions(ctx, rt.Topic, rt.Count, assignments); err != nil {
 		return errorCode(err)

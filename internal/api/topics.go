@@ -108,10 +108,13 @@ func collidingTopic[T any](name string, topics map[string]T) (string, bool) {
 }
 
 // createTopic validates and (unless validateOnly) creates a topic.
-func (h *Handler) createTopic(ctx context.Context, s topicSpec, validateOnly bool) (*metadata.Topic, topicSpec, error) {
+func (h *Handler) createTopic(ctx context.Context, s topicSpec, validateOnly bool, q *mutationQuota) (*metadata.Topic, topicSpec, error) {
 	s, err := h.checkTopic(s)
 	if err != nil || validateOnly {
 		return nil, s, err
+	}
+	if code, msg := q.take(s.partitions); code != 0 {
+		return nil, s, &topicCreateError{code: code, msg: msg}
 	}
 	t, err := h.opts.Meta.CreateTopic(ctx, metadata.CreateTopic{
 		Name:              s.name,

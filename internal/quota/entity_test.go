@@ -51,12 +51,12 @@ func TestEntityString(t *testing.T) {
 }
 
 func TestValidateKeyAndValue(t *testing.T) {
-	for _, k := range []string{ProducerByteRate, ConsumerByteRate} {
+	for _, k := range []string{ProducerByteRate, ConsumerByteRate, ControllerMutationRate} {
 		if err := ValidateKey(k); err != nil {
 			t.Errorf("ValidateKey(%s) = %v", k, err)
 		}
 	}
-	for _, k := range []string{"request_percentage", "controller_mutation_rate", "connection_creation_rate", "bogus", ""} {
+	for _, k := range []string{"request_percentage", "connection_creation_rate", "bogus", ""} {
 		if err := ValidateKey(k); !errors.Is(err, ErrInvalidKey) {
 			t.Errorf("ValidateKey(%q) = %v, want ErrInvalidKey", k, err)
 		}
@@ -73,6 +73,16 @@ func TestValidateKeyAndValue(t *testing.T) {
 	for _, v := range []float64{0, -1, 0.5, 1024.5, inf, -inf} {
 		if err := ValidateValue(ProducerByteRate, v); !errors.Is(err, ErrInvalidValue) {
 			t.Errorf("ValidateValue(%v) = %v, want ErrInvalidValue", v, err)
+		}
+	}
+	for _, v := range []float64{0.5, 1, 10.25} { // a mutation rate may be fractional
+		if err := ValidateValue(ControllerMutationRate, v); err != nil {
+			t.Errorf("ValidateValue(%s, %v) = %v", ControllerMutationRate, v, err)
+		}
+	}
+	for _, v := range []float64{0, -1, inf, -inf} {
+		if err := ValidateValue(ControllerMutationRate, v); !errors.Is(err, ErrInvalidValue) {
+			t.Errorf("ValidateValue(%s, %v) = %v, want ErrInvalidValue", ControllerMutationRate, v, err)
 		}
 	}
 }

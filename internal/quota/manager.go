@@ -28,6 +28,7 @@ type Manager struct {
 	mu  struct {
 		sync.Mutex
 		meters    map[meterKey]*meter
+		buckets   map[meterKey]*bucket // controller_mutation_rate
 		lastSweep time.Time
 		stats     map[string]*KeyStats
 	}
@@ -52,6 +53,7 @@ func NewManager(cfg Config) *Manager {
 	}
 	m := &Manager{cfg: cfg}
 	m.mu.meters = make(map[meterKey]*meter)
+	m.mu.buckets = make(map[meterKey]*bucket)
 	m.mu.stats = make(map[string]*KeyStats)
 	return m
 }
@@ -156,4 +158,31 @@ func (m *Manager) sweepLocked(now time.Time) {
 			delete(m.mu.meters, k)
 		}
 	}
+	for k, b := range m.mu.buckets {
+		if now.Sub(b.last) >= idleMeterTTL {
+			delete(m.mu.buckets, k)
+		}
+	}
+}
+
+// Mutate counts permits partitions created or deleted for one topic of a
+// client whose controller_mutation_rate quota is a (Resolve), at now, and
+// says whether the topic is accepted and how long the client must wait
+// (decideMutation). Throttles are counted in Stats.
+func (m *Manager) Mutate(a Applied, permits float64, strict bool, now time.Time) MutationVerdict {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.sweepLocked(now)
+	k := meterKey{key: ControllerMutationRate, meter: a.Meter}
+	b := m.mu.buckets[k]
+	if b == nil {
+		b = &bucket{}
+		m.mu.buckets[k] = b
+	}
+	b.refill(a.Bound, m.cfg.burst(a.Bound), now)
+	v := decideMutation(b, a.Bound, permits, strict)
+	if v.Throttle > 0 {
+		m.countLocked(ControllerMutationRate, v.Throttle)
+	}
+	return v
 }

@@ -3,12 +3,15 @@ package e2e
 import (
 	"context"
 	"crypto/rand"
+	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -218,5 +221,48 @@ func TestClusterClientQuotas(t *testing.T) {
 		if !seen.ids[id] {
 			t.Errorf("broker %d leads a partition of %s but throttled nothing (throttles from %v; %d bytes sent)", id, topic, seen.ids, sent)
 		}
+	}
+}
+
+// TestControllerMutationRate: kadm sets a controller_mutation_rate (KIP-599)
+// on a client id; that client's admin requests create partitions up to the
+// bucket (the rate over Kafka's 11 s window), then a topic is refused with
+// THROTTLING_QUOTA_EXCEEDED and the client is told to wait; another client
+// is not limited.
+func TestControllerMutationRate(t *testing.T) {
+	t.Parallel()
+	b := startBroker(t, t.TempDir())
+	ctx := testContext(t, 60*time.Second)
+	mutator := "mutator"
+	results, err := newAdmin(t, b.Addr).AlterClientQuotas(ctx, []kadm.AlterClientQuotaEntry{
+		{Entity: kadm.ClientQuotaEntity{{Type: "client-id", Name: &mutator}},
+			Ops: []kadm.AlterClientQuotaOp{{Key: "controller_mutation_rate", Value: 1}}},
+	})
+	if err != nil || results[0].Err != nil {
+		t.Fatalf("setting controller_mutation_rate: %v %+v", err, results)
+	}
+	throttled := &throttleSeen{}
+	limited := kadm.NewClient(newClient(t, b.Addr, kgo.ClientID(mutator), kgo.WithHooks(throttled)))
+	// 11 permits: 10 partitions, then 2 (into debt), then refused.
+	for i, want := range []error{nil, nil, kerr.ThrottlingQuotaExceeded} {
+		topic := fmt.Sprintf("mutated-%d", i)
+		partitions := int32(10)
+		if i > 0 {
+			partitions = 2
+		}
+		resp, err := limited.CreateTopic(ctx, partitions, 1, nil, topic)
+		if err == nil {
+			err = resp.Err
+		}
+		if !errors.Is(err, want) {
+			t.Fatalf("creating %s (%d partitions): %v, want %v", topic, partitions, err, want)
+		}
+	}
+	if throttled.n.Load() == 0 {
+		t.Error("the refused request carried no throttle")
+	}
+	free := newAdmin(t, b.Addr)
+	if resp, err := free.CreateTopic(ctx, 20, 1, nil, "unlimited"); err != nil || resp.Err != nil {
+		t.Fatalf("another client: %v %v", err, resp.Err)
 	}
 }
