@@ -282,6 +282,28 @@ func (l *Log) Close() error {
 	return err
 }
 
+// Discard closes the log without making anything durable: its directory is
+// about to be removed (a deleted partition), and syncing data nobody will
+// read would only hold up every other log's syncs on the disk. Like Close it
+// waits for the file I/O in flight; a later Sync or Append fails as on a
+// closed log. A closed log is left as it is.
+func (l *Log) Discard() {
+	l.lifecycle.Lock()
+	defer l.lifecycle.Unlock()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.mu.closed {
+		return
+	}
+	for _, s := range l.mu.segs {
+		_ = s.file.Close() // nothing here is kept
+	}
+	l.mu.closed = true
+	if l.zeroKick != nil {
+		close(l.zeroKick)
+	}
+}
+
 func (l *Log) shutdownLocked() error {
 	if l.mu.failed != nil {
 		return l.mu.failed

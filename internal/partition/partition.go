@@ -288,10 +288,20 @@ func (p *Partition) Close() error {
 	return err
 }
 
-// Delete closes the partition and removes its directory.
+// Delete closes the partition and removes its directory. Nothing is made
+// durable first (no data or index sync, no producer snapshot), as Kafka
+// only closes a deleted log's files: a large unsynced tail would otherwise
+// be written out just to be removed, holding up every other partition's
+// syncs on the disk. A crash before the removal leaves the directory, which
+// the next start removes with the topic.
 func (p *Partition) Delete() error {
-	if err := p.Close(); err != nil {
-		p.logger.Warn("closing a deleted partition", "err", err)
+	p.mu.Lock()
+	if !p.mu.closed {
+		p.mu.closed = true
+		close(p.mu.changed)
 	}
+	p.mu.Unlock()
+	p.log.Discard()
+	p.closeAbortedIndex()
 	return vfs.RemoveDir(p.opts.Dir)
 }
