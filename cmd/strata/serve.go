@@ -252,6 +252,7 @@ func start(ctx context.Context, cfg *config.Broker, logger *slog.Logger) (*node,
 	}
 	n.broker, err = broker.New(broker.Options{
 		DataDir:            cfg.LogDirs[0],
+		OpenWorkers:        int(cfg.RecoveryThreads),
 		NodeID:             cfg.NodeID,
 		Meta:               meta,
 		Resolve:            topicResolver(cfg),

@@ -70,7 +70,13 @@ type Options struct {
 	Cleaner *CleanerOptions
 	// Rand draws in [0, 1), once per partition opened, the share of
 	// segment.jitter.ms it rolls early by; nil is math/rand/v2's Float64.
+	// With OpenWorkers above 1 it is called concurrently.
 	Rand func() float64
+	// OpenWorkers is how many partitions Reconcile opens at once, each
+	// recovering its log if it was not closed cleanly
+	// (num.recovery.threads.per.data.dir); 0 or 1 opens them one at a
+	// time.
+	OpenWorkers int
 }
 
 // Validate reports the first unusable option.

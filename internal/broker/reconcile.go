@@ -72,15 +72,8 @@ func (b *Broker) Reconcile() error {
 			errs = append(errs, fmt.Errorf("deleting %v: %w", h.p.TP(), err))
 		}
 	}
-	opened := make([]*hosted, 0, len(toOpen))
-	for _, a := range toOpen {
-		h, err := b.open(a.tp, a.topic, a.part, configSources(img, b.opts.NodeID, a.topic))
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		opened = append(opened, h)
-	}
+	opened, openErrs := b.openAll(img, toOpen)
+	errs = append(errs, openErrs...)
 
 	errs = append(errs, b.hostAndApplyRoles(img, plan.host, opened)...)
 	if len(errs) == 0 {

@@ -17,6 +17,7 @@ type Broker struct {
 	AdvertisedListeners      []Listener // at least one: listeners, unless advertised.listeners names some; see Advertised
 	LogDirs                  []string   // at least one
 	NumPartitions            int32
+	RecoveryThreads          int32 // num.recovery.threads.per.data.dir: partitions opened at once
 	DefaultReplicationFactor int16
 	AutoCreateTopics         bool
 	DeleteTopicEnable        bool
@@ -196,6 +197,7 @@ func newBroker(raw, origin map[string]string) (*Broker, error) {
 		NodeID:                   g.i32("node.id"),
 		LogDirs:                  splitList(g.str("log.dirs")),
 		NumPartitions:            g.i32("num.partitions"),
+		RecoveryThreads:          g.i32("num.recovery.threads.per.data.dir"),
 		DefaultReplicationFactor: g.i16("default.replication.factor"),
 		AutoCreateTopics:         g.flag("auto.create.topics.enable"),
 		DeleteTopicEnable:        g.flag("delete.topic.enable"),

@@ -84,6 +84,8 @@ var brokerDefs = readOnly(slices.Concat([]Def{
 	nullDef("log.dirs", String, "", nonEmptyList, "Comma-separated data directories. Default: log.dir."),
 	def("log.dir", String, "./strata-data", "", nonEmpty, "The data directory, if log.dirs is not set."),
 	def("num.partitions", Int, "1", "", atLeast(1), "Partitions of an auto-created topic."),
+	def("num.recovery.threads.per.data.dir", Int, "1", "", atLeast(1),
+		"Partitions opened at once, at start and as topics are created, each recovering its log if the broker did not stop cleanly (Kafka also flushes with them at shutdown; Strata closes partitions one at a time)."),
 	def("default.replication.factor", Int, "1", "", between(1, 32767), "Replication factor of an auto-created topic."),
 	def("auto.create.topics.enable", Boolean, "true", "", nil, "Create a topic when a client asks for an unknown one."),
 	def("delete.topic.enable", Boolean, "true", "", nil, "Allow DeleteTopics."),
