@@ -45,19 +45,20 @@ func startTopicChurn(ctx context.Context, admin *kadm.Client, prefix string, par
 }
 
 // churnOnce creates topic name with the broker's default replication
-// factor and deletes it. The delete runs to its end even when ctx ends
-// in between, so that a run leaves no churn topic behind.
+// factor and deletes it. Once begun, a cycle runs to its end even when ctx
+// ends in between (a create cancelled in flight may still have created the
+// topic), so that a run leaves no churn topic behind.
 func churnOnce(ctx context.Context, admin *kadm.Client, name string, partitions int32) error {
-	res, err := admin.CreateTopic(ctx, partitions, -1, nil, name)
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), benchDrainTimeout)
+	defer cancel()
+	res, err := admin.CreateTopic(cctx, partitions, -1, nil, name)
 	if err == nil {
 		err = res.Err
 	}
 	if err != nil {
 		return fmt.Errorf("churn: creating topic %s: %w", name, err)
 	}
-	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), benchDrainTimeout)
-	defer cancel()
-	del, err := admin.DeleteTopic(dctx, name)
+	del, err := admin.DeleteTopic(cctx, name)
 	if err == nil {
 		err = del.Err
 	}
