@@ -16,10 +16,10 @@ import (
 // AlterClientQuotas: v0-1 (KIP-546). Sets and removes the client quotas of
 // users, client ids and users' client ids (each a name or the default),
 // stored in the metadata quorum and enforced by every broker from the next
-// image. Strata enforces producer_byte_rate, consumer_byte_rate and
-// controller_mutation_rate (mutation_quota.go); other keys
-// (request_percentage, ip quotas) are refused by name rather than stored
-// and ignored. Each entry gets its own
+// image. Strata enforces producer_byte_rate, consumer_byte_rate,
+// controller_mutation_rate (mutation_quota.go) and request_percentage
+// (request_quota.go); ip quotas are refused by name rather than stored and
+// ignored. Each entry gets its own
 // result: a malformed entity, an unknown or unsupported key, a bad value
 // or a key given twice is INVALID_REQUEST; the valid entries are applied
 // together (validate_only applies nothing). Removing a key that is not set

@@ -152,7 +152,7 @@ func TestAlterClientQuotasRefusals(t *testing.T) {
 	codes := alterQuotas(rh, 1, false,
 		quotaEntry(nil, "producer_byte_rate=1"),                                          // no entity part
 		quotaEntry([]string{"ip=10.0.0.1"}, "connection_creation_rate=5"),                // ip quotas
-		quotaEntry([]string{"user=bob"}, "request_percentage=50"),                        // not enforced
+		quotaEntry([]string{"user=bob"}, "connection_creation_rate=50"),                  // not enforced
 		quotaEntry([]string{"user=bob"}, "bogus=1"),                                      // unknown key
 		quotaEntry([]string{"user=bob"}, "producer_byte_rate=0"),                         // not positive
 		quotaEntry([]string{"user=bob"}, "producer_byte_rate=10.5"),                      // not whole

@@ -172,6 +172,9 @@ func (h *Handler) Handle(ctx context.Context, req *Request) Reply {
 	if !ok {
 		panic("api: Handle called for an unregistered key")
 	}
+	if a, limited := h.requestQuota(req); limited {
+		return h.handleMetered(ctx, req, a, r.fn)
+	}
 	return r.fn(h, ctx, req)
 }
 

@@ -75,7 +75,8 @@
 // The quorum stores Kafka's client quotas (ClientQuotaRecord): by entity
 // (quota.Entity: a user part and a client-id part, each absent, named or
 // the default), the value of each key (quota.ProducerByteRate,
-// quota.ConsumerByteRate, quota.ControllerMutationRate). AlterClientQuotas changes any number of
+// quota.ConsumerByteRate, quota.ControllerMutationRate,
+// quota.RequestPercentage). AlterClientQuotas changes any number of
 // entities in one command, all or nothing; apply refuses the whole
 // command (ErrInvalidClientQuota) for an entity with no part or an empty
 // user name, an entity twice, an alteration with no key, a key Strata

@@ -74,3 +74,27 @@ func TestMutateKeepsClientsToTheirRate(t *testing.T) {
 		}
 	})
 }
+
+// Handling time counts as percent-seconds: one second of handling in a
+// fresh window (at least 10 s long) is 10 % of a core.
+func TestRecordRequestTime(t *testing.T) {
+	cfg := Config{Samples: 11, Window: time.Second}
+	t0 := time.Unix(1000, 0)
+	for _, tc := range []struct {
+		bound float64
+		took  time.Duration
+		want  time.Duration
+	}{
+		{bound: 20, took: time.Second, want: 0},               // 10 % of 20 %
+		{bound: 5, took: time.Second, want: 10 * time.Second}, // 10 % of 5 %: (10-5)/5 of the 10 s window
+		{bound: 100, took: 5 * time.Second, want: 0},          // half a core of one
+		{bound: 1, took: time.Minute, want: 11 * time.Second}, // capped at the span of the samples
+		{bound: 50, took: 10 * time.Millisecond, want: 0},     // a request's usual cost
+	} {
+		m := NewManager(cfg)
+		a := Applied{Bound: tc.bound, Meter: Entity{ClientID: NamedPart("c")}}
+		if got := m.RecordRequestTime(a, tc.took, t0); got != tc.want {
+			t.Errorf("bound %v%%, %v handled: throttle %v, want %v", tc.bound, tc.took, got, tc.want)
+		}
+	}
+}

@@ -51,12 +51,12 @@ func TestEntityString(t *testing.T) {
 }
 
 func TestValidateKeyAndValue(t *testing.T) {
-	for _, k := range []string{ProducerByteRate, ConsumerByteRate, ControllerMutationRate} {
+	for _, k := range []string{ProducerByteRate, ConsumerByteRate, ControllerMutationRate, RequestPercentage} {
 		if err := ValidateKey(k); err != nil {
 			t.Errorf("ValidateKey(%s) = %v", k, err)
 		}
 	}
-	for _, k := range []string{"request_percentage", "connection_creation_rate", "bogus", ""} {
+	for _, k := range []string{"connection_creation_rate", "bogus", ""} {
 		if err := ValidateKey(k); !errors.Is(err, ErrInvalidKey) {
 			t.Errorf("ValidateKey(%q) = %v, want ErrInvalidKey", k, err)
 		}

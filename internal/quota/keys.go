@@ -19,15 +19,18 @@ const (
 	// CreateTopics, CreatePartitions and DeleteTopics, per second
 	// (KIP-599), through a token bucket (Manager.Mutate).
 	ControllerMutationRate = "controller_mutation_rate"
+	// RequestPercentage bounds the time spent handling a client's requests,
+	// in percent of one core (KIP-124: 100 is one request handler thread
+	// kept busy); see Manager.RecordRequestTime.
+	RequestPercentage = "request_percentage"
 )
 
 // enforced names the keys Strata enforces, for the errors.
-const enforced = ProducerByteRate + ", " + ConsumerByteRate + " and " + ControllerMutationRate
+const enforced = ProducerByteRate + ", " + ConsumerByteRate + ", " + ControllerMutationRate + " and " + RequestPercentage
 
 // Keys Kafka has that Strata does not enforce; AlterClientQuotas refuses
 // them by name rather than store a quota that would do nothing.
 var unenforcedKeys = map[string]string{
-	"request_percentage":       "Strata does not meter request handler time",
 	"connection_creation_rate": "Strata has no ip quotas",
 }
 
@@ -40,7 +43,7 @@ var ErrInvalidValue = errors.New("invalid quota value")
 // ValidateKey checks that key is one Strata enforces.
 func ValidateKey(key string) error {
 	switch key {
-	case ProducerByteRate, ConsumerByteRate, ControllerMutationRate:
+	case ProducerByteRate, ConsumerByteRate, ControllerMutationRate, RequestPercentage:
 		return nil
 	}
 	if why, ok := unenforcedKeys[key]; ok {
@@ -53,9 +56,9 @@ func ValidateKey(key string) error {
 // whole number of bytes per second, as Kafka's LONG quota configs; a
 // mutation rate any positive number of partitions per second (a DOUBLE).
 func ValidateValue(key string, v float64) error {
-	if key == ControllerMutationRate {
+	if key == ControllerMutationRate || key == RequestPercentage {
 		if math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 {
-			return fmt.Errorf("%w: %s = %v; use a positive number of partitions per second", ErrInvalidValue, key, v)
+			return fmt.Errorf("%w: %s = %v; use a positive number", ErrInvalidValue, key, v)
 		}
 		return nil
 	}

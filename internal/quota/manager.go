@@ -64,19 +64,33 @@ func NewManager(cfg Config) *Manager {
 func (m *Manager) Record(key string, a Applied, n int64, now time.Time) time.Duration {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	_, d := m.recordLocked(key, a, n, now)
+	_, d := m.recordLocked(key, a, float64(n), now)
 	if d > 0 {
 		m.countLocked(key, d)
 	}
 	return d
 }
 
+// RecordRequestTime counts took, the time spent handling one request of a
+// client whose request_percentage quota is a, as percent-seconds (so that
+// the metered rate is a percentage of one core, as Kafka's request-time
+// sensor), and returns how long the client must now be throttled.
+func (m *Manager) RecordRequestTime(a Applied, took time.Duration, now time.Time) time.Duration {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, d := m.recordLocked(RequestPercentage, a, took.Seconds()*100, now)
+	if d > 0 {
+		m.countLocked(RequestPercentage, d)
+	}
+	return d
+}
+
 // recordLocked counts n on the meter of a's client on key and returns the
 // meter and the throttle the client is now due.
-func (m *Manager) recordLocked(key string, a Applied, n int64, now time.Time) (*meter, time.Duration) {
+func (m *Manager) recordLocked(key string, a Applied, v float64, now time.Time) (*meter, time.Duration) {
 	m.sweepLocked(now)
 	mt := m.meterLocked(key, a)
-	rate := mt.record(m.cfg, float64(n), now)
+	rate := mt.record(m.cfg, v, now)
 	return mt, Throttle(m.cfg, rate, a.Bound, now.Sub(mt.samples[0].start))
 }
 
@@ -123,7 +137,7 @@ func (m *Manager) Stats() []KeyStats {
 func (m *Manager) Take(key string, a Applied, n int64, now time.Time) time.Duration {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	mt, d := m.recordLocked(key, a, n, now)
+	mt, d := m.recordLocked(key, a, float64(n), now)
 	if d > 0 {
 		mt.unrecord(float64(n))
 		m.countLocked(key, d)

@@ -67,13 +67,13 @@ func TestClientQuotas(t *testing.T) {
 		{Entity: kadm.ClientQuotaEntity{{Type: "client-id", Name: &def}},
 			Ops: []kadm.AlterClientQuotaOp{{Key: "consumer_byte_rate", Value: quotaLimit}}},
 		{Entity: kadm.ClientQuotaEntity{{Type: "user"}},
-			Ops: []kadm.AlterClientQuotaOp{{Key: "request_percentage", Value: 50}}},
+			Ops: []kadm.AlterClientQuotaOp{{Key: "connection_creation_rate", Value: 50}}},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if results[0].Err != nil || results[1].Err != nil || results[2].Err == nil {
-		t.Fatalf("alter results %+v: want the byte rates set and request_percentage refused", results)
+		t.Fatalf("alter results %+v: want the byte rates set and connection_creation_rate refused", results)
 	}
 
 	// The producer with a quota is held back; one without is not.
@@ -264,5 +264,43 @@ func TestControllerMutationRate(t *testing.T) {
 	free := newAdmin(t, b.Addr)
 	if resp, err := free.CreateTopic(ctx, 20, 1, nil, "unlimited"); err != nil || resp.Err != nil {
 		t.Fatalf("another client: %v %v", err, resp.Err)
+	}
+}
+
+// TestRequestPercentage: a request_percentage (KIP-124) set with kadm holds
+// a client that keeps the broker busy: franz-go sees throttles on its
+// requests; ApiVersions and other clients are not throttled.
+func TestRequestPercentage(t *testing.T) {
+	t.Parallel()
+	b := startBroker(t, t.TempDir())
+	ctx := testContext(t, 60*time.Second)
+	busy := "busy-client"
+	results, err := newAdmin(t, b.Addr).AlterClientQuotas(ctx, []kadm.AlterClientQuotaEntry{
+		{Entity: kadm.ClientQuotaEntity{{Type: "client-id", Name: &busy}},
+			Ops: []kadm.AlterClientQuotaOp{{Key: "request_percentage", Value: 0.0001}}},
+	})
+	if err != nil || results[0].Err != nil {
+		t.Fatalf("setting request_percentage: %v %+v", err, results)
+	}
+	throttled := &throttleSeen{}
+	adm := kadm.NewClient(newClient(t, b.Addr, kgo.ClientID(busy), kgo.WithHooks(throttled)))
+	deadline := time.Now().Add(20 * time.Second)
+	for throttled.n.Load() == 0 && time.Now().Before(deadline) {
+		if _, err := adm.ListTopics(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if throttled.n.Load() == 0 {
+		t.Fatal("a client over its request_percentage saw no throttle in 20 s of Metadata requests")
+	}
+	other := &throttleSeen{}
+	free := kadm.NewClient(newClient(t, b.Addr, kgo.WithHooks(other)))
+	for range 20 {
+		if _, err := free.ListTopics(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if other.n.Load() != 0 {
+		t.Fatalf("a client without a quota saw %d throttles", other.n.Load())
 	}
 }

@@ -12,6 +12,9 @@ func (rh *replicaHarness) handleAs(clientID string, key, version int16, body kms
 	rh.t.Helper()
 	body.SetVersion(version)
 	reply := rh.h.Handle(rh.t.Context(), &Request{Key: key, Version: version, Body: body, Principal: "User:ANONYMOUS", ClientID: &clientID})
+	if reply.Release != nil {
+		defer reply.Release()
+	}
 	if reply.Wait != nil {
 		return reply.Wait()
 	}
@@ -103,5 +106,44 @@ func TestControllerMutationRate(t *testing.T) {
 	vo.Topics = append(vo.Topics, vot)
 	if r := rh.handleAs("admin", 19, 7, vo).(*kmsg.CreateTopicsResponse); r.Topics[0].ErrorCode != 0 || r.ThrottleMillis != 0 {
 		t.Fatalf("validate_only in debt: code %d, throttle %d", r.Topics[0].ErrorCode, r.ThrottleMillis)
+	}
+}
+
+// request_percentage (KIP-124): the time spent handling a client's requests
+// is metered as a share of a core; a client over its quota gets a
+// throttle_time_ms on its next responses (any API with the field), while
+// ApiVersions and other clients are not throttled.
+func TestRequestPercentage(t *testing.T) {
+	rh := newReplicaHarness(t, nil)
+	// A millionth of a percent: any request puts the client over.
+	if codes := alterQuotas(rh, 1, false, quotaEntry([]string{"client-id=busy"}, "request_percentage=0.000001")); codes[0] != 0 {
+		t.Fatalf("setting the quota: %v", codes)
+	}
+	metadata := func(clientID string) int32 {
+		r := kmsg.NewPtrMetadataRequest()
+		return rh.handleAs(clientID, 3, 12, r).(*kmsg.MetadataResponse).ThrottleMillis
+	}
+	if ms := metadata("busy"); ms <= 0 {
+		t.Fatalf("Metadata of a client over its request_percentage: throttle %d ms, want some", ms)
+	}
+	if ms := metadata("other"); ms != 0 {
+		t.Fatalf("Metadata of a client without a quota: throttle %d ms", ms)
+	}
+	av := kmsg.NewPtrApiVersionsRequest()
+	if ms := rh.handleAs("busy", 18, 3, av).(*kmsg.ApiVersionsResponse).ThrottleMillis; ms != 0 {
+		t.Fatalf("ApiVersions was throttled %d ms; it is exempt", ms)
+	}
+	// A deferred response (a fetch's long poll) carries the throttle too.
+	rh.createTopic("metered", nil, []int32{1})
+	f := kmsg.NewPtrFetchRequest()
+	f.ReplicaID, f.MaxWaitMillis, f.MinBytes, f.MaxBytes = -1, 10, 1, 1<<20
+	ft := kmsg.NewFetchRequestTopic()
+	ft.Topic = "metered"
+	fp := kmsg.NewFetchRequestTopicPartition()
+	fp.PartitionMaxBytes = 1 << 20
+	ft.Partitions = append(ft.Partitions, fp)
+	f.Topics = append(f.Topics, ft)
+	if ms := rh.handleAs("busy", 1, 11, f).(*kmsg.FetchResponse).ThrottleMillis; ms <= 0 {
+		t.Fatalf("a long-polled fetch of a client over its request_percentage: throttle %d ms", ms)
 	}
 }
