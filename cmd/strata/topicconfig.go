@@ -88,12 +88,13 @@ func retentionPolicy(t config.Topic) retention.Policy {
 	return p
 }
 
-// cleanerOptions runs the log cleaner unless log.cleaner.enable=false.
+// cleanerOptions runs the log cleaner unless log.cleaner.enable=false or
+// log.cleaner.threads=0 (no cleaner thread, as in Kafka).
 func cleanerOptions(b *config.Broker) *broker.CleanerOptions {
-	if !b.CleanerEnable {
+	if !b.CleanerEnable || b.CleanerThreads == 0 {
 		return nil
 	}
-	return &broker.CleanerOptions{Backoff: b.CleanerBackoff, DedupeBytes: b.CleanerDedupeBytes}
+	return &broker.CleanerOptions{Backoff: b.CleanerBackoff, DedupeBytes: b.CleanerDedupeBytes, Threads: int(b.CleanerThreads)}
 }
 
 // maxSkew is message.timestamp.before.max.ms (or after.max.ms), or, when

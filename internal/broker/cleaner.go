@@ -12,9 +12,13 @@ type CleanerOptions struct {
 	// Backoff is how long the cleaner sleeps when no log needs cleaning
 	// (log.cleaner.backoff.ms).
 	Backoff time.Duration
-	// DedupeBytes is the memory of its key map
-	// (log.cleaner.dedupe.buffer.size).
+	// DedupeBytes is the memory of its key maps, shared out among the
+	// threads (log.cleaner.dedupe.buffer.size).
 	DedupeBytes int64
+	// Threads is how many partitions are cleaned at once, each by its own
+	// goroutine with its share of DedupeBytes (log.cleaner.threads); 0 is
+	// 1.
+	Threads int
 }
 
 // Validate reports the first unusable option.
@@ -48,32 +52,37 @@ func pickDirtiest(cs []cleanerCandidate) (int, bool) {
 	return best, best >= 0
 }
 
-// startCleaner runs the log cleaner: it cleans the dirtiest compacted
-// partition, again and again, and sleeps for Backoff once none needs it.
+// startCleaner runs the log cleaner: Threads goroutines, each cleaning the
+// dirtiest compacted partition that no other is cleaning, again and again,
+// and sleeping for Backoff once none needs it.
 func (b *Broker) startCleaner(o CleanerOptions) {
-	b.done.Add(1)
-	go func() {
-		defer b.done.Done()
-		var cm *partition.CleanerMap // allocated at the first pass that needs it
-		for {
-			for b.cleanDirtiest(&cm, o) {
+	threads := max(o.Threads, 1)
+	o.DedupeBytes = max(o.DedupeBytes/int64(threads), 1)
+	for range threads {
+		b.done.Add(1)
+		go func() {
+			defer b.done.Done()
+			var cm *partition.CleanerMap // allocated at the first pass that needs it
+			for {
+				for b.cleanDirtiest(&cm, o) {
+					select {
+					case <-b.stop:
+						return
+					default:
+					}
+				}
 				select {
 				case <-b.stop:
 					return
-				default:
+				case <-time.After(o.Backoff):
 				}
 			}
-			select {
-			case <-b.stop:
-				return
-			case <-time.After(o.Backoff):
-			}
-		}
-	}()
+		}()
+	}
 }
 
-// cleanDirtiest cleans the dirtiest partition once and reports whether it
-// found one to clean.
+// cleanDirtiest cleans the dirtiest partition that no other cleaner
+// goroutine is cleaning, once, and reports whether it found one to clean.
 func (b *Broker) cleanDirtiest(cm **partition.CleanerMap, o CleanerOptions) bool {
 	now := b.opts.Clock.Now().UnixMilli()
 	var parts []*partition.Partition
@@ -83,7 +92,7 @@ func (b *Broker) cleanDirtiest(cm **partition.CleanerMap, o CleanerOptions) bool
 	hosted := b.Partitions()
 	b.cleaner.forget(hosted)
 	for _, p := range hosted {
-		if b.cleaner.isUncleanable(p) {
+		if b.cleaner.isUncleanable(p) || b.cleaner.isCleaning(p) {
 			continue
 		}
 		d, err := p.PlanCleaning(now)
@@ -110,6 +119,10 @@ func (b *Broker) cleanDirtiest(cm **partition.CleanerMap, o CleanerOptions) bool
 		*cm = partition.NewCleanerMap(o.DedupeBytes)
 	}
 	p := parts[i]
+	if !b.cleaner.claim(p) {
+		return true // another goroutine took it meanwhile: look again
+	}
+	defer b.cleaner.release(p)
 	start := b.opts.Clock.Now()
 	stats, err := p.Clean(plans[i], *cm, now, b.stop)
 	if errors.Is(err, partition.ErrClosed) {

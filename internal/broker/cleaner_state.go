@@ -36,6 +36,35 @@ type cleanerState struct {
 	// and, being the dirtiest, starve the others. A partition reopened
 	// (a restart, a reassignment) is a new *Partition and is tried again.
 	uncleanable map[*partition.Partition]error
+	// cleaning holds the partitions a cleaner goroutine is cleaning now
+	// (Kafka's LogCleanerManager inProgress): no two clean one at once.
+	cleaning map[*partition.Partition]bool
+}
+
+func (s *cleanerState) isCleaning(p *partition.Partition) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cleaning[p]
+}
+
+// claim marks p as being cleaned; false when another goroutine has it.
+func (s *cleanerState) claim(p *partition.Partition) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cleaning[p] {
+		return false
+	}
+	if s.cleaning == nil {
+		s.cleaning = map[*partition.Partition]bool{}
+	}
+	s.cleaning[p] = true
+	return true
+}
+
+func (s *cleanerState) release(p *partition.Partition) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.cleaning, p)
 }
 
 func (s *cleanerState) isUncleanable(p *partition.Partition) bool {

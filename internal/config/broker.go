@@ -87,6 +87,7 @@ type Broker struct {
 	CleanerEnable          bool          // log.cleaner.enable
 	CleanerBackoff         time.Duration // log.cleaner.backoff.ms
 	CleanerDedupeBytes     int64         // log.cleaner.dedupe.buffer.size
+	CleanerThreads         int32         // log.cleaner.threads; 0: no cleaning
 
 	OffsetsTopicNumPartitions     int32
 	OffsetsTopicReplicationFactor int16
@@ -226,6 +227,7 @@ func newBroker(raw, origin map[string]string) (*Broker, error) {
 		CleanerEnable:          g.flag("log.cleaner.enable"),
 		CleanerBackoff:         msDuration(g.i64("log.cleaner.backoff.ms")),
 		CleanerDedupeBytes:     g.i64("log.cleaner.dedupe.buffer.size"),
+		CleanerThreads:         g.i32("log.cleaner.threads"),
 
 		OffsetsTopicNumPartitions:     g.i32("offsets.topic.num.partitions"),
 		OffsetsTopicReplicationFactor: g.i16("offsets.topic.replication.factor"),

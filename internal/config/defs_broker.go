@@ -143,6 +143,8 @@ var brokerDefs = readOnly(slices.Concat([]Def{
 	def("log.segment.delete.delay.ms", Long, "60000", "", atLeast(0), "Default of file.delete.delay.ms."),
 	def("log.cleaner.enable", Boolean, "true", "", nil, "Whether the log cleaner runs; without it compacted topics are never compacted."),
 	def("log.cleaner.backoff.ms", Long, "15000", "", atLeast(1), "How long the log cleaner sleeps when no log needs cleaning."),
+	def("log.cleaner.threads", Int, "1", "", atLeast(0),
+		"Partitions the log cleaner cleans at once, each with its share of log.cleaner.dedupe.buffer.size; 0 cleans nothing, as in Kafka."),
 	def("log.cleaner.dedupe.buffer.size", Long, "134217728", "", atLeast(4096), "Memory of the log cleaner's key map (24 bytes a key); a pass that fills it stops early and the next goes on."),
 	def("log.cleaner.delete.retention.ms", Long, "86400000", "", atLeast(0), "Default of delete.retention.ms."),
 	def("log.cleaner.min.compaction.lag.ms", Long, "0", "", atLeast(0), "Default of min.compaction.lag.ms."),

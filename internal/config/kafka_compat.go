@@ -26,8 +26,6 @@ var compatDefs = noEffectDefs([]Def{
 		"Kafka's threads for background work. "+noEffect+"retention, flushes, the cleaner and the tier each run on their own goroutines."),
 	def("num.replica.fetchers", Int, "1", "", atLeast(1),
 		"Kafka's fetcher threads per source broker. "+noEffect+"a follower has one fetcher per leader broker, Kafka's default."),
-	def("log.cleaner.threads", Int, "1", "", atLeast(0),
-		"Kafka's log cleaner threads. "+noEffect+"one goroutine cleans, Kafka's default; log.cleaner.enable turns it off."),
 	def("share.coordinator.state.topic.replication.factor", Short, "3", "", atLeast(1),
 		"Replication factor of Kafka's share-group state topic (KIP-932). "+noEffect+"Strata has no share groups."),
 	def("share.coordinator.state.topic.min.isr", Short, "2", "", atLeast(1),
