@@ -97,6 +97,7 @@ func (n *node) joinCluster(ctx context.Context, cfg *config.Broker, advertised m
 		RequestTimeout:            rf.SocketTimeout,
 		Tier:                      tierState,
 		LastTieredOffsetBootstrap: cfg.FollowerFetchLastTieredOffset,
+		Throttle:                  newFollowerThrottle(cfg, n.meta),
 		Clock:                     clock.Real{},
 		Logger:                    n.logger,
 	})

@@ -128,6 +128,7 @@ func startReplicaNode(t *testing.T, spec replicaSpec) *replicaNode {
 		Backoff: 50 * time.Millisecond, RequestTimeout: 10 * time.Second,
 		Tier:                      tierState,
 		LastTieredOffsetBootstrap: cfg.FollowerFetchLastTieredOffset,
+		Throttle:                  newFollowerThrottle(cfg, meta),
 		Clock:                     clock.Real{}, Logger: logger,
 	})
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/strata-broker/strata/internal/acl"
 	"github.com/strata-broker/strata/internal/base"
 	"github.com/strata-broker/strata/internal/broker"
+	"github.com/strata-broker/strata/internal/config"
 	"github.com/strata-broker/strata/internal/partition"
 )
 
@@ -63,6 +64,9 @@ type replicaTarget struct {
 	// epoch is the partition's leader epoch at the first read; a long
 	// poll ends when it changes.
 	epoch base.Epoch
+	// throttled: the follower's replica is throttled here (KIP-73,
+	// replication_throttle.go).
+	throttled bool
 }
 
 func (h *Handler) handleReplicaFetch(ctx context.Context, req *Request, r *kmsg.FetchRequest, rep fetchingReplica) Reply {
@@ -131,7 +135,8 @@ func (h *Handler) resolveReplicaFetch(req *Request, r *kmsg.FetchRequest, rep fe
 					maxBytes:    int(rp.PartitionMaxBytes),
 					leaderEpoch: rp.CurrentLeaderEpoch,
 				},
-				fetch: replicaFetchOf(p.TP(), rep, rp),
+				fetch:     replicaFetchOf(p.TP(), rep, rp),
+				throttled: ReplicaThrottled(t, config.LeaderThrottledReplicas, rp.Partition, rep.id),
 			})
 		}
 	}
@@ -168,13 +173,23 @@ func (h *Handler) fillReplicaFetch(r *kmsg.FetchRequest, resp *kmsg.FetchRespons
 		budget = 1<<31 - 1
 	}
 	total, answered := 0, false
+	throttle := h.leaderThrottled(targets)
+	var throttledBytes int
 	for i := range targets {
 		t := &targets[i]
 		sp := &resp.Topics[t.topicIdx].Partitions[t.partIdx]
 		limit := max(min(t.maxBytes, budget-total), 0)
-		total += h.replicaFetchOne(sp, t, limit, total == 0, bufs, record)
+		if t.throttled && throttle {
+			limit = -1 // its offsets and errors, no records
+		}
+		n := h.replicaFetchOne(sp, t, limit, total == 0 && limit >= 0, bufs, record)
+		total += n
+		if t.throttled {
+			throttledBytes += n
+		}
 		answered = answered || sp.ErrorCode != 0 || sp.DivergingEpoch.Epoch >= 0
 	}
+	h.leaderThrottle.Record(int64(throttledBytes), time.Now())
 	return total, answered
 }
 

@@ -121,6 +121,9 @@ type Handler struct {
 	txns     *coordinators
 	sessions *fetchSessionCache
 	quotas   *quota.Manager
+	// leaderThrottle meters what this broker sends its throttled
+	// followers (leader.replication.throttled.rate, KIP-73).
+	leaderThrottle *quota.ByteRate
 }
 
 // New returns a Handler.
@@ -133,7 +136,8 @@ func New(opts Options) (*Handler, error) {
 	}
 	sessions := newFetchSessionCache(int(opts.Config.FetchSessionCacheSlots), time.Now)
 	h := &Handler{opts: opts, logger: opts.Logger, sessions: sessions, policy: newPolicy(opts.Config),
-		quotas: quota.NewManager(quota.Config{Samples: int(opts.Config.QuotaWindowNum), Window: opts.Config.QuotaWindowSize})}
+		quotas:         quota.NewManager(quota.Config{Samples: int(opts.Config.QuotaWindowNum), Window: opts.Config.QuotaWindowSize}),
+		leaderThrottle: quota.NewByteRate(ReplicationQuotaConfig(opts.Config))}
 	h.groups = newGroupCoordinators(h)
 	h.txns = newTxnCoordinators(h)
 	return h, nil

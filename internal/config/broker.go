@@ -28,7 +28,11 @@ type Broker struct {
 	ReplicaLagTimeMax        time.Duration // replica.lag.time.max.ms
 	QuotaWindowNum           int32         // quota.window.num
 	QuotaWindowSize          time.Duration // quota.window.size.seconds
-	Connections              Connections   // socket.*.buffer.bytes, connections.max.idle.ms, max.connections*
+	// ReplicationQuotaWindowNum and ReplicationQuotaWindowSize sample the
+	// replication throttles (replication.quota.window.num, .size.seconds).
+	ReplicationQuotaWindowNum  int32
+	ReplicationQuotaWindowSize time.Duration
+	Connections                Connections // socket.*.buffer.bytes, connections.max.idle.ms, max.connections*
 
 	// FollowerFetchLastTieredOffset is
 	// follower.fetch.last.tiered.offset.enable (KIP-1023).
@@ -195,20 +199,22 @@ func newBroker(raw, origin map[string]string) (*Broker, error) {
 		return v, ok
 	})
 	b := &Broker{
-		NodeID:                   g.i32("node.id"),
-		LogDirs:                  splitList(g.str("log.dirs")),
-		NumPartitions:            g.i32("num.partitions"),
-		RecoveryThreads:          g.i32("num.recovery.threads.per.data.dir"),
-		DefaultReplicationFactor: g.i16("default.replication.factor"),
-		AutoCreateTopics:         g.flag("auto.create.topics.enable"),
-		DeleteTopicEnable:        g.flag("delete.topic.enable"),
-		MessageMaxBytes:          g.i32("message.max.bytes"),
-		SocketRequestMaxBytes:    g.i32("socket.request.max.bytes"),
-		MinInsyncReplicas:        g.i32("min.insync.replicas"),
-		FetchSessionCacheSlots:   g.i32("max.incremental.fetch.session.cache.slots"),
-		ReplicaLagTimeMax:        msDuration(g.i64("replica.lag.time.max.ms")),
-		QuotaWindowNum:           g.i32("quota.window.num"),
-		QuotaWindowSize:          time.Duration(g.i32("quota.window.size.seconds")) * time.Second,
+		NodeID:                     g.i32("node.id"),
+		LogDirs:                    splitList(g.str("log.dirs")),
+		NumPartitions:              g.i32("num.partitions"),
+		RecoveryThreads:            g.i32("num.recovery.threads.per.data.dir"),
+		DefaultReplicationFactor:   g.i16("default.replication.factor"),
+		AutoCreateTopics:           g.flag("auto.create.topics.enable"),
+		DeleteTopicEnable:          g.flag("delete.topic.enable"),
+		MessageMaxBytes:            g.i32("message.max.bytes"),
+		SocketRequestMaxBytes:      g.i32("socket.request.max.bytes"),
+		MinInsyncReplicas:          g.i32("min.insync.replicas"),
+		FetchSessionCacheSlots:     g.i32("max.incremental.fetch.session.cache.slots"),
+		ReplicaLagTimeMax:          msDuration(g.i64("replica.lag.time.max.ms")),
+		QuotaWindowNum:             g.i32("quota.window.num"),
+		QuotaWindowSize:            time.Duration(g.i32("quota.window.size.seconds")) * time.Second,
+		ReplicationQuotaWindowNum:  g.i32("replication.quota.window.num"),
+		ReplicationQuotaWindowSize: time.Duration(g.i32("replication.quota.window.size.seconds")) * time.Second,
 
 		FollowerFetchLastTieredOffset: g.flag("follower.fetch.last.tiered.offset.enable"),
 

@@ -203,7 +203,7 @@ var brokerDefs = readOnly(slices.Concat([]Def{
 	nullDef("strata.metadata.dir", String, "", nonEmpty, "Directory of the metadata log. Default: <metadata.log.dir>/__metadata."),
 	nullDef("metadata.log.dir", String, "", nonEmpty, "The directory under which the metadata log is kept, in __metadata (Kafka: __cluster_metadata-0). Default: the first of log.dirs."),
 	def("strata.metrics.listener", String, "", "", optionalHostPort, `host:port serving /metrics and /healthz; "" means off.`),
-}, connectionDefs, compatDefs))
+}, connectionDefs, replicationThrottleBrokerDefs, compatDefs))
 
 // fallback is a broker key that supplies another key's value when that one is
 // not set. scale converts its value to the first key's unit (hours → ms);

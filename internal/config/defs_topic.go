@@ -2,6 +2,7 @@ package config
 
 import (
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 )
@@ -33,7 +34,7 @@ func nullDef(name string, t Type, synonym string, validate func(string) error, d
 
 // topicDefs are the topic configs, with Kafka 3.9's names, types, defaults and
 // validation (except segment.bytes, see minSegmentBytes).
-var topicDefs = []Def{
+var topicDefs = slices.Concat([]Def{
 	def("cleanup.policy", List, "delete", "log.cleanup.policy", listOf("delete", "compact"),
 		"How old segments are cleaned: delete (by retention), compact (keep the last value of each key), or both."),
 	def("compression.type", String, "producer", "compression.type", oneOf(compressionNames...),
@@ -98,7 +99,7 @@ var topicDefs = []Def{
 		"Age of its newest record before a rolled segment is uploaded (KIP-1241); 0 means no time delay."),
 	def("remote.copy.lag.bytes", Long, "0", "log.remote.copy.lag.bytes", atLeast(0),
 		"Bytes of newer log before a rolled segment is uploaded (KIP-1241); 0 means no size delay."),
-}
+}, replicationThrottleTopicDefs)
 
 var topicByName = index(topicDefs)
 

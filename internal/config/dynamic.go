@@ -16,7 +16,8 @@ import (
 // Strata changes at run time the broker configs that are topic config
 // defaults (log.retention.ms for retention.ms, ...), as Kafka's
 // DynamicLogConfig does; every partition takes the new default at once.
-// Every other broker config applies at start only.
+// The replication throttle rates (KIP-73) are dynamic too, read where they
+// apply. Every other broker config applies at start only.
 
 // Dynamic is the dynamic configs a broker runs with. The maps are never
 // written; nil means none.
@@ -51,12 +52,13 @@ func layersOf(b *Broker) layers {
 	return layers{node: b.dynamic.Node, dflt: b.dynamic.Default, static: b.Raw}
 }
 
-// dynamicKeys are the broker configs Strata changes at run time: the broker
-// synonyms of the topic configs, with the longer-unit keys of their chains
-// (log.retention.hours for log.retention.ms), as Kafka's
+// dynamicKeys are the broker configs Strata changes at run time: the
+// replication throttle rates (read where they apply, at each use), and the
+// broker synonyms of the topic configs, with the longer-unit keys of their
+// chains (log.retention.hours for log.retention.ms), as Kafka's
 // ServerTopicConfigSynonyms lists them.
 var dynamicKeys = func() map[string]bool {
-	keys := map[string]bool{}
+	keys := map[string]bool{LeaderThrottledRate: true, FollowerThrottledRate: true}
 	for _, d := range topicDefs {
 		if d.BrokerSynonym == "" {
 			continue

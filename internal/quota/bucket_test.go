@@ -98,3 +98,28 @@ func TestRecordRequestTime(t *testing.T) {
 		}
 	}
 }
+
+// A replication throttle's rate: exceeded once more than the bound per
+// second has been counted over the window (at least 10 s at first), and
+// free again as the samples expire; the Long maximum never is.
+func TestByteRate(t *testing.T) {
+	r := NewByteRate(Config{Samples: 11, Window: time.Second})
+	t0 := time.Unix(1000, 0)
+	if r.Exceeded(100, t0) {
+		t.Fatal("exceeded before anything was counted")
+	}
+	r.Record(900, t0) // 90 B/s over the 10 s floor
+	if r.Exceeded(100, t0) {
+		t.Fatal("900 bytes exceed 100 B/s")
+	}
+	r.Record(200, t0.Add(time.Second)) // 110 B/s
+	if !r.Exceeded(100, t0.Add(time.Second)) {
+		t.Fatal("1100 bytes in the first window do not exceed 100 B/s")
+	}
+	if r.Exceeded(math.MaxInt64, t0.Add(time.Second)) {
+		t.Fatal("the unlimited bound was exceeded")
+	}
+	if r.Exceeded(100, t0.Add(12*time.Second)) {
+		t.Fatal("still exceeded once the samples expired")
+	}
+}

@@ -207,6 +207,18 @@ func (f *fetcher) backoff(batch map[base.TopicPartition]*followed) {
 
 // round is one fetch from the leader and the handling of its answer.
 func (f *fetcher) round(ctx context.Context, batch map[base.TopicPartition]*followed) error {
+	throttled := f.throttled(batch)
+	if len(throttled) > 0 && f.opts.Throttle.Exceeded() {
+		held := make(map[base.TopicPartition]*followed, len(throttled))
+		for tp := range throttled {
+			held[tp] = batch[tp]
+			delete(batch, tp)
+		}
+		f.backoff(held)
+		if len(batch) == 0 {
+			return nil
+		}
+	}
 	req := f.request(batch)
 	client, err := f.opts.Client(f.leader)
 	if err != nil {
@@ -227,6 +239,7 @@ func (f *fetcher) round(ctx context.Context, batch map[base.TopicPartition]*foll
 	}
 	var later, resets, tiered []*followed
 	var appended []Replica
+	var throttledBytes int64
 	// Answers are applied under the lock, and only to a partition still
 	// followed in the epoch it was fetched in: once Unfollow returns, or a
 	// new epoch is set, no answer of an older fetch touches the partition.
@@ -241,6 +254,9 @@ func (f *fetcher) round(ctx context.Context, batch map[base.TopicPartition]*foll
 			fl, ok := batch[base.TopicPartition{Topic: name, Partition: rp.Partition}]
 			if !ok || !f.currentLocked(fl) {
 				continue
+			}
+			if throttled[fl.r.TP()] {
+				throttledBytes += int64(len(rp.RecordBatches))
 			}
 			step, more, err := f.apply(fl, rp)
 			switch {
@@ -257,6 +273,9 @@ func (f *fetcher) round(ctx context.Context, batch map[base.TopicPartition]*foll
 		}
 	}
 	f.mu.Unlock()
+	if throttledBytes > 0 {
+		f.opts.Throttle.Record(throttledBytes)
+	}
 	// Durable before the next fetch reports the new log end to the leader:
 	// acks=all is then on disk on every in-sync replica.
 	for _, r := range appended {
@@ -284,6 +303,24 @@ func (f *fetcher) round(ctx context.Context, batch map[base.TopicPartition]*foll
 		f.backoff(delayed)
 	}
 	return nil
+}
+
+// throttled is the partitions of batch the follower throttle names (nil
+// without a throttle).
+func (f *fetcher) throttled(batch map[base.TopicPartition]*followed) map[base.TopicPartition]bool {
+	if f.opts.Throttle == nil {
+		return nil
+	}
+	var out map[base.TopicPartition]bool
+	for tp := range batch {
+		if f.opts.Throttle.Throttled(tp) {
+			if out == nil {
+				out = map[base.TopicPartition]bool{}
+			}
+			out[tp] = true
+		}
+	}
+	return out
 }
 
 // currentLocked reports whether fl is still followed as it was when its

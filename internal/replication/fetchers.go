@@ -45,8 +45,28 @@ type FetchersOptions struct {
 	// state rebuilt from the remote tier, instead of fetching every offset
 	// from the log start. It does nothing without Tier.
 	LastTieredOffsetBootstrap bool
-	Clock                     clock.Clock
-	Logger                    *slog.Logger
+	// Throttle, when set, is this broker's follower replication throttle
+	// (KIP-73); nil throttles nothing.
+	Throttle FollowerThrottle
+	Clock    clock.Clock
+	Logger   *slog.Logger
+}
+
+// FollowerThrottle is the follower's side of the replication throttles
+// (KIP-73): the partitions it names are left out of a fetch while the
+// bytes fetched for them are over the broker's
+// follower.replication.throttled.rate, and fetched again after the fetch
+// backoff. Safe for concurrent use.
+type FollowerThrottle interface {
+	// Throttled reports whether this broker's replica of tp is throttled:
+	// its topic's follower.replication.throttled.replicas names it and it
+	// is out of the ISR.
+	Throttled(tp base.TopicPartition) bool
+	// Exceeded reports whether the throttled partitions' bytes are over
+	// the rate now.
+	Exceeded() bool
+	// Record counts bytes fetched for throttled partitions.
+	Record(bytes int64)
 }
 
 // Validate reports the first invalid option.

@@ -187,3 +187,79 @@ func TestClusterDynamicBrokerConfigs(t *testing.T) {
 		t.Fatalf("%d of %d partitions are led by broker 2; the test needs some on it and some elsewhere", onTwo, count)
 	}
 }
+
+// TestReplicationThrottleConfigs: the four configs kafka-reassign-partitions
+// --throttle sets (KIP-73), through kadm as the tool does: the two rates on
+// the broker, dynamically, and the two replica lists on the topic; both
+// describe back; a malformed list is INVALID_CONFIG.
+func TestReplicationThrottleConfigs(t *testing.T) {
+	t.Parallel()
+	b := startBroker(t, t.TempDir())
+	adm := newAdmin(t, b.Addr)
+	ctx := testContext(t, 30*time.Second)
+	createTopic(t, adm, "moving", 2, nil)
+	node := brokerNodeID(t, adm)
+	rate := "10485760"
+	if err := alterBrokerConfigs(t, adm, []kadm.AlterConfig{
+		{Name: "leader.replication.throttled.rate", Value: &rate},
+		{Name: "follower.replication.throttled.rate", Value: &rate},
+	}, node); err != nil {
+		t.Fatalf("setting the throttle rates: %v", err)
+	}
+	lists := "0:1,1:1"
+	resp, err := adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{
+		{Name: "leader.replication.throttled.replicas", Value: &lists},
+		{Name: "follower.replication.throttled.replicas", Value: &lists},
+	}, "moving")
+	if err == nil {
+		err = topicAlterErr(resp, "moving")
+	}
+	if err != nil {
+		t.Fatalf("setting the throttled replica lists: %v", err)
+	}
+	described, err := adm.DescribeBrokerConfigs(ctx, node)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rc := range described {
+		for _, c := range rc.Configs {
+			if c.Key == "leader.replication.throttled.rate" && (c.Value == nil || *c.Value != rate) {
+				t.Errorf("leader.replication.throttled.rate describes as %v", c.MaybeValue())
+			}
+		}
+	}
+	topics, err := adm.DescribeTopicConfigs(ctx, "moving")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := topics.On("moving", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, c := range got.Configs {
+		if c.Key == "follower.replication.throttled.replicas" {
+			found = c.MaybeValue() == lists
+		}
+	}
+	if !found {
+		t.Errorf("follower.replication.throttled.replicas does not describe as %s: %+v", lists, got.Configs)
+	}
+	bad := "0-1"
+	resp, err = adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Name: "leader.replication.throttled.replicas", Value: &bad}}, "moving")
+	if err == nil {
+		err = topicAlterErr(resp, "moving")
+	}
+	if !errors.Is(err, kerr.InvalidConfig) {
+		t.Fatalf("a malformed replica list: %v, want INVALID_CONFIG", err)
+	}
+}
+
+// topicAlterErr is the error AlterTopicConfigs got for topic.
+func topicAlterErr(resp kadm.AlterConfigsResponses, topic string) error {
+	r, err := resp.On(topic, nil)
+	if err != nil {
+		return err
+	}
+	return r.Err
+}

@@ -1,0 +1,112 @@
+package config
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+)
+
+// Replication throttles (Kafka's KIP-73), used to bound the bandwidth of a
+// reassignment: a leader sends, and a follower fetches, the partitions its
+// topic lists in leader.replication.throttled.replicas /
+// follower.replication.throttled.replicas at no more than this broker's
+// leader.replication.throttled.rate / follower.replication.throttled.rate
+// bytes per second, while that replica is out of the ISR (catching up).
+// kafka-reassign-partitions --throttle sets all four.
+
+// The throttled replica lists, topic configs.
+const (
+	LeaderThrottledReplicas   = "leader.replication.throttled.replicas"
+	FollowerThrottledReplicas = "follower.replication.throttled.replicas"
+)
+
+// The throttle rates, dynamic broker configs (per broker or cluster-wide).
+const (
+	LeaderThrottledRate   = "leader.replication.throttled.rate"
+	FollowerThrottledRate = "follower.replication.throttled.rate"
+)
+
+var replicationThrottleTopicDefs = []Def{
+	def(LeaderThrottledReplicas, List, "", "", validThrottledReplicas,
+		"Replicas whose fetches from this topic's leaders are throttled to leader.replication.throttled.rate while out of the ISR: partitionId:brokerId pairs, comma-separated (0:101,0:102,1:101), or * for every replica of every partition (KIP-73)."),
+	def(FollowerThrottledReplicas, List, "", "", validThrottledReplicas,
+		"Replicas of this topic whose own fetches are throttled to their broker's follower.replication.throttled.rate while out of the ISR: partitionId:brokerId pairs, comma-separated, or * (KIP-73)."),
+}
+
+var replicationThrottleBrokerDefs = []Def{
+	def(LeaderThrottledRate, Long, longMax, "", atLeast(0),
+		"Bytes per second this broker sends, as a leader, to the throttled replicas (leader.replication.throttled.replicas) out of the ISR, over all of them; dynamic, usually set by kafka-reassign-partitions --throttle."),
+	def(FollowerThrottledRate, Long, longMax, "", atLeast(0),
+		"Bytes per second this broker fetches, as a follower, for its throttled replicas (follower.replication.throttled.replicas) out of the ISR, over all of them; dynamic, usually set by kafka-reassign-partitions --throttle."),
+	def("replication.quota.window.num", Int, "11", "", atLeast(2),
+		"Samples the replication throttles' rates are measured over (Kafka allows 1; with one sample a rate has no span to divide by)."),
+	def("replication.quota.window.size.seconds", Int, "1", "", atLeast(1), "Length of one replication throttle sample."),
+}
+
+// ThrottledReplicas is a parsed throttled replica list: every replica, or
+// the listed partition:broker pairs.
+type ThrottledReplicas struct {
+	all   bool
+	pairs map[[2]int32]bool
+}
+
+// Has reports whether the list names broker's replica of partition.
+func (t ThrottledReplicas) Has(partition, broker int32) bool {
+	return t.all || t.pairs[[2]int32{partition, broker}]
+}
+
+// Empty reports whether the list names no replica.
+func (t ThrottledReplicas) Empty() bool { return !t.all && len(t.pairs) == 0 }
+
+// ParseThrottledReplicas parses a value that validThrottledReplicas
+// accepted ("" is the empty list).
+func ParseThrottledReplicas(v string) ThrottledReplicas {
+	t, err := parseThrottledReplicas(v)
+	if err != nil {
+		panic("config: unvalidated throttled replica list " + strconv.Quote(v))
+	}
+	return t
+}
+
+func validThrottledReplicas(v string) error {
+	_, err := parseThrottledReplicas(v)
+	return err
+}
+
+func parseThrottledReplicas(v string) (ThrottledReplicas, error) {
+	items := splitList(v)
+	if len(items) == 1 && items[0] == "*" {
+		return ThrottledReplicas{all: true}, nil
+	}
+	bad := errors.New("must be * or a comma-separated list of partitionId:brokerId, e.g. 0:101,0:102,1:101")
+	t := ThrottledReplicas{pairs: make(map[[2]int32]bool, len(items))}
+	for _, it := range items {
+		p, b, ok := strings.Cut(it, ":")
+		pn, perr := strconv.ParseInt(strings.TrimSpace(p), 10, 32)
+		bn, berr := strconv.ParseInt(strings.TrimSpace(b), 10, 32)
+		if !ok || perr != nil || berr != nil || pn < 0 || bn < 0 {
+			return ThrottledReplicas{}, bad
+		}
+		t.pairs[[2]int32{int32(pn), int32(bn)}] = true
+	}
+	return t, nil
+}
+
+// ReplicationThrottle is this broker's replication throttle rates, in
+// bytes per second, with its dynamic configs (unlimited: the Long maximum).
+func (b *Broker) ReplicationThrottle() (leader, follower int64) {
+	return b.longValue(LeaderThrottledRate), b.longValue(FollowerThrottledRate)
+}
+
+// longValue is a Long broker config's value in b, dynamic configs first.
+func (b *Broker) longValue(key string) int64 {
+	v, _, ok := brokerValue(layersOf(b), key)
+	if !ok {
+		v = brokerByName[key].Default
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		panic("config: unvalidated " + key)
+	}
+	return n
+}
