@@ -233,16 +233,8 @@ func TestControllerMutationRate(t *testing.T) {
 	t.Parallel()
 	b := startBroker(t, t.TempDir())
 	ctx := testContext(t, 60*time.Second)
-	mutator := "mutator"
-	results, err := newAdmin(t, b.Addr).AlterClientQuotas(ctx, []kadm.AlterClientQuotaEntry{
-		{Entity: kadm.ClientQuotaEntity{{Type: "client-id", Name: &mutator}},
-			Ops: []kadm.AlterClientQuotaOp{{Key: "controller_mutation_rate", Value: 1}}},
-	})
-	if err != nil || results[0].Err != nil {
-		t.Fatalf("setting controller_mutation_rate: %v %+v", err, results)
-	}
 	throttled := &throttleSeen{}
-	limited := kadm.NewClient(newClient(t, b.Addr, kgo.ClientID(mutator), kgo.WithHooks(throttled)))
+	limited := limitedAdmin(t, b.Addr, "mutator", "controller_mutation_rate", 1, throttled)
 	// 11 permits: 10 partitions, then 2 (into debt), then refused.
 	for i, want := range []error{nil, nil, kerr.ThrottlingQuotaExceeded} {
 		topic := fmt.Sprintf("mutated-%d", i)
@@ -274,16 +266,8 @@ func TestRequestPercentage(t *testing.T) {
 	t.Parallel()
 	b := startBroker(t, t.TempDir())
 	ctx := testContext(t, 60*time.Second)
-	busy := "busy-client"
-	results, err := newAdmin(t, b.Addr).AlterClientQuotas(ctx, []kadm.AlterClientQuotaEntry{
-		{Entity: kadm.ClientQuotaEntity{{Type: "client-id", Name: &busy}},
-			Ops: []kadm.AlterClientQuotaOp{{Key: "request_percentage", Value: 0.0001}}},
-	})
-	if err != nil || results[0].Err != nil {
-		t.Fatalf("setting request_percentage: %v %+v", err, results)
-	}
 	throttled := &throttleSeen{}
-	adm := kadm.NewClient(newClient(t, b.Addr, kgo.ClientID(busy), kgo.WithHooks(throttled)))
+	adm := limitedAdmin(t, b.Addr, "busy-client", "request_percentage", 0.0001, throttled)
 	deadline := time.Now().Add(20 * time.Second)
 	for throttled.n.Load() == 0 && time.Now().Before(deadline) {
 		if _, err := adm.ListTopics(ctx); err != nil {
@@ -303,4 +287,18 @@ func TestRequestPercentage(t *testing.T) {
 	if other.n.Load() != 0 {
 		t.Fatalf("a client without a quota saw %d throttles", other.n.Load())
 	}
+}
+
+// limitedAdmin sets quota key to value on client id clientID with kadm and
+// returns an admin client with that id whose throttles seen counts.
+func limitedAdmin(t *testing.T, addr, clientID, key string, value float64, seen *throttleSeen) *kadm.Client {
+	t.Helper()
+	results, err := newAdmin(t, addr).AlterClientQuotas(testContext(t, 30*time.Second), []kadm.AlterClientQuotaEntry{
+		{Entity: kadm.ClientQuotaEntity{{Type: "client-id", Name: &clientID}},
+			Ops: []kadm.AlterClientQuotaOp{{Key: key, Value: value}}},
+	})
+	if err != nil || results[0].Err != nil {
+		t.Fatalf("setting %s on client id %s: %v %+v", key, clientID, err, results)
+	}
+	return kadm.NewClient(newClient(t, addr, kgo.ClientID(clientID), kgo.WithHooks(seen)))
 }
