@@ -26,7 +26,7 @@ func newFollowerThrottle(cfg *config.Broker, meta *metadata.Store) *followerThro
 
 func (f *followerThrottle) Throttled(tp base.TopicPartition) bool {
 	t, ok := f.meta.Image().Topics[tp.Topic]
-	return ok && api.ReplicaThrottled(t, config.FollowerThrottledReplicas, tp.Partition, f.cfg.NodeID)
+	return ok && api.ReplicaThrottled(t, config.FollowerThrottledReplicas, tp.Partition, f.cfg.NodeID, f.cfg.NodeID)
 }
 
 func (f *followerThrottle) Exceeded() bool {

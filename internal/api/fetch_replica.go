@@ -136,7 +136,7 @@ func (h *Handler) resolveReplicaFetch(req *Request, r *kmsg.FetchRequest, rep fe
 					leaderEpoch: rp.CurrentLeaderEpoch,
 				},
 				fetch:     replicaFetchOf(p.TP(), rep, rp),
-				throttled: ReplicaThrottled(t, config.LeaderThrottledReplicas, rp.Partition, rep.id),
+				throttled: ReplicaThrottled(t, config.LeaderThrottledReplicas, rp.Partition, h.opts.Broker.NodeID(), rep.id),
 			})
 		}
 	}

@@ -10,8 +10,8 @@ import (
 )
 
 // Replication throttles (KIP-73), the leader's side: a follower's fetch of
-// a partition whose topic lists that follower's replica in
-// leader.replication.throttled.replicas, while the replica is out of the
+// a partition whose topic lists it with this broker's id in
+// leader.replication.throttled.replicas, while the follower is out of the
 // ISR, is answered without records once this broker has sent its throttled
 // replicas more than its leader.replication.throttled.rate (a dynamic
 // broker config) over the replication quota window; what it is sent is
@@ -22,18 +22,23 @@ func ReplicationQuotaConfig(b *config.Broker) quota.Config {
 	return quota.Config{Samples: int(b.ReplicationQuotaWindowNum), Window: b.ReplicationQuotaWindowSize}
 }
 
-// ReplicaThrottled reports whether broker's replica of partition idx of t
-// is throttled by the list key (config.LeaderThrottledReplicas or
-// config.FollowerThrottledReplicas): listed, and out of the ISR.
-func ReplicaThrottled(t *metadata.Topic, key string, idx, broker int32) bool {
+// ReplicaThrottled reports whether replica's fetches of partition idx of t
+// are throttled on broker self by the list key
+// (config.LeaderThrottledReplicas on a leader, replica being the fetching
+// follower; config.FollowerThrottledReplicas on a follower, replica being
+// self): the list names the partition with self's id, as Kafka reads it
+// (kafka-reassign-partitions lists the existing replicas, which may lead,
+// in the leader list and the new ones in the follower list), and replica
+// is out of the ISR.
+func ReplicaThrottled(t *metadata.Topic, key string, idx, self, replica int32) bool {
 	v := t.Configs[key]
 	if v == "" || idx < 0 || int(idx) >= len(t.Partitions) {
 		return false
 	}
-	if !config.ParseThrottledReplicas(v).Has(idx, broker) {
+	if !config.ParseThrottledReplicas(v).Has(idx, self) {
 		return false
 	}
-	return !slices.Contains(t.Partitions[idx].ISR, broker)
+	return !slices.Contains(t.Partitions[idx].ISR, replica)
 }
 
 // leaderThrottled reports whether any of targets is throttled and this

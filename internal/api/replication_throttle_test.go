@@ -27,9 +27,12 @@ func (rh *replicaHarness) setISR(topic string, isr ...int32) {
 // are served.
 func TestLeaderReplicationThrottle(t *testing.T) {
 	rh := newReplicaHarness(t, map[string]string{"leader.replication.throttled.rate": "1000"})
-	rh.createTopic("thr", map[string]string{"leader.replication.throttled.replicas": "0:2"}, []int32{1, 2})
+	// The leader list names the partition with the leader's id (1), as
+	// kafka-reassign-partitions lists the existing replicas.
+	rh.createTopic("thr", map[string]string{"leader.replication.throttled.replicas": "0:1"}, []int32{1, 2})
+	rh.createTopic("other-leader", map[string]string{"leader.replication.throttled.replicas": "0:3"}, []int32{1, 2})
 	rh.createTopic("free", nil, []int32{1, 2})
-	for _, topic := range []string{"thr", "free"} {
+	for _, topic := range []string{"thr", "free", "other-leader"} {
 		rh.setISR(topic, 1)
 		p := rh.partition(topic, 0)
 		for range 10 {
@@ -47,8 +50,10 @@ func TestLeaderReplicationThrottle(t *testing.T) {
 	if sp.ErrorCode != 0 || len(sp.RecordBatches) != 0 || sp.HighWatermark < 0 {
 		t.Fatalf("throttled fetch over the rate: error %d, %d bytes, high watermark %d; want no records, no error", sp.ErrorCode, len(sp.RecordBatches), sp.HighWatermark)
 	}
-	if sp := rh.replicaFetch(2, "free", 0, 0, -1, 0); len(sp.RecordBatches) < 20000 {
-		t.Fatalf("an unthrottled partition got %d bytes while the throttle is over its rate", len(sp.RecordBatches))
+	for _, topic := range []string{"free", "other-leader"} {
+		if sp := rh.replicaFetch(2, topic, 0, 0, -1, 0); len(sp.RecordBatches) < 20000 {
+			t.Fatalf("%s, not throttled on this leader, got %d bytes while the throttle is over its rate", topic, len(sp.RecordBatches))
+		}
 	}
 	rh.setISR("thr", 1, 2)
 	if sp := rh.replicaFetch(2, "thr", 0, 0, -1, 0); len(sp.RecordBatches) < 20000 {

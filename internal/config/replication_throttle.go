@@ -7,12 +7,14 @@ import (
 )
 
 // Replication throttles (Kafka's KIP-73), used to bound the bandwidth of a
-// reassignment: a leader sends, and a follower fetches, the partitions its
-// topic lists in leader.replication.throttled.replicas /
-// follower.replication.throttled.replicas at no more than this broker's
-// leader.replication.throttled.rate / follower.replication.throttled.rate
-// bytes per second, while that replica is out of the ISR (catching up).
-// kafka-reassign-partitions --throttle sets all four.
+// reassignment. A broker throttles the partitions a list names with its own
+// id: as a leader, those of leader.replication.throttled.replicas, for the
+// followers out of the ISR, at its leader.replication.throttled.rate; as a
+// follower out of the ISR, those of follower.replication.throttled.replicas,
+// at its follower.replication.throttled.rate (bytes per second, over all
+// the partitions it throttles). kafka-reassign-partitions --throttle sets
+// all four, listing the existing replicas (which may lead) in the leader
+// list and the new ones in the follower list.
 
 // The throttled replica lists, topic configs.
 const (
@@ -28,9 +30,9 @@ const (
 
 var replicationThrottleTopicDefs = []Def{
 	def(LeaderThrottledReplicas, List, "", "", validThrottledReplicas,
-		"Replicas whose fetches from this topic's leaders are throttled to leader.replication.throttled.rate while out of the ISR: partitionId:brokerId pairs, comma-separated (0:101,0:102,1:101), or * for every replica of every partition (KIP-73)."),
+		"Partitions whose leader, on the broker listed with them, sends to followers out of the ISR at no more than its leader.replication.throttled.rate: partitionId:brokerId pairs, comma-separated (0:101,0:102,1:101), or * for every partition on every broker (KIP-73; kafka-reassign-partitions lists the existing replicas)."),
 	def(FollowerThrottledReplicas, List, "", "", validThrottledReplicas,
-		"Replicas of this topic whose own fetches are throttled to their broker's follower.replication.throttled.rate while out of the ISR: partitionId:brokerId pairs, comma-separated, or * (KIP-73)."),
+		"Replicas whose own fetches, while out of the ISR, are throttled to their broker's follower.replication.throttled.rate: partitionId:brokerId pairs, comma-separated, or * (KIP-73; kafka-reassign-partitions lists the new replicas)."),
 }
 
 var replicationThrottleBrokerDefs = []Def{
