@@ -32,9 +32,9 @@ func createTopicsAs(rh *replicaHarness, clientID string, version int16, partitio
 	return rh.handleAs(clientID, 19, version, r).(*kmsg.CreateTopicsResponse)
 }
 
-// approx reports whether ms is within 300 ms of want (the bucket refills
-// while the test runs).
-func approx(ms int32, want int32) bool { return ms >= want-300 && ms <= want+300 }
+// approx reports whether ms is within a second of want (the bucket refills
+// while the test runs, slowly under the race detector).
+func approx(ms int32, want int32) bool { return ms >= want-1000 && ms <= want+1000 }
 
 // KIP-599 through the three APIs: a client's controller_mutation_rate is a
 // token bucket of the rate × 11 s; strict versions refuse a topic while the
