@@ -30,7 +30,7 @@ var (
 	}
 	validQuotaValues   = []float64{1024, 2048, 1, 1 << 62}
 	invalidQuotaValues = []float64{0, -1, 1.5, 1 << 63}
-	invalidQuotaKeys   = []string{"request_percentage", "bogus", ""}
+	invalidQuotaKeys   = []string{"connection_creation_rate", "bogus", ""}
 )
 
 // genQuotaPart draws a valid part nine times in ten.

@@ -31,7 +31,7 @@ func TestStoreAlterClientQuotas(t *testing.T) {
 		{"empty user name", []ClientQuotaAlteration{qAlt(quota.Entity{User: quota.NamedPart("")}, rates(1, 0))}, nil},
 		{"entity twice", []ClientQuotaAlteration{qAlt(qUserBob, rates(1, 0)), qAlt(qUserBob, nil, consumeRate)}, nil},
 		{"no key", []ClientQuotaAlteration{qAlt(qUserBob, nil)}, nil},
-		{"unknown key", []ClientQuotaAlteration{qAlt(qUserBob, map[string]float64{"request_percentage": 10})}, quota.ErrInvalidKey},
+		{"unknown key", []ClientQuotaAlteration{qAlt(qUserBob, map[string]float64{"connection_creation_rate": 10})}, quota.ErrInvalidKey},
 		{"bad value", []ClientQuotaAlteration{qAlt(qUserBob, rates(-5, 0))}, quota.ErrInvalidValue},
 		{"set and removed", []ClientQuotaAlteration{qAlt(qUserBob, rates(5, 0), produceRate)}, nil},
 		{"good and bad", []ClientQuotaAlteration{qAlt(qUserBob, rates(5, 0)), qAlt(qUserAlice, nil, "bogus")}, quota.ErrInvalidKey},

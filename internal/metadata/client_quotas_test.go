@@ -144,7 +144,7 @@ func TestValidateClientQuotaAlterations(t *testing.T) {
 		{name: "nothing to alter, empty map and list",
 			alts: []ClientQuotaAlteration{{Entity: qUserAlice, Set: map[string]float64{}, Remove: []string{}}}},
 		{name: "unknown key set", alts: []ClientQuotaAlteration{qAlt(qUserAlice, map[string]float64{"bogus": 1})}, also: quota.ErrInvalidKey},
-		{name: "unenforced key set", alts: []ClientQuotaAlteration{qAlt(qUserAlice, map[string]float64{"request_percentage": 50})},
+		{name: "unenforced key set", alts: []ClientQuotaAlteration{qAlt(qUserAlice, map[string]float64{"connection_creation_rate": 50})},
 			also: quota.ErrInvalidKey},
 		{name: "unknown key removed", alts: []ClientQuotaAlteration{qAlt(qUserAlice, nil, "bogus")}, also: quota.ErrInvalidKey},
 		{name: "zero value", alts: []ClientQuotaAlteration{qAlt(qUserAlice, map[string]float64{produceRate: 0})}, also: quota.ErrInvalidValue},
