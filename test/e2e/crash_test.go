@@ -174,10 +174,7 @@ func (p *crashProducer) check(t *testing.T, records []*kgo.Record) {
 	present := make(map[int]bool, len(records))
 	last := -1
 	for _, r := range records {
-		var id, seq int
-		if _, err := fmt.Sscanf(string(r.Value), "p%d-%d", &id, &seq); err != nil || id != p.id {
-			t.Fatalf("partition %d offset %d holds %q, not a record of producer %d", p.id, r.Offset, r.Value, p.id)
-		}
+		seq := crashSeq(t, p.id, r)
 		if seq <= last {
 			t.Fatalf("producer %d: seq %d at offset %d after seq %d (duplicate or reordered)", p.id, seq, r.Offset, last)
 		}
@@ -201,3 +198,13 @@ func (p *crashProducer) check(t *testing.T, records []*kgo.Record) {
 }
 
 func crashValue(id, seq int) string { return fmt.Sprintf("p%d-%08d", id, seq) }
+
+// crashSeq is the sequence number in r, a record of producer id.
+func crashSeq(t *testing.T, id int, r *kgo.Record) int {
+	t.Helper()
+	var got, seq int
+	if _, err := fmt.Sscanf(string(r.Value), "p%d-%d", &got, &seq); err != nil || got != id {
+		t.Fatalf("partition %d offset %d holds %q, not a record of producer %d", r.Partition, r.Offset, r.Value, id)
+	}
+	return seq
+}
