@@ -8,11 +8,12 @@ import (
 	"time"
 
 	"github.com/strata-broker/strata/internal/config"
+	"github.com/strata-broker/strata/internal/metadata"
 	"github.com/strata-broker/strata/internal/server"
 )
 
 // overrideLookupTimeout bounds the resolution of the host names of
-// max.connections.per.ip.overrides at start.
+// max.connections.per.ip.overrides.
 const overrideLookupTimeout = 10 * time.Second
 
 // resolveHost returns the addresses of a host name.
@@ -22,31 +23,47 @@ func systemResolver(ctx context.Context, host string) ([]netip.Addr, error) {
 	return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
 }
 
-// newConnLimits builds the connection limits all listeners share from
-// max.connections, max.connections.per.ip and its overrides, whose host
-// names are resolved once, here (as Kafka does when it reads the config):
-// every address of a name gets its count.
-func newConnLimits(ctx context.Context, c config.Connections, resolve resolveHost) (*server.ConnLimits, error) {
+// serverConnLimits is c as the server applies it: the host names of
+// max.connections.per.ip.overrides resolved (as Kafka does when it reads
+// the config), every address of a name getting its count.
+func serverConnLimits(ctx context.Context, c config.ConnectionLimits, resolve resolveHost) (server.ConnLimitsConfig, error) {
 	overrides := make(map[netip.Addr]int, len(c.PerIPOverrides))
 	for _, o := range c.PerIPOverrides {
 		addrs, err := overrideAddrs(ctx, o.Host, resolve)
 		if err != nil {
-			return nil, err
+			return server.ConnLimitsConfig{}, err
 		}
 		for _, a := range addrs {
 			a = a.Unmap()
 			if prev, ok := overrides[a]; ok && prev != o.Count {
-				return nil, fmt.Errorf("max.connections.per.ip.overrides gives %s two counts (%d, and %d through %s); list each address once", a, prev, o.Count, o.Host)
+				return server.ConnLimitsConfig{}, fmt.Errorf("max.connections.per.ip.overrides gives %s two counts (%d, and %d through %s); list each address once", a, prev, o.Count, o.Host)
 			}
 			overrides[a] = o.Count
 		}
 	}
-	return server.NewConnLimits(server.ConnLimitsConfig{
+	return server.ConnLimitsConfig{
 		MaxConnections: c.Max,
 		MaxPerIP:       c.MaxPerIP,
 		OnlyOverrides:  c.MaxPerIP == 0,
 		PerIPOverrides: overrides,
-	})
+	}, nil
+}
+
+// newConnLimits builds the connection limits all listeners share from
+// max.connections, max.connections.per.ip and its overrides.
+func newConnLimits(ctx context.Context, c config.ConnectionLimits, resolve resolveHost) (*server.ConnLimits, error) {
+	sc, err := serverConnLimits(ctx, c, resolve)
+	if err != nil {
+		return nil, err
+	}
+	return server.NewConnLimits(sc)
+}
+
+// currentConnectionLimits are cfg's connection limits with the dynamic
+// configs of the image (KIP-226: this broker's, then the cluster-wide).
+func currentConnectionLimits(cfg *config.Broker, img *metadata.Image) (config.ConnectionLimits, error) {
+	cluster, own := img.DynamicConfigsOf(cfg.NodeID)
+	return cfg.WithDynamic(config.Dynamic{Default: cluster, Node: own}).ConnectionLimits()
 }
 
 // protectedListener reports whether max.connections spares the listener

@@ -190,8 +190,10 @@ type node struct {
 	// strata.metrics.listener is "".
 	metrics *brokerMetrics
 	// connLimits counts the connections of every listener and applies
-	// max.connections and max.connections.per.ip.
+	// max.connections and max.connections.per.ip; connWatch applies their
+	// dynamic values.
 	connLimits *server.ConnLimits
+	connWatch  *connLimitsWatcher
 
 	// In a cluster (controller.quorum.voters set; nil on a single node):
 	// the registration and heartbeats, and the replica fetchers with their
@@ -307,10 +309,16 @@ func (n *node) serveListeners(cfg *config.Broker, ls []boundListener, addrs map[
 		return nil, err
 	}
 	handler := n.metrics.countRequests(handlerAdapter{h})
-	if n.connLimits, err = newConnLimits(context.Background(), cfg.Connections, systemResolver); err != nil {
+	limits, err := currentConnectionLimits(cfg, n.meta.Image())
+	if err != nil {
+		closeAll(ls)
+		return nil, fmt.Errorf("the dynamic connection limits: %w; change them with kafka-configs --entity-type brokers", err)
+	}
+	if n.connLimits, err = newConnLimits(context.Background(), limits, systemResolver); err != nil {
 		closeAll(ls)
 		return nil, err
 	}
+	n.connWatch = watchConnLimits(cfg, n.meta, n.connLimits, limits, systemResolver, logger)
 	for i, l := range ls {
 		tc, sc, err := security(cfg, l.cfg, n.meta)
 		if err != nil {
@@ -375,6 +383,9 @@ func (n *node) shutdown() error {
 	}
 	if n.groups != nil {
 		n.groups.rt.Close()
+	}
+	if n.connWatch != nil {
+		n.connWatch.close()
 	}
 	if len(n.servers) > 0 {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

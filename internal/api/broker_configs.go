@@ -16,7 +16,9 @@ import (
 // client sends them). The whole new set is validated (config.
 // ValidateDynamic), then checked against every topic: a default that would
 // make a topic's config invalid (log.cleanup.policy=compact under a tiered
-// topic) is refused, so no partition is left unable to take its config.
+// topic) is refused, so no partition is left unable to take its config;
+// and the connection limits must hold together (max.connections.per.ip=0
+// needs overrides).
 func (h *Handler) setBrokerConfigs(ctx context.Context, name string, change func(current map[string]string) (map[string]string, error), validateOnly bool) (int16, string) {
 	if code, msg := h.checkBrokerResource(name); code != 0 {
 		return code, msg
@@ -39,7 +41,10 @@ func (h *Handler) setBrokerConfigs(ctx context.Context, name string, change func
 		} else {
 			dyn.Node = next
 		}
-		err = topicsResolveUnder(img, h.opts.Config.WithDynamic(dyn))
+		b := h.opts.Config.WithDynamic(dyn)
+		if err = topicsResolveUnder(img, b); err == nil {
+			_, err = b.ConnectionLimits()
+		}
 	}
 	if err != nil {
 		return errorCode(err)

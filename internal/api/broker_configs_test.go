@@ -182,3 +182,28 @@ func TestAlterConfigsReplacesBrokerResource(t *testing.T) {
 		t.Fatalf("cluster-wide configs %v, want %v", got, want)
 	}
 }
+
+// The connection limits are dynamic: set on either broker resource and
+// described as dynamic, but a set that leaves max.connections.per.ip=0
+// without overrides (every connection refused) is INVALID_CONFIG, checked
+// against what the other layers hold.
+func TestDynamicConnectionLimits(t *testing.T) {
+	rh := newReplicaHarness(t, nil)
+	if code, msg := rh.incrementalBrokerConfigs("", false, "SET max.connections=500", "SET max.connections.per.ip.overrides=10.0.0.1:5"); code != 0 {
+		t.Fatalf("cluster-wide max.connections: %d %q", code, msg)
+	}
+	c, ok := rh.describeConfig(resourceBroker, "1", "max.connections")
+	if !ok || c.Value == nil || *c.Value != "500" || c.Source != kmsg.ConfigSourceDynamicDefaultBrokerConfig || c.ReadOnly {
+		t.Fatalf("max.connections described as %+v", c)
+	}
+	if code, msg := rh.incrementalBrokerConfigs("1", false, "SET max.connections.per.ip=0"); code != 0 {
+		t.Fatalf("per-IP 0 with cluster-wide overrides: %d %q", code, msg)
+	}
+	code, msg := rh.incrementalBrokerConfigs("", false, "DELETE max.connections.per.ip.overrides")
+	if code != kerr.InvalidConfig.Code || !strings.Contains(msg, "max.connections.per.ip") {
+		t.Fatalf("removing the overrides under per-IP 0: %d %q, want INVALID_CONFIG", code, msg)
+	}
+	if got := rh.meta.Image().BrokerConfigs["max.connections.per.ip.overrides"]; got != "10.0.0.1:5" {
+		t.Fatalf("the refused change left overrides %q", got)
+	}
+}

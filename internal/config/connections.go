@@ -19,11 +19,11 @@ var connectionDefs = []Def{
 	def("connections.max.idle.ms", Long, "600000", "", atLeast(1),
 		"A connection that has sent nothing and has no request in flight for this long is closed; clients connect again when they need to."),
 	def("max.connections", Int, strconv.Itoa(math.MaxInt32), "", atLeast(1),
-		"Most connections open at once over every listener. At the limit the listeners stop accepting until one closes, except the inter-broker listener (inter.broker.listener.name) of a broker with several listeners, which still accepts, as in Kafka. At least 1 (Kafka allows 0)."),
+		"Most connections open at once over every listener; dynamic. At the limit the listeners stop accepting until one closes, except the inter-broker listener (inter.broker.listener.name) of a broker with several listeners, which still accepts, as in Kafka. At least 1 (Kafka allows 0)."),
 	def("max.connections.per.ip", Int, strconv.Itoa(math.MaxInt32), "", atLeast(0),
-		"Most connections open at once from one IP address, over every listener; a connection over it is closed as soon as it is accepted. 0 needs max.connections.per.ip.overrides, the only addresses then allowed."),
+		"Most connections open at once from one IP address, over every listener; dynamic. A connection over it is closed as soon as it is accepted. 0 needs max.connections.per.ip.overrides, the only addresses then allowed."),
 	def("max.connections.per.ip.overrides", String, "", "", validPerIPOverrides,
-		"Comma-separated host:count pairs whose count replaces max.connections.per.ip for that host, e.g. 127.0.0.1:200,app-1.example.com:100 (an IPv6 address is written without brackets: ::1:50). A host name is resolved once, at start; a count of 0 refuses every connection from that host."),
+		"Comma-separated host:count pairs whose count replaces max.connections.per.ip for that host, e.g. 127.0.0.1:200,app-1.example.com:100 (an IPv6 address is written without brackets: ::1:50). A host name is resolved when the value takes effect (at start, or when set dynamically); a count of 0 refuses every connection from that host."),
 }
 
 // Connections are the connection settings of every listener.
@@ -31,8 +31,16 @@ type Connections struct {
 	SendBufferBytes    int           // socket.send.buffer.bytes; -1: the OS's
 	ReceiveBufferBytes int           // socket.receive.buffer.bytes; -1: the OS's
 	MaxIdle            time.Duration // connections.max.idle.ms
-	Max                int           // max.connections
-	MaxPerIP           int           // max.connections.per.ip
+	// ConnectionLimits are the static limits; the dynamic configs may
+	// replace them at run time (Broker.ConnectionLimits).
+	ConnectionLimits
+}
+
+// ConnectionLimits are the limits on open connections, dynamic broker
+// configs as in Kafka (KIP-226).
+type ConnectionLimits struct {
+	Max      int // max.connections
+	MaxPerIP int // max.connections.per.ip
 	// PerIPOverrides is max.connections.per.ip.overrides: host (an IP
 	// address or a name to resolve) → count, in the order given.
 	PerIPOverrides []HostLimit
@@ -44,29 +52,53 @@ type HostLimit struct {
 	Count int
 }
 
-// setConnections fills b.Connections and checks Kafka's rule between the
-// per-IP keys: a default of 0 refuses everyone unless some host is allowed.
-func (b *Broker) setConnections(g getter) error {
-	overrides, err := parsePerIPOverrides(g.str("max.connections.per.ip.overrides"))
+// connectionLimitKeys are the dynamic connection limits.
+var connectionLimitKeys = []string{"max.connections", "max.connections.per.ip", "max.connections.per.ip.overrides"}
+
+// ConnectionLimits are b's connection limits with its dynamic configs. The
+// error is Kafka's rule between the per-IP keys, which a set of dynamic
+// configs may break where each value is valid alone.
+func (b *Broker) ConnectionLimits() (ConnectionLimits, error) {
+	return connectionLimits(b.value)
+}
+
+// connectionLimits reads the limits from validated values and checks Kafka's
+// rule between the per-IP keys: a default of 0 refuses everyone unless some
+// host is allowed.
+func connectionLimits(value func(key string) string) (ConnectionLimits, error) {
+	overrides, err := parsePerIPOverrides(value("max.connections.per.ip.overrides"))
 	if err != nil {
 		panic("config: unvalidated max.connections.per.ip.overrides") // checked by validPerIPOverrides
+	}
+	c := ConnectionLimits{
+		Max:            int(mustInt(value("max.connections"))),
+		MaxPerIP:       int(mustInt(value("max.connections.per.ip"))),
+		PerIPOverrides: overrides,
+	}
+	if c.MaxPerIP == 0 && len(overrides) == 0 {
+		return c, &Error{Key: "max.connections.per.ip", Value: "0",
+			Msg: "refuses every connection unless max.connections.per.ip.overrides allows some hosts; set it above 0, or list the allowed hosts in max.connections.per.ip.overrides"}
+	}
+	return c, nil
+}
+
+// setConnections fills b.Connections with the static values and checks
+// the rules between keys.
+func (b *Broker) setConnections(g getter) error {
+	limits, err := connectionLimits(g.str)
+	if err != nil {
+		return err
 	}
 	b.Connections = Connections{
 		SendBufferBytes:    int(g.i32("socket.send.buffer.bytes")),
 		ReceiveBufferBytes: int(g.i32("socket.receive.buffer.bytes")),
 		MaxIdle:            msDuration(g.i64("connections.max.idle.ms")),
-		Max:                int(g.i32("max.connections")),
-		MaxPerIP:           int(g.i32("max.connections.per.ip")),
-		PerIPOverrides:     overrides,
+		ConnectionLimits:   limits,
 	}
 	if b.FailedAuthenticationDelay >= b.Connections.MaxIdle {
 		return &Error{Key: "connection.failed.authentication.delay.ms", Value: g.str("connection.failed.authentication.delay.ms"),
 			Msg: fmt.Sprintf("must be less than connections.max.idle.ms (%s), or the connection is closed as idle while its failed authentication is held back; lower it or raise connections.max.idle.ms",
 				g.str("connections.max.idle.ms"))}
-	}
-	if b.Connections.MaxPerIP == 0 && len(overrides) == 0 {
-		return &Error{Key: "max.connections.per.ip", Value: "0",
-			Msg: "refuses every connection unless max.connections.per.ip.overrides allows some hosts; set it above 0, or list the allowed hosts in max.connections.per.ip.overrides"}
 	}
 	return nil
 }

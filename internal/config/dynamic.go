@@ -16,8 +16,9 @@ import (
 // Strata changes at run time the broker configs that are topic config
 // defaults (log.retention.ms for retention.ms, ...), as Kafka's
 // DynamicLogConfig does; every partition takes the new default at once.
-// The replication throttle rates (KIP-73) are dynamic too, read where they
-// apply. Every other broker config applies at start only.
+// The replication throttle rates (KIP-73) and the connection limits
+// (max.connections*) are dynamic too, read where they apply. Every other
+// broker config applies at start only.
 
 // Dynamic is the dynamic configs a broker runs with. The maps are never
 // written; nil means none.
@@ -53,12 +54,16 @@ func layersOf(b *Broker) layers {
 }
 
 // dynamicKeys are the broker configs Strata changes at run time: the
-// replication throttle rates (read where they apply, at each use), and the
+// replication throttle rates (read where they apply, at each use), the
+// connection limits (applied to the listeners as they change), and the
 // broker synonyms of the topic configs, with the longer-unit keys of their
 // chains (log.retention.hours for log.retention.ms), as Kafka's
 // ServerTopicConfigSynonyms lists them.
 var dynamicKeys = func() map[string]bool {
 	keys := map[string]bool{LeaderThrottledRate: true, FollowerThrottledRate: true}
+	for _, k := range connectionLimitKeys {
+		keys[k] = true
+	}
 	for _, d := range topicDefs {
 		if d.BrokerSynonym == "" {
 			continue
@@ -73,6 +78,16 @@ var dynamicKeys = func() map[string]bool {
 	}
 	return keys
 }()
+
+// value is broker config key's value in b, dynamic configs first, else its
+// default.
+func (b *Broker) value(key string) string {
+	v, _, ok := brokerValue(layersOf(b), key)
+	if !ok {
+		v = brokerByName[key].Default
+	}
+	return v
+}
 
 // IsDynamic reports whether Strata can change broker config key at run time.
 func IsDynamic(key string) bool { return dynamicKeys[key] }

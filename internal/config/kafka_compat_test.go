@@ -28,7 +28,7 @@ func TestKafka4ServerPropertiesLoads(t *testing.T) {
 		{"InterBrokerListener", b.InterBrokerListener, "PLAINTEXT"},
 		{"MetadataDir", b.MetadataDir, filepath.Join("/tmp/kraft-combined-logs", "__metadata")},
 		{"Connections", b.Connections, Connections{SendBufferBytes: 102400, ReceiveBufferBytes: 102400,
-			MaxIdle: 10 * time.Minute, Max: 1<<31 - 1, MaxPerIP: 1<<31 - 1, PerIPOverrides: []HostLimit{}}},
+			MaxIdle: 10 * time.Minute, ConnectionLimits: ConnectionLimits{Max: 1<<31 - 1, MaxPerIP: 1<<31 - 1, PerIPOverrides: []HostLimit{}}}},
 		{"NoEffectSettings", b.NoEffectSettings(), []string{"num.io.threads=8", "num.network.threads=3",
 			"share.coordinator.state.topic.min.isr=1", "share.coordinator.state.topic.replication.factor=1"}},
 		{"RecoveryThreads", b.RecoveryThreads, int32(1)},
@@ -168,8 +168,8 @@ func TestParsePerIPOverrides(t *testing.T) {
 func TestConnectionSettings(t *testing.T) {
 	b := mustLoad(t, "", nil, map[string]string{"connections.max.idle.ms": "1500", "max.connections": "7",
 		"max.connections.per.ip": "0", "max.connections.per.ip.overrides": "127.0.0.1:3"})
-	want := Connections{SendBufferBytes: -1, ReceiveBufferBytes: -1, MaxIdle: 1500 * time.Millisecond, Max: 7,
-		MaxPerIP: 0, PerIPOverrides: []HostLimit{{"127.0.0.1", 3}}}
+	want := Connections{SendBufferBytes: -1, ReceiveBufferBytes: -1, MaxIdle: 1500 * time.Millisecond,
+		ConnectionLimits: ConnectionLimits{Max: 7, MaxPerIP: 0, PerIPOverrides: []HostLimit{{"127.0.0.1", 3}}}}
 	if !reflect.DeepEqual(b.Connections, want) {
 		t.Errorf("Connections = %+v, want %+v", b.Connections, want)
 	}
@@ -183,5 +183,50 @@ func TestConnectionSettings(t *testing.T) {
 		if _, err := LoadBroker("", nil, flags); err == nil {
 			t.Errorf("%v: loaded", flags)
 		}
+	}
+}
+
+// TestDynamicConnectionLimits checks that the connection limits are dynamic
+// and layered as every dynamic config (this broker's over the cluster-wide
+// over the static), and that a set of dynamic values breaking the rule
+// between the per-IP keys is an error where each value alone is valid.
+func TestDynamicConnectionLimits(t *testing.T) {
+	static := mustLoad(t, "", nil, map[string]string{"max.connections": "50", "max.connections.per.ip.overrides": "10.0.0.1:4"})
+	for _, k := range []string{"max.connections", "max.connections.per.ip", "max.connections.per.ip.overrides"} {
+		if !IsDynamic(k) {
+			t.Errorf("%s is not dynamic", k)
+		}
+	}
+	cases := []struct {
+		name     string
+		dyn      Dynamic
+		want     ConnectionLimits
+		wantErrs bool
+	}{
+		{"static", Dynamic{}, ConnectionLimits{Max: 50, MaxPerIP: 1<<31 - 1, PerIPOverrides: []HostLimit{{"10.0.0.1", 4}}}, false},
+		{"cluster-wide", Dynamic{Default: map[string]string{"max.connections": "20", "max.connections.per.ip": "5"}},
+			ConnectionLimits{Max: 20, MaxPerIP: 5, PerIPOverrides: []HostLimit{{"10.0.0.1", 4}}}, false},
+		{"own over cluster-wide", Dynamic{Default: map[string]string{"max.connections": "20"}, Node: map[string]string{"max.connections": "30", "max.connections.per.ip.overrides": ""}},
+			ConnectionLimits{Max: 30, MaxPerIP: 1<<31 - 1, PerIPOverrides: []HostLimit{}}, false},
+		{"per-IP 0 with the static overrides", Dynamic{Node: map[string]string{"max.connections.per.ip": "0"}},
+			ConnectionLimits{Max: 50, MaxPerIP: 0, PerIPOverrides: []HostLimit{{"10.0.0.1", 4}}}, false},
+		{"per-IP 0 without overrides", Dynamic{Node: map[string]string{"max.connections.per.ip": "0", "max.connections.per.ip.overrides": ""}},
+			ConnectionLimits{}, true},
+	}
+	for _, c := range cases {
+		got, err := static.WithDynamic(c.dyn).ConnectionLimits()
+		if (err != nil) != c.wantErrs {
+			t.Errorf("%s: error %v, want one: %v", c.name, err, c.wantErrs)
+			continue
+		}
+		if err == nil && !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s: %+v, want %+v", c.name, got, c.want)
+		}
+	}
+	if _, err := ValidateDynamic(map[string]string{"max.connections": "0"}); err == nil {
+		t.Error("ValidateDynamic took max.connections=0")
+	}
+	if _, err := ValidateDynamic(map[string]string{"max.connections.per.ip.overrides": "10.0.0.1"}); err == nil {
+		t.Error("ValidateDynamic took an override without a count")
 	}
 }

@@ -97,18 +97,5 @@ func parseThrottledReplicas(v string) (ThrottledReplicas, error) {
 // ReplicationThrottle is this broker's replication throttle rates, in
 // bytes per second, with its dynamic configs (unlimited: the Long maximum).
 func (b *Broker) ReplicationThrottle() (leader, follower int64) {
-	return b.longValue(LeaderThrottledRate), b.longValue(FollowerThrottledRate)
-}
-
-// longValue is a Long broker config's value in b, dynamic configs first.
-func (b *Broker) longValue(key string) int64 {
-	v, _, ok := brokerValue(layersOf(b), key)
-	if !ok {
-		v = brokerByName[key].Default
-	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil {
-		panic("config: unvalidated " + key)
-	}
-	return n
+	return mustInt(b.value(LeaderThrottledRate)), mustInt(b.value(FollowerThrottledRate))
 }

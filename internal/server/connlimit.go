@@ -41,17 +41,13 @@ type ConnLimitsConfig struct {
 // remote address is not an IP; every counted connection is released
 // exactly once (release panics on an underflow).
 type ConnLimits struct {
-	maxConnections limit
-	maxPerIP       limit
-	// overrides is keyed by canonical addresses (ipKey).
-	overrides map[netip.Addr]int
-
 	mu struct {
 		sync.Mutex
+		rules connRules // replaced whole by Update
 		open  int
 		perIP map[netip.Addr]int
-		// freed, when not nil, is closed (and cleared) by the next release:
-		// the accept loops waiting for a slot wait on it.
+		// freed, when not nil, is closed (and cleared) by the next release
+		// or Update: the accept loops waiting for a slot wait on it.
 		freed   chan struct{}
 		refused uint64
 		// lastLog is when a refusal was last logged; suppressed counts
@@ -78,13 +74,22 @@ func limitOf(n int) limit {
 // admit reports whether one more connection fits when count are open.
 func (l limit) admit(count int) bool { return !l.set || count < l.n }
 
-// NewConnLimits validates c and returns limits with nothing counted.
-func NewConnLimits(c ConnLimitsConfig) (*ConnLimits, error) {
+// connRules are the limits a ConnLimits applies, compiled from a
+// ConnLimitsConfig.
+type connRules struct {
+	maxConnections limit
+	maxPerIP       limit
+	// overrides is keyed by canonical addresses (ipKey).
+	overrides map[netip.Addr]int
+}
+
+// compileRules validates c and returns the rules it states.
+func compileRules(c ConnLimitsConfig) (connRules, error) {
 	perIP := limitOf(c.MaxPerIP)
 	if c.OnlyOverrides {
 		perIP = limit{n: 0, set: true}
 	}
-	l := &ConnLimits{
+	r := connRules{
 		maxConnections: limitOf(c.MaxConnections),
 		maxPerIP:       perIP,
 		overrides:      make(map[netip.Addr]int, len(c.PerIPOverrides)),
@@ -100,17 +105,41 @@ func NewConnLimits(c ConnLimitsConfig) (*ConnLimits, error) {
 			continue
 		}
 		key := ipKey(addr)
-		if prev, ok := l.overrides[key]; ok && prev != n {
+		if prev, ok := r.overrides[key]; ok && prev != n {
 			errs = append(errs, fmt.Errorf("server: ConnLimitsConfig.PerIPOverrides gives %v both %d and %d", key, prev, n))
 			continue
 		}
-		l.overrides[key] = n
+		r.overrides[key] = n
 	}
-	if err := errors.Join(errs...); err != nil {
+	return r, errors.Join(errs...)
+}
+
+// NewConnLimits validates c and returns limits with nothing counted.
+func NewConnLimits(c ConnLimitsConfig) (*ConnLimits, error) {
+	r, err := compileRules(c)
+	if err != nil {
 		return nil, err
 	}
+	l := &ConnLimits{}
+	l.mu.rules = r
 	l.mu.perIP = make(map[netip.Addr]int)
 	return l, nil
+}
+
+// Update replaces the limits with c's (Kafka's dynamic max.connections*),
+// keeping the counts. Connections already open stay open even where they
+// exceed the new limits; new ones are judged by them. Accept loops waiting
+// for a broker-wide slot look again. On an error nothing changes.
+func (l *ConnLimits) Update(c ConnLimitsConfig) error {
+	r, err := compileRules(c)
+	if err != nil {
+		return err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.mu.rules = r
+	l.wakeLocked()
+	return nil
 }
 
 // Open is the number of connections counted now, on all listeners.
@@ -208,9 +237,10 @@ type acquisition struct {
 func (l *ConnLimits) acquire(ip netip.Addr, ok, interBroker bool, stop <-chan struct{}) acquisition {
 	for {
 		l.mu.Lock()
-		a := admission{open: l.mu.open, maxConnections: l.maxConnections, interBroker: interBroker}
+		r := l.mu.rules
+		a := admission{open: l.mu.open, maxConnections: r.maxConnections, interBroker: interBroker}
 		if ok {
-			a.ipOpen, a.ipLimit = l.mu.perIP[ip], ipLimit(ip, l.maxPerIP, l.overrides)
+			a.ipOpen, a.ipLimit = l.mu.perIP[ip], ipLimit(ip, r.maxPerIP, r.overrides)
 		}
 		switch decide(a) {
 		case verdictAdmit:
@@ -242,7 +272,7 @@ func (l *ConnLimits) acquire(ip netip.Addr, ok, interBroker bool, stop <-chan st
 func (l *ConnLimits) waitForSlot(stop <-chan struct{}) bool {
 	for {
 		l.mu.Lock()
-		if l.maxConnections.admit(l.mu.open) {
+		if l.mu.rules.maxConnections.admit(l.mu.open) {
 			l.mu.Unlock()
 			return true
 		}
@@ -286,6 +316,11 @@ func (s slot) release() {
 			l.mu.perIP[s.ip] = n - 1
 		}
 	}
+	l.wakeLocked()
+}
+
+// wakeLocked wakes the accept loops waiting for a broker-wide slot.
+func (l *ConnLimits) wakeLocked() {
 	if l.mu.freed != nil {
 		close(l.mu.freed)
 		l.mu.freed = nil

@@ -179,6 +179,52 @@ func TestAcquireWaitsForARelease(t *testing.T) {
 	second.slot.release()
 }
 
+// TestUpdateAppliesToNewConnections checks dynamic limits: a raised
+// max.connections admits the connection waiting for a slot, a lowered
+// per-address limit refuses the next connection but closes none, and an
+// invalid config changes nothing.
+func TestUpdateAppliesToNewConnections(t *testing.T) {
+	l := newLimits(t, ConnLimitsConfig{MaxConnections: 1})
+	ip := netip.MustParseAddr("10.0.0.1")
+	first := l.acquire(ip, true, false, nil)
+	got := make(chan acquisition)
+	go func() { got <- l.acquire(ip, true, false, nil) }()
+	select {
+	case a := <-got:
+		t.Fatalf("acquire past max.connections returned %+v", a)
+	case <-time.After(20 * time.Millisecond):
+	}
+	if err := l.Update(ConnLimitsConfig{MaxConnections: 3}); err != nil {
+		t.Fatal(err)
+	}
+	second := <-got
+	if second.verdict != verdictAdmit || l.Open() != 2 {
+		t.Fatalf("after raising max.connections: verdict %v, open %d", second.verdict, l.Open())
+	}
+
+	if err := l.Update(ConnLimitsConfig{MaxConnections: 3, MaxPerIP: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if a := l.acquire(ip, true, false, nil); a.verdict != verdictRefuse || a.limit != 1 {
+		t.Fatalf("over a lowered per-address limit: verdict %v, limit %d", a.verdict, a.limit)
+	}
+	if l.Open() != 2 {
+		t.Fatalf("open %d after lowering the per-address limit, want the 2 already open", l.Open())
+	}
+
+	bad := ConnLimitsConfig{PerIPOverrides: map[netip.Addr]int{ip: -1}}
+	if err := l.Update(bad); err == nil {
+		t.Fatal("Update took a negative override")
+	}
+	if a := l.acquire(netip.MustParseAddr("10.0.0.2"), true, false, nil); a.verdict != verdictAdmit {
+		t.Fatalf("after a refused Update: verdict %v, want the previous limits", a.verdict)
+	} else {
+		a.slot.release()
+	}
+	first.slot.release()
+	second.slot.release()
+}
+
 func newLimits(t *testing.T, c ConnLimitsConfig) *ConnLimits {
 	t.Helper()
 	l, err := NewConnLimits(c)

@@ -127,16 +127,20 @@ func TestConnectionLimits(t *testing.T) {
 // the correlation id.
 func rawAPIVersions(t *testing.T, c net.Conn, correlationID int32) {
 	t.Helper()
-	req := binary.BigEndian.AppendUint32(nil, 10) // size: key, version, correlation id, null client id
-	req = binary.BigEndian.AppendUint16(req, 18)
-	req = binary.BigEndian.AppendUint16(req, 0)
-	req = binary.BigEndian.AppendUint32(req, uint32(correlationID))
-	req = binary.BigEndian.AppendUint16(req, 0xffff)
-	writeAll(t, c, req)
+	writeAll(t, c, apiVersionsV0(correlationID))
 	resp := readFrame(t, c)
 	if len(resp) < 6 || int32(binary.BigEndian.Uint32(resp)) != correlationID || binary.BigEndian.Uint16(resp[4:]) != 0 {
 		t.Fatalf("ApiVersions answer %x: want correlation id %d and no error", resp[:min(len(resp), 6)], correlationID)
 	}
+}
+
+// apiVersionsV0 is an ApiVersions v0 request frame with a null client id.
+func apiVersionsV0(correlationID int32) []byte {
+	req := binary.BigEndian.AppendUint32(nil, 10) // size: key, version, correlation id, null client id
+	req = binary.BigEndian.AppendUint16(req, 18)
+	req = binary.BigEndian.AppendUint16(req, 0)
+	req = binary.BigEndian.AppendUint32(req, uint32(correlationID))
+	return binary.BigEndian.AppendUint16(req, 0xffff)
 }
 
 // max.connections holds a connection over the limit unanswered until another
@@ -147,12 +151,7 @@ func TestMaxConnectionsHoldsTheNextConnection(t *testing.T) {
 	rawAPIVersions(t, first, 1)
 	rawAPIVersions(t, second, 2)
 	third := dialRaw(t, b.Addr) // the kernel completes the handshake; the broker does not accept it yet
-	req := binary.BigEndian.AppendUint32(nil, 10)
-	req = binary.BigEndian.AppendUint16(req, 18)
-	req = binary.BigEndian.AppendUint16(req, 0)
-	req = binary.BigEndian.AppendUint32(req, 3)
-	req = binary.BigEndian.AppendUint16(req, 0xffff)
-	writeAll(t, third, req)
+	writeAll(t, third, apiVersionsV0(3))
 	_ = third.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
 	var buf [1]byte
 	if n, err := third.Read(buf[:]); n > 0 || err == nil {
