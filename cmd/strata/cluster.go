@@ -88,7 +88,8 @@ func (n *node) joinCluster(ctx context.Context, cfg *config.Broker, advertised m
 	n.fetchers, err = replication.NewFetchers(replication.FetchersOptions{
 		NodeID:                    cfg.NodeID,
 		BrokerEpoch:               n.member.Epoch,
-		Client:                    clients.client,
+		Client:                    clients.fetcherClient,
+		Fetchers:                  rf.Fetchers,
 		MaxWait:                   rf.MaxWait,
 		MinBytes:                  rf.MinBytes,
 		MaxBytes:                  rf.ResponseMaxBytes,

@@ -18,17 +18,25 @@ import (
 )
 
 // replicaClients are this broker's connections to the other brokers for
-// replica fetches: one franz-go client per leader, dialed at the endpoint
-// the leader registered for the inter-broker listener, and dialed again
-// when that endpoint changes (the leader restarted elsewhere).
+// replica fetches: one franz-go client per leader and replica fetcher
+// (num.replica.fetchers), dialed at the endpoint the leader registered for
+// the inter-broker listener, and dialed again when that endpoint changes
+// (the leader restarted elsewhere). The other requests between brokers
+// (transaction verification and markers) share fetcher 0's.
 type replicaClients struct {
 	meta     *metadata.Store
 	listener string
 	opts     []kgo.Opt
 
 	mu     sync.Mutex
-	byID   map[int32]replicaClient
+	byKey  map[replicaClientKey]replicaClient
 	closed bool
+}
+
+// replicaClientKey names one connection: the broker and the fetcher.
+type replicaClientKey struct {
+	broker  int32
+	fetcher int
 }
 
 type replicaClient struct {
@@ -74,7 +82,7 @@ func newReplicaClients(cfg *config.Broker, meta *metadata.Store) (*replicaClient
 		}
 		opts = append(opts, kgo.SASL(m))
 	}
-	return &replicaClients{meta: meta, listener: l.Name, opts: opts, byID: map[int32]replicaClient{}}, nil
+	return &replicaClients{meta: meta, listener: l.Name, opts: opts, byKey: map[replicaClientKey]replicaClient{}}, nil
 }
 
 func listenerNamed(ls []config.Listener, name string) (config.Listener, bool) {
@@ -125,9 +133,13 @@ func replicaSASL(s config.InterBrokerSASL) (sasl.Mechanism, error) {
 	panic("replica clients: unvalidated sasl.mechanism.inter.broker.protocol " + s.Mechanism)
 }
 
-// client returns a connection to broker id, as replication.Fetchers asks
-// for one before every request.
-func (c *replicaClients) client(id int32) (kmsg.Requestor, error) {
+// client returns the connection to broker id that requests other than
+// replica fetches take.
+func (c *replicaClients) client(id int32) (kmsg.Requestor, error) { return c.fetcherClient(id, 0) }
+
+// fetcherClient returns replica fetcher number fetcher's connection to
+// broker id, as replication.Fetchers asks for one before every request.
+func (c *replicaClients) fetcherClient(id int32, fetcher int) (kmsg.Requestor, error) {
 	addr, err := c.address(id)
 	if err != nil {
 		return nil, err
@@ -137,7 +149,8 @@ func (c *replicaClients) client(id int32) (kmsg.Requestor, error) {
 	if c.closed {
 		return nil, fmt.Errorf("replica clients are closed")
 	}
-	rc, ok := c.byID[id]
+	key := replicaClientKey{broker: id, fetcher: fetcher}
+	rc, ok := c.byKey[key]
 	if ok && rc.addr != addr {
 		rc.cl.Close()
 		ok = false
@@ -148,7 +161,7 @@ func (c *replicaClients) client(id int32) (kmsg.Requestor, error) {
 			return nil, fmt.Errorf("client for broker %d at %s: %w", id, addr, err)
 		}
 		rc = replicaClient{addr: addr, cl: cl}
-		c.byID[id] = rc
+		c.byKey[key] = rc
 	}
 	return rc.cl.SeedBrokers()[0], nil
 }
@@ -171,9 +184,9 @@ func (c *replicaClients) close() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.closed = true
-	for id, rc := range c.byID {
+	for key, rc := range c.byKey {
 		rc.cl.Close()
-		delete(c.byID, id)
+		delete(c.byKey, key)
 	}
 }
 

@@ -68,9 +68,9 @@ type replicaSpec struct {
 	// configs are broker configs on top of node.id and log.dirs. ln
 	// serves the inter-broker listener of listeners (PLAINTEXT by
 	// default), with its protocol's TLS and SASL as serve sets them up; on
-	// a listener other than PLAINTEXT the followers fetch through
-	// newReplicaClients, as serve's do, rather than through plain clients
-	// of addrs.
+	// a listener other than PLAINTEXT, or with num.replica.fetchers above
+	// 1, the followers fetch through newReplicaClients, as serve's do,
+	// rather than through plain clients of addrs.
 	configs map[string]string
 	// remote is the shared bucket; nil runs without the remote tier.
 	remote objstore.Store
@@ -114,9 +114,9 @@ func startReplicaNode(t *testing.T, spec replicaSpec) *replicaNode {
 			}
 			return -1
 		},
-		Client: func(leader int32) (kmsg.Requestor, error) {
-			if secured {
-				return n.coord.replicaClients.client(leader)
+		Client: func(leader int32, fetcher int) (kmsg.Requestor, error) {
+			if secured || cfg.ReplicaFetch.Fetchers > 1 {
+				return n.coord.replicaClients.fetcherClient(leader, fetcher)
 			}
 			cl, ok := n.clients[leader]
 			if !ok {
@@ -124,7 +124,8 @@ func startReplicaNode(t *testing.T, spec replicaSpec) *replicaNode {
 			}
 			return cl.SeedBrokers()[0], nil
 		},
-		MaxWait: 100 * time.Millisecond, MinBytes: 1, MaxBytes: 10 << 20, PartitionMaxBytes: 1 << 20,
+		Fetchers: cfg.ReplicaFetch.Fetchers,
+		MaxWait:  100 * time.Millisecond, MinBytes: 1, MaxBytes: 10 << 20, PartitionMaxBytes: 1 << 20,
 		Backoff: 50 * time.Millisecond, RequestTimeout: 10 * time.Second,
 		Tier:                      tierState,
 		LastTieredOffsetBootstrap: cfg.FollowerFetchLastTieredOffset,

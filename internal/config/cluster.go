@@ -35,6 +35,7 @@ type ReplicaFetch struct {
 	MaxWait          time.Duration // replica.fetch.wait.max.ms
 	Backoff          time.Duration // replica.fetch.backoff.ms
 	SocketTimeout    time.Duration // replica.socket.timeout.ms
+	Fetchers         int           // num.replica.fetchers, per leader broker
 }
 
 // Clustered reports whether the node is a member of a multi-node cluster
@@ -66,6 +67,7 @@ func (b *Broker) setCluster(g getter) error {
 		MinBytes:         g.i32("replica.fetch.min.bytes"),
 		MaxWait:          msDuration(g.i64("replica.fetch.wait.max.ms")),
 		Backoff:          msDuration(g.i64("replica.fetch.backoff.ms")),
+		Fetchers:         int(g.i32("num.replica.fetchers")),
 		SocketTimeout:    msDuration(g.i64("replica.socket.timeout.ms")),
 	}
 	if err := b.checkRoles(g); err != nil {

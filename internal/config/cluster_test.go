@@ -59,7 +59,7 @@ func TestClusterSingleNodeDefaults(t *testing.T) {
 		{"BrokerHeartbeatInterval", b.BrokerHeartbeatInterval, 2 * time.Second},
 		{"ReplicaFetch", b.ReplicaFetch, ReplicaFetch{
 			MaxBytes: 1048576, ResponseMaxBytes: 10485760, MinBytes: 1,
-			MaxWait: 500 * time.Millisecond, Backoff: time.Second, SocketTimeout: 30 * time.Second,
+			MaxWait: 500 * time.Millisecond, Backoff: time.Second, SocketTimeout: 30 * time.Second, Fetchers: 1,
 		}},
 	}
 	for _, c := range checks {
@@ -246,9 +246,9 @@ func TestClusterTimeoutBounds(t *testing.T) {
 		"replica.fetch.wait.max.ms": "1000", "replica.socket.timeout.ms": "1000", "replica.lag.time.max.ms": "1000",
 		"broker.heartbeat.interval.ms": "1", "broker.session.timeout.ms": "2",
 		"replica.fetch.max.bytes": "1", "replica.fetch.response.max.bytes": "1", "replica.fetch.min.bytes": "1",
-		"replica.fetch.backoff.ms": "0",
+		"replica.fetch.backoff.ms": "0", "num.replica.fetchers": "4",
 	})
-	want := ReplicaFetch{MaxBytes: 1, ResponseMaxBytes: 1, MinBytes: 1, MaxWait: time.Second, SocketTimeout: time.Second}
+	want := ReplicaFetch{MaxBytes: 1, ResponseMaxBytes: 1, MinBytes: 1, MaxWait: time.Second, SocketTimeout: time.Second, Fetchers: 4}
 	if b.ReplicaFetch != want {
 		t.Errorf("ReplicaFetch = %+v, want %+v", b.ReplicaFetch, want)
 	}

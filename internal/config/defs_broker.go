@@ -108,6 +108,8 @@ var brokerDefs = readOnly(slices.Concat([]Def{
 		"Bytes a leader waits for, up to replica.fetch.wait.max.ms, before it answers a follower's fetch. At least 1 (Kafka allows 0): for no wait, set replica.fetch.wait.max.ms=0."),
 	def("replica.fetch.wait.max.ms", Int, "500", "", atLeast(0),
 		"Longest a leader holds a follower's fetch waiting for replica.fetch.min.bytes; at most replica.socket.timeout.ms and replica.lag.time.max.ms."),
+	def("num.replica.fetchers", Int, "1", "", atLeast(1),
+		"Fetchers a follower runs per leader broker, each with its own connection; a partition always goes to the same one (Kafka's hash of its topic and number). More fetchers replicate in parallel where one connection's fetches would queue."),
 	def("replica.fetch.backoff.ms", Int, "1000", "", atLeast(0),
 		"How long a follower waits before it fetches again from a partition's leader after an error."),
 	def("replica.socket.timeout.ms", Int, "30000", "", atLeast(1),

@@ -24,8 +24,6 @@ var compatDefs = noEffectDefs([]Def{
 		"Kafka's bound on requests queued for its handler threads. "+noEffect+"there is no shared queue; a connection with 100 requests in flight is not read until one is answered."),
 	def("background.threads", Int, "10", "", atLeast(1),
 		"Kafka's threads for background work. "+noEffect+"retention, flushes, the cleaner and the tier each run on their own goroutines."),
-	def("num.replica.fetchers", Int, "1", "", atLeast(1),
-		"Kafka's fetcher threads per source broker. "+noEffect+"a follower has one fetcher per leader broker, Kafka's default."),
 	def("share.coordinator.state.topic.replication.factor", Short, "3", "", atLeast(1),
 		"Replication factor of Kafka's share-group state topic (KIP-932). "+noEffect+"Strata has no share groups."),
 	def("share.coordinator.state.topic.min.isr", Short, "2", "", atLeast(1),

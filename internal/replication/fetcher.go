@@ -57,12 +57,14 @@ const (
 	phaseBootstrap
 )
 
-// fetcher replicates the partitions led by one broker, in one goroutine
+// fetcher replicates the partitions led by one broker (all of them, or
+// its share of them with num.replica.fetchers above 1), in one goroutine
 // (Kafka's ReplicaFetcherThread): fetch, apply each partition's answer,
 // make the appended bytes durable, fetch again.
 type fetcher struct {
 	opts   *FetchersOptions
 	leader int32
+	id     int // which of the leader's fetchers (num.replica.fetchers)
 	log    *slog.Logger
 
 	mu    sync.Mutex
@@ -72,10 +74,10 @@ type fetcher struct {
 	done  chan struct{}
 }
 
-func newFetcher(opts *FetchersOptions, leader int32) *fetcher {
+func newFetcher(opts *FetchersOptions, key fetcherKey) *fetcher {
 	f := &fetcher{
-		opts: opts, leader: leader,
-		log:   opts.Logger.With("leader", leader),
+		opts: opts, leader: key.leader, id: key.id,
+		log:   opts.Logger.With("leader", key.leader, "fetcher", key.id),
 		parts: map[base.TopicPartition]*followed{},
 		wake:  make(chan struct{}, 1),
 		stop:  make(chan struct{}),
@@ -220,7 +222,7 @@ func (f *fetcher) round(ctx context.Context, batch map[base.TopicPartition]*foll
 		}
 	}
 	req := f.request(batch)
-	client, err := f.opts.Client(f.leader)
+	client, err := f.opts.Client(f.leader, f.id)
 	if err != nil {
 		return fmt.Errorf("reaching broker %d: %w", f.leader, err)
 	}
@@ -454,7 +456,7 @@ func (f *fetcher) leaderOffset(ctx context.Context, fl *followed, timestamp int6
 // listLeaderOffset asks the leader, as a replica, for ListOffsets' answer
 // to timestamp; ok is false when it answered -1 (unknown, as -6 may).
 func (f *fetcher) listLeaderOffset(ctx context.Context, fl *followed, timestamp int64) (base.Offset, bool, error) {
-	client, err := f.opts.Client(f.leader)
+	client, err := f.opts.Client(f.leader, f.id)
 	if err != nil {
 		return 0, false, err
 	}

@@ -217,7 +217,7 @@ func (f *fetcher) rebuildFromTier(ctx context.Context, fl *followed, target, lea
 // about epoch: the largest epoch at or below it in the leader's lineage
 // and that epoch's end offset.
 func (f *fetcher) leaderEpochEnd(ctx context.Context, fl *followed, epoch base.Epoch) (LeaderAnswer, error) {
-	client, err := f.opts.Client(f.leader)
+	client, err := f.opts.Client(f.leader, f.id)
 	if err != nil {
 		return LeaderAnswer{}, err
 	}

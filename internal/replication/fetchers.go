@@ -3,8 +3,10 @@ package replication
 import (
 	"errors"
 	"log/slog"
+	"math"
 	"sync"
 	"time"
+	"unicode/utf16"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -20,9 +22,14 @@ type FetchersOptions struct {
 	NodeID int32
 	// BrokerEpoch returns this broker's current registration epoch.
 	BrokerEpoch func() int64
-	// Client returns a connection to broker id (for example a franz-go
-	// client's Broker(id)); it is asked again for every request.
-	Client func(id int32) (kmsg.Requestor, error)
+	// Client returns fetcher number fetcher's connection to broker
+	// leader (for example a franz-go client's Broker(leader)), each
+	// fetcher its own so that one's long poll does not queue another's;
+	// it is asked again for every request.
+	Client func(leader int32, fetcher int) (kmsg.Requestor, error)
+	// Fetchers is num.replica.fetchers: how many fetchers share the
+	// partitions of one leader (0 is 1).
+	Fetchers int
 	// MaxWait is replica.fetch.wait.max.ms, MinBytes replica.fetch.min.bytes,
 	// MaxBytes replica.fetch.response.max.bytes, PartitionMaxBytes
 	// replica.fetch.max.bytes and Backoff replica.fetch.backoff.ms.
@@ -76,21 +83,58 @@ func (o *FetchersOptions) Validate() error {
 		return errors.New("replication: FetchersOptions.NodeID is negative")
 	case o.BrokerEpoch == nil || o.Client == nil || o.Clock == nil:
 		return errors.New("replication: FetchersOptions.BrokerEpoch, Client and Clock are required")
+	case o.Fetchers < 0:
+		return errors.New("replication: FetchersOptions.Fetchers is negative")
 	case o.MaxWait < 0 || o.MinBytes < 1 || o.MaxBytes < 1 || o.PartitionMaxBytes < 1 || o.Backoff < 0 || o.RequestTimeout <= 0:
 		return errors.New("replication: FetchersOptions: a negative wait or backoff, or a size below 1")
 	}
 	return nil
 }
 
-// Fetchers keeps one fetcher per leader broker for the partitions this
-// broker follows (Kafka's ReplicaFetcherManager). Safe for concurrent use.
+// Fetchers keeps Fetchers fetchers per leader broker for the partitions
+// this broker follows (Kafka's ReplicaFetcherManager), each partition
+// always with the same one of its leader's (FetcherID). Safe for
+// concurrent use.
 type Fetchers struct {
 	opts FetchersOptions
 
-	mu       sync.Mutex
-	closed   bool
-	byLeader map[int32]*fetcher
-	leaderOf map[base.TopicPartition]int32
+	mu        sync.Mutex
+	closed    bool
+	byKey     map[fetcherKey]*fetcher
+	fetcherOf map[base.TopicPartition]fetcherKey
+}
+
+// fetcherKey names one fetcher: its leader and its number among the
+// leader's.
+type fetcherKey struct {
+	leader int32
+	id     int
+}
+
+// FetcherID is the fetcher, of n per leader, that replicates tp: Kafka's
+// AbstractFetcherManager.getFetcherId, abs(31 * topic.hashCode() +
+// partition) % n, so that a partition keeps its fetcher as long as n stays.
+func FetcherID(tp base.TopicPartition, n int) int {
+	if n <= 1 {
+		return 0
+	}
+	h := 31*javaStringHash(tp.Topic) + tp.Partition
+	if h == math.MinInt32 {
+		return 0 // Kafka's Utils.abs
+	}
+	if h < 0 {
+		h = -h
+	}
+	return int(h) % n
+}
+
+// javaStringHash is Java's String.hashCode over s's UTF-16 code units.
+func javaStringHash(s string) int32 {
+	var h int32
+	for _, u := range utf16.Encode([]rune(s)) {
+		h = 31*h + int32(u)
+	}
+	return h
 }
 
 // NewFetchers returns fetchers that run until Close.
@@ -102,7 +146,8 @@ func NewFetchers(o FetchersOptions) (*Fetchers, error) {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	o.Logger = o.Logger.With("component", "replica-fetcher", "node", o.NodeID)
-	return &Fetchers{opts: o, byLeader: map[int32]*fetcher{}, leaderOf: map[base.TopicPartition]int32{}}, nil
+	o.Fetchers = max(o.Fetchers, 1)
+	return &Fetchers{opts: o, byKey: map[fetcherKey]*fetcher{}, fetcherOf: map[base.TopicPartition]fetcherKey{}}, nil
 }
 
 // Follow replicates p from broker leader in leaderEpoch, moving it from the
@@ -118,15 +163,16 @@ func (fs *Fetchers) follow(r Replica, leader int32, leaderEpoch base.Epoch) {
 		return
 	}
 	tp := r.TP()
-	if old, ok := fs.leaderOf[tp]; ok && old != leader {
+	key := fetcherKey{leader: leader, id: FetcherID(tp, fs.opts.Fetchers)}
+	if old, ok := fs.fetcherOf[tp]; ok && old != key {
 		fs.removeLocked(tp)
 	}
-	f, ok := fs.byLeader[leader]
+	f, ok := fs.byKey[key]
 	if !ok {
-		f = newFetcher(&fs.opts, leader)
-		fs.byLeader[leader] = f
+		f = newFetcher(&fs.opts, key)
+		fs.byKey[key] = f
 	}
-	fs.leaderOf[tp] = leader
+	fs.fetcherOf[tp] = key
 	f.set(r, leaderEpoch)
 }
 
@@ -138,14 +184,14 @@ func (fs *Fetchers) Unfollow(tp base.TopicPartition) {
 }
 
 func (fs *Fetchers) removeLocked(tp base.TopicPartition) {
-	leader, ok := fs.leaderOf[tp]
+	key, ok := fs.fetcherOf[tp]
 	if !ok {
 		return
 	}
-	delete(fs.leaderOf, tp)
-	f := fs.byLeader[leader]
+	delete(fs.fetcherOf, tp)
+	f := fs.byKey[key]
 	if f.remove(tp) {
-		delete(fs.byLeader, leader)
+		delete(fs.byKey, key)
 		// A fetch in flight may still apply to tp; close waits for it, so
 		// that the caller may close or delete the partition afterwards.
 		f.close()
@@ -157,9 +203,9 @@ func (fs *Fetchers) Close() {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	fs.closed = true
-	for id, f := range fs.byLeader {
+	for key, f := range fs.byKey {
 		f.close()
-		delete(fs.byLeader, id)
+		delete(fs.byKey, key)
 	}
-	clear(fs.leaderOf)
+	clear(fs.fetcherOf)
 }
