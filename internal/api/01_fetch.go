@@ -46,6 +46,7 @@ func (h *Handler) handleFetch(ctx context.Context, req *Request) Reply {
 		resp.ErrorCode = fc.errCode
 		return done(resp)
 	}
+	capFetchBytes(r, h.opts.Config.FetchMaxBytes)
 	cq, limited := h.consumerQuota(req, r)
 	targets := h.resolveFetch(req, fc.wants, fc.byID, resp)
 	// Take the change channels before reading, so an append between the
@@ -75,6 +76,18 @@ func (h *Handler) handleFetch(ctx context.Context, req *Request) Reply {
 			}
 		}
 	}, Release: bufs.release, Splices: bufs.spliceList}
+}
+
+// capFetchBytes bounds a consumer fetch's max_bytes by fetch.max.bytes
+// (limit; Kafka's broker-side cap, KIP-541), and its min_bytes by the
+// result. A max_bytes of 0 or less asks for no bound: it gets limit.
+func capFetchBytes(r *kmsg.FetchRequest, limit int32) {
+	if limit > 0 && (r.MaxBytes <= 0 || r.MaxBytes > limit) {
+		r.MaxBytes = limit
+	}
+	if r.MaxBytes > 0 {
+		r.MinBytes = min(r.MinBytes, r.MaxBytes)
+	}
 }
 
 // hasPartitionError reports whether some partition of resp carries an

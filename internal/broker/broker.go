@@ -30,8 +30,12 @@ type Options struct {
 	// FlushCheckInterval is how often partitions are checked for data
 	// older than their flush.ms (log.flush.scheduler.interval.ms).
 	FlushCheckInterval time.Duration
-	Clock              clock.Clock
-	Logger             *slog.Logger
+	// HWCheckpointInterval is how often the high watermark checkpoint is
+	// written (replica.high.watermark.checkpoint.interval.ms); zero is
+	// Kafka's default, 5 s.
+	HWCheckpointInterval time.Duration
+	Clock                clock.Clock
+	Logger               *slog.Logger
 	// OnOpen and OnClose, when set, hear about each hosted partition
 	// that this node begins to lead (opened as the leader, or a follower
 	// made leader) and each one it stops leading (made a follower, or
@@ -94,6 +98,8 @@ func (o Options) Validate() error {
 		return errors.New("broker: RetentionInterval must be positive")
 	case o.FlushCheckInterval <= 0:
 		return errors.New("broker: FlushCheckInterval must be positive")
+	case o.HWCheckpointInterval < 0:
+		return errors.New("broker: HWCheckpointInterval is negative")
 	case o.ReplicaLagTimeMax < 2*time.Millisecond:
 		return errors.New("broker: ReplicaLagTimeMax must be at least 2 ms")
 	case o.Tier != nil:

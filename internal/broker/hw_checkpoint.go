@@ -24,10 +24,15 @@ const (
 	// here, in the format and under the name of Kafka's
 	// replication-offset-checkpoint.
 	hwCheckpointFile = "replication-offset-checkpoint"
-	// hwCheckpointInterval is Kafka's
+	// defaultHWCheckpointInterval is Kafka's
 	// replica.high.watermark.checkpoint.interval.ms default.
-	hwCheckpointInterval = 5 * time.Second
+	defaultHWCheckpointInterval = 5 * time.Second
 )
+
+// hwCheckpointInterval is how often the checkpoint is written.
+func (b *Broker) hwCheckpointInterval() time.Duration {
+	return cmp.Or(b.opts.HWCheckpointInterval, defaultHWCheckpointInterval)
+}
 
 // hwCheckpoint keeps the high watermark checkpoint: the one read at start,
 // whose entries each partition's first open takes (a replica that restarts
@@ -149,7 +154,7 @@ func (b *Broker) checkpointHighWatermarks() {
 	changed, err := b.hw.write(hws)
 	switch {
 	case changed && err != nil:
-		b.logger.Warn("writing the high watermark checkpoint failed; it is tried again every "+hwCheckpointInterval.String(), "err", err)
+		b.logger.Warn("writing the high watermark checkpoint failed; it is tried again every "+b.hwCheckpointInterval().String(), "err", err)
 	case changed:
 		b.logger.Info("the high watermark checkpoint is written again")
 	}

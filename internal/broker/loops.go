@@ -30,7 +30,7 @@ func (b *Broker) startLoops() {
 	b.every(b.opts.RetentionInterval, b.retentionPass)
 	b.every(b.opts.FlushCheckInterval, b.flushPass)
 	b.every(b.opts.ReplicaLagTimeMax/2, b.isrPass)
-	b.every(hwCheckpointInterval, b.checkpointHighWatermarks)
+	b.every(b.hwCheckpointInterval(), b.checkpointHighWatermarks)
 	if b.opts.ReopenFailedLogs {
 		b.every(failedLogCheckInterval, b.reopenFailedLogs)
 	}

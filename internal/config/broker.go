@@ -25,7 +25,9 @@ type Broker struct {
 	SocketRequestMaxBytes    int32
 	MinInsyncReplicas        int32
 	FetchSessionCacheSlots   int32         // max.incremental.fetch.session.cache.slots
+	FetchMaxBytes            int32         // fetch.max.bytes, a consumer fetch's largest answer
 	ReplicaLagTimeMax        time.Duration // replica.lag.time.max.ms
+	HWCheckpointInterval     time.Duration // replica.high.watermark.checkpoint.interval.ms
 	QuotaWindowNum           int32         // quota.window.num
 	QuotaWindowSize          time.Duration // quota.window.size.seconds
 	// ReplicationQuotaWindowNum and ReplicationQuotaWindowSize sample the
@@ -210,7 +212,9 @@ func newBroker(raw, origin map[string]string) (*Broker, error) {
 		SocketRequestMaxBytes:      g.i32("socket.request.max.bytes"),
 		MinInsyncReplicas:          g.i32("min.insync.replicas"),
 		FetchSessionCacheSlots:     g.i32("max.incremental.fetch.session.cache.slots"),
+		FetchMaxBytes:              g.i32("fetch.max.bytes"),
 		ReplicaLagTimeMax:          msDuration(g.i64("replica.lag.time.max.ms")),
+		HWCheckpointInterval:       msDuration(g.i64("replica.high.watermark.checkpoint.interval.ms")),
 		QuotaWindowNum:             g.i32("quota.window.num"),
 		QuotaWindowSize:            time.Duration(g.i32("quota.window.size.seconds")) * time.Second,
 		ReplicationQuotaWindowNum:  g.i32("replication.quota.window.num"),

@@ -224,10 +224,19 @@ func (b *Broker) setControllerAdvertised(g getter, adv Listener, ok bool) error 
 }
 
 // setInterBrokerListener sets b.InterBrokerListener: inter.broker.listener.name,
-// which must name one of b.Listeners, or else the first of them.
+// which must name one of b.Listeners, or the listener named after
+// security.inter.broker.protocol (Kafka's older key; one of the two at
+// most), or else the first of them.
 func (b *Broker) setInterBrokerListener(g getter) error {
 	v, ok := g("inter.broker.listener.name")
-	if !ok {
+	protocol, byProtocol := g("security.inter.broker.protocol")
+	switch {
+	case ok && byProtocol:
+		return &Error{Key: "security.inter.broker.protocol", Value: protocol,
+			Msg: "and inter.broker.listener.name are both set; set only one of them (Kafka refuses both too)"}
+	case byProtocol:
+		v, ok = protocol, true
+	case !ok:
 		b.InterBrokerListener = b.Listeners[0].Name
 		return nil
 	}
@@ -243,7 +252,11 @@ func (b *Broker) setInterBrokerListener(g getter) error {
 	if b.Clustered() && v == b.ControllerListenerName {
 		why = "is the controller listener (controller.listener.names), which brokers do not use for each other"
 	}
-	return &Error{Key: "inter.broker.listener.name", Value: v,
+	key := "inter.broker.listener.name"
+	if byProtocol {
+		key, why = "security.inter.broker.protocol", "names no listener of listeners (the inter-broker listener is the one named after the protocol)"
+	}
+	return &Error{Key: key, Value: v,
 		Msg: fmt.Sprintf("%s; name one of: %s", why, strings.Join(names, ", "))}
 }
 

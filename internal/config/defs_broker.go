@@ -29,7 +29,9 @@ var brokerDefs = readOnly(slices.Concat([]Def{
 	def("controller.listener.names", List, "CONTROLLER", "", validListenerNames,
 		"The listener of listeners that serves the metadata quorum (Raft) and requests forwarded to the controller, PLAINTEXT only; only a cluster (controller.quorum.voters) has it, and clients are not given it. Kafka allows several names; Strata uses the first."),
 	nullDef("inter.broker.listener.name", String, "", nonEmpty,
-		"The listener other brokers reach this one on, e.g. to fetch replicas: one of listeners, not the controller listener. Default: the first of listeners that is not the controller listener (Kafka: the one of security.inter.broker.protocol)."),
+		"The listener other brokers reach this one on, e.g. to fetch replicas: one of listeners, not the controller listener. Default: the listener security.inter.broker.protocol names when that is set, else the first of listeners that is not the controller listener."),
+	nullDef("security.inter.broker.protocol", String, "", oneOf(protocolNames...),
+		"Kafka's older way to pick the inter-broker listener: the listener named after this protocol (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL) must exist. Only one of it and inter.broker.listener.name may be set, as in Kafka."),
 	nullDef("broker.rack", String, "", validRack,
 		"This broker's rack, at most 255 bytes, registered with the controller with its listeners."),
 	def("broker.session.timeout.ms", Int, "9000", "", atLeast(1),
@@ -61,6 +63,8 @@ var brokerDefs = readOnly(slices.Concat([]Def{
 		"Whether SSL listeners ask clients for a certificate: required, requested or none. As in Kafka (KIP-684), SASL_SSL listeners ignore it: they ask only when listener.name.<listener>.ssl.client.auth says so."),
 	def("ssl.enabled.protocols", List, "TLSv1.2,TLSv1.3", "", validTLSProtocols,
 		"TLS versions served: TLSv1.2, TLSv1.3. TLSv1 and TLSv1.1 are refused, as Go does not serve them by default."),
+	def(endpointIdentificationKey, String, "https", "", validEndpointIdentification,
+		"Whether a broker connecting to another over TLS (replica fetches, transaction markers) checks that the other's certificate names the host it dialed: https checks (the default), empty does not; the certificate must chain to the truststore either way."),
 	def("ssl.protocol", String, "TLSv1.3", "", oneOf(tlsProtocolNames...),
 		"Kafka's SSLContext protocol, TLSv1.2 or TLSv1.3; accepted for compatibility: ssl.enabled.protocols decides what is negotiated."),
 	nullDef("ssl.cipher.suites", List, "", validCipherSuites,
@@ -92,12 +96,16 @@ var brokerDefs = readOnly(slices.Concat([]Def{
 	def("max.request.partition.size.limit", Int, "2000", "", atLeast(1), "Most partitions one DescribeTopicPartitions answer holds; the client pages through the rest."),
 	def("message.max.bytes", Int, "1048588", "", atLeast(0), "Largest record batch accepted; topic: max.message.bytes."),
 	def("socket.request.max.bytes", Int, "104857600", "", atLeast(1), "Largest request accepted."),
+	def("fetch.max.bytes", Int, "57671680", "", atLeast(1024),
+		"Most bytes one consumer fetch answers, whatever its max_bytes asks (KIP-541); the first batch of the first partition with data is sent whole even when larger, as in Kafka."),
 	def("max.incremental.fetch.session.cache.slots", Int, "1000", "", atLeast(0),
 		"Incremental fetch sessions (KIP-227) kept at once; 0 answers every fetch as a full one."),
 	def("quota.window.num", Int, "11", "", atLeast(2),
 		"Samples a client quota's rate is measured over (Kafka allows 1; with one sample a rate has no span to divide by)."),
 	def("quota.window.size.seconds", Int, "1", "", atLeast(1), "Length of one client quota sample."),
 	def("min.insync.replicas", Int, "1", "", atLeast(1), "Default of the topic config min.insync.replicas."),
+	def("replica.high.watermark.checkpoint.interval.ms", Long, "5000", "", atLeast(1),
+		"How often every partition's high watermark is written to replication-offset-checkpoint, which a restarted replica shows consumers up to."),
 	def("replica.lag.time.max.ms", Long, "30000", "", atLeast(2),
 		"A follower that has not caught up with its leader's log end for this long leaves the ISR; the leader checks every half of it."),
 	def("replica.fetch.max.bytes", Int, "1048576", "", atLeast(1),
@@ -205,7 +213,7 @@ var brokerDefs = readOnly(slices.Concat([]Def{
 	nullDef("strata.metadata.dir", String, "", nonEmpty, "Directory of the metadata log. Default: <metadata.log.dir>/__metadata."),
 	nullDef("metadata.log.dir", String, "", nonEmpty, "The directory under which the metadata log is kept, in __metadata (Kafka: __cluster_metadata-0). Default: the first of log.dirs."),
 	def("strata.metrics.listener", String, "", "", optionalHostPort, `host:port serving /metrics and /healthz; "" means off.`),
-}, connectionDefs, replicationThrottleBrokerDefs, compatDefs))
+}, connectionDefs, replicationThrottleBrokerDefs, compatDefs, onlyDefaultDefs))
 
 // fallback is a broker key that supplies another key's value when that one is
 // not set. scale converts its value to the first key's unit (hours → ms);

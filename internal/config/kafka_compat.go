@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"maps"
 	"slices"
 	"strings"
@@ -24,11 +25,148 @@ var compatDefs = noEffectDefs([]Def{
 		"Kafka's bound on requests queued for its handler threads. "+noEffect+"there is no shared queue; a connection with 100 requests in flight is not read until one is answered."),
 	def("background.threads", Int, "10", "", atLeast(1),
 		"Kafka's threads for background work. "+noEffect+"retention, flushes, the cleaner and the tier each run on their own goroutines."),
+	def("group.coordinator.threads", Int, "4", "", atLeast(1),
+		"Kafka's group coordinator threads. "+noEffect+"each group coordinator partition runs on its own goroutine."),
+	def("offsets.load.buffer.size", Int, "5242880", "", atLeast(1),
+		"Kafka's read buffer for loading __consumer_offsets. "+noEffect+"loading reads the log through the page cache."),
+	def("transaction.state.log.load.buffer.size", Int, "5242880", "", atLeast(1),
+		"Kafka's read buffer for loading __transaction_state. "+noEffect+"loading reads the log through the page cache."),
+	def("producer.purgatory.purge.interval.requests", Int, "1000", "", nil,
+		"Kafka's purge interval of its produce purgatory. "+noEffect+"a waiting request holds nothing once answered."),
+	def("fetch.purgatory.purge.interval.requests", Int, "1000", "", nil,
+		"Kafka's purge interval of its fetch purgatory. "+noEffect+"a waiting request holds nothing once answered."),
+	def("delete.records.purgatory.purge.interval.requests", Int, "1", "", nil,
+		"Kafka's purge interval of its DeleteRecords purgatory. "+noEffect+"a waiting request holds nothing once answered."),
+	nullDef("num.replica.alter.log.dirs.threads", Int, "", atLeast(1),
+		"Kafka's threads that move replicas between log directories (JBOD). "+noEffect+"Strata has one data directory."),
+	def("log.initial.task.delay.ms", Long, "30000", "", atLeast(0),
+		"Kafka's delay before its log manager's first retention and flush passes. "+noEffect+"retention first runs log.retention.check.interval.ms after start."),
+	nullDef("early.start.listeners", List, "", nil,
+		"Kafka's listeners that start before its authorizer has loaded. "+noEffect+"every listener opens once the broker is ready."),
+	def("socket.listen.backlog.size", Int, "50", "", atLeast(1),
+		"Kafka's listen(2) backlog. "+noEffect+"Go listens with the kernel's net.core.somaxconn."),
+	def("replica.socket.receive.buffer.bytes", Int, "65536", "", atLeast(-1),
+		"Kafka's SO_RCVBUF of a follower's connections to leaders. "+noEffect+"the OS sizes them."),
+	def("request.timeout.ms", Int, "30000", "", atLeast(0),
+		"Kafka's timeout of its broker-to-controller requests. "+noEffect+"metadata requests are bounded by the request that needs them."),
+	def("controller.socket.timeout.ms", Int, "30000", "", atLeast(0),
+		"Kafka's socket timeout of its controller connections. "+noEffect+"metadata requests are bounded by the request that needs them."),
+	def("initial.broker.registration.timeout.ms", Int, "60000", "", atLeast(0),
+		"Kafka's wait for a new broker's first registration. "+noEffect+"a node keeps trying to join until it does or is stopped."),
+	def("controller.quorum.election.timeout.ms", Int, "1000", "", atLeast(0),
+		"Kafka's KRaft election timeout. "+noEffect+"Strata's metadata quorum is Raft (hashicorp/raft) with its own timeouts."),
+	def("controller.quorum.election.backoff.max.ms", Int, "1000", "", atLeast(0),
+		"Kafka's KRaft election backoff. "+noEffect+"Strata's metadata quorum is Raft (hashicorp/raft) with its own timeouts."),
+	def("controller.quorum.fetch.timeout.ms", Int, "2000", "", atLeast(0),
+		"Kafka's KRaft fetch timeout. "+noEffect+"Strata's metadata quorum is Raft (hashicorp/raft) with its own timeouts."),
+	def("controller.quorum.request.timeout.ms", Int, "2000", "", atLeast(0),
+		"Kafka's KRaft request timeout. "+noEffect+"Strata's metadata quorum is Raft (hashicorp/raft) with its own timeouts."),
+	def("controller.quorum.retry.backoff.ms", Int, "20", "", atLeast(0),
+		"Kafka's KRaft retry backoff. "+noEffect+"Strata's metadata quorum is Raft (hashicorp/raft) with its own timeouts."),
+	def("controller.quorum.append.linger.ms", Int, "25", "", atLeast(0),
+		"Kafka's KRaft append linger. "+noEffect+"Strata's metadata quorum commits each change as it comes."),
+	def("metadata.log.segment.bytes", Int, "1073741824", "", atLeast(12),
+		"Kafka's KRaft metadata log segment size. "+noEffect+"Strata's metadata log is compacted by Raft snapshots."),
+	def("metadata.log.segment.ms", Long, "604800000", "", atLeast(1),
+		"Kafka's KRaft metadata log segment age. "+noEffect+"Strata's metadata log is compacted by Raft snapshots."),
+	def("metadata.max.retention.bytes", Long, "104857600", "", nil,
+		"Kafka's KRaft metadata log retention by size. "+noEffect+"Strata's metadata log is compacted by Raft snapshots."),
+	def("metadata.max.retention.ms", Long, "604800000", "", nil,
+		"Kafka's KRaft metadata log retention by age. "+noEffect+"Strata's metadata log is compacted by Raft snapshots."),
+	def("metrics.num.samples", Int, "2", "", atLeast(1),
+		"Samples of Kafka's JMX metrics. "+noEffect+"Strata's metrics are Prometheus counters and gauges (strata.metrics.listener)."),
+	def("metrics.sample.window.ms", Long, "30000", "", atLeast(1),
+		"Sample window of Kafka's JMX metrics. "+noEffect+"Strata's metrics are Prometheus counters and gauges (strata.metrics.listener)."),
+	def("metrics.recording.level", String, "INFO", "", oneOf("INFO", "DEBUG", "TRACE"),
+		"Recording level of Kafka's JMX metrics. "+noEffect+"Strata's metrics are Prometheus counters and gauges (strata.metrics.listener)."),
+	def("kafka.metrics.polling.interval.secs", Int, "10", "", atLeast(1),
+		"Polling interval of Kafka's Yammer metrics reporters. "+noEffect+"Strata's metrics are read when scraped."),
+	def("auto.include.jmx.reporter", Boolean, "true", "", nil,
+		"Whether Kafka adds its JMX reporter. "+noEffect+"Strata has no JMX; its metrics are at strata.metrics.listener."),
+	def("broker.id.generation.enable", Boolean, "true", "", nil,
+		"Kafka's ZooKeeper-era broker id generation. "+noEffect+"node.id (or broker.id) names the node."),
+	def("reserved.broker.max.id", Int, "1000", "", atLeast(0),
+		"Kafka's ZooKeeper-era bound on configured broker ids. "+noEffect+"node.id (or broker.id) names the node."),
+	def("unstable.api.versions.enable", Boolean, "false", "", nil,
+		"Whether Kafka advertises API versions still in development. "+noEffect+"Strata advertises only what it implements."),
+	secret(nullDef("password.encoder.secret", Password, "", nil,
+		"Kafka's key for the dynamic password configs it stores. "+noEffect+"Strata refuses sensitive configs at run time, so stores none.")),
+	def("sasl.login.refresh.window.factor", Double, "0.8", "", ratio(0.5, 1.0),
+		"Kafka's refresh point of an expiring login (OAUTHBEARER). "+noEffect+"Strata's SASL mechanisms (PLAIN, SCRAM) have no expiring login."),
+	def("sasl.login.refresh.window.jitter", Double, "0.05", "", ratio(0, 0.25),
+		"Kafka's jitter of an expiring login's refresh (OAUTHBEARER). "+noEffect+"Strata's SASL mechanisms (PLAIN, SCRAM) have no expiring login."),
+	def("sasl.login.refresh.min.period.seconds", Short, "60", "", atLeast(0),
+		"Kafka's least wait between login refreshes (OAUTHBEARER). "+noEffect+"Strata's SASL mechanisms (PLAIN, SCRAM) have no expiring login."),
+	def("sasl.login.refresh.buffer.seconds", Short, "300", "", atLeast(0),
+		"Kafka's margin of an expiring login's refresh (OAUTHBEARER). "+noEffect+"Strata's SASL mechanisms (PLAIN, SCRAM) have no expiring login."),
+	def("offsets.topic.compression.codec", Int, "0", "", between(0, 4),
+		"Kafka's compression of the offset commits it writes to __consumer_offsets. "+noEffect+"Strata writes them uncompressed."),
+	def("group.coordinator.rebalance.protocols", List, "classic,consumer", "", listOf("classic", "consumer", "share", "streams"),
+		"The group protocols Kafka's coordinator serves. "+noEffect+"Strata serves the classic protocol, which every client speaks; it does not advertise KIP-848's ConsumerGroupHeartbeat, so consumers use classic."),
+	def("group.consumer.heartbeat.interval.ms", Int, "5000", "", atLeast(1),
+		"Heartbeat interval of KIP-848 consumer groups. "+noEffect+"Strata serves the classic protocol only."),
+	def("group.consumer.session.timeout.ms", Int, "45000", "", atLeast(1),
+		"Session timeout of KIP-848 consumer groups. "+noEffect+"Strata serves the classic protocol only."),
+	def("remote.log.manager.thread.pool.size", Int, "10", "", atLeast(1),
+		"Kafka's threads that copy and expire remote segments. "+noEffect+"Strata's tier loop uploads each partition's segments in order."),
+	def("share.coordinator.state.topic.num.partitions", Int, "50", "", atLeast(1),
+		"Partitions of Kafka's share-group state topic (KIP-932). "+noEffect+"Strata has no share groups."),
 	def("share.coordinator.state.topic.replication.factor", Short, "3", "", atLeast(1),
 		"Replication factor of Kafka's share-group state topic (KIP-932). "+noEffect+"Strata has no share groups."),
 	def("share.coordinator.state.topic.min.isr", Short, "2", "", atLeast(1),
 		"min.insync.replicas of Kafka's share-group state topic (KIP-932). "+noEffect+"Strata has no share groups."),
 })
+
+// onlyDefaultDefs are Kafka broker configs whose only value Strata accepts
+// is the default: any other asks for what Strata does not do (load a Java
+// class, elect outside the ISR, serve share groups), and silently ignoring it
+// would run the broker without a policy or plugin its operator relies on.
+var onlyDefaultDefs = []Def{
+	nullDef("create.topic.policy.class.name", Class, "", javaClassRefused,
+		"Kafka's CreateTopicPolicy plugin, a Java class. Strata loads no Java classes; only unset is accepted (use ACLs on CREATE to limit who creates topics)."),
+	nullDef("alter.config.policy.class.name", Class, "", javaClassRefused,
+		"Kafka's AlterConfigPolicy plugin, a Java class. Strata loads no Java classes; only unset is accepted (use ACLs on ALTER_CONFIGS to limit who alters configs)."),
+	nullDef("client.quota.callback.class", Class, "", javaClassRefused,
+		"Kafka's ClientQuotaCallback plugin, a Java class. Strata loads no Java classes; only unset is accepted (client quotas are set with kafka-configs, see Client quotas)."),
+	def("metric.reporters", List, "", "", emptyOr("Strata loads no Java classes: its metrics are served in the Prometheus format at strata.metrics.listener; remove metric.reporters"),
+		"Kafka's metrics reporter classes. Strata loads no Java classes; only empty is accepted (its metrics are at strata.metrics.listener)."),
+	def("kafka.metrics.reporters", List, "", "", emptyOr("Strata loads no Java classes: its metrics are served in the Prometheus format at strata.metrics.listener; remove kafka.metrics.reporters"),
+		"Kafka's Yammer metrics reporter classes. Strata loads no Java classes; only empty is accepted (its metrics are at strata.metrics.listener)."),
+	def("config.providers", List, "", "", emptyOr("Strata does not expand ${provider:path:key} references (KIP-297); write the values into the file or pass them as STRATA_* variables, and remove config.providers"),
+		"Kafka's config providers (KIP-297), Java classes. Strata loads none; only empty is accepted."),
+	def("eligible.leader.replicas.enable", Boolean, "false", "", onlyFalse("Strata does not keep eligible leader replicas (KIP-966): it elects leaders from the ISR only and never uncleanly; set it to false or remove it"),
+		"Kafka's eligible leader replicas (KIP-966). Only false is accepted: Strata elects leaders from the ISR only."),
+	def("group.share.enable", Boolean, "false", "", onlyFalse("Strata has no share groups (KIP-932); set it to false or remove it"),
+		"Kafka's share groups (KIP-932). Only false is accepted: Strata has no share groups."),
+}
+
+// javaClassRefused refuses a Java class name: Strata loads none.
+func javaClassRefused(v string) error {
+	if v == "" {
+		return nil
+	}
+	return errors.New("is a Java class, and Strata loads no Java classes; remove it (see its documentation for what Strata offers instead)")
+}
+
+// emptyOr allows only the empty value, else fails with msg.
+func emptyOr(msg string) func(string) error {
+	return func(v string) error {
+		if len(splitList(v)) == 0 {
+			return nil
+		}
+		return errors.New(msg)
+	}
+}
+
+// onlyFalse allows only false, else fails with msg.
+func onlyFalse(msg string) func(string) error {
+	return func(v string) error {
+		if b, err := parseBool(v); err == nil && !b {
+			return nil
+		}
+		return errors.New(msg)
+	}
+}
 
 func noEffectDefs(defs []Def) []Def {
 	for i := range defs {
@@ -43,7 +181,11 @@ func (b *Broker) NoEffectSettings() []string {
 	var out []string
 	for _, k := range slices.Sorted(maps.Keys(b.Raw)) {
 		if d, ok := brokerByName[k]; ok && d.NoEffect {
-			out = append(out, k+"="+b.Raw[k])
+			v := b.Raw[k]
+			if d.Sensitive {
+				v = hiddenValue
+			}
+			out = append(out, k+"="+v)
 		}
 	}
 	return out

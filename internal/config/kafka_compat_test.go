@@ -2,9 +2,11 @@ package config
 
 import (
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -228,5 +230,76 @@ func TestDynamicConnectionLimits(t *testing.T) {
 	}
 	if _, err := ValidateDynamic(map[string]string{"max.connections.per.ip.overrides": "10.0.0.1"}); err == nil {
 		t.Error("ValidateDynamic took an override without a count")
+	}
+}
+
+// A production server.properties (the tuning, metrics and security keys
+// deployment tools write) runs unchanged; the keys that change nothing in
+// Strata are listed, those that do change something apply.
+func TestKafkaProductionPropertiesLoad(t *testing.T) {
+	b := mustLoad(t, filepath.Join("testdata", "kafka-production.properties"), nil, nil)
+	if b.InterBrokerListener != "PLAINTEXT" || b.FetchMaxBytes != 57671680 || b.HWCheckpointInterval != 5*time.Second || b.ReplicaFetch.Fetchers != 4 {
+		t.Errorf("inter-broker %q, fetch.max.bytes %d, hw checkpoint %v, fetchers %d",
+			b.InterBrokerListener, b.FetchMaxBytes, b.HWCheckpointInterval, b.ReplicaFetch.Fetchers)
+	}
+	for _, want := range []string{"early.start.listeners=CONTROLLER", "group.coordinator.threads=8", "metrics.num.samples=2",
+		"request.timeout.ms=30000", "controller.quorum.election.timeout.ms=2000"} {
+		if !slices.Contains(b.NoEffectSettings(), want) {
+			t.Errorf("NoEffectSettings %v lacks %s", b.NoEffectSettings(), want)
+		}
+	}
+	withSecret := mustLoad(t, "", nil, map[string]string{"password.encoder.secret": "s3cret"})
+	if got := withSecret.NoEffectSettings(); !slices.Equal(got, []string{"password.encoder.secret=" + hiddenValue}) {
+		t.Errorf("NoEffectSettings shows a password: %v", got)
+	}
+}
+
+// The Kafka keys whose only accepted value is the default say why and what
+// to do instead, naming the key.
+func TestOnlyDefaultKeysRefuseOtherValues(t *testing.T) {
+	for key, value := range map[string]string{
+		"create.topic.policy.class.name":  "com.example.Policy",
+		"alter.config.policy.class.name":  "com.example.Policy",
+		"client.quota.callback.class":     "com.example.Callback",
+		"metric.reporters":                "io.confluent.metrics.reporter.ConfluentMetricsReporter",
+		"kafka.metrics.reporters":         "com.example.Reporter",
+		"config.providers":                "file",
+		"eligible.leader.replicas.enable": "true",
+		"group.share.enable":              "true",
+	} {
+		_, err := LoadBroker("", nil, map[string]string{key: value})
+		var ce *Error
+		if !errors.As(err, &ce) || ce.Key != key || !strings.Contains(err.Error(), "Strata") {
+			t.Errorf("%s=%s: %v, want an error naming the key and what Strata does", key, value, err)
+		}
+	}
+}
+
+// security.inter.broker.protocol picks the listener named after it, as in
+// Kafka; with inter.broker.listener.name too, or naming no listener, it is
+// refused.
+func TestSecurityInterBrokerProtocol(t *testing.T) {
+	listeners := "PLAINTEXT://127.0.0.1:9092,SSL://127.0.0.1:9093"
+	tls := map[string]string{"listeners": listeners, "ssl.keystore.location": "/ks.pem"}
+	with := func(kv ...string) map[string]string {
+		m := maps.Clone(tls)
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
+	if b := mustLoad(t, "", nil, with("security.inter.broker.protocol", "SSL")); b.InterBrokerListener != "SSL" {
+		t.Errorf("security.inter.broker.protocol=SSL: inter-broker listener %q", b.InterBrokerListener)
+	}
+	for _, flags := range []map[string]string{
+		with("security.inter.broker.protocol", "SSL", "inter.broker.listener.name", "SSL"),
+		with("security.inter.broker.protocol", "SASL_SSL"),
+		with("security.inter.broker.protocol", "TLS"),
+	} {
+		_, err := LoadBroker("", nil, flags)
+		var ce *Error
+		if !errors.As(err, &ce) || ce.Key != "security.inter.broker.protocol" {
+			t.Errorf("%v: %v, want an error naming security.inter.broker.protocol", flags, err)
+		}
 	}
 }

@@ -15,8 +15,11 @@ const listenerSSLKeyForm = jaasKeyPrefix + "<listener>.ssl.<key>"
 var listenerSSLKeys = []string{
 	"ssl.keystore.type", "ssl.keystore.location", "ssl.keystore.certificate.chain", "ssl.keystore.key",
 	"ssl.truststore.type", "ssl.truststore.location", "ssl.truststore.certificates",
-	"ssl.client.auth", "ssl.enabled.protocols", "ssl.cipher.suites", principalRulesKey,
+	"ssl.client.auth", "ssl.enabled.protocols", "ssl.cipher.suites", principalRulesKey, endpointIdentificationKey,
 }
+
+// endpointIdentificationKey is Kafka's ssl.endpoint.identification.algorithm.
+const endpointIdentificationKey = "ssl.endpoint.identification.algorithm"
 
 // A listener's keystore and truststore are each taken as a whole: setting any
 // key of a group on the listener replaces every broker-wide key of the group,
@@ -148,6 +151,9 @@ func (b *Broker) TLSFor(listener string) TLSConfig {
 	}
 	if v, ok := o.get("ssl.cipher.suites"); ok {
 		t.CipherSuites = splitList(v)
+	}
+	if v, ok := o.get(endpointIdentificationKey); ok {
+		t.VerifyHostname = v != ""
 	}
 	return t
 }

@@ -101,6 +101,11 @@ type TLSConfig struct {
 	ClientAuth   string
 	Protocols    []string // ssl.enabled.protocols: TLSv1.2, TLSv1.3
 	CipherSuites []string // ssl.cipher.suites, crypto/tls names; nil means Go's defaults
+	// VerifyHostname is ssl.endpoint.identification.algorithm=https (the
+	// default): a broker connecting to another over TLS checks that the
+	// other's certificate names the host it dialed. Empty turns the check
+	// off; the certificate must still chain to the truststore.
+	VerifyHostname bool
 }
 
 // protocolMap parses a validated listener.security.protocol.map.
@@ -271,6 +276,7 @@ func (b *Broker) setTLS(g getter) error {
 		ClientAuth:             g.str("ssl.client.auth"),
 		Protocols:              splitList(g.str("ssl.enabled.protocols")),
 		CipherSuites:           splitList(g.str("ssl.cipher.suites")),
+		VerifyHostname:         g.str(endpointIdentificationKey) != "",
 	}
 	t := &b.TLS
 	switch {

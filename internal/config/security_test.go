@@ -69,7 +69,7 @@ func TestSecurityDefaults(t *testing.T) {
 	}
 
 	b := mustLoad(t, "", nil, nil)
-	wantTLS := TLSConfig{ClientAuth: "none", Protocols: []string{"TLSv1.2", "TLSv1.3"}}
+	wantTLS := TLSConfig{ClientAuth: "none", Protocols: []string{"TLSv1.2", "TLSv1.3"}, VerifyHostname: true}
 	if !reflect.DeepEqual(b.TLS, wantTLS) {
 		t.Errorf("TLS = %+v, want %+v", b.TLS, wantTLS)
 	}
@@ -326,7 +326,7 @@ func TestSecurityCrossKeyErrors(t *testing.T) {
 	}
 	b := mustLoad(t, "", nil, with(sslListener, "ssl.keystore.certificate.chain", testCert, "ssl.keystore.key", testKey,
 		"ssl.truststore.certificates", testCert, "ssl.client.auth", "requested", "ssl.enabled.protocols", "TLSv1.3",
-		"ssl.cipher.suites", "TLS_AES_256_GCM_SHA384"))
+		"ssl.cipher.suites", "TLS_AES_256_GCM_SHA384", "ssl.endpoint.identification.algorithm", ""))
 	// Values are trimmed, as every value is.
 	cert, key := strings.TrimSpace(testCert), strings.TrimSpace(testKey)
 	want := TLSConfig{KeystoreChain: cert, KeystoreKey: key, TruststoreCertificates: cert,

@@ -222,3 +222,12 @@ func optionalHostPort(v string) error {
 	}
 	return nil
 }
+
+// validEndpointIdentification allows Kafka's values of
+// ssl.endpoint.identification.algorithm: https, in any case, or empty.
+func validEndpointIdentification(v string) error {
+	if v == "" || strings.EqualFold(v, "https") {
+		return nil
+	}
+	return errors.New("must be https (check the host name) or empty (do not)")
+}
