@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"math"
 	"net"
 	"net/netip"
 	"time"
@@ -26,7 +27,7 @@ func systemResolver(ctx context.Context, host string) ([]netip.Addr, error) {
 // serverConnLimits is c as the server applies it: the host names of
 // max.connections.per.ip.overrides resolved (as Kafka does when it reads
 // the config), every address of a name getting its count.
-func serverConnLimits(ctx context.Context, c config.ConnectionLimits, resolve resolveHost) (server.ConnLimitsConfig, error) {
+func serverConnLimits(ctx context.Context, c config.ConnectionLimits, burst time.Duration, resolve resolveHost) (server.ConnLimitsConfig, error) {
 	overrides := make(map[netip.Addr]int, len(c.PerIPOverrides))
 	for _, o := range c.PerIPOverrides {
 		addrs, err := overrideAddrs(ctx, o.Host, resolve)
@@ -41,18 +42,32 @@ func serverConnLimits(ctx context.Context, c config.ConnectionLimits, resolve re
 			overrides[a] = o.Count
 		}
 	}
+	rate := c.MaxCreationRate
+	if rate == math.MaxInt32 {
+		rate = 0 // Kafka's default: unlimited
+	}
 	return server.ConnLimitsConfig{
-		MaxConnections: c.Max,
-		MaxPerIP:       c.MaxPerIP,
-		OnlyOverrides:  c.MaxPerIP == 0,
-		PerIPOverrides: overrides,
+		MaxConnections:  c.Max,
+		MaxPerIP:        c.MaxPerIP,
+		OnlyOverrides:   c.MaxPerIP == 0,
+		PerIPOverrides:  overrides,
+		MaxCreationRate: rate,
+		CreationBurst:   burst,
 	}, nil
+}
+
+// creationBurst is how long a burst of new connections
+// max.connection.creation.rate lets through at once lasts at that rate:
+// Kafka measures the rate over quota.window.num windows of
+// quota.window.size.seconds, at least all but one of them.
+func creationBurst(cfg *config.Broker) time.Duration {
+	return time.Duration(cfg.QuotaWindowNum-1) * cfg.QuotaWindowSize
 }
 
 // newConnLimits builds the connection limits all listeners share from
 // max.connections, max.connections.per.ip and its overrides.
-func newConnLimits(ctx context.Context, c config.ConnectionLimits, resolve resolveHost) (*server.ConnLimits, error) {
-	sc, err := serverConnLimits(ctx, c, resolve)
+func newConnLimits(ctx context.Context, c config.ConnectionLimits, burst time.Duration, resolve resolveHost) (*server.ConnLimits, error) {
+	sc, err := serverConnLimits(ctx, c, burst, resolve)
 	if err != nil {
 		return nil, err
 	}

@@ -11,7 +11,7 @@ import (
 )
 
 // connLimitsWatcher applies the dynamic connection limits (max.connections,
-// max.connections.per.ip and its overrides, set with kafka-configs
+// max.connections.per.ip and its overrides, max.connection.creation.rate, set with kafka-configs
 // --entity-type brokers) to the listeners as the metadata image changes
 // them. A change whose host names do not resolve, or that breaks the rule
 // between the per-IP keys (a cluster-wide change checked on another broker
@@ -46,7 +46,7 @@ func watchConnLimits(cfg *config.Broker, meta *metadata.Store, limits *server.Co
 			if reflect.DeepEqual(next, applied) || refused != nil && reflect.DeepEqual(next, *refused) {
 				continue
 			}
-			sc, err := serverConnLimits(ctx, next, resolve)
+			sc, err := serverConnLimits(ctx, next, creationBurst(cfg), resolve)
 			if err == nil {
 				err = limits.Update(sc)
 			}
@@ -59,7 +59,8 @@ func watchConnLimits(cfg *config.Broker, meta *metadata.Store, limits *server.Co
 			}
 			applied, refused = next, nil
 			logger.Info("changed connection limits", "max.connections", next.Max,
-				"max.connections.per.ip", next.MaxPerIP, "max.connections.per.ip.overrides", next.PerIPOverrides)
+				"max.connections.per.ip", next.MaxPerIP, "max.connections.per.ip.overrides", next.PerIPOverrides,
+				"max.connection.creation.rate", next.MaxCreationRate)
 		}
 	}()
 	return w

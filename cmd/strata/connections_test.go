@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/strata-broker/strata/internal/config"
 )
@@ -33,7 +34,7 @@ func TestNewConnLimitsResolvesOverrides(t *testing.T) {
 		{[]config.HostLimit{{Host: "empty", Count: 1}}, "no address"},
 	}
 	for _, c := range cases {
-		l, err := newConnLimits(context.Background(), config.ConnectionLimits{Max: 10, MaxPerIP: 2, PerIPOverrides: c.overrides}, resolve)
+		l, err := newConnLimits(context.Background(), config.ConnectionLimits{Max: 10, MaxPerIP: 2, PerIPOverrides: c.overrides}, time.Second, resolve)
 		switch {
 		case c.err == "" && (err != nil || l == nil):
 			t.Errorf("%v: %v", c.overrides, err)

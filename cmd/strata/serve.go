@@ -315,7 +315,7 @@ func (n *node) serveListeners(cfg *config.Broker, ls []boundListener, addrs map[
 		closeAll(ls)
 		return nil, fmt.Errorf("the dynamic connection limits: %w; change them with kafka-configs --entity-type brokers", err)
 	}
-	if n.connLimits, err = newConnLimits(context.Background(), limits, systemResolver); err != nil {
+	if n.connLimits, err = newConnLimits(context.Background(), limits, creationBurst(cfg), systemResolver); err != nil {
 		closeAll(ls)
 		return nil, err
 	}

@@ -22,6 +22,8 @@ var connectionDefs = []Def{
 		"Most connections open at once over every listener; dynamic. At the limit the listeners stop accepting until one closes, except the inter-broker listener (inter.broker.listener.name) of a broker with several listeners, which still accepts, as in Kafka. At least 1 (Kafka allows 0)."),
 	def("max.connections.per.ip", Int, strconv.Itoa(math.MaxInt32), "", atLeast(0),
 		"Most connections open at once from one IP address, over every listener; dynamic. A connection over it is closed as soon as it is accepted. 0 needs max.connections.per.ip.overrides, the only addresses then allowed."),
+	def("max.connection.creation.rate", Int, strconv.Itoa(math.MaxInt32), "", atLeast(1),
+		"New connections a second, over every listener but the inter-broker one (KIP-612); dynamic. A quiet broker admits a burst of the connections quota.window.num - 1 windows of quota.window.size.seconds allow at the rate; past it, the listeners accept each new connection when its turn comes (the kernel's backlog holds the others), as Kafka's acceptor throttles. At least 1 (Kafka allows 0)."),
 	def("max.connections.per.ip.overrides", String, "", "", validPerIPOverrides,
 		"Comma-separated host:count pairs whose count replaces max.connections.per.ip for that host, e.g. 127.0.0.1:200,app-1.example.com:100 (an IPv6 address is written without brackets: ::1:50). A host name is resolved when the value takes effect (at start, or when set dynamically); a count of 0 refuses every connection from that host."),
 }
@@ -39,8 +41,9 @@ type Connections struct {
 // ConnectionLimits are the limits on open connections, dynamic broker
 // configs as in Kafka (KIP-226).
 type ConnectionLimits struct {
-	Max      int // max.connections
-	MaxPerIP int // max.connections.per.ip
+	Max             int // max.connections
+	MaxPerIP        int // max.connections.per.ip
+	MaxCreationRate int // max.connection.creation.rate, a second
 	// PerIPOverrides is max.connections.per.ip.overrides: host (an IP
 	// address or a name to resolve) → count, in the order given.
 	PerIPOverrides []HostLimit
@@ -53,7 +56,7 @@ type HostLimit struct {
 }
 
 // connectionLimitKeys are the dynamic connection limits.
-var connectionLimitKeys = []string{"max.connections", "max.connections.per.ip", "max.connections.per.ip.overrides"}
+var connectionLimitKeys = []string{"max.connections", "max.connections.per.ip", "max.connections.per.ip.overrides", "max.connection.creation.rate"}
 
 // ConnectionLimits are b's connection limits with its dynamic configs. The
 // error is Kafka's rule between the per-IP keys, which a set of dynamic
@@ -71,9 +74,10 @@ func connectionLimits(value func(key string) string) (ConnectionLimits, error) {
 		panic("config: unvalidated max.connections.per.ip.overrides") // checked by validPerIPOverrides
 	}
 	c := ConnectionLimits{
-		Max:            int(mustInt(value("max.connections"))),
-		MaxPerIP:       int(mustInt(value("max.connections.per.ip"))),
-		PerIPOverrides: overrides,
+		Max:             int(mustInt(value("max.connections"))),
+		MaxPerIP:        int(mustInt(value("max.connections.per.ip"))),
+		MaxCreationRate: int(mustInt(value("max.connection.creation.rate"))),
+		PerIPOverrides:  overrides,
 	}
 	if c.MaxPerIP == 0 && len(overrides) == 0 {
 		return c, &Error{Key: "max.connections.per.ip", Value: "0",

@@ -30,7 +30,7 @@ func TestKafka4ServerPropertiesLoads(t *testing.T) {
 		{"InterBrokerListener", b.InterBrokerListener, "PLAINTEXT"},
 		{"MetadataDir", b.MetadataDir, filepath.Join("/tmp/kraft-combined-logs", "__metadata")},
 		{"Connections", b.Connections, Connections{SendBufferBytes: 102400, ReceiveBufferBytes: 102400,
-			MaxIdle: 10 * time.Minute, ConnectionLimits: ConnectionLimits{Max: 1<<31 - 1, MaxPerIP: 1<<31 - 1, PerIPOverrides: []HostLimit{}}}},
+			MaxIdle: 10 * time.Minute, ConnectionLimits: ConnectionLimits{Max: 1<<31 - 1, MaxPerIP: 1<<31 - 1, MaxCreationRate: 1<<31 - 1, PerIPOverrides: []HostLimit{}}}},
 		{"NoEffectSettings", b.NoEffectSettings(), []string{"num.io.threads=8", "num.network.threads=3",
 			"share.coordinator.state.topic.min.isr=1", "share.coordinator.state.topic.replication.factor=1"}},
 		{"RecoveryThreads", b.RecoveryThreads, int32(1)},
@@ -171,7 +171,7 @@ func TestConnectionSettings(t *testing.T) {
 	b := mustLoad(t, "", nil, map[string]string{"connections.max.idle.ms": "1500", "max.connections": "7",
 		"max.connections.per.ip": "0", "max.connections.per.ip.overrides": "127.0.0.1:3"})
 	want := Connections{SendBufferBytes: -1, ReceiveBufferBytes: -1, MaxIdle: 1500 * time.Millisecond,
-		ConnectionLimits: ConnectionLimits{Max: 7, MaxPerIP: 0, PerIPOverrides: []HostLimit{{"127.0.0.1", 3}}}}
+		ConnectionLimits: ConnectionLimits{Max: 7, MaxPerIP: 0, MaxCreationRate: 1<<31 - 1, PerIPOverrides: []HostLimit{{"127.0.0.1", 3}}}}
 	if !reflect.DeepEqual(b.Connections, want) {
 		t.Errorf("Connections = %+v, want %+v", b.Connections, want)
 	}
@@ -194,7 +194,7 @@ func TestConnectionSettings(t *testing.T) {
 // between the per-IP keys is an error where each value alone is valid.
 func TestDynamicConnectionLimits(t *testing.T) {
 	static := mustLoad(t, "", nil, map[string]string{"max.connections": "50", "max.connections.per.ip.overrides": "10.0.0.1:4"})
-	for _, k := range []string{"max.connections", "max.connections.per.ip", "max.connections.per.ip.overrides"} {
+	for _, k := range []string{"max.connections", "max.connections.per.ip", "max.connections.per.ip.overrides", "max.connection.creation.rate"} {
 		if !IsDynamic(k) {
 			t.Errorf("%s is not dynamic", k)
 		}
@@ -205,13 +205,13 @@ func TestDynamicConnectionLimits(t *testing.T) {
 		want     ConnectionLimits
 		wantErrs bool
 	}{
-		{"static", Dynamic{}, ConnectionLimits{Max: 50, MaxPerIP: 1<<31 - 1, PerIPOverrides: []HostLimit{{"10.0.0.1", 4}}}, false},
-		{"cluster-wide", Dynamic{Default: map[string]string{"max.connections": "20", "max.connections.per.ip": "5"}},
-			ConnectionLimits{Max: 20, MaxPerIP: 5, PerIPOverrides: []HostLimit{{"10.0.0.1", 4}}}, false},
+		{"static", Dynamic{}, ConnectionLimits{Max: 50, MaxPerIP: 1<<31 - 1, MaxCreationRate: 1<<31 - 1, PerIPOverrides: []HostLimit{{"10.0.0.1", 4}}}, false},
+		{"cluster-wide", Dynamic{Default: map[string]string{"max.connections": "20", "max.connections.per.ip": "5", "max.connection.creation.rate": "100"}},
+			ConnectionLimits{Max: 20, MaxPerIP: 5, MaxCreationRate: 100, PerIPOverrides: []HostLimit{{"10.0.0.1", 4}}}, false},
 		{"own over cluster-wide", Dynamic{Default: map[string]string{"max.connections": "20"}, Node: map[string]string{"max.connections": "30", "max.connections.per.ip.overrides": ""}},
-			ConnectionLimits{Max: 30, MaxPerIP: 1<<31 - 1, PerIPOverrides: []HostLimit{}}, false},
+			ConnectionLimits{Max: 30, MaxPerIP: 1<<31 - 1, MaxCreationRate: 1<<31 - 1, PerIPOverrides: []HostLimit{}}, false},
 		{"per-IP 0 with the static overrides", Dynamic{Node: map[string]string{"max.connections.per.ip": "0"}},
-			ConnectionLimits{Max: 50, MaxPerIP: 0, PerIPOverrides: []HostLimit{{"10.0.0.1", 4}}}, false},
+			ConnectionLimits{Max: 50, MaxPerIP: 0, MaxCreationRate: 1<<31 - 1, PerIPOverrides: []HostLimit{{"10.0.0.1", 4}}}, false},
 		{"per-IP 0 without overrides", Dynamic{Node: map[string]string{"max.connections.per.ip": "0", "max.connections.per.ip.overrides": ""}},
 			ConnectionLimits{}, true},
 	}

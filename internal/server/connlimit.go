@@ -25,6 +25,12 @@ type ConnLimitsConfig struct {
 	// (max.connections.per.ip.overrides, host names already resolved); 0
 	// refuses every connection from that address, as Kafka.
 	PerIPOverrides map[netip.Addr]int
+	// MaxCreationRate paces new connections over every listener but the
+	// inter-broker one to this many a second (max.connection.creation.rate,
+	// KIP-612), after a burst of those CreationBurst allows at that rate;
+	// <= 0: no pacing.
+	MaxCreationRate int
+	CreationBurst   time.Duration
 }
 
 // ConnLimits counts the open connections of the Servers that share it (one
@@ -43,9 +49,10 @@ type ConnLimitsConfig struct {
 type ConnLimits struct {
 	mu struct {
 		sync.Mutex
-		rules connRules // replaced whole by Update
-		open  int
-		perIP map[netip.Addr]int
+		rules    connRules // replaced whole by Update
+		creation creationBucket
+		open     int
+		perIP    map[netip.Addr]int
 		// freed, when not nil, is closed (and cleared) by the next release
 		// or Update: the accept loops waiting for a slot wait on it.
 		freed   chan struct{}
@@ -81,6 +88,7 @@ type connRules struct {
 	maxPerIP       limit
 	// overrides is keyed by canonical addresses (ipKey).
 	overrides map[netip.Addr]int
+	creation  creationRule
 }
 
 // compileRules validates c and returns the rules it states.
@@ -93,6 +101,7 @@ func compileRules(c ConnLimitsConfig) (connRules, error) {
 		maxConnections: limitOf(c.MaxConnections),
 		maxPerIP:       perIP,
 		overrides:      make(map[netip.Addr]int, len(c.PerIPOverrides)),
+		creation:       newCreationRule(c.MaxCreationRate, c.CreationBurst),
 	}
 	var errs []error
 	for addr, n := range c.PerIPOverrides {
@@ -138,6 +147,9 @@ func (l *ConnLimits) Update(c ConnLimitsConfig) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.mu.rules = r
+	if r.creation.rate > 0 {
+		l.mu.creation.tokens = min(l.mu.creation.tokens, r.creation.burst)
+	}
 	l.wakeLocked()
 	return nil
 }
@@ -235,6 +247,9 @@ type acquisition struct {
 // waiting for a broker-wide slot unless interBroker. It gives up, with
 // verdictWait, once stop is closed.
 func (l *ConnLimits) acquire(ip netip.Addr, ok, interBroker bool, stop <-chan struct{}) acquisition {
+	if !interBroker && !l.paceCreation(stop) {
+		return acquisition{verdict: verdictWait}
+	}
 	for {
 		l.mu.Lock()
 		r := l.mu.rules
@@ -264,6 +279,26 @@ func (l *ConnLimits) acquire(ip netip.Addr, ok, interBroker bool, stop <-chan st
 		case <-stop:
 			return acquisition{verdict: verdictWait}
 		}
+	}
+}
+
+// paceCreation holds a new connection for its token of
+// max.connection.creation.rate; false when stop closed meanwhile.
+func (l *ConnLimits) paceCreation(stop <-chan struct{}) bool {
+	l.mu.Lock()
+	var wait time.Duration
+	l.mu.creation, wait = l.mu.rules.creation.reserve(l.mu.creation, time.Now())
+	l.mu.Unlock()
+	if wait <= 0 {
+		return true
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-stop:
+		return false
 	}
 }
 

@@ -225,6 +225,37 @@ func TestUpdateAppliesToNewConnections(t *testing.T) {
 	second.slot.release()
 }
 
+// max.connection.creation.rate: past the burst, a connection waits for its
+// token (here a tenth of a second at 10/s); the inter-broker listener's do
+// not, and a stop ends the wait without admitting.
+func TestAcquirePacesCreation(t *testing.T) {
+	l := newLimits(t, ConnLimitsConfig{MaxCreationRate: 10, CreationBurst: time.Millisecond}) // a burst of one
+	ip := netip.MustParseAddr("10.0.0.1")
+	first := l.acquire(ip, true, false, nil)
+	start := time.Now()
+	second := l.acquire(ip, true, false, nil)
+	if waited := time.Since(start); second.verdict != verdictAdmit || waited < 50*time.Millisecond {
+		t.Fatalf("the second connection: verdict %v after %v, want admitted after about 100ms", second.verdict, waited)
+	}
+	start = time.Now()
+	peer := l.acquire(ip, true, true, nil)
+	if waited := time.Since(start); peer.verdict != verdictAdmit || waited > 50*time.Millisecond {
+		t.Fatalf("an inter-broker connection: verdict %v after %v, want admitted at once", peer.verdict, waited)
+	}
+	for _, a := range []acquisition{first, second, peer} {
+		a.slot.release()
+	}
+
+	slow := newLimits(t, ConnLimitsConfig{MaxCreationRate: 1, CreationBurst: time.Millisecond})
+	taken := slow.acquire(ip, true, false, nil)
+	stop := make(chan struct{})
+	close(stop)
+	if a := slow.acquire(ip, true, false, stop); a.verdict != verdictWait || slow.Open() != 1 {
+		t.Fatalf("a stopped wait: verdict %v, open %d; want nothing admitted", a.verdict, slow.Open())
+	}
+	taken.slot.release()
+}
+
 func newLimits(t *testing.T, c ConnLimitsConfig) *ConnLimits {
 	t.Helper()
 	l, err := NewConnLimits(c)

@@ -125,3 +125,24 @@ func closeConns(cs []net.Conn) {
 		c.Close()
 	}
 }
+
+// max.connection.creation.rate (KIP-612) paces new connections past a
+// burst: at 5 a second with a burst of 5 (two one-second quota windows),
+// fifteen connections take at least two seconds, and each is served.
+func TestMaxConnectionCreationRate(t *testing.T) {
+	t.Parallel()
+	b := startBroker(t, t.TempDir(), "max.connection.creation.rate=5", "quota.window.num=2")
+	start := time.Now()
+	for i := range 15 {
+		c, admitted := dialProbe(t, "127.0.0.1", b.Addr)
+		c.Close()
+		if !admitted {
+			t.Fatalf("connection %d was not served", i)
+		}
+	}
+	// The harness's own readiness check may have used the burst's first
+	// tokens; ten past the burst at 5/s are two seconds either way.
+	if took := time.Since(start); took < 1800*time.Millisecond {
+		t.Fatalf("fifteen connections took %v; at 5/s past a burst of 5 they take at least 2 s", took)
+	}
+}
