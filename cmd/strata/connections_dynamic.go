@@ -15,55 +15,70 @@ import (
 // --entity-type brokers) to the listeners as the metadata image changes
 // them. A change whose host names do not resolve, or that breaks the rule
 // between the per-IP keys (a cluster-wide change checked on another broker
-// against its own settings), is logged once and the limits in force stay
-// until the configs change again.
+// against its own settings), is logged once and the limits in force stay;
+// it is tried again with every new image (a name may resolve later).
 type connLimitsWatcher struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 }
 
 // watchConnLimits starts applying the image's limits to limits, which
-// were built from applied.
+// were built from applied. It looks at the image once at once (a change
+// may have landed since applied was read) and after every new one.
 func watchConnLimits(cfg *config.Broker, meta *metadata.Store, limits *server.ConnLimits, applied config.ConnectionLimits, resolve resolveHost, logger *slog.Logger) *connLimitsWatcher {
 	ctx, cancel := context.WithCancel(context.Background())
 	w := &connLimitsWatcher{cancel: cancel, done: make(chan struct{})}
 	images, stopImages := meta.Watch()
+	a := &connLimitsApplier{cfg: cfg, limits: limits, applied: applied, resolve: resolve, logger: logger}
 	go func() {
 		defer close(w.done)
 		defer stopImages()
-		var refused *config.ConnectionLimits // the last change not applied
 		for {
+			a.apply(ctx, meta.Image())
 			select {
 			case <-ctx.Done():
 				return
 			case <-images:
 			}
-			next, err := currentConnectionLimits(cfg, meta.Image())
-			if err != nil {
-				logger.Error("dynamic connection limits not applied; the previous limits stay", "err", err)
-				continue
-			}
-			if reflect.DeepEqual(next, applied) || refused != nil && reflect.DeepEqual(next, *refused) {
-				continue
-			}
-			sc, err := serverConnLimits(ctx, next, creationBurst(cfg), resolve)
-			if err == nil {
-				err = limits.Update(sc)
-			}
-			if err != nil {
-				if ctx.Err() == nil {
-					logger.Error("dynamic connection limits not applied; the previous limits stay", "err", err)
-					refused = &next
-				}
-				continue
-			}
-			applied, refused = next, nil
-			logger.Info("changed connection limits", "max.connections", next.Max,
-				"max.connections.per.ip", next.MaxPerIP, "max.connections.per.ip.overrides", next.PerIPOverrides,
-				"max.connection.creation.rate", next.MaxCreationRate)
 		}
 	}()
 	return w
+}
+
+// connLimitsApplier applies the connection limits of successive images,
+// logging each change and each failure once.
+type connLimitsApplier struct {
+	cfg     *config.Broker
+	limits  *server.ConnLimits
+	applied config.ConnectionLimits
+	resolve resolveHost
+	logger  *slog.Logger
+	failed  string // the last failure logged; "" after a success
+}
+
+func (a *connLimitsApplier) apply(ctx context.Context, img *metadata.Image) {
+	next, err := currentConnectionLimits(a.cfg, img)
+	if err == nil && reflect.DeepEqual(next, a.applied) {
+		a.failed = ""
+		return
+	}
+	if err == nil {
+		var sc server.ConnLimitsConfig
+		if sc, err = serverConnLimits(ctx, next, creationBurst(a.cfg), a.resolve); err == nil {
+			err = a.limits.Update(sc)
+		}
+	}
+	switch {
+	case err == nil:
+		a.applied, a.failed = next, ""
+		a.logger.Info("changed connection limits", "max.connections", next.Max,
+			"max.connections.per.ip", next.MaxPerIP, "max.connections.per.ip.overrides", next.PerIPOverrides,
+			"max.connection.creation.rate", next.MaxCreationRate)
+	case ctx.Err() != nil: // stopping: a lookup was cut short
+	case err.Error() != a.failed:
+		a.failed = err.Error()
+		a.logger.Error("dynamic connection limits not applied; the previous limits stay", "err", err)
+	}
 }
 
 // close stops the watcher and waits for it.
