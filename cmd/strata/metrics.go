@@ -133,7 +133,10 @@ func (m *brokerMetrics) serve(cfg *config.Broker, b *broker.Broker, cluster func
 		m.requestTimes,
 	)
 	if conns != nil {
-		reg.MustRegister(metrics.NewConnectionGauges(conns.Open, conns.Refused))
+		reg.MustRegister(metrics.NewConnectionGauges(func() metrics.ConnectionValues {
+			paced, wait := conns.Paced()
+			return metrics.ConnectionValues{Open: conns.Open(), Refused: conns.Refused(), Paced: paced, PacedSeconds: wait.Seconds()}
+		}))
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", reg.Handler())

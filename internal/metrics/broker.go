@@ -82,32 +82,52 @@ func (r *Requests) Describe(ch chan<- *prometheus.Desc) { r.vec.Describe(ch) }
 // Collect sends a sample per API seen so far.
 func (r *Requests) Collect(ch chan<- prometheus.Metric) { r.vec.Collect(ch) }
 
-// NewConnectionGauges returns strata_connections, the connections open on
-// every listener, and strata_connections_refused_total, the connections
-// closed as they were accepted because their address had
-// max.connections.per.ip (or its override) open already; read at each
+// ConnectionValues are the listeners' connection counts, read at each
 // scrape.
-func NewConnectionGauges(open func() int, refused func() uint64) prometheus.Collector {
-	return connectionGauges{open: open, refused: refused,
+type ConnectionValues struct {
+	Open    int    // connections open now, over every listener
+	Refused uint64 // closed as accepted: their address had max.connections.per.ip open
+	// Paced connections were held back by max.connection.creation.rate,
+	// for PacedSeconds in all.
+	Paced        uint64
+	PacedSeconds float64
+}
+
+// NewConnectionGauges returns strata_connections, the connections open on
+// every listener; strata_connections_refused_total, the connections
+// closed as they were accepted because their address had
+// max.connections.per.ip (or its override) open already; and
+// strata_connections_paced_total with strata_connection_pacing_seconds_total,
+// the connections max.connection.creation.rate held back and for how long.
+func NewConnectionGauges(read func() ConnectionValues) prometheus.Collector {
+	return connectionGauges{read: read,
 		openDesc: prometheus.NewDesc(namespace+"_connections",
 			"Client and broker connections open, over every listener. Kafka: kafka.server:type=socket-server-metrics,name=connection-count.", nil, nil),
 		refusedDesc: prometheus.NewDesc(namespace+"_connections_refused_total",
 			"Connections closed as they were accepted because their address already had max.connections.per.ip (or its override) open.", nil, nil),
+		pacedDesc: prometheus.NewDesc(namespace+"_connections_paced_total",
+			"New connections held back by max.connection.creation.rate before they were served.", nil, nil),
+		pacedSecondsDesc: prometheus.NewDesc(namespace+"_connection_pacing_seconds_total",
+			"Time new connections were held back by max.connection.creation.rate, in all. Kafka: the connection-accept-throttle-time sensors.", nil, nil),
 	}
 }
 
 type connectionGauges struct {
-	open                  func() int
-	refused               func() uint64
-	openDesc, refusedDesc *prometheus.Desc
+	read                                               func() ConnectionValues
+	openDesc, refusedDesc, pacedDesc, pacedSecondsDesc *prometheus.Desc
 }
 
 func (g connectionGauges) Describe(ch chan<- *prometheus.Desc) {
 	ch <- g.openDesc
 	ch <- g.refusedDesc
+	ch <- g.pacedDesc
+	ch <- g.pacedSecondsDesc
 }
 
 func (g connectionGauges) Collect(ch chan<- prometheus.Metric) {
-	ch <- prometheus.MustNewConstMetric(g.openDesc, prometheus.GaugeValue, float64(g.open()))
-	ch <- prometheus.MustNewConstMetric(g.refusedDesc, prometheus.CounterValue, float64(g.refused()))
+	v := g.read()
+	ch <- prometheus.MustNewConstMetric(g.openDesc, prometheus.GaugeValue, float64(v.Open))
+	ch <- prometheus.MustNewConstMetric(g.refusedDesc, prometheus.CounterValue, float64(v.Refused))
+	ch <- prometheus.MustNewConstMetric(g.pacedDesc, prometheus.CounterValue, float64(v.Paced))
+	ch <- prometheus.MustNewConstMetric(g.pacedSecondsDesc, prometheus.CounterValue, v.PacedSeconds)
 }

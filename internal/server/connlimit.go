@@ -57,6 +57,10 @@ type ConnLimits struct {
 		// or Update: the accept loops waiting for a slot wait on it.
 		freed   chan struct{}
 		refused uint64
+		// paced counts the connections max.connection.creation.rate held,
+		// pacedWait the time it held them for.
+		paced     uint64
+		pacedWait time.Duration
 		// lastLog is when a refusal was last logged; suppressed counts
 		// the refusals not logged since.
 		lastLog    time.Time
@@ -166,6 +170,14 @@ func (l *ConnLimits) Refused() uint64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.mu.refused
+}
+
+// Paced is the number of new connections max.connection.creation.rate
+// held back, and the time it held them for in all.
+func (l *ConnLimits) Paced() (uint64, time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.mu.paced, l.mu.pacedWait
 }
 
 // ipKey is the address connections are counted under: IPv4-mapped IPv6
@@ -288,6 +300,10 @@ func (l *ConnLimits) paceCreation(stop <-chan struct{}) bool {
 	l.mu.Lock()
 	var wait time.Duration
 	l.mu.creation, wait = l.mu.rules.creation.reserve(l.mu.creation, time.Now())
+	if wait > 0 {
+		l.mu.paced++
+		l.mu.pacedWait += wait
+	}
 	l.mu.Unlock()
 	if wait <= 0 {
 		return true

@@ -237,6 +237,9 @@ func TestAcquirePacesCreation(t *testing.T) {
 	if waited := time.Since(start); second.verdict != verdictAdmit || waited < 50*time.Millisecond {
 		t.Fatalf("the second connection: verdict %v after %v, want admitted after about 100ms", second.verdict, waited)
 	}
+	if n, wait := l.Paced(); n != 1 || wait < 50*time.Millisecond {
+		t.Fatalf("Paced = %d, %v; want the second connection's wait", n, wait)
+	}
 	start = time.Now()
 	peer := l.acquire(ip, true, true, nil)
 	if waited := time.Since(start); peer.verdict != verdictAdmit || waited > 50*time.Millisecond {

@@ -128,10 +128,12 @@ func closeConns(cs []net.Conn) {
 
 // max.connection.creation.rate (KIP-612) paces new connections past a
 // burst: at 5 a second with a burst of 5 (two one-second quota windows),
-// fifteen connections take at least two seconds, and each is served.
+// fifteen connections take at least two seconds, each is served, and the
+// metrics count the ones held back.
 func TestMaxConnectionCreationRate(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, t.TempDir(), "max.connection.creation.rate=5", "quota.window.num=2")
+	b := startBroker(t, t.TempDir(), "max.connection.creation.rate=5", "quota.window.num=2", "strata.metrics.listener=127.0.0.1:0")
+	metricsURL := metricsBase(t, b) + "/metrics"
 	start := time.Now()
 	for i := range 15 {
 		c, admitted := dialProbe(t, "127.0.0.1", b.Addr)
@@ -144,5 +146,9 @@ func TestMaxConnectionCreationRate(t *testing.T) {
 	// tokens; ten past the burst at 5/s are two seconds either way.
 	if took := time.Since(start); took < 1800*time.Millisecond {
 		t.Fatalf("fifteen connections took %v; at 5/s past a burst of 5 they take at least 2 s", took)
+	}
+	m := scrape(t, metricsURL)
+	if paced, secs := m["strata_connections_paced_total"], m["strata_connection_pacing_seconds_total"]; paced < 10 || secs < 1.5 {
+		t.Errorf("strata_connections_paced_total %v, strata_connection_pacing_seconds_total %v; want at least 10 and 1.5", paced, secs)
 	}
 }
