@@ -273,6 +273,10 @@ func TestOnlyDefaultKeysRefuseOtherValues(t *testing.T) {
 			t.Errorf("%s=%s: %v, want an error naming the key and what Strata does", key, value, err)
 		}
 	}
+	// As in Kafka, the classic group protocol cannot be turned off.
+	if _, err := LoadBroker("", nil, map[string]string{"group.coordinator.rebalance.protocols": "consumer"}); err == nil || !strings.Contains(err.Error(), "classic") {
+		t.Errorf("group.coordinator.rebalance.protocols=consumer: %v, want an error saying classic stays", err)
+	}
 }
 
 // security.inter.broker.protocol picks the listener named after it, as in
