@@ -42,18 +42,31 @@ func serverConnLimits(ctx context.Context, c config.ConnectionLimits, burst time
 			overrides[a] = o.Count
 		}
 	}
-	rate := c.MaxCreationRate
-	if rate == math.MaxInt32 {
-		rate = 0 // Kafka's default: unlimited
+	var perListener map[string]server.ListenerLimits
+	for name, ll := range c.PerListener {
+		if perListener == nil {
+			perListener = make(map[string]server.ListenerLimits, len(c.PerListener))
+		}
+		perListener[name] = server.ListenerLimits{MaxConnections: ll.Max, MaxCreationRate: unlimitedAsZero(ll.MaxCreationRate)}
 	}
 	return server.ConnLimitsConfig{
+		PerListener:     perListener,
 		MaxConnections:  c.Max,
 		MaxPerIP:        c.MaxPerIP,
 		OnlyOverrides:   c.MaxPerIP == 0,
 		PerIPOverrides:  overrides,
-		MaxCreationRate: rate,
+		MaxCreationRate: unlimitedAsZero(c.MaxCreationRate),
 		CreationBurst:   burst,
 	}, nil
+}
+
+// unlimitedAsZero is a creation rate as the server takes it: Kafka's
+// default, the Int maximum, means unlimited, which the server says with 0.
+func unlimitedAsZero(rate int) int {
+	if rate == math.MaxInt32 {
+		return 0
+	}
+	return rate
 }
 
 // creationBurst is how long a burst of new connections

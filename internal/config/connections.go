@@ -18,15 +18,22 @@ var connectionDefs = []Def{
 		"SO_RCVBUF of every connection a listener accepts, in bytes; -1 leaves it to the OS, which grows it as the connection needs (Kafka's default is 102400, which turns that growth off)."),
 	def("connections.max.idle.ms", Long, "600000", "", atLeast(1),
 		"A connection that has sent nothing and has no request in flight for this long is closed; clients connect again when they need to."),
-	def("max.connections", Int, strconv.Itoa(math.MaxInt32), "", atLeast(1),
+	def(maxConnectionsKey, Int, strconv.Itoa(math.MaxInt32), "", atLeast(1),
 		"Most connections open at once over every listener; dynamic. At the limit the listeners stop accepting until one closes, except the inter-broker listener (inter.broker.listener.name) of a broker with several listeners, which still accepts, as in Kafka. At least 1 (Kafka allows 0)."),
 	def("max.connections.per.ip", Int, strconv.Itoa(math.MaxInt32), "", atLeast(0),
 		"Most connections open at once from one IP address, over every listener; dynamic. A connection over it is closed as soon as it is accepted. 0 needs max.connections.per.ip.overrides, the only addresses then allowed."),
-	def("max.connection.creation.rate", Int, strconv.Itoa(math.MaxInt32), "", atLeast(1),
+	def(maxCreationRateKey, Int, strconv.Itoa(math.MaxInt32), "", atLeast(1),
 		"New connections a second, over every listener but the inter-broker one (KIP-612); dynamic. A quiet broker admits a burst of the connections quota.window.num - 1 windows of quota.window.size.seconds allow at the rate; past it, the listeners accept each new connection when its turn comes (the kernel's backlog holds the others), as Kafka's acceptor throttles. At least 1 (Kafka allows 0)."),
 	def("max.connections.per.ip.overrides", String, "", "", validPerIPOverrides,
 		"Comma-separated host:count pairs whose count replaces max.connections.per.ip for that host, e.g. 127.0.0.1:200,app-1.example.com:100 (an IPv6 address is written without brackets: ::1:50). A host name is resolved when the value takes effect (at start, or when set dynamically); a count of 0 refuses every connection from that host."),
 }
+
+// The connection limit keys a listener may also have its own of
+// (listener.name.<listener>.<key>).
+const (
+	maxConnectionsKey  = "max.connections"
+	maxCreationRateKey = "max.connection.creation.rate"
+)
 
 // Connections are the connection settings of every listener.
 type Connections struct {
@@ -47,6 +54,16 @@ type ConnectionLimits struct {
 	// PerIPOverrides is max.connections.per.ip.overrides: host (an IP
 	// address or a name to resolve) → count, in the order given.
 	PerIPOverrides []HostLimit
+	// PerListener are the listener-level limits, by listener name, of the
+	// listeners that have one (listener.name.<listener>.max.connections,
+	// ....max.connection.creation.rate); static only.
+	PerListener map[string]ListenerLimits
+}
+
+// ListenerLimits are one listener's own connection limits; 0: none.
+type ListenerLimits struct {
+	Max             int
+	MaxCreationRate int
 }
 
 // HostLimit is one entry of max.connections.per.ip.overrides.
@@ -62,7 +79,32 @@ var connectionLimitKeys = []string{"max.connections", "max.connections.per.ip", 
 // error is Kafka's rule between the per-IP keys, which a set of dynamic
 // configs may break where each value is valid alone.
 func (b *Broker) ConnectionLimits() (ConnectionLimits, error) {
-	return connectionLimits(b.value)
+	c, err := connectionLimits(b.value)
+	c.PerListener = b.listenerLimits()
+	return c, err
+}
+
+// listenerLimits reads the listener-level limits from the static configs;
+// nil when no listener has one.
+func (b *Broker) listenerLimits() map[string]ListenerLimits {
+	var out map[string]ListenerLimits
+	for _, l := range b.Listeners {
+		o := overridesOf(b, l)
+		var ll ListenerLimits
+		if v, ok := o.get(maxConnectionsKey); ok {
+			ll.Max = int(mustInt(v))
+		}
+		if v, ok := o.get(maxCreationRateKey); ok {
+			ll.MaxCreationRate = int(mustInt(v))
+		}
+		if ll != (ListenerLimits{}) {
+			if out == nil {
+				out = make(map[string]ListenerLimits)
+			}
+			out[l.Name] = ll
+		}
+	}
+	return out
 }
 
 // connectionLimits reads the limits from validated values and checks Kafka's
@@ -93,6 +135,7 @@ func (b *Broker) setConnections(g getter) error {
 	if err != nil {
 		return err
 	}
+	limits.PerListener = b.listenerLimits()
 	b.Connections = Connections{
 		SendBufferBytes:    int(g.i32("socket.send.buffer.bytes")),
 		ReceiveBufferBytes: int(g.i32("socket.receive.buffer.bytes")),

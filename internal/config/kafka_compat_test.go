@@ -307,3 +307,40 @@ func TestSecurityInterBrokerProtocol(t *testing.T) {
 		}
 	}
 }
+
+// The listener-level connection limits: listener.name.<listener>.max.connections
+// and ....max.connection.creation.rate, from a file, flags or the
+// environment, on any listener (TLS or not); a listener that does not exist
+// or a bad value is refused, and they apply at start only.
+func TestListenerConnectionLimits(t *testing.T) {
+	listeners := map[string]string{"listeners": "PLAINTEXT://127.0.0.1:9092,INTERNAL://127.0.0.1:9093",
+		"listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,INTERNAL:PLAINTEXT"}
+	with := func(kv ...string) map[string]string {
+		m := maps.Clone(listeners)
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
+	b := mustLoad(t, "", []string{"STRATA_LISTENER_NAME_INTERNAL_MAX_CONNECTION_CREATION_RATE=20"},
+		with("listener.name.internal.max.connections", "100"))
+	want := map[string]ListenerLimits{"INTERNAL": {Max: 100, MaxCreationRate: 20}}
+	if !reflect.DeepEqual(b.Connections.PerListener, want) {
+		t.Errorf("PerListener = %+v, want %+v", b.Connections.PerListener, want)
+	}
+	if c, err := b.ConnectionLimits(); err != nil || !reflect.DeepEqual(c.PerListener, want) {
+		t.Errorf("ConnectionLimits().PerListener = %+v, %v; want %+v", c.PerListener, err, want)
+	}
+	for _, flags := range []map[string]string{
+		with("listener.name.external.max.connections", "10"),
+		with("listener.name.internal.max.connections", "0"),
+		with("listener.name.internal.max.connection.creation.rate", "fast"),
+	} {
+		if _, err := LoadBroker("", nil, flags); err == nil {
+			t.Errorf("%v: loaded", flags)
+		}
+	}
+	if _, err := ValidateDynamic(map[string]string{"listener.name.internal.max.connections": "10"}); err == nil {
+		t.Error("a listener-level limit was taken as a dynamic config")
+	}
+}

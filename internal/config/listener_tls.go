@@ -18,6 +18,14 @@ var listenerSSLKeys = []string{
 	"ssl.client.auth", "ssl.enabled.protocols", "ssl.cipher.suites", principalRulesKey, endpointIdentificationKey,
 }
 
+// listenerConnKeys are Kafka's listener-level connection limits (KIP-402,
+// KIP-612), listener.name.<listener>.<key>: unlike the TLS keys they do not
+// replace the broker-wide limit but add one for that listener alone.
+var listenerConnKeys = []string{maxConnectionsKey, maxCreationRateKey}
+
+// listenerKeys are every key a listener-prefixed key may name.
+var listenerKeys = slices.Concat(listenerSSLKeys, listenerConnKeys)
+
 // endpointIdentificationKey is Kafka's ssl.endpoint.identification.algorithm.
 const endpointIdentificationKey = "ssl.endpoint.identification.algorithm"
 
@@ -45,7 +53,7 @@ func parseListenerSSLKey(key string) (listenerSSLKey, bool) {
 	if !ok {
 		return listenerSSLKey{}, false
 	}
-	for _, k := range listenerSSLKeys {
+	for _, k := range listenerKeys {
 		listener, ok := strings.CutSuffix(mid, "."+k)
 		if ok && listener != "" && listener == strings.ToLower(listener) {
 			return listenerSSLKey{listener: listener, key: k}, true
@@ -64,6 +72,11 @@ func listenerSSLDef(key string) (Def, bool) {
 	}
 	d := brokerByName[k.key]
 	d.Name, d.Default, d.HasDefault = key, "", false
+	if slices.Contains(listenerConnKeys, k.key) {
+		d.Doc = fmt.Sprintf("%s for listener %s alone, on top of the broker-wide limit (which spares the inter-broker listener; this one does not); applies at start. %s",
+			k.key, strings.ToUpper(k.listener), d.Doc)
+		return d, true
+	}
 	d.Doc = fmt.Sprintf("%s for listener %s only, overriding the broker-wide value. %s", k.key, strings.ToUpper(k.listener), d.Doc)
 	return d, true
 }
@@ -76,7 +89,7 @@ func listenerSSLEnvKey(name string) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	for _, k := range listenerSSLKeys {
+	for _, k := range listenerKeys {
 		listener, ok := strings.CutSuffix(mid, strings.TrimPrefix(envForm(k), "STRATA")) // _SSL_KEYSTORE_LOCATION
 		if ok && listener != "" {
 			return listenerSSLKey{listener: strings.ToLower(listener), key: k}.String(), true
@@ -208,6 +221,7 @@ func (b *Broker) checkListenerTLS() error {
 		case !ok:
 			return &Error{Key: key, Value: v,
 				Msg: fmt.Sprintf("names listener %s, which listeners (%s) does not have", strings.ToUpper(k.listener), listenersString(b.Listeners))}
+		case slices.Contains(listenerConnKeys, k.key):
 		case !l.UsesTLS():
 			return &Error{Key: key, Value: v,
 				Msg: fmt.Sprintf("names listener %s, whose protocol is %s, not SSL or SASL_SSL", l.Name, l.Protocol)}

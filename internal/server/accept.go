@@ -8,14 +8,14 @@ import (
 	"time"
 )
 
-// waitForSlot holds the accept loop while the broker-wide limit is reached,
-// as Kafka's acceptor blocks; false means the server stopped accepting.
-// The inter-broker listener never waits.
+// waitForSlot holds the accept loop while the broker-wide limit (which
+// spares the inter-broker listener) or the listener's own is reached, as
+// Kafka's acceptor blocks; false means the server stopped accepting.
 func (s *Server) waitForSlot() bool {
-	if s.opts.Limits == nil || s.opts.InterBroker {
+	if s.opts.Limits == nil {
 		return true
 	}
-	return s.opts.Limits.waitForSlot(s.closed)
+	return s.opts.Limits.waitForSlotOn(s.opts.ListenerName, s.opts.InterBroker, s.closed)
 }
 
 // admit counts the accepted nc in Options.Limits, or closes it: when its
@@ -27,7 +27,7 @@ func (s *Server) admit(nc net.Conn) (slot, bool) {
 		return slot{}, true
 	}
 	ip, isIP := remoteIP(nc.RemoteAddr())
-	a := l.acquire(ip, isIP, s.opts.InterBroker, s.closed)
+	a := l.acquireOn(s.opts.ListenerName, ip, isIP, s.opts.InterBroker, s.closed)
 	switch a.verdict {
 	case verdictAdmit:
 		return a.slot, true

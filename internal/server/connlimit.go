@@ -31,6 +31,17 @@ type ConnLimitsConfig struct {
 	// <= 0: no pacing.
 	MaxCreationRate int
 	CreationBurst   time.Duration
+	// PerListener are listener-level limits by listener name
+	// (listener.name.<l>.max.connections, ....max.connection.creation.rate):
+	// each on top of the broker-wide ones, and binding the inter-broker
+	// listener too, as in Kafka.
+	PerListener map[string]ListenerLimits
+}
+
+// ListenerLimits are one listener's own limits; <= 0: none.
+type ListenerLimits struct {
+	MaxConnections  int
+	MaxCreationRate int
 }
 
 // ConnLimits counts the open connections of the Servers that share it (one
@@ -38,21 +49,30 @@ type ConnLimitsConfig struct {
 //
 //   - per address, on every listener: a connection that would exceed the
 //     address's limit is closed as soon as it is accepted;
+//
 //   - broker-wide: while MaxConnections connections are open, the accept
 //     loops of the listeners other than the inter-broker one stop
 //     accepting until one closes (the kernel's backlog holds the newcomers).
 //     Inter-broker connections are counted but never held.
 //
+//   - per listener, with its own limits (PerListener): its accept loop
+//     waits while the listener has its maximum open, and its own creation
+//     rate paces it, the inter-broker listener included.
+//
 // Invariant: mu.open is the sum of mu.perIP plus the connections whose
-// remote address is not an IP; every counted connection is released
-// exactly once (release panics on an underflow).
+// remote address is not an IP, and the sum of mu.byListener; every counted
+// connection is released exactly once (release panics on an underflow).
 type ConnLimits struct {
 	mu struct {
 		sync.Mutex
 		rules    connRules // replaced whole by Update
 		creation creationBucket
 		open     int
-		perIP    map[netip.Addr]int
+		// byListener counts the open connections of each listener, and
+		// listenerCreation paces each listener with a rate of its own.
+		byListener       map[string]int
+		listenerCreation map[string]creationBucket
+		perIP            map[netip.Addr]int
 		// freed, when not nil, is closed (and cleared) by the next release
 		// or Update: the accept loops waiting for a slot wait on it.
 		freed   chan struct{}
@@ -93,6 +113,13 @@ type connRules struct {
 	// overrides is keyed by canonical addresses (ipKey).
 	overrides map[netip.Addr]int
 	creation  creationRule
+	listeners map[string]listenerRule
+}
+
+// listenerRule is one listener's compiled ListenerLimits.
+type listenerRule struct {
+	max      limit
+	creation creationRule
 }
 
 // compileRules validates c and returns the rules it states.
@@ -106,6 +133,10 @@ func compileRules(c ConnLimitsConfig) (connRules, error) {
 		maxPerIP:       perIP,
 		overrides:      make(map[netip.Addr]int, len(c.PerIPOverrides)),
 		creation:       newCreationRule(c.MaxCreationRate, c.CreationBurst),
+		listeners:      make(map[string]listenerRule, len(c.PerListener)),
+	}
+	for name, ll := range c.PerListener {
+		r.listeners[name] = listenerRule{max: limitOf(ll.MaxConnections), creation: newCreationRule(ll.MaxCreationRate, c.CreationBurst)}
 	}
 	var errs []error
 	for addr, n := range c.PerIPOverrides {
@@ -136,6 +167,8 @@ func NewConnLimits(c ConnLimitsConfig) (*ConnLimits, error) {
 	l := &ConnLimits{}
 	l.mu.rules = r
 	l.mu.perIP = make(map[netip.Addr]int)
+	l.mu.byListener = make(map[string]int)
+	l.mu.listenerCreation = make(map[string]creationBucket)
 	return l, nil
 }
 
@@ -153,6 +186,12 @@ func (l *ConnLimits) Update(c ConnLimitsConfig) error {
 	l.mu.rules = r
 	if r.creation.rate > 0 {
 		l.mu.creation.tokens = min(l.mu.creation.tokens, r.creation.burst)
+	}
+	for name, b := range l.mu.listenerCreation {
+		if lr, ok := r.listeners[name]; ok && lr.creation.rate > 0 {
+			b.tokens = min(b.tokens, lr.creation.burst)
+			l.mu.listenerCreation[name] = b
+		}
 	}
 	l.wakeLocked()
 	return nil
@@ -227,11 +266,16 @@ type admission struct {
 	interBroker    bool // the connection is on the inter-broker listener
 	ipOpen         int  // connections counted from the same address
 	ipLimit        limit
+	listenerOpen   int // connections counted on the same listener
+	listenerMax    limit
 }
 
 // decide is Kafka's order: first a broker-wide slot (the inter-broker
 // listener is exempt), then the address's limit.
 func decide(a admission) verdict {
+	if !a.listenerMax.admit(a.listenerOpen) {
+		return verdictWait
+	}
 	if !a.interBroker && !a.maxConnections.admit(a.open) {
 		return verdictWait
 	}
@@ -244,8 +288,9 @@ func decide(a admission) verdict {
 // slot is one counted connection; release gives it back. The zero slot
 // (no limits) releases nothing.
 type slot struct {
-	limits *ConnLimits
-	ip     netip.Addr // the zero Addr when the remote is not an IP
+	limits   *ConnLimits
+	ip       netip.Addr // the zero Addr when the remote is not an IP
+	listener string
 }
 
 // acquisition is the outcome of acquire.
@@ -259,20 +304,28 @@ type acquisition struct {
 // waiting for a broker-wide slot unless interBroker. It gives up, with
 // verdictWait, once stop is closed.
 func (l *ConnLimits) acquire(ip netip.Addr, ok, interBroker bool, stop <-chan struct{}) acquisition {
-	if !interBroker && !l.paceCreation(stop) {
+	return l.acquireOn("", ip, ok, interBroker, stop)
+}
+
+// acquireOn is acquire for a connection on the named listener, which its
+// own limits bind too.
+func (l *ConnLimits) acquireOn(listener string, ip netip.Addr, ok, interBroker bool, stop <-chan struct{}) acquisition {
+	if !l.paceCreation(listener, interBroker, stop) {
 		return acquisition{verdict: verdictWait}
 	}
 	for {
 		l.mu.Lock()
 		r := l.mu.rules
-		a := admission{open: l.mu.open, maxConnections: r.maxConnections, interBroker: interBroker}
+		a := admission{open: l.mu.open, maxConnections: r.maxConnections, interBroker: interBroker,
+			listenerOpen: l.mu.byListener[listener], listenerMax: r.listeners[listener].max}
 		if ok {
 			a.ipOpen, a.ipLimit = l.mu.perIP[ip], ipLimit(ip, r.maxPerIP, r.overrides)
 		}
 		switch decide(a) {
 		case verdictAdmit:
 			l.mu.open++
-			s := slot{limits: l}
+			l.mu.byListener[listener]++
+			s := slot{limits: l, listener: listener}
 			if ok {
 				l.mu.perIP[ip]++
 				s.ip = ip
@@ -294,12 +347,21 @@ func (l *ConnLimits) acquire(ip netip.Addr, ok, interBroker bool, stop <-chan st
 	}
 }
 
-// paceCreation holds a new connection for its token of
-// max.connection.creation.rate; false when stop closed meanwhile.
-func (l *ConnLimits) paceCreation(stop <-chan struct{}) bool {
+// paceCreation holds a new connection on listener for its tokens of
+// max.connection.creation.rate (not on the inter-broker listener) and of
+// the listener's own rate; false when stop closed meanwhile.
+func (l *ConnLimits) paceCreation(listener string, interBroker bool, stop <-chan struct{}) bool {
 	l.mu.Lock()
+	now := time.Now()
 	var wait time.Duration
-	l.mu.creation, wait = l.mu.rules.creation.reserve(l.mu.creation, time.Now())
+	if !interBroker {
+		l.mu.creation, wait = l.mu.rules.creation.reserve(l.mu.creation, now)
+	}
+	if lr, ok := l.mu.rules.listeners[listener]; ok && lr.creation.rate > 0 {
+		var own time.Duration
+		l.mu.listenerCreation[listener], own = lr.creation.reserve(l.mu.listenerCreation[listener], now)
+		wait = max(wait, own)
+	}
 	if wait > 0 {
 		l.mu.paced++
 		l.mu.pacedWait += wait
@@ -321,9 +383,16 @@ func (l *ConnLimits) paceCreation(stop <-chan struct{}) bool {
 // waitForSlot returns once a broker-wide slot is free (true) or stop is
 // closed (false). It takes nothing: acquire does, after Accept.
 func (l *ConnLimits) waitForSlot(stop <-chan struct{}) bool {
+	return l.waitForSlotOn("", false, stop)
+}
+
+// waitForSlotOn is waitForSlot for the named listener: its own limit too,
+// and the broker-wide one unless it is the inter-broker listener.
+func (l *ConnLimits) waitForSlotOn(listener string, interBroker bool, stop <-chan struct{}) bool {
 	for {
 		l.mu.Lock()
-		if l.mu.rules.maxConnections.admit(l.mu.open) {
+		r := l.mu.rules
+		if (interBroker || r.maxConnections.admit(l.mu.open)) && r.listeners[listener].max.admit(l.mu.byListener[listener]) {
 			l.mu.Unlock()
 			return true
 		}
@@ -356,6 +425,11 @@ func (s slot) release() {
 		panic("server: connection slot released twice (open count underflow)")
 	}
 	l.mu.open--
+	if n := l.mu.byListener[s.listener]; n <= 1 {
+		delete(l.mu.byListener, s.listener)
+	} else {
+		l.mu.byListener[s.listener] = n - 1
+	}
 	if s.ip.IsValid() {
 		n := l.mu.perIP[s.ip]
 		if n <= 0 {

@@ -25,6 +25,9 @@ func TestDecide(t *testing.T) {
 		{"override of zero", admission{ipOpen: 0, ipLimit: limit{n: 0, set: true}}, verdictRefuse},
 		{"broker-wide before address (Kafka's order)", admission{open: 2, maxConnections: two, ipOpen: 2, ipLimit: two}, verdictWait},
 		{"inter-broker still limited per address", admission{open: 5, maxConnections: two, interBroker: true, ipOpen: 2, ipLimit: two}, verdictRefuse},
+		{"listener room", admission{listenerOpen: 1, listenerMax: two}, verdictAdmit},
+		{"listener reached", admission{listenerOpen: 2, listenerMax: two}, verdictWait},
+		{"inter-broker bound by its listener's own limit", admission{interBroker: true, listenerOpen: 2, listenerMax: two}, verdictWait},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := decide(tc.a); got != tc.want {
@@ -256,6 +259,55 @@ func TestAcquirePacesCreation(t *testing.T) {
 		t.Fatalf("a stopped wait: verdict %v, open %d; want nothing admitted", a.verdict, slow.Open())
 	}
 	taken.slot.release()
+}
+
+// A listener's own max.connections holds its next connection until one of
+// its own closes, and binds no other listener; its own creation rate paces
+// it even when it is the inter-broker listener.
+func TestListenerLimits(t *testing.T) {
+	l := newLimits(t, ConnLimitsConfig{MaxConnections: 10, PerListener: map[string]ListenerLimits{
+		"INTERNAL": {MaxConnections: 1},
+		"REPLICAS": {MaxCreationRate: 1},
+	}})
+	ip := netip.MustParseAddr("10.0.0.1")
+	first := l.acquireOn("INTERNAL", ip, true, false, nil)
+	got := make(chan acquisition)
+	go func() { got <- l.acquireOn("INTERNAL", ip, true, false, nil) }()
+	other := l.acquireOn("EXTERNAL", ip, true, false, nil)
+	if other.verdict != verdictAdmit {
+		t.Fatalf("another listener: verdict %v", other.verdict)
+	}
+	select {
+	case a := <-got:
+		t.Fatalf("a second connection on a listener limited to one returned %+v", a)
+	case <-time.After(20 * time.Millisecond):
+	}
+	other.slot.release() // another listener's close frees nothing of INTERNAL's
+	select {
+	case a := <-got:
+		t.Fatalf("another listener's close admitted %+v", a)
+	case <-time.After(20 * time.Millisecond):
+	}
+	first.slot.release()
+	if second := <-got; second.verdict != verdictAdmit {
+		t.Fatalf("after INTERNAL's close: verdict %v", second.verdict)
+	} else {
+		second.slot.release()
+	}
+
+	peer := l.acquireOn("REPLICAS", ip, true, true, nil)
+	if n, _ := l.Paced(); peer.verdict != verdictAdmit || n != 0 {
+		t.Fatalf("the first inter-broker connection: verdict %v, %d paced", peer.verdict, n)
+	}
+	stop := make(chan struct{})
+	close(stop)
+	if a := l.acquireOn("REPLICAS", ip, true, true, stop); a.verdict != verdictWait {
+		t.Fatalf("past its own rate, the inter-broker listener's next connection: verdict %v, want held", a.verdict)
+	}
+	peer.slot.release()
+	if l.Open() != 0 || len(l.mu.byListener) != 0 {
+		t.Fatalf("open %d, by listener %v after every release", l.Open(), l.mu.byListener)
+	}
 }
 
 func newLimits(t *testing.T, c ConnLimitsConfig) *ConnLimits {

@@ -144,22 +144,27 @@ func apiVersionsV0(correlationID int32) []byte {
 }
 
 // max.connections holds a connection over the limit unanswered until another
-// closes (a broker of one listener has no inter-broker exemption).
+// closes (a broker of one listener has no inter-broker exemption); so does a
+// listener's own limit, listener.name.<listener>.max.connections.
 func TestMaxConnectionsHoldsTheNextConnection(t *testing.T) {
-	b := startBroker(t, t.TempDir(), "max.connections=2")
-	first, second := dialRaw(t, b.Addr), dialRaw(t, b.Addr)
-	rawAPIVersions(t, first, 1)
-	rawAPIVersions(t, second, 2)
-	third := dialRaw(t, b.Addr) // the kernel completes the handshake; the broker does not accept it yet
-	writeAll(t, third, apiVersionsV0(3))
-	_ = third.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
-	var buf [1]byte
-	if n, err := third.Read(buf[:]); n > 0 || err == nil {
-		t.Fatalf("the third connection was answered while two were open (read %d, %v)", n, err)
-	}
-	first.Close()
-	resp := readFrame(t, third)
-	if int32(binary.BigEndian.Uint32(resp)) != 3 {
-		t.Fatalf("the third connection's answer: %x", resp[:min(len(resp), 8)])
+	for _, limit := range []string{"max.connections=2", "listener.name.plaintext.max.connections=2"} {
+		t.Run(limit, func(t *testing.T) {
+			b := startBroker(t, t.TempDir(), limit)
+			first, second := dialRaw(t, b.Addr), dialRaw(t, b.Addr)
+			rawAPIVersions(t, first, 1)
+			rawAPIVersions(t, second, 2)
+			third := dialRaw(t, b.Addr) // the kernel completes the handshake; the broker does not accept it yet
+			writeAll(t, third, apiVersionsV0(3))
+			_ = third.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
+			var buf [1]byte
+			if n, err := third.Read(buf[:]); n > 0 || err == nil {
+				t.Fatalf("the third connection was answered while two were open (read %d, %v)", n, err)
+			}
+			first.Close()
+			resp := readFrame(t, third)
+			if int32(binary.BigEndian.Uint32(resp)) != 3 {
+				t.Fatalf("the third connection's answer: %x", resp[:min(len(resp), 8)])
+			}
+		})
 	}
 }
