@@ -56,9 +56,23 @@ func partitionConfig(t config.Topic) partition.Config {
 		c.FlushInterval = t.FlushInterval.Duration
 	}
 	if codec, ok := recompressCodec(t.Compression); ok {
-		c.Recompress, c.RecompressSet = codec, true
+		c.Recompress, c.RecompressSet, c.RecompressLevel = codec, true, compressionLevel(t, codec)
 	}
 	return c
+}
+
+// compressionLevel is t's level for codec (KIP-390); the codec's default
+// for one without levels.
+func compressionLevel(t config.Topic, codec record.Codec) int {
+	switch codec {
+	case record.CodecGzip:
+		return int(t.GzipLevel)
+	case record.CodecLZ4:
+		return int(t.LZ4Level)
+	case record.CodecZstd:
+		return int(t.ZstdLevel)
+	}
+	return record.DefaultLevel(codec)
 }
 
 func recompressCodec(c config.Compression) (record.Codec, bool) {

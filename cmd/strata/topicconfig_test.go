@@ -9,6 +9,7 @@ import (
 	"github.com/strata-broker/strata/internal/clock"
 	"github.com/strata-broker/strata/internal/config"
 	"github.com/strata-broker/strata/internal/partition"
+	"github.com/strata-broker/strata/internal/record"
 )
 
 // Every value the config layer accepts for a topic config (or, at run time,
@@ -103,4 +104,32 @@ func openDefaultPartition(t *testing.T, resolve broker.ConfigResolver) *partitio
 	}
 	t.Cleanup(func() { _ = p.Close() })
 	return p
+}
+
+// The topic's compression level reaches the partition with its codec.
+func TestCompressionLevelReachesThePartition(t *testing.T) {
+	b, err := config.LoadBroker("", nil, map[string]string{"compression.zstd.level": "7"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		overrides map[string]string
+		codec     record.Codec
+		level     int
+	}{
+		{map[string]string{"compression.type": "gzip", "compression.gzip.level": "1"}, record.CodecGzip, 1},
+		{map[string]string{"compression.type": "gzip"}, record.CodecGzip, -1},
+		{map[string]string{"compression.type": "lz4", "compression.lz4.level": "12"}, record.CodecLZ4, 12},
+		{map[string]string{"compression.type": "zstd"}, record.CodecZstd, 7}, // the broker's default
+		{map[string]string{"compression.type": "snappy", "compression.gzip.level": "9"}, record.CodecSnappy, 0},
+	} {
+		topic, err := config.ResolveTopic(c.overrides, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pc := partitionConfig(topic)
+		if !pc.RecompressSet || pc.Recompress != c.codec || pc.RecompressLevel != c.level {
+			t.Errorf("%v: recompress %v (set %v) at %d, want %v at %d", c.overrides, pc.Recompress, pc.RecompressSet, pc.RecompressLevel, c.codec, c.level)
+		}
+	}
 }

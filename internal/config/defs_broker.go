@@ -126,6 +126,9 @@ var brokerDefs = readOnly(slices.Concat([]Def{
 		"KIP-1023: an empty follower of a tiered partition starts at its leader's earliest pending upload offset, with its leader-epoch cache and producer state rebuilt from the remote tier, instead of replicating every offset from the log start (read-only here; Kafka's is dynamic)."),
 	def("unclean.leader.election.enable", Boolean, "false", "", nil, "Default of the topic config of the same name."),
 	def("compression.type", String, "producer", "", oneOf(compressionNames...), "Default of the topic config of the same name."),
+	def("compression.gzip.level", Int, "-1", "", gzipLevel, "Default of the topic config of the same name."),
+	def("compression.lz4.level", Int, "9", "", between(1, 17), "Default of the topic config of the same name."),
+	def("compression.zstd.level", Int, "3", "", between(-131072, 22), "Default of the topic config of the same name."),
 
 	def("log.segment.bytes", Int, "1073741824", "", atLeast(minSegmentBytes), "Default of segment.bytes (minimum 1024)."),
 	nullDef("log.roll.ms", Long, "", atLeast(1), "Default of segment.ms. Default: log.roll.hours."),

@@ -11,6 +11,9 @@ import (
 type Topic struct {
 	CleanupPolicy            CleanupPolicy
 	Compression              Compression
+	GzipLevel                int32         // compression.gzip.level
+	LZ4Level                 int32         // compression.lz4.level
+	ZstdLevel                int32         // compression.zstd.level
 	DeleteRetention          time.Duration // delete.retention.ms: how long tombstones stay
 	FileDeleteDelay          time.Duration
 	FlushMessages            int64     // Long.MaxValue: never by count
@@ -77,6 +80,9 @@ func ResolveTopic(overrides map[string]string, b *Broker) (Topic, error) {
 	t := Topic{
 		CleanupPolicy:            parseCleanupPolicy(g.str("cleanup.policy")),
 		Compression:              parseCompression(g.str("compression.type")),
+		GzipLevel:                g.i32("compression.gzip.level"),
+		LZ4Level:                 g.i32("compression.lz4.level"),
+		ZstdLevel:                g.i32("compression.zstd.level"),
 		DeleteRetention:          msDuration(g.i64("delete.retention.ms")),
 		FileDeleteDelay:          msDuration(g.i64("file.delete.delay.ms")),
 		FlushMessages:            g.i64("flush.messages"),

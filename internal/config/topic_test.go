@@ -18,6 +18,9 @@ func TestResolveTopicDefaults(t *testing.T) {
 	want := Topic{
 		CleanupPolicy:          PolicyDelete,
 		Compression:            CompressionProducer,
+		GzipLevel:              -1,
+		LZ4Level:               9,
+		ZstdLevel:              3,
 		DeleteRetention:        24 * time.Hour,
 		FileDeleteDelay:        time.Minute,
 		FlushMessages:          1<<63 - 1,

@@ -231,3 +231,11 @@ func validEndpointIdentification(v string) error {
 	}
 	return errors.New("must be https (check the host name) or empty (do not)")
 }
+
+// gzipLevel allows Deflater's levels: -1 (its default) or 1 to 9.
+func gzipLevel(v string) error {
+	if n, err := strconv.ParseInt(v, 10, 32); err == nil && (n == -1 || n >= 1 && n <= 9) {
+		return nil
+	}
+	return errors.New("must be -1 (the default level) or between 1 and 9")
+}

@@ -91,7 +91,7 @@ func (p *Partition) appendBatch(batch []byte, acks Acks, from origin) (AppendRes
 		return AppendResult{}, nil, err
 	}
 	if cfg.RecompressSet && h.Codec() != cfg.Recompress {
-		if batch, err = record.Recompress(batch, cfg.Recompress, nil); err != nil {
+		if batch, err = record.RecompressLevel(batch, cfg.Recompress, cfg.RecompressLevel, nil); err != nil {
 			return AppendResult{}, nil, err
 		}
 		// Recompression can grow a batch; Kafka checks the size again.

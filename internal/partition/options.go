@@ -37,6 +37,10 @@ type Config struct {
 	// keeps the producer's codec (compression.type=producer).
 	Recompress    record.Codec
 	RecompressSet bool
+	// RecompressLevel is the level Recompress compresses at (the topic's
+	// compression.gzip.level, .lz4.level or .zstd.level); a batch the
+	// producer compressed with the same codec is kept, at whatever level.
+	RecompressLevel int
 	// FlushMessages forces a sync once this many messages are unflushed
 	// (log.flush.interval.messages); 0 = never by count.
 	FlushMessages int64

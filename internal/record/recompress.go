@@ -22,6 +22,13 @@ const scratchKeepBytes = 8 << 20
 // larger than max.message.bytes; the caller checks, as Kafka does after
 // re-compression. dst must not overlap b.
 func Recompress(b []byte, codec Codec, dst []byte) ([]byte, error) {
+	return RecompressLevel(b, codec, DefaultLevel(codec), dst)
+}
+
+// RecompressLevel is Recompress at a compression level of codec (see
+// CompressLevel): the topic's compression.gzip.level, compression.lz4.level
+// or compression.zstd.level.
+func RecompressLevel(b []byte, codec Codec, level int, dst []byte) ([]byte, error) {
 	h, err := frame(b)
 	if err != nil {
 		return nil, err
@@ -41,7 +48,7 @@ func Recompress(b []byte, codec Codec, dst []byte) ([]byte, error) {
 	}
 	start := len(dst)
 	out := append(dst, b[:HeaderSize]...)
-	if out, err = Compress(codec, raw, out); err != nil {
+	if out, err = CompressLevel(codec, level, raw, out); err != nil {
 		return nil, err
 	}
 	if err := finishHeader(out[start:], h, codec); err != nil {
