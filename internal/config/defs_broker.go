@@ -151,6 +151,7 @@ var brokerDefs = readOnly(slices.Concat([]Def{
 	def("log.message.timestamp.after.max.ms", Long, longMax, "", atLeast(0), "Default of message.timestamp.after.max.ms."),
 	def("log.message.timestamp.before.max.ms", Long, longMax, "", atLeast(0), "Default of message.timestamp.before.max.ms."),
 	def("log.message.timestamp.difference.max.ms", Long, longMax, "", atLeast(0), "Default of message.timestamp.difference.max.ms (deprecated)."),
+	def("log.message.format.version", String, "3.0-IV1", "", validKafkaVersion, "Default of message.format.version."),
 	def("log.message.downconversion.enable", Boolean, "true", "", nil, "Default of message.downconversion.enable."),
 	def("log.preallocate", Boolean, "false", "", nil, "Default of preallocate."),
 	def("log.segment.delete.delay.ms", Long, "60000", "", atLeast(0), "Default of file.delete.delay.ms."),

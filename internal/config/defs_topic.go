@@ -59,6 +59,8 @@ var topicDefs = slices.Concat([]Def{
 		"Longest a message stays ineligible for compaction."),
 	def("max.message.bytes", Int, "1048588", "message.max.bytes", atLeast(0),
 		"Largest record batch the topic accepts."),
+	def("message.format.version", String, "3.0-IV1", "log.message.format.version", validKafkaVersion,
+		"Kafka 3's record format version of a topic (removed in Kafka 4). Accepted for compatibility: Kafka 3 ignores it once inter.broker.protocol.version is 3.0 or later, which a KRaft cluster always is, and Strata stores record batch v2 (0.11+) whatever it says."),
 	def("message.downconversion.enable", Boolean, "true", "log.message.downconversion.enable", nil,
 		"Whether old fetch versions may get down-converted batches. Accepted for compatibility: Strata serves Fetch v4 and later only, which never need down-conversion."),
 	def("message.timestamp.after.max.ms", Long, longMax, "log.message.timestamp.after.max.ms", atLeast(0),

@@ -344,3 +344,20 @@ func TestListenerConnectionLimits(t *testing.T) {
 		t.Error("a listener-level limit was taken as a dynamic config")
 	}
 }
+
+// message.format.version, which Kafka 3 describes on every topic and
+// ignores in KRaft, is accepted on topics and as a broker default, and a
+// value that is no Kafka version is refused naming the key.
+func TestMessageFormatVersionAccepted(t *testing.T) {
+	b := mustLoad(t, "", nil, map[string]string{"log.message.format.version": "2.8"})
+	for _, v := range []string{"0.10.2", "2.8", "3.0-IV1"} {
+		if _, err := ResolveTopic(map[string]string{"message.format.version": v}, b); err != nil {
+			t.Errorf("message.format.version=%s: %v", v, err)
+		}
+	}
+	_, err := ResolveTopic(map[string]string{"message.format.version": "latest"}, b)
+	var ce *Error
+	if !errors.As(err, &ce) || ce.Key != "message.format.version" {
+		t.Errorf("message.format.version=latest: %v, want an error naming the key", err)
+	}
+}

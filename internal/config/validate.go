@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"regexp"
 	"strconv"
 	"strings"
 )
@@ -238,4 +239,15 @@ func gzipLevel(v string) error {
 		return nil
 	}
 	return errors.New("must be -1 (the default level) or between 1 and 9")
+}
+
+// kafkaVersion is a Kafka release or metadata version as Kafka 3 parses
+// message.format.version: 0.10.2, 2.8, 3.0-IV1.
+var kafkaVersion = regexp.MustCompile(`^[0-9]+\.[0-9]+(\.[0-9]+)?(-IV[0-9]+)?$`)
+
+func validKafkaVersion(v string) error {
+	if kafkaVersion.MatchString(v) {
+		return nil
+	}
+	return errors.New("must be a Kafka version, e.g. 2.8 or 3.0-IV1")
 }
