@@ -238,6 +238,9 @@ func TestDynamicConnectionLimits(t *testing.T) {
 // Strata are listed, those that do change something apply.
 func TestKafkaProductionPropertiesLoad(t *testing.T) {
 	b := mustLoad(t, filepath.Join("testdata", "kafka-production.properties"), nil, nil)
+	if got := b.Connections.PerListener["PLAINTEXT"]; got.Max != 8000 || b.Connections.MaxCreationRate != 200 {
+		t.Errorf("PLAINTEXT's own limit %+v, max.connection.creation.rate %d", got, b.Connections.MaxCreationRate)
+	}
 	if b.InterBrokerListener != "PLAINTEXT" || b.FetchMaxBytes != 57671680 || b.HWCheckpointInterval != 5*time.Second || b.ReplicaFetch.Fetchers != 4 {
 		t.Errorf("inter-broker %q, fetch.max.bytes %d, hw checkpoint %v, fetchers %d",
 			b.InterBrokerListener, b.FetchMaxBytes, b.HWCheckpointInterval, b.ReplicaFetch.Fetchers)
