@@ -87,8 +87,13 @@ func TestAdminAbortsAnOpenTransaction(t *testing.T) {
 		t.Fatal("the hanging producer committed after its transaction was aborted")
 	}
 	inTxn(t, txnClient(t, b.Addr, txnID), true, txnRecords(topic, "next", 1, 1)...)
-	if lso, hw := listedOffset(t, adm, topic, true), listedOffset(t, adm, topic, false); lso != hw {
-		t.Fatalf("at the end: last stable offset %d, high watermark %d", lso, hw)
+	// EndTxn is answered once the outcome is durable; the marker follows.
+	deadline = time.Now().Add(10 * time.Second)
+	for lso, hw := listedOffset(t, adm, topic, true), listedOffset(t, adm, topic, false); lso != hw; lso, hw = listedOffset(t, adm, topic, true), listedOffset(t, adm, topic, false) {
+		if time.Now().After(deadline) {
+			t.Fatalf("at the end: last stable offset %d, high watermark %d, 10 s after the commit", lso, hw)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 	wantAll := append(want[0], sentinel, "next-0-0")
 	rc := newClient(t, b.Addr, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchIsolationLevel(kgo.ReadCommitted()))
