@@ -1,7 +1,6 @@
 package main
 
 import (
-	"net"
 	"testing"
 	"time"
 
@@ -17,12 +16,6 @@ import (
 // still replicates: acks=all produces are acknowledged (the follower has
 // fetched them) and the follower ends where the leader does.
 func TestReplicaFetchersSplitALeadersPartitions(t *testing.T) {
-	meta := openTestQuorum(t)
-	lns, addrs := map[int32]net.Listener{}, map[int32]string{}
-	for _, id := range []int32{1, 2} {
-		lns[id], _ = registerOnLoopback(t, meta, id)
-		addrs[id] = lns[id].Addr().String()
-	}
 	const partitions = 6
 	assignments := make([][]int32, partitions)
 	used := map[int]bool{}
@@ -33,14 +26,8 @@ func TestReplicaFetchersSplitALeadersPartitions(t *testing.T) {
 	if len(used) != 3 {
 		t.Fatalf("the partitions of r use fetchers %v; the test wants all three", used)
 	}
-	if _, err := meta.CreateTopic(t.Context(), metadata.CreateTopic{Name: "r", Assignments: assignments}); err != nil {
-		t.Fatal(err)
-	}
-	nodes := map[int32]*replicaNode{}
-	for id, ln := range lns {
-		nodes[id] = startReplicaNode(t, replicaSpec{meta: meta, id: id, ln: ln, addrs: addrs,
-			configs: map[string]string{"num.replica.fetchers": "3"}})
-	}
+	nodes := startTwoNodesWith(t, openTestQuorum(t), map[string]string{"num.replica.fetchers": "3"},
+		metadata.CreateTopic{Name: "r", Assignments: assignments})
 
 	cl, err := kgo.NewClient(kgo.SeedBrokers(nodes[1].addr), kgo.RequiredAcks(kgo.AllISRAcks()), kgo.DisableClientMetrics(),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.RecordDeliveryTimeout(30*time.Second))

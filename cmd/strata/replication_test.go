@@ -500,6 +500,12 @@ func TestClusterProducerIDsAreUnique(t *testing.T) {
 // creates topics, then starts both brokers.
 func startTwoNodes(t *testing.T, meta *metadata.Store, topics ...metadata.CreateTopic) map[int32]*replicaNode {
 	t.Helper()
+	return startTwoNodesWith(t, meta, nil, topics...)
+}
+
+// startTwoNodesWith is startTwoNodes with broker configs for both nodes.
+func startTwoNodesWith(t *testing.T, meta *metadata.Store, configs map[string]string, topics ...metadata.CreateTopic) map[int32]*replicaNode {
+	t.Helper()
 	lns, addrs := map[int32]net.Listener{}, map[int32]string{}
 	for _, id := range []int32{1, 2} {
 		lns[id], _ = registerOnLoopback(t, meta, id)
@@ -512,7 +518,7 @@ func startTwoNodes(t *testing.T, meta *metadata.Store, topics ...metadata.Create
 	}
 	nodes := map[int32]*replicaNode{}
 	for id, ln := range lns {
-		nodes[id] = startReplicaNode(t, replicaSpec{meta: meta, id: id, ln: ln, addrs: addrs})
+		nodes[id] = startReplicaNode(t, replicaSpec{meta: meta, id: id, ln: ln, addrs: addrs, configs: configs})
 		nodes[id].reg = meta.Image().Brokers[id]
 	}
 	return nodes

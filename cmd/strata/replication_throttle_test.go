@@ -3,7 +3,6 @@ package main
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"net"
 	"testing"
 	"time"
 
@@ -23,27 +22,16 @@ import (
 // it still catches up and joins the ISR.
 func TestFollowerReplicationThrottle(t *testing.T) {
 	meta := openTestQuorum(t)
-	lns, addrs := map[int32]net.Listener{}, map[int32]string{}
-	for _, id := range []int32{1, 2} {
-		lns[id], _ = registerOnLoopback(t, meta, id)
-		addrs[id] = lns[id].Addr().String()
-	}
-	if _, err := meta.CreateTopic(t.Context(), metadata.CreateTopic{Name: "r", Assignments: [][]int32{{1}}}); err != nil {
-		t.Fatal(err)
-	}
-	nodes := map[int32]*replicaNode{}
-	for id, ln := range lns {
-		// Two one-second samples: a rate is measured over a second or two,
-		// so the throttle bites after about one second's worth.
-		nodes[id] = startReplicaNode(t, replicaSpec{meta: meta, id: id, ln: ln, addrs: addrs,
-			configs: map[string]string{"replication.quota.window.num": "2"}})
-	}
+	// Two one-second samples: a rate is measured over a second or two,
+	// so the throttle bites after about one second's worth.
+	nodes := startTwoNodesWith(t, meta, map[string]string{"replication.quota.window.num": "2"},
+		metadata.CreateTopic{Name: "r", Assignments: [][]int32{{1}}})
 	// Random hex: the client's compression leaves it about its size.
 	values := make([]string, 300)
 	for i := range values {
 		values[i] = hex.EncodeToString(randomBytes(5_000))
 	}
-	produceTo(t, addrs[1], kgo.LeaderAck(), values...)
+	produceTo(t, nodes[1].addr, kgo.LeaderAck(), values...)
 	leaderEnd := hostedPartition(t, nodes[1]).Offsets().LogEnd
 
 	if err := meta.SetNodeConfigs(t.Context(), 2, map[string]string{"follower.replication.throttled.rate": "1000000"}); err != nil {

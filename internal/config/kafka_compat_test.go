@@ -2,7 +2,6 @@ package config
 
 import (
 	"errors"
-	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -288,13 +287,7 @@ func TestOnlyDefaultKeysRefuseOtherValues(t *testing.T) {
 func TestSecurityInterBrokerProtocol(t *testing.T) {
 	listeners := "PLAINTEXT://127.0.0.1:9092,SSL://127.0.0.1:9093"
 	tls := map[string]string{"listeners": listeners, "ssl.keystore.location": "/ks.pem"}
-	with := func(kv ...string) map[string]string {
-		m := maps.Clone(tls)
-		for i := 0; i < len(kv); i += 2 {
-			m[kv[i]] = kv[i+1]
-		}
-		return m
-	}
+	with := func(kv ...string) map[string]string { return withKeys(tls, kv...) }
 	if b := mustLoad(t, "", nil, with("security.inter.broker.protocol", "SSL")); b.InterBrokerListener != "SSL" {
 		t.Errorf("security.inter.broker.protocol=SSL: inter-broker listener %q", b.InterBrokerListener)
 	}
@@ -318,13 +311,7 @@ func TestSecurityInterBrokerProtocol(t *testing.T) {
 func TestListenerConnectionLimits(t *testing.T) {
 	listeners := map[string]string{"listeners": "PLAINTEXT://127.0.0.1:9092,INTERNAL://127.0.0.1:9093",
 		"listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,INTERNAL:PLAINTEXT"}
-	with := func(kv ...string) map[string]string {
-		m := maps.Clone(listeners)
-		for i := 0; i < len(kv); i += 2 {
-			m[kv[i]] = kv[i+1]
-		}
-		return m
-	}
+	with := func(kv ...string) map[string]string { return withKeys(listeners, kv...) }
 	b := mustLoad(t, "", []string{"STRATA_LISTENER_NAME_INTERNAL_MAX_CONNECTION_CREATION_RATE=20"},
 		with("listener.name.internal.max.connections", "100"))
 	want := map[string]ListenerLimits{"INTERNAL": {Max: 100, MaxCreationRate: 20}}

@@ -1,10 +1,8 @@
 package e2e
 
 import (
-	"context"
 	"math/rand/v2"
 	"strconv"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -47,34 +45,7 @@ func TestCrashSoakRollsAndRetention(t *testing.T) {
 		"retention.bytes":      kadm.StringPtr(strconv.Itoa(crashSoakRetentionBytes)),
 	})
 
-	writers := make([]*crashProducer, producers)
-	var wg sync.WaitGroup
-	stop := make(chan struct{})
-	for i := range writers {
-		writers[i] = newCrashProducer(i, newClient(t, b.Addr,
-			kgo.RecordPartitioner(kgo.ManualPartitioner()),
-			kgo.MaxBufferedRecords(2000),
-			kgo.RecordDeliveryTimeout(40*time.Second),
-			kgo.RetryBackoffFn(func(int) time.Duration { return 50 * time.Millisecond }),
-		))
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			writers[i].run(topic, stop)
-		}()
-	}
-	acked := func() int {
-		n := 0
-		for _, w := range writers {
-			n += w.ackedCount()
-		}
-		return n
-	}
-	stopWriters := func() {
-		close(stop)
-		wg.Wait()
-	}
-
+	fleet := startCrashFleet(t, b.Addr, topic, producers)
 	for round := 1; round <= rounds; round++ {
 		// One kill in three lands within 100 ms of the broker being
 		// ready, while it may still be loading snapshots and running its
@@ -84,7 +55,7 @@ func TestCrashSoakRollsAndRetention(t *testing.T) {
 			up = time.Duration(rng.IntN(100)) * time.Millisecond
 		}
 		time.Sleep(up)
-		before := acked()
+		before := fleet.acked()
 		// One kill in four lands during a clean shutdown, which syncs the
 		// logs and then marks them clean: the mark must never come first.
 		how := "killed"
@@ -98,18 +69,11 @@ func TestCrashSoakRollsAndRetention(t *testing.T) {
 		b.Restart()
 	}
 	deadline := time.Now().Add(20 * time.Second)
-	for before := acked(); acked() <= before && time.Now().Before(deadline); {
+	for before := fleet.acked(); fleet.acked() <= before && time.Now().Before(deadline); {
 		time.Sleep(50 * time.Millisecond)
 	}
-	stopWriters()
-	for _, w := range writers {
-		ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
-		err := w.cl.Flush(ctx)
-		cancel()
-		if err != nil {
-			t.Fatalf("producer %d: flush: %v", w.id, err)
-		}
-	}
+	fleet.halt()
+	fleet.flush(t)
 
 	// Retention stops before the log is read, so that what is read is
 	// what the run left.
@@ -120,7 +84,7 @@ func TestCrashSoakRollsAndRetention(t *testing.T) {
 		t.Fatalf("listing end offsets: %v / %v", err, ends.Error())
 	}
 	got := consumeAll(t, b.Addr, topic)
-	for _, w := range writers {
+	for _, w := range fleet.writers {
 		p := int32(w.id)
 		records := got[p]
 		end, _ := ends.Lookup(topic, p)

@@ -22,38 +22,12 @@ func TestCrashKeepsAcknowledgedRecords(t *testing.T) {
 	const topic, producers = "crash", 4
 	createTopic(t, newAdmin(t, b.Addr), topic, producers, nil)
 
-	// Producer i writes only to partition i, so a partition's log order is
-	// that producer's order.
-	writers := make([]*crashProducer, producers)
-	var wg sync.WaitGroup
-	stop := make(chan struct{})
-	for i := range writers {
-		writers[i] = newCrashProducer(i, newClient(t, b.Addr,
-			kgo.RecordPartitioner(kgo.ManualPartitioner()),
-			kgo.MaxBufferedRecords(2000),
-			kgo.RecordDeliveryTimeout(40*time.Second),
-			kgo.RetryBackoffFn(func(int) time.Duration { return 50 * time.Millisecond }),
-		))
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			writers[i].run(topic, stop)
-		}()
-	}
-
-	ackedBefore := func() int {
-		n := 0
-		for _, w := range writers {
-			n += w.ackedCount()
-		}
-		return n
-	}
+	fleet := startCrashFleet(t, b.Addr, topic, producers)
 	for crash := 1; crash <= 2; crash++ {
 		time.Sleep(1500 * time.Millisecond)
-		acked := ackedBefore()
+		acked := fleet.acked()
 		if acked == 0 {
-			close(stop)
-			wg.Wait()
+			fleet.halt()
 			t.Fatalf("crash %d: no record acknowledged in 1.5s before the crash", crash)
 		}
 		b.Kill()
@@ -61,30 +35,78 @@ func TestCrashKeepsAcknowledgedRecords(t *testing.T) {
 		b.Restart()
 		// Writing must resume after the restart.
 		deadline := time.Now().Add(20 * time.Second)
-		for ackedBefore() <= acked && time.Now().Before(deadline) {
+		for fleet.acked() <= acked && time.Now().Before(deadline) {
 			time.Sleep(50 * time.Millisecond)
 		}
-		if ackedBefore() <= acked {
-			close(stop)
-			wg.Wait()
+		if fleet.acked() <= acked {
+			fleet.halt()
 			t.Fatalf("crash %d: no record acknowledged within 20s of the restart", crash)
 		}
 	}
 	time.Sleep(500 * time.Millisecond)
-	close(stop)
-	wg.Wait()
-	for _, w := range writers {
+	fleet.halt()
+	fleet.flush(t)
+
+	got := consumeAll(t, b.Addr, topic)
+	for _, w := range fleet.writers {
+		w.check(t, got[int32(w.id)])
+	}
+}
+
+// crashFleet is n crashProducers writing topic, producer i only to
+// partition i, so that a partition's log order is its producer's order.
+type crashFleet struct {
+	writers []*crashProducer
+	wg      sync.WaitGroup
+	stop    chan struct{}
+}
+
+// startCrashFleet starts the producers of a fleet; halt stops them.
+func startCrashFleet(t *testing.T, addr, topic string, n int) *crashFleet {
+	t.Helper()
+	f := &crashFleet{writers: make([]*crashProducer, n), stop: make(chan struct{})}
+	for i := range f.writers {
+		f.writers[i] = newCrashProducer(i, newClient(t, addr,
+			kgo.RecordPartitioner(kgo.ManualPartitioner()),
+			kgo.MaxBufferedRecords(2000),
+			kgo.RecordDeliveryTimeout(40*time.Second),
+			kgo.RetryBackoffFn(func(int) time.Duration { return 50 * time.Millisecond }),
+		))
+		f.wg.Add(1)
+		go func() {
+			defer f.wg.Done()
+			f.writers[i].run(topic, f.stop)
+		}()
+	}
+	return f
+}
+
+// acked is the records the fleet has had acknowledged so far.
+func (f *crashFleet) acked() int {
+	n := 0
+	for _, w := range f.writers {
+		n += w.ackedCount()
+	}
+	return n
+}
+
+// halt stops producing new records and waits for the producers' loops.
+func (f *crashFleet) halt() {
+	close(f.stop)
+	f.wg.Wait()
+}
+
+// flush waits for every record handed to a client to be acknowledged or
+// failed.
+func (f *crashFleet) flush(t *testing.T) {
+	t.Helper()
+	for _, w := range f.writers {
 		ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
 		err := w.cl.Flush(ctx)
 		cancel()
 		if err != nil {
 			t.Fatalf("producer %d: flush: %v", w.id, err)
 		}
-	}
-
-	got := consumeAll(t, b.Addr, topic)
-	for _, w := range writers {
-		w.check(t, got[int32(w.id)])
 	}
 }
 
