@@ -14,7 +14,7 @@ import (
 )
 
 // overrideLookupTimeout bounds the resolution of the host names of
-// max.connections.per.ip.overrides.
+// max.connections.per.ip.overrides and of ip quota entities.
 const overrideLookupTimeout = 10 * time.Second
 
 // resolveHost returns the addresses of a host name.
@@ -102,6 +102,17 @@ func protectedListener(cfg *config.Broker, name string) bool {
 }
 
 func overrideAddrs(ctx context.Context, host string, resolve resolveHost) ([]netip.Addr, error) {
+	addrs, err := hostAddrs(ctx, host, resolve)
+	if err != nil {
+		return nil, fmt.Errorf("max.connections.per.ip.overrides: cannot resolve host %s (%v); give its IP address or fix the name", host, err)
+	}
+	return addrs, nil
+}
+
+// hostAddrs is the addresses host stands for: itself when it is an IP
+// address, else what resolve finds for the name within
+// overrideLookupTimeout (at least one).
+func hostAddrs(ctx context.Context, host string, resolve resolveHost) ([]netip.Addr, error) {
 	if a, err := netip.ParseAddr(host); err == nil {
 		return []netip.Addr{a}, nil
 	}
@@ -111,8 +122,5 @@ func overrideAddrs(ctx context.Context, host string, resolve resolveHost) ([]net
 	if err == nil && len(addrs) == 0 {
 		err = fmt.Errorf("no address")
 	}
-	if err != nil {
-		return nil, fmt.Errorf("max.connections.per.ip.overrides: cannot resolve host %s (%v); give its IP address or fix the name", host, err)
-	}
-	return addrs, nil
+	return addrs, err
 }

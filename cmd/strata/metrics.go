@@ -135,7 +135,9 @@ func (m *brokerMetrics) serve(cfg *config.Broker, b *broker.Broker, cluster func
 	if conns != nil {
 		reg.MustRegister(metrics.NewConnectionGauges(func() metrics.ConnectionValues {
 			paced, wait := conns.Paced()
-			return metrics.ConnectionValues{Open: conns.Open(), Refused: conns.Refused(), Paced: paced, PacedSeconds: wait.Seconds()}
+			throttled, held := conns.IPThrottled()
+			return metrics.ConnectionValues{Open: conns.Open(), Refused: conns.Refused(), Paced: paced, PacedSeconds: wait.Seconds(),
+				IPThrottled: throttled, IPThrottledSeconds: held.Seconds()}
 		}))
 	}
 	mux := http.NewServeMux()

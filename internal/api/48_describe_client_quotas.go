@@ -18,8 +18,9 @@ import (
 // exact or default component must be the entity's part of that type, each
 // specified component a part it has, and strict also wants no other part.
 // A malformed filter is INVALID_REQUEST, an unknown entity type
-// UNSUPPORTED_VERSION, with Kafka's messages; an ip filter matches nothing
-// (Strata has no ip quotas). Needs DESCRIBE_CONFIGS on the cluster.
+// UNSUPPORTED_VERSION, with Kafka's messages; an ip component with a user
+// or client-id one is INVALID_REQUEST. Needs DESCRIBE_CONFIGS on the
+// cluster.
 func init() { register(48, 0, 1, (*Handler).handleDescribeClientQuotas) }
 
 func (h *Handler) handleDescribeClientQuotas(_ context.Context, req *Request) Reply {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -15,15 +17,18 @@ import (
 
 // AlterClientQuotas: v0-1 (KIP-546). Sets and removes the client quotas of
 // users, client ids and users' client ids (each a name or the default),
-// stored in the metadata quorum and enforced by every broker from the next
-// image. Strata enforces producer_byte_rate, consumer_byte_rate,
-// controller_mutation_rate (mutation_quota.go) and request_percentage
-// (request_quota.go); ip quotas are refused by name rather than stored and
-// ignored. Each entry gets its own
-// result: a malformed entity, an unknown or unsupported key, a bad value
-// or a key given twice is INVALID_REQUEST; the valid entries are applied
-// together (validate_only applies nothing). Removing a key that is not set
-// is no error, as in Kafka. Needs ALTER_CONFIGS on the cluster.
+// and of client addresses (ip entities, KIP-612: an address, a host name
+// that resolves, or the default), stored in the metadata quorum and
+// enforced by every broker from the next image. Strata enforces
+// producer_byte_rate, consumer_byte_rate, controller_mutation_rate
+// (mutation_quota.go) and request_percentage (request_quota.go) on users
+// and client ids, connection_creation_rate on ip entities (the listeners'
+// accept loops). Each entry gets its own result: a malformed entity, a
+// host name that does not resolve, an unknown key or one of the other kind
+// of entity, a bad value or a key given twice is INVALID_REQUEST; the
+// valid entries are applied together (validate_only applies nothing).
+// Removing a key that is not set is no error, as in Kafka. Needs
+// ALTER_CONFIGS on the cluster.
 func init() { register(49, 0, 1, (*Handler).handleAlterClientQuotas) }
 
 func (h *Handler) handleAlterClientQuotas(ctx context.Context, req *Request) Reply {
@@ -47,6 +52,9 @@ func (h *Handler) handleAlterClientQuotas(ctx context.Context, req *Request) Rep
 			continue
 		}
 		alt, err := clientQuotaAlteration(e)
+		if err == nil {
+			err = resolvableIP(ctx, alt.Entity)
+		}
 		if err == nil && seen[alt.Entity] {
 			err = fmt.Errorf("entity %s is altered twice in the request", alt.Entity)
 		}
@@ -92,7 +100,7 @@ func clientQuotaAlteration(e kmsg.AlterClientQuotasRequestEntry) (metadata.Clien
 	}
 	named := map[string]bool{}
 	for _, op := range e.Ops {
-		if err := quota.ValidateKey(op.Key); err != nil {
+		if err := quota.ValidateKey(entity, op.Key); err != nil {
 			return metadata.ClientQuotaAlteration{}, err
 		}
 		if named[op.Key] {
@@ -111,4 +119,27 @@ func clientQuotaAlteration(e kmsg.AlterClientQuotasRequestEntry) (metadata.Clien
 	// The quorum's own checks too (names it cannot store), so that one
 	// bad entry does not fail the others with it.
 	return alt, metadata.ValidateClientQuotaAlteration(alt)
+}
+
+// ipLookupTimeout bounds the lookup of an ip entity's host name.
+const ipLookupTimeout = 5 * time.Second
+
+// resolvableIP checks that the host name of an ip entity resolves, as
+// Kafka's isValidIpEntity (InetAddress.getByName) does; an address or a
+// default needs no lookup. Each broker resolves the name again when it
+// applies the quota.
+func resolvableIP(ctx context.Context, e quota.Entity) error {
+	if e.IP.Kind != quota.Named || quota.IsIPAddress(e.IP.Name) {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, ipLookupTimeout)
+	defer cancel()
+	addrs, err := net.DefaultResolver.LookupNetIP(ctx, "ip", e.IP.Name)
+	if err == nil && len(addrs) == 0 {
+		err = errors.New("no address")
+	}
+	if err != nil {
+		return fmt.Errorf("%s is not a valid IP or resolvable host (%v); give the client's address", e.IP.Name, err)
+	}
+	return nil
 }

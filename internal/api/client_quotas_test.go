@@ -1,6 +1,7 @@
 package api
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -151,8 +152,8 @@ func TestAlterClientQuotasRefusals(t *testing.T) {
 	rh := newReplicaHarness(t, nil)
 	codes := alterQuotas(rh, 1, false,
 		quotaEntry(nil, "producer_byte_rate=1"),                                          // no entity part
-		quotaEntry([]string{"ip=10.0.0.1"}, "connection_creation_rate=5"),                // ip quotas
-		quotaEntry([]string{"user=bob"}, "connection_creation_rate=50"),                  // not enforced
+		quotaEntry([]string{"ip=10.0.0.1"}, "producer_byte_rate=5"),                      // not an ip's quota
+		quotaEntry([]string{"user=bob"}, "connection_creation_rate=50"),                  // an ip's quota
 		quotaEntry([]string{"user=bob"}, "bogus=1"),                                      // unknown key
 		quotaEntry([]string{"user=bob"}, "producer_byte_rate=0"),                         // not positive
 		quotaEntry([]string{"user=bob"}, "producer_byte_rate=10.5"),                      // not whole
@@ -262,5 +263,56 @@ func TestFetchOverQuotaIsAnsweredEmpty(t *testing.T) {
 	}
 	if other := fetch("other", 0); other.ThrottleMillis != 0 || len(other.Topics) != 1 || len(other.Topics[0].Partitions[0].RecordBatches) < 4000 {
 		t.Fatalf("a client without a quota: throttle %d ms, %d topics", other.ThrottleMillis, len(other.Topics))
+	}
+}
+
+// TestIPQuotas: connection_creation_rate on ip entities (KIP-612), as
+// kafka-configs --entity-type ips sets them, and their refusals.
+func TestIPQuotas(t *testing.T) {
+	rh := newReplicaHarness(t, nil)
+	codes := alterQuotas(rh, 1, false,
+		quotaEntry([]string{"ip=10.0.0.1"}, "connection_creation_rate=5"),
+		quotaEntry([]string{"ip="}, "connection_creation_rate=0"),
+		quotaEntry([]string{"ip=localhost"}, "connection_creation_rate=100"),          // a host name that resolves
+		quotaEntry([]string{"ip=no-such-host.invalid"}, "connection_creation_rate=1"), // one that does not
+		quotaEntry([]string{"ip=10.0.0.2", "user=bob"}, "connection_creation_rate=1"), // combined
+		quotaEntry([]string{"ip=10.0.0.0/8"}, "connection_creation_rate=1"),           // not an address
+		quotaEntry([]string{"ip=10.0.0.3"}, "connection_creation_rate=1.5"),           // not whole
+		quotaEntry([]string{"ip=10.0.0.3"}, "connection_creation_rate=-1"),            // negative
+	)
+	want := []int16{0, 0, 0, kerr.InvalidRequest.Code, kerr.InvalidRequest.Code, kerr.InvalidRequest.Code,
+		kerr.InvalidRequest.Code, kerr.InvalidRequest.Code}
+	for i := range want {
+		if codes[i] != want[i] {
+			t.Errorf("entry %d: code %d, want %d", i, codes[i], want[i])
+		}
+	}
+	if codes := alterQuotas(rh, 1, false, quotaEntry([]string{"user=alice"}, "producer_byte_rate=1")); codes[0] != 0 {
+		t.Fatalf("a user's quota: code %d", codes[0])
+	}
+	ips := []string{
+		"ip=<default> -> connection_creation_rate=0",
+		"ip=10.0.0.1 -> connection_creation_rate=5",
+		"ip=localhost -> connection_creation_rate=100",
+	}
+	for _, tc := range []struct {
+		strict bool
+		comps  []string
+		want   []string
+	}{
+		{false, []string{"ip:s"}, ips},
+		{true, []string{"ip:s"}, ips},
+		{false, []string{"ip:e:10.0.0.1"}, ips[1:2]},
+		{true, []string{"ip:d"}, ips[:1]},
+		{false, []string{"user:s"}, []string{"user=alice -> producer_byte_rate=1"}},
+		{false, nil, append(slices.Clone(ips), "user=alice -> producer_byte_rate=1")},
+	} {
+		got, code := describeQuotas(rh, tc.strict, tc.comps...)
+		if code != 0 || strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+			t.Errorf("describe %v strict=%v: %d\n%s\nwant\n%s", tc.comps, tc.strict, code, strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
+		}
+	}
+	if _, code := describeQuotas(rh, false, "ip:s", "client-id:s"); code != kerr.InvalidRequest.Code {
+		t.Fatalf("an ip filter with a client-id one: code %d, want INVALID_REQUEST", code)
 	}
 }

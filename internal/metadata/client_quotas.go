@@ -2,6 +2,7 @@ package metadata
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -29,21 +30,23 @@ func (img *Image) ClientQuotas(e quota.Entity) map[string]float64 {
 	return img.clientQuotas[e]
 }
 
-// HasClientQuotas reports whether any entity has a quota: without one,
-// no request needs metering.
-func (img *Image) HasClientQuotas() bool { return len(img.clientQuotas) > 0 }
+// HasClientQuotas reports whether any user or client-id entity has a
+// quota: without one, no request needs metering (ip entities bound new
+// connections, not requests).
+func (img *Image) HasClientQuotas() bool { return img.requestQuotaEntities > 0 }
 
 // ClientQuotaEntities returns every entity with at least one quota, in a
 // fixed order (by user part: absent, default, then names ascending; then
-// the same by client-id part); nil when there is none.
+// the same by client-id part, then by ip part); nil when there is none.
 func (img *Image) ClientQuotaEntities() []quota.Entity {
 	return slices.SortedFunc(maps.Keys(img.clientQuotas), compareQuotaEntities)
 }
 
-// compareQuotaEntities orders entities by user part, then client-id part
-// (compareQuotaParts).
+// compareQuotaEntities orders entities by user part, then client-id part,
+// then ip part (compareQuotaParts).
 func compareQuotaEntities(a, b quota.Entity) int {
-	return cmp.Or(compareQuotaParts(a.User, b.User), compareQuotaParts(a.ClientID, b.ClientID))
+	return cmp.Or(compareQuotaParts(a.User, b.User), compareQuotaParts(a.ClientID, b.ClientID),
+		compareQuotaParts(a.IP, b.IP))
 }
 
 // compareQuotaParts orders parts absent, default, then named by name; a
@@ -65,8 +68,8 @@ func quotaPartRank(k quota.PartKind) int {
 	return 3 + int(k) - math.MinInt8 // after every known kind, by value
 }
 
-// validateQuotaPart checks one part of an entity. typ is quota.TypeUser or
-// quota.TypeClientID.
+// validateQuotaPart checks one part of an entity. typ is quota.TypeUser,
+// quota.TypeClientID or quota.TypeIP.
 func validateQuotaPart(e quota.Entity, typ string, p quota.Part) error {
 	switch p.Kind {
 	case quota.Absent, quota.Default:
@@ -78,6 +81,11 @@ func validateQuotaPart(e quota.Entity, typ string, p quota.Part) error {
 	case quota.Named:
 	default:
 		return fmt.Errorf("%w: %s: %s part of unknown kind %d", ErrInvalidClientQuota, e, typ, p.Kind)
+	}
+	if typ == quota.TypeIP {
+		if err := quota.ValidateIPName(p.Name); err != nil {
+			return fmt.Errorf("%w: %w", ErrInvalidClientQuota, err)
+		}
 	}
 	switch {
 	case typ == quota.TypeUser && p.Name == "":
@@ -91,16 +99,18 @@ func validateQuotaPart(e quota.Entity, typ string, p quota.Part) error {
 	return nil
 }
 
-// validateQuotaEntity checks that e has at least one part and that each
-// part is valid.
+// validateQuotaEntity checks that e has at least one part, an ip part
+// only on its own, and that each part is valid.
 func validateQuotaEntity(e quota.Entity) error {
-	if e.User.Kind == quota.Absent && e.ClientID.Kind == quota.Absent {
-		return fmt.Errorf("%w: %s: an entity names a user, a client id or both", ErrInvalidClientQuota, e)
+	client := e.User.Kind != quota.Absent || e.ClientID.Kind != quota.Absent
+	switch {
+	case !client && !e.IsIP():
+		return fmt.Errorf("%w: %s: an entity names a user, a client id or both, or an ip", ErrInvalidClientQuota, e)
+	case client && e.IsIP():
+		return fmt.Errorf("%w: %s: an ip entity cannot be combined with a user or a client id", ErrInvalidClientQuota, e)
 	}
-	if err := validateQuotaPart(e, quota.TypeUser, e.User); err != nil {
-		return err
-	}
-	return validateQuotaPart(e, quota.TypeClientID, e.ClientID)
+	return errors.Join(validateQuotaPart(e, quota.TypeUser, e.User), validateQuotaPart(e, quota.TypeClientID, e.ClientID),
+		validateQuotaPart(e, quota.TypeIP, e.IP))
 }
 
 // validateClientQuotaAlteration checks one entity's change: a valid
@@ -115,7 +125,7 @@ func validateClientQuotaAlteration(a ClientQuotaAlteration) error {
 	}
 	// Sorted: the same request is refused with the same message everywhere.
 	for _, key := range slices.Sorted(maps.Keys(a.Set)) {
-		if err := quota.ValidateKey(key); err != nil {
+		if err := quota.ValidateKey(a.Entity, key); err != nil {
 			return fmt.Errorf("%w: %s: %w", ErrInvalidClientQuota, a.Entity, err)
 		}
 		if err := quota.ValidateValue(key, a.Set[key]); err != nil {
@@ -124,7 +134,7 @@ func validateClientQuotaAlteration(a ClientQuotaAlteration) error {
 	}
 	removed := make(map[string]bool, len(a.Remove))
 	for _, key := range a.Remove {
-		if err := quota.ValidateKey(key); err != nil {
+		if err := quota.ValidateKey(a.Entity, key); err != nil {
 			return fmt.Errorf("%w: %s: %w", ErrInvalidClientQuota, a.Entity, err)
 		}
 		if _, set := a.Set[key]; set {
@@ -223,5 +233,36 @@ func applyAlterClientQuotas(img *Image, c *alterClientQuotasCmd, index uint64) (
 			next.clientQuotas[a.Entity] = quotas
 		}
 	}
+	next.requestQuotaEntities = countRequestQuotaEntities(next.clientQuotas)
 	return next, nil
+}
+
+// countRequestQuotaEntities counts the user and client-id entities of
+// quotas (those that meter requests; ip entities meter connections).
+func countRequestQuotaEntities(quotas map[quota.Entity]map[string]float64) int {
+	n := 0
+	for e := range quotas {
+		if !e.IsIP() {
+			n++
+		}
+	}
+	return n
+}
+
+// IPConnectionRates returns the connection_creation_rate of every ip
+// entity (KIP-612), by entity name ("" for the default ip); nil when
+// there is none.
+func (img *Image) IPConnectionRates() map[quota.Part]int {
+	var out map[quota.Part]int
+	for e, quotas := range img.clientQuotas {
+		rate, ok := quotas[quota.ConnectionCreationRate]
+		if !e.IsIP() || !ok {
+			continue
+		}
+		if out == nil {
+			out = make(map[quota.Part]int)
+		}
+		out[e.IP] = int(rate)
+	}
+	return out
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"slices"
 	"testing"
 	"unicode/utf8"
 
@@ -31,7 +32,45 @@ var (
 	validQuotaValues   = []float64{1024, 2048, 1, 1 << 62}
 	invalidQuotaValues = []float64{0, -1, 1.5, 1 << 63}
 	invalidQuotaKeys   = []string{"connection_creation_rate", "bogus", ""}
+	// The ip entities' parts and rates, drawn the same way.
+	validIPParts = []wireQuotaPart{
+		{Kind: wireQuotaDefault}, {Kind: wireQuotaNamed, Name: "127.0.0.1"}, {Kind: wireQuotaNamed, Name: "broker.example"},
+	}
+	invalidIPParts = []wireQuotaPart{
+		{Kind: wireQuotaNamed, Name: ""}, {Kind: wireQuotaNamed, Name: "10.0.0.0/8"}, {Kind: wireQuotaDefault, Name: "x"},
+	}
+	validConnRates   = []float64{0, 5, math.MaxInt32}
+	invalidConnRates = []float64{-1, 1.5, math.MaxInt32 + 1}
 )
+
+// genIPAlteration draws an ip entity's alteration, breaking one rule one
+// time in eight: a bad name or rate, a user or client-id part, a user's key.
+func genIPAlteration(t *rapid.T) wireQuotaAlteration {
+	absent := wireQuotaPart{Kind: wireQuotaAbsent}
+	ip := rapid.SampledFrom(validIPParts).Draw(t, "ip")
+	a := wireQuotaAlteration{Entity: wireQuotaEntity{User: absent, ClientID: absent, IP: &ip}}
+	if rapid.Bool().Draw(t, "remove") {
+		a.Remove = []string{quota.ConnectionCreationRate}
+	} else {
+		a.Set = []wireQuotaValue{{Key: quota.ConnectionCreationRate, Value: rapid.SampledFrom(validConnRates).Draw(t, "rate")}}
+	}
+	if rapid.IntRange(0, 7).Draw(t, "break") > 0 {
+		return a
+	}
+	switch rapid.IntRange(0, 3).Draw(t, "how") {
+	case 0:
+		bad := rapid.SampledFrom(invalidIPParts).Draw(t, "ip")
+		a.Entity.IP = &bad
+	case 1:
+		a.Set = []wireQuotaValue{{Key: quota.ConnectionCreationRate, Value: rapid.SampledFrom(invalidConnRates).Draw(t, "rate")}}
+		a.Remove = nil
+	case 2:
+		a.Entity.User = rapid.SampledFrom(validQuotaParts[2:]).Draw(t, "user")
+	default:
+		a.Set = append(a.Set, wireQuotaValue{Key: produceRate, Value: 1})
+	}
+	return a
+}
 
 // genQuotaPart draws a valid part nine times in ten.
 func genQuotaPart() *rapid.Generator[wireQuotaPart] {
@@ -48,6 +87,9 @@ func genQuotaPart() *rapid.Generator[wireQuotaPart] {
 // key, a bad value, a key named twice.
 func genQuotaAlteration() *rapid.Generator[wireQuotaAlteration] {
 	return rapid.Custom(func(t *rapid.T) wireQuotaAlteration {
+		if rapid.IntRange(0, 3).Draw(t, "ip entity") == 0 {
+			return genIPAlteration(t)
+		}
 		a := wireQuotaAlteration{Entity: wireQuotaEntity{User: genQuotaPart().Draw(t, "user"), ClientID: genQuotaPart().Draw(t, "client")}}
 		for _, key := range []string{consumeRate, produceRate} {
 			switch rapid.IntRange(0, 2).Draw(t, key) {
@@ -122,6 +164,21 @@ func modelPart(w wireQuotaPart, isUser bool) (quota.Part, bool) {
 	return quota.Part{}, false
 }
 
+// modelEntity is the model's reading of a wire entity; ok is false when
+// a part is refused (an ip part must be an address or a host name: the
+// generator's invalid ones are neither).
+func modelEntity(w wireQuotaEntity) (quota.Entity, bool) {
+	user, okUser := modelPart(w.User, true)
+	client, okClient := modelPart(w.ClientID, false)
+	e := quota.Entity{User: user, ClientID: client}
+	if w.IP == nil {
+		return e, okUser && okClient
+	}
+	ip, okIP := modelPart(*w.IP, true)
+	e.IP = ip
+	return e, okUser && okClient && okIP && !slices.Contains(invalidIPParts, *w.IP)
+}
+
 // broken reports whether c breaks a rule: then it must be refused whole.
 func (quotaModel) broken(c *alterClientQuotasCmd) bool {
 	if len(c.Alterations) == 0 {
@@ -129,17 +186,20 @@ func (quotaModel) broken(c *alterClientQuotasCmd) bool {
 	}
 	seen := map[quota.Entity]bool{}
 	for _, a := range c.Alterations {
-		user, okUser := modelPart(a.Entity.User, true)
-		client, okClient := modelPart(a.Entity.ClientID, false)
-		e := quota.Entity{User: user, ClientID: client}
-		if !okUser || !okClient || e == (quota.Entity{}) || seen[e] || len(a.Set)+len(a.Remove) == 0 {
+		e, ok := modelEntity(a.Entity)
+		isIP := e.IP.Kind != quota.Absent
+		client := e.User.Kind != quota.Absent || e.ClientID.Kind != quota.Absent
+		if !ok || !isIP && !client || isIP && client || seen[e] || len(a.Set)+len(a.Remove) == 0 {
 			return true
 		}
 		seen[e] = true
 		named := map[string]int{}
 		for _, v := range a.Set {
 			named[v.Key]++
-			if v.Value < 1 || v.Value != math.Trunc(v.Value) || v.Value > 1<<62 {
+			if isIP && (v.Value < 0 || v.Value != math.Trunc(v.Value) || v.Value > math.MaxInt32) {
+				return true
+			}
+			if !isIP && (v.Value < 1 || v.Value != math.Trunc(v.Value) || v.Value > 1<<62) {
 				return true
 			}
 		}
@@ -147,7 +207,7 @@ func (quotaModel) broken(c *alterClientQuotasCmd) bool {
 			named[key]++
 		}
 		for key, n := range named {
-			if n > 1 || key != produceRate && key != consumeRate {
+			if n > 1 || isIP && key != quota.ConnectionCreationRate || !isIP && key != produceRate && key != consumeRate {
 				return true
 			}
 		}
@@ -161,9 +221,7 @@ func (m quotaModel) apply(c *alterClientQuotasCmd) quotaModel {
 		next[e] = maps.Clone(q)
 	}
 	for _, a := range c.Alterations {
-		user, _ := modelPart(a.Entity.User, true)
-		client, _ := modelPart(a.Entity.ClientID, false)
-		e := quota.Entity{User: user, ClientID: client}
+		e, _ := modelEntity(a.Entity)
 		if next[e] == nil {
 			next[e] = map[string]float64{}
 		}

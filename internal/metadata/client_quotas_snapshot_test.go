@@ -10,7 +10,8 @@ import (
 )
 
 // TestSnapshotCarriesClientQuotas: quotas survive a snapshot, written in
-// the v9 layout, entities in ClientQuotaEntities order and keys ascending.
+// the v9 layout (v10 may add ip entities), entities in ClientQuotaEntities
+// order and keys ascending.
 func TestSnapshotCarriesClientQuotas(t *testing.T) {
 	img := build(t, createCmd("foo", 1, 1), alterScram("alice", upsert(ScramSHA256, 1)),
 		alterQuotas(qAlt(qUserAlice, rates(1024, 2048)), qAlt(qClientDefault, rates(0, 10))),
@@ -19,8 +20,8 @@ func TestSnapshotCarriesClientQuotas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if data[0] != snapshotFormatV9 || snapshotFormatNewest != snapshotFormatV9 {
-		t.Fatalf("snapshot format %d (newest %d), want %d", data[0], snapshotFormatNewest, snapshotFormatV9)
+	if data[0] != snapshotFormatV10 || snapshotFormatNewest != snapshotFormatV10 {
+		t.Fatalf("snapshot format %d (newest %d), want %d", data[0], snapshotFormatNewest, snapshotFormatV10)
 	}
 	want := `"client_quotas":[` +
 		`{"entity":{"user":{"kind":"absent"},"client_id":{"kind":"default"}},"quotas":[{"key":"consumer_byte_rate","value":10}]},` +
@@ -122,4 +123,34 @@ func TestDecodeSnapshotRejectsBadClientQuotas(t *testing.T) {
 		t.Fatalf("valid quotas: %v", err)
 	}
 	wantQuotas(map[quota.Entity]map[string]float64{qUserAlice: rates(2, 1)})(t, img)
+}
+
+// TestSnapshotCarriesIPQuotas: ip entities survive a v10 snapshot, in
+// their own field of the entity (an entity without one is written as v9
+// wrote it); a v9 snapshot holding one is corrupt.
+func TestSnapshotCarriesIPQuotas(t *testing.T) {
+	img := build(t, alterQuotas(qAlt(qIPLocal, connRate(5)), qAlt(qIPDefault, connRate(0)), qAlt(qUserAlice, rates(1, 0))))
+	data, err := encodeSnapshot(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `"client_quotas":[` +
+		`{"entity":{"user":{"kind":"absent"},"client_id":{"kind":"absent"},"ip":{"kind":"default"}},"quotas":[{"key":"connection_creation_rate","value":0}]},` +
+		`{"entity":{"user":{"kind":"absent"},"client_id":{"kind":"absent"},"ip":{"kind":"named","name":"127.0.0.1"}},"quotas":[{"key":"connection_creation_rate","value":5}]},` +
+		`{"entity":{"user":{"kind":"named","name":"alice"},"client_id":{"kind":"absent"}},"quotas":[{"key":"producer_byte_rate","value":1}]}]`
+	if !bytes.Contains(data, []byte(want)) {
+		t.Errorf("snapshot:\n%s\nwant it to hold\n%s", data, want)
+	}
+	roundTrip(t, img)
+	restored, err := decodeSnapshot(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantQuotas(map[quota.Entity]map[string]float64{qIPLocal: connRate(5), qIPDefault: connRate(0), qUserAlice: rates(1, 0)})(t, restored)
+	if err := clientQuotaInvariantErr(restored); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := decodeSnapshot(append([]byte{snapshotFormatV9}, data[1:]...)); !errors.Is(err, ErrInvalidCommand) {
+		t.Errorf("the same as v9: %v, want ErrInvalidCommand", err)
+	}
 }

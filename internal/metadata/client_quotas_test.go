@@ -28,7 +28,14 @@ var (
 	qClientDefault  = quota.Entity{ClientID: quota.DefaultPart()}
 	qAliceApp       = quota.Entity{User: quota.NamedPart("alice"), ClientID: quota.NamedPart("app")}
 	qAliceAnyClient = quota.Entity{User: quota.NamedPart("alice"), ClientID: quota.DefaultPart()}
+	qIPLocal        = quota.Entity{IP: quota.NamedPart("127.0.0.1")}
+	qIPDefault      = quota.Entity{IP: quota.DefaultPart()}
 )
+
+// connRate is an ip entity's quotas: connection_creation_rate = n.
+func connRate(n float64) map[string]float64 {
+	return map[string]float64{quota.ConnectionCreationRate: n}
+}
 
 // qAlt is one alteration: set, then the keys removed.
 func qAlt(e quota.Entity, set map[string]float64, remove ...string) ClientQuotaAlteration {
@@ -64,13 +71,16 @@ func clientQuotaInvariantErr(img *Image) error {
 			return fmt.Errorf("client quota entity %s kept without a quota", e)
 		}
 		for key, v := range quotas {
-			if err := quota.ValidateKey(key); err != nil {
+			if err := quota.ValidateKey(e, key); err != nil {
 				return fmt.Errorf("%s: %w", e, err)
 			}
 			if err := quota.ValidateValue(key, v); err != nil {
 				return fmt.Errorf("%s: %w", e, err)
 			}
 		}
+	}
+	if n := countRequestQuotaEntities(img.clientQuotas); img.requestQuotaEntities != n {
+		return fmt.Errorf("requestQuotaEntities %d, but %d user and client-id entities", img.requestQuotaEntities, n)
 	}
 	return nil
 }
@@ -125,6 +135,11 @@ func TestValidateClientQuotaAlterations(t *testing.T) {
 		{name: "set one, remove the other", alts: []ClientQuotaAlteration{qAlt(qUserAlice, rates(1, 0), consumeRate)}, ok: true},
 		{name: "largest value", alts: []ClientQuotaAlteration{qAlt(qUserAlice, rates(1<<62, 0))}, ok: true},
 		{name: "longest name", alts: []ClientQuotaAlteration{qAlt(quota.Entity{ClientID: quota.NamedPart(longName)}, rates(1, 0))}, ok: true},
+		{name: "ip entities", alts: []ClientQuotaAlteration{
+			qAlt(qIPLocal, connRate(10)), qAlt(qIPDefault, connRate(0)), qAlt(quota.Entity{IP: quota.NamedPart("fe80::1")}, connRate(1)),
+			qAlt(quota.Entity{IP: quota.NamedPart("broker.example.com")}, connRate(quota.UnlimitedConnectionCreationRate)),
+		}, ok: true},
+		{name: "ip removed", alts: []ClientQuotaAlteration{qAlt(qIPLocal, nil, quota.ConnectionCreationRate)}, ok: true},
 
 		{name: "no alteration", alts: nil},
 		{name: "empty list", alts: []ClientQuotaAlteration{}},
@@ -144,8 +159,16 @@ func TestValidateClientQuotaAlterations(t *testing.T) {
 		{name: "nothing to alter, empty map and list",
 			alts: []ClientQuotaAlteration{{Entity: qUserAlice, Set: map[string]float64{}, Remove: []string{}}}},
 		{name: "unknown key set", alts: []ClientQuotaAlteration{qAlt(qUserAlice, map[string]float64{"bogus": 1})}, also: quota.ErrInvalidKey},
-		{name: "unenforced key set", alts: []ClientQuotaAlteration{qAlt(qUserAlice, map[string]float64{"connection_creation_rate": 50})},
-			also: quota.ErrInvalidKey},
+		{name: "connection rate on a user", alts: []ClientQuotaAlteration{qAlt(qUserAlice, connRate(50))}, also: quota.ErrInvalidKey},
+		{name: "byte rate on an ip", alts: []ClientQuotaAlteration{qAlt(qIPLocal, rates(1, 0))}, also: quota.ErrInvalidKey},
+		{name: "byte rate removed from an ip", alts: []ClientQuotaAlteration{qAlt(qIPDefault, nil, produceRate)}, also: quota.ErrInvalidKey},
+		{name: "ip with a user", alts: []ClientQuotaAlteration{qAlt(quota.Entity{User: quota.NamedPart("a"), IP: quota.DefaultPart()}, connRate(1))}},
+		{name: "ip with a client id", alts: []ClientQuotaAlteration{qAlt(quota.Entity{ClientID: quota.DefaultPart(), IP: quota.NamedPart("::1")}, connRate(1))}},
+		{name: "ip not an address or a host", alts: []ClientQuotaAlteration{qAlt(quota.Entity{IP: quota.NamedPart("10.0.0.0/8")}, connRate(1))}},
+		{name: "empty ip", alts: []ClientQuotaAlteration{qAlt(quota.Entity{IP: quota.NamedPart("")}, connRate(1))}},
+		{name: "default ip with a name", alts: []ClientQuotaAlteration{qAlt(quota.Entity{IP: quota.Part{Kind: quota.Default, Name: "x"}}, connRate(1))}},
+		{name: "fractional connection rate", alts: []ClientQuotaAlteration{qAlt(qIPLocal, connRate(1.5))}, also: quota.ErrInvalidValue},
+		{name: "negative connection rate", alts: []ClientQuotaAlteration{qAlt(qIPLocal, connRate(-1))}, also: quota.ErrInvalidValue},
 		{name: "unknown key removed", alts: []ClientQuotaAlteration{qAlt(qUserAlice, nil, "bogus")}, also: quota.ErrInvalidKey},
 		{name: "zero value", alts: []ClientQuotaAlteration{qAlt(qUserAlice, map[string]float64{produceRate: 0})}, also: quota.ErrInvalidValue},
 		{name: "negative value", alts: []ClientQuotaAlteration{qAlt(qUserAlice, rates(-1, 0))}, also: quota.ErrInvalidValue},
@@ -314,6 +337,9 @@ func TestClientQuotaEntitiesOrder(t *testing.T) {
 	absent, def := quota.Part{}, quota.DefaultPart()
 	a, b, empty := quota.NamedPart("a"), quota.NamedPart("b"), quota.NamedPart("")
 	want := []quota.Entity{
+		{IP: def},
+		{IP: quota.NamedPart("10.0.0.1")},
+		{IP: quota.NamedPart("127.0.0.1")},
 		{User: absent, ClientID: def},
 		{User: absent, ClientID: empty},
 		{User: absent, ClientID: a},
@@ -328,10 +354,20 @@ func TestClientQuotaEntitiesOrder(t *testing.T) {
 		{User: b, ClientID: absent},
 		{User: b, ClientID: a},
 	}
-	for _, order := range [][]int{{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, {12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0}, {6, 0, 11, 3, 9, 1, 12, 4, 8, 2, 10, 5, 7}} {
+	quotasOf := func(e quota.Entity, n float64) map[string]float64 {
+		if e.IsIP() {
+			return connRate(n)
+		}
+		return rates(n, 0)
+	}
+	for _, order := range [][]int{
+		{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15},
+		{15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0},
+		{6, 0, 14, 11, 3, 9, 15, 1, 12, 4, 8, 2, 13, 10, 5, 7},
+	} {
 		img := emptyImage()
 		for _, i := range order {
-			img = then(t, img, alterQuotas(qAlt(want[i], rates(float64(i+1), 0))))
+			img = then(t, img, alterQuotas(qAlt(want[i], quotasOf(want[i], float64(i+1)))))
 		}
 		if got := img.ClientQuotaEntities(); !reflect.DeepEqual(got, want) {
 			t.Errorf("set in order %v: ClientQuotaEntities() =\n%v\nwant\n%v", order, got, want)
@@ -339,7 +375,7 @@ func TestClientQuotaEntitiesOrder(t *testing.T) {
 		cmd := newAlterClientQuotasCmd(func() []ClientQuotaAlteration {
 			var alts []ClientQuotaAlteration
 			for _, i := range order {
-				alts = append(alts, qAlt(want[i], rates(1, 0)))
+				alts = append(alts, qAlt(want[i], quotasOf(want[i], 1)))
 			}
 			return alts
 		}())
@@ -389,5 +425,40 @@ func TestClientQuotaCommandWireForm(t *testing.T) {
 		"\x01{\"alter_client_quotas\":{\"alterations\":[{\"entity\":\"user=alice\"}]}}",
 		"\x01{\"alter_client_quotas\":{\"alterations\":[{\"entity\":{\"user\":{\"kind\":\"named\",\"name\":\"a\",\"x\":1}}}]}}",
 		"\x01{\"alter_client_quotas\":{\"alterations\":[]},\"set_broker_configs\":{}}",
+	)
+}
+
+// TestIPConnectionRates: the image hands the ip entities' rates out by
+// part, and ip entities alone do not turn request metering on.
+func TestIPConnectionRates(t *testing.T) {
+	img := build(t, alterQuotas(qAlt(qIPLocal, connRate(5)), qAlt(qIPDefault, connRate(0))))
+	want := map[quota.Part]int{quota.NamedPart("127.0.0.1"): 5, quota.DefaultPart(): 0}
+	if got := img.IPConnectionRates(); !reflect.DeepEqual(got, want) {
+		t.Errorf("IPConnectionRates() = %v, want %v", got, want)
+	}
+	if img.HasClientQuotas() {
+		t.Error("HasClientQuotas() with ip entities only, want false")
+	}
+	img = then(t, img, alterQuotas(qAlt(qClientApp, rates(1, 0))))
+	if !img.HasClientQuotas() {
+		t.Error("HasClientQuotas() with a client id's quota, want true")
+	}
+	img = then(t, img, alterQuotas(qAlt(qIPLocal, nil, quota.ConnectionCreationRate), qAlt(qIPDefault, nil, quota.ConnectionCreationRate)))
+	if got := img.IPConnectionRates(); got != nil {
+		t.Errorf("after removing them: IPConnectionRates() = %v, want nil", got)
+	}
+	if err := clientQuotaInvariantErr(img); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestIPQuotaCommandWireForm pins the log form of an ip entity's change:
+// the ip part is a field of its own, absent from the other entities.
+func TestIPQuotaCommandWireForm(t *testing.T) {
+	const wire = "\x01{\"alter_client_quotas\":{\"alterations\":[" +
+		"{\"entity\":{\"user\":{\"kind\":\"absent\"},\"client_id\":{\"kind\":\"absent\"},\"ip\":{\"kind\":\"default\"}},\"set\":[{\"key\":\"connection_creation_rate\",\"value\":0}],\"remove\":null}," +
+		"{\"entity\":{\"user\":{\"kind\":\"absent\"},\"client_id\":{\"kind\":\"absent\"},\"ip\":{\"kind\":\"named\",\"name\":\"127.0.0.1\"}},\"set\":null,\"remove\":[\"connection_creation_rate\"]}]}}"
+	checkPinnedWire(t, alterQuotas(qAlt(qIPLocal, nil, quota.ConnectionCreationRate), qAlt(qIPDefault, connRate(0))), wire,
+		"\x01{\"alter_client_quotas\":{\"alterations\":[{\"entity\":{\"user\":{\"kind\":\"absent\"},\"client_id\":{\"kind\":\"absent\"},\"ip\":\"127.0.0.1\"},\"set\":[{\"key\":\"connection_creation_rate\",\"value\":0}]}]}}",
 	)
 }

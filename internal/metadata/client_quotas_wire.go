@@ -25,10 +25,13 @@ type wireQuotaPart struct {
 }
 
 // wireQuotaEntity is a quota.Entity as commands and snapshots store it:
-// one explicit part per type, never a string to parse.
+// one explicit part per type, never a string to parse. IP is nil for an
+// entity without an ip part, so that the entries written before ip
+// quotas existed read as they were written.
 type wireQuotaEntity struct {
-	User     wireQuotaPart `json:"user"`
-	ClientID wireQuotaPart `json:"client_id"`
+	User     wireQuotaPart  `json:"user"`
+	ClientID wireQuotaPart  `json:"client_id"`
+	IP       *wireQuotaPart `json:"ip,omitempty"`
 }
 
 // wireQuotaValue is one quota key and its value.
@@ -79,7 +82,12 @@ func (w wireQuotaPart) part(typ string) (quota.Part, error) {
 }
 
 func toWireQuotaEntity(e quota.Entity) wireQuotaEntity {
-	return wireQuotaEntity{User: toWireQuotaPart(e.User), ClientID: toWireQuotaPart(e.ClientID)}
+	w := wireQuotaEntity{User: toWireQuotaPart(e.User), ClientID: toWireQuotaPart(e.ClientID)}
+	if e.IP.Kind != quota.Absent || e.IP.Name != "" {
+		ip := toWireQuotaPart(e.IP)
+		w.IP = &ip
+	}
+	return w
 }
 
 func (w wireQuotaEntity) entity() (quota.Entity, error) {
@@ -91,7 +99,13 @@ func (w wireQuotaEntity) entity() (quota.Entity, error) {
 	if err != nil {
 		return quota.Entity{}, err
 	}
-	return quota.Entity{User: user, ClientID: clientID}, nil
+	e := quota.Entity{User: user, ClientID: clientID}
+	if w.IP != nil {
+		if e.IP, err = w.IP.part(quota.TypeIP); err != nil {
+			return quota.Entity{}, err
+		}
+	}
+	return e, nil
 }
 
 // toWireQuotaValues lists quotas ascending by key; nil for none.
@@ -161,5 +175,6 @@ func restoreClientQuotas(img *Image, entries []wireClientQuotas) error {
 		}
 		img.clientQuotas[a.Entity] = a.Set
 	}
+	img.requestQuotaEntities = countRequestQuotaEntities(img.clientQuotas)
 	return nil
 }

@@ -39,9 +39,12 @@ const (
 	snapshotFormatV8 byte = 8
 	// snapshotFormatV9: JSON of imageSnapshotV9, v8 plus client quotas.
 	snapshotFormatV9 byte = 9
+	// snapshotFormatV10: the layout of v9, whose client quotas may hold
+	// ip entities (connection_creation_rate).
+	snapshotFormatV10 byte = 10
 
 	// snapshotFormatNewest is the layout encodeSnapshot writes.
-	snapshotFormatNewest = snapshotFormatV9
+	snapshotFormatNewest = snapshotFormatV10
 )
 
 // maxSnapshotBytes bounds what Restore reads into memory.
@@ -234,8 +237,8 @@ func decodeSnapshot(data []byte) (*Image, error) {
 		into = &s.imageSnapshotV7 // a v7 snapshot holding v8 fields is corrupt
 	case snapshotFormatV8:
 		into = &s.imageSnapshotV8 // a v8 snapshot holding v9 fields is corrupt
-	case snapshotFormatV9:
-		into = &s
+	case snapshotFormatV9, snapshotFormatV10:
+		into = &s // a v9 snapshot holding an ip entity is corrupt
 	default:
 		return nil, fmt.Errorf("%w: snapshot has an unknown format byte %d", ErrInvalidCommand, data[0])
 	}
@@ -279,6 +282,13 @@ func decodeSnapshot(data []byte) (*Image, error) {
 	}
 	if err := restoreClientQuotas(img, s.ClientQuotas); err != nil {
 		return nil, err
+	}
+	if data[0] < snapshotFormatV10 {
+		for e := range img.clientQuotas {
+			if e.IsIP() {
+				return nil, fmt.Errorf("%w: snapshot older than v10 holds the ip entity %s", ErrInvalidCommand, e)
+			}
+		}
 	}
 	return img, nil
 }

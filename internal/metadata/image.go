@@ -54,7 +54,8 @@ const (
 // key, every key passes quota.ValidateKey and every value
 // quota.ValidateValue. Its maps are the image's own: copied in from
 // commands, and never written once published (Image.ClientQuotas hands
-// them out).
+// them out). requestQuotaEntities counts its entities that are not ip
+// entities.
 //
 // ACLs: acls is the set of stored bindings, each of which passes
 // validateAcl; aclIndex is acl.NewIndex of exactly them in Acls order
@@ -94,7 +95,8 @@ type Image struct {
 	// scram are the SCRAM credentials, by user (ScramCredential).
 	scram map[string]scramUser
 	// clientQuotas are the client quotas, by entity (ClientQuotas).
-	clientQuotas map[quota.Entity]map[string]float64
+	clientQuotas         map[quota.Entity]map[string]float64
+	requestQuotaEntities int
 	// acls are the ACL bindings (Acls), by value.
 	acls map[acl.Binding]struct{}
 	// aclIndex indexes acls (AclIndex).

@@ -91,6 +91,11 @@ type ConnectionValues struct {
 	// for PacedSeconds in all.
 	Paced        uint64
 	PacedSeconds float64
+	// IPThrottled connections were closed for their address's
+	// connection_creation_rate quota, after being held IPThrottledSeconds
+	// in all.
+	IPThrottled        uint64
+	IPThrottledSeconds float64
 }
 
 // NewConnectionGauges returns strata_connections, the connections open on
@@ -98,7 +103,11 @@ type ConnectionValues struct {
 // closed as they were accepted because their address had
 // max.connections.per.ip (or its override) open already; and
 // strata_connections_paced_total with strata_connection_pacing_seconds_total,
-// the connections max.connection.creation.rate held back and for how long.
+// the connections max.connection.creation.rate held back and for how long;
+// strata_connections_ip_throttled_total with
+// strata_connection_ip_throttle_seconds_total, the connections closed for
+// their address's connection_creation_rate quota and how long they were
+// held first.
 func NewConnectionGauges(read func() ConnectionValues) prometheus.Collector {
 	return connectionGauges{read: read,
 		openDesc: prometheus.NewDesc(namespace+"_connections",
@@ -109,12 +118,17 @@ func NewConnectionGauges(read func() ConnectionValues) prometheus.Collector {
 			"New connections held back by max.connection.creation.rate before they were served.", nil, nil),
 		pacedSecondsDesc: prometheus.NewDesc(namespace+"_connection_pacing_seconds_total",
 			"Time new connections were held back by max.connection.creation.rate, in all. Kafka: the connection-accept-throttle-time sensors.", nil, nil),
+		ipThrottledDesc: prometheus.NewDesc(namespace+"_connections_ip_throttled_total",
+			"New connections closed, unserved, because their address was over its connection_creation_rate quota.", nil, nil),
+		ipThrottleSecondsDesc: prometheus.NewDesc(namespace+"_connection_ip_throttle_seconds_total",
+			"Time the connections over their address's connection_creation_rate were held before they were closed, in all. Kafka: the ip-connection-accept-throttle-time sensors.", nil, nil),
 	}
 }
 
 type connectionGauges struct {
 	read                                               func() ConnectionValues
 	openDesc, refusedDesc, pacedDesc, pacedSecondsDesc *prometheus.Desc
+	ipThrottledDesc, ipThrottleSecondsDesc             *prometheus.Desc
 }
 
 func (g connectionGauges) Describe(ch chan<- *prometheus.Desc) {
@@ -122,6 +136,8 @@ func (g connectionGauges) Describe(ch chan<- *prometheus.Desc) {
 	ch <- g.refusedDesc
 	ch <- g.pacedDesc
 	ch <- g.pacedSecondsDesc
+	ch <- g.ipThrottledDesc
+	ch <- g.ipThrottleSecondsDesc
 }
 
 func (g connectionGauges) Collect(ch chan<- prometheus.Metric) {
@@ -130,4 +146,6 @@ func (g connectionGauges) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(g.refusedDesc, prometheus.CounterValue, float64(v.Refused))
 	ch <- prometheus.MustNewConstMetric(g.pacedDesc, prometheus.CounterValue, float64(v.Paced))
 	ch <- prometheus.MustNewConstMetric(g.pacedSecondsDesc, prometheus.CounterValue, v.PacedSeconds)
+	ch <- prometheus.MustNewConstMetric(g.ipThrottledDesc, prometheus.CounterValue, float64(v.IPThrottled))
+	ch <- prometheus.MustNewConstMetric(g.ipThrottleSecondsDesc, prometheus.CounterValue, v.IPThrottledSeconds)
 }

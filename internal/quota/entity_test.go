@@ -20,7 +20,16 @@ func TestParseEntity(t *testing.T) {
 		{"empty client id is a name", []WirePart{{TypeClientID, strp("")}}, Entity{ClientID: NamedPart("")}, false},
 		{"user's client", []WirePart{{TypeClientID, nil}, {TypeUser, strp("bob")}}, Entity{User: NamedPart("bob"), ClientID: DefaultPart()}, false},
 		{"no part", nil, Entity{}, true},
-		{"ip", []WirePart{{"ip", strp("10.0.0.1")}}, Entity{}, true},
+		{"ip", []WirePart{{TypeIP, strp("10.0.0.1")}}, Entity{IP: NamedPart("10.0.0.1")}, false},
+		{"ipv6", []WirePart{{TypeIP, strp("fe80::1")}}, Entity{IP: NamedPart("fe80::1")}, false},
+		{"ip host name", []WirePart{{TypeIP, strp("broker-1.example.com")}}, Entity{IP: NamedPart("broker-1.example.com")}, false},
+		{"default ip", []WirePart{{TypeIP, nil}}, Entity{IP: DefaultPart()}, false},
+		{"ip with user", []WirePart{{TypeIP, strp("10.0.0.1")}, {TypeUser, strp("a")}}, Entity{}, true},
+		{"ip with default client", []WirePart{{TypeClientID, nil}, {TypeIP, nil}}, Entity{}, true},
+		{"ip twice", []WirePart{{TypeIP, nil}, {TypeIP, strp("10.0.0.1")}}, Entity{}, true},
+		{"empty ip", []WirePart{{TypeIP, strp("")}}, Entity{}, true},
+		{"ip not a name", []WirePart{{TypeIP, strp("10.0.0.1/8")}}, Entity{}, true},
+		{"unknown type", []WirePart{{"group", strp("g")}}, Entity{}, true},
 		{"user twice", []WirePart{{TypeUser, strp("a")}, {TypeUser, nil}}, Entity{}, true},
 		{"empty user", []WirePart{{TypeUser, strp("")}}, Entity{}, true},
 	} {
@@ -50,15 +59,51 @@ func TestEntityString(t *testing.T) {
 	}
 }
 
-func TestValidateKeyAndValue(t *testing.T) {
-	for _, k := range []string{ProducerByteRate, ConsumerByteRate, ControllerMutationRate, RequestPercentage} {
-		if err := ValidateKey(k); err != nil {
-			t.Errorf("ValidateKey(%s) = %v", k, err)
+func TestEntityStringWithIP(t *testing.T) {
+	for e, want := range map[Entity]string{
+		{IP: NamedPart("10.0.0.1")}: "ip=10.0.0.1",
+		{IP: DefaultPart()}:         "ip=<default>",
+	} {
+		if got := e.String(); got != want {
+			t.Errorf("String = %q, want %q", got, want)
 		}
 	}
-	for _, k := range []string{"connection_creation_rate", "bogus", ""} {
-		if err := ValidateKey(k); !errors.Is(err, ErrInvalidKey) {
-			t.Errorf("ValidateKey(%q) = %v, want ErrInvalidKey", k, err)
+}
+
+func TestValidateKeyAndValue(t *testing.T) {
+	user := Entity{User: NamedPart("alice")}
+	ip := Entity{IP: DefaultPart()}
+	for _, k := range []string{ProducerByteRate, ConsumerByteRate, ControllerMutationRate, RequestPercentage} {
+		if err := ValidateKey(user, k); err != nil {
+			t.Errorf("ValidateKey(user, %s) = %v", k, err)
+		}
+		if err := ValidateKey(ip, k); !errors.Is(err, ErrInvalidKey) {
+			t.Errorf("ValidateKey(ip, %s) = %v, want ErrInvalidKey", k, err)
+		}
+	}
+	if err := ValidateKey(ip, ConnectionCreationRate); err != nil {
+		t.Errorf("ValidateKey(ip, %s) = %v", ConnectionCreationRate, err)
+	}
+	for _, e := range []Entity{user, {ClientID: NamedPart("app")}} {
+		if err := ValidateKey(e, ConnectionCreationRate); !errors.Is(err, ErrInvalidKey) {
+			t.Errorf("ValidateKey(%s, %s) = %v, want ErrInvalidKey", e, ConnectionCreationRate, err)
+		}
+	}
+	for _, k := range []string{"bogus", ""} {
+		for _, e := range []Entity{user, ip} {
+			if err := ValidateKey(e, k); !errors.Is(err, ErrInvalidKey) {
+				t.Errorf("ValidateKey(%s, %q) = %v, want ErrInvalidKey", e, k, err)
+			}
+		}
+	}
+	for _, v := range []float64{0, 1, 10, UnlimitedConnectionCreationRate} {
+		if err := ValidateValue(ConnectionCreationRate, v); err != nil {
+			t.Errorf("ValidateValue(%s, %v) = %v", ConnectionCreationRate, v, err)
+		}
+	}
+	for _, v := range []float64{-1, 0.5, UnlimitedConnectionCreationRate + 1} {
+		if err := ValidateValue(ConnectionCreationRate, v); !errors.Is(err, ErrInvalidValue) {
+			t.Errorf("ValidateValue(%s, %v) = %v, want ErrInvalidValue", ConnectionCreationRate, v, err)
 		}
 	}
 	for _, v := range []float64{1, 1024, 1e12} {

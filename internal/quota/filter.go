@@ -5,10 +5,6 @@ import (
 	"fmt"
 )
 
-// TypeIP is Kafka's ip entity type: a filter may name it, and matches no
-// entity here (Strata has no ip quotas).
-const TypeIP = "ip"
-
 // Match types of a DescribeClientQuotas filter component.
 const (
 	MatchExact     int8 = 0 // the entity's part is this name
@@ -89,10 +85,7 @@ func (f Filter) names(typ string) bool {
 
 // Matches reports whether e is selected.
 func (f Filter) Matches(e Entity) bool {
-	if f.names(TypeIP) {
-		return false // no entity here has an ip part
-	}
-	parts := map[string]Part{TypeUser: e.User, TypeClientID: e.ClientID}
+	parts := map[string]Part{TypeUser: e.User, TypeClientID: e.ClientID, TypeIP: e.IP}
 	has := 0
 	for typ, p := range parts {
 		if p.Kind == Absent {

@@ -31,7 +31,9 @@ func TestFilterMatches(t *testing.T) {
 	aliceApp := Entity{User: NamedPart("alice"), ClientID: NamedPart("app")}
 	app := Entity{ClientID: NamedPart("app")}
 	defClient := Entity{ClientID: DefaultPart()}
-	all := []Entity{alice, defUser, aliceApp, app, defClient}
+	local := Entity{IP: NamedPart("127.0.0.1")}
+	defIP := Entity{IP: DefaultPart()}
+	all := []Entity{alice, defUser, aliceApp, app, defClient, local, defIP}
 	for _, tc := range []struct {
 		name   string
 		comps  []WireComponent
@@ -41,12 +43,17 @@ func TestFilterMatches(t *testing.T) {
 		{"no component matches all", nil, false, all},
 		{"no component strict matches none", nil, true, nil},
 		{"exact user", []WireComponent{{TypeUser, MatchExact, strp("alice")}}, false, []Entity{alice, aliceApp}},
+		{"a user, not an ip", []WireComponent{{TypeUser, MatchSpecified, nil}}, false, []Entity{alice, defUser, aliceApp}},
 		{"exact user strict", []WireComponent{{TypeUser, MatchExact, strp("alice")}}, true, []Entity{alice}},
 		{"default user", []WireComponent{{TypeUser, MatchDefault, nil}}, false, []Entity{defUser}},
 		{"any user", []WireComponent{{TypeUser, MatchSpecified, nil}}, true, []Entity{alice, defUser}},
 		{"any client id", []WireComponent{{TypeClientID, MatchSpecified, nil}}, false, []Entity{aliceApp, app, defClient}},
 		{"user and client", []WireComponent{{TypeUser, MatchSpecified, nil}, {TypeClientID, MatchExact, strp("app")}}, true, []Entity{aliceApp}},
-		{"ip", []WireComponent{{TypeIP, MatchSpecified, nil}}, false, nil},
+		{"any ip", []WireComponent{{TypeIP, MatchSpecified, nil}}, false, []Entity{local, defIP}},
+		{"any ip strict", []WireComponent{{TypeIP, MatchSpecified, nil}}, true, []Entity{local, defIP}},
+		{"exact ip", []WireComponent{{TypeIP, MatchExact, strp("127.0.0.1")}}, false, []Entity{local}},
+		{"other ip", []WireComponent{{TypeIP, MatchExact, strp("10.0.0.1")}}, false, nil},
+		{"default ip", []WireComponent{{TypeIP, MatchDefault, nil}}, true, []Entity{defIP}},
 	} {
 		f, err := ParseFilter(tc.comps, tc.strict)
 		if err != nil {

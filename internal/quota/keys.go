@@ -23,39 +23,60 @@ const (
 	// in percent of one core (KIP-124: 100 is one request handler thread
 	// kept busy); see Manager.RecordRequestTime.
 	RequestPercentage = "request_percentage"
+	// ConnectionCreationRate bounds the new connections a client address
+	// opens, per second (KIP-612); the only quota of an ip entity, and an
+	// ip entity's only quota. Kafka's INT: a whole number, 0 refusing
+	// every connection, the int maximum meaning no bound.
+	ConnectionCreationRate = "connection_creation_rate"
 )
 
-// enforced names the keys Strata enforces, for the errors.
-const enforced = ProducerByteRate + ", " + ConsumerByteRate + ", " + ControllerMutationRate + " and " + RequestPercentage
+// clientKeys names the keys of user and client-id entities, for the errors.
+const clientKeys = ProducerByteRate + ", " + ConsumerByteRate + ", " + ControllerMutationRate + " and " + RequestPercentage
 
-// Keys Kafka has that Strata does not enforce; AlterClientQuotas refuses
-// them by name rather than store a quota that would do nothing.
-var unenforcedKeys = map[string]string{
-	"connection_creation_rate": "Strata has no ip quotas",
-}
+// UnlimitedConnectionCreationRate is Kafka's connection_creation_rate
+// that bounds nothing (its default).
+const UnlimitedConnectionCreationRate = math.MaxInt32
 
-// ErrInvalidKey is a quota key Strata does not know or does not enforce.
+// ErrInvalidKey is a quota key Strata does not know, or one that does not
+// apply to the entity it is set on.
 var ErrInvalidKey = errors.New("invalid quota key")
 
 // ErrInvalidValue is a quota value out of range.
 var ErrInvalidValue = errors.New("invalid quota value")
 
-// ValidateKey checks that key is one Strata enforces.
-func ValidateKey(key string) error {
+// ValidateKey checks that key is a quota of e's kind: connection_creation_rate
+// for an ip entity, the others for users and client ids, as Kafka's
+// ClientQuotaControlManager allows.
+func ValidateKey(e Entity, key string) error {
 	switch key {
 	case ProducerByteRate, ConsumerByteRate, ControllerMutationRate, RequestPercentage:
+		if e.IsIP() {
+			return fmt.Errorf("%w: %s does not apply to an ip entity; an ip's quota is %s", ErrInvalidKey, key, ConnectionCreationRate)
+		}
+		return nil
+	case ConnectionCreationRate:
+		if !e.IsIP() {
+			return fmt.Errorf("%w: %s applies to ip entities only; a user's or client id's quotas are %s", ErrInvalidKey, key, clientKeys)
+		}
 		return nil
 	}
-	if why, ok := unenforcedKeys[key]; ok {
-		return fmt.Errorf("%w: %s is not supported (%s); Strata enforces %s", ErrInvalidKey, key, why, enforced)
+	if e.IsIP() {
+		return fmt.Errorf("%w: unknown quota key %q; an ip's quota is %s", ErrInvalidKey, key, ConnectionCreationRate)
 	}
-	return fmt.Errorf("%w: unknown quota key %q; use %s", ErrInvalidKey, key, enforced)
+	return fmt.Errorf("%w: unknown quota key %q; use %s", ErrInvalidKey, key, clientKeys)
 }
 
 // ValidateValue checks a value set for key: a byte rate is a positive
 // whole number of bytes per second, as Kafka's LONG quota configs; a
-// mutation rate any positive number of partitions per second (a DOUBLE).
+// mutation rate any positive number of partitions per second (a DOUBLE);
+// a connection creation rate a whole number from 0 to the int maximum.
 func ValidateValue(key string, v float64) error {
+	if key == ConnectionCreationRate {
+		if math.IsNaN(v) || v < 0 || v > UnlimitedConnectionCreationRate || v != math.Trunc(v) {
+			return fmt.Errorf("%w: %s = %v; use a whole number of connections per second from 0 to %d", ErrInvalidValue, key, v, UnlimitedConnectionCreationRate)
+		}
+		return nil
+	}
 	if key == ControllerMutationRate || key == RequestPercentage {
 		if math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 {
 			return fmt.Errorf("%w: %s = %v; use a positive number", ErrInvalidValue, key, v)

@@ -33,9 +33,50 @@ func (s *Server) admit(nc net.Conn) (slot, bool) {
 		return a.slot, true
 	case verdictRefuse:
 		s.logRefusal(ip, a.limit)
+	case verdictThrottle:
+		s.logThrottle(ip, a.hold)
+		s.holdThenClose(nc, a.hold)
+		return slot{}, false
 	}
 	_ = nc.Close()
 	return slot{}, false
+}
+
+// holdThenClose closes nc, a connection over its address's
+// connection_creation_rate, after hold (or as the server stops), as
+// Kafka's acceptor delays closing a throttled connection: the client sees
+// it open, unanswered, then closed, and its reconnect backoff starts
+// after that. The accept loop goes on meanwhile.
+func (s *Server) holdThenClose(nc net.Conn, hold time.Duration) {
+	s.mu.Lock()
+	if s.mu.closing {
+		s.mu.Unlock()
+		_ = nc.Close()
+		return
+	}
+	s.wg.Add(1)
+	s.mu.Unlock()
+	go func() {
+		defer s.wg.Done()
+		t := time.NewTimer(hold)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-s.closed:
+		}
+		_ = nc.Close()
+	}()
+}
+
+// logThrottle logs a connection closed for its address's
+// connection_creation_rate, rate-limited as logRefusal.
+func (s *Server) logThrottle(ip netip.Addr, hold time.Duration) {
+	logIt, suppressed := s.opts.Limits.noteRefusal(time.Now())
+	if !logIt {
+		return
+	}
+	s.opts.Logger.Info("closing connection: its address is over its connection_creation_rate quota",
+		"remote_ip", ip, "closing_after", hold, "refusals_not_logged", suppressed)
 }
 
 // logRefusal logs a connection closed for its address's limit, at most

@@ -36,6 +36,18 @@ type ConnLimitsConfig struct {
 	// each on top of the broker-wide ones, and binding the inter-broker
 	// listener too, as in Kafka.
 	PerListener map[string]ListenerLimits
+	// IPCreationRates are the connection_creation_rate quotas of client
+	// addresses (ip entities, KIP-612; host names already resolved), on
+	// every listener: a new connection from an address over its rate,
+	// after a burst of those CreationBurst allows at that rate, is held
+	// for as long as it would have had to wait (at most IPThrottleMax),
+	// then closed, as Kafka's acceptor does. 0 refuses every connection
+	// from the address; math.MaxInt32 (Kafka's unlimited) exempts it from
+	// the default. DefaultIPCreationRate applies to every address not
+	// named; nil: none.
+	IPCreationRates       map[netip.Addr]int
+	DefaultIPCreationRate *int
+	IPThrottleMax         time.Duration
 }
 
 // ListenerLimits are one listener's own limits; <= 0: none.
@@ -59,6 +71,9 @@ type ListenerLimits struct {
 //     waits while the listener has its maximum open, and its own creation
 //     rate paces it, the inter-broker listener included.
 //
+//   - per address, its connection creation rate (IPCreationRates): a
+//     connection over it is held, then closed (ip_rate.go).
+//
 // Invariant: mu.open is the sum of mu.perIP plus the connections whose
 // remote address is not an IP, and the sum of mu.byListener; every counted
 // connection is released exactly once (release panics on an underflow).
@@ -81,6 +96,14 @@ type ConnLimits struct {
 		// pacedWait the time it held them for.
 		paced     uint64
 		pacedWait time.Duration
+		// ipCreation paces each address under a connection_creation_rate
+		// (ip_rate.go); a sweep drops the full buckets once it holds
+		// ipSweepAt. ipThrottled counts the connections closed for it,
+		// ipThrottleHold the time they were held before that.
+		ipCreation     map[netip.Addr]creationBucket
+		ipSweepAt      int
+		ipThrottled    uint64
+		ipThrottleHold time.Duration
 		// lastLog is when a refusal was last logged; suppressed counts
 		// the refusals not logged since.
 		lastLog    time.Time
@@ -114,6 +137,7 @@ type connRules struct {
 	overrides map[netip.Addr]int
 	creation  creationRule
 	listeners map[string]listenerRule
+	ipRates   ipRates
 }
 
 // listenerRule is one listener's compiled ListenerLimits.
@@ -139,6 +163,10 @@ func compileRules(c ConnLimitsConfig) (connRules, error) {
 		r.listeners[name] = listenerRule{max: limitOf(ll.MaxConnections), creation: newCreationRule(ll.MaxCreationRate, c.CreationBurst)}
 	}
 	var errs []error
+	var err error
+	if r.ipRates, err = compileIPRates(c); err != nil {
+		errs = append(errs, err)
+	}
 	for addr, n := range c.PerIPOverrides {
 		if !addr.IsValid() {
 			errs = append(errs, errors.New("server: ConnLimitsConfig.PerIPOverrides has an invalid address"))
@@ -169,6 +197,8 @@ func NewConnLimits(c ConnLimitsConfig) (*ConnLimits, error) {
 	l.mu.perIP = make(map[netip.Addr]int)
 	l.mu.byListener = make(map[string]int)
 	l.mu.listenerCreation = make(map[string]creationBucket)
+	l.mu.ipCreation = make(map[netip.Addr]creationBucket)
+	l.mu.ipSweepAt = minIPBuckets
 	return l, nil
 }
 
@@ -193,6 +223,7 @@ func (l *ConnLimits) Update(c ConnLimitsConfig) error {
 			l.mu.listenerCreation[name] = b
 		}
 	}
+	l.updateIPBucketsLocked(r.ipRates)
 	l.wakeLocked()
 	return nil
 }
@@ -254,9 +285,10 @@ func ipLimit(ip netip.Addr, maxPerIP limit, overrides map[netip.Addr]int) limit 
 type verdict int
 
 const (
-	verdictAdmit  verdict = iota + 1
-	verdictWait           // broker-wide limit reached: wait for a close
-	verdictRefuse         // per-address limit reached: close it
+	verdictAdmit    verdict = iota + 1
+	verdictWait             // broker-wide limit reached: wait for a close
+	verdictRefuse           // per-address limit reached: close it
+	verdictThrottle         // over its address's creation rate: hold it, then close it
 )
 
 // admission is what decide looks at.
@@ -295,9 +327,11 @@ type slot struct {
 
 // acquisition is the outcome of acquire.
 type acquisition struct {
-	verdict verdict // verdictAdmit or verdictRefuse; verdictWait: stopped
+	verdict verdict // verdictAdmit, verdictRefuse or verdictThrottle; verdictWait: stopped
 	slot    slot    // when admitted
 	limit   int     // when refused: the per-address limit that applied
+	// hold is how long a throttled connection is held before it is closed.
+	hold time.Duration
 }
 
 // acquire counts a connection from ip (ok false: not an IP address),
@@ -312,6 +346,11 @@ func (l *ConnLimits) acquire(ip netip.Addr, ok, interBroker bool, stop <-chan st
 func (l *ConnLimits) acquireOn(listener string, ip netip.Addr, ok, interBroker bool, stop <-chan struct{}) acquisition {
 	if !l.paceCreation(listener, interBroker, stop) {
 		return acquisition{verdict: verdictWait}
+	}
+	if ok {
+		if hold := l.throttleIP(listener, interBroker, ip); hold > 0 {
+			return acquisition{verdict: verdictThrottle, hold: hold}
+		}
 	}
 	for {
 		l.mu.Lock()

@@ -38,15 +38,38 @@ func (r creationRule) reserve(b creationBucket, now time.Time) (creationBucket, 
 	if r.rate == 0 {
 		return b, 0
 	}
+	b = r.refill(b, now)
+	b.tokens--
+	if b.tokens >= 0 {
+		return b, 0
+	}
+	return b, time.Duration(-b.tokens / r.rate * float64(time.Second))
+}
+
+// refill adds the tokens earned since the bucket was last used, up to the
+// burst, and stamps it with now; a fresh bucket (the zero last) starts
+// full. A clock that went back earns nothing.
+func (r creationRule) refill(b creationBucket, now time.Time) creationBucket {
 	if b.last.IsZero() {
 		b.tokens = r.burst
 	} else if now.After(b.last) {
 		b.tokens = min(r.burst, b.tokens+r.rate*now.Sub(b.last).Seconds())
 	}
 	b.last = now
-	b.tokens--
-	if b.tokens >= 0 {
-		return b, 0
+	return b
+}
+
+// full reports whether the bucket would be full at now: it is then the
+// same as a fresh one, and need not be kept.
+func (r creationRule) full(b creationBucket, now time.Time) bool {
+	return b.last.IsZero() || r.refill(b, now).tokens >= r.burst
+}
+
+// refund gives back a token reserved for a connection that was not
+// served after all, up to the burst.
+func (r creationRule) refund(b creationBucket) creationBucket {
+	if r.rate > 0 {
+		b.tokens = min(r.burst, b.tokens+1)
 	}
-	return b, time.Duration(-b.tokens / r.rate * float64(time.Second))
+	return b
 }
