@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -56,7 +57,7 @@ type ConnectionLimits struct {
 	PerIPOverrides []HostLimit
 	// PerListener are the listener-level limits, by listener name, of the
 	// listeners that have one (listener.name.<listener>.max.connections,
-	// ....max.connection.creation.rate); static only.
+	// ....max.connection.creation.rate).
 	PerListener map[string]ListenerLimits
 }
 
@@ -77,34 +78,59 @@ var connectionLimitKeys = []string{"max.connections", "max.connections.per.ip", 
 
 // ConnectionLimits are b's connection limits with its dynamic configs. The
 // error is Kafka's rule between the per-IP keys, which a set of dynamic
-// configs may break where each value is valid alone.
+// configs may break where each value is valid alone, or a dynamic
+// listener-level limit naming a listener b does not have.
 func (b *Broker) ConnectionLimits() (ConnectionLimits, error) {
 	c, err := connectionLimits(b.value)
 	c.PerListener = b.listenerLimits()
+	if err == nil {
+		err = b.checkDynamicListenerLimits()
+	}
 	return c, err
 }
 
-// listenerLimits reads the listener-level limits from the static configs;
-// nil when no listener has one.
+// listenerLimits reads the listener-level limits through the dynamic
+// layers (this broker's, the cluster-wide, then the static configs); nil
+// when no listener has one.
 func (b *Broker) listenerLimits() map[string]ListenerLimits {
 	var out map[string]ListenerLimits
-	for _, l := range b.Listeners {
-		o := overridesOf(b, l)
+	l := layersOf(b)
+	for _, lis := range b.Listeners {
+		o := overridesOf(b, lis)
 		var ll ListenerLimits
-		if v, ok := o.get(maxConnectionsKey); ok {
+		if v, _, ok := brokerValue(l, o.key(maxConnectionsKey)); ok {
 			ll.Max = int(mustInt(v))
 		}
-		if v, ok := o.get(maxCreationRateKey); ok {
+		if v, _, ok := brokerValue(l, o.key(maxCreationRateKey)); ok {
 			ll.MaxCreationRate = int(mustInt(v))
 		}
 		if ll != (ListenerLimits{}) {
 			if out == nil {
 				out = make(map[string]ListenerLimits)
 			}
-			out[l.Name] = ll
+			out[lis.Name] = ll
 		}
 	}
 	return out
+}
+
+// checkDynamicListenerLimits refuses a dynamic listener-level limit that
+// names a listener b does not have, which would limit nothing (the static
+// ones were checked at start: checkListenerTLS).
+func (b *Broker) checkDynamicListenerLimits() error {
+	for _, m := range []map[string]string{b.dynamic.Node, b.dynamic.Default} {
+		for _, key := range sortedKeys(m) {
+			k, ok := parseListenerSSLKey(key)
+			if !ok || !slices.Contains(listenerConnKeys, k.key) {
+				continue
+			}
+			if !slices.ContainsFunc(b.Listeners, func(l Listener) bool { return strings.ToLower(l.Name) == k.listener }) {
+				return &Error{Key: key, Value: m[key],
+					Msg: fmt.Sprintf("names listener %s, which listeners (%s) does not have", strings.ToUpper(k.listener), listenersString(b.Listeners))}
+			}
+		}
+	}
+	return nil
 }
 
 // connectionLimits reads the limits from validated values and checks Kafka's

@@ -266,7 +266,7 @@ func LookupBroker(name string) (Def, bool) {
 	}
 	for _, match := range brokerPatterns {
 		if d, ok := match(name); ok {
-			d.ReadOnly = true
+			d.ReadOnly = !IsDynamic(name)
 			return d, true
 		}
 	}

@@ -1,5 +1,7 @@
 package config
 
+import "maps"
+
 // DescribeTopic describes every topic config of a topic with the given
 // overrides on broker b (nil: all defaults), sorted by name, with synonyms in
 // precedence order: the override (DYNAMIC_TOPIC_CONFIG), then the broker
@@ -35,7 +37,7 @@ func DescribeTopic(overrides map[string]string, b *Broker) []Entry {
 func DescribeBroker(b *Broker) []Entry {
 	l := layersOf(b)
 	defs := BrokerDefs()
-	for _, k := range sortedKeys(l.static) {
+	for _, k := range patternKeysIn(l) {
 		if _, fixed := brokerByName[k]; !fixed {
 			d, ok := LookupBroker(k)
 			if !ok {
@@ -69,4 +71,14 @@ func entry(d *Def, v string, src Source, ok bool, syns []Synonym) Entry {
 		}
 	}
 	return e
+}
+
+// patternKeysIn lists the keys set in any layer of l, once each, sorted:
+// the pattern keys (listener-prefixed ones) among them are described too.
+func patternKeysIn(l layers) []string {
+	set := make(map[string]string, len(l.static)+len(l.node)+len(l.dflt))
+	for _, m := range []map[string]string{l.static, l.node, l.dflt} {
+		maps.Copy(set, m)
+	}
+	return sortedKeys(set)
 }

@@ -17,8 +17,8 @@ import (
 // defaults (log.retention.ms for retention.ms, ...), as Kafka's
 // DynamicLogConfig does; every partition takes the new default at once.
 // The replication throttle rates (KIP-73) and the connection limits
-// (max.connections*) are dynamic too, read where they apply. Every other
-// broker config applies at start only.
+// (max.connections*, broker-wide and per listener) are dynamic too, read
+// where they apply. Every other broker config applies at start only.
 
 // Dynamic is the dynamic configs a broker runs with. The maps are never
 // written; nil means none.
@@ -89,8 +89,17 @@ func (b *Broker) value(key string) string {
 	return v
 }
 
-// IsDynamic reports whether Strata can change broker config key at run time.
-func IsDynamic(key string) bool { return dynamicKeys[key] }
+// IsDynamic reports whether Strata can change broker config key at run
+// time: a key of dynamicKeys, or a listener's own connection limit
+// (listener.name.<listener>.max.connections, ....max.connection.creation.rate),
+// dynamic in Kafka too (its ListenerConnectionQuota is reconfigurable).
+func IsDynamic(key string) bool {
+	if dynamicKeys[key] {
+		return true
+	}
+	k, ok := parseListenerSSLKey(key)
+	return ok && slices.Contains(listenerConnKeys, k.key)
+}
 
 // NotDynamicError refuses dynamic broker configs that Strata applies at
 // start only. Kafka answers it with INVALID_REQUEST.
@@ -116,7 +125,7 @@ func ValidateDynamic(m map[string]string) (map[string]string, error) {
 		switch {
 		case !known:
 			return nil, &Error{Key: k, Value: m[k], Msg: "unknown broker config"}
-		case !dynamicKeys[k]:
+		case !IsDynamic(k):
 			static = append(static, k)
 		case d.Sensitive:
 			return nil, &Error{Key: k, Msg: "sensitive configs cannot be set dynamically"}

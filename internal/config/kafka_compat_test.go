@@ -307,7 +307,10 @@ func TestSecurityInterBrokerProtocol(t *testing.T) {
 // The listener-level connection limits: listener.name.<listener>.max.connections
 // and ....max.connection.creation.rate, from a file, flags or the
 // environment, on any listener (TLS or not); a listener that does not exist
-// or a bad value is refused, and they apply at start only.
+// or a bad value is refused. They are dynamic too: a broker's own value
+// wins over the cluster-wide one, which wins over the static one; a
+// dynamic one naming a listener the broker lacks is refused; a TLS key of
+// a listener stays static.
 func TestListenerConnectionLimits(t *testing.T) {
 	listeners := map[string]string{"listeners": "PLAINTEXT://127.0.0.1:9092,INTERNAL://127.0.0.1:9093",
 		"listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,INTERNAL:PLAINTEXT"}
@@ -330,8 +333,33 @@ func TestListenerConnectionLimits(t *testing.T) {
 			t.Errorf("%v: loaded", flags)
 		}
 	}
-	if _, err := ValidateDynamic(map[string]string{"listener.name.internal.max.connections": "10"}); err == nil {
-		t.Error("a listener-level limit was taken as a dynamic config")
+	dyn, err := ValidateDynamic(map[string]string{"listener.name.internal.max.connections": " 10 ", "listener.name.plaintext.max.connection.creation.rate": "5"})
+	if err != nil {
+		t.Fatalf("ValidateDynamic of listener-level limits: %v", err)
+	}
+	for _, bad := range []map[string]string{
+		{"listener.name.internal.max.connections": "0"},
+		{"listener.name.internal.ssl.client.auth": "required"},
+	} {
+		if _, err := ValidateDynamic(bad); err == nil {
+			t.Errorf("ValidateDynamic(%v) accepted", bad)
+		}
+	}
+	cluster := map[string]string{"listener.name.internal.max.connections": "50", "listener.name.internal.max.connection.creation.rate": "7"}
+	c, err := b.WithDynamic(Dynamic{Default: cluster, Node: dyn}).ConnectionLimits()
+	want = map[string]ListenerLimits{"INTERNAL": {Max: 10, MaxCreationRate: 7}, "PLAINTEXT": {MaxCreationRate: 5}}
+	if err != nil || !reflect.DeepEqual(c.PerListener, want) {
+		t.Errorf("with dynamic configs: PerListener = %+v, %v; want %+v", c.PerListener, err, want)
+	}
+	entries := DescribeBroker(b.WithDynamic(Dynamic{Node: dyn}))
+	i := slices.IndexFunc(entries, func(e Entry) bool { return e.Name == "listener.name.plaintext.max.connection.creation.rate" })
+	if i < 0 || entries[i].Value != "5" || entries[i].Source != DynamicBroker || entries[i].ReadOnly {
+		t.Errorf("a dynamic listener-level limit is not described as one: %+v", entries[max(i, 0)])
+	}
+	_, err = b.WithDynamic(Dynamic{Default: map[string]string{"listener.name.external.max.connections": "3"}}).ConnectionLimits()
+	var ce *Error
+	if !errors.As(err, &ce) || ce.Key != "listener.name.external.max.connections" {
+		t.Errorf("a dynamic limit of a listener the broker lacks: %v, want an error naming the key", err)
 	}
 }
 

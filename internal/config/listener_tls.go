@@ -73,7 +73,7 @@ func listenerSSLDef(key string) (Def, bool) {
 	d := brokerByName[k.key]
 	d.Name, d.Default, d.HasDefault = key, "", false
 	if slices.Contains(listenerConnKeys, k.key) {
-		d.Doc = fmt.Sprintf("%s for listener %s alone, on top of the broker-wide limit (which spares the inter-broker listener; this one does not); applies at start. %s",
+		d.Doc = fmt.Sprintf("%s for listener %s alone, on top of the broker-wide limit (which spares the inter-broker listener; this one does not); dynamic. %s",
 			k.key, strings.ToUpper(k.listener), d.Doc)
 		return d, true
 	}

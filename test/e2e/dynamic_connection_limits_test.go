@@ -154,3 +154,71 @@ func TestMaxConnectionCreationRate(t *testing.T) {
 		t.Errorf("strata_connections_paced_total %v, strata_connection_pacing_seconds_total %v; want at least 5 and 0.8", paced, secs)
 	}
 }
+
+// The listener-level limits are dynamic too (Kafka's ListenerConnectionQuota
+// is reconfigurable): listener.name.plaintext.max.connection.creation.rate
+// set on the broker paces that listener's next connections, and removed it
+// paces none; one naming a listener the broker lacks, or a listener's TLS
+// key, is refused.
+func TestDynamicListenerConnectionLimits(t *testing.T) {
+	t.Parallel()
+	b := startBroker(t, t.TempDir(), "quota.window.num=2", "strata.metrics.listener=127.0.0.1:0")
+	metricsURL := metricsBase(t, b) + "/metrics"
+	adm := newAdmin(t, b.Addr)
+	node := brokerNodeID(t, adm)
+	paced := func() float64 { return scrape(t, metricsURL)["strata_connections_paced_total"] }
+	probe := func() {
+		c, admitted := dialProbe(t, "127.0.0.2", b.Addr)
+		c.Close()
+		if !admitted {
+			t.Fatal("a paced connection was not served")
+		}
+	}
+
+	rate := []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "listener.name.plaintext.max.connection.creation.rate", Value: kadm.StringPtr("2")}}
+	if err := alterBrokerConfigs(t, adm, rate, node); err != nil {
+		t.Fatalf("setting a listener's creation rate: %v", err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for paced() == 0 { // the change reaches the listener a moment after the answer
+		if time.Now().After(deadline) {
+			t.Fatal("no connection paced 10 s after the listener's rate was set to 2/s")
+		}
+		probe()
+	}
+	// The bucket is drained now: six more connections at 2/s take 3 s.
+	start := time.Now()
+	for range 6 {
+		probe()
+	}
+	if took := time.Since(start); took < 2500*time.Millisecond {
+		t.Fatalf("six connections at 2/s took %v, want about 3 s", took)
+	}
+
+	if err := alterBrokerConfigs(t, adm, []kadm.AlterConfig{{Op: kadm.DeleteConfig, Name: "listener.name.plaintext.max.connection.creation.rate"}}, node); err != nil {
+		t.Fatalf("removing the listener's creation rate: %v", err)
+	}
+	deadline = time.Now().Add(10 * time.Second)
+	for {
+		before := paced()
+		for range 5 {
+			probe()
+		}
+		if paced() == before {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("connections still paced 10 s after the listener's rate was removed")
+		}
+	}
+
+	for _, bad := range []kadm.AlterConfig{
+		{Op: kadm.SetConfig, Name: "listener.name.external.max.connections", Value: kadm.StringPtr("5")},
+		{Op: kadm.SetConfig, Name: "listener.name.plaintext.max.connections", Value: kadm.StringPtr("0")},
+		{Op: kadm.SetConfig, Name: "listener.name.plaintext.ssl.client.auth", Value: kadm.StringPtr("required")},
+	} {
+		if err := alterBrokerConfigs(t, adm, []kadm.AlterConfig{bad}, node); err == nil {
+			t.Errorf("setting %s=%s dynamically was accepted", bad.Name, *bad.Value)
+		}
+	}
+}
