@@ -44,6 +44,9 @@ const module = "github.com/strata-broker/strata/"
 //     connection and gates requests on it (DESIGN §1: server does SASL);
 //     api drives it from SaslHandshake/SaslAuthenticate and derives the
 //     stored SCRAM credential of AlterUserScramCredentials with it.
+//   - oauth is a leaf: the validation of OAUTHBEARER bearer tokens (JWS,
+//     JWKS, claims) as pure functions; cmd wires it into sasl through
+//     sasl.TokenValidator and fetches the key sets.
 var allowedImports = map[string][]string{
 	"cmd/strata":                   {"*"},
 	"test/e2e":                     {"*"},
@@ -71,6 +74,7 @@ var allowedImports = map[string][]string{
 	"internal/clock":               {"base"},
 	"internal/metrics":             {"base"},
 	"internal/sasl":                {},
+	"internal/oauth":               {},
 	"internal/acl":                 {},
 	"internal/quota":               {},
 	"internal/testpki":             {},

@@ -21,7 +21,8 @@ type Credentials interface {
 // modified after the first NewSession.
 type Config struct {
 	// Mechanisms are the enabled mechanisms, in the order of Kafka's
-	// sasl.enabled.mechanisms; each is Plain, ScramSHA256 or ScramSHA512.
+	// sasl.enabled.mechanisms; each is Plain, ScramSHA256, ScramSHA512 or
+	// OAuthBearer.
 	Mechanisms  []string
 	Credentials Credentials
 	// Rand is the source of SCRAM server nonces; nil means crypto/rand.Reader.
@@ -31,6 +32,9 @@ type Config struct {
 	// Reauthenticate lets an authenticated session authenticate again
 	// (KIP-368, connections.max.reauth.ms): same mechanism, same user.
 	Reauthenticate bool
+	// Tokens validates the bearer tokens of OAUTHBEARER; required when
+	// it is enabled.
+	Tokens TokenValidator
 }
 
 // Validate reports a Config that no session can use: no mechanisms, an
@@ -40,8 +44,11 @@ func (c *Config) Validate() error {
 		return errors.New("sasl: no mechanisms enabled")
 	}
 	for i, m := range c.Mechanisms {
-		if m != Plain && !IsScram(m) {
-			return fmt.Errorf("sasl: unknown mechanism %q (want %s, %s or %s)", m, Plain, ScramSHA256, ScramSHA512)
+		if m != Plain && m != OAuthBearer && !IsScram(m) {
+			return fmt.Errorf("sasl: unknown mechanism %q (want %s, %s, %s or %s)", m, Plain, ScramSHA256, ScramSHA512, OAuthBearer)
+		}
+		if m == OAuthBearer && c.Tokens == nil {
+			return errors.New("sasl: OAUTHBEARER enabled without a TokenValidator")
 		}
 		for _, earlier := range c.Mechanisms[:i] {
 			if earlier == m {

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"fmt"
 	"slices"
+	"time"
 )
 
 // maxMessageBytes bounds one client message, and so the memory a session
@@ -26,6 +27,9 @@ type Session struct {
 	// reauthOf is the user a re-authentication (KIP-368) must prove again;
 	// "" during a first authentication.
 	reauthOf string
+	// expires is when the credential of the last authentication expires
+	// (an OAUTHBEARER token's); zero for a password.
+	expires time.Time
 }
 
 // exchange is one mechanism's server side of one authentication.
@@ -123,8 +127,11 @@ func (s *Session) Handshake(mechanism string) error {
 func (s *Session) Mechanism() string { return s.mechanism }
 
 func (s *Session) newExchange(mechanism string) exchange {
-	if mechanism == Plain {
+	switch mechanism {
+	case Plain:
 		return &plainExchange{creds: s.cfg.Credentials}
+	case OAuthBearer:
+		return &oauthExchange{validate: s.cfg.Tokens}
 	}
 	h, ok := scramHashFor(mechanism)
 	if !ok {
@@ -174,10 +181,22 @@ func (s *Session) Authenticate(token []byte) (reply []byte, err error) {
 		if s.reauthOf != "" && user != s.reauthOf {
 			return nil, s.fail(authFailed(fmt.Sprintf("Cannot change principals during re-authentication from User:%s: User:%s", s.reauthOf, clip(user))))
 		}
-		s.user, s.reauthOf = user, ""
+		s.user, s.reauthOf, s.expires = user, "", time.Time{}
+		if e, ok := s.exchange.(interface{ credentialExpiry() time.Time }); ok {
+			s.expires = e.credentialExpiry()
+		}
 		s.transition(stateAuthenticated)
 	}
 	return reply, nil
+}
+
+// CredentialExpiry is when the credential the session authenticated with
+// expires (an OAUTHBEARER token's exp); zero for a password, which does
+// not, and before authentication. The connection's session must end by
+// then (KIP-368), as Kafka's SaslServer reports it.
+func (s *Session) CredentialExpiry() time.Time {
+	s.checkState()
+	return s.expires
 }
 
 // Authenticated reports whether the exchange completed successfully.

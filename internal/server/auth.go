@@ -146,14 +146,16 @@ func (c *conn) sleep(d time.Duration) {
 }
 
 // startSession starts the lifetime of an authenticated SASL session
-// (Options.MaxReauth) and tells a SaslAuthenticate v1+ client about it, so
-// that it re-authenticates in time.
+// (Options.MaxReauth, shortened to the credential's own expiry: an
+// OAUTHBEARER token's, as in Kafka) and tells a SaslAuthenticate v1+
+// client about it, so that it re-authenticates in time.
 func (c *conn) startSession(r *Reply) {
-	d := c.srv.opts.MaxReauth
+	now := time.Now()
+	d := sessionLifetime(c.srv.opts.MaxReauth, c.info.SASL.CredentialExpiry(), now)
 	if d <= 0 {
 		return
 	}
-	c.sessionExpiry = time.Now().Add(d)
+	c.sessionExpiry = now.Add(d)
 	if r == nil {
 		return
 	}
@@ -179,4 +181,18 @@ func (c *conn) sessionRefusal(h header) string {
 		return "the SASL session expired without re-authentication (connections.max.reauth.ms)"
 	}
 	return ""
+}
+
+// sessionLifetime is how long a SASL session authenticated at now lasts:
+// maxReauth (0: for ever), but no longer than its credential, when that
+// expires (a token past its expiry gets the least lifetime, one
+// millisecond: the next request ends the connection).
+func sessionLifetime(maxReauth time.Duration, credentialExpiry, now time.Time) time.Duration {
+	if maxReauth <= 0 {
+		return 0
+	}
+	if credentialExpiry.IsZero() {
+		return maxReauth
+	}
+	return max(min(maxReauth, credentialExpiry.Sub(now)), time.Millisecond)
 }

@@ -443,3 +443,23 @@ func TestSessionLifetime(t *testing.T) {
 	}
 	c.expectClosed()
 }
+
+func TestSessionLifetimeOfACredential(t *testing.T) {
+	now := time.Unix(1000, 0)
+	for _, tc := range []struct {
+		name      string
+		maxReauth time.Duration
+		expiry    time.Time
+		want      time.Duration
+	}{
+		{"no re-authentication", 0, now.Add(time.Minute), 0},
+		{"a password", time.Hour, time.Time{}, time.Hour},
+		{"a token outliving it", time.Minute, now.Add(time.Hour), time.Minute},
+		{"a token expiring first", time.Hour, now.Add(time.Minute), time.Minute},
+		{"an expired token", time.Hour, now.Add(-time.Second), time.Millisecond},
+	} {
+		if got := sessionLifetime(tc.maxReauth, tc.expiry, now); got != tc.want {
+			t.Errorf("%s: sessionLifetime = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,140 @@
+package oauth
+
+import (
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
+	"encoding/base64"
+	"encoding/json"
+	"math/big"
+	"sync"
+	"testing"
+	"time"
+)
+
+var b64 = base64.RawURLEncoding
+
+// testKeys are generated once: RSA key generation is slow.
+var testKeys = sync.OnceValue(func() struct {
+	rsa   *rsa.PrivateKey
+	other *rsa.PrivateKey
+	p256  *ecdsa.PrivateKey
+	p384  *ecdsa.PrivateKey
+} {
+	var k struct {
+		rsa   *rsa.PrivateKey
+		other *rsa.PrivateKey
+		p256  *ecdsa.PrivateKey
+		p384  *ecdsa.PrivateKey
+	}
+	var err error
+	if k.rsa, err = rsa.GenerateKey(rand.Reader, 2048); err != nil {
+		panic(err)
+	}
+	if k.other, err = rsa.GenerateKey(rand.Reader, 2048); err != nil {
+		panic(err)
+	}
+	if k.p256, err = ecdsa.GenerateKey(elliptic.P256(), rand.Reader); err != nil {
+		panic(err)
+	}
+	if k.p384, err = ecdsa.GenerateKey(elliptic.P384(), rand.Reader); err != nil {
+		panic(err)
+	}
+	return k
+})
+
+// rsaJWK and ecJWK are public keys as a JWKS holds them.
+func rsaJWK(kid string, k *rsa.PublicKey) map[string]any {
+	return map[string]any{"kty": "RSA", "kid": kid, "use": "sig", "n": b64.EncodeToString(k.N.Bytes()),
+		"e": b64.EncodeToString(big.NewInt(int64(k.E)).Bytes())}
+}
+
+func ecJWK(kid string, k *ecdsa.PublicKey) map[string]any {
+	size := (k.Curve.Params().BitSize + 7) / 8
+	return map[string]any{"kty": "EC", "kid": kid, "crv": k.Curve.Params().Name,
+		"x": b64.EncodeToString(k.X.FillBytes(make([]byte, size))), "y": b64.EncodeToString(k.Y.FillBytes(make([]byte, size)))}
+}
+
+func jwksOf(t *testing.T, keys ...map[string]any) []byte {
+	t.Helper()
+	data, err := json.Marshal(map[string]any{"keys": keys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// signedToken signs claims with key under alg, with kid in the header
+// when not empty.
+func signedToken(t *testing.T, alg, kid string, key crypto.Signer, claims map[string]any) string {
+	t.Helper()
+	header := map[string]any{"alg": alg, "typ": "JWT"}
+	if kid != "" {
+		header["kid"] = kid
+	}
+	input := encodeJSON(t, header) + "." + encodeJSON(t, claims)
+	a := algorithms[alg]
+	h := a.hash.New()
+	h.Write([]byte(input))
+	digest := h.Sum(nil)
+	var sig []byte
+	var err error
+	switch k := key.(type) {
+	case *rsa.PrivateKey:
+		if a.scheme == pss {
+			sig, err = rsa.SignPSS(rand.Reader, k, a.hash, digest, &rsa.PSSOptions{SaltLength: rsa.PSSSaltLengthEqualsHash})
+		} else {
+			sig, err = rsa.SignPKCS1v15(rand.Reader, k, a.hash, digest)
+		}
+	case *ecdsa.PrivateKey:
+		var r, s *big.Int
+		r, s, err = ecdsa.Sign(rand.Reader, k, digest)
+		size := (k.Curve.Params().BitSize + 7) / 8
+		sig = append(r.FillBytes(make([]byte, size)), s.FillBytes(make([]byte, size))...)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return input + "." + b64.EncodeToString(sig)
+}
+
+// unsecuredToken is claims in an unsecured JWS (alg none, no signature).
+func unsecuredToken(t *testing.T, claims map[string]any) string {
+	t.Helper()
+	return encodeJSON(t, map[string]any{"alg": "none"}) + "." + encodeJSON(t, claims) + "."
+}
+
+func encodeJSON(t *testing.T, v any) string {
+	t.Helper()
+	data, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b64.EncodeToString(data)
+}
+
+// testNow is the time the tests validate at.
+var testNow = time.Unix(1_800_000_000, 0)
+
+// claimsAt are valid claims for sub at testNow: issued a minute ago,
+// expiring in an hour.
+func claimsAt(sub string) map[string]any {
+	return map[string]any{"sub": sub, "iat": testNow.Unix() - 60, "exp": testNow.Unix() + 3600}
+}
+
+func with(claims map[string]any, kv ...any) map[string]any {
+	out := make(map[string]any, len(claims)+len(kv)/2)
+	for k, v := range claims {
+		out[k] = v
+	}
+	for i := 0; i < len(kv); i += 2 {
+		if kv[i+1] == nil {
+			delete(out, kv[i].(string))
+			continue
+		}
+		out[kv[i].(string)] = kv[i+1]
+	}
+	return out
+}
