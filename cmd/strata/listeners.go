@@ -72,7 +72,7 @@ func advertisedAddresses(cfg *config.Broker, ls []boundListener) (map[string]api
 
 // security is what a listener's protocol asks of its server: TLS for SSL
 // and SASL_SSL, SASL for SASL_PLAINTEXT and SASL_SSL.
-func security(cfg *config.Broker, l config.Listener, meta *metadata.Store) (*tls.Config, *sasl.Config, error) {
+func security(cfg *config.Broker, l config.Listener, meta *metadata.Store, tokens sasl.TokenValidator) (*tls.Config, *sasl.Config, error) {
 	var (
 		tc  *tls.Config
 		sc  *sasl.Config
@@ -88,6 +88,7 @@ func security(cfg *config.Broker, l config.Listener, meta *metadata.Store) (*tls
 			Mechanisms:     cfg.SASLMechanisms,
 			Credentials:    credentials{plain: cfg.PlainUsers[l.Name], meta: meta},
 			Reauthenticate: cfg.MaxReauth > 0,
+			Tokens:         tokens,
 		}
 		if err := sc.Validate(); err != nil {
 			return nil, nil, fmt.Errorf("listener %s: %w", l.Name, err)

@@ -177,7 +177,7 @@ func startReplicaNode(t *testing.T, spec replicaSpec) *replicaNode {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tc, sc, err := security(cfg, l, meta)
+	tc, sc, err := security(cfg, l, meta, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

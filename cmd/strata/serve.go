@@ -194,6 +194,8 @@ type node struct {
 	// dynamic values.
 	connLimits *server.ConnLimits
 	connWatch  *connLimitsWatcher
+	// tokens validate the OAUTHBEARER tokens of the SASL listeners.
+	tokens *tokenValidators
 
 	// In a cluster (controller.quorum.voters set; nil on a single node):
 	// the registration and heartbeats, and the replica fetchers with their
@@ -320,8 +322,12 @@ func (n *node) serveListeners(cfg *config.Broker, ls []boundListener, addrs map[
 		return nil, err
 	}
 	n.connWatch = watchConnLimits(cfg, n.meta, n.connLimits, limits, systemResolver, logger)
+	if n.tokens, err = startTokenValidators(cfg, logger); err != nil {
+		closeAll(ls)
+		return nil, err
+	}
 	for i, l := range ls {
-		tc, sc, err := security(cfg, l.cfg, n.meta)
+		tc, sc, err := security(cfg, l.cfg, n.meta, n.tokens.forListener(l.cfg.Name))
 		if err != nil {
 			closeAll(ls[i:])
 			return nil, err
@@ -385,6 +391,7 @@ func (n *node) shutdown() error {
 	if n.groups != nil {
 		n.groups.rt.Close()
 	}
+	n.tokens.close()
 	if n.connWatch != nil {
 		n.connWatch.close()
 	}

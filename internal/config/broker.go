@@ -129,12 +129,15 @@ type Broker struct {
 
 	TLS               TLSConfig      // ssl.*
 	SSLPrincipalRules PrincipalRules // ssl.principal.mapping.rules: client certificate subject → principal name
-	SASLMechanisms    []string       // sasl.enabled.mechanisms: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512
+	SASLMechanisms    []string       // sasl.enabled.mechanisms: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER
 	// PlainUsers are the PLAIN users of each SASL listener, by listener name
 	// as in listeners (SASL_SSL) → user → password, from the user_<name>
 	// options of listener.name.<listener>.plain.sasl.jaas.config. With PLAIN
 	// enabled every SASL listener has at least one user; nil when none has.
 	PlainUsers map[string]map[string]string
+	// OAuth is how each SASL listener validates OAUTHBEARER tokens, by
+	// listener name; nil unless sasl.enabled.mechanisms has OAUTHBEARER.
+	OAuth map[string]OAuthValidation
 	// InterBrokerSASL are the credentials this broker presents to the
 	// other brokers when its inter-broker listener uses SASL; zero when it
 	// does not (and on a single node whose config lacks them).
@@ -310,6 +313,9 @@ func newBroker(raw, origin map[string]string) (*Broker, error) {
 	b.setPrincipalRules(g)
 	b.setAuthorizer(g)
 	if err := b.setSASL(g); err != nil {
+		return nil, err
+	}
+	if err := b.setOAuth(g); err != nil {
 		return nil, err
 	}
 	if err := b.setInterBrokerSASL(g); err != nil {

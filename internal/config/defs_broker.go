@@ -217,7 +217,7 @@ var brokerDefs = readOnly(slices.Concat([]Def{
 	nullDef("strata.metadata.dir", String, "", nonEmpty, "Directory of the metadata log. Default: <metadata.log.dir>/__metadata."),
 	nullDef("metadata.log.dir", String, "", nonEmpty, "The directory under which the metadata log is kept, in __metadata (Kafka: __cluster_metadata-0). Default: the first of log.dirs."),
 	def("strata.metrics.listener", String, "", "", optionalHostPort, `host:port serving /metrics and /healthz; "" means off.`),
-}, connectionDefs, replicationThrottleBrokerDefs, compatDefs, onlyDefaultDefs))
+}, connectionDefs, replicationThrottleBrokerDefs, compatDefs, onlyDefaultDefs, oauthDefs))
 
 // fallback is a broker key that supplies another key's value when that one is
 // not set. scale converts its value to the first key's unit (hours → ms);
@@ -246,8 +246,9 @@ var brokerByName = index(brokerDefs)
 // of a key it matches, named by the key itself; LookupBroker makes it
 // read-only like every broker config.
 var brokerPatterns = []func(key string) (Def, bool){
-	jaasDef,        // listener.name.<listener>.<mechanism>.sasl.jaas.config
-	listenerSSLDef, // listener.name.<listener>.ssl.<key>
+	jaasDef,         // listener.name.<listener>.<mechanism>.sasl.jaas.config
+	listenerSSLDef,  // listener.name.<listener>.ssl.<key>
+	oauthHandlerDef, // listener.name.<listener>.oauthbearer.sasl.server.callback.handler.class
 }
 
 // envToKey maps STRATA_* environment variable names to broker keys.
@@ -294,6 +295,9 @@ func envKey(name string) (string, bool) {
 		return k, true
 	}
 	if k, ok := jaasEnvKey(name); ok {
+		return k, true
+	}
+	if k, ok := oauthHandlerEnvKey(name); ok {
 		return k, true
 	}
 	return listenerSSLEnvKey(name)

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -37,8 +38,11 @@ func (s InterBrokerSASL) GoString() string { return "config.InterBrokerSASL" + s
 // validInterBrokerMechanism allows one supported SASL mechanism, explaining
 // why Kafka's others are refused.
 func validInterBrokerMechanism(v string) error {
-	if v == "GSSAPI" || v == "OAUTHBEARER" {
+	switch v {
+	case "GSSAPI":
 		return fmt.Errorf("%s is %s", v, unsupportedMechanism)
+	case MechanismOAuthBearer:
+		return errors.New("OAUTHBEARER is not supported between Strata brokers (a broker would need its own token); use PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512")
 	}
 	return oneOf(mechanismNames...)(v)
 }

@@ -76,8 +76,11 @@ func jaasDef(key string) (Def, bool) {
 
 func jaasDoc(mechanism string) string {
 	const own = "username and password are the broker's own credentials, which it presents to other brokers when the listener is inter.broker.listener.name and the mechanism is sasl.mechanism.inter.broker.protocol."
-	if mechanism == MechanismPlain {
+	switch mechanism {
+	case MechanismPlain:
 		return plainLoginModule + ` required username="<broker>" password="<password>" user_<name>="<password>" ...; each user_ option is a PLAIN user (list the broker's own user too); ` + own
+	case MechanismOAuthBearer:
+		return oauthLoginModule + ` required unsecuredValidatorPrincipalClaimName="sub" unsecuredValidatorRequiredScope="<scope> ..." ...; the unsecuredValidator* options configure the validation of unsecured tokens (the default handler); optional.`
 	}
 	return scramLoginModule + ` required username="<broker>" password="<password>";: ` + own + " The user needs a SCRAM credential in the metadata quorum (AlterUserScramCredentials)."
 }
@@ -188,6 +191,12 @@ func parseJAASLogin(mechanism, v string) (jaasLogin, error) {
 	m, err := parseJAAS(v)
 	if err != nil {
 		return jaasLogin{}, err
+	}
+	if mechanism == MechanismOAuthBearer {
+		if m.class != oauthLoginModule {
+			return jaasLogin{}, fmt.Errorf("the login module of %s must be %s, not %s", mechanism, oauthLoginModule, m.class)
+		}
+		return jaasLogin{users: map[string]string{}}, checkOAuthOptions(m)
 	}
 	class, known := scramLoginModule, scramOptions
 	if mechanism == MechanismPlain {

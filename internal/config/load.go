@@ -143,15 +143,15 @@ func badListenerKey(key string) string {
 	mid, ok := strings.CutSuffix(mid, jaasKeySuffix)
 	dot := strings.LastIndexByte(mid, '.')
 	if !ok || dot <= 0 {
-		return fmt.Sprintf("the only per-listener configs are %s and %s, <key> one of: %s",
-			jaasKeyForm, listenerSSLKeyForm, strings.Join(listenerSSLKeys, ", "))
+		return fmt.Sprintf("the only per-listener configs are %s, %s and %s, <key> one of: %s",
+			jaasKeyForm, oauthHandlerKeyForm, listenerSSLKeyForm, strings.Join(listenerSSLKeys, ", "))
 	}
 	mech := strings.ToUpper(mid[dot+1:])
 	switch {
-	case mech == "GSSAPI" || mech == "OAUTHBEARER":
+	case mech == "GSSAPI":
 		return mech + " is " + unsupportedMechanism
 	case !slices.Contains(mechanismNames, mech):
-		return fmt.Sprintf("the mechanism of %s must be plain, scram-sha-256 or scram-sha-512, not %s", jaasKeyForm, mid[dot+1:])
+		return fmt.Sprintf("the mechanism of %s must be plain, scram-sha-256, scram-sha-512 or oauthbearer, not %s", jaasKeyForm, mid[dot+1:])
 	}
 	return fmt.Sprintf("%s takes the listener and the mechanism in lower case: %s", jaasKeyForm,
 		jaasKey{listener: strings.ToLower(mid[:dot]), mechanism: mech})

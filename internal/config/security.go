@@ -30,10 +30,10 @@ const (
 	MechanismScramSHA512 = "SCRAM-SHA-512"
 )
 
-var mechanismNames = []string{MechanismPlain, MechanismScramSHA256, MechanismScramSHA512}
+var mechanismNames = []string{MechanismPlain, MechanismScramSHA256, MechanismScramSHA512, MechanismOAuthBearer}
 
 // unsupportedMechanism is why a SASL mechanism Kafka knows is refused.
-const unsupportedMechanism = "not supported by Strata; use PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512"
+const unsupportedMechanism = "not supported by Strata; use PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER"
 
 var (
 	clientAuthNames  = []string{"required", "requested", "none"}
@@ -254,7 +254,7 @@ func cipherSuite(name string) *tls.CipherSuite {
 // mechanisms, explaining why Kafka's others are refused.
 func validSASLMechanisms(v string) error {
 	for _, it := range splitList(v) {
-		if it == "GSSAPI" || it == "OAUTHBEARER" {
+		if it == "GSSAPI" {
 			return fmt.Errorf("%s is %s", it, unsupportedMechanism)
 		}
 	}

@@ -22,6 +22,9 @@ type Error struct {
 	Status  string
 	Scope   string // with StatusInsufficientScope: the scopes required
 	Message string
+	// UnknownKey is set when no key of the set has the token's key id:
+	// the set may be out of date (the provider rotated its keys).
+	UnknownKey bool
 }
 
 func (e *Error) Error() string { return "oauth: " + e.Message }

@@ -42,7 +42,9 @@ func ValidateSigned(token string, keys KeySet, o Options, now time.Time) (Token,
 	}
 	if !verifiedByAny(keys, j, a) {
 		if j.header.Kid != "" && !keys.hasKid(j.header.Kid) {
-			return Token{}, invalid("no key of the key set has the token's kid %q", j.header.Kid)
+			err := invalid("no key of the key set has the token's kid %q", j.header.Kid)
+			err.UnknownKey = true
+			return Token{}, err
 		}
 		return Token{}, invalid("the token's signature does not verify with the key set")
 	}

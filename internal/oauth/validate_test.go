@@ -103,6 +103,7 @@ func TestValidateSigned(t *testing.T) {
 		{"another key", signedToken(t, "RS256", "r1", k.other, base), Options{}, "", StatusInvalidToken},
 		{"another key, no kid", signedToken(t, "RS256", "", k.other, base), Options{}, "", StatusInvalidToken},
 		{"unknown kid", signedToken(t, "RS256", "r9", k.rsa, base), Options{}, "", StatusInvalidToken},
+		{"unknown kid, known alg", signedToken(t, "ES256", "e9", k.p256, base), Options{}, "", StatusInvalidToken},
 		{"ES256 signed with the P-384 key", signedToken(t, "ES384", "e1", k.p384, base), Options{}, "", StatusInvalidToken},
 		{"unsecured", unsecuredToken(t, base), Options{}, "", StatusInvalidToken},
 		{"HS256", encodeJSON(t, map[string]any{"alg": "HS256"}) + "." + encodeJSON(t, base) + ".c2ln", Options{}, "", StatusInvalidToken},
@@ -142,5 +143,21 @@ func TestParseKeySetRefusals(t *testing.T) {
 		if _, err := ParseKeySet(doc); err == nil {
 			t.Errorf("%s: parsed", name)
 		}
+	}
+}
+
+// A token whose kid the set lacks says so: the caller refreshes the set.
+func TestUnknownKeyIsReported(t *testing.T) {
+	k := testKeys()
+	keys, err := ParseKeySet(jwksOf(t, rsaJWK("r1", &k.rsa.PublicKey)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var oe *Error
+	if _, err := ValidateSigned(signedToken(t, "RS256", "r2", k.other, claimsAt("a")), keys, Options{}, testNow); !errors.As(err, &oe) || !oe.UnknownKey {
+		t.Fatalf("a token of a rotated key: %v, want UnknownKey", err)
+	}
+	if _, err := ValidateSigned(signedToken(t, "RS256", "r1", k.other, claimsAt("a")), keys, Options{}, testNow); !errors.As(err, &oe) || oe.UnknownKey {
+		t.Fatalf("a bad signature under a known kid: %v, want no UnknownKey", err)
 	}
 }

@@ -1,6 +1,7 @@
 // Package sasl is the broker side of Kafka's SASL authentication for the
-// mechanisms PLAIN (RFC 4616) and SCRAM-SHA-256 / SCRAM-SHA-512 (RFC 5802,
-// RFC 7677), as Apache Kafka's broker does it. It is a pure state machine:
+// mechanisms PLAIN (RFC 4616), SCRAM-SHA-256 / SCRAM-SHA-512 (RFC 5802,
+// RFC 7677) and OAUTHBEARER (RFC 7628, KIP-255; the token's validation is
+// Config.Tokens'), as Apache Kafka's broker does it. It is a pure state machine:
 // no I/O, no goroutines, no clock. A connection's reader goroutine owns one
 // Session, feeds it the decoded SaslHandshake (v1) and SaslAuthenticate
 // requests, and encodes what it returns; the environment (credentials and
@@ -49,6 +50,13 @@
 //   - A Session authenticates only with the right password (PLAIN) or a
 //     proof whose H(ClientKey) equals the stored key (SCRAM), compared in
 //     constant time.
+//   - OAUTHBEARER completes in one Authenticate with an empty reply when
+//     Config.Tokens accepts the bearer token of the client's initial
+//     response (and its authorization id, if any, is the token's
+//     principal). A refused token is answered with RFC 7628's error
+//     challenge ({"status":...}), not an error; the client's next message
+//     (0x01) then fails the session with the reason. CredentialExpiry is
+//     the token's expiry.
 //   - Only the credential derived from a salted password is stored
 //     (ScramCredential); the password never is. A session drops its copy of
 //     the credential when the exchange ends.

@@ -1,0 +1,167 @@
+package main
+
+import (
+	"crypto"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"math/big"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/strata-broker/strata/internal/config"
+	"github.com/strata-broker/strata/internal/sasl"
+)
+
+var rawURL = base64.RawURLEncoding
+
+func jwksDoc(t *testing.T, keys map[string]*rsa.PublicKey) []byte {
+	t.Helper()
+	var list []map[string]string
+	for kid, k := range keys {
+		list = append(list, map[string]string{"kty": "RSA", "kid": kid, "n": rawURL.EncodeToString(k.N.Bytes()),
+			"e": rawURL.EncodeToString(big.NewInt(int64(k.E)).Bytes())})
+	}
+	data, err := json.Marshal(map[string]any{"keys": list})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+func rs256(t *testing.T, kid string, key *rsa.PrivateKey, claims map[string]any) string {
+	t.Helper()
+	enc := func(v any) string {
+		data, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rawURL.EncodeToString(data)
+	}
+	input := enc(map[string]string{"alg": "RS256", "kid": kid}) + "." + enc(claims)
+	digest := sha256.Sum256([]byte(input))
+	sig, err := rsa.SignPKCS1v15(rand.Reader, key, crypto.SHA256, digest[:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return input + "." + rawURL.EncodeToString(sig)
+}
+
+func newRSAKey(t *testing.T) *rsa.PrivateKey {
+	t.Helper()
+	k, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// A key set behind a URL: tokens of its keys are accepted; a token of a key
+// it lacks is refused and fetches the set again, so that a rotated key is
+// taken as soon as the provider serves it.
+func TestTokenValidatorFetchesAndRefreshesTheKeySet(t *testing.T) {
+	k1, k2 := newRSAKey(t), newRSAKey(t)
+	var doc atomic.Value
+	doc.Store(jwksDoc(t, map[string]*rsa.PublicKey{"k1": &k1.PublicKey}))
+	var fetches atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		fetches.Add(1)
+		_, _ = w.Write(doc.Load().([]byte))
+	}))
+	defer srv.Close()
+	cfg := &config.Broker{OAuth: map[string]config.OAuthValidation{"SASL_PLAINTEXT": {Secured: true, JWKSURL: srv.URL,
+		JWKSRefresh: time.Hour, RetryBackoff: 10 * time.Millisecond, RetryBackoffMax: 50 * time.Millisecond,
+		PrincipalClaim: "sub", ScopeClaim: "scope", ExpectedAudience: []string{"kafka"}}}}
+	tv, err := startTokenValidators(cfg, quietLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tv.close()
+	v := tv.forListener("SASL_PLAINTEXT")
+	if tv.forListener("PLAINTEXT") != nil {
+		t.Fatal("a listener without OAUTHBEARER has a validator")
+	}
+	now := time.Now().Unix()
+	claims := map[string]any{"sub": "svc", "aud": "kafka", "iat": now - 10, "exp": now + 3600}
+	principal, expires, err := v.ValidateToken(rs256(t, "k1", k1, claims))
+	if err != nil || principal != "svc" || expires.Unix() != now+3600 {
+		t.Fatalf("a token of k1: %q until %v, %v", principal, expires, err)
+	}
+	var rej *sasl.TokenRejection
+	if _, _, err := v.ValidateToken(rs256(t, "k1", k1, map[string]any{"sub": "svc", "aud": "web", "iat": now - 10, "exp": now + 3600})); !errors.As(err, &rej) || rej.Status != "invalid_token" {
+		t.Fatalf("a token for another audience: %v", err)
+	}
+
+	doc.Store(jwksDoc(t, map[string]*rsa.PublicKey{"k1": &k1.PublicKey, "k2": &k2.PublicKey}))
+	rotated := rs256(t, "k2", k2, claims)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, _, err := v.ValidateToken(rotated); err == nil {
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatalf("a token of the rotated key k2 still refused after 10 s (%d fetches): %v", fetches.Load(), err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// A key set in a file must load at start: a missing file is the
+// operator's to fix, in one line naming the config.
+func TestTokenValidatorKeySetFile(t *testing.T) {
+	k := newRSAKey(t)
+	path := filepath.Join(t.TempDir(), "jwks.json")
+	v := config.OAuthValidation{Secured: true, JWKSURL: "file://" + path, JWKSRefresh: time.Hour, RetryBackoff: time.Millisecond, RetryBackoffMax: time.Millisecond, PrincipalClaim: "sub"}
+	cfg := &config.Broker{OAuth: map[string]config.OAuthValidation{"SASL_SSL": v}}
+	if _, err := startTokenValidators(cfg, quietLogger()); err == nil || !strings.Contains(err.Error(), "sasl.oauthbearer.jwks.endpoint.url") {
+		t.Fatalf("a missing key set file: %v, want an error naming the config", err)
+	}
+	if err := os.WriteFile(path, jwksDoc(t, map[string]*rsa.PublicKey{"k": &k.PublicKey}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tv, err := startTokenValidators(cfg, quietLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tv.close()
+	now := time.Now().Unix()
+	if p, _, err := tv.forListener("SASL_SSL").ValidateToken(rs256(t, "k", k, map[string]any{"sub": "app", "iat": now, "exp": now + 60})); err != nil || p != "app" {
+		t.Fatalf("a token of the file's key: %q, %v", p, err)
+	}
+}
+
+// Unsecured validation needs no key set; a key set that does not answer
+// yet refuses tokens instead of failing the start.
+func TestTokenValidatorUnsecuredAndUnreachable(t *testing.T) {
+	cfg := &config.Broker{OAuth: map[string]config.OAuthValidation{
+		"A": {PrincipalClaim: "sub", ScopeClaim: "scope"},
+		"B": {Secured: true, JWKSURL: "http://127.0.0.1:1/jwks", JWKSRefresh: time.Hour, RetryBackoff: time.Second, RetryBackoffMax: time.Second, PrincipalClaim: "sub"},
+	}}
+	tv, err := startTokenValidators(cfg, quietLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tv.close()
+	enc := func(v any) string { data, _ := json.Marshal(v); return rawURL.EncodeToString(data) }
+	now := time.Now().Unix()
+	token := enc(map[string]string{"alg": "none"}) + "." + enc(map[string]any{"sub": "dev", "exp": now + 60}) + "."
+	if p, _, err := tv.forListener("A").ValidateToken(token); err != nil || p != "dev" {
+		t.Fatalf("an unsecured token: %q, %v", p, err)
+	}
+	var rej *sasl.TokenRejection
+	if _, _, err := tv.forListener("B").ValidateToken(token); !errors.As(err, &rej) || !strings.Contains(rej.Message, "not been fetched") {
+		t.Fatalf("a token before the key set is fetched: %v", err)
+	}
+}

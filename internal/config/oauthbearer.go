@@ -1,0 +1,284 @@
+package config
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// MechanismOAuthBearer is SASL/OAUTHBEARER (KIP-255, KIP-768).
+const MechanismOAuthBearer = "OAUTHBEARER"
+
+// The server callback handlers Kafka's OAUTHBEARER knows, by class name,
+// as listener.name.<listener>.oauthbearer.sasl.server.callback.handler.class
+// names them: unset or the unsecured one validates unsecured tokens (alg
+// none; Kafka's default, for development), the validator (under its
+// current and its Kafka 3.1 name) verifies signed tokens with the key set
+// at sasl.oauthbearer.jwks.endpoint.url.
+var (
+	unsecuredValidatorClasses = []string{"org.apache.kafka.common.security.oauthbearer.internals.unsecured.OAuthBearerUnsecuredValidatorCallbackHandler"}
+	securedValidatorClasses   = []string{
+		"org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler",
+		"org.apache.kafka.common.security.oauthbearer.secured.OAuthBearerValidatorCallbackHandler",
+	}
+)
+
+// oauthLoginModule is OAUTHBEARER's JAAS login module.
+const oauthLoginModule = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"
+
+// The JAAS options of the unsecured validator (Kafka's
+// OAuthBearerUnsecuredValidatorCallbackHandler); the login options
+// (unsecuredLogin*, the client credentials) configure the broker's own
+// login, which Strata does not use (its brokers authenticate to each other
+// with PLAIN or SCRAM), and are accepted as Kafka accepts them.
+const (
+	optPrincipalClaim = "unsecuredValidatorPrincipalClaimName"
+	optScopeClaim     = "unsecuredValidatorScopeClaimName"
+	optRequiredScope  = "unsecuredValidatorRequiredScope"
+	optClockSkewMs    = "unsecuredValidatorAllowableClockSkewMs"
+)
+
+var oauthValidatorOptions = []string{optPrincipalClaim, optScopeClaim, optRequiredScope, optClockSkewMs}
+
+var oauthLoginOptions = []string{"clientId", "clientSecret", "scope", "unsecuredLoginPrincipalClaimName",
+	"unsecuredLoginLifetimeSeconds", "unsecuredLoginScopeClaimName"}
+
+// oauthLoginOptionPrefixes are the login options named with a suffix.
+var oauthLoginOptionPrefixes = []string{"unsecuredLoginStringClaim_", "unsecuredLoginNumberClaim_",
+	"unsecuredLoginListClaim_", "unsecuredLoginExtension_"}
+
+// isOAuthOption reports whether k is an option OAuthBearerLoginModule takes.
+func isOAuthOption(k string) bool {
+	return slices.Contains(oauthValidatorOptions, k) || slices.Contains(oauthLoginOptions, k) ||
+		slices.ContainsFunc(oauthLoginOptionPrefixes, func(p string) bool { return strings.HasPrefix(k, p) && len(k) > len(p) })
+}
+
+// oauthDefs are Kafka's broker configs of the signed-token validator
+// (KIP-768).
+var oauthDefs = []Def{
+	def("sasl.oauthbearer.jwks.endpoint.url", String, "", "", validJWKSURL,
+		"URL of the JSON Web Key Set whose keys verify OAUTHBEARER tokens, on listeners whose oauthbearer.sasl.server.callback.handler.class is OAuthBearerValidatorCallbackHandler: https://, http:// or file:// (read again at each refresh)."),
+	def("sasl.oauthbearer.jwks.endpoint.refresh.ms", Long, "3600000", "", atLeast(1),
+		"How often the key set is fetched again; a token naming a key id the set lacks also triggers a fetch."),
+	def("sasl.oauthbearer.jwks.endpoint.retry.backoff.ms", Long, "100", "", atLeast(0),
+		"First wait before a failed fetch of the key set is tried again; it doubles up to sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms."),
+	def("sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms", Long, "10000", "", atLeast(0),
+		"Longest wait between tries of a failing fetch of the key set."),
+	def("sasl.oauthbearer.expected.audience", List, "", "", nil,
+		"Audiences a signed token's aud claim must name one of; empty: not checked."),
+	def("sasl.oauthbearer.expected.issuer", String, "", "", nil,
+		"The iss claim a signed token must have; empty: not checked."),
+	def("sasl.oauthbearer.sub.claim.name", String, "sub", "", nonEmpty,
+		"Claim of a signed token whose value is the principal (User:<value>)."),
+	def("sasl.oauthbearer.scope.claim.name", String, "scope", "", nonEmpty,
+		"Claim of a signed token that lists its scopes."),
+	def("sasl.oauthbearer.clock.skew.seconds", Int, "30", "", atLeast(0),
+		"Leeway of the time checks of a signed token (exp, iat, nbf)."),
+}
+
+func validJWKSURL(v string) error {
+	if v == "" {
+		return nil
+	}
+	u, err := url.Parse(v)
+	switch {
+	case err != nil:
+		return fmt.Errorf("is not a URL: %v", err)
+	case u.Scheme == "https" || u.Scheme == "http":
+		if u.Host == "" {
+			return errors.New("names no host")
+		}
+	case u.Scheme == "file":
+		if u.Path == "" {
+			return errors.New("names no file; write file:///path/to/jwks.json")
+		}
+	default:
+		return fmt.Errorf("has the scheme %q; use https://, http:// or file://", u.Scheme)
+	}
+	return nil
+}
+
+// OAuthValidation is how one listener validates OAUTHBEARER tokens.
+type OAuthValidation struct {
+	// Secured verifies signatures with the keys at JWKSURL (Kafka's
+	// OAuthBearerValidatorCallbackHandler); else tokens are unsecured
+	// (alg none), as with Kafka's default handler.
+	Secured          bool
+	JWKSURL          string
+	JWKSRefresh      time.Duration
+	RetryBackoff     time.Duration
+	RetryBackoffMax  time.Duration
+	PrincipalClaim   string
+	ScopeClaim       string
+	RequiredScopes   []string // unsecured only (unsecuredValidatorRequiredScope)
+	ExpectedAudience []string // secured only
+	ExpectedIssuer   string   // secured only
+	ClockSkew        time.Duration
+}
+
+// The listener-prefixed callback handler key of OAUTHBEARER.
+const (
+	oauthHandlerKeySuffix = ".oauthbearer.sasl.server.callback.handler.class"
+	oauthHandlerKeyForm   = jaasKeyPrefix + "<listener>" + oauthHandlerKeySuffix
+	oauthHandlerEnvSuffix = "_OAUTHBEARER_SASL_SERVER_CALLBACK_HANDLER_CLASS"
+)
+
+// parseOAuthHandlerKey returns the listener (lower case) of
+// listener.name.<listener>.oauthbearer.sasl.server.callback.handler.class.
+func parseOAuthHandlerKey(key string) (string, bool) {
+	mid, ok := strings.CutPrefix(key, jaasKeyPrefix)
+	if !ok {
+		return "", false
+	}
+	listener, ok := strings.CutSuffix(mid, oauthHandlerKeySuffix)
+	if !ok || listener == "" || listener != strings.ToLower(listener) {
+		return "", false
+	}
+	return listener, true
+}
+
+func oauthHandlerKey(listener string) string {
+	return jaasKeyPrefix + strings.ToLower(listener) + oauthHandlerKeySuffix
+}
+
+// oauthHandlerDef is the Def of the callback handler key, for brokerPatterns.
+func oauthHandlerDef(key string) (Def, bool) {
+	listener, ok := parseOAuthHandlerKey(key)
+	if !ok {
+		return Def{}, false
+	}
+	known := slices.Concat(unsecuredValidatorClasses, securedValidatorClasses)
+	return nullDef(key, Class, "", func(v string) error {
+		if slices.Contains(known, v) {
+			return nil
+		}
+		return fmt.Errorf("Strata loads no Java classes; it has Kafka's two OAUTHBEARER validators: %s (signed tokens, keys at sasl.oauthbearer.jwks.endpoint.url) or %s (unsecured tokens, the default)",
+			securedValidatorClasses[0], unsecuredValidatorClasses[0])
+	}, "How listener "+strings.ToUpper(listener)+" validates OAUTHBEARER tokens: "+securedValidatorClasses[0]+
+		" verifies signed tokens with the key set at sasl.oauthbearer.jwks.endpoint.url (KIP-768); unset, unsecured tokens (alg none) are taken as they are, Kafka's default, for development only."), true
+}
+
+// oauthHandlerEnvKey maps STRATA_LISTENER_NAME_<LISTENER>_OAUTHBEARER_SASL_SERVER_CALLBACK_HANDLER_CLASS.
+func oauthHandlerEnvKey(name string) (string, bool) {
+	mid, ok := strings.CutPrefix(name, jaasEnvPrefix)
+	if !ok {
+		return "", false
+	}
+	listener, ok := strings.CutSuffix(mid, oauthHandlerEnvSuffix)
+	if !ok || listener == "" {
+		return "", false
+	}
+	return oauthHandlerKey(listener), true
+}
+
+// setOAuth fills b.OAuth for every SASL listener when OAUTHBEARER is
+// enabled, after setSASL: its validator (the callback handler key), the
+// unsecured validator's options from the listener's JAAS config, the
+// secured one's from the sasl.oauthbearer.* keys. A handler key naming a
+// listener that is not SASL, or set without OAUTHBEARER, is refused, and
+// a secured listener needs the key set's URL.
+func (b *Broker) setOAuth(g getter) error {
+	byKeyName := make(map[string]Listener, len(b.Listeners))
+	for _, l := range b.Listeners {
+		byKeyName[strings.ToLower(l.Name)] = l
+	}
+	enabled := slices.Contains(b.SASLMechanisms, MechanismOAuthBearer)
+	for _, key := range sortedKeys(b.Raw) {
+		listener, ok := parseOAuthHandlerKey(key)
+		if !ok {
+			continue
+		}
+		l, ok := byKeyName[listener]
+		switch {
+		case !ok:
+			return &Error{Key: key, Value: b.Raw[key], Msg: fmt.Sprintf("names listener %s, which listeners (%s) does not have", strings.ToUpper(listener), g.str("listeners"))}
+		case !l.UsesSASL():
+			return &Error{Key: key, Value: b.Raw[key], Msg: fmt.Sprintf("names listener %s, whose protocol is %s, not SASL_PLAINTEXT or SASL_SSL", l.Name, l.Protocol)}
+		case !enabled:
+			return &Error{Key: key, Value: b.Raw[key], Msg: fmt.Sprintf("is for OAUTHBEARER, which sasl.enabled.mechanisms (%s) does not enable; add it there", g.str("sasl.enabled.mechanisms"))}
+		}
+	}
+	if !enabled {
+		return nil
+	}
+	for _, l := range b.Listeners {
+		if !l.UsesSASL() {
+			continue
+		}
+		v, err := b.oauthValidation(g, l)
+		if err != nil {
+			return err
+		}
+		if b.OAuth == nil {
+			b.OAuth = make(map[string]OAuthValidation)
+		}
+		b.OAuth[l.Name] = v
+	}
+	return nil
+}
+
+// oauthValidation is listener l's OAUTHBEARER validation.
+func (b *Broker) oauthValidation(g getter, l Listener) (OAuthValidation, error) {
+	if slices.Contains(securedValidatorClasses, b.Raw[oauthHandlerKey(l.Name)]) {
+		v := OAuthValidation{
+			Secured:          true,
+			JWKSURL:          g.str("sasl.oauthbearer.jwks.endpoint.url"),
+			JWKSRefresh:      msDuration(g.i64("sasl.oauthbearer.jwks.endpoint.refresh.ms")),
+			RetryBackoff:     msDuration(g.i64("sasl.oauthbearer.jwks.endpoint.retry.backoff.ms")),
+			RetryBackoffMax:  msDuration(g.i64("sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms")),
+			PrincipalClaim:   g.str("sasl.oauthbearer.sub.claim.name"),
+			ScopeClaim:       g.str("sasl.oauthbearer.scope.claim.name"),
+			ExpectedAudience: splitList(g.str("sasl.oauthbearer.expected.audience")),
+			ExpectedIssuer:   g.str("sasl.oauthbearer.expected.issuer"),
+			ClockSkew:        time.Duration(g.i32("sasl.oauthbearer.clock.skew.seconds")) * time.Second,
+		}
+		if v.JWKSURL == "" {
+			return OAuthValidation{}, &Error{Key: "sasl.oauthbearer.jwks.endpoint.url", Value: "",
+				Msg: fmt.Sprintf("must give the key set that verifies tokens on listener %s, whose %s is %s", l.Name, oauthHandlerKey(l.Name), b.Raw[oauthHandlerKey(l.Name)])}
+		}
+		return v, nil
+	}
+	opts := map[string]string{}
+	if raw, ok := b.Raw[jaasKey{listener: strings.ToLower(l.Name), mechanism: MechanismOAuthBearer}.String()]; ok {
+		m, err := parseJAAS(raw)
+		if err != nil {
+			panic("config: unvalidated OAUTHBEARER JAAS config") // checked by jaasDef
+		}
+		opts = m.options
+	}
+	v := OAuthValidation{PrincipalClaim: cmp.Or(opts[optPrincipalClaim], "sub"), ScopeClaim: cmp.Or(opts[optScopeClaim], "scope")}
+	if scopes := strings.Fields(opts[optRequiredScope]); len(scopes) > 0 {
+		v.RequiredScopes = scopes
+	}
+	if ms := opts[optClockSkewMs]; ms != "" {
+		n, _ := strconv.ParseInt(ms, 10, 64) // checked by jaasDef
+		v.ClockSkew = time.Duration(n) * time.Millisecond
+	}
+	return v, nil
+}
+
+// checkOAuthOptions checks the options of an OAuthBearerLoginModule entry.
+func checkOAuthOptions(m jaasModule) error {
+	for _, k := range sortedKeys(m.options) {
+		if !isOAuthOption(k) {
+			return fmt.Errorf("option %s is not one %s takes: %s, or the login options %s", k, oauthLoginModule,
+				strings.Join(oauthValidatorOptions, ", "), strings.Join(oauthLoginOptions, ", "))
+		}
+	}
+	if ms, ok := m.options[optClockSkewMs]; ok {
+		if n, err := strconv.ParseInt(ms, 10, 64); err != nil || n < 0 {
+			return fmt.Errorf("option %s must be a whole number of milliseconds, at least 0", optClockSkewMs)
+		}
+	}
+	for _, k := range []string{optPrincipalClaim, optScopeClaim} {
+		if v, ok := m.options[k]; ok && strings.TrimSpace(v) == "" {
+			return fmt.Errorf("option %s names no claim", k)
+		}
+	}
+	return nil
+}
