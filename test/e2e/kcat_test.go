@@ -2,7 +2,9 @@ package e2e
 
 import (
 	"context"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -31,5 +33,24 @@ func TestKcat(t *testing.T) {
 	}
 	if !strings.Contains(string(out), "kcat e2e: ok") {
 		t.Fatalf("kcat_test.sh exited 0 without its closing line:\n%s", out)
+	}
+}
+
+// runKcatScript runs kcat_test.sh (produce, consume, list) against addr
+// with the librdkafka properties props.
+func runKcatScript(t *testing.T, kcat, addr, topic string, props []string) {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "kcat.properties")
+	if err := os.WriteFile(file, []byte(strings.Join(props, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "kcat_test.sh", addr, topic)
+	cmd.Env = append(cmd.Environ(), "KCAT="+kcat, "KCAT_CONFIG="+file)
+	cmd.WaitDelay = 5 * time.Second
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "kcat e2e: ok") {
+		t.Fatalf("kcat_test.sh over %s: %v\n%s", addr, err, out)
 	}
 }

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"crypto"
 	"crypto/rand"
 	"crypto/rsa"
@@ -14,9 +13,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -106,25 +103,6 @@ func TestOAuthBearerUnsecured(t *testing.T) {
 	createTopic(t, adm, "oauth-kcat", 1, nil)
 	runKcatScript(t, kcat, addr, "oauth-kcat", []string{"security.protocol=SASL_PLAINTEXT", "sasl.mechanisms=OAUTHBEARER",
 		"enable.sasl.oauthbearer.unsecure.jwt=true", "sasl.oauthbearer.config=principal=alice scope=kafka"})
-}
-
-// runKcatScript runs kcat_test.sh (produce, consume, list) against addr
-// with the librdkafka properties props.
-func runKcatScript(t *testing.T, kcat, addr, topic string, props []string) {
-	t.Helper()
-	file := filepath.Join(t.TempDir(), "kcat.properties")
-	if err := os.WriteFile(file, []byte(strings.Join(props, "\n")+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "bash", "kcat_test.sh", addr, topic)
-	cmd.Env = append(cmd.Environ(), "KCAT="+kcat, "KCAT_CONFIG="+file)
-	cmd.WaitDelay = 5 * time.Second
-	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "kcat e2e: ok") {
-		t.Fatalf("kcat_test.sh over %s: %v\n%s", addr, err, out)
-	}
 }
 
 // identityProvider is a minimal OpenID provider on loopback: its JWKS

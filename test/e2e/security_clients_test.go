@@ -177,19 +177,7 @@ func TestSecurityKcat(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			topic := "kcat-" + c.name
 			createTopic(t, adm, topic, 1, nil)
-			props := filepath.Join(t.TempDir(), "kcat.properties")
-			if err := os.WriteFile(props, []byte(strings.Join(c.props, "\n")+"\n"), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, "bash", "kcat_test.sh", b.Listeners[c.listener], topic)
-			cmd.Env = append(cmd.Environ(), "KCAT="+kcat, "KCAT_CONFIG="+props)
-			cmd.WaitDelay = 5 * time.Second
-			out, err := cmd.CombinedOutput()
-			if err != nil || !strings.Contains(string(out), "kcat e2e: ok") {
-				t.Fatalf("kcat_test.sh over %s: %v\n%s", c.listener, err, out)
-			}
+			runKcatScript(t, kcat, b.Listeners[c.listener], topic, c.props)
 		})
 	}
 
