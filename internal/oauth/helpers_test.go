@@ -57,7 +57,9 @@ func ecJWK(kid string, k *ecdsa.PublicKey) map[string]any {
 		"x": b64.EncodeToString(k.X.FillBytes(make([]byte, size))), "y": b64.EncodeToString(k.Y.FillBytes(make([]byte, size)))}
 }
 
-func jwksOf(t *testing.T, keys ...map[string]any) []byte {
+func jwksOf(t *testing.T, keys ...map[string]any) []byte { return jwksOfTB(t, keys...) }
+
+func jwksOfTB(t testing.TB, keys ...map[string]any) []byte {
 	t.Helper()
 	data, err := json.Marshal(map[string]any{"keys": keys})
 	if err != nil {

@@ -5,14 +5,31 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // fuzzMechanisms are the mechanisms FuzzSession hands to Handshake; the
 // last is not enabled.
-var fuzzMechanisms = []string{Plain, ScramSHA256, ScramSHA512, "GSSAPI"}
+var fuzzMechanisms = []string{Plain, ScramSHA256, ScramSHA512, OAuthBearer, "GSSAPI"}
+
+// fuzzTokens accepts one bearer token, alice's.
+type fuzzTokens struct{}
+
+const fuzzAliceToken = "alice.token.sig"
+
+// fuzzAliceAuth matches an initial response that carries alice's token.
+var fuzzAliceAuth = regexp.MustCompile(`(?i)\x01auth=bearer +alice\.token\.sig\x01`)
+
+func (fuzzTokens) ValidateToken(token string) (string, time.Time, error) {
+	if token == fuzzAliceToken {
+		return "alice", time.Unix(2_000_000_000, 0), nil
+	}
+	return "", time.Time{}, &TokenRejection{Status: "invalid_token", Message: "not alice's token"}
+}
 
 // zeroReader makes every server nonce suffix 30 '!', so that a seed can
 // hold a complete, valid SCRAM exchange. It is stateless, hence safe for
@@ -53,7 +70,7 @@ var fuzzFixture = sync.OnceValue(func() *fuzzSetup {
 			creds.scram[[2]string{mech, user}] = cred
 		}
 	}
-	fx.cfg = &Config{Mechanisms: allMechanisms(), Credentials: creds, Rand: zeroReader{}}
+	fx.cfg = &Config{Mechanisms: append(allMechanisms(), OAuthBearer), Credentials: creds, Rand: zeroReader{}, Tokens: fuzzTokens{}}
 	return fx
 })
 
@@ -103,7 +120,11 @@ func FuzzSession(f *testing.F) {
 		f.Add(m, []byte("n,,n=al=2Cice,r=x,tokenauth=true"), []byte("c=biws"), []byte(nil))
 		f.Add(m, []byte("p=tls-server-end-point,,n=alice,r=x"), []byte(nil), []byte(nil))
 	}
-	f.Add(uint8(3), []byte("\x00alice\x00alice-secret"), []byte(nil), []byte(nil))
+	f.Add(uint8(3), []byte("n,,\x01auth=Bearer "+fuzzAliceToken+"\x01\x01"), []byte(nil), []byte(nil))
+	f.Add(uint8(3), []byte("n,a=alice,\x01k=v\x01auth=Bearer "+fuzzAliceToken+"\x01\x01"), []byte(nil), []byte(nil))
+	f.Add(uint8(3), []byte("n,,\x01auth=Bearer other.token.sig\x01\x01"), []byte("\x01"), []byte(nil))
+	f.Add(uint8(3), []byte("n,a=bob,\x01auth=Bearer "+fuzzAliceToken+"\x01\x01"), []byte(nil), []byte(nil))
+	f.Add(uint8(4), []byte("\x00alice\x00alice-secret"), []byte(nil), []byte(nil))
 
 	f.Fuzz(func(t *testing.T, mechIndex uint8, t1, t2, t3 []byte) {
 		mech := fuzzMechanisms[int(mechIndex)%len(fuzzMechanisms)]
@@ -157,6 +178,12 @@ func FuzzSession(f *testing.F) {
 		if mech == Plain {
 			if tok := string(t1); tok != "\x00alice\x00alice-secret" && tok != "alice\x00alice\x00alice-secret" {
 				t.Fatalf("PLAIN authenticated with %q", tok)
+			}
+			return
+		}
+		if mech == OAuthBearer {
+			if !fuzzAliceAuth.Match(t1) {
+				t.Fatalf("OAUTHBEARER authenticated without alice's token: %q", t1)
 			}
 			return
 		}
