@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"crypto"
 	"crypto/rand"
 	"crypto/rsa"
@@ -15,6 +16,7 @@ import (
 	"net/url"
 	"os/exec"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -213,4 +215,44 @@ func (p idpTokenProvider) Token() (*sarama.AccessToken, error) {
 		return nil, fmt.Errorf("token endpoint: %s, %v", resp.Status, err)
 	}
 	return &sarama.AccessToken{Token: body.AccessToken}, nil
+}
+
+// A session authenticated with a token ends when the token expires, even
+// when connections.max.reauth.ms is longer (KIP-368, as Kafka bounds it):
+// franz-go re-authenticates with a new token in time and keeps producing;
+// once the provider hands out only expired tokens, the next session is
+// refused.
+func TestOAuthBearerSessionEndsWithItsToken(t *testing.T) {
+	t.Parallel()
+	b := startBrokerListeners(t, t.TempDir(), []string{"PLAINTEXT", "SASL_PLAINTEXT"},
+		"sasl.enabled.mechanisms=OAUTHBEARER", "connections.max.reauth.ms=600000")
+	adm := newAdmin(t, b.Addr)
+	createTopic(t, adm, "oauth-reauth", 1, nil)
+	const lifetime = 2 * time.Second
+	var issued atomic.Int32
+	var expired atomic.Bool
+	mech := oauth.Oauth(func(context.Context) (oauth.Auth, error) {
+		issued.Add(1)
+		exp := time.Now().Add(lifetime).Unix()
+		if expired.Load() {
+			exp = time.Now().Add(-time.Minute).Unix()
+		}
+		return oauth.Auth{Token: unsecuredJWT(t, map[string]any{"sub": "app", "exp": exp})}, nil
+	})
+	cl := newClient(t, b.Listeners["SASL_PLAINTEXT"], kgo.SASL(mech), kgo.RetryTimeout(3*time.Second))
+	deadline := time.Now().Add(3 * lifetime)
+	for n := 0; time.Now().Before(deadline); n++ {
+		if err := produceErr(t, cl, "oauth-reauth"); err != nil {
+			t.Fatalf("produce %d, across re-authentications: %v", n, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if n := issued.Load(); n < 3 {
+		t.Fatalf("%d tokens issued over %v of %v sessions, want a re-authentication per token", n, 3*lifetime, lifetime)
+	}
+	expired.Store(true)
+	time.Sleep(lifetime + 500*time.Millisecond)
+	if err := produceErr(t, cl, "oauth-reauth"); !errors.Is(err, kerr.SaslAuthenticationFailed) {
+		t.Fatalf("a produce after the provider handed out an expired token: %v", err)
+	}
 }
