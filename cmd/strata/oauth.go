@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -61,11 +63,17 @@ func (v *tokenValidator) ValidateToken(token string) (string, time.Time, error) 
 	return t.Principal, t.Expires, nil
 }
 
-// tokenValidators are the OAUTHBEARER validators of a broker's listeners,
-// sharing one key set (sasl.oauthbearer.jwks.endpoint.url is broker-wide).
+// tokenValidators are the OAUTHBEARER validators of a broker's listeners;
+// listeners with the same key set settings share its source.
 type tokenValidators struct {
 	byListener map[string]*tokenValidator
-	keys       *jwksSource // nil when no listener verifies signatures
+	sources    map[jwksSettings]*jwksSource
+}
+
+// jwksSettings are what a key set source is made of.
+type jwksSettings struct {
+	url                            string
+	refresh, backoff, backoffLimit time.Duration
 }
 
 // startTokenValidators builds the validators cfg.OAuth asks for and, when
@@ -74,17 +82,20 @@ type tokenValidators struct {
 // fix); one behind a URL that does not answer yet is fetched again in the
 // background while its listeners refuse tokens.
 func startTokenValidators(cfg *config.Broker, logger *slog.Logger) (*tokenValidators, error) {
-	tv := &tokenValidators{byListener: make(map[string]*tokenValidator, len(cfg.OAuth))}
-	for name, v := range cfg.OAuth {
+	tv := &tokenValidators{byListener: make(map[string]*tokenValidator, len(cfg.OAuth)), sources: map[jwksSettings]*jwksSource{}}
+	for _, name := range slices.Sorted(maps.Keys(cfg.OAuth)) {
+		v := cfg.OAuth[name]
 		var keys *jwksSource
 		if v.Secured {
-			if tv.keys == nil {
+			settings := jwksSettings{url: v.JWKSURL, refresh: v.JWKSRefresh, backoff: v.RetryBackoff, backoffLimit: v.RetryBackoffMax}
+			if keys = tv.sources[settings]; keys == nil {
 				var err error
-				if tv.keys, err = startJWKS(v, logger); err != nil {
-					return nil, err
+				if keys, err = startJWKS(v, logger); err != nil {
+					tv.close()
+					return nil, fmt.Errorf("listener %s: %w", name, err)
 				}
+				tv.sources[settings] = keys
 			}
-			keys = tv.keys
 		}
 		tv.byListener[name] = newTokenValidator(v, keys)
 	}
@@ -101,8 +112,11 @@ func (tv *tokenValidators) forListener(name string) sasl.TokenValidator {
 }
 
 func (tv *tokenValidators) close() {
-	if tv != nil && tv.keys != nil {
-		tv.keys.close()
+	if tv == nil {
+		return
+	}
+	for _, s := range tv.sources {
+		s.close()
 	}
 }
 

@@ -165,3 +165,44 @@ func TestTokenValidatorUnsecuredAndUnreachable(t *testing.T) {
 		t.Fatalf("a token before the key set is fetched: %v", err)
 	}
 }
+
+// Listeners with their own key sets get their own sources; listeners with
+// the same settings share one.
+func TestTokenValidatorsShareASourcePerKeySet(t *testing.T) {
+	k1, k2 := newRSAKey(t), newRSAKey(t)
+	dir := t.TempDir()
+	write := func(name string, k *rsa.PrivateKey) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, jwksDoc(t, map[string]*rsa.PublicKey{"k": &k.PublicKey}), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return "file://" + path
+	}
+	base := config.OAuthValidation{Secured: true, JWKSRefresh: time.Hour, RetryBackoff: time.Millisecond, RetryBackoffMax: time.Millisecond, PrincipalClaim: "sub"}
+	external, internal := base, base
+	external.JWKSURL, internal.JWKSURL = write("external.json", k1), write("internal.json", k2)
+	cfg := &config.Broker{OAuth: map[string]config.OAuthValidation{"EXTERNAL": external, "EXTERNAL2": external, "INTERNAL": internal}}
+	tv, err := startTokenValidators(cfg, quietLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tv.close()
+	if len(tv.sources) != 2 {
+		t.Fatalf("%d key set sources for two key sets", len(tv.sources))
+	}
+	now := time.Now().Unix()
+	claims := map[string]any{"sub": "app", "iat": now, "exp": now + 60}
+	for listener, want := range map[string]*rsa.PrivateKey{"EXTERNAL": k1, "EXTERNAL2": k1, "INTERNAL": k2} {
+		other := k2
+		if want == k2 {
+			other = k1
+		}
+		v := tv.forListener(listener)
+		if _, _, err := v.ValidateToken(rs256(t, "k", want, claims)); err != nil {
+			t.Errorf("%s: a token of its key set: %v", listener, err)
+		}
+		if _, _, err := v.ValidateToken(rs256(t, "k", other, claims)); err == nil {
+			t.Errorf("%s: a token of the other listener's key set was accepted", listener)
+		}
+	}
+}

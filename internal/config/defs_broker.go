@@ -246,9 +246,9 @@ var brokerByName = index(brokerDefs)
 // of a key it matches, named by the key itself; LookupBroker makes it
 // read-only like every broker config.
 var brokerPatterns = []func(key string) (Def, bool){
-	jaasDef,         // listener.name.<listener>.<mechanism>.sasl.jaas.config
-	listenerSSLDef,  // listener.name.<listener>.ssl.<key>
-	oauthHandlerDef, // listener.name.<listener>.oauthbearer.sasl.server.callback.handler.class
+	jaasDef,          // listener.name.<listener>.<mechanism>.sasl.jaas.config
+	listenerSSLDef,   // listener.name.<listener>.ssl.<key>
+	oauthListenerDef, // listener.name.<listener>.oauthbearer.<key>
 }
 
 // envToKey maps STRATA_* environment variable names to broker keys.
@@ -297,7 +297,7 @@ func envKey(name string) (string, bool) {
 	if k, ok := jaasEnvKey(name); ok {
 		return k, true
 	}
-	if k, ok := oauthHandlerEnvKey(name); ok {
+	if k, ok := oauthListenerEnvKey(name); ok {
 		return k, true
 	}
 	return listenerSSLEnvKey(name)

@@ -143,8 +143,8 @@ func badListenerKey(key string) string {
 	mid, ok := strings.CutSuffix(mid, jaasKeySuffix)
 	dot := strings.LastIndexByte(mid, '.')
 	if !ok || dot <= 0 {
-		return fmt.Sprintf("the only per-listener configs are %s, %s and %s, <key> one of: %s",
-			jaasKeyForm, oauthHandlerKeyForm, listenerSSLKeyForm, strings.Join(listenerSSLKeys, ", "))
+		return fmt.Sprintf("the only per-listener configs are %s, %s, %s and %s, <key> one of: %s",
+			jaasKeyForm, oauthHandlerKeyForm, oauthListenerKeyForm, listenerSSLKeyForm, strings.Join(listenerSSLKeys, ", "))
 	}
 	mech := strings.ToUpper(mid[dot+1:])
 	switch {

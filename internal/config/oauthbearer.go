@@ -121,36 +121,61 @@ type OAuthValidation struct {
 	ClockSkew        time.Duration
 }
 
-// The listener-prefixed callback handler key of OAUTHBEARER.
+// OAUTHBEARER's listener-prefixed keys, as Kafka reads its callback
+// handler's configs (valuesWithPrefixOverride of
+// listener.name.<listener>.oauthbearer.): the handler class, and each
+// sasl.oauthbearer.* key for one listener, over the broker-wide value.
 const (
-	oauthHandlerKeySuffix = ".oauthbearer.sasl.server.callback.handler.class"
-	oauthHandlerKeyForm   = jaasKeyPrefix + "<listener>" + oauthHandlerKeySuffix
-	oauthHandlerEnvSuffix = "_OAUTHBEARER_SASL_SERVER_CALLBACK_HANDLER_CLASS"
+	oauthHandlerKey       = "sasl.server.callback.handler.class"
+	oauthListenerInfix    = ".oauthbearer."
+	oauthHandlerKeyForm   = jaasKeyPrefix + "<listener>" + oauthListenerInfix + oauthHandlerKey
+	oauthListenerKeyForm  = jaasKeyPrefix + "<listener>" + oauthListenerInfix + "sasl.oauthbearer.<key>"
+	oauthListenerEnvInfix = "_OAUTHBEARER_"
 )
 
-// parseOAuthHandlerKey returns the listener (lower case) of
-// listener.name.<listener>.oauthbearer.sasl.server.callback.handler.class.
-func parseOAuthHandlerKey(key string) (string, bool) {
+// oauthListenerKeys are the keys a listener may set for OAUTHBEARER alone.
+var oauthListenerKeys = append([]string{oauthHandlerKey}, func() []string {
+	var out []string
+	for _, d := range oauthDefs {
+		out = append(out, d.Name)
+	}
+	return out
+}()...)
+
+// parseOAuthListenerKey parses listener.name.<listener>.oauthbearer.<key>
+// with a lower-case listener and a key of oauthListenerKeys.
+func parseOAuthListenerKey(key string) (listener, k string, ok bool) {
 	mid, ok := strings.CutPrefix(key, jaasKeyPrefix)
 	if !ok {
-		return "", false
+		return "", "", false
 	}
-	listener, ok := strings.CutSuffix(mid, oauthHandlerKeySuffix)
-	if !ok || listener == "" || listener != strings.ToLower(listener) {
-		return "", false
+	for _, k := range oauthListenerKeys {
+		listener, ok := strings.CutSuffix(mid, oauthListenerInfix+k)
+		if ok && listener != "" && listener == strings.ToLower(listener) {
+			return listener, k, true
+		}
 	}
-	return listener, true
+	return "", "", false
 }
 
-func oauthHandlerKey(listener string) string {
-	return jaasKeyPrefix + strings.ToLower(listener) + oauthHandlerKeySuffix
+// oauthListenerKey is listener's own key for k.
+func oauthListenerKey(listener, k string) string {
+	return jaasKeyPrefix + strings.ToLower(listener) + oauthListenerInfix + k
 }
 
-// oauthHandlerDef is the Def of the callback handler key, for brokerPatterns.
-func oauthHandlerDef(key string) (Def, bool) {
-	listener, ok := parseOAuthHandlerKey(key)
+// oauthListenerDef is the Def of a listener-prefixed OAUTHBEARER key, for
+// brokerPatterns: the handler class, or the broker-wide key's type and
+// validation without its default (unset, the broker-wide value applies).
+func oauthListenerDef(key string) (Def, bool) {
+	listener, k, ok := parseOAuthListenerKey(key)
 	if !ok {
 		return Def{}, false
+	}
+	if k != oauthHandlerKey {
+		d := brokerByName[k]
+		d.Name, d.Default, d.HasDefault = key, "", false
+		d.Doc = fmt.Sprintf("%s for listener %s only, overriding the broker-wide value. %s", k, strings.ToUpper(listener), d.Doc)
+		return d, true
 	}
 	known := slices.Concat(unsecuredValidatorClasses, securedValidatorClasses)
 	return nullDef(key, Class, "", func(v string) error {
@@ -163,25 +188,30 @@ func oauthHandlerDef(key string) (Def, bool) {
 		" verifies signed tokens with the key set at sasl.oauthbearer.jwks.endpoint.url (KIP-768); unset, unsecured tokens (alg none) are taken as they are, Kafka's default, for development only."), true
 }
 
-// oauthHandlerEnvKey maps STRATA_LISTENER_NAME_<LISTENER>_OAUTHBEARER_SASL_SERVER_CALLBACK_HANDLER_CLASS.
-func oauthHandlerEnvKey(name string) (string, bool) {
+// oauthListenerEnvKey maps STRATA_LISTENER_NAME_<LISTENER>_OAUTHBEARER_<KEY>
+// (KEY as in EnvName: SASL_OAUTHBEARER_JWKS_ENDPOINT_URL) to its key. The
+// listener name may contain '_', so the key is matched at the end.
+func oauthListenerEnvKey(name string) (string, bool) {
 	mid, ok := strings.CutPrefix(name, jaasEnvPrefix)
 	if !ok {
 		return "", false
 	}
-	listener, ok := strings.CutSuffix(mid, oauthHandlerEnvSuffix)
-	if !ok || listener == "" {
-		return "", false
+	for _, k := range oauthListenerKeys {
+		listener, ok := strings.CutSuffix(mid, oauthListenerEnvInfix+strings.TrimPrefix(envForm(k), "STRATA_"))
+		if ok && listener != "" {
+			return oauthListenerKey(listener, k), true
+		}
 	}
-	return oauthHandlerKey(listener), true
+	return "", false
 }
 
 // setOAuth fills b.OAuth for every SASL listener when OAUTHBEARER is
 // enabled, after setSASL: its validator (the callback handler key), the
 // unsecured validator's options from the listener's JAAS config, the
-// secured one's from the sasl.oauthbearer.* keys. A handler key naming a
-// listener that is not SASL, or set without OAUTHBEARER, is refused, and
-// a secured listener needs the key set's URL.
+// secured one's from the sasl.oauthbearer.* keys (the listener's own
+// first). A listener-prefixed key naming a listener that is not SASL, or
+// set without OAUTHBEARER, is refused, and a secured listener needs the
+// key set's URL.
 func (b *Broker) setOAuth(g getter) error {
 	byKeyName := make(map[string]Listener, len(b.Listeners))
 	for _, l := range b.Listeners {
@@ -189,7 +219,7 @@ func (b *Broker) setOAuth(g getter) error {
 	}
 	enabled := slices.Contains(b.SASLMechanisms, MechanismOAuthBearer)
 	for _, key := range sortedKeys(b.Raw) {
-		listener, ok := parseOAuthHandlerKey(key)
+		listener, _, ok := parseOAuthListenerKey(key)
 		if !ok {
 			continue
 		}
@@ -222,9 +252,17 @@ func (b *Broker) setOAuth(g getter) error {
 	return nil
 }
 
-// oauthValidation is listener l's OAUTHBEARER validation.
-func (b *Broker) oauthValidation(g getter, l Listener) (OAuthValidation, error) {
-	if slices.Contains(securedValidatorClasses, b.Raw[oauthHandlerKey(l.Name)]) {
+// oauthValidation is listener l's OAUTHBEARER validation: its own
+// listener-prefixed keys over the broker-wide ones.
+func (b *Broker) oauthValidation(broker getter, l Listener) (OAuthValidation, error) {
+	g := getter(func(key string) (string, bool) {
+		if v, ok := b.Raw[oauthListenerKey(l.Name, key)]; ok {
+			return v, true
+		}
+		return broker(key)
+	})
+	handler := b.Raw[oauthListenerKey(l.Name, oauthHandlerKey)] // Kafka has no broker-wide form of it
+	if slices.Contains(securedValidatorClasses, handler) {
 		v := OAuthValidation{
 			Secured:          true,
 			JWKSURL:          g.str("sasl.oauthbearer.jwks.endpoint.url"),
@@ -239,7 +277,8 @@ func (b *Broker) oauthValidation(g getter, l Listener) (OAuthValidation, error) 
 		}
 		if v.JWKSURL == "" {
 			return OAuthValidation{}, &Error{Key: "sasl.oauthbearer.jwks.endpoint.url", Value: "",
-				Msg: fmt.Sprintf("must give the key set that verifies tokens on listener %s, whose %s is %s", l.Name, oauthHandlerKey(l.Name), b.Raw[oauthHandlerKey(l.Name)])}
+				Msg: fmt.Sprintf("must give the key set that verifies tokens on listener %s, whose %s is %s (or set %s)",
+					l.Name, oauthListenerKey(l.Name, oauthHandlerKey), handler, oauthListenerKey(l.Name, "sasl.oauthbearer.jwks.endpoint.url"))}
 		}
 		return v, nil
 	}

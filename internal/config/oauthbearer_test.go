@@ -78,3 +78,34 @@ func TestOAuthRefusals(t *testing.T) {
 		})
 	}
 }
+
+// A listener's own sasl.oauthbearer.* keys (Kafka's
+// listener.name.<listener>.oauthbearer. prefix) win over the broker-wide
+// ones, from a file key or the environment.
+func TestOAuthListenerOverrides(t *testing.T) {
+	flags := withKeys(oauthListeners,
+		"listeners", "PLAINTEXT://127.0.0.1:9092,SASL_PLAINTEXT://127.0.0.1:9093,INTERNAL://127.0.0.1:9094",
+		"listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,INTERNAL:SASL_PLAINTEXT",
+		"listener.name.internal.plain.sasl.jaas.config", `org.apache.kafka.common.security.plain.PlainLoginModule required user_admin="pw";`,
+		"listener.name.sasl_plaintext.oauthbearer.sasl.server.callback.handler.class", securedClass,
+		"listener.name.internal.oauthbearer.sasl.server.callback.handler.class", securedClass,
+		"sasl.oauthbearer.jwks.endpoint.url", "https://idp.example/jwks",
+		"sasl.oauthbearer.expected.audience", "kafka",
+		"listener.name.internal.oauthbearer.sasl.oauthbearer.jwks.endpoint.url", "file:///etc/strata/internal-jwks.json")
+	env := []string{"STRATA_LISTENER_NAME_INTERNAL_OAUTHBEARER_SASL_OAUTHBEARER_EXPECTED_AUDIENCE=kafka-internal"}
+	b := mustLoad(t, "", env, flags)
+	public, internal := b.OAuth["SASL_PLAINTEXT"], b.OAuth["INTERNAL"]
+	if public.JWKSURL != "https://idp.example/jwks" || !reflect.DeepEqual(public.ExpectedAudience, []string{"kafka"}) {
+		t.Errorf("SASL_PLAINTEXT: %+v, want the broker-wide values", public)
+	}
+	if internal.JWKSURL != "file:///etc/strata/internal-jwks.json" || !reflect.DeepEqual(internal.ExpectedAudience, []string{"kafka-internal"}) {
+		t.Errorf("INTERNAL: %+v, want its own key set and audience", internal)
+	}
+	bad := withKeys(oauthListeners, "listener.name.sasl_plaintext.oauthbearer.sasl.oauthbearer.clock.skew.seconds", "-1")
+	if _, err := LoadBroker("", nil, bad); err == nil {
+		t.Error("a negative listener-level clock skew was accepted")
+	}
+	if _, err := LoadBroker("", nil, withKeys(oauthListeners, "listener.name.plaintext.oauthbearer.sasl.oauthbearer.expected.issuer", "x")); err == nil {
+		t.Error("a listener-level OAUTHBEARER key of a plaintext listener was accepted")
+	}
+}
