@@ -12,6 +12,10 @@ import (
 // among them) runs unchanged.
 const noEffect = "Accepted so that a Kafka server.properties runs unchanged; changes nothing: "
 
+// brokerLoginNoEffect explains the no-effect keys of a broker's own
+// OAUTHBEARER login.
+const brokerLoginNoEffect = noEffect + "Strata's brokers log in to each other with PLAIN or SCRAM (OAUTHBEARER is for clients)."
+
 // compatDefs are Kafka broker configs that size the JVM broker's thread
 // pools and queues, or set up features Strata does not have. Each is
 // validated as Kafka validates it and changes nothing; the broker logs the
@@ -99,6 +103,16 @@ var compatDefs = noEffectDefs([]Def{
 		"Kafka's least wait between login refreshes (OAUTHBEARER). "+noEffect+"Strata's brokers log in to each other with PLAIN or SCRAM, which do not expire (OAUTHBEARER is for clients)."),
 	def("sasl.login.refresh.buffer.seconds", Short, "300", "", atLeast(0),
 		"Kafka's margin of an expiring login's refresh (OAUTHBEARER). "+noEffect+"Strata's brokers log in to each other with PLAIN or SCRAM, which do not expire (OAUTHBEARER is for clients)."),
+	def("sasl.oauthbearer.token.endpoint.url", String, "", "", nil,
+		"Kafka's token endpoint for the broker's own OAUTHBEARER login. "+brokerLoginNoEffect),
+	def("sasl.login.connect.timeout.ms", Int, "10000", "", atLeast(0),
+		"Kafka's connect timeout of the broker's own OAUTHBEARER login. "+brokerLoginNoEffect),
+	def("sasl.login.read.timeout.ms", Int, "10000", "", atLeast(0),
+		"Kafka's read timeout of the broker's own OAUTHBEARER login. "+brokerLoginNoEffect),
+	def("sasl.login.retry.backoff.ms", Long, "100", "", atLeast(0),
+		"Kafka's first retry wait of the broker's own OAUTHBEARER login. "+brokerLoginNoEffect),
+	def("sasl.login.retry.backoff.max.ms", Long, "10000", "", atLeast(0),
+		"Kafka's longest retry wait of the broker's own OAUTHBEARER login. "+brokerLoginNoEffect),
 	def("offsets.topic.compression.codec", Int, "0", "", between(0, 4),
 		"Kafka's compression of the offset commits it writes to __consumer_offsets. "+noEffect+"Strata writes them uncompressed."),
 	def("group.coordinator.rebalance.protocols", List, "classic,consumer", "", withClassic,

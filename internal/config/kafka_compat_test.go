@@ -379,3 +379,20 @@ func TestMessageFormatVersionAccepted(t *testing.T) {
 		t.Errorf("message.format.version=latest: %v, want an error naming the key", err)
 	}
 }
+
+// A broker configured for OAuth 2 / OIDC clients as Kafka's KIP-768
+// documents it loads unchanged: the validator's keys apply, the broker's
+// own login keys change nothing and are listed.
+func TestKafkaOIDCPropertiesLoad(t *testing.T) {
+	b := mustLoad(t, filepath.Join("testdata", "kafka-oidc.properties"), nil, nil)
+	got := b.OAuth["SASL_PLAINTEXT"]
+	if !got.Secured || got.JWKSURL != "https://idp.example.com/oauth2/v1/keys" || got.PrincipalClaim != "client_id" ||
+		got.JWKSRefresh != 15*time.Minute || !slices.Equal(got.ExpectedAudience, []string{"api://kafka"}) {
+		t.Errorf("OAuth of SASL_PLAINTEXT: %+v", got)
+	}
+	for _, want := range []string{"sasl.login.connect.timeout.ms=15000", "sasl.oauthbearer.token.endpoint.url=https://idp.example.com/oauth2/v1/token"} {
+		if !slices.Contains(b.NoEffectSettings(), want) {
+			t.Errorf("NoEffectSettings %v lacks %s", b.NoEffectSettings(), want)
+		}
+	}
+}
