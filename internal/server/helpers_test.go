@@ -74,17 +74,22 @@ func startServer(t *testing.T, h Handler, tweak func(*Options)) *Server {
 		tweak(&o)
 	}
 	s, served := serveUnmanaged(t, o)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-		defer cancel()
-		if err := s.Shutdown(ctx); err != nil {
-			t.Errorf("Shutdown: %v", err)
-		}
-		if err := <-served; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-	})
+	t.Cleanup(func() { shutdownServed(t, s, served, t.Errorf) })
 	return s
+}
+
+// shutdownServed shuts s down within testTimeout and waits for Serve,
+// reporting a failure of either with fail (t.Errorf or t.Fatalf).
+func shutdownServed(t *testing.T, s *Server, served <-chan error, fail func(format string, args ...any)) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	if err := s.Shutdown(ctx); err != nil {
+		fail("Shutdown: %v", err)
+	}
+	if err := <-served; err != nil {
+		fail("Serve: %v", err)
+	}
 }
 
 // serveUnmanaged serves o (on 127.0.0.1:0 unless o.Listener is set) and

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"log/slog"
 	"net/netip"
 	"testing"
@@ -54,13 +53,6 @@ func TestShutdownClosesAHeldConnection(t *testing.T) {
 	s, served := serveUnmanaged(t, Options{Handler: newFakeHandler(), Limits: limits})
 	held := dial(t, s)
 	waitUntil(t, "the connection is throttled", func() bool { n, _ := limits.IPThrottled(); return n == 1 })
-	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-	defer cancel()
-	if err := s.Shutdown(ctx); err != nil {
-		t.Fatalf("Shutdown: %v", err)
-	}
-	if err := <-served; err != nil {
-		t.Fatalf("Serve: %v", err)
-	}
+	shutdownServed(t, s, served, t.Fatalf)
 	held.expectClosed()
 }

@@ -337,14 +337,7 @@ func TestShutdownClosesStopping(t *testing.T) {
 	c := dial(t, s)
 	c.send(kmsg.NewPtrMetadataRequest(), 12, 1)
 	<-handled
-	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-	defer cancel()
-	if err := s.Shutdown(ctx); err != nil {
-		t.Fatalf("Shutdown: %v", err)
-	}
-	if err := <-served; err != nil {
-		t.Fatalf("Serve: %v", err)
-	}
+	shutdownServed(t, s, served, t.Fatalf)
 	c.read(3, 12, 1)
 	c.expectClosed()
 }

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"log/slog"
 	"net"
 	"syscall"
@@ -83,14 +82,7 @@ func TestSocketBufferFailureIsLoggedOnce(t *testing.T) {
 		SendBufferBytes: 1 << 16, ReceiveBufferBytes: 1 << 16,
 	})
 	dial(t, s).expectClosed()
-	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-	defer cancel()
-	if err := s.Shutdown(ctx); err != nil {
-		t.Fatalf("Shutdown: %v", err)
-	}
-	if err := <-served; err != nil { // the accept loop, which logs, is over
-		t.Fatalf("Serve: %v", err)
-	}
+	shutdownServed(t, s, served, t.Fatalf) // the accept loop, which logs, is over
 	if warns := logs.at(slog.LevelWarn); len(warns) != 1 {
 		t.Fatalf("warnings %v, want one", warns)
 	}
