@@ -74,6 +74,7 @@ type tokenValidators struct {
 type jwksSettings struct {
 	url                            string
 	refresh, backoff, backoffLimit time.Duration
+	trust                          string // the TLS settings, as text
 }
 
 // startTokenValidators builds the validators cfg.OAuth asks for and, when
@@ -87,7 +88,8 @@ func startTokenValidators(cfg *config.Broker, logger *slog.Logger) (*tokenValida
 		v := cfg.OAuth[name]
 		var keys *jwksSource
 		if v.Secured {
-			settings := jwksSettings{url: v.JWKSURL, refresh: v.JWKSRefresh, backoff: v.RetryBackoff, backoffLimit: v.RetryBackoffMax}
+			settings := jwksSettings{url: v.JWKSURL, refresh: v.JWKSRefresh, backoff: v.RetryBackoff, backoffLimit: v.RetryBackoffMax,
+				trust: fmt.Sprintf("%q %q %v %q", v.TLS.TruststoreLocation, v.TLS.TruststoreCertificates, v.TLS.VerifyHostname, v.TLS.Protocols)}
 			if keys = tv.sources[settings]; keys == nil {
 				var err error
 				if keys, err = startJWKS(v, logger); err != nil {
@@ -148,8 +150,14 @@ type jwksSource struct {
 }
 
 func startJWKS(v config.OAuthValidation, logger *slog.Logger) (*jwksSource, error) {
+	transport := &http.Transport{Proxy: http.ProxyFromEnvironment}
+	if u, err := url.Parse(v.JWKSURL); err == nil && u.Scheme == "https" {
+		if transport.TLSClientConfig, err = clientTLS(v.TLS); err != nil {
+			return nil, fmt.Errorf("the TLS settings of the key set endpoint %s: %w", v.JWKSURL, err)
+		}
+	}
 	s := &jwksSource{url: v.JWKSURL, refresh: v.JWKSRefresh, backoff: max(v.RetryBackoff, time.Millisecond),
-		backoffMx: max(v.RetryBackoffMax, v.RetryBackoff, time.Millisecond), client: &http.Client{Timeout: jwksFetchTimeout},
+		backoffMx: max(v.RetryBackoffMax, v.RetryBackoff, time.Millisecond), client: &http.Client{Timeout: jwksFetchTimeout, Transport: transport},
 		logger: logger, kick: make(chan struct{}, 1), done: make(chan struct{})}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel

@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"io"
 	"log/slog"
@@ -204,5 +205,43 @@ func TestTokenValidatorsShareASourcePerKeySet(t *testing.T) {
 		if _, _, err := v.ValidateToken(rs256(t, "k", other, claims)); err == nil {
 			t.Errorf("%s: a token of the other listener's key set was accepted", listener)
 		}
+	}
+}
+
+// An https key set endpoint is trusted through the listener's truststore
+// (Kafka builds its key set client from the same ssl.* configs); without
+// it, a private CA's endpoint is not trusted and tokens are refused.
+func TestTokenValidatorTrustsTheTruststore(t *testing.T) {
+	k := newRSAKey(t)
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write(jwksDoc(t, map[string]*rsa.PublicKey{"k": &k.PublicKey}))
+	}))
+	defer srv.Close()
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	v := config.OAuthValidation{Secured: true, JWKSURL: srv.URL + "/jwks", JWKSRefresh: time.Hour, RetryBackoff: time.Hour, RetryBackoffMax: time.Hour,
+		PrincipalClaim: "sub", TLS: config.TLSConfig{Protocols: []string{"TLSv1.2", "TLSv1.3"}, VerifyHostname: true}}
+	now := time.Now().Unix()
+	token := rs256(t, "k", k, map[string]any{"sub": "app", "iat": now, "exp": now + 60})
+
+	untrusted, err := startTokenValidators(&config.Broker{OAuth: map[string]config.OAuthValidation{"L": v}}, quietLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer untrusted.close()
+	if _, _, err := untrusted.forListener("L").ValidateToken(token); err == nil {
+		t.Fatal("a key set from an endpoint of an untrusted CA was used")
+	}
+
+	v.TLS.TruststoreLocation = ca
+	trusted, err := startTokenValidators(&config.Broker{OAuth: map[string]config.OAuthValidation{"L": v}}, quietLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer trusted.close()
+	if p, _, err := trusted.forListener("L").ValidateToken(token); err != nil || p != "app" {
+		t.Fatalf("with the endpoint's CA in the truststore: %q, %v", p, err)
 	}
 }

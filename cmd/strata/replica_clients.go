@@ -104,7 +104,21 @@ func replicaTLS(c config.TLSConfig) (*tls.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &tls.Config{Certificates: []tls.Certificate{cert}}
+	out, err := clientTLS(c)
+	if err != nil {
+		return nil, err
+	}
+	out.Certificates = []tls.Certificate{cert}
+	return out, nil
+}
+
+// clientTLS is how the broker, as a TLS client, trusts a server: c's
+// truststore when it has one (else the system's CAs), c's protocols, and
+// the server's host name checked unless ssl.endpoint.identification.algorithm
+// is empty. It presents no certificate.
+func clientTLS(c config.TLSConfig) (*tls.Config, error) {
+	out := &tls.Config{}
+	var err error
 	if out.MinVersion, out.MaxVersion, err = tlsVersions(c.Protocols); err != nil {
 		return nil, err
 	}
@@ -115,8 +129,8 @@ func replicaTLS(c config.TLSConfig) (*tls.Config, error) {
 	}
 	if !c.VerifyHostname {
 		// ssl.endpoint.identification.algorithm is empty: the chain is
-		// verified as usual, but not the name the other broker's
-		// certificate was issued for.
+		// verified as usual, but not the name the server's certificate
+		// was issued for.
 		roots := out.RootCAs
 		out.InsecureSkipVerify = true
 		out.VerifyConnection = func(cs tls.ConnectionState) error { return verifyChain(cs.PeerCertificates, roots) }
@@ -129,7 +143,7 @@ func replicaTLS(c config.TLSConfig) (*tls.Config, error) {
 // holds.
 func verifyChain(certs []*x509.Certificate, roots *x509.CertPool) error {
 	if len(certs) == 0 {
-		return errors.New("the other broker sent no certificate")
+		return errors.New("the server sent no certificate")
 	}
 	inter := x509.NewCertPool()
 	for _, c := range certs[1:] {

@@ -119,6 +119,10 @@ type OAuthValidation struct {
 	ExpectedAudience []string // secured only
 	ExpectedIssuer   string   // secured only
 	ClockSkew        time.Duration
+	// TLS is how an https key set endpoint is trusted: the listener's
+	// ssl.* settings (its truststore, protocols, host name check), as
+	// Kafka builds the key set client from the same configs.
+	TLS TLSConfig
 }
 
 // OAUTHBEARER's listener-prefixed keys, as Kafka reads its callback
@@ -274,6 +278,7 @@ func (b *Broker) oauthValidation(broker getter, l Listener) (OAuthValidation, er
 			ExpectedAudience: splitList(g.str("sasl.oauthbearer.expected.audience")),
 			ExpectedIssuer:   g.str("sasl.oauthbearer.expected.issuer"),
 			ClockSkew:        time.Duration(g.i32("sasl.oauthbearer.clock.skew.seconds")) * time.Second,
+			TLS:              b.TLSFor(l.Name),
 		}
 		if v.JWKSURL == "" {
 			return OAuthValidation{}, &Error{Key: "sasl.oauthbearer.jwks.endpoint.url", Value: "",

@@ -43,7 +43,7 @@ func TestOAuthValidationSecured(t *testing.T) {
 	b := mustLoad(t, "", env, flags)
 	want := OAuthValidation{Secured: true, JWKSURL: "https://idp.example/jwks", JWKSRefresh: time.Hour, RetryBackoff: 100 * time.Millisecond,
 		RetryBackoffMax: 10 * time.Second, PrincipalClaim: "sub", ScopeClaim: "scope", ExpectedAudience: []string{"kafka", "kafka-prod"},
-		ExpectedIssuer: "https://idp.example", ClockSkew: 5 * time.Second}
+		ExpectedIssuer: "https://idp.example", ClockSkew: 5 * time.Second, TLS: b.TLSFor("SASL_PLAINTEXT")}
 	if got := b.OAuth["SASL_PLAINTEXT"]; !reflect.DeepEqual(got, want) {
 		t.Fatalf("OAuth = %+v, want %+v", got, want)
 	}
