@@ -99,6 +99,11 @@ func startTokenValidators(cfg *config.Broker, logger *slog.Logger) (*tokenValida
 				tv.sources[settings] = keys
 			}
 		}
+		if !v.Secured {
+			logger.Warn("the listener takes unsecured OAUTHBEARER tokens (alg none), as Kafka's default validator does: anyone can name any principal; for development only. Verify signed tokens with "+
+				"listener.name.<listener>.oauthbearer.sasl.server.callback.handler.class=org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler and sasl.oauthbearer.jwks.endpoint.url",
+				"listener", name)
+		}
 		tv.byListener[name] = newTokenValidator(v, keys)
 	}
 	return tv, nil
