@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sasl/oauth"
@@ -254,5 +255,32 @@ func TestOAuthBearerSessionEndsWithItsToken(t *testing.T) {
 	time.Sleep(lifetime + 500*time.Millisecond)
 	if err := produceErr(t, cl, "oauth-reauth"); !errors.Is(err, kerr.SaslAuthenticationFailed) {
 		t.Fatalf("a produce after the provider handed out an expired token: %v", err)
+	}
+}
+
+// The principal of a token is User:<its sub claim> (or of the claim
+// sasl.oauthbearer.sub.claim.name names), as ACLs see it: a service whose
+// token names it may write where an ACL lets it, another may not.
+func TestOAuthBearerPrincipalMeetsACLs(t *testing.T) {
+	t.Parallel()
+	idp := newIdentityProvider(t)
+	b := startBrokerListeners(t, t.TempDir(), []string{"SASL_PLAINTEXT"},
+		"sasl.enabled.mechanisms=OAUTHBEARER",
+		"listener.name.sasl_plaintext.oauthbearer.sasl.server.callback.handler.class=org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler",
+		"sasl.oauthbearer.jwks.endpoint.url="+idp.srv.URL+"/jwks",
+		"sasl.oauthbearer.sub.claim.name=client_id",
+		"authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+		"super.users=User:admin")
+	token := func(clientID string) kgo.Opt {
+		return bearer(signedJWT(t, "k1", idp.keys["k1"], claimsFor("ignored-sub", "client_id", clientID)))
+	}
+	admin := kadm.NewClient(newClient(t, b.Addr, token("admin")))
+	createTopic(t, admin, "oauth-orders", 1, nil)
+	createACLs(t, admin, kadm.NewACLs().Allow("User:svc-orders").AllowHosts().Topics("oauth-orders").Operations(kadm.OpWrite))
+	if err := produceErr(t, newClient(t, b.Addr, token("svc-orders")), "oauth-orders"); err != nil {
+		t.Fatalf("svc-orders, allowed to write: %v", err)
+	}
+	if err := produceErr(t, newClient(t, b.Addr, token("svc-other")), "oauth-orders"); !errors.Is(err, kerr.TopicAuthorizationFailed) {
+		t.Fatalf("svc-other, without an ACL: %v, want TOPIC_AUTHORIZATION_FAILED", err)
 	}
 }
