@@ -124,9 +124,8 @@ func (b *Broker) checkDynamicListenerLimits() error {
 			if !ok || !slices.Contains(listenerConnKeys, k.key) {
 				continue
 			}
-			if !slices.ContainsFunc(b.Listeners, func(l Listener) bool { return strings.ToLower(l.Name) == k.listener }) {
-				return &Error{Key: key, Value: m[key],
-					Msg: fmt.Sprintf("names listener %s, which listeners (%s) does not have", strings.ToUpper(k.listener), listenersString(b.Listeners))}
+			if _, err := b.prefixedListener(key, m[key], k.listener); err != nil {
+				return err
 			}
 		}
 	}

@@ -300,23 +300,15 @@ func isJAASSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c =
 // users.
 func (b *Broker) setSASL(g getter) error {
 	b.SASLMechanisms = splitList(g.str("sasl.enabled.mechanisms"))
-	byKeyName := make(map[string]Listener, len(b.Listeners))
-	for _, l := range b.Listeners {
-		byKeyName[strings.ToLower(l.Name)] = l
-	}
 	for _, key := range sortedKeys(b.Raw) {
 		k, ok := parseJAASKey(key)
 		if !ok {
 			continue
 		}
-		l, ok := byKeyName[k.listener]
+		l, err := b.prefixedSASLListener(key, hiddenValue, k.listener)
 		switch {
-		case !ok:
-			return &Error{Key: key, Value: hiddenValue,
-				Msg: fmt.Sprintf("names listener %s, which listeners (%s) does not have", strings.ToUpper(k.listener), g.str("listeners"))}
-		case !l.UsesSASL():
-			return &Error{Key: key, Value: hiddenValue,
-				Msg: fmt.Sprintf("names listener %s, whose protocol is %s, not SASL_PLAINTEXT or SASL_SSL", l.Name, l.Protocol)}
+		case err != nil:
+			return err
 		case !slices.Contains(b.SASLMechanisms, k.mechanism):
 			return &Error{Key: key, Value: hiddenValue,
 				Msg: fmt.Sprintf("is for %s, which sasl.enabled.mechanisms (%s) does not enable; add it there", k.mechanism, g.str("sasl.enabled.mechanisms"))}

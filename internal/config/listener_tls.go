@@ -203,10 +203,6 @@ func (b *Broker) listener(name string) Listener {
 // authentication other than none with a truststore; a TLS 1.2 cipher suite
 // when TLS 1.2 is enabled and suites are listed. Errors name the keys to fix.
 func (b *Broker) checkListenerTLS() error {
-	byKeyName := make(map[string]Listener, len(b.Listeners))
-	for _, l := range b.Listeners {
-		byKeyName[strings.ToLower(l.Name)] = l
-	}
 	for _, key := range sortedKeys(b.Raw) {
 		k, ok := parseListenerSSLKey(key)
 		if !ok {
@@ -216,11 +212,10 @@ func (b *Broker) checkListenerTLS() error {
 		if d, _ := LookupBroker(key); d.Sensitive {
 			v = hiddenValue
 		}
-		l, ok := byKeyName[k.listener]
+		l, err := b.prefixedListener(key, v, k.listener)
 		switch {
-		case !ok:
-			return &Error{Key: key, Value: v,
-				Msg: fmt.Sprintf("names listener %s, which listeners (%s) does not have", strings.ToUpper(k.listener), listenersString(b.Listeners))}
+		case err != nil:
+			return err
 		case slices.Contains(listenerConnKeys, k.key):
 		case !l.UsesTLS():
 			return &Error{Key: key, Value: v,

@@ -217,23 +217,16 @@ func oauthListenerEnvKey(name string) (string, bool) {
 // set without OAUTHBEARER, is refused, and a secured listener needs the
 // key set's URL.
 func (b *Broker) setOAuth(g getter) error {
-	byKeyName := make(map[string]Listener, len(b.Listeners))
-	for _, l := range b.Listeners {
-		byKeyName[strings.ToLower(l.Name)] = l
-	}
 	enabled := slices.Contains(b.SASLMechanisms, MechanismOAuthBearer)
 	for _, key := range sortedKeys(b.Raw) {
 		listener, _, ok := parseOAuthListenerKey(key)
 		if !ok {
 			continue
 		}
-		l, ok := byKeyName[listener]
-		switch {
-		case !ok:
-			return &Error{Key: key, Value: b.Raw[key], Msg: fmt.Sprintf("names listener %s, which listeners (%s) does not have", strings.ToUpper(listener), g.str("listeners"))}
-		case !l.UsesSASL():
-			return &Error{Key: key, Value: b.Raw[key], Msg: fmt.Sprintf("names listener %s, whose protocol is %s, not SASL_PLAINTEXT or SASL_SSL", l.Name, l.Protocol)}
-		case !enabled:
+		if _, err := b.prefixedSASLListener(key, b.Raw[key], listener); err != nil {
+			return err
+		}
+		if !enabled {
 			return &Error{Key: key, Value: b.Raw[key], Msg: fmt.Sprintf("is for OAUTHBEARER, which sasl.enabled.mechanisms (%s) does not enable; add it there", g.str("sasl.enabled.mechanisms"))}
 		}
 	}
