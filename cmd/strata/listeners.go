@@ -89,6 +89,8 @@ func security(cfg *config.Broker, l config.Listener, meta *metadata.Store, token
 			Credentials:    credentials{plain: cfg.PlainUsers[l.Name], meta: meta},
 			Reauthenticate: cfg.MaxReauth > 0,
 			Tokens:         tokens,
+			// SCRAM's tokenauth (KIP-48).
+			DelegationTokens: saslDelegationTokens(cfg, meta),
 		}
 		if err := sc.Validate(); err != nil {
 			return nil, nil, fmt.Errorf("listener %s: %w", l.Name, err)

@@ -196,6 +196,8 @@ type node struct {
 	connWatch  *connLimitsWatcher
 	// tokens validate the OAUTHBEARER tokens of the SASL listeners.
 	tokens *tokenValidators
+	// tokenSweep removes expired delegation tokens.
+	tokenSweep *tokenSweeper
 
 	// In a cluster (controller.quorum.voters set; nil on a single node):
 	// the registration and heartbeats, and the replica fetchers with their
@@ -326,6 +328,7 @@ func (n *node) serveListeners(cfg *config.Broker, ls []boundListener, addrs map[
 		closeAll(ls)
 		return nil, err
 	}
+	n.tokenSweep = sweepExpiredTokens(cfg, n.meta, logger)
 	for i, l := range ls {
 		tc, sc, err := security(cfg, l.cfg, n.meta, n.tokens.forListener(l.cfg.Name))
 		if err != nil {
@@ -392,6 +395,7 @@ func (n *node) shutdown() error {
 		n.groups.rt.Close()
 	}
 	n.tokens.close()
+	n.tokenSweep.close()
 	if n.connWatch != nil {
 		n.connWatch.close()
 	}

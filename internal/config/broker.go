@@ -147,6 +147,8 @@ type Broker struct {
 	FailedAuthenticationDelay time.Duration
 	// MaxReauth is connections.max.reauth.ms; 0: SASL sessions do not expire.
 	MaxReauth time.Duration
+	// DelegationTokens is the delegation token setup (KIP-48).
+	DelegationTokens DelegationTokens
 
 	// Authorizer turns the ACL authorizer on (authorizer.class.name set).
 	Authorizer           bool
@@ -312,6 +314,7 @@ func newBroker(raw, origin map[string]string) (*Broker, error) {
 	}
 	b.setPrincipalRules(g)
 	b.setAuthorizer(g)
+	b.setDelegationTokens(g)
 	if err := b.setSASL(g); err != nil {
 		return nil, err
 	}

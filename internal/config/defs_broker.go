@@ -217,7 +217,7 @@ var brokerDefs = readOnly(slices.Concat([]Def{
 	nullDef("strata.metadata.dir", String, "", nonEmpty, "Directory of the metadata log. Default: <metadata.log.dir>/__metadata."),
 	nullDef("metadata.log.dir", String, "", nonEmpty, "The directory under which the metadata log is kept, in __metadata (Kafka: __cluster_metadata-0). Default: the first of log.dirs."),
 	def("strata.metrics.listener", String, "", "", optionalHostPort, `host:port serving /metrics and /healthz; "" means off.`),
-}, connectionDefs, replicationThrottleBrokerDefs, compatDefs, onlyDefaultDefs, oauthDefs))
+}, connectionDefs, replicationThrottleBrokerDefs, compatDefs, onlyDefaultDefs, oauthDefs, delegationTokenDefs))
 
 // fallback is a broker key that supplies another key's value when that one is
 // not set. scale converts its value to the first key's unit (hours → ms);
@@ -237,6 +237,8 @@ var fallbacks = map[string][]fallback{
 	"log.roll.jitter.ms":    {{"log.roll.jitter.hours", 3_600_000}},
 	"log.retention.ms":      {{"log.retention.minutes", 60_000}, {"log.retention.hours", 3_600_000}},
 	"log.flush.interval.ms": {{"log.flush.scheduler.interval.ms", 1}},
+	// Kafka 3.0 renamed delegation.token.master.key.
+	"delegation.token.secret.key": {{"delegation.token.master.key", 0}},
 }
 
 var brokerByName = index(brokerDefs)

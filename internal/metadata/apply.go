@@ -53,6 +53,14 @@ func applyCommand(img *Image, cmd command, index uint64) (*Image, error) {
 		return applyReassignPartition(img, c, index)
 	case *claimTierStoreCmd:
 		return applyClaimTierStore(img, c, index)
+	case *createDelegationTokenCmd:
+		return applyCreateDelegationToken(img, c, index)
+	case *renewDelegationTokenCmd:
+		return applyRenewDelegationToken(img, c, index)
+	case *expireDelegationTokenCmd:
+		return applyExpireDelegationToken(img, c, index)
+	case *removeExpiredDelegationTokensCmd:
+		return applyRemoveExpiredDelegationTokens(img, c, index)
 	default:
 		return nil, fmt.Errorf("%w: unknown command type %T", ErrInvalidCommand, cmd)
 	}

@@ -225,6 +225,9 @@ func checkImageInvariants(t *testing.T, img *Image) {
 	if err := brokerInvariantErr(img); err != nil {
 		t.Fatal(err)
 	}
+	if err := delegationTokenInvariantErr(img); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func TestCreatePartitionsDoesNotShareBackingArray(t *testing.T) {

@@ -58,6 +58,7 @@ func genCommand() *rapid.Generator[command] {
 		rapid.Custom(func(t *rapid.T) command { return genScramCommand().Draw(t, "scram") }),
 		rapid.Custom(func(t *rapid.T) command { return genQuotaCommand().Draw(t, "quotas") }),
 		genAclCommand(),
+		genDelegationTokenCommand(),
 	)
 }
 
@@ -140,6 +141,11 @@ func FuzzDecodeCommand(f *testing.F) {
 	f.Add(createACL)
 	deleteACL, _ := encodeCommand(deleteAcls(aclTopicRead))
 	f.Add(deleteACL)
+	for _, c := range []command{createToken(dtoken("t1")), renewToken("t1", pBob, 1500, 1000),
+		expireToken("t1", pAlice, 1500, -1), removeExpiredAt(3000)} {
+		data, _ := encodeCommand(c)
+		f.Add(data)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		cmd, err := decodeCommand(data)
 		if err != nil {
@@ -155,9 +161,10 @@ func FuzzDecodeCommand(f *testing.F) {
 // TestApplySequenceProperties applies random command sequences and checks that
 // every image keeps its invariants, earlier images never change, a rejected
 // command changes nothing, and every image survives a snapshot round trip;
-// remote segment, SCRAM, client quota and ACL commands are among them, so
-// all of this covers remote segments, pending remote deletes, SCRAM
-// credentials, client quotas and ACL bindings (with their index) too.
+// remote segment, SCRAM, client quota, ACL and delegation token commands
+// are among them, so all of this covers remote segments, pending remote
+// deletes, SCRAM credentials, client quotas, ACL bindings (with their
+// index) and delegation tokens too.
 func TestApplySequenceProperties(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		img := emptyImage()
@@ -239,6 +246,9 @@ func invariantErr(img *Image) error {
 		return err
 	}
 	if err := brokerInvariantErr(img); err != nil {
+		return err
+	}
+	if err := delegationTokenInvariantErr(img); err != nil {
 		return err
 	}
 	return remoteInvariantErr(img)

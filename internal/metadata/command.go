@@ -116,6 +116,39 @@ type deleteAclsCmd struct {
 	Bindings []wireAcl `json:"bindings"`
 }
 
+// createDelegationTokenCmd stores a new delegation token (Kafka's
+// DelegationTokenRecord); Token holds every invariant of DelegationToken,
+// and its id is not in use.
+type createDelegationTokenCmd struct {
+	Token wireDelegationToken `json:"token"`
+}
+
+// renewDelegationTokenCmd renews token ID for Principal at NowMs (the
+// proposer's clock) by RenewMs > 0 (resolved by the proposer from the
+// request and the broker's default), as applyRenewDelegationToken decides.
+type renewDelegationTokenCmd struct {
+	ID        string `json:"id"`
+	Principal string `json:"principal"`
+	NowMs     int64  `json:"now_ms"`
+	RenewMs   int64  `json:"renew_ms"`
+}
+
+// expireDelegationTokenCmd expires token ID for Principal at NowMs: at
+// once (PeriodMs < 0, the token leaves the image) or PeriodMs from NowMs,
+// as applyExpireDelegationToken decides.
+type expireDelegationTokenCmd struct {
+	ID        string `json:"id"`
+	Principal string `json:"principal"`
+	NowMs     int64  `json:"now_ms"`
+	PeriodMs  int64  `json:"period_ms"`
+}
+
+// removeExpiredDelegationTokensCmd removes every token expired at NowMs
+// (Kafka's expired-token remover, one RemoveDelegationTokenRecord each).
+type removeExpiredDelegationTokensCmd struct {
+	NowMs int64 `json:"now_ms"`
+}
+
 func (*initClusterCmd) isCommand()      {}
 func (*controllerChangeCmd) isCommand() {}
 func (*createTopicCmd) isCommand()      {}
@@ -133,6 +166,11 @@ func (*alterClientQuotasCmd) isCommand() {}
 
 func (*createAclsCmd) isCommand() {}
 func (*deleteAclsCmd) isCommand() {}
+
+func (*createDelegationTokenCmd) isCommand()         {}
+func (*renewDelegationTokenCmd) isCommand()          {}
+func (*expireDelegationTokenCmd) isCommand()         {}
+func (*removeExpiredDelegationTokensCmd) isCommand() {}
 
 // envelope is the v1 wire form: exactly one field is set.
 type envelope struct {
@@ -166,6 +204,11 @@ type envelope struct {
 	ReassignPartition *reassignPartitionCmd `json:"reassign_partition,omitempty"`
 
 	ClaimTierStore *claimTierStoreCmd `json:"claim_tier_store,omitempty"`
+
+	CreateDelegationToken         *createDelegationTokenCmd         `json:"create_delegation_token,omitempty"`
+	RenewDelegationToken          *renewDelegationTokenCmd          `json:"renew_delegation_token,omitempty"`
+	ExpireDelegationToken         *expireDelegationTokenCmd         `json:"expire_delegation_token,omitempty"`
+	RemoveExpiredDelegationTokens *removeExpiredDelegationTokensCmd `json:"remove_expired_delegation_tokens,omitempty"`
 }
 
 func (e *envelope) command() (command, error) {
@@ -196,6 +239,10 @@ func (e *envelope) command() (command, error) {
 	add(e.ElectPreferred != nil, e.ElectPreferred)
 	add(e.ReassignPartition != nil, e.ReassignPartition)
 	add(e.ClaimTierStore != nil, e.ClaimTierStore)
+	add(e.CreateDelegationToken != nil, e.CreateDelegationToken)
+	add(e.RenewDelegationToken != nil, e.RenewDelegationToken)
+	add(e.ExpireDelegationToken != nil, e.ExpireDelegationToken)
+	add(e.RemoveExpiredDelegationTokens != nil, e.RemoveExpiredDelegationTokens)
 	if len(found) != 1 {
 		return nil, fmt.Errorf("%w: envelope holds %d commands, want 1", ErrInvalidCommand, len(found))
 	}
@@ -247,6 +294,14 @@ func encodeCommand(c command) ([]byte, error) {
 		e.ReassignPartition = c
 	case *claimTierStoreCmd:
 		e.ClaimTierStore = c
+	case *createDelegationTokenCmd:
+		e.CreateDelegationToken = c
+	case *renewDelegationTokenCmd:
+		e.RenewDelegationToken = c
+	case *expireDelegationTokenCmd:
+		e.ExpireDelegationToken = c
+	case *removeExpiredDelegationTokensCmd:
+		e.RemoveExpiredDelegationTokens = c
 	default:
 		panic(fmt.Sprintf("metadata: encodeCommand: unknown command type %T", c))
 	}

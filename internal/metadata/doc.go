@@ -26,8 +26,8 @@
 //     and replays the log after it, so Open returns the same Image as before Close.
 //     The snapshot's first byte names its layout (v2 adds remote segment
 //     metadata, v3 SCRAM credentials, v4 ACL bindings, v5 broker registrations,
-//     v8 single brokers' dynamic configs, v9 client quotas); older layouts stay
-//     decodable.
+//     v8 single brokers' dynamic configs, v9 client quotas, v10 ip quotas,
+//     v11 delegation tokens); older layouts stay decodable.
 //   - LoadOffline rebuilds the Image of a stopped broker's metadata dir the
 //     same way (latest snapshot, then the log after it) from a copy of the
 //     dir, without starting Raft and without writing to the original; it is
@@ -108,6 +108,25 @@
 // the acl.Index of exactly them, for authorization. The index is built once,
 // by the command that changes the bindings (a command that adds or removes
 // none changes nothing); every later image shares it until the next change.
+//
+// # Delegation tokens (KIP-48)
+//
+// The quorum stores each delegation token's information (Kafka's
+// DelegationTokenRecord, DelegationToken): id, owner, requester, renewers,
+// issue, maximum and expiry times; never its HMAC, which every broker
+// derives from delegation.token.secret.key. Every decision is made in
+// apply from the image and the command, and the proposer puts its clock
+// in the command: CreateDelegationToken refuses a malformed token
+// (ErrInvalidDelegationToken), a renewer that is not a User
+// (ErrInvalidPrincipalType) and an id in use (ErrDelegationTokenExists);
+// RenewDelegationToken and ExpireDelegationToken refuse, in Kafka's
+// order, an unknown token (ErrDelegationTokenNotFound), an expired one
+// (ErrDelegationTokenExpired) and a principal that is neither its owner
+// nor a renewer (ErrDelegationTokenOwnership), then move its expiry, never
+// past its maximum nor before its issue time; an expire with a negative
+// period removes it. RemoveExpiredDelegationTokens removes every token
+// expired at a given time. Snapshots (v11) validate every token as a
+// create would.
 //
 // # Brokers and partition leadership (DESIGN §6)
 //

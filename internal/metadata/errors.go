@@ -74,6 +74,29 @@ var (
 	// MaxAclsPerCommand bindings (or none, for a create). Kafka's
 	// INVALID_REQUEST.
 	ErrInvalidAcl = errors.New("metadata: invalid ACL")
+	// ErrInvalidDelegationToken: a delegation token change the quorum
+	// refuses as malformed: a token id that is empty, longer than 256
+	// bytes or not UTF-8; an owner, requester or renewer that is not a
+	// "Type:name" principal of at most 1024 bytes of UTF-8; renewers not
+	// ascending, repeated or too many; times that break 0 ≤ IssueMs ≤
+	// ExpiryMs ≤ MaxMs; a negative time or a renew period that is not
+	// positive in a renew or expire.
+	ErrInvalidDelegationToken = errors.New("metadata: invalid delegation token")
+	// ErrInvalidPrincipalType: a delegation token renewer whose principal
+	// type is not User. Kafka's INVALID_PRINCIPAL_TYPE.
+	ErrInvalidPrincipalType = errors.New("metadata: invalid principal type")
+	// ErrDelegationTokenExists: a create with a token id already stored.
+	ErrDelegationTokenExists = errors.New("metadata: delegation token already exists")
+	// ErrDelegationTokenNotFound: a renew or expire of a token id that is
+	// not stored. Kafka's DELEGATION_TOKEN_NOT_FOUND.
+	ErrDelegationTokenNotFound = errors.New("metadata: delegation token not found")
+	// ErrDelegationTokenExpired: a renew or expire of a token past its
+	// expiry or its maximum lifetime. Kafka's DELEGATION_TOKEN_EXPIRED.
+	ErrDelegationTokenExpired = errors.New("metadata: delegation token expired")
+	// ErrDelegationTokenOwnership: a renew or expire by a principal that is
+	// neither the token's owner nor one of its renewers. Kafka's
+	// DELEGATION_TOKEN_OWNER_MISMATCH.
+	ErrDelegationTokenOwnership = errors.New("metadata: not the delegation token's owner or renewer")
 	// ErrInvalidBrokerRegistration: a registration with a negative id, no or
 	// bad endpoints, or a bad rack.
 	ErrInvalidBrokerRegistration = errors.New("metadata: invalid broker registration")

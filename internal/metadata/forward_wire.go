@@ -150,6 +150,12 @@ var forwardErrorCodes = []struct {
 	{32, ErrPreferredLeaderNotAvailable},
 	{33, ErrNoReassignmentInProgress},
 	{34, ErrInvalidClientQuota},
+	{35, ErrInvalidDelegationToken},
+	{36, ErrInvalidPrincipalType},
+	{37, ErrDelegationTokenExists},
+	{38, ErrDelegationTokenNotFound},
+	{39, ErrDelegationTokenExpired},
+	{40, ErrDelegationTokenOwnership},
 
 	// Errors of other packages that the package's errors wrap.
 	{1000, remotemeta.ErrInvalidTransition},

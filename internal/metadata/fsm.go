@@ -42,9 +42,12 @@ const (
 	// snapshotFormatV10: the layout of v9, whose client quotas may hold
 	// ip entities (connection_creation_rate).
 	snapshotFormatV10 byte = 10
+	// snapshotFormatV11: JSON of imageSnapshotV11, v10 plus delegation
+	// tokens.
+	snapshotFormatV11 byte = 11
 
 	// snapshotFormatNewest is the layout encodeSnapshot writes.
-	snapshotFormatNewest = snapshotFormatV10
+	snapshotFormatNewest = snapshotFormatV11
 )
 
 // maxSnapshotBytes bounds what Restore reads into memory.
@@ -177,6 +180,12 @@ type imageSnapshotV9 struct {
 	ClientQuotas []wireClientQuotas `json:"client_quotas,omitempty"`
 }
 
+// imageSnapshotV11 adds the delegation tokens, ascending by id.
+type imageSnapshotV11 struct {
+	imageSnapshotV9
+	DelegationTokens []wireDelegationToken `json:"delegation_tokens,omitempty"`
+}
+
 // wireNodeConfigs is one broker's dynamic configs in a snapshot.
 type wireNodeConfigs struct {
 	Node    int32             `json:"node"`
@@ -184,7 +193,7 @@ type wireNodeConfigs struct {
 }
 
 func encodeSnapshot(img *Image) ([]byte, error) {
-	var s imageSnapshotV9
+	var s imageSnapshotV11
 	s.imageSnapshot = imageSnapshot{
 		ClusterID:     img.ClusterID,
 		ControllerID:  img.ControllerID,
@@ -206,6 +215,7 @@ func encodeSnapshot(img *Image) ([]byte, error) {
 		s.NodeConfigs = append(s.NodeConfigs, wireNodeConfigs{Node: node, Configs: img.NodeConfigs[node]})
 	}
 	s.ClientQuotas = encodeClientQuotas(img)
+	s.DelegationTokens = encodeDelegationTokens(img)
 	body, err := json.Marshal(&s)
 	if err != nil {
 		return nil, fmt.Errorf("metadata: encode snapshot: %w", err)
@@ -220,7 +230,7 @@ func decodeSnapshot(data []byte) (*Image, error) {
 	if len(data) == 0 {
 		return nil, fmt.Errorf("%w: snapshot has no format byte", ErrInvalidCommand)
 	}
-	var s imageSnapshotV9
+	var s imageSnapshotV11
 	var into any
 	switch data[0] {
 	case snapshotFormatV1:
@@ -238,7 +248,9 @@ func decodeSnapshot(data []byte) (*Image, error) {
 	case snapshotFormatV8:
 		into = &s.imageSnapshotV8 // a v8 snapshot holding v9 fields is corrupt
 	case snapshotFormatV9, snapshotFormatV10:
-		into = &s // a v9 snapshot holding an ip entity is corrupt
+		into = &s.imageSnapshotV9 // a v9 snapshot holding an ip entity is corrupt, a v10 one holding v11 fields too
+	case snapshotFormatV11:
+		into = &s
 	default:
 		return nil, fmt.Errorf("%w: snapshot has an unknown format byte %d", ErrInvalidCommand, data[0])
 	}
@@ -289,6 +301,9 @@ func decodeSnapshot(data []byte) (*Image, error) {
 				return nil, fmt.Errorf("%w: snapshot older than v10 holds the ip entity %s", ErrInvalidCommand, e)
 			}
 		}
+	}
+	if err := restoreDelegationTokens(img, s.DelegationTokens); err != nil {
+		return nil, err
 	}
 	return img, nil
 }

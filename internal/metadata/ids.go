@@ -30,7 +30,11 @@ func newTopicID() base.TopicID { return base.TopicID(newUUID()) }
 
 // newClusterID draws a cluster id in Kafka's format: 22 characters of unpadded
 // base64url.
-func newClusterID() string {
+func newClusterID() string { return newUUIDString() }
+
+// newUUIDString draws a UUID in Kafka's string form (Uuid.toString): 22
+// characters of unpadded base64url.
+func newUUIDString() string {
 	u := newUUID()
 	return base64.RawURLEncoding.EncodeToString(u[:])
 }

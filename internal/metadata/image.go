@@ -61,6 +61,12 @@ const (
 // validateAcl; aclIndex is acl.NewIndex of exactly them in Acls order
 // (emptyAclIndex when there is none), built by the command that changed
 // them and shared by the images after it that did not.
+//
+// Delegation tokens: delegationTokens holds, by id, tokens that each hold
+// the invariants of DelegationToken (validateDelegationToken) and are
+// filed under their own ID. Their Renewers slices are the image's own:
+// copied in from commands, copied out by Image.DelegationToken and
+// Image.DelegationTokens, shared between images and never written.
 type Image struct {
 	// ClusterID is the base64url (unpadded) form of 16 random bytes, as Kafka's.
 	ClusterID string
@@ -101,6 +107,8 @@ type Image struct {
 	acls map[acl.Binding]struct{}
 	// aclIndex indexes acls (AclIndex).
 	aclIndex *acl.Index
+	// delegationTokens are the delegation tokens, by id (DelegationToken).
+	delegationTokens map[string]DelegationToken
 }
 
 // Topic is one topic. Immutable once part of a published Image.
@@ -158,6 +166,8 @@ func emptyImage() *Image {
 		clientQuotas:   map[quota.Entity]map[string]float64{},
 		acls:           map[acl.Binding]struct{}{},
 		aclIndex:       emptyAclIndex,
+
+		delegationTokens: map[string]DelegationToken{},
 	}
 }
 

@@ -274,10 +274,7 @@ func mustJSON(t *testing.T, format byte, v any) []byte {
 
 func roundTrip(t *testing.T, img *Image) {
 	t.Helper()
-	data, err := encodeSnapshot(img)
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := encodeNewest(t, img)
 	restored, err := decodeSnapshot(data)
 	if err != nil {
 		t.Fatalf("restore: %v", err)
@@ -285,6 +282,20 @@ func roundTrip(t *testing.T, img *Image) {
 	if !reflect.DeepEqual(restored, img) {
 		t.Fatalf("snapshot round trip differs:\n got %#v\nwant %#v", restored, img)
 	}
+}
+
+// encodeNewest encodes img as a snapshot, which must be in the newest
+// format.
+func encodeNewest(t *testing.T, img *Image) []byte {
+	t.Helper()
+	data, err := encodeSnapshot(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if data[0] != snapshotFormatNewest {
+		t.Fatalf("snapshot format %d, want %d", data[0], snapshotFormatNewest)
+	}
+	return data
 }
 
 // remoteInvariantErr checks the remote segment invariants of Image.

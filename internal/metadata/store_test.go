@@ -75,6 +75,9 @@ func sameState(t *testing.T, got, want *Image) {
 	if !reflect.DeepEqual(got.AclIndex(), want.AclIndex()) {
 		t.Error("ACL indexes differ")
 	}
+	if g, w := got.DelegationTokens(), want.DelegationTokens(); !reflect.DeepEqual(g, w) {
+		t.Errorf("delegation tokens differ:\n got %+v\nwant %+v", g, w)
+	}
 }
 
 func TestStoreCommands(t *testing.T) {

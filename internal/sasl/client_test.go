@@ -98,7 +98,7 @@ func TestFranzGoClients(t *testing.T) {
 		{"SHA-512 password of SHA-256", scram.Auth{User: "sha256only", Pass: "only-256"}.AsSha512Mechanism(), "", "invalid credentials with SASL mechanism SCRAM-SHA-512"},
 		{"SHA-256 unknown user", scram.Auth{User: "nobody", Pass: "pencil"}.AsSha256Mechanism(), "", "invalid credentials"},
 		{"SHA-256 other authzid", scram.Auth{Zid: "root", User: "user", Pass: "pencil"}.AsSha256Mechanism(), "", msgAuthzidMismatch},
-		{"SHA-256 delegation token", scram.Auth{User: "user", Pass: "pencil", IsToken: true}.AsSha256Mechanism(), "", "tokenauth=true"},
+		{"SHA-256 delegation token, tokens off", scram.Auth{User: "user", Pass: "pencil", IsToken: true}.AsSha256Mechanism(), "", "delegation.token.secret.key"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newTestSession(t)

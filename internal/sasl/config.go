@@ -30,11 +30,15 @@ type Config struct {
 	// safe for concurrent use.
 	Rand io.Reader
 	// Reauthenticate lets an authenticated session authenticate again
-	// (KIP-368, connections.max.reauth.ms): same mechanism, same user.
+	// (KIP-368, connections.max.reauth.ms): same mechanism, same user. A
+	// session whose credential expires may re-authenticate without it.
 	Reauthenticate bool
 	// Tokens validates the bearer tokens of OAUTHBEARER; required when
 	// it is enabled.
 	Tokens TokenValidator
+	// DelegationTokens looks up the delegation tokens that SCRAM clients
+	// authenticate with (tokenauth=true); nil refuses them.
+	DelegationTokens DelegationTokens
 }
 
 // Validate reports a Config that no session can use: no mechanisms, an

@@ -13,8 +13,8 @@
 //	awaitHandshake --Handshake(enabled)--> exchanging --last step ok--> authenticated
 //	awaitHandshake --any error-----------> failed
 //	exchanging     --any error-----------> failed
-//	authenticated  --Handshake(same)-----> exchanging (re-authentication, with Config.Reauthenticate)
-//	authenticated  --Handshake(other)----> failed     (with Config.Reauthenticate)
+//	authenticated  --Handshake(same)-----> exchanging (re-authentication: Config.Reauthenticate or an expiring credential)
+//	authenticated  --Handshake(other)----> failed     (likewise)
 //
 // Contract (each line is a test):
 //   - Handshake selects an enabled mechanism (names are case-sensitive, as in
@@ -25,14 +25,16 @@
 //     session. On an authenticated session Handshake and Authenticate answer
 //     CodeIllegalState (as Kafka's KafkaApis does) and the session stays
 //     authenticated: the driver decides whether to close — unless
-//     Config.Reauthenticate (KIP-368): then a Handshake with the same
+//     Config.Reauthenticate (KIP-368) or the session's credential expires
+//     (an OAUTHBEARER or a delegation token, as Kafka lets any session with
+//     a lifetime re-authenticate): then a Handshake with the same
 //     mechanism starts a re-authentication (Pending, not Authenticated,
 //     until it ends), which must prove the same user; another mechanism
 //     answers CodeUnsupportedMechanism and another user
 //     CodeAuthenticationFailed, and both fail the session.
 //   - Every error of an exchange (wrong credentials, unknown user, malformed
-//     message, nonce or channel binding mismatch, delegation token request,
-//     a message over maxMessageBytes) answers CodeAuthenticationFailed and
+//     message, nonce or channel binding mismatch, a delegation token
+//     without Config.DelegationTokens, a message over maxMessageBytes) answers CodeAuthenticationFailed and
 //     fails the session; every later call answers CodeIllegalState.
 //   - PLAIN completes in one Authenticate with an empty reply. An unknown
 //     user and a wrong password give the same message, and passwords are
@@ -68,9 +70,14 @@
 // close the connection. Sessions panic only on programmer errors: an
 // invalid Config given to NewSession, a Session not made by NewSession.
 //
+//   - SCRAM with tokenauth=true authenticates a delegation token (KIP-48)
+//     through Config.DelegationTokens: the user name is the token id, the
+//     password its HMAC (TokenPassword); the session's user is then the
+//     token's owner, TokenAuthenticated is true and CredentialExpiry is the
+//     token's expiry.
+//
 // Not supported, as in a Kafka broker without them configured: channel
-// binding (the -PLUS mechanisms), delegation tokens (tokenauth=true) and
-// the session lifetime of re-authentication (the server keeps the clock). A
+// binding (the -PLUS mechanisms) and the session lifetime of re-authentication (the server keeps the clock). A
 // session does not frame tokens: the server
 // carries them in SaslAuthenticate, or bare after a SaslHandshake v0.
 package sasl

@@ -119,22 +119,26 @@ func TestOAuthBearerNeedsAValidator(t *testing.T) {
 }
 
 // Re-authentication (KIP-368) with a new token of the same principal
-// renews the expiry; another principal's token fails the session.
+// renews the expiry; another principal's token fails the session. A
+// token's session has a lifetime, so it may re-authenticate even without
+// Config.Reauthenticate (connections.max.reauth.ms), as in Kafka.
 func TestOAuthBearerReauthentication(t *testing.T) {
-	s := oauthSession(t, true)
-	if _, err := s.Authenticate(initialResponse("", "Bearer good-alice")); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Handshake(OAuthBearer); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Authenticate(initialResponse("", "Bearer good-alice")); err != nil || !s.Authenticated() {
-		t.Fatalf("re-authentication: %v", err)
-	}
-	if err := s.Handshake(OAuthBearer); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Authenticate(initialResponse("", "Bearer good-bob")); code(t, err) != CodeAuthenticationFailed {
-		t.Fatalf("re-authentication as another principal: %v", err)
+	for _, reauth := range []bool{true, false} {
+		s := oauthSession(t, reauth)
+		if _, err := s.Authenticate(initialResponse("", "Bearer good-alice")); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Handshake(OAuthBearer); err != nil {
+			t.Fatalf("Reauthenticate %v: %v", reauth, err)
+		}
+		if _, err := s.Authenticate(initialResponse("", "Bearer good-alice")); err != nil || !s.Authenticated() {
+			t.Fatalf("Reauthenticate %v: re-authentication: %v", reauth, err)
+		}
+		if err := s.Handshake(OAuthBearer); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Authenticate(initialResponse("", "Bearer good-bob")); code(t, err) != CodeAuthenticationFailed {
+			t.Fatalf("Reauthenticate %v: re-authentication as another principal: %v", reauth, err)
+		}
 	}
 }

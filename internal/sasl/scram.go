@@ -7,6 +7,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // scramStep is where a SCRAM exchange is: the message it waits for.
@@ -22,10 +23,11 @@ const (
 // §5). The owning Session calls step only while the exchange is not done
 // and never after an error.
 type scramExchange struct {
-	hash  scramHash
-	creds Credentials
-	rand  io.Reader
-	next  scramStep
+	hash   scramHash
+	creds  Credentials
+	tokens DelegationTokens // nil: tokenauth is refused
+	rand   io.Reader
+	next   scramStep
 
 	// Set by the client-first message and read by the client-final one.
 	user            string
@@ -33,7 +35,9 @@ type scramExchange struct {
 	gs2Header       string
 	clientFirstBare string
 	serverFirst     string
-	nonce           string // client nonce + server nonce suffix
+	nonce           string    // client nonce + server nonce suffix
+	viaToken        bool      // tokenauth=true: user is the token's owner
+	tokenExpires    time.Time // with viaToken: when the token expires
 }
 
 func (x *scramExchange) step(token []byte) ([]byte, bool, error) {
@@ -50,6 +54,35 @@ func (x *scramExchange) step(token []byte) ([]byte, bool, error) {
 
 func (x *scramExchange) authenticatedUser() string { return x.user }
 
+// credentialExpiry is when the delegation token the client authenticated
+// with expires; zero for a password.
+func (x *scramExchange) credentialExpiry() time.Time { return x.tokenExpires }
+
+// tokenAuthenticated reports whether the client authenticated with a
+// delegation token.
+func (x *scramExchange) tokenAuthenticated() bool { return x.viaToken }
+
+// lookUp finds the credential the client-first message names: a user's, or
+// with tokenauth=true a delegation token's, whose owner is then the user.
+func (x *scramExchange) lookUp(m clientFirstMessage) (user string, cred ScramCredential, err error) {
+	if !m.tokenAuth {
+		cred, ok := x.creds.Scram(x.hash.mechanism, m.user)
+		if !ok || !x.hash.validCredential(cred) {
+			return "", ScramCredential{}, invalidScramCredentials(x.hash.mechanism)
+		}
+		return m.user, cred, nil
+	}
+	if x.tokens == nil {
+		return "", ScramCredential{}, authFailed("Authentication failed: delegation tokens are off on this broker (delegation.token.secret.key is not set)")
+	}
+	cred, owner, expires, ok := x.tokens.DelegationToken(x.hash.mechanism, m.user)
+	if !ok || owner == "" || !x.hash.validCredential(cred) {
+		return "", ScramCredential{}, invalidScramCredentials(x.hash.mechanism)
+	}
+	x.viaToken, x.tokenExpires = true, expires
+	return owner, cred, nil
+}
+
 // clientFirst answers the client-first-message with the
 // server-first-message "r=<nonce>,s=<salt>,i=<iterations>".
 func (x *scramExchange) clientFirst(token []byte) ([]byte, error) {
@@ -57,14 +90,12 @@ func (x *scramExchange) clientFirst(token []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if m.tokenAuth {
-		return nil, authFailed("Authentication failed: delegation token authentication (tokenauth=true) is not supported")
+	user, cred, err := x.lookUp(m)
+	if err != nil {
+		return nil, err
 	}
-	cred, ok := x.creds.Scram(x.hash.mechanism, m.user)
-	if !ok || !x.hash.validCredential(cred) {
-		return nil, invalidScramCredentials(x.hash.mechanism)
-	}
-	// As Kafka: only after the user is known, and with Kafka's words.
+	// As Kafka: only after the user is known, and with Kafka's words. A
+	// token's authzid, if any, is its id.
 	if m.authzid != "" && m.authzid != m.user {
 		return nil, authFailed(msgAuthzidMismatch)
 	}
@@ -72,7 +103,7 @@ func (x *scramExchange) clientFirst(token []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	x.user = m.user
+	x.user = user
 	x.cred = cred
 	x.gs2Header = m.gs2Header
 	x.clientFirstBare = m.bare

@@ -28,8 +28,10 @@ type Session struct {
 	// "" during a first authentication.
 	reauthOf string
 	// expires is when the credential of the last authentication expires
-	// (an OAUTHBEARER token's); zero for a password.
+	// (an OAUTHBEARER token's, a delegation token's); zero for a password.
 	expires time.Time
+	// viaToken: the last authentication was with a delegation token.
+	viaToken bool
 }
 
 // exchange is one mechanism's server side of one authentication.
@@ -103,7 +105,9 @@ func (s *Session) Handshake(mechanism string) error {
 	case stateExchanging:
 		return s.fail(illegalState("Unexpected Kafka request of type SASL_HANDSHAKE during SASL authentication."))
 	case stateAuthenticated:
-		if !s.cfg.Reauthenticate {
+		// As Kafka: a session re-authenticates when it has a lifetime, set
+		// by connections.max.reauth.ms or by an expiring credential.
+		if !s.cfg.Reauthenticate && s.expires.IsZero() {
 			return illegalState("SaslHandshake request received after successful authentication")
 		}
 		if mechanism != s.mechanism {
@@ -141,7 +145,7 @@ func (s *Session) newExchange(mechanism string) exchange {
 	if r == nil {
 		r = rand.Reader
 	}
-	return &scramExchange{hash: h, creds: s.cfg.Credentials, rand: r, next: scramAwaitClientFirst}
+	return &scramExchange{hash: h, creds: s.cfg.Credentials, tokens: s.cfg.DelegationTokens, rand: r, next: scramAwaitClientFirst}
 }
 
 // Mechanisms is the enabled list, in configured order: the SaslHandshake
@@ -181,9 +185,12 @@ func (s *Session) Authenticate(token []byte) (reply []byte, err error) {
 		if s.reauthOf != "" && user != s.reauthOf {
 			return nil, s.fail(authFailed(fmt.Sprintf("Cannot change principals during re-authentication from User:%s: User:%s", s.reauthOf, clip(user))))
 		}
-		s.user, s.reauthOf, s.expires = user, "", time.Time{}
+		s.user, s.reauthOf, s.expires, s.viaToken = user, "", time.Time{}, false
 		if e, ok := s.exchange.(interface{ credentialExpiry() time.Time }); ok {
 			s.expires = e.credentialExpiry()
+		}
+		if e, ok := s.exchange.(interface{ tokenAuthenticated() bool }); ok {
+			s.viaToken = e.tokenAuthenticated()
 		}
 		s.transition(stateAuthenticated)
 	}
@@ -197,6 +204,13 @@ func (s *Session) Authenticate(token []byte) (reply []byte, err error) {
 func (s *Session) CredentialExpiry() time.Time {
 	s.checkState()
 	return s.expires
+}
+
+// TokenAuthenticated reports whether the session authenticated with a
+// delegation token (SCRAM with tokenauth=true): Kafka lets such a session
+// neither create nor renew, expire or describe tokens.
+func (s *Session) TokenAuthenticated() bool {
+	return s.checkState() == stateAuthenticated && s.viaToken
 }
 
 // Authenticated reports whether the exchange completed successfully.

@@ -184,15 +184,16 @@ func (c *conn) sessionRefusal(h header) string {
 }
 
 // sessionLifetime is how long a SASL session authenticated at now lasts:
-// maxReauth (0: for ever), but no longer than its credential, when that
-// expires (a token past its expiry gets the least lifetime, one
-// millisecond: the next request ends the connection).
+// maxReauth (0: for ever), but no longer than its credential when that
+// expires (an OAUTHBEARER or a delegation token), with or without
+// maxReauth, as Kafka bounds it. A token past its expiry gets the least
+// lifetime, one millisecond: the next request ends the connection.
 func sessionLifetime(maxReauth time.Duration, credentialExpiry, now time.Time) time.Duration {
-	if maxReauth <= 0 {
-		return 0
-	}
-	if credentialExpiry.IsZero() {
-		return maxReauth
+	switch {
+	case credentialExpiry.IsZero():
+		return max(maxReauth, 0)
+	case maxReauth <= 0:
+		return max(credentialExpiry.Sub(now), time.Millisecond)
 	}
 	return max(min(maxReauth, credentialExpiry.Sub(now)), time.Millisecond)
 }

@@ -452,7 +452,9 @@ func TestSessionLifetimeOfACredential(t *testing.T) {
 		expiry    time.Time
 		want      time.Duration
 	}{
-		{"no re-authentication", 0, now.Add(time.Minute), 0},
+		{"a password, no re-authentication", 0, time.Time{}, 0},
+		{"a token, no re-authentication", 0, now.Add(time.Minute), time.Minute},
+		{"an expired token, no re-authentication", 0, now.Add(-time.Second), time.Millisecond},
 		{"a password", time.Hour, time.Time{}, time.Hour},
 		{"a token outliving it", time.Minute, now.Add(time.Hour), time.Minute},
 		{"a token expiring first", time.Hour, now.Add(time.Minute), time.Minute},
