@@ -29,6 +29,10 @@ const module = "github.com/strata-broker/strata/"
 //     and cmd (wiring), so no coordinator state machine sees a partition.
 //   - coordinator/txn is the transaction coordinator's state machine, a
 //     Shard like coordinator/group.
+//   - coordinator/assignor (KIP-848's server-side assignors) and
+//     coordinator/reconcile (a member's way to its target assignment) are
+//     pure functions for the consumer group protocol; reconcile speaks in
+//     assignor's Assignment.
 //   - coordinator/markers writes the markers that coordinator/txn decides:
 //     it imports partition (to append them), group (whose __consumer_offsets
 //     partitions take them as an event) and txn (the effect and event
@@ -48,38 +52,40 @@ const module = "github.com/strata-broker/strata/"
 //     JWKS, claims) as pure functions; cmd wires it into sasl through
 //     sasl.TokenValidator and fetches the key sets.
 var allowedImports = map[string][]string{
-	"cmd/strata":                   {"*"},
-	"test/e2e":                     {"*"},
-	"internal/server":              {"config", "metrics", "clock", "sasl"},
-	"internal/api":                 {"broker", "coordinator", "metadata", "record", "base", "config", "partition", "partition/producers", "sasl", "acl", "quota"},
-	"internal/broker":              {"partition", "replication", "tier", "metadata", "base", "clock", "vfs"},
-	"internal/coordinator/group":   {"coordinator/runtime", "base", "clock", "record"},
-	"internal/coordinator/runtime": {"base", "clock"},
-	"internal/coordinator/offsets": {"coordinator/runtime", "partition", "record", "base", "clock"},
-	"internal/coordinator/txn":     {"coordinator/runtime", "base", "clock", "record"},
-	"internal/coordinator/markers": {"coordinator/runtime", "coordinator/group", "coordinator/txn", "partition", "partition/producers", "base", "clock"},
-	"internal/metadata":            {"base", "vfs", "clock", "tier/remotemeta", "acl", "quota"},
-	"internal/partition":           {"log", "tier", "cleaner", "retention", "record", "base", "clock", "invariants", "vfs", "partition/producers"},
-	"internal/partition/producers": {"base"},
-	"internal/retention":           {"base"},
-	"internal/replication":         {"base", "clock", "partition", "tier/remotemeta"},
-	"internal/cleaner":             {"log", "record", "base"},
-	"internal/tier":                {"log", "retention", "objstore", "record", "base", "clock", "tier/remotemeta"},
-	"internal/tier/remotemeta":     {"base"},
-	"internal/log":                 {"record", "vfs", "clock", "base", "invariants"},
-	"internal/record":              {"base"},
-	"internal/config":              {"base"},
-	"internal/vfs":                 {"base"},
-	"internal/objstore":            {"base"},
-	"internal/clock":               {"base"},
-	"internal/metrics":             {"base"},
-	"internal/sasl":                {},
-	"internal/oauth":               {},
-	"internal/acl":                 {},
-	"internal/quota":               {},
-	"internal/testpki":             {},
-	"internal/base":                {},
-	"internal/invariants":          {},
+	"cmd/strata":                     {"*"},
+	"test/e2e":                       {"*"},
+	"internal/server":                {"config", "metrics", "clock", "sasl"},
+	"internal/api":                   {"broker", "coordinator", "metadata", "record", "base", "config", "partition", "partition/producers", "sasl", "acl", "quota"},
+	"internal/broker":                {"partition", "replication", "tier", "metadata", "base", "clock", "vfs"},
+	"internal/coordinator/group":     {"coordinator/runtime", "base", "clock", "record"},
+	"internal/coordinator/runtime":   {"base", "clock"},
+	"internal/coordinator/offsets":   {"coordinator/runtime", "partition", "record", "base", "clock"},
+	"internal/coordinator/txn":       {"coordinator/runtime", "base", "clock", "record"},
+	"internal/coordinator/assignor":  {"base"},
+	"internal/coordinator/reconcile": {"base", "coordinator/assignor"},
+	"internal/coordinator/markers":   {"coordinator/runtime", "coordinator/group", "coordinator/txn", "partition", "partition/producers", "base", "clock"},
+	"internal/metadata":              {"base", "vfs", "clock", "tier/remotemeta", "acl", "quota"},
+	"internal/partition":             {"log", "tier", "cleaner", "retention", "record", "base", "clock", "invariants", "vfs", "partition/producers"},
+	"internal/partition/producers":   {"base"},
+	"internal/retention":             {"base"},
+	"internal/replication":           {"base", "clock", "partition", "tier/remotemeta"},
+	"internal/cleaner":               {"log", "record", "base"},
+	"internal/tier":                  {"log", "retention", "objstore", "record", "base", "clock", "tier/remotemeta"},
+	"internal/tier/remotemeta":       {"base"},
+	"internal/log":                   {"record", "vfs", "clock", "base", "invariants"},
+	"internal/record":                {"base"},
+	"internal/config":                {"base"},
+	"internal/vfs":                   {"base"},
+	"internal/objstore":              {"base"},
+	"internal/clock":                 {"base"},
+	"internal/metrics":               {"base"},
+	"internal/sasl":                  {},
+	"internal/oauth":                 {},
+	"internal/acl":                   {},
+	"internal/quota":                 {},
+	"internal/testpki":               {},
+	"internal/base":                  {},
+	"internal/invariants":            {},
 }
 
 // forbiddenInCore are calls that bypass injected seams.
@@ -87,7 +93,7 @@ var forbiddenInCore = map[string]string{
 	"time.Now()": "take a clock.Clock",
 }
 
-var corePackages = []string{"internal/tier", "internal/tier/remotemeta", "internal/partition", "internal/retention", "internal/replication", "internal/cleaner", "internal/log", "internal/record", "internal/partition/producers", "internal/coordinator/group", "internal/coordinator/runtime", "internal/coordinator/txn"}
+var corePackages = []string{"internal/tier", "internal/tier/remotemeta", "internal/partition", "internal/retention", "internal/replication", "internal/cleaner", "internal/log", "internal/record", "internal/partition/producers", "internal/coordinator/group", "internal/coordinator/runtime", "internal/coordinator/txn", "internal/coordinator/assignor", "internal/coordinator/reconcile"}
 
 func TestImportTable(t *testing.T) {
 	err := filepath.WalkDir(".", func(path string, d os.DirEntry, err error) error {
