@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"testing"
 
 	"github.com/strata-broker/strata/internal/base"
 )
@@ -101,4 +102,81 @@ func moved(before, after map[string]Assignment) int {
 		}
 	}
 	return n
+}
+
+// assignCase is one row of an assignor's table: the spec and its result,
+// as render writes it.
+type assignCase struct {
+	name string
+	spec Spec
+	want string
+}
+
+// sharedCases are the rows both assignors answer alike: one topic, or
+// every member subscribed to every topic with a single member.
+func sharedCases() []assignCase {
+	six := topics(map[base.TopicID]int32{t1: 6})
+	return []assignCase{
+		{"empty group", Spec{Topics: six}, ""},
+		{"members subscribed to nothing", Spec{Topics: six, Members: []Member{
+			mem("a", nil, nil), mem("b", nil, Assignment{t1: ps(0)}),
+		}}, "a: - | b: -"},
+		{"one member takes everything", Spec{
+			Topics:  topics(map[base.TopicID]int32{t1: 3, t2: 2}),
+			Members: []Member{mem("a", subs(t1, t2), nil)},
+		}, "a: t1=[0 1 2] t2=[0 1]"},
+		{"more members than partitions", Spec{
+			Topics:  topics(map[base.TopicID]int32{t1: 2}),
+			Members: []Member{mem("a", subs(t1), nil), mem("b", subs(t1), nil), mem("c", subs(t1), nil)},
+		}, "a: t1=[0] | b: t1=[1] | c: -"},
+		{"a new member takes only the excess", Spec{Topics: six, Members: []Member{
+			mem("a", subs(t1), Assignment{t1: ps(0, 1, 2)}),
+			mem("b", subs(t1), Assignment{t1: ps(3, 4, 5)}),
+			mem("c", subs(t1), nil),
+		}}, "a: t1=[0 1] | b: t1=[3 4] | c: t1=[2 5]"},
+		{"the extra slot goes to a member that holds more", Spec{
+			Topics: topics(map[base.TopicID]int32{t1: 7}),
+			Members: []Member{
+				mem("0", subs(t1), nil),
+				mem("a", subs(t1), Assignment{t1: ps(0, 1, 2, 3)}),
+				mem("b", subs(t1), Assignment{t1: ps(4, 5, 6)}),
+			},
+		}, "0: t1=[3 6] | a: t1=[0 1 2] | b: t1=[4 5]"},
+		{"a member leaves", Spec{Topics: six, Members: []Member{
+			mem("a", subs(t1), Assignment{t1: ps(0, 1)}),
+			mem("b", subs(t1), Assignment{t1: ps(2, 3)}),
+		}}, "a: t1=[0 1 4] | b: t1=[2 3 5]"},
+		{"a topic gains partitions", Spec{Topics: six, Members: []Member{
+			mem("a", subs(t1), Assignment{t1: ps(0, 1)}),
+			mem("b", subs(t1), Assignment{t1: ps(2, 3)}),
+		}}, "a: t1=[0 1 4] | b: t1=[2 3 5]"},
+		{"a topic disappears from Topics", Spec{
+			Topics: topics(map[base.TopicID]int32{t1: 4}),
+			Members: []Member{
+				mem("a", subs(t1, t2), Assignment{t1: ps(0, 1), t2: ps(0)}),
+				mem("b", subs(t1, t2), Assignment{t1: ps(2, 3), t2: ps(1)}),
+			},
+		}, "a: t1=[0 1] | b: t1=[2 3]"},
+		{"a partition two members claim is reassigned", Spec{
+			Topics: topics(map[base.TopicID]int32{t1: 4}),
+			Members: []Member{
+				mem("a", subs(t1), Assignment{t1: ps(0, 1)}),
+				mem("b", subs(t1), Assignment{t1: ps(1, 2)}),
+			},
+		}, "a: t1=[0 1] | b: t1=[2 3]"},
+	}
+}
+
+// runAssignCases checks each case's result, and the contract on it.
+func runAssignCases(t *testing.T, a Assignor, cases []assignCase) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := a.Assign(tc.spec)
+			if render(got) != tc.want {
+				t.Fatalf("got  %s\nwant %s", render(got), tc.want)
+			}
+			checkResult(t, tc.spec, got)
+		})
+	}
 }
