@@ -32,7 +32,7 @@ const module = "github.com/strata-broker/strata/"
 //   - coordinator/assignor (KIP-848's server-side assignors) and
 //     coordinator/reconcile (a member's way to its target assignment) are
 //     pure functions for the consumer group protocol; reconcile speaks in
-//     assignor's Assignment.
+//     assignor's Assignment, and coordinator/group uses both.
 //   - coordinator/markers writes the markers that coordinator/txn decides:
 //     it imports partition (to append them), group (whose __consumer_offsets
 //     partitions take them as an event) and txn (the effect and event
@@ -57,7 +57,7 @@ var allowedImports = map[string][]string{
 	"internal/server":                {"config", "metrics", "clock", "sasl"},
 	"internal/api":                   {"broker", "coordinator", "metadata", "record", "base", "config", "partition", "partition/producers", "sasl", "acl", "quota"},
 	"internal/broker":                {"partition", "replication", "tier", "metadata", "base", "clock", "vfs"},
-	"internal/coordinator/group":     {"coordinator/runtime", "base", "clock", "record"},
+	"internal/coordinator/group":     {"coordinator/runtime", "coordinator/assignor", "coordinator/reconcile", "base", "clock", "record"},
 	"internal/coordinator/runtime":   {"base", "clock"},
 	"internal/coordinator/offsets":   {"coordinator/runtime", "partition", "record", "base", "clock"},
 	"internal/coordinator/txn":       {"coordinator/runtime", "base", "clock", "record"},

@@ -26,6 +26,12 @@
 // TxnCompleted of an epoch below the producer's known one writes nothing
 // (INVALID_PRODUCER_EPOCH, ErrStaleMarker).
 //
+// KIP-848 consumer groups (in progress, not yet reachable): the records
+// of consumer_records*.go, the group model of consumer_group.go (its state
+// changes only by replaying its records, as in Kafka), reconciled with
+// coordinator/reconcile and assigned with coordinator/assignor. Replay and
+// Handle do not route to them yet.
+//
 // Errors are Kafka error codes inside responses, as Kafka's classic
 // coordinator answers them (REBALANCE_IN_PROGRESS, ILLEGAL_GENERATION,
 // UNKNOWN_MEMBER_ID, MEMBER_ID_REQUIRED, FENCED_INSTANCE_ID, ...). Nothing
