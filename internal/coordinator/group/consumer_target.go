@@ -1,0 +1,141 @@
+package group
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/fnv"
+	"slices"
+	"time"
+
+	"github.com/strata-broker/strata/internal/base"
+	"github.com/strata-broker/strata/internal/coordinator/assignor"
+	"github.com/strata-broker/strata/internal/coordinator/runtime"
+)
+
+// TopicsView is the topic metadata consumer groups subscribe to and are
+// assigned from: the broker's metadata image, read when a request is
+// handled.
+type TopicsView interface {
+	// Topic is the id and partition count of the topic called name, if
+	// it exists.
+	Topic(name string) (id base.TopicID, partitions int32, ok bool)
+}
+
+// consumerWrite is what one request writes for consumer group id: each
+// record is applied to the group as it is written, so the group is always
+// what its records say (Kafka's coordinators replay what they write).
+type consumerWrite struct {
+	id      string
+	cg      *consumerGroup // nil once a tombstone deleted the group
+	records []runtime.Record
+}
+
+// write appends one record and applies it. A record this package built
+// that does not apply is its own bug.
+func (w *consumerWrite) write(key, value []byte) {
+	k, err := readConsumerKey(key)
+	if err == nil {
+		w.cg, err = replayConsumer(w.cg, k, value)
+	}
+	if err != nil {
+		panic(fmt.Sprintf("group: consumer group %q: a record of ours does not apply: %v", w.id, err))
+	}
+	w.records = append(w.records, runtime.Record{Key: key, Value: value})
+}
+
+// assignTargets computes the target assignment of the group's epoch and
+// writes it (Kafka's TargetAssignmentBuilder): the members whose target
+// changed, then the target epoch.
+func (w *consumerWrite) assignTargets(view TopicsView, now time.Time) {
+	cg := w.cg
+	next := cg.preferredAssignor().Assign(cg.assignmentSpec(view))
+	for _, id := range cg.memberIDs() {
+		if target := next[id]; !target.Equal(cg.targets[id]) {
+			w.write(targetAssignmentMemberKey(w.id, id), targetAssignmentMemberValue(targetAssignmentMember{TopicPartitions: topicPartitionsOf(target)}))
+		}
+	}
+	w.write(targetAssignmentMetadataKey(w.id), targetAssignmentMetadataValue(targetAssignmentMetadata{
+		AssignmentEpoch: cg.epoch, AssignmentTimestampMs: now.UnixMilli()}))
+}
+
+// subscribedNames is the topic names m subscribes to: its names, and the
+// topics its regular expression resolved to, ascending, each once.
+func (cg *consumerGroup) subscribedNames(m *consumerMember) []string {
+	names := slices.Clone(m.topics)
+	if m.regex != nil {
+		names = append(names, cg.regexes[*m.regex].Topics...)
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
+}
+
+// assignmentSpec is the assignor's input: every member (ascending by id)
+// with the existing topics it subscribes to and its current target.
+func (cg *consumerGroup) assignmentSpec(view TopicsView) assignor.Spec {
+	spec := assignor.Spec{Topics: map[base.TopicID]assignor.Topic{}}
+	for _, id := range cg.memberIDs() {
+		var subs []base.TopicID
+		for _, name := range cg.subscribedNames(cg.members[id]) {
+			tid, partitions, ok := view.Topic(name)
+			if !ok {
+				continue
+			}
+			subs = append(subs, tid)
+			spec.Topics[tid] = assignor.Topic{Name: name, Partitions: partitions}
+		}
+		slices.SortFunc(subs, func(a, b base.TopicID) int { return slices.Compare(a[:], b[:]) })
+		spec.Members = append(spec.Members, assignor.Member{ID: id, Subscribed: slices.Compact(subs), Current: cg.targets[id]})
+	}
+	return spec
+}
+
+// subscriptionHash hashes the metadata of the existing topics the group
+// subscribes to (name, id, partition count): when it changes (a topic
+// created, deleted or extended), the group epoch moves on and the target
+// is assigned again. 0 when the group subscribes to no existing topic, as
+// a new group's. Kafka (KIP-1101) hashes per topic with Murmur3 and racks;
+// the value is only ever compared with this broker's own.
+func (cg *consumerGroup) subscriptionHash(view TopicsView) int64 {
+	var names []string
+	for _, m := range cg.members {
+		names = append(names, cg.subscribedNames(m)...)
+	}
+	slices.Sort(names)
+	h := fnv.New64a()
+	found := false
+	for _, name := range slices.Compact(names) {
+		tid, partitions, ok := view.Topic(name)
+		if !ok {
+			continue
+		}
+		found = true
+		h.Write(binary.BigEndian.AppendUint16(nil, uint16(len(name))))
+		h.Write([]byte(name))
+		h.Write(tid[:])
+		h.Write(binary.BigEndian.AppendUint32(nil, uint32(partitions)))
+	}
+	if !found {
+		return 0
+	}
+	return int64(h.Sum64())
+}
+
+// preferredAssignor is the server assignor the group uses: the one most
+// of its members name, else the default (a tie goes to the default, then
+// to the lower name, where Kafka follows a hash map's order).
+func (cg *consumerGroup) preferredAssignor() assignor.Assignor {
+	votes := map[string]int{}
+	for _, m := range cg.members {
+		if m.serverAssignor != nil {
+			votes[*m.serverAssignor]++
+		}
+	}
+	best := assignor.DefaultName
+	for _, name := range assignor.Names() {
+		if votes[name] > votes[best] {
+			best = name
+		}
+	}
+	a, _ := assignor.ByName(best)
+	return a
+}
