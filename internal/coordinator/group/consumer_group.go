@@ -3,6 +3,7 @@ package group
 import (
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"time"
 
@@ -51,6 +52,28 @@ type consumerMember struct {
 	serverAssignor   *string
 	classic          *classicMemberMetadata
 	reconcile.Member
+	// session ends the member unless it heartbeats first
+	// (group.consumer.session.timeout.ms); revocation, while it is in
+	// UnrevokedPartitions, unless it revokes first (its rebalance
+	// timeout). Neither is persisted: the first Tick after a load arms
+	// the sessions.
+	session    deadline
+	revocation deadline
+}
+
+// equal reports whether two member metadata values say the same.
+func (a memberMetadata) equal(b memberMetadata) bool {
+	return equalPtr(a.InstanceID, b.InstanceID) && equalPtr(a.RackID, b.RackID) && a.ClientID == b.ClientID &&
+		a.ClientHost == b.ClientHost && slices.Equal(a.SubscribedTopicNames, b.SubscribedTopicNames) &&
+		equalPtr(a.SubscribedTopicRegex, b.SubscribedTopicRegex) && a.RebalanceTimeoutMs == b.RebalanceTimeoutMs &&
+		equalPtr(a.ServerAssignor, b.ServerAssignor) && reflect.DeepEqual(a.Classic, b.Classic)
+}
+
+// metadata is m's ConsumerGroupMemberMetadata.
+func (m *consumerMember) metadata() memberMetadata {
+	return memberMetadata{InstanceID: m.instanceID, RackID: m.rackID, ClientID: m.clientID, ClientHost: m.clientHost,
+		SubscribedTopicNames: m.topics, SubscribedTopicRegex: m.regex, RebalanceTimeoutMs: int32(m.rebalanceTimeout.Milliseconds()),
+		ServerAssignor: m.serverAssignor, Classic: m.classic}
 }
 
 // leaveEpoch is the epoch of a member that left (Kafka's

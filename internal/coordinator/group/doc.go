@@ -27,10 +27,15 @@
 // (INVALID_PRODUCER_EPOCH, ErrStaleMarker).
 //
 // KIP-848 consumer groups (in progress, not yet reachable): the records
-// of consumer_records*.go, the group model of consumer_group.go (its state
-// changes only by replaying its records, as in Kafka), reconciled with
-// coordinator/reconcile and assigned with coordinator/assignor. Replay and
-// Handle do not route to them yet.
+// of consumer_records*.go; the group model of consumer_group.go, whose
+// state changes only by replaying its records, as in Kafka
+// (consumer_replay.go); and ConsumerGroupHeartbeat (consumer_validate.go,
+// consumer_heartbeat.go): join, heartbeat, leave and static leave, the
+// target assignment (consumer_target.go, coordinator/assignor) and each
+// member's reconciliation (coordinator/reconcile), every change written
+// as a record that is applied as it is written (consumerWrite), and the
+// session and revocation timers. Replay and Handle do not route to them
+// yet; regular expressions are validated but not yet resolved.
 //
 // Errors are Kafka error codes inside responses, as Kafka's classic
 // coordinator answers them (REBALANCE_IN_PROGRESS, ILLEGAL_GENERATION,

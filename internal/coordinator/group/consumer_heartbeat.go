@@ -1,0 +1,307 @@
+package group
+
+import (
+	"slices"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-broker/strata/internal/base"
+	"github.com/strata-broker/strata/internal/coordinator/assignor"
+	"github.com/strata-broker/strata/internal/coordinator/reconcile"
+	"github.com/strata-broker/strata/internal/coordinator/runtime"
+)
+
+// consumerSettings are the group.consumer.* settings of a heartbeat.
+type consumerSettings struct {
+	sessionTimeout    time.Duration // group.consumer.session.timeout.ms
+	heartbeatInterval time.Duration // group.consumer.heartbeat.interval.ms
+	maxSize           int           // group.consumer.max.size
+}
+
+// heartbeat answers one validated ConsumerGroupHeartbeat that joins or
+// heartbeats (epoch 0 or more) for w's group, writing what changes (Kafka's
+// consumerGroupHeartbeat): the member's metadata when it changed, the
+// group epoch when the subscriptions or their topics changed, the target
+// assignment when it is behind the group epoch, and the member's
+// reconciled assignment. newMemberID names a member a v0 client left
+// unnamed. A group that does not exist yet is created (w.cg nil): the
+// caller keeps it only if records were written.
+func (w *consumerWrite) heartbeat(op runtime.Op, req *kmsg.ConsumerGroupHeartbeatRequest, view TopicsView, set consumerSettings, now time.Time, newMemberID func() string) *kmsg.ConsumerGroupHeartbeatResponse {
+	resp := req.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
+	if w.cg == nil {
+		w.cg = newConsumerGroup()
+	}
+	m, refusal := w.memberFor(req, set, newMemberID)
+	if refusal.code != 0 {
+		resp.ErrorCode, resp.ErrorMessage = refusal.code, &refusal.message
+		return resp
+	}
+	before := m.Member
+
+	subscriptionChanged := w.updateMember(m, op, req)
+	m = w.cg.members[m.id] // a new member exists from its first record on
+	if hash := w.cg.subscriptionHash(view); subscriptionChanged || hash != w.cg.metadataHash {
+		w.write(consumerGroupMetadataKey(w.id), consumerGroupMetadataValue(w.groupMetadata(w.cg.epoch+1, hash, now)))
+	}
+	if w.cg.epoch > w.cg.assignmentEpoch {
+		w.assignTargets(view, now)
+	}
+
+	owned, ownedReported := ownedPartitions(req.Topics)
+	next, err := reconcile.Next(m.Member, reconcile.Input{
+		TargetEpoch:         w.cg.assignmentEpoch,
+		Target:              w.cg.targets[m.id],
+		Subscribed:          w.subscribedIDs(m, view),
+		SubscriptionChanged: subscriptionChanged,
+		Owned:               owned,
+		OwnedReported:       ownedReported,
+		PartitionEpoch:      w.cg.partitionEpoch,
+	})
+	if err != nil {
+		resp.ErrorCode = kerr.FencedMemberEpoch.Code
+		return resp
+	}
+	if !sameReconciliation(m.Member, next) {
+		w.write(currentMemberAssignmentKey(w.id, m.id), currentMemberAssignmentValue(currentAssignmentOf(next)))
+	}
+
+	m.session = armAt(now.Add(set.sessionTimeout))
+	switch {
+	case m.State != reconcile.UnrevokedPartitions:
+		m.revocation = deadline{}
+	case !m.revocation.armed:
+		m.revocation = armAt(now.Add(m.rebalanceTimeout))
+	}
+	resp.MemberID, resp.MemberEpoch = &m.id, m.Epoch
+	resp.HeartbeatIntervalMillis = int32(set.heartbeatInterval.Milliseconds())
+	if ownedReported || req.MemberEpoch == joinEpoch || !m.Assigned.Equal(before.Assigned) {
+		resp.Assignment = responseAssignment(m.Assigned)
+	}
+	return resp
+}
+
+// memberFor is the member a joining or heartbeating request speaks for:
+// a new member on a join (a v0 client's named here; a static one
+// replacing the member of its instance that left for a while), a known
+// member at an epoch it may send otherwise.
+func (w *consumerWrite) memberFor(req *kmsg.ConsumerGroupHeartbeatRequest, set consumerSettings, newMemberID func() string) (*consumerMember, heartbeatRefusal) {
+	id := req.MemberID
+	if req.MemberEpoch != joinEpoch {
+		m, ok := w.cg.members[id]
+		if !ok {
+			return nil, heartbeatRefusal{kerr.UnknownMemberID.Code, "member " + id + " is not in group " + w.id + "."}
+		}
+		owned, reported := ownedPartitions(req.Topics)
+		if reconcile.CheckEpoch(m.Member, req.MemberEpoch, owned, reported) != nil {
+			return nil, heartbeatRefusal{kerr.FencedMemberEpoch.Code, "the member epoch is not the one the group coordinator knows; the member must abandon its partitions and rejoin."}
+		}
+		return m, heartbeatRefusal{}
+	}
+	if id == "" {
+		id = newMemberID()
+	}
+	if req.InstanceID != nil {
+		if prev, ok := w.cg.static[*req.InstanceID]; ok && prev != id {
+			old := w.cg.members[prev]
+			if old.Epoch != staticLeaveEpoch {
+				return nil, heartbeatRefusal{kerr.UnreleasedInstanceID.Code, "static member " + prev + " with instance id " + *req.InstanceID + " is still in group " + w.id + "; it must leave first."}
+			}
+			return w.replaceStatic(old, id), heartbeatRefusal{}
+		}
+	}
+	if m, ok := w.cg.members[id]; ok {
+		// A member joining again (after a fence) starts over.
+		w.write(currentMemberAssignmentKey(w.id, id), currentMemberAssignmentValue(currentAssignmentOf(joiningMember())))
+		return m, heartbeatRefusal{}
+	}
+	if len(w.cg.members) >= set.maxSize {
+		return nil, heartbeatRefusal{kerr.GroupMaxSizeReached.Code, "the consumer group has reached its maximum size."}
+	}
+	return newConsumerMember(id), heartbeatRefusal{}
+}
+
+// replaceStatic hands the assignment of old, a static member that left
+// for a while, to the member id that takes its instance back: old's
+// records go, the new member's come with old's target and assignment.
+func (w *consumerWrite) replaceStatic(old *consumerMember, id string) *consumerMember {
+	target, current := w.cg.targets[old.id], old.Member
+	meta := old.metadata()
+	w.removeMember(old)
+	w.write(memberMetadataKey(w.id, id), memberMetadataValue(meta))
+	if target != nil {
+		w.write(targetAssignmentMemberKey(w.id, id), targetAssignmentMemberValue(targetAssignmentMember{TopicPartitions: topicPartitionsOf(target)}))
+	}
+	current.Epoch = current.PreviousEpoch // from before its leave
+	w.write(currentMemberAssignmentKey(w.id, id), currentMemberAssignmentValue(currentAssignmentOf(current)))
+	return w.cg.members[id]
+}
+
+// removeMember writes a member's tombstones, in Kafka's order.
+func (w *consumerWrite) removeMember(m *consumerMember) {
+	w.write(currentMemberAssignmentKey(w.id, m.id), nil)
+	w.write(targetAssignmentMemberKey(w.id, m.id), nil)
+	w.write(memberMetadataKey(w.id, m.id), nil)
+}
+
+// leave answers a ConsumerGroupHeartbeat with epoch -1 (the member
+// leaves: its records go and the group epoch moves on, so the others are
+// assigned its partitions) or -2 (a static member leaves for a while: it
+// keeps its assignment, at epoch -2, until it comes back or its session
+// ends).
+func (w *consumerWrite) leave(req *kmsg.ConsumerGroupHeartbeatRequest, view TopicsView, now time.Time) *kmsg.ConsumerGroupHeartbeatResponse {
+	resp := req.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
+	resp.MemberID, resp.MemberEpoch = &req.MemberID, req.MemberEpoch
+	id := req.MemberID
+	if req.MemberEpoch == staticLeaveEpoch && w.cg != nil {
+		id = w.cg.static[*req.InstanceID]
+	}
+	var m *consumerMember
+	if w.cg != nil {
+		m = w.cg.members[id]
+	}
+	switch {
+	case m == nil:
+		resp.ErrorCode = kerr.UnknownMemberID.Code
+		return resp
+	case id != req.MemberID:
+		resp.ErrorCode = kerr.FencedInstanceID.Code
+		return resp
+	case req.MemberEpoch == staticLeaveEpoch:
+		left := m.Member
+		left.PreviousEpoch, left.Epoch = m.Epoch, staticLeaveEpoch
+		left.PendingRevocation = assignor.Assignment{}
+		w.write(currentMemberAssignmentKey(w.id, id), currentMemberAssignmentValue(currentAssignmentOf(left)))
+		return resp
+	}
+	w.fence(m, view, now)
+	return resp
+}
+
+// fence removes m from the group (it left, or its session or revocation
+// time ran out) and moves the group epoch on.
+func (w *consumerWrite) fence(m *consumerMember, view TopicsView, now time.Time) {
+	w.removeMember(m)
+	w.write(consumerGroupMetadataKey(w.id), consumerGroupMetadataValue(w.groupMetadata(w.cg.epoch+1, w.cg.subscriptionHash(view), now)))
+}
+
+// updateMember writes m's metadata if the request changes it (m may be
+// new) and reports whether its subscription changed.
+func (w *consumerWrite) updateMember(m *consumerMember, op runtime.Op, req *kmsg.ConsumerGroupHeartbeatRequest) bool {
+	_, known := w.cg.members[m.id]
+	meta := m.metadata()
+	meta.ClientID, meta.ClientHost = op.ClientID, op.ClientHost
+	if req.InstanceID != nil {
+		meta.InstanceID = req.InstanceID
+	}
+	if req.RackID != nil {
+		meta.RackID = req.RackID
+	}
+	if req.RebalanceTimeoutMillis > 0 {
+		meta.RebalanceTimeoutMs = req.RebalanceTimeoutMillis
+	}
+	if req.ServerAssignor != nil {
+		meta.ServerAssignor = req.ServerAssignor
+	}
+	subscriptionChanged := false
+	if req.SubscribedTopicNames != nil {
+		names := slices.Clone(req.SubscribedTopicNames)
+		slices.Sort(names)
+		names = slices.Compact(names)
+		subscriptionChanged = !slices.Equal(names, meta.SubscribedTopicNames)
+		meta.SubscribedTopicNames = names
+	}
+	if req.SubscribedTopicRegex != nil {
+		regex := req.SubscribedTopicRegex
+		if *regex == "" {
+			regex = nil
+		}
+		subscriptionChanged = subscriptionChanged || !equalPtr(regex, meta.SubscribedTopicRegex)
+		meta.SubscribedTopicRegex = regex
+	}
+	if !known || !meta.equal(m.metadata()) {
+		w.write(memberMetadataKey(w.id, m.id), memberMetadataValue(meta))
+	}
+	return subscriptionChanged
+}
+
+// groupMetadata is the group's metadata record at epoch, keeping its
+// creation time (now for a new group).
+func (w *consumerWrite) groupMetadata(epoch int32, hash int64, now time.Time) consumerGroupMetadata {
+	v := consumerGroupMetadata{Epoch: epoch, MetadataHash: hash, CreationTimeMs: now.UnixMilli(), HasCreationTime: true}
+	if w.cg.hasCreated {
+		v.CreationTimeMs = w.cg.created.UnixMilli()
+	}
+	return v
+}
+
+// subscribedIDs reports whether m subscribes to a topic id, by name or
+// regular expression, as the view names the topics.
+func (w *consumerWrite) subscribedIDs(m *consumerMember, view TopicsView) func(base.TopicID) bool {
+	ids := map[base.TopicID]bool{}
+	for _, name := range w.cg.subscribedNames(m) {
+		if id, _, ok := view.Topic(name); ok {
+			ids[id] = true
+		}
+	}
+	return func(id base.TopicID) bool { return ids[id] }
+}
+
+// ownedPartitions is what a heartbeat says its member owns; reported is
+// false when it says nothing (a null list).
+func ownedPartitions(topics []kmsg.ConsumerGroupHeartbeatRequestTopic) (owned assignor.Assignment, reported bool) {
+	if topics == nil {
+		return nil, false
+	}
+	l := make([]topicPartitions, len(topics))
+	for i, t := range topics {
+		l[i] = topicPartitions{TopicID: t.TopicID, Partitions: t.Partitions}
+	}
+	return assignmentOf(l), true
+}
+
+func responseAssignment(a assignor.Assignment) *kmsg.ConsumerGroupHeartbeatResponseAssignment {
+	out := new(kmsg.ConsumerGroupHeartbeatResponseAssignment)
+	out.Topics = []kmsg.ConsumerGroupHeartbeatResponseAssignmentTopic{}
+	for _, tp := range topicPartitionsOf(a) {
+		t := kmsg.NewConsumerGroupHeartbeatResponseAssignmentTopic()
+		t.TopicID, t.Partitions = tp.TopicID, tp.Partitions
+		out.Topics = append(out.Topics, t)
+	}
+	return out
+}
+
+// joiningMember is the reconciliation state of a member joining anew:
+// epoch 0, nothing assigned.
+func joiningMember() reconcile.Member {
+	return reconcile.Member{State: reconcile.Stable, Assigned: assignor.Assignment{}, PendingRevocation: assignor.Assignment{}}
+}
+
+func currentAssignmentOf(m reconcile.Member) currentMemberAssignment {
+	return currentMemberAssignment{MemberEpoch: m.Epoch, PreviousMemberEpoch: m.PreviousEpoch, State: int8(m.State),
+		AssignedPartitions: topicPartitionsOf(m.Assigned), PartitionsPendingRevocation: topicPartitionsOf(m.PendingRevocation)}
+}
+
+func sameReconciliation(a, b reconcile.Member) bool {
+	return a.Epoch == b.Epoch && a.PreviousEpoch == b.PreviousEpoch && a.State == b.State &&
+		a.Assigned.Equal(b.Assigned) && a.PendingRevocation.Equal(b.PendingRevocation)
+}
+
+func equalPtr(a, b *string) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
+
+// expire fences the members whose session ended without a heartbeat, or
+// whose revocation took longer than their rebalance timeout (Kafka's
+// session and rebalance timers), ascending by id. A member without a
+// session timer (just loaded) gets one from now.
+func (w *consumerWrite) expire(view TopicsView, set consumerSettings, now time.Time) {
+	for _, id := range w.cg.memberIDs() {
+		m := w.cg.members[id]
+		switch {
+		case !m.session.armed:
+			m.session = armAt(now.Add(set.sessionTimeout))
+		case m.session.passed(now), m.revocation.passed(now):
+			w.fence(m, view, now)
+		}
+	}
+}
