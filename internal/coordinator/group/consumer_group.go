@@ -35,6 +35,10 @@ type consumerGroup struct {
 	partitionEpochs map[base.TopicID]map[int32]int32
 	static          map[string]string
 	regexes         map[string]regularExpression
+	// regexChecked is the view version each regular expression was last
+	// resolved against, in memory only: after a load, each is resolved
+	// again at the next heartbeat.
+	regexChecked map[string]int64
 }
 
 // consumerMember is one member of a consumer group: what it subscribes
@@ -87,6 +91,7 @@ func newConsumerGroup() *consumerGroup {
 		partitionEpochs: map[base.TopicID]map[int32]int32{},
 		static:          map[string]string{},
 		regexes:         map[string]regularExpression{},
+		regexChecked:    map[string]int64{},
 	}
 }
 

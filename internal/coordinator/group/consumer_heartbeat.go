@@ -42,7 +42,8 @@ func (w *consumerWrite) heartbeat(op runtime.Op, req *kmsg.ConsumerGroupHeartbea
 
 	subscriptionChanged := w.updateMember(m, op, req)
 	m = w.cg.members[m.id] // a new member exists from its first record on
-	if hash := w.cg.subscriptionHash(view); subscriptionChanged || hash != w.cg.metadataHash {
+	resolved := w.resolveRegexes(view, now)
+	if hash := w.cg.subscriptionHash(view); subscriptionChanged || resolved || hash != w.cg.metadataHash {
 		w.write(consumerGroupMetadataKey(w.id), consumerGroupMetadataValue(w.groupMetadata(w.cg.epoch+1, hash, now)))
 	}
 	if w.cg.epoch > w.cg.assignmentEpoch {

@@ -299,3 +299,33 @@ func TestConsumerMembersExpire(t *testing.T) {
 		t.Fatalf("first tick after a load: %d records, a's session %+v", len(w.records), loaded.cg.members["a"].session)
 	}
 }
+
+// A member subscribed by regular expression gets the matching topics (no
+// internal one); a topic created later that matches is assigned at the
+// next heartbeat; an expression nobody uses any more is deleted.
+func TestConsumerHeartbeatRegex(t *testing.T) {
+	h := newCGHarness(t, 1)
+	h.view = viewOf(map[string]int32{"t1": 2, "t2": 1, "other": 3, "__consumer_offsets": 50})
+	req := join("a", nil)
+	req.SubscribedTopicNames, req.SubscribedTopicRegex = nil, ptr("t.*")
+	wantResp(t, "a joins by regex", h.send(req), 0, 1, assignor.Assignment{cgT1: {0, 1}, cgT2: {0}})
+	if re := h.cg.regexes["t.*"]; !slices.Equal(re.Topics, []string{"t1", "t2"}) {
+		t.Fatalf("resolved to %v", re.Topics)
+	}
+	records := len(h.records)
+	wantResp(t, "a heartbeat, nothing new", h.send(beat("a", 1, nil)), 0, 1, nil)
+	if len(h.records) != records {
+		t.Fatalf("an idle heartbeat wrote %d records", len(h.records)-records)
+	}
+
+	h.view = viewOf(map[string]int32{"t1": 2, "t2": 1, "t3": 2, "other": 3, "__consumer_offsets": 50})
+	wantResp(t, "after t3 was created", h.send(beat("a", 1, assignor.Assignment{cgT1: {0, 1}, cgT2: {0}})), 0, 2,
+		assignor.Assignment{cgT1: {0, 1}, cgT2: {0}, cgTopicIDs["t3"]: {0, 1}})
+
+	sub := beat("a", 2, nil)
+	sub.SubscribedTopicNames, sub.SubscribedTopicRegex = []string{"other"}, ptr("")
+	h.send(sub)
+	if len(h.cg.regexes) != 0 || h.cg.members["a"].regex != nil {
+		t.Fatalf("after leaving the regex: %v, %v", h.cg.regexes, h.cg.members["a"].regex)
+	}
+}

@@ -19,6 +19,12 @@ type TopicsView interface {
 	// Topic is the id and partition count of the topic called name, if
 	// it exists.
 	Topic(name string) (id base.TopicID, partitions int32, ok bool)
+	// Names is the names of the topics a regular expression may match:
+	// every topic but the internal ones.
+	Names() []string
+	// Version moves on whenever the topics change (the metadata image's
+	// version).
+	Version() int64
 }
 
 // consumerWrite is what one request writes for consumer group id: each

@@ -1,7 +1,12 @@
 package group
 
 import (
+	"fmt"
+	"hash/fnv"
+	"maps"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,11 +18,33 @@ import (
 // topicsView is a TopicsView over a fixed map.
 type topicsView map[string]assignor.Topic
 
-var cgTopicIDs = map[string]base.TopicID{"t1": cgT1, "t2": cgT2, "t3": {0xa3}}
+var cgTopicIDs = map[string]base.TopicID{"t1": cgT1, "t2": cgT2, "t3": {0xa3}, "__consumer_offsets": {0xcc}}
 
 func (v topicsView) Topic(name string) (base.TopicID, int32, bool) {
 	t, ok := v[name]
 	return cgTopicIDs[name], t.Partitions, ok
+}
+
+// Names is the view's topics but the internal ones, ascending.
+func (v topicsView) Names() []string {
+	var names []string
+	for name := range v {
+		if !strings.HasPrefix(name, "__") {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// Version is a function of the view's contents, so a changed view has
+// another version.
+func (v topicsView) Version() int64 {
+	h := fnv.New64a()
+	for _, name := range slices.Sorted(maps.Keys(v)) {
+		fmt.Fprintf(h, "%s=%d;", name, v[name].Partitions)
+	}
+	return int64(h.Sum64() >> 1)
 }
 
 func viewOf(counts map[string]int32) topicsView {

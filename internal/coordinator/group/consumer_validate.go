@@ -58,7 +58,7 @@ func validateHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest) heartbeatRefusal
 	case e < staticLeaveEpoch:
 		return invalid("MemberEpoch is invalid.")
 	}
-	if req.SubscribedTopicRegex != nil {
+	if req.SubscribedTopicRegex != nil && *req.SubscribedTopicRegex != "" { // "" drops the regex
 		if _, err := compileTopicRegex(*req.SubscribedTopicRegex); err != nil {
 			return heartbeatRefusal{kerr.InvalidRegularExpression.Code, fmt.Sprintf("SubscribedTopicRegex `%s` is not a valid regular expression: %v.", *req.SubscribedTopicRegex, err)}
 		}

@@ -50,7 +50,7 @@ func TestValidateHeartbeat(t *testing.T) {
 		{"an epoch below -2", func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.MemberEpoch = -3 }, kerr.InvalidRequest.Code},
 		{"a bad regex", func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.SubscribedTopicRegex = ptr("t[") }, kerr.InvalidRegularExpression.Code},
 		{"a regex valid only once wrapped", func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.SubscribedTopicRegex = ptr("a)|(b") }, kerr.InvalidRegularExpression.Code},
-		{"an empty regex", func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.SubscribedTopicRegex = ptr("") }, kerr.InvalidRegularExpression.Code},
+		{"an empty regex (no regex)", func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.SubscribedTopicRegex = ptr("") }, 0},
 		{"an unknown assignor", func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.ServerAssignor = ptr("sticky") }, kerr.UnsupportedAssignor.Code},
 	} {
 		req := joinRequest()

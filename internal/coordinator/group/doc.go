@@ -34,8 +34,9 @@
 // target assignment (consumer_target.go, coordinator/assignor) and each
 // member's reconciliation (coordinator/reconcile), every change written
 // as a record that is applied as it is written (consumerWrite), and the
-// session and revocation timers. Replay and Handle do not route to them
-// yet; regular expressions are validated but not yet resolved.
+// session and revocation timers; regular expressions are resolved on the
+// coordinator (consumer_regex.go). Replay and Handle do not route to them
+// yet.
 //
 // Errors are Kafka error codes inside responses, as Kafka's classic
 // coordinator answers them (REBALANCE_IN_PROGRESS, ILLEGAL_GENERATION,

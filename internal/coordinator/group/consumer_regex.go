@@ -1,0 +1,63 @@
+package group
+
+import (
+	"slices"
+	"time"
+)
+
+// resolveRegexes keeps the group's regular expressions resolved against
+// view (Kafka resolves them on the coordinator since KIP-848): an
+// expression a member subscribes with is resolved when it is new or the
+// metadata changed since (view.Version), and its record written when the
+// topics it matches change; one no member uses any more is deleted. It
+// reports whether a resolution changed, which changes the subscriptions.
+// Internal topics never match (the view leaves them out).
+func (w *consumerWrite) resolveRegexes(view TopicsView, now time.Time) bool {
+	used := map[string]bool{}
+	for _, m := range w.cg.members {
+		if m.regex != nil {
+			used[*m.regex] = true
+		}
+	}
+	changed := false
+	for _, expr := range sortedKeys(w.cg.regexes) {
+		if !used[expr] {
+			w.write(regularExpressionKey(w.id, expr), nil)
+			delete(w.cg.regexChecked, expr)
+			changed = true
+		}
+	}
+	version := view.Version()
+	for _, expr := range sortedKeys(used) {
+		prev, resolved := w.cg.regexes[expr]
+		if resolved && w.cg.regexChecked[expr] == version {
+			continue
+		}
+		re, err := compileTopicRegex(expr)
+		if err != nil {
+			continue // refused when it was subscribed; a stored one that no longer compiles matches nothing
+		}
+		var topics []string
+		for _, name := range view.Names() {
+			if re.MatchString(name) {
+				topics = append(topics, name)
+			}
+		}
+		slices.Sort(topics)
+		if !resolved || !slices.Equal(topics, prev.Topics) {
+			w.write(regularExpressionKey(w.id, expr), regularExpressionValue(regularExpression{Topics: topics, MetadataVersion: version, TimestampMs: now.UnixMilli()}))
+			changed = true
+		}
+		w.cg.regexChecked[expr] = version
+	}
+	return changed
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
