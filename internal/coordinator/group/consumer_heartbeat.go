@@ -306,3 +306,18 @@ func (w *consumerWrite) expire(view TopicsView, set consumerSettings, now time.T
 		}
 	}
 }
+
+// deleteGroup writes the tombstones of every record of the group, in
+// Kafka's order (members, regular expressions, the target epoch, then the
+// group), after which w.cg is nil. DeleteGroups deletes only an empty
+// group (NON_EMPTY_GROUP otherwise); its offsets are the caller's.
+func (w *consumerWrite) deleteGroup() {
+	for _, id := range w.cg.memberIDs() {
+		w.removeMember(w.cg.members[id])
+	}
+	for _, expr := range sortedKeys(w.cg.regexes) {
+		w.write(regularExpressionKey(w.id, expr), nil)
+	}
+	w.write(targetAssignmentMetadataKey(w.id), nil)
+	w.write(consumerGroupMetadataKey(w.id), nil)
+}

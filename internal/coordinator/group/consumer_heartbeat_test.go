@@ -329,3 +329,33 @@ func TestConsumerHeartbeatRegex(t *testing.T) {
 		t.Fatalf("after leaving the regex: %v, %v", h.cg.regexes, h.cg.members["a"].regex)
 	}
 }
+
+// Deleting a group writes every record's tombstone; replaying them all
+// leaves no group.
+func TestConsumerGroupDeletion(t *testing.T) {
+	h := newCGHarness(t, 2)
+	h.view = viewOf(map[string]int32{"t1": 2})
+	req := join("a", nil)
+	req.SubscribedTopicRegex = ptr("t.*")
+	h.send(req)
+	h.send(leaveReq("a", 1, nil))
+	w := consumerWrite{id: "g", cg: h.cg}
+	w.deleteGroup()
+	h.cg = w.cg
+	h.records = append(h.records, w.records...)
+	if h.cg != nil {
+		t.Fatalf("group after deletion: %+v", h.cg)
+	}
+	h.checkReplay()
+
+	// With members (as the coordinator refuses it, but the records still
+	// go in order).
+	h = newCGHarness(t, 2)
+	h.send(join("a", nil))
+	h.send(join("b", nil))
+	w = consumerWrite{id: "g", cg: h.cg}
+	w.deleteGroup()
+	if w.cg != nil {
+		t.Fatalf("group with members after deletion: %+v", w.cg)
+	}
+}
