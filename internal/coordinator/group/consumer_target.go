@@ -19,6 +19,8 @@ type TopicsView interface {
 	// Topic is the id and partition count of the topic called name, if
 	// it exists.
 	Topic(name string) (id base.TopicID, partitions int32, ok bool)
+	// TopicName is the name of the topic with id, if it exists.
+	TopicName(id base.TopicID) (string, bool)
 	// Names is the names of the topics a regular expression may match:
 	// every topic but the internal ones.
 	Names() []string

@@ -25,6 +25,15 @@ func (v topicsView) Topic(name string) (base.TopicID, int32, bool) {
 	return cgTopicIDs[name], t.Partitions, ok
 }
 
+func (v topicsView) TopicName(id base.TopicID) (string, bool) {
+	for name := range v {
+		if cgTopicIDs[name] == id {
+			return name, true
+		}
+	}
+	return "", false
+}
+
 // Names is the view's topics but the internal ones, ascending.
 func (v topicsView) Names() []string {
 	var names []string
