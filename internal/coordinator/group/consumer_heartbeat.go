@@ -1,6 +1,7 @@
 package group
 
 import (
+	"maps"
 	"slices"
 	"time"
 
@@ -315,7 +316,7 @@ func (w *consumerWrite) deleteGroup() {
 	for _, id := range w.cg.memberIDs() {
 		w.removeMember(w.cg.members[id])
 	}
-	for _, expr := range sortedKeys(w.cg.regexes) {
+	for _, expr := range slices.Sorted(maps.Keys(w.cg.regexes)) {
 		w.write(regularExpressionKey(w.id, expr), nil)
 	}
 	w.write(targetAssignmentMetadataKey(w.id), nil)

@@ -1,6 +1,7 @@
 package group
 
 import (
+	"maps"
 	"slices"
 	"time"
 )
@@ -20,7 +21,7 @@ func (w *consumerWrite) resolveRegexes(view TopicsView, now time.Time) bool {
 		}
 	}
 	changed := false
-	for _, expr := range sortedKeys(w.cg.regexes) {
+	for _, expr := range slices.Sorted(maps.Keys(w.cg.regexes)) {
 		if !used[expr] {
 			w.write(regularExpressionKey(w.id, expr), nil)
 			delete(w.cg.regexChecked, expr)
@@ -28,7 +29,7 @@ func (w *consumerWrite) resolveRegexes(view TopicsView, now time.Time) bool {
 		}
 	}
 	version := view.Version()
-	for _, expr := range sortedKeys(used) {
+	for _, expr := range slices.Sorted(maps.Keys(used)) {
 		prev, resolved := w.cg.regexes[expr]
 		if resolved && w.cg.regexChecked[expr] == version {
 			continue
@@ -51,13 +52,4 @@ func (w *consumerWrite) resolveRegexes(view TopicsView, now time.Time) bool {
 		w.cg.regexChecked[expr] = version
 	}
 	return changed
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
