@@ -5,17 +5,19 @@ import (
 	"log/slog"
 	"net"
 
+	"github.com/strata-broker/strata/internal/api"
 	"github.com/strata-broker/strata/internal/clock"
 	"github.com/strata-broker/strata/internal/config"
 	"github.com/strata-broker/strata/internal/coordinator/group"
 	"github.com/strata-broker/strata/internal/coordinator/offsets"
 	"github.com/strata-broker/strata/internal/coordinator/runtime"
+	"github.com/strata-broker/strata/internal/metadata"
 )
 
 // newGroupCoordinator runs the consumer-group coordinator of every
 // __consumer_offsets partition this broker leads.
-func newGroupCoordinator(cfg *config.Broker, clk clock.Clock, logger *slog.Logger) (*coordinatorHost, error) {
-	opts := groupOptions(cfg)
+func newGroupCoordinator(cfg *config.Broker, meta *metadata.Store, clk clock.Clock, logger *slog.Logger) (*coordinatorHost, error) {
+	opts := groupOptions(cfg, api.GroupTopics(meta))
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
@@ -38,8 +40,8 @@ func newGroupCoordinator(cfg *config.Broker, clk clock.Clock, logger *slog.Logge
 
 // groupOptions are Kafka's group defaults with the broker's settings for
 // the keys Strata's config knows.
-func groupOptions(cfg *config.Broker) group.Options {
-	o := group.DefaultOptions(crand.Reader)
+func groupOptions(cfg *config.Broker, topics func() group.TopicsView) group.Options {
+	o := group.DefaultOptions(topics, crand.Reader)
 	o.InitialRebalanceDelay = cfg.GroupInitialRebalanceDelay
 	o.SessionTimeoutMin = cfg.GroupMinSessionTimeout
 	o.SessionTimeoutMax = cfg.GroupMaxSessionTimeout
@@ -48,6 +50,9 @@ func groupOptions(cfg *config.Broker) group.Options {
 	o.OffsetsRetentionCheckInterval = cfg.OffsetsRetentionCheckInterval
 	o.OffsetMetadataMaxBytes = int(cfg.OffsetMetadataMaxBytes)
 	o.ProducerIDExpiration = cfg.ProducerIDExpiration
+	o.ConsumerSessionTimeout = cfg.GroupConsumerSessionTimeout
+	o.ConsumerHeartbeatInterval = cfg.GroupConsumerHeartbeatInterval
+	o.ConsumerMaxSize = int(cfg.GroupConsumerMaxSize)
 	return o
 }
 

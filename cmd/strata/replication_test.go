@@ -149,7 +149,7 @@ func startReplicaNode(t *testing.T, spec replicaSpec) *replicaNode {
 	if n.coord.replicaClients, err = newReplicaClients(cfg, meta); err != nil {
 		t.Fatal(err)
 	}
-	if n.coord.groups, err = newGroupCoordinator(cfg, clock.Real{}, logger); err != nil {
+	if n.coord.groups, err = newGroupCoordinator(cfg, meta, clock.Real{}, logger); err != nil {
 		t.Fatal(err)
 	}
 	if n.coord.txns, err = newTxnCoordinator(cfg, clock.Real{}, logger, n.coord); err != nil {

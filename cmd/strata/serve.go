@@ -218,7 +218,7 @@ func start(ctx context.Context, cfg *config.Broker, logger *slog.Logger) (*node,
 	n := &node{meta: meta, logger: logger, metrics: newBrokerMetrics(cfg, logger)}
 	// The coordinator exists before the broker: opening the broker opens
 	// the __consumer_offsets partitions, which start their coordinators.
-	if n.groups, err = newGroupCoordinator(cfg, clock.Real{}, logger); err != nil {
+	if n.groups, err = newGroupCoordinator(cfg, meta, clock.Real{}, logger); err != nil {
 		return nil, errors.Join(err, n.shutdown())
 	}
 	if n.txns, err = newTxnCoordinator(cfg, clock.Real{}, logger, n); err != nil {

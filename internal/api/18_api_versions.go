@@ -7,7 +7,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// ApiVersions: v0-4. The answer lists exactly the registered versions.
+// ApiVersions: v0-4. The answer lists exactly the registered versions of
+// the APIs the config leaves on.
 func init() { register(18, 0, 4, (*Handler).handleAPIVersions) }
 
 func (h *Handler) handleAPIVersions(_ context.Context, req *Request) Reply {
@@ -20,6 +21,9 @@ func (h *Handler) handleAPIVersions(_ context.Context, req *Request) Reply {
 		resp.ErrorCode = kerr.UnsupportedVersion.Code
 	}
 	for _, reg := range registrations() {
+		if h.off[reg.key] {
+			continue
+		}
 		k := kmsg.NewApiVersionsResponseApiKey()
 		k.ApiKey, k.MinVersion, k.MaxVersion = reg.key, reg.min, reg.max
 		resp.ApiKeys = append(resp.ApiKeys, k)

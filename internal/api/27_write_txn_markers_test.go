@@ -222,7 +222,9 @@ func TestWriteTxnMarkersNeedsClusterAction(t *testing.T) {
 func (rh *replicaHarness) withGroups() {
 	rh.t.Helper()
 	rh.createTopic(offsets.TopicName, nil, []int32{1}, []int32{2})
-	rt := rh.coordinatorRuntime(offsets.TopicName, func(int32) (runtime.Shard, error) { return group.New(group.DefaultOptions(crand.Reader)) }, group.ErrorResponse)
+	rt := rh.coordinatorRuntime(offsets.TopicName, func(int32) (runtime.Shard, error) {
+		return group.New(group.DefaultOptions(GroupTopics(rh.meta), crand.Reader))
+	}, group.ErrorResponse)
 	rt.Start(0)
 	opts := rh.h.opts
 	opts.Groups = rt

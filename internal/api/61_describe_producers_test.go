@@ -11,7 +11,7 @@ import (
 )
 
 func TestDescribeProducersRegistered(t *testing.T) {
-	var h *Handler
+	h := &Handler{}
 	if !h.Supported(61, 0) || h.Supported(61, 1) {
 		t.Fatal("DescribeProducers must be registered at v0 only")
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strata-broker/strata/internal/acl"
 	"github.com/strata-broker/strata/internal/coordinator/offsets"
 	"github.com/strata-broker/strata/internal/coordinator/runtime"
 	"github.com/strata-broker/strata/internal/metadata"
@@ -100,6 +101,9 @@ func (c *coordinators) submit(req *Request, p int32, body kmsg.Request) <-chan k
 		panic("api: a decoded request does not decode again: " + err.Error())
 	}
 	client := runtime.Client{Host: req.ClientHost}
+	if c.h.policy != nil {
+		client.TopicVisible = func(topic string) bool { return c.h.allowedTopic(req, acl.OpDescribe, topic) }
+	}
 	if req.ClientID != nil {
 		client.ID = *req.ClientID
 	}

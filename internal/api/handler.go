@@ -124,6 +124,9 @@ type Handler struct {
 	// leaderThrottle meters what this broker sends its throttled
 	// followers (leader.replication.throttled.rate, KIP-73).
 	leaderThrottle *quota.ByteRate
+	// off are the registered APIs this broker's config turns off: neither
+	// advertised nor served.
+	off map[int16]bool
 }
 
 // New returns a Handler.
@@ -140,7 +143,20 @@ func New(opts Options) (*Handler, error) {
 		leaderThrottle: quota.NewByteRate(ReplicationQuotaConfig(opts.Config))}
 	h.groups = newGroupCoordinators(h)
 	h.txns = newTxnCoordinators(h)
+	h.off = apisOff(opts.Config)
 	return h, nil
+}
+
+// apisOff are the APIs cfg turns off: the consumer group protocol's
+// without "consumer" in group.coordinator.rebalance.protocols (as Kafka,
+// which then does not advertise them).
+func apisOff(cfg *config.Broker) map[int16]bool {
+	off := map[int16]bool{}
+	if !cfg.GroupConsumerProtocol {
+		off[kmsg.ConsumerGroupHeartbeat.Int16()] = true
+		off[kmsg.ConsumerGroupDescribe.Int16()] = true
+	}
+	return off
 }
 
 type handleFunc func(h *Handler, ctx context.Context, req *Request) Reply
@@ -166,7 +182,7 @@ func register(key, minVersion, maxVersion int16, fn handleFunc) {
 // Supported reports whether key at version is implemented.
 func (h *Handler) Supported(key, version int16) bool {
 	r, ok := registry[key]
-	return ok && version >= r.min && version <= r.max
+	return ok && !h.off[key] && version >= r.min && version <= r.max
 }
 
 // Handle serves one request. Unsupported versions never reach here (the

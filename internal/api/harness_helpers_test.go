@@ -16,7 +16,7 @@ import (
 // that ApiVersions advertises that range.
 func checkAdvertised(t *testing.T, key, min, max int16) {
 	t.Helper()
-	var h *Handler
+	h := &Handler{}
 	if !h.Supported(key, min) || !h.Supported(key, max) || h.Supported(key, max+1) || (min > 0 && h.Supported(key, min-1)) {
 		t.Fatalf("%s must be registered at v%d-%d", kmsg.NameForKey(key), min, max)
 	}

@@ -107,6 +107,13 @@ type Broker struct {
 	GroupMinSessionTimeout        time.Duration
 	GroupMaxSessionTimeout        time.Duration
 	GroupMaxSize                  int32
+	// The consumer protocol's groups (KIP-848): the session of a member,
+	// the interval it is told to heartbeat at (less than the session), and
+	// the most members of one group.
+	GroupConsumerProtocol          bool // group.coordinator.rebalance.protocols has "consumer"
+	GroupConsumerSessionTimeout    time.Duration
+	GroupConsumerHeartbeatInterval time.Duration
+	GroupConsumerMaxSize           int32
 
 	TxnTopicNumPartitions     int32
 	TxnTopicReplicationFactor int16
@@ -256,6 +263,11 @@ func newBroker(raw, origin map[string]string) (*Broker, error) {
 		GroupMinSessionTimeout:        msDuration(g.i64("group.min.session.timeout.ms")),
 		GroupMaxSessionTimeout:        msDuration(g.i64("group.max.session.timeout.ms")),
 		GroupMaxSize:                  g.i32("group.max.size"),
+
+		GroupConsumerProtocol:          slices.Contains(splitList(g.str("group.coordinator.rebalance.protocols")), "consumer"),
+		GroupConsumerSessionTimeout:    msDuration(g.i64("group.consumer.session.timeout.ms")),
+		GroupConsumerHeartbeatInterval: msDuration(g.i64("group.consumer.heartbeat.interval.ms")),
+		GroupConsumerMaxSize:           g.i32("group.consumer.max.size"),
 
 		TxnTopicNumPartitions:     g.i32("transaction.state.log.num.partitions"),
 		TxnTopicReplicationFactor: g.i16("transaction.state.log.replication.factor"),

@@ -188,6 +188,11 @@ var brokerDefs = readOnly(slices.Concat([]Def{
 	def("transaction.partition.verification.enable", Boolean, "true", "", nil, "Verify with the coordinator that a partition is in a producer's transaction before its first transactional batch there (KIP-890 part 1); off, a late or zombie produce can leave a hanging transaction."),
 	def("transaction.remove.expired.transaction.cleanup.interval.ms", Int, "3600000", "", atLeast(1), "How often expired transactional ids are looked for."),
 	def("group.max.size", Int, "2147483647", "", atLeast(1), "Most members of one consumer group."),
+	def("group.coordinator.rebalance.protocols", List, "classic,consumer", "", groupProtocols,
+		"The group protocols served: classic, which every client speaks and which cannot be turned off (as in Kafka), and consumer (KIP-848: ConsumerGroupHeartbeat and ConsumerGroupDescribe are advertised only with it)."),
+	def("group.consumer.session.timeout.ms", Int, "45000", "", atLeast(1), "How long a member of a consumer-protocol group (KIP-848) may go without a heartbeat before it is removed."),
+	def("group.consumer.heartbeat.interval.ms", Int, "5000", "", atLeast(1), "How often members of consumer-protocol groups (KIP-848) are told to heartbeat; less than group.consumer.session.timeout.ms."),
+	def("group.consumer.max.size", Int, "2147483647", "", atLeast(1), "Most members of one consumer-protocol group (KIP-848)."),
 
 	def("remote.log.storage.system.enable", Boolean, "true", "", nil, "Enable the remote tier on this broker (Strata's default is true)."),
 	def("remote.log.manager.task.interval.ms", Long, "30000", "", atLeast(1), "How often each partition's tier loop runs."),

@@ -115,12 +115,6 @@ var compatDefs = noEffectDefs([]Def{
 		"Kafka's longest retry wait of the broker's own OAUTHBEARER login. "+brokerLoginNoEffect),
 	def("offsets.topic.compression.codec", Int, "0", "", between(0, 4),
 		"Kafka's compression of the offset commits it writes to __consumer_offsets. "+noEffect+"Strata writes them uncompressed."),
-	def("group.coordinator.rebalance.protocols", List, "classic,consumer", "", withClassic,
-		"The group protocols Kafka's coordinator serves. "+noEffect+"Strata serves the classic protocol, which every client speaks; it does not advertise KIP-848's ConsumerGroupHeartbeat, so consumers use classic."),
-	def("group.consumer.heartbeat.interval.ms", Int, "5000", "", atLeast(1),
-		"Heartbeat interval of KIP-848 consumer groups. "+noEffect+"Strata serves the classic protocol only."),
-	def("group.consumer.session.timeout.ms", Int, "45000", "", atLeast(1),
-		"Session timeout of KIP-848 consumer groups. "+noEffect+"Strata serves the classic protocol only."),
 	def("remote.log.manager.thread.pool.size", Int, "10", "", atLeast(1),
 		"Kafka's threads that copy and expire remote segments. "+noEffect+"Strata's tier loop uploads each partition's segments in order."),
 	def("share.coordinator.state.topic.num.partitions", Int, "50", "", atLeast(1),
@@ -152,18 +146,6 @@ var onlyDefaultDefs = []Def{
 		"Kafka's eligible leader replicas (KIP-966). Only false is accepted: Strata elects leaders from the ISR only."),
 	def("group.share.enable", Boolean, "false", "", onlyFalse("Strata has no share groups (KIP-932); set it to false or remove it"),
 		"Kafka's share groups (KIP-932). Only false is accepted: Strata has no share groups."),
-}
-
-// withClassic is Kafka's rule for group.coordinator.rebalance.protocols: a
-// list of the known protocols that keeps classic.
-func withClassic(v string) error {
-	if err := listOf("classic", "consumer", "share", "streams")(v); err != nil {
-		return err
-	}
-	if !slices.Contains(splitList(v), "classic") {
-		return errors.New("must include classic: disabling the classic protocol is not supported (as in Kafka)")
-	}
-	return nil
 }
 
 // javaClassRefused refuses a Java class name: Strata loads none.

@@ -275,9 +275,18 @@ func TestOnlyDefaultKeysRefuseOtherValues(t *testing.T) {
 			t.Errorf("%s=%s: %v, want an error naming the key and what Strata does", key, value, err)
 		}
 	}
-	// As in Kafka, the classic group protocol cannot be turned off.
-	if _, err := LoadBroker("", nil, map[string]string{"group.coordinator.rebalance.protocols": "consumer"}); err == nil || !strings.Contains(err.Error(), "classic") {
-		t.Errorf("group.coordinator.rebalance.protocols=consumer: %v, want an error saying classic stays", err)
+	// As in Kafka, the classic group protocol cannot be turned off; share
+	// and streams groups are not served.
+	for value, want := range map[string]string{"consumer": "classic", "classic,share": "share groups", "classic,consumer,streams": "streams groups"} {
+		if _, err := LoadBroker("", nil, map[string]string{"group.coordinator.rebalance.protocols": value}); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("group.coordinator.rebalance.protocols=%s: %v, want an error saying %q", value, err, want)
+		}
+	}
+	for value, want := range map[string]bool{"classic": false, "classic,consumer": true} {
+		b, err := LoadBroker("", nil, map[string]string{"group.coordinator.rebalance.protocols": value})
+		if err != nil || b.GroupConsumerProtocol != want {
+			t.Errorf("group.coordinator.rebalance.protocols=%s: consumer protocol %v (%v), want %v", value, b != nil && b.GroupConsumerProtocol, err, want)
+		}
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"math"
 	"net"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -250,4 +251,23 @@ func validKafkaVersion(v string) error {
 		return nil
 	}
 	return errors.New("must be a Kafka version, e.g. 2.8 or 3.0-IV1")
+}
+
+// groupProtocols is group.coordinator.rebalance.protocols: Kafka's rule
+// (known protocols, classic kept), and Strata's: no share or streams
+// groups, which it does not serve.
+func groupProtocols(v string) error {
+	if err := listOf("classic", "consumer", "share", "streams")(v); err != nil {
+		return err
+	}
+	items := splitList(v)
+	if !slices.Contains(items, "classic") {
+		return errors.New("must include classic: disabling the classic protocol is not supported (as in Kafka)")
+	}
+	for _, p := range []string{"share", "streams"} {
+		if slices.Contains(items, p) {
+			return fmt.Errorf("names %s, and Strata has no %s groups; remove it (classic and consumer are served)", p, p)
+		}
+	}
+	return nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // groupBrokerOverrides start a broker whose groups rebalance at once, as a
@@ -207,9 +208,13 @@ func TestFranzGroupMembersLeaveAndJoin(t *testing.T) {
 	for _, bal := range []struct {
 		name string
 		b    kgo.GroupBalancer
+		opts []kgo.Opt
 	}{
-		{"eager-range", kgo.RangeBalancer()},
-		{"cooperative-sticky", kgo.CooperativeStickyBalancer()},
+		{"eager-range", kgo.RangeBalancer(), nil},
+		{"cooperative-sticky", kgo.CooperativeStickyBalancer(), nil},
+		// KIP-848: the broker assigns (its uniform assignor), members
+		// heartbeat with ConsumerGroupHeartbeat.
+		{"consumer-protocol", kgo.CooperativeStickyBalancer(), []kgo.Opt{kgo.ServerSideBalancer()}},
 	} {
 		t.Run(bal.name, func(t *testing.T) {
 			t.Parallel()
@@ -220,7 +225,7 @@ func TestFranzGroupMembersLeaveAndJoin(t *testing.T) {
 			l := newLedger()
 			members := []*groupMember{}
 			for range 3 {
-				members = append(members, startMember(t, b.Addr, group, topic, l, defaultPace, kgo.Balancers(bal.b)))
+				members = append(members, startMember(t, b.Addr, group, topic, l, defaultPace, append([]kgo.Opt{kgo.Balancers(bal.b)}, bal.opts...)...))
 			}
 			ends := map[int32]int64{}
 			for i := range batches {
@@ -232,17 +237,38 @@ func TestFranzGroupMembersLeaveAndJoin(t *testing.T) {
 					waitFor(t, 30*time.Second, "consumption to start", func() bool { return l.count() > 0 })
 					members[0].leave()
 				case 2 * batches / 3:
-					members = append(members, startMember(t, b.Addr, group, topic, l, defaultPace, kgo.Balancers(bal.b)))
+					members = append(members, startMember(t, b.Addr, group, topic, l, defaultPace, append([]kgo.Opt{kgo.Balancers(bal.b)}, bal.opts...)...))
 				}
 				time.Sleep(100 * time.Millisecond)
 			}
 			total := batches * perBatch
 			waitFor(t, 60*time.Second, fmt.Sprintf("%d records consumed", total), func() bool { return l.count() >= total })
+			if bal.opts != nil {
+				requireConsumerProtocol(t, members[1].cl, group, len(members)-1)
+			}
 			for _, m := range members[1:] {
 				m.leave()
 			}
 			l.check(t, ends)
 			requireCommitted(t, adm, group, topic, ends)
 		})
+	}
+}
+
+// requireConsumerProtocol checks that group is a consumer-protocol
+// (KIP-848) group of n members, as ConsumerGroupDescribe shows it.
+func requireConsumerProtocol(t *testing.T, cl *kgo.Client, group string, n int) {
+	t.Helper()
+	req := kmsg.NewPtrConsumerGroupDescribeRequest()
+	req.Groups = []string{group}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatalf("ConsumerGroupDescribe of %s: %v", group, err)
+	}
+	if g := resp.Groups[0]; g.ErrorCode != 0 || len(g.Members) != n || g.AssignorName != "uniform" {
+		t.Fatalf("group %s as ConsumerGroupDescribe shows it: error %d, %d members, assignor %q; want a consumer-protocol group of %d members (uniform)",
+			group, g.ErrorCode, len(g.Members), g.AssignorName, n)
 	}
 }

@@ -112,13 +112,17 @@ func buildJava() (classpath, skip string, err error) {
 
 // TestJavaClient runs each StrataCheck scenario against a fresh broker: the
 // Java client, unchanged, must produce (idempotent, every codec), consume,
-// share a classic consumer group, administer topics, configs and groups, and
-// read a topic the log cleaner compacted.
+// share a classic consumer group and a consumer-protocol one (KIP-848),
+// administer topics, configs and groups, and read a topic the log cleaner
+// compacted.
 func TestJavaClient(t *testing.T) {
 	t.Parallel()
 	classpath := javaClasspath(t)
-	overrides := map[string][]string{"compacted": {"log.cleaner.backoff.ms=100"}}
-	for _, scenario := range []string{"produce-consume", "group", "admin", "compacted", "transactions"} {
+	overrides := map[string][]string{
+		"compacted":               {"log.cleaner.backoff.ms=100"},
+		"consumer-protocol-group": {"group.consumer.heartbeat.interval.ms=500"},
+	}
+	for _, scenario := range []string{"produce-consume", "group", "consumer-protocol-group", "admin", "compacted", "transactions"} {
 		t.Run(scenario, func(t *testing.T) {
 			b := startBroker(t, t.TempDir(), overrides[scenario]...)
 			runStrataCheck(t, classpath, b.Addr, scenario)

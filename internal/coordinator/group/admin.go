@@ -1,6 +1,7 @@
 package group
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -23,16 +24,19 @@ func (c *Coordinator) describeGroups(req *kmsg.DescribeGroupsRequest) *kmsg.Desc
 }
 
 // describeGroup follows Kafka: protocol, member metadata and assignments
-// are shown only for a Stable group; a missing group is Dead (before v6) or
-// GROUP_ID_NOT_FOUND (v6+, KIP-1043).
+// are shown only for a Stable group; a missing group, or a consumer-protocol
+// one, is Dead (before v6) or GROUP_ID_NOT_FOUND (v6+, KIP-1043).
 func (c *Coordinator) describeGroup(version int16, id string) kmsg.DescribeGroupsResponseGroup {
 	out := kmsg.NewDescribeGroupsResponseGroup()
 	out.Group = id
 	g, ok := c.groups[id]
-	if !ok {
+	if !ok || g.consumer != nil {
 		out.State = stateDead.String()
 		if version >= 6 {
 			out.ErrorCode = kerr.GroupIDNotFound.Code
+			if ok {
+				out.ErrorMessage = kmsg.StringPtr(fmt.Sprintf("Group %s is not a classic group.", id))
+			}
 		}
 		return out
 	}
@@ -60,30 +64,26 @@ func (c *Coordinator) describeGroup(version int16, id string) kmsg.DescribeGroup
 
 func (c *Coordinator) listGroups(req *kmsg.ListGroupsRequest) *kmsg.ListGroupsResponse {
 	resp := req.ResponseKind().(*kmsg.ListGroupsResponse)
-	states := map[groupState]bool{}
-	for _, name := range req.StatesFilter {
-		if s, ok := parseState(name); ok {
-			states[s] = true
-		}
-	}
-	if len(req.StatesFilter) > 0 && len(states) == 0 {
-		return resp // only states no group is in
-	}
-	if len(req.TypesFilter) > 0 && !slices.ContainsFunc(req.TypesFilter, func(t string) bool {
-		return strings.EqualFold(t, classicGroupType)
-	}) {
-		return resp
+	// Filters compare case-insensitively, as Kafka's.
+	wanted := func(filter []string, value string) bool {
+		return len(filter) == 0 || slices.ContainsFunc(filter, func(f string) bool { return strings.EqualFold(f, value) })
 	}
 	for _, id := range slices.Sorted(maps.Keys(c.groups)) {
-		g := c.groups[id]
-		if len(states) > 0 && !states[g.state] {
-			continue
+		l := c.groups[id].listed()
+		if wanted(req.StatesFilter, l.GroupState) && wanted(req.TypesFilter, l.GroupType) {
+			l.Group = id
+			resp.Groups = append(resp.Groups, l)
 		}
-		resp.Groups = append(resp.Groups, kmsg.ListGroupsResponseGroup{
-			Group: id, ProtocolType: g.protocolType, GroupState: g.state.String(), GroupType: classicGroupType,
-		})
 	}
 	return resp
+}
+
+// listed is the group as ListGroups shows it, but for its id.
+func (g *group) listed() kmsg.ListGroupsResponseGroup {
+	if g.consumer != nil {
+		return kmsg.ListGroupsResponseGroup{ProtocolType: consumerProtocolType, GroupState: string(g.consumer.state()), GroupType: consumerGroupType}
+	}
+	return kmsg.ListGroupsResponseGroup{ProtocolType: g.protocolType, GroupState: g.state.String(), GroupType: classicGroupType}
 }
 
 // deleteGroups removes empty groups with their offsets (committed and
@@ -107,7 +107,7 @@ func (c *Coordinator) deleteGroup(id string, res *runtime.Result) int16 {
 	if !ok {
 		return kerr.GroupIDNotFound.Code
 	}
-	if g.state != stateEmpty {
+	if g.state != stateEmpty || g.consumer != nil && len(g.consumer.members) > 0 {
 		return kerr.NonEmptyGroup.Code
 	}
 	// As Kafka's deleteAllOffsets: one tombstone per partition with a
@@ -116,7 +116,11 @@ func (c *Coordinator) deleteGroup(id string, res *runtime.Result) int16 {
 	for _, tp := range g.offsetPartitions() {
 		c.writeOffsetTombstone(g, tp, res)
 	}
-	c.writeGroupTombstone(g, res)
+	if g.consumer != nil {
+		c.dropConsumerState(g, res)
+	} else {
+		c.writeGroupTombstone(g, res)
+	}
 	delete(c.groups, id)
 	return 0
 }

@@ -5,7 +5,6 @@ import "github.com/twmb/franz-go/pkg/kbin"
 // KIP-848 consumer group records of __consumer_offsets, byte for byte as
 // Kafka writes them (its JSON schemas in
 // group-coordinator/src/main/resources/common/message/, which kmsg lacks).
-// Only the codec lives here; nothing writes or replays these records yet.
 //
 // A key is the int16 key type (where classic keys put their version), then
 // the key's strings with int16 lengths. A value is the int16 value version,

@@ -77,6 +77,18 @@ func (cg *consumerGroup) subscribedNames(m *consumerMember) []string {
 	return slices.Compact(names)
 }
 
+// subscribedTopics is the topic names the group's members subscribe to,
+// by name or regular expression (Kafka's subscribedTopicNames).
+func (cg *consumerGroup) subscribedTopics() map[string]bool {
+	topics := map[string]bool{}
+	for _, m := range cg.members {
+		for _, name := range cg.subscribedNames(m) {
+			topics[name] = true
+		}
+	}
+	return topics
+}
+
 // assignmentSpec is the assignor's input: every member (ascending by id)
 // with the existing topics it subscribes to and its current target.
 func (cg *consumerGroup) assignmentSpec(view TopicsView) assignor.Spec {

@@ -27,9 +27,13 @@ var MaxVersions = map[int16]int16{
 	kmsg.DeleteGroups.Int16():    3,
 	kmsg.OffsetDelete.Int16():    0,
 	kmsg.TxnOffsetCommit.Int16(): 4,
+
+	kmsg.ConsumerGroupHeartbeat.Int16(): 1,
+	kmsg.ConsumerGroupDescribe.Int16():  1,
 }
 
-// Coordinator holds the classic groups of one __consumer_offsets partition.
+// Coordinator holds the groups of one __consumer_offsets partition: classic
+// groups and consumer-protocol (KIP-848) groups.
 // It implements runtime.Shard. Not safe for concurrent use.
 type Coordinator struct {
 	opts        Options
@@ -91,6 +95,10 @@ func (c *Coordinator) Handle(op runtime.Op, now time.Time) runtime.Result {
 		c.deleteGroups(op, req, &res)
 	case *kmsg.TxnOffsetCommitRequest:
 		c.txnOffsetCommit(op, req, now, &res)
+	case *kmsg.ConsumerGroupHeartbeatRequest:
+		c.consumerGroupHeartbeat(op, req, now, &res)
+	case *kmsg.ConsumerGroupDescribeRequest:
+		reply(&res, op.Token, c.consumerGroupDescribe(req))
 	default:
 		panic(fmt.Sprintf("group: Handle of unserved request %T", op.Req))
 	}
@@ -98,14 +106,24 @@ func (c *Coordinator) Handle(op runtime.Op, now time.Time) runtime.Result {
 }
 
 // Tick fires the timers that are due at now: pending-member, session,
-// sync and join-phase timeouts, idle producers' expiry, and (every
-// retention check interval) offset expiry. The first Tick after Replay
-// arms the session timers of the loaded members and the expiry of the
-// loaded idle producers.
+// sync and join-phase timeouts, consumer-protocol members' session and
+// revocation timeouts, idle producers' expiry, and (every retention check
+// interval) offset expiry. The first Tick after Replay arms the session
+// timers of the loaded members and the expiry of the loaded idle
+// producers.
 func (c *Coordinator) Tick(now time.Time) runtime.Result {
 	var res runtime.Result
+	var view TopicsView
 	for _, id := range slices.Sorted(maps.Keys(c.groups)) {
-		c.tickGroup(c.groups[id], now, &res)
+		g := c.groups[id]
+		if g.consumer == nil {
+			c.tickGroup(g, now, &res)
+			continue
+		}
+		if view == nil {
+			view = c.opts.Topics()
+		}
+		c.tickConsumer(g, view, now, &res)
 	}
 	c.expireProducers(now)
 	if !c.expiryCheck.armed {
@@ -167,12 +185,16 @@ func (c *Coordinator) tickGroup(g *group, now time.Time, res *runtime.Result) {
 // newMemberID is Kafka's form: the client id (or instance id) and a UUID.
 func (c *Coordinator) newMemberID(prefix string) string {
 	var b [16]byte
-	if _, err := io.ReadFull(c.opts.Random, b[:]); err != nil {
-		panic(fmt.Sprintf("group: Options.Random failed: %v", err))
-	}
+	c.readRandom(b[:])
 	b[6] = b[6]&0x0f | 0x40
 	b[8] = b[8]&0x3f | 0x80
 	return fmt.Sprintf("%s-%x-%x-%x-%x-%x", prefix, b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+func (c *Coordinator) readRandom(b []byte) {
+	if _, err := io.ReadFull(c.opts.Random, b); err != nil {
+		panic(fmt.Sprintf("group: Options.Random failed: %v", err))
+	}
 }
 
 func (c *Coordinator) dropIfGarbage(g *group) {

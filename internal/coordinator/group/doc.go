@@ -1,11 +1,12 @@
-// Package group is the classic consumer-group coordinator of one
-// __consumer_offsets partition, as a pure state machine (Kafka's
-// GroupMetadataManager for classic groups plus its offset manager).
+// Package group is the consumer-group coordinator of one __consumer_offsets
+// partition, as a pure state machine (Kafka's GroupMetadataManager for
+// classic and consumer-protocol groups plus its offset manager).
 //
 // Contract. A Coordinator implements runtime.Shard: Handle(op, now) applies
 // one JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit,
-// OffsetFetch, OffsetDelete, DescribeGroups, ListGroups, DeleteGroups or
-// TxnOffsetCommit request (versions up to MaxVersions), or one TxnCompleted
+// OffsetFetch, OffsetDelete, DescribeGroups, ListGroups, DeleteGroups,
+// TxnOffsetCommit, ConsumerGroupHeartbeat or ConsumerGroupDescribe request
+// (versions up to MaxVersions), or one TxnCompleted
 // event of the broker's, and Tick(now) fires due timers. Both return a
 // runtime.Result: records to append to the partition, in Kafka's schemas
 // (OffsetCommitKey/Value, GroupMetadataKey/Value), and replies keyed by op
@@ -26,17 +27,20 @@
 // TxnCompleted of an epoch below the producer's known one writes nothing
 // (INVALID_PRODUCER_EPOCH, ErrStaleMarker).
 //
-// KIP-848 consumer groups (in progress, not yet reachable): the records
-// of consumer_records*.go; the group model of consumer_group.go, whose
-// state changes only by replaying its records, as in Kafka
+// KIP-848 consumer groups (consumer_coordinator.go routes to them): the
+// records of consumer_records*.go; the group model of consumer_group.go,
+// whose state changes only by replaying its records, as in Kafka
 // (consumer_replay.go); and ConsumerGroupHeartbeat (consumer_validate.go,
 // consumer_heartbeat.go): join, heartbeat, leave and static leave, the
 // target assignment (consumer_target.go, coordinator/assignor) and each
 // member's reconciliation (coordinator/reconcile), every change written
 // as a record that is applied as it is written (consumerWrite), and the
 // session and revocation timers; regular expressions are resolved on the
-// coordinator (consumer_regex.go). Replay and Handle do not route to them
-// yet.
+// coordinator (consumer_regex.go), against the topics of Options.Topics
+// that the requesting client may see (Op.TopicVisible). A group is of one
+// protocol at a time (group.consumer != nil for the consumer protocol);
+// its offsets are shared, and an empty group converts on a join of the
+// other protocol.
 //
 // Errors are Kafka error codes inside responses, as Kafka's classic
 // coordinator answers them (REBALANCE_IN_PROGRESS, ILLEGAL_GENERATION,

@@ -54,6 +54,18 @@ func ErrorResponse(req kmsg.Request, code int16) kmsg.Response {
 		resp := req.ResponseKind().(*kmsg.ListGroupsResponse)
 		resp.ErrorCode = code
 		return resp
+	case *kmsg.ConsumerGroupHeartbeatRequest:
+		resp := req.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
+		resp.ErrorCode = code
+		return resp
+	case *kmsg.ConsumerGroupDescribeRequest:
+		resp := req.ResponseKind().(*kmsg.ConsumerGroupDescribeResponse)
+		for _, id := range req.Groups {
+			rg := kmsg.NewConsumerGroupDescribeResponseGroup()
+			rg.Group, rg.ErrorCode = id, code
+			resp.Groups = append(resp.Groups, rg)
+		}
+		return resp
 	case *kmsg.DeleteGroupsRequest:
 		resp := req.ResponseKind().(*kmsg.DeleteGroupsResponse)
 		for _, id := range req.Groups {

@@ -132,6 +132,10 @@ type group struct {
 	// not show them.
 	txnOffsets map[int64]map[base.TopicPartition]offsetEntry
 	persisted  *kmsg.GroupMetadataValue
+	// consumer is set when the group speaks the consumer protocol
+	// (KIP-848): the classic fields above are then those of an empty
+	// group, and only the offsets are shared.
+	consumer *consumerGroup
 }
 
 func newGroup(id string, now time.Time) *group {
@@ -300,6 +304,16 @@ func (g *group) isSubscribedTo(topic string) bool {
 	return g.protocolType == consumerProtocolType
 }
 
+// subscribedTo reports whether the group's members consume topic, so
+// that its offsets may not be deleted (OffsetDelete's
+// GROUP_SUBSCRIBED_TO_TOPIC).
+func (g *group) subscribedTo(topic string) bool {
+	if g.consumer != nil {
+		return g.consumer.subscribedTopics()[topic]
+	}
+	return g.state != stateEmpty && g.isSubscribedTo(topic)
+}
+
 // rebalanceTimeout is the largest rebalance timeout of the members.
 func (g *group) rebalanceTimeout() time.Duration {
 	var d time.Duration
@@ -317,6 +331,16 @@ func (g *group) allJoined() bool {
 // garbage reports whether the group holds nothing worth keeping: no
 // members, no offsets (committed or pending) and nothing persisted.
 func (g *group) garbage() bool {
-	return g.state == stateEmpty && len(g.members) == 0 && len(g.pending) == 0 &&
-		len(g.offsets) == 0 && len(g.txnOffsets) == 0 && g.persisted == nil
+	return g.consumer == nil && g.classicEmpty() && len(g.offsets) == 0 && len(g.txnOffsets) == 0 && g.persisted == nil
+}
+
+// classicEmpty reports whether the group has no classic members, not
+// even pending ones.
+func (g *group) classicEmpty() bool {
+	return g.state == stateEmpty && len(g.members) == 0 && len(g.pending) == 0
+}
+
+// empty reports whether the group has no members of either protocol.
+func (g *group) empty() bool {
+	return g.classicEmpty() && (g.consumer == nil || len(g.consumer.members) == 0)
 }

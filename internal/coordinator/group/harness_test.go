@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -44,8 +45,11 @@ type harness struct {
 	records []runtime.Record
 }
 
+// harnessTopics are the topics a harness's coordinator sees.
+var harnessTopics = viewOf(map[string]int32{"t1": 4, "t2": 2})
+
 func testOptions() Options {
-	o := DefaultOptions(rand.NewChaCha8([32]byte{1}))
+	o := DefaultOptions(func() TopicsView { return harnessTopics }, rand.NewChaCha8([32]byte{1}))
 	o.InitialRebalanceDelay = 0
 	return o
 }
@@ -269,18 +273,19 @@ func (h *harness) stableGroup(group string, n int) ([]string, int32) {
 type snapshot map[string]groupSnap
 
 type groupSnap struct {
-	meta    string
-	offsets map[base.TopicPartition]string
-	pending map[int64]map[base.TopicPartition]string
+	meta     string
+	consumer string
+	offsets  map[base.TopicPartition]string
+	pending  map[int64]map[base.TopicPartition]string
 }
 
 func snapshotOf(c *Coordinator) snapshot {
 	s := snapshot{}
 	for id, g := range c.groups {
-		if g.persisted == nil && len(g.offsets) == 0 && len(g.txnOffsets) == 0 {
+		if g.persisted == nil && g.consumer == nil && len(g.offsets) == 0 && len(g.txnOffsets) == 0 {
 			continue
 		}
-		gs := groupSnap{offsets: map[base.TopicPartition]string{}, pending: map[int64]map[base.TopicPartition]string{}}
+		gs := groupSnap{consumer: consumerSnap(g.consumer), offsets: map[base.TopicPartition]string{}, pending: map[int64]map[base.TopicPartition]string{}}
 		if g.persisted != nil {
 			gs.meta = hex.EncodeToString(g.persisted.AppendTo(nil))
 		}
@@ -296,6 +301,24 @@ func snapshotOf(c *Coordinator) snapshot {
 		s[id] = gs
 	}
 	return s
+}
+
+// consumerSnap is a consumer group's persisted state, as its records
+// would write it ("" for none).
+func consumerSnap(cg *consumerGroup) string {
+	if cg == nil {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "epoch %d hash %d created %v/%v target %d %v;", cg.epoch, cg.metadataHash, cg.created.UnixMilli(), cg.hasCreated, cg.assignmentEpoch, cg.targets)
+	for _, id := range cg.memberIDs() {
+		m := cg.members[id]
+		fmt.Fprintf(&b, " %s meta %x current %x;", id, memberMetadataValue(m.metadata()), currentMemberAssignmentValue(currentAssignmentOf(m.Member)))
+	}
+	for _, expr := range slices.Sorted(maps.Keys(cg.regexes)) {
+		fmt.Fprintf(&b, " regex %q %v;", expr, cg.regexes[expr])
+	}
+	return b.String()
 }
 
 func entrySnap(e offsetEntry) string {

@@ -30,6 +30,16 @@ func (c *Coordinator) joinGroup(op runtime.Op, req *kmsg.JoinGroupRequest, now t
 		g = newGroup(req.Group, now)
 		c.groups[req.Group] = g
 	}
+	if g.consumer != nil {
+		// Classic members do not join a consumer-protocol group (Kafka's
+		// online migration is not implemented); an empty one becomes
+		// classic again.
+		if len(g.consumer.members) > 0 {
+			fail(kerr.InconsistentGroupProtocol.Code)
+			return
+		}
+		c.dropConsumerState(g, res)
+	}
 	defer c.dropIfGarbage(g)
 	if !g.supportsProtocols(req.ProtocolType, req.Protocols) {
 		fail(kerr.InconsistentGroupProtocol.Code)

@@ -63,6 +63,9 @@ func (c *Coordinator) validateCommit(req *kmsg.OffsetCommitRequest, now time.Tim
 		g = newGroup(req.Group, now)
 		c.groups[req.Group] = g
 	}
+	if g.consumer != nil {
+		return g, nil, g.consumer.commitCheck(req.MemberID, req.Generation, false, req.Version)
+	}
 	if req.Generation < 0 && g.state == stateEmpty {
 		return g, nil, 0 // a simple commit: admin tools, manual assignment
 	}
@@ -92,7 +95,7 @@ func (c *Coordinator) offsetFetch(req *kmsg.OffsetFetchRequest) *kmsg.OffsetFetc
 			topics = append(topics, kmsg.OffsetFetchRequestGroupTopic{Topic: t.Topic, Partitions: t.Partitions})
 		}
 		all := req.Topics == nil && req.Version >= 2
-		fg := c.fetchGroup(req.Group, topics, all, requireStable(req))
+		fg := c.fetchGroup(kmsg.OffsetFetchRequestGroup{Group: req.Group, Topics: topics, MemberEpoch: -1}, all, requireStable(req))
 		for _, t := range fg.Topics {
 			rt := kmsg.OffsetFetchResponseTopic{Topic: t.Topic}
 			for _, p := range t.Partitions {
@@ -107,7 +110,7 @@ func (c *Coordinator) offsetFetch(req *kmsg.OffsetFetchRequest) *kmsg.OffsetFetc
 		return resp
 	}
 	for _, rg := range req.Groups {
-		resp.Groups = append(resp.Groups, c.fetchGroup(rg.Group, rg.Topics, rg.Topics == nil, requireStable(req)))
+		resp.Groups = append(resp.Groups, c.fetchGroup(rg, rg.Topics == nil, requireStable(req)))
 	}
 	return resp
 }
@@ -122,10 +125,17 @@ func requireStable(req *kmsg.OffsetFetchRequest) bool {
 // committed offset answers offset -1 (the wire's "none"); all=true lists
 // every committed partition. With stable, a partition that has a pending
 // transactional offset answers UNSTABLE_OFFSET_COMMIT instead (the client
-// retries until the transaction ends), as Kafka's fetchOffsets does.
-func (c *Coordinator) fetchGroup(id string, topics []kmsg.OffsetFetchRequestGroupTopic, all, stable bool) kmsg.OffsetFetchResponseGroup {
-	out := kmsg.OffsetFetchResponseGroup{Group: id}
-	g := c.groups[id]
+// retries until the transaction ends), as Kafka's fetchOffsets does. A
+// consumer-protocol group checks the member the request names (v9+).
+func (c *Coordinator) fetchGroup(rg kmsg.OffsetFetchRequestGroup, all, stable bool) kmsg.OffsetFetchResponseGroup {
+	out := kmsg.OffsetFetchResponseGroup{Group: rg.Group}
+	topics := rg.Topics
+	g := c.groups[rg.Group]
+	if g != nil && g.consumer != nil {
+		if out.ErrorCode = g.consumer.fetchCheck(rg.MemberID, rg.MemberEpoch); out.ErrorCode != 0 {
+			return out
+		}
+	}
 	if all {
 		if g == nil {
 			return out
@@ -177,7 +187,7 @@ func (c *Coordinator) offsetDelete(op runtime.Op, req *kmsg.OffsetDeleteRequest,
 	}
 	for _, t := range req.Topics {
 		rt := kmsg.OffsetDeleteResponseTopic{Topic: t.Topic}
-		subscribed := g.state != stateEmpty && g.isSubscribedTo(t.Topic)
+		subscribed := g.subscribedTo(t.Topic)
 		for _, p := range t.Partitions {
 			rp := kmsg.OffsetDeleteResponseTopicPartition{Partition: p.Partition}
 			tp := base.TopicPartition{Topic: t.Topic, Partition: p.Partition}
@@ -214,7 +224,10 @@ func (c *Coordinator) expireOffsets(now time.Time, res *runtime.Result) {
 				}
 			}
 		}
-		if g.state == stateEmpty && len(g.offsets) == 0 && len(g.pending) == 0 && len(g.txnOffsets) == 0 {
+		if g.empty() && len(g.offsets) == 0 && len(g.txnOffsets) == 0 {
+			if g.consumer != nil {
+				c.dropConsumerState(g, res)
+			}
 			if g.persisted != nil {
 				c.writeGroupTombstone(g, res)
 			}
@@ -227,6 +240,11 @@ func (c *Coordinator) expireOffsets(now time.Time, res *runtime.Result) {
 // offset's retention counts from (false: this offset does not expire).
 func (c *Coordinator) expiryBase(g *group) (func(base.TopicPartition, offsetEntry) (time.Time, bool), bool) {
 	switch {
+	case g.consumer != nil:
+		subscribed := g.consumer.subscribedTopics()
+		return func(tp base.TopicPartition, e offsetEntry) (time.Time, bool) {
+			return e.committed, !subscribed[tp.Topic]
+		}, true
 	case g.protocolType == "":
 		return func(_ base.TopicPartition, e offsetEntry) (time.Time, bool) { return e.committed, true }, true
 	case g.state == stateEmpty:

@@ -279,7 +279,8 @@ func TestErrorResponseCoversEveryServedRequest(t *testing.T) {
 		joinReq("g", "m", nil), syncReq("g", "m", 1, nil), heartbeatReq("g", "m", 1),
 		kmsg.NewPtrLeaveGroupRequest(), commit, fetch, kmsg.NewPtrOffsetDeleteRequest(),
 		&kmsg.DescribeGroupsRequest{Groups: []string{"g"}}, kmsg.NewPtrListGroupsRequest(),
-		&kmsg.DeleteGroupsRequest{Groups: []string{"g"}},
+		&kmsg.DeleteGroupsRequest{Groups: []string{"g"}}, joinRequest(),
+		&kmsg.ConsumerGroupDescribeRequest{Groups: []string{"g"}},
 	} {
 		if _, ok := MaxVersions[req.Key()]; !ok {
 			t.Fatalf("%T is not in MaxVersions", req)

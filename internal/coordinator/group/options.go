@@ -34,13 +34,28 @@ type Options struct {
 	// counted from its last write (producer.id.expiration.ms). A zombie
 	// older than that is no longer fenced by epoch.
 	ProducerIDExpiration time.Duration
+	// ConsumerSessionTimeout ends a consumer-protocol member (KIP-848)
+	// that sent no heartbeat for that long
+	// (group.consumer.session.timeout.ms).
+	ConsumerSessionTimeout time.Duration
+	// ConsumerHeartbeatInterval is how often consumer-protocol members
+	// are told to heartbeat (group.consumer.heartbeat.interval.ms); less
+	// than ConsumerSessionTimeout.
+	ConsumerHeartbeatInterval time.Duration
+	// ConsumerMaxSize is the most members a consumer group may have
+	// (group.consumer.max.size).
+	ConsumerMaxSize int
+	// Topics is the broker's topics as a request or a tick sees them:
+	// what consumer groups subscribe to and are assigned from.
+	Topics func() TopicsView
 	// Random supplies the random part of member ids (crypto/rand.Reader in
 	// production, a seeded reader in tests). Reads must not fail.
 	Random io.Reader
 }
 
-// DefaultOptions returns Kafka's defaults with the given randomness.
-func DefaultOptions(random io.Reader) Options {
+// DefaultOptions returns Kafka's defaults with the given topics and
+// randomness.
+func DefaultOptions(topics func() TopicsView, random io.Reader) Options {
 	return Options{
 		SessionTimeoutMin:             6 * time.Second,
 		SessionTimeoutMax:             30 * time.Minute,
@@ -50,6 +65,10 @@ func DefaultOptions(random io.Reader) Options {
 		OffsetsRetentionCheckInterval: 10 * time.Minute,
 		OffsetMetadataMaxBytes:        4096,
 		ProducerIDExpiration:          24 * time.Hour,
+		ConsumerSessionTimeout:        45 * time.Second,
+		ConsumerHeartbeatInterval:     5 * time.Second,
+		ConsumerMaxSize:               math.MaxInt32,
+		Topics:                        topics,
 		Random:                        random,
 	}
 }
@@ -71,6 +90,12 @@ func (o Options) Validate() error {
 		return fmt.Errorf("group: offset metadata max bytes %d is negative", o.OffsetMetadataMaxBytes)
 	case o.ProducerIDExpiration <= 0:
 		return fmt.Errorf("group: producer id expiration %v is not positive", o.ProducerIDExpiration)
+	case o.ConsumerHeartbeatInterval <= 0 || o.ConsumerSessionTimeout <= o.ConsumerHeartbeatInterval:
+		return fmt.Errorf("group: consumer heartbeat interval %v is not positive and below the consumer session timeout %v", o.ConsumerHeartbeatInterval, o.ConsumerSessionTimeout)
+	case o.ConsumerMaxSize < 1:
+		return fmt.Errorf("group: consumer group max size %d is below 1", o.ConsumerMaxSize)
+	case o.Topics == nil:
+		return errors.New("group: Options.Topics is nil")
 	case o.Random == nil:
 		return errors.New("group: Options.Random is nil")
 	}

@@ -128,6 +128,9 @@ func (c *Coordinator) writeOffsetTombstone(g *group, tp base.TopicPartition, res
 // what it reads: a record it cannot decode is an error wrapping ErrBadRecord
 // and leaves the state unchanged.
 func (c *Coordinator) Replay(key, value []byte) error {
+	if len(key) >= 2 && int16(binary.BigEndian.Uint16(key)) >= consumerGroupMetadataKeyType {
+		return c.replayConsumerRecord(key, value)
+	}
 	okey, gkey, err := readKey(key)
 	if err != nil {
 		return err
@@ -227,6 +230,12 @@ func readOffsetValue(value []byte) (offsetEntry, error) {
 }
 
 func (c *Coordinator) replayGroup(id string, value []byte) error {
+	if g, ok := c.groups[id]; ok && g.consumer != nil {
+		if value == nil {
+			return nil // the classic metadata went when the group converted
+		}
+		return fmt.Errorf("%w: classic metadata for consumer group %q", ErrBadRecord, id)
+	}
 	if value == nil {
 		if g, ok := c.groups[id]; ok {
 			c.groups[id] = newGroup(id, time.Time{})

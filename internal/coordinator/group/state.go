@@ -2,7 +2,6 @@ package group
 
 import (
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -39,17 +38,6 @@ func (s groupState) String() string {
 		return fmt.Sprintf("groupState(%d)", uint8(s))
 	}
 	return stateNames[s]
-}
-
-// parseState maps a ListGroups state filter (case-insensitive, as Kafka
-// compares them) to a state.
-func parseState(name string) (groupState, bool) {
-	for s := stateEmpty; s <= stateDead; s++ {
-		if strings.EqualFold(name, stateNames[s]) {
-			return s, true
-		}
-	}
-	return 0, false
 }
 
 // validTransition is Kafka's table of previous states for each state.

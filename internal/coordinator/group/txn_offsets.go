@@ -196,6 +196,9 @@ func (c *Coordinator) validateTxnCommit(req *kmsg.TxnOffsetCommitRequest, now ti
 		g = newGroup(req.Group, now)
 		c.groups[req.Group] = g
 	}
+	if g.consumer != nil {
+		return g, g.consumer.commitCheck(memberID, generation, true, req.Version)
+	}
 	if generation < 0 && g.state == stateEmpty {
 		return g, 0
 	}

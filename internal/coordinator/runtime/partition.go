@@ -199,7 +199,7 @@ func (p *partition) handle(q queued) {
 	p.nextToken++
 	tok := p.nextToken
 	p.outstanding[tok] = q
-	op := Op{Token: tok, Req: q.req, Event: q.event, ClientID: q.client.ID, ClientHost: q.client.Host}
+	op := Op{Token: tok, Req: q.req, Event: q.event, ClientID: q.client.ID, ClientHost: q.client.Host, TopicVisible: q.client.TopicVisible}
 	p.apply(p.shard.Handle(op, p.rt.opts.Clock.Now()))
 }
 

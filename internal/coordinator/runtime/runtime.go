@@ -14,6 +14,9 @@ import (
 type Client struct {
 	ID   string // the request header's client id
 	Host string // the connection's remote address
+	// TopicVisible reports whether the client may see (DESCRIBE) a topic;
+	// nil when it may see every topic.
+	TopicVisible func(topic string) bool
 }
 
 // Runtime runs the coordinator partitions this broker leads, one goroutine

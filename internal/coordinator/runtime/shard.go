@@ -22,6 +22,10 @@ type Op struct {
 	// connection; some coordinators record them (group members do).
 	ClientID   string
 	ClientHost string
+	// TopicVisible is Client.TopicVisible: the topics the client may see
+	// (nil: every topic), such as those a subscription's regular
+	// expression may match.
+	TopicVisible func(topic string) bool
 }
 
 // Record is one key/value pair of a coordinator's internal topic. A nil Value

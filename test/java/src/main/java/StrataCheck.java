@@ -95,7 +95,8 @@ public final class StrataCheck {
             String summary;
             switch (scenario) {
                 case "produce-consume" -> summary = check.produceConsume();
-                case "group" -> summary = check.group();
+                case "group" -> summary = check.group("classic");
+                case "consumer-protocol-group" -> summary = check.group("consumer");
                 case "admin" -> summary = check.adminScenario();
                 case "compacted" -> summary = check.compacted();
                 case "transactions" -> summary = check.transactions();
@@ -218,13 +219,23 @@ public final class StrataCheck {
     }
 
     private KafkaConsumer<byte[], byte[]> consumer(String groupId, String clientId) {
+        return consumer(groupId, clientId, "classic");
+    }
+
+    /**
+     * A consumer of groupId (null: none) speaking protocol: classic, or
+     * consumer (KIP-848), where the broker sets the session and heartbeat.
+     */
+    private KafkaConsumer<byte[], byte[]> consumer(String groupId, String clientId, String protocol) {
         Properties p = common();
         p.put(ConsumerConfig.CLIENT_ID_CONFIG, clientId);
         if (groupId != null) {
             p.put(ConsumerConfig.GROUP_ID_CONFIG, groupId);
-            p.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, "classic");
-            p.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, 10_000);
-            p.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, 1_000);
+            p.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, protocol);
+            if (protocol.equals("classic")) {
+                p.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, 10_000);
+                p.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, 1_000);
+            }
             p.put(ConsumerConfig.MAX_POLL_INTERVAL_MS_CONFIG, 30_000);
         }
         p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
@@ -378,6 +389,7 @@ public final class StrataCheck {
     private final class Member implements Runnable, ConsumerRebalanceListener {
         final String name;
         final String groupId;
+        final String protocol; // group.protocol: classic, or consumer (KIP-848)
         final String topic;
         final Map<String, String> seen; // where(tp, offset) -> member name, shared by all members
         final List<String> errors;
@@ -389,9 +401,10 @@ public final class StrataCheck {
         KafkaConsumer<byte[], byte[]> consumer;
         final Thread thread;
 
-        Member(String name, String groupId, String topic, Map<String, String> seen, List<String> errors) {
+        Member(String name, String groupId, String protocol, String topic, Map<String, String> seen, List<String> errors) {
             this.name = name;
             this.groupId = groupId;
+            this.protocol = protocol;
             this.topic = topic;
             this.seen = seen;
             this.errors = errors;
@@ -401,7 +414,7 @@ public final class StrataCheck {
         @Override
         public void run() {
             try {
-                consumer = consumer(groupId, "strata-check-" + name);
+                consumer = consumer(groupId, "strata-check-" + name, protocol);
                 consumer.subscribe(List.of(topic), this);
                 while (!stop.get()) {
                     ConsumerRecords<byte[], byte[]> records = consumer.poll(Duration.ofMillis(200));
@@ -493,15 +506,20 @@ public final class StrataCheck {
         }
     }
 
-    private String group() throws Exception {
+    /**
+     * Two members share a topic, one leaves, the other takes over; every
+     * record is read once and the commits end at the end offsets. protocol
+     * is the members' group.protocol.
+     */
+    private String group(String protocol) throws Exception {
         String topic = "java-group";
         String groupId = "java-group-g";
         Map<String, String> seen = new ConcurrentHashMap<>();
         List<String> errors = Collections.synchronizedList(new ArrayList<>());
         try (Admin admin = admin()) {
             createTopic(admin, topic, GROUP_PARTITIONS, Map.of());
-            Member a = new Member("a", groupId, topic, seen, errors);
-            Member b = new Member("b", groupId, topic, seen, errors);
+            Member a = new Member("a", groupId, protocol, topic, seen, errors);
+            Member b = new Member("b", groupId, protocol, topic, seen, errors);
             a.thread.start();
             b.thread.start();
             try {
@@ -522,6 +540,7 @@ public final class StrataCheck {
                 b.stopAndJoin();
                 waitFor(WAIT, () -> "a to own all " + GROUP_PARTITIONS + " partitions after b left (a has " + a.assignment + ")",
                         () -> a.assignment.get().size() == GROUP_PARTITIONS || a.failure != null);
+                String type = checkGroupType(admin, groupId, protocol);
                 produceGroupPhase(topic, 1);
                 int all = 2 * phase1;
                 waitFor(WAIT, () -> "a to read up to " + all + " records in all (read " + seen.size() + ")",
@@ -554,8 +573,8 @@ public final class StrataCheck {
                             2 * RECORDS_PER_PARTITION_PER_PHASE);
                     check(c != null && c.offset() == end, "%s: committed %s, end offset %d", tp, c, end);
                 }
-                return String.format("a read %d, b read %d (b owned %s); %d records each read once; commits at the end offsets",
-                        aRead, b.read, bHad, all);
+                return String.format("%s group: a read %d, b read %d (b owned %s); %d records each read once; commits at the end offsets",
+                        type, aRead, b.read, bHad, all);
             } finally {
                 a.stop.set(true);
                 b.stop.set(true);
@@ -563,6 +582,14 @@ public final class StrataCheck {
                 b.thread.join(20_000);
             }
         }
+    }
+
+    /** Checks that the Admin client describes groupId as a group of protocol with one member. */
+    private static String checkGroupType(Admin admin, String groupId, String protocol) throws Exception {
+        ConsumerGroupDescription d = get(admin.describeConsumerGroups(List.of(groupId)).all(), "describeConsumerGroups").get(groupId);
+        check(d.type().toString().equalsIgnoreCase(protocol) && d.members().size() == 1,
+                "describeConsumerGroups: type %s with %d members, want %s with 1", d.type(), d.members().size(), protocol);
+        return d.type().toString();
     }
 
     // ---- scenario admin ----
