@@ -20,6 +20,12 @@ const (
 	// coordinator partition; beyond it clients get
 	// COORDINATOR_NOT_AVAILABLE and retry.
 	coordinatorMaxQueuedOps = 4096
+	// coordinatorLoadHold is how long a request that arrives while its
+	// coordinator partition loads waits for the load: a fresh partition
+	// loads in milliseconds, and the first TxnOffsetCommit of a client
+	// that does not retry COORDINATOR_LOAD_IN_PROGRESS (kafkajs) then
+	// succeeds; a long load still answers that error.
+	coordinatorLoadHold = 3 * time.Second
 )
 
 // coordinatorHost runs one kind of coordinator (groups, transactions) on

@@ -29,6 +29,7 @@ func newGroupCoordinator(cfg *config.Broker, meta *metadata.Store, clk clock.Clo
 		Clock:         clk,
 		NewTicker:     runtime.NewRealTicker(coordinatorTickInterval),
 		MaxQueuedOps:  coordinatorMaxQueuedOps,
+		LoadHold:      coordinatorLoadHold,
 		Logger:        logger.With("component", "group-coordinator"),
 	})
 	if err != nil {

@@ -85,6 +85,7 @@ func newTxnCoordinator(cfg *config.Broker, clk clock.Clock, logger *slog.Logger,
 		Clock:         clk,
 		NewTicker:     runtime.NewRealTicker(coordinatorTickInterval),
 		MaxQueuedOps:  coordinatorMaxQueuedOps,
+		LoadHold:      coordinatorLoadHold,
 		Logger:        logger.With("component", "txn-coordinator"),
 		OnEffects:     w.OnEffects,
 	})

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // offsetWatch polls a group's committed offsets and remembers any
@@ -73,28 +74,44 @@ func (w *offsetWatch) stop(t *testing.T) {
 // time restarted. The group resumes from its committed offsets: no record is
 // lost, a record is consumed twice only if the commit after it failed (an
 // acknowledged commit survives even kill -9), and the committed offset of
-// every partition never goes backwards during the whole run.
+// every partition never goes backwards during the whole run. Both group
+// protocols: classic, and consumer (KIP-848), whose members keep their
+// member epochs across the reload of the group's records.
 func TestGroupSurvivesBrokerRestarts(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, t.TempDir(), groupBrokerOverrides...)
-	adm := newAdmin(t, b.Addr)
-	const topic, group, partitions, n = "groups-restart", "g-restart", 6, 6000
-	createTopic(t, adm, topic, partitions, nil)
-	ends := produceSpread(t, manualPartitioner(t, b.Addr), topic, partitions, n)
+	for _, protocol := range []struct {
+		name string
+		opts []kgo.Opt
+	}{
+		{"classic", nil},
+		{"consumer-protocol", []kgo.Opt{kgo.Balancers(kgo.CooperativeStickyBalancer()), kgo.ServerSideBalancer()}},
+	} {
+		t.Run(protocol.name, func(t *testing.T) {
+			t.Parallel()
+			b := startBroker(t, t.TempDir(), append(groupBrokerOverrides, "group.consumer.heartbeat.interval.ms=500")...)
+			adm := newAdmin(t, b.Addr)
+			const topic, group, partitions, n = "groups-restart", "g-restart", 6, 6000
+			createTopic(t, adm, topic, partitions, nil)
+			ends := produceSpread(t, manualPartitioner(t, b.Addr), topic, partitions, n)
 
-	l := newLedger()
-	m := startMember(t, b.Addr, group, topic, l, memberPace{maxPoll: 20, pause: 15 * time.Millisecond})
-	w := watchCommitted(newAdmin(t, b.Addr), group, topic)
+			l := newLedger()
+			m := startMember(t, b.Addr, group, topic, l, memberPace{maxPoll: 20, pause: 15 * time.Millisecond}, protocol.opts...)
+			w := watchCommitted(newAdmin(t, b.Addr), group, topic)
 
-	waitFor(t, 60*time.Second, "a third consumed", func() bool { return l.count() > n/3 })
-	b.Stop()
-	b.Restart()
-	waitFor(t, 60*time.Second, "two thirds consumed", func() bool { return l.count() > 2*n/3 })
-	b.Kill()
-	b.Restart()
-	waitFor(t, 90*time.Second, "everything consumed", func() bool { return l.count() >= n })
-	m.leave()
-	w.stop(t)
-	l.check(t, ends)
-	requireCommitted(t, adm, group, topic, ends)
+			waitFor(t, 60*time.Second, "a third consumed", func() bool { return l.count() > n/3 })
+			b.Stop()
+			b.Restart()
+			waitFor(t, 60*time.Second, "two thirds consumed", func() bool { return l.count() > 2*n/3 })
+			b.Kill()
+			b.Restart()
+			waitFor(t, 90*time.Second, "everything consumed", func() bool { return l.count() >= n })
+			if protocol.opts != nil {
+				requireConsumerProtocol(t, m.cl, group, 1)
+			}
+			m.leave()
+			w.stop(t)
+			l.check(t, ends)
+			requireCommitted(t, adm, group, topic, ends)
+		})
+	}
 }

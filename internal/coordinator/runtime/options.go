@@ -71,6 +71,11 @@ type Options struct {
 	// MaxQueuedOps bounds the ops waiting for one partition's goroutine;
 	// beyond it Submit answers COORDINATOR_NOT_AVAILABLE (retriable).
 	MaxQueuedOps int
+	// LoadHold is how long an op that arrives while its partition loads
+	// may wait for the load instead of COORDINATOR_LOAD_IN_PROGRESS (some
+	// clients do not retry that error on every request); 0 refuses at
+	// once. An op held longer is refused between two reads of the load.
+	LoadHold time.Duration
 	// Logger gets load and append failures; nil discards them.
 	Logger *slog.Logger
 	// OnEffects receives a Result's Effects, from the partition's goroutine,
@@ -94,6 +99,8 @@ func (o Options) Validate() error {
 		return errors.New("runtime: Options.NewTicker is nil")
 	case o.MaxQueuedOps < 1:
 		return errors.New("runtime: Options.MaxQueuedOps is below 1")
+	case o.LoadHold < 0:
+		return errors.New("runtime: Options.LoadHold is negative")
 	}
 	return nil
 }

@@ -3,8 +3,10 @@ package runtime
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -14,6 +16,10 @@ import (
 
 // queued is a request (req, done) or an event (event, doneEvent).
 type queued struct {
+	// arrived is when an op that came during a load was queued (zero for
+	// the others): it is held at most Options.LoadHold.
+	arrived time.Time
+
 	req    kmsg.Request
 	client Client
 	done   func(kmsg.Response)
@@ -78,10 +84,14 @@ func newPartition(rt *Runtime, id int32) *partition {
 	return p
 }
 
-// enqueue queues an op, or returns the code to refuse it with.
+// enqueue queues an op, or returns the code to refuse it with. While the
+// partition loads, an op is held (Options.LoadHold) or refused.
 func (p *partition) enqueue(q queued) int16 {
 	if p.loading.Load() {
-		return kerr.CoordinatorLoadInProgress.Code
+		if p.rt.opts.LoadHold == 0 {
+			return kerr.CoordinatorLoadInProgress.Code
+		}
+		q.arrived = p.rt.opts.Clock.Now()
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -170,10 +180,30 @@ func (p *partition) load() {
 			}
 		}
 		from = next
+		p.refuseHeldTooLong()
 	}
 	p.shard = shard
 	p.loading.Store(false)
 	p.apply(shard.Tick(p.rt.opts.Clock.Now()))
+}
+
+// refuseHeldTooLong answers COORDINATOR_LOAD_IN_PROGRESS to the ops held
+// through the load for Options.LoadHold or longer.
+func (p *partition) refuseHeldTooLong() {
+	now := p.rt.opts.Clock.Now()
+	p.mu.Lock()
+	var refused []queued
+	p.mu.queue = slices.DeleteFunc(p.mu.queue, func(q queued) bool {
+		if !q.arrived.IsZero() && now.Sub(q.arrived) >= p.rt.opts.LoadHold {
+			refused = append(refused, q)
+			return true
+		}
+		return false
+	})
+	p.mu.Unlock()
+	for _, q := range refused {
+		q.fail(p.rt, kerr.CoordinatorLoadInProgress.Code)
+	}
 }
 
 // replay hands one record read back to the shard.

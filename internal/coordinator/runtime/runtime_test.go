@@ -245,6 +245,46 @@ func TestOpsDuringLoadGetLoadInProgress(t *testing.T) {
 	}
 }
 
+// With LoadHold, an op that arrives during the load waits for it and is
+// answered on the loaded state; one held longer than LoadHold is refused
+// with COORDINATOR_LOAD_IN_PROGRESS once the load reads on.
+func TestOpsDuringLoadAreHeldForLoadHold(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		waited  time.Duration
+		want    int16
+		wantVal string
+	}{
+		{"within the hold", 999 * time.Millisecond, 0, "x"},
+		{"past the hold", time.Second, kerr.CoordinatorLoadInProgress.Code, "2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			gate := make(chan struct{})
+			log := &memLog{recs: []Record{{Key: []byte("a"), Value: []byte("1")}, {Key: []byte("a"), Value: []byte("2")}}, readGate: gate, readBatch: 1}
+			clk := clock.NewManual(time.Unix(0, 0))
+			f := newFixtureWith(t, log, func(o *Options) { o.LoadHold, o.Clock = time.Second, clk })
+			f.rt.Start(0)
+			ch := f.submit(set("a", "x"))
+			select {
+			case r := <-ch:
+				t.Fatalf("answered during the load: %+v", r)
+			case <-time.After(30 * time.Millisecond):
+			}
+			clk.Advance(tc.waited)
+			log.mu.Lock()
+			log.readGate = nil
+			log.mu.Unlock()
+			close(gate)
+			if code := recv(t, ch).(*kmsg.HeartbeatResponse).ErrorCode; code != tc.want {
+				t.Fatalf("held op: %v, want %v", kerr.ErrorForCode(code), kerr.ErrorForCode(tc.want))
+			}
+			if got := f.read("a"); got != tc.wantVal {
+				t.Fatalf("a = %q after the load, want %q", got, tc.wantVal)
+			}
+		})
+	}
+}
+
 func TestUnknownPartitionIsNotCoordinator(t *testing.T) {
 	f := newFixture(t, &memLog{readBatch: 10})
 	code := recv(t, f.submit(set("a", "x"))).(*kmsg.HeartbeatResponse).ErrorCode
