@@ -7,14 +7,20 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"pgregory.net/rapid"
+
+	"github.com/strata-broker/strata/internal/coordinator/assignor"
 )
 
 // model is what the property test remembers of the members it drives.
 type model struct {
 	ids  map[string]string // "group/slot" → the member id last handed out
 	gens map[string]int32  // group → highest generation seen in the coordinator
+	// consumers are the consumer-protocol members, by "group/slot": what
+	// each last heard of its epoch and assignment.
+	consumers map[string]*cgClient
 }
 
 func TestPropertyRandomOps(t *testing.T) {
@@ -27,12 +33,16 @@ func TestPropertyRandomOps(t *testing.T) {
 		opts.OffsetsRetentionCheckInterval = time.Minute
 		opts.ProducerIDExpiration = rapid.SampledFrom([]time.Duration{time.Hour, 1000 * time.Hour}).Draw(rt, "producerExpiration")
 		h := newHarness(rt, opts)
-		m := &model{ids: map[string]string{}, gens: map[string]int32{}}
+		m := &model{ids: map[string]string{}, gens: map[string]int32{}, consumers: map[string]*cgClient{}}
 		steps := rapid.IntRange(1, 120).Draw(rt, "steps")
 		for range steps {
 			step(rt, h, m)
 			checkInvariants(rt, h.c)
 			for id, g := range h.c.groups {
+				if g.consumer != nil {
+					delete(m.gens, id) // a classic group again starts over
+					continue
+				}
 				if prev, ok := m.gens[id]; ok && g.generation < prev {
 					rt.Fatalf("group %s: generation went from %d to %d", id, prev, g.generation)
 				}
@@ -104,7 +114,7 @@ func step(rt *rapid.T, h *harness, m *model) {
 	}
 	gen := m.gens[group] + int32(rapid.IntRange(-1, 1).Draw(rt, "genSkew"))
 	client := fmt.Sprintf("client-%d", slot)
-	switch rapid.IntRange(0, 14).Draw(rt, "op") {
+	switch rapid.IntRange(0, 19).Draw(rt, "op") {
 	case 0, 1:
 		protocols := rapid.SampledFrom([][]string{{"range"}, {"range", "rr"}, {"rr"}}).Draw(rt, "protocols")
 		req := joinReq(group, id, instance, protocols...)
@@ -180,6 +190,65 @@ func step(rt *rapid.T, h *harness, m *model) {
 		}
 		coordinatorEpoch = max(0, coordinatorEpoch+int32(rapid.IntRange(-1, 1).Draw(rt, "coordinatorSkew")))
 		h.event(TxnCompleted{ProducerID: pid, ProducerEpoch: drawEpoch(rt, h, pid), Commit: rapid.Bool().Draw(rt, "commit"), CoordinatorEpoch: coordinatorEpoch})
+	default:
+		consumerStep(rt, h, m, group, key, instance, client)
+	}
+}
+
+// consumerStep drives a consumer-protocol member (KIP-848) of group: a
+// join, a heartbeat that reports what it owns (or not, or at a stale
+// epoch), a leave (static for the static slot), a commit at its epoch,
+// and the group's description.
+func consumerStep(rt *rapid.T, h *harness, m *model, group, key string, instance *string, client string) {
+	c := m.consumers[key]
+	if c == nil {
+		c = &cgClient{id: "c-" + key}
+		m.consumers[key] = c
+	}
+	epoch := c.epoch
+	if rapid.IntRange(0, 9).Draw(rt, "staleEpoch") == 0 {
+		epoch++
+	}
+	var req *kmsg.ConsumerGroupHeartbeatRequest
+	switch rapid.IntRange(0, 4).Draw(rt, "consumerOp") {
+	case 0:
+		req = cgJoinReq(group, c.id, rapid.SampledFrom([][]string{{"t1"}, {"t2"}, {"t1", "t2"}}).Draw(rt, "subscription")...)
+		req.InstanceID = instance
+	case 1, 2:
+		owned := c.owned
+		if rapid.Bool().Draw(rt, "silent") {
+			owned = nil
+		} else if owned == nil {
+			owned = assignor.Assignment{}
+		}
+		req = cgBeatReq(group, c.id, epoch, owned)
+	case 3:
+		leave := int32(leaveEpoch)
+		if instance != nil && rapid.Bool().Draw(rt, "staticLeave") {
+			leave = staticLeaveEpoch
+		}
+		req = cgBeatReq(group, c.id, leave, nil)
+		req.InstanceID = instance
+	case 4:
+		h.do(offsetCommitV9(group, c.id, epoch, rapid.SampledFrom([]string{"t1", "t"}).Draw(rt, "cgTopic"), int64(rapid.IntRange(0, 100).Draw(rt, "cgOffset"))), client)
+		d := kmsg.NewPtrConsumerGroupDescribeRequest()
+		d.Groups = []string{group}
+		h.do(d, client)
+		return
+	}
+	resp := h.resp(h.do(req, client)).(*kmsg.ConsumerGroupHeartbeatResponse)
+	switch {
+	case resp.ErrorCode != 0:
+		if resp.ErrorCode == kerr.FencedMemberEpoch.Code || resp.ErrorCode == kerr.UnknownMemberID.Code {
+			c.epoch, c.owned = 0, nil // it must join again
+		}
+	case req.MemberEpoch < 0:
+		c.epoch, c.owned = 0, nil
+	default:
+		c.epoch = resp.MemberEpoch
+		if a := assigned(resp); a != nil {
+			c.owned = a
+		}
 	}
 }
 
