@@ -1,0 +1,121 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// consumedSet counts the records a group read, by topic, partition and
+// offset.
+type consumedSet struct {
+	mu   sync.Mutex
+	seen map[string]int
+}
+
+func (s *consumedSet) add(r *kgo.Record) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.seen[fmt.Sprintf("%s/%d/%d", r.Topic, r.Partition, r.Offset)]++
+}
+
+// of counts the distinct records read from topic.
+func (s *consumedSet) of(topic string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for k := range s.seen {
+		if strings.HasPrefix(k, topic+"/") {
+			n++
+		}
+	}
+	return n
+}
+
+// startRegexMember is a kgo member of group subscribing to a regular
+// expression, which the broker resolves (KIP-848), polling into seen
+// until the test ends.
+func startRegexMember(t *testing.T, addr, group, regex string, seen *consumedSet) *kgo.Client {
+	t.Helper()
+	cl := newClient(t, addr, kgo.ConsumerGroup(group), kgo.ConsumeRegex(), kgo.ConsumeTopics(regex),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.Balancers(kgo.CooperativeStickyBalancer()), kgo.ServerSideBalancer())
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ctx.Err() == nil {
+			cl.PollFetches(ctx).EachRecord(seen.add)
+		}
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	return cl
+}
+
+// TestConsumerProtocolRegexSubscription: two members subscribe with a
+// regular expression that the broker resolves. They read the matching
+// topic and not the other; a matching topic created later is assigned
+// to them without a restart; ConsumerGroupDescribe shows the expression
+// and the assignments of both topics.
+func TestConsumerProtocolRegexSubscription(t *testing.T) {
+	t.Parallel()
+	b := startBroker(t, t.TempDir(), append(groupBrokerOverrides, "group.consumer.heartbeat.interval.ms=300")...)
+	adm := newAdmin(t, b.Addr)
+	createTopic(t, adm, "rx-a", 2, nil)
+	createTopic(t, adm, "other", 1, nil)
+	prod := manualPartitioner(t, b.Addr)
+	produceTo := func(topic string, partitions int32, n int) {
+		var recs []*kgo.Record
+		for i := range n {
+			recs = append(recs, &kgo.Record{Topic: topic, Partition: int32(i) % partitions, Value: []byte("v")})
+		}
+		produceSync(t, prod, recs...)
+	}
+	produceTo("rx-a", 2, 20)
+	produceTo("other", 1, 5)
+
+	seen := &consumedSet{seen: map[string]int{}}
+	a := startRegexMember(t, b.Addr, "g-rx", "rx-.*", seen)
+	startRegexMember(t, b.Addr, "g-rx", "rx-.*", seen)
+	waitFor(t, 30*time.Second, "the 20 records of rx-a read", func() bool { return seen.of("rx-a") == 20 })
+
+	createTopic(t, adm, "rx-b", 2, nil)
+	produceTo("rx-b", 2, 20)
+	waitFor(t, 30*time.Second, "the 20 records of rx-b, created later, read", func() bool { return seen.of("rx-b") == 20 })
+	if n := seen.of("other"); n != 0 {
+		t.Fatalf("%d records of a topic the expression does not match were read", n)
+	}
+
+	req := kmsg.NewPtrConsumerGroupDescribeRequest()
+	req.Groups = []string{"g-rx"}
+	resp, err := req.RequestWith(testContext(t, 10*time.Second), a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := resp.Groups[0]
+	assigned := map[string][]int32{}
+	for _, m := range g.Members {
+		if m.SubscribedTopicRegex == nil || *m.SubscribedTopicRegex == "" {
+			t.Fatalf("member %s subscribes with no regular expression", m.MemberID)
+		}
+		for _, tp := range m.Assignment.TopicPartitions {
+			assigned[tp.Topic] = append(assigned[tp.Topic], tp.Partitions...)
+		}
+	}
+	for _, topic := range []string{"rx-a", "rx-b"} {
+		slices.Sort(assigned[topic])
+		if !slices.Equal(assigned[topic], []int32{0, 1}) {
+			t.Fatalf("group %s: %d members, assigned %v; want both partitions of rx-a and rx-b", g.Group, len(g.Members), assigned)
+		}
+	}
+	if _, ok := assigned["other"]; ok || len(g.Members) != 2 {
+		t.Fatalf("group %s: %d members, assigned %v", g.Group, len(g.Members), assigned)
+	}
+}
