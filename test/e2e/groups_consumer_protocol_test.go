@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -9,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -117,5 +120,70 @@ func TestConsumerProtocolRegexSubscription(t *testing.T) {
 	}
 	if _, ok := assigned["other"]; ok || len(g.Members) != 2 {
 		t.Fatalf("group %s: %d members, assigned %v", g.Group, len(g.Members), assigned)
+	}
+}
+
+// TestACLsConsumerProtocolGroup: a ConsumerGroupHeartbeat needs READ on the
+// group and DESCRIBE on each topic it names; a regular expression matches
+// only the topics the member may DESCRIBE, as Kafka resolves it.
+func TestACLsConsumerProtocolGroup(t *testing.T) {
+	t.Parallel()
+	b := startACLBroker(t, t.TempDir())
+	admin := adminAs(t, b, "admin")
+	createTopic(t, admin, "rx-a", 1, nil)
+	createTopic(t, admin, "rx-b", 1, nil)
+	createACLs(t, admin, kadm.NewACLs().Allow("User:alice").Topics("rx-a").Operations(kadm.OpRead))
+	createACLs(t, admin, kadm.NewACLs().Allow("User:alice").Groups("g-acl").Operations(kadm.OpRead))
+	topics, err := admin.ListTopics(testContext(t, 10*time.Second), "rx-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rxA := [16]byte(topics["rx-a"].ID)
+
+	// heartbeat joins as user; a refusal of the client's FindCoordinator
+	// (which needs DESCRIBE on the group) comes back as the response's
+	// error code.
+	heartbeat := func(user string, edit func(*kmsg.ConsumerGroupHeartbeatRequest)) *kmsg.ConsumerGroupHeartbeatResponse {
+		t.Helper()
+		req := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+		req.Group, req.MemberID, req.RebalanceTimeoutMillis = "g-acl", "member-"+user, 30_000
+		req.Topics = []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+		edit(req)
+		resp, err := req.RequestWith(testContext(t, 15*time.Second), as(t, b, user, kgo.RetryTimeout(2*time.Second)))
+		var ke *kerr.Error
+		if errors.As(err, &ke) {
+			resp = req.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
+			resp.ErrorCode = ke.Code
+		} else if err != nil {
+			t.Fatalf("ConsumerGroupHeartbeat as %s: %v", user, err)
+		}
+		return resp
+	}
+	byName := func(names ...string) func(*kmsg.ConsumerGroupHeartbeatRequest) {
+		return func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.SubscribedTopicNames = names }
+	}
+	if code := heartbeat("bob", byName("rx-a")).ErrorCode; code != kerr.GroupAuthorizationFailed.Code {
+		t.Fatalf("bob without READ on the group: %v", kerr.ErrorForCode(code))
+	}
+	if code := heartbeat("alice", byName("rx-a", "rx-b")).ErrorCode; code != kerr.TopicAuthorizationFailed.Code {
+		t.Fatalf("alice naming a topic she may not DESCRIBE: %v", kerr.ErrorForCode(code))
+	}
+	resp := heartbeat("alice", func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.SubscribedTopicRegex = kmsg.StringPtr("rx-.*") })
+	if resp.ErrorCode != 0 || resp.Assignment == nil {
+		t.Fatalf("alice's regular expression: %v, assignment %v", kerr.ErrorForCode(resp.ErrorCode), resp.Assignment)
+	}
+	var got []string
+	for _, tp := range resp.Assignment.Topics {
+		got = append(got, fmt.Sprintf("%x:%v", tp.TopicID, tp.Partitions))
+	}
+	if want := []string{fmt.Sprintf("%x:[0]", rxA)}; !slices.Equal(got, want) {
+		t.Fatalf("alice's regular expression assigned %v, want only rx-a's partition %v", got, want)
+	}
+
+	describe := kmsg.NewPtrConsumerGroupDescribeRequest()
+	describe.Groups = []string{"g-acl"}
+	dresp, err := describe.RequestWith(testContext(t, 10*time.Second), as(t, b, "bob", kgo.RetryTimeout(2*time.Second)))
+	if !errors.Is(err, kerr.GroupAuthorizationFailed) && (err != nil || dresp.Groups[0].ErrorCode != kerr.GroupAuthorizationFailed.Code) {
+		t.Fatalf("bob's ConsumerGroupDescribe: %v %+v", err, dresp)
 	}
 }
