@@ -128,11 +128,12 @@ func TestClusterLeaderKillNoAckedLoss(t *testing.T) {
 }
 
 // TestClusterRollingRestart stops (SIGTERM, which must exit 0) and restarts
-// each node in turn while a producer writes and a consumer group reads and
-// commits, waiting before the next node until every partition of the topic
-// and of __consumer_offsets is fully in sync again. Afterwards every
-// acknowledged record is there, no record failed, the group has read to the
-// end, and the offsets it committed are what the broker returns for it.
+// each node in turn while a producer writes and two consumer groups (a
+// classic one and a consumer-protocol one) read and commit, waiting before
+// the next node until every partition of the topic and of
+// __consumer_offsets is fully in sync again. Afterwards every acknowledged
+// record is there, no record failed, each group has read to the end, and
+// the offsets it committed are what the broker returns for it.
 func TestClusterRollingRestart(t *testing.T) {
 	t.Parallel()
 	// Three offsets partitions instead of fifty keep the run light; they
@@ -150,8 +151,18 @@ func TestClusterRollingRestart(t *testing.T) {
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.AutoCommitInterval(300*time.Millisecond),
 	))
+	// A consumer-protocol group (KIP-848) too: its records move with its
+	// coordinator from node to node.
+	consumer848 := startGroupConsumer(t, c.newClient(
+		kgo.ConsumerGroup(group+"-848"),
+		kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.AutoCommitInterval(300*time.Millisecond),
+		kgo.Balancers(kgo.CooperativeStickyBalancer()), kgo.ServerSideBalancer(),
+	))
 	p.waitAcked(t, 0, 100)
 	consumer.waitConsumed(t, 1)
+	consumer848.waitConsumed(t, 1)
 	c.waitISR(adm, "__consumer_offsets", 3)
 
 	for _, b := range c.Nodes {
@@ -173,6 +184,7 @@ func TestClusterRollingRestart(t *testing.T) {
 	// kgo gives up on a FindCoordinator that meets one (EOF): the checks
 	// use a fresh client.
 	consumer.checkCommittedAtEnd(t, c.newAdmin(), group, topic, partitions)
+	consumer848.checkCommittedAtEnd(t, c.newAdmin(), group+"-848", topic, partitions)
 }
 
 // checkCommittedAtEnd waits until the group has read every partition of
