@@ -120,7 +120,7 @@ func TestConsumerProtocolGroupThroughTheCoordinator(t *testing.T) {
 		}
 	}
 	wantCodes("commit at the member epoch", h.resp(h.do(offsetCommitV9("g", a.id, a.epoch, "t1", 10, 11), "c")), nil)
-	wantCodes("commit at a stale epoch", h.resp(h.do(offsetCommitV9("g", a.id, a.epoch-1, "t1", 12), "c")), kerr.StaleMemberEpoch)
+	wantCodes("commit at a newer epoch", h.resp(h.do(offsetCommitV9("g", a.id, a.epoch+1, "t1", 12), "c")), kerr.StaleMemberEpoch)
 	wantCodes("commit before v9", h.resp(h.do(commitReq("g", a.id, a.epoch, "t1", 12), "c")), kerr.UnsupportedVersion)
 	wantCodes("admin commit into a group with members", h.resp(h.do(offsetCommitV9("g", "", -1, "t1", 12), "c")), kerr.UnknownMemberID)
 	wantCodes("commit of an unknown member", h.resp(h.do(offsetCommitV9("g", "zz", 1, "t1", 12), "c")), kerr.UnknownMemberID)

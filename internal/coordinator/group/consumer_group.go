@@ -56,6 +56,13 @@ type consumerMember struct {
 	serverAssignor   *string
 	classic          *classicMemberMetadata
 	reconcile.Member
+	// assignedSince is, for each partition the member holds (assigned or
+	// pending revocation), the member epoch at which it got it (KIP-1251's
+	// assignment epoch), derived from its assignment records in log order.
+	// Not persisted: after the log cleaner kept only a member's last
+	// record, its partitions count from that record's epoch, which only
+	// refuses more commits at older epochs, never fewer.
+	assignedSince map[base.TopicID]map[int32]int32
 	// session ends the member unless it heartbeats first
 	// (group.consumer.session.timeout.ms); revocation, while it is in
 	// UnrevokedPartitions, unless it revokes first (its rebalance
@@ -148,17 +155,25 @@ func (cg *consumerGroup) setAssignment(m *consumerMember, next reconcile.Member)
 		}
 	}
 	cg.releasePartitions(m)
+	since := map[base.TopicID]map[int32]int32{}
 	for _, a := range []assignor.Assignment{next.Assigned, next.PendingRevocation} {
 		for t, ps := range a {
 			if cg.partitionEpochs[t] == nil {
 				cg.partitionEpochs[t] = map[int32]int32{}
 			}
+			if since[t] == nil {
+				since[t] = map[int32]int32{}
+			}
 			for _, p := range ps {
 				cg.partitionEpochs[t][p] = next.Epoch
+				since[t][p] = next.Epoch
+				if e, held := m.assignedSince[t][p]; held {
+					since[t][p] = e
+				}
 			}
 		}
 	}
-	m.Member = next
+	m.Member, m.assignedSince = next, since
 	return nil
 }
 

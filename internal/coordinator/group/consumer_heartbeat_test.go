@@ -84,7 +84,8 @@ func (h *cgHarness) checkReplay() {
 		h.t.Fatalf("replayed group differs:\n got %+v\nlive %+v", cg, h.cg)
 	}
 	for id, m := range cg.members {
-		if !sameReconciliation(m.Member, h.cg.members[id].Member) || !m.metadata().equal(h.cg.members[id].metadata()) {
+		live := h.cg.members[id]
+		if !sameReconciliation(m.Member, live.Member) || !m.metadata().equal(live.metadata()) || !maps.EqualFunc(m.assignedSince, live.assignedSince, maps.Equal) {
 			h.t.Fatalf("replayed member %s differs:\n got %+v\nlive %+v", id, m, h.cg.members[id])
 		}
 	}

@@ -88,7 +88,7 @@ func replayConsumerTombstone(cg *consumerGroup, k consumerKey) (*consumerGroup, 
 	case currentMemberAssignmentKeyType:
 		if m, ok := cg.members[k.Member]; ok {
 			cg.releasePartitions(m)
-			m.Member = leftMember()
+			m.Member, m.assignedSince = leftMember(), nil
 		}
 	case regularExpressionKeyType:
 		delete(cg.regexes, k.Regex)

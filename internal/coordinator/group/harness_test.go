@@ -313,7 +313,7 @@ func consumerSnap(cg *consumerGroup) string {
 	fmt.Fprintf(&b, "epoch %d hash %d created %v/%v target %d %v;", cg.epoch, cg.metadataHash, cg.created.UnixMilli(), cg.hasCreated, cg.assignmentEpoch, cg.targets)
 	for _, id := range cg.memberIDs() {
 		m := cg.members[id]
-		fmt.Fprintf(&b, " %s meta %x current %x;", id, memberMetadataValue(m.metadata()), currentMemberAssignmentValue(currentAssignmentOf(m.Member)))
+		fmt.Fprintf(&b, " %s meta %x current %x since %v;", id, memberMetadataValue(m.metadata()), currentMemberAssignmentValue(currentAssignmentOf(m.Member)), m.assignedSince)
 	}
 	for _, expr := range slices.Sorted(maps.Keys(cg.regexes)) {
 		fmt.Fprintf(&b, " regex %q %v;", expr, cg.regexes[expr])

@@ -15,11 +15,11 @@ import (
 func (c *Coordinator) offsetCommit(op runtime.Op, req *kmsg.OffsetCommitRequest, now time.Time, res *runtime.Result) {
 	resp := req.ResponseKind().(*kmsg.OffsetCommitResponse)
 	defer reply(res, op.Token, resp)
-	g, m, code := c.validateCommit(req, now)
+	g, m, verdict := c.validateCommit(req, now)
 	for _, t := range req.Topics {
 		rt := kmsg.OffsetCommitResponseTopic{Topic: t.Topic, TopicID: t.TopicID}
 		for _, p := range t.Partitions {
-			pc := code
+			pc := verdict.partition(c.opts.Topics, t.Topic, p.Partition)
 			if pc == 0 && p.Metadata != nil && len(*p.Metadata) > c.opts.OffsetMetadataMaxBytes {
 				pc = kerr.OffsetMetadataTooLarge.Code
 			}
@@ -46,45 +46,45 @@ func (c *Coordinator) offsetCommit(op runtime.Op, req *kmsg.OffsetCommitRequest,
 }
 
 // validateCommit is Kafka's validateOffsetCommit. It returns the group to
-// commit into (created for a simple commit) and the committing member, if
-// any, or the error code for every partition.
-func (c *Coordinator) validateCommit(req *kmsg.OffsetCommitRequest, now time.Time) (*group, *member, int16) {
+// commit into (created for a simple commit), the committing classic
+// member, if any, and the verdict on the partitions.
+func (c *Coordinator) validateCommit(req *kmsg.OffsetCommitRequest, now time.Time) (*group, *member, commitVerdict) {
 	if req.Group == "" {
-		return nil, nil, kerr.InvalidGroupID.Code
+		return nil, nil, refuse(kerr.InvalidGroupID.Code)
 	}
 	g, ok := c.groups[req.Group]
 	if !ok {
 		if req.Generation >= 0 {
 			if req.Version >= 9 {
-				return nil, nil, kerr.GroupIDNotFound.Code
+				return nil, nil, refuse(kerr.GroupIDNotFound.Code)
 			}
-			return nil, nil, kerr.IllegalGeneration.Code
+			return nil, nil, refuse(kerr.IllegalGeneration.Code)
 		}
 		g = newGroup(req.Group, now)
 		c.groups[req.Group] = g
 	}
 	if g.consumer != nil {
-		return g, nil, g.consumer.commitCheck(req.MemberID, req.Generation, false, req.Version)
+		return g, nil, g.consumer.commitCheck(req.MemberID, req.InstanceID, req.Generation, false, req.Version)
 	}
 	if req.Generation < 0 && g.state == stateEmpty {
-		return g, nil, 0 // a simple commit: admin tools, manual assignment
+		return g, nil, commitVerdict{} // a simple commit: admin tools, manual assignment
 	}
 	var m *member
 	if req.Generation >= 0 || req.MemberID != "" || req.InstanceID != nil {
 		var code int16
 		if m, code = validMember(g, req.MemberID, req.InstanceID); code != 0 {
-			return g, nil, code
+			return g, nil, refuse(code)
 		}
 		if req.Generation != g.generation {
-			return g, nil, kerr.IllegalGeneration.Code
+			return g, nil, refuse(kerr.IllegalGeneration.Code)
 		}
 	} else if g.state != stateEmpty {
-		return g, nil, kerr.UnknownMemberID.Code
+		return g, nil, refuse(kerr.UnknownMemberID.Code)
 	}
 	if g.state == stateCompletingRebalance {
-		return g, nil, kerr.RebalanceInProgress.Code
+		return g, nil, refuse(kerr.RebalanceInProgress.Code)
 	}
-	return g, m, 0
+	return g, m, commitVerdict{}
 }
 
 func (c *Coordinator) offsetFetch(req *kmsg.OffsetFetchRequest) *kmsg.OffsetFetchResponse {

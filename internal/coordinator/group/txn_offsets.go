@@ -104,9 +104,9 @@ func (c *Coordinator) txnOffsetCommit(op runtime.Op, req *kmsg.TxnOffsetCommitRe
 		reply(res, op.Token, txnCommitError(req, code))
 		return
 	}
-	g, code := c.validateTxnCommit(req, now)
-	if code != 0 {
-		reply(res, op.Token, txnCommitError(req, code))
+	g, verdict := c.validateTxnCommit(req, now)
+	if verdict.code != 0 {
+		reply(res, op.Token, txnCommitError(req, verdict.code))
 		if g != nil {
 			c.dropIfGarbage(g)
 		}
@@ -123,9 +123,11 @@ func (c *Coordinator) txnOffsetCommit(op runtime.Op, req *kmsg.TxnOffsetCommitRe
 		rt := kmsg.TxnOffsetCommitResponseTopic{Topic: t.Topic, TopicID: t.TopicID}
 		for _, p := range t.Partitions {
 			rp := kmsg.TxnOffsetCommitResponseTopicPartition{Partition: p.Partition}
-			if p.Metadata != nil && len(*p.Metadata) > c.opts.OffsetMetadataMaxBytes {
+			rp.ErrorCode = verdict.partition(c.opts.Topics, t.Topic, p.Partition)
+			if rp.ErrorCode == 0 && p.Metadata != nil && len(*p.Metadata) > c.opts.OffsetMetadataMaxBytes {
 				rp.ErrorCode = kerr.OffsetMetadataTooLarge.Code
-			} else {
+			}
+			if rp.ErrorCode == 0 {
 				e := offsetEntry{offset: base.Offset(p.Offset), committed: time.UnixMilli(now.UnixMilli())}
 				if p.Metadata != nil {
 					e.metadata = *p.Metadata
@@ -180,9 +182,9 @@ func producerCode(req *kmsg.TxnOffsetCommitRequest) int16 {
 // and CompletingRebalance is no obstacle. It returns the group to commit
 // into (created for a simple commit), or the error code for every
 // partition.
-func (c *Coordinator) validateTxnCommit(req *kmsg.TxnOffsetCommitRequest, now time.Time) (*group, int16) {
+func (c *Coordinator) validateTxnCommit(req *kmsg.TxnOffsetCommitRequest, now time.Time) (*group, commitVerdict) {
 	if req.Group == "" {
-		return nil, kerr.InvalidGroupID.Code
+		return nil, refuse(kerr.InvalidGroupID.Code)
 	}
 	generation, memberID, instanceID := req.Generation, req.MemberID, req.InstanceID
 	if req.Version < 3 {
@@ -191,26 +193,26 @@ func (c *Coordinator) validateTxnCommit(req *kmsg.TxnOffsetCommitRequest, now ti
 	g, ok := c.groups[req.Group]
 	if !ok {
 		if generation >= 0 {
-			return nil, kerr.IllegalGeneration.Code
+			return nil, refuse(kerr.IllegalGeneration.Code)
 		}
 		g = newGroup(req.Group, now)
 		c.groups[req.Group] = g
 	}
 	if g.consumer != nil {
-		return g, g.consumer.commitCheck(memberID, generation, true, req.Version)
+		return g, g.consumer.commitCheck(memberID, instanceID, generation, true, req.Version)
 	}
 	if generation < 0 && g.state == stateEmpty {
-		return g, 0
+		return g, commitVerdict{}
 	}
 	if generation >= 0 || memberID != "" || instanceID != nil {
 		if _, code := validMember(g, memberID, instanceID); code != 0 {
-			return g, code
+			return g, refuse(code)
 		}
 		if generation != g.generation {
-			return g, kerr.IllegalGeneration.Code
+			return g, refuse(kerr.IllegalGeneration.Code)
 		}
 	}
-	return g, 0
+	return g, commitVerdict{}
 }
 
 // handleEvent applies an event of the broker's. Other event types than
