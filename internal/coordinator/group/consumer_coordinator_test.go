@@ -313,3 +313,31 @@ func TestReplayRefusesMixedProtocols(t *testing.T) {
 		}
 	}
 }
+
+// The group follows its topics: partitions added to a subscribed topic
+// are assigned at the next heartbeat, and a deleted topic's partitions
+// are revoked.
+func TestConsumerGroupFollowsTopicChanges(t *testing.T) {
+	topics := viewOf(map[string]int32{"t1": 2, "t2": 2})
+	opts := testOptions()
+	opts.Topics = func() TopicsView { return topics }
+	h := newHarness(t, opts)
+	resp := h.cgBeat(cgJoinReq("g", "a", "t1", "t2"))
+	a := &cgClient{id: "a", epoch: resp.MemberEpoch, owned: assigned(resp)}
+	h.settle("g", []*cgClient{a})
+	if !a.owned.Equal(assignor.Assignment{cgT1: {0, 1}, cgT2: {0, 1}}) {
+		t.Fatalf("a owns %v", a.owned)
+	}
+
+	topics = viewOf(map[string]int32{"t1": 4, "t2": 2})
+	h.settle("g", []*cgClient{a})
+	if !a.owned.Equal(assignor.Assignment{cgT1: {0, 1, 2, 3}, cgT2: {0, 1}}) {
+		t.Fatalf("after t1 grew to 4 partitions, a owns %v", a.owned)
+	}
+	topics = viewOf(map[string]int32{"t1": 4})
+	h.settle("g", []*cgClient{a})
+	if !a.owned.Equal(assignor.Assignment{cgT1: {0, 1, 2, 3}}) {
+		t.Fatalf("after t2 was deleted, a owns %v", a.owned)
+	}
+	h.checkReload()
+}
