@@ -35,6 +35,13 @@ type consumerGroup struct {
 	partitionEpochs map[base.TopicID]map[int32]int32
 	static          map[string]string
 	regexes         map[string]regularExpression
+	// subscribers counts the members subscribing to each topic name, and
+	// regexUsers those subscribing with each regular expression (Kafka's
+	// subscribedTopicNames and subscribedRegularExpressions): derived from
+	// the members' metadata, so that a heartbeat need not visit every
+	// member.
+	subscribers map[string]int
+	regexUsers  map[string]int
 	// regexChecked is the view version each regular expression was last
 	// resolved against, in memory only: after a load, each is resolved
 	// again at the next heartbeat.
@@ -99,6 +106,8 @@ func newConsumerGroup() *consumerGroup {
 		static:          map[string]string{},
 		regexes:         map[string]regularExpression{},
 		regexChecked:    map[string]int64{},
+		subscribers:     map[string]int{},
+		regexUsers:      map[string]int{},
 	}
 }
 
@@ -188,6 +197,22 @@ func (cg *consumerGroup) releasePartitions(m *consumerMember) {
 				delete(cg.partitionEpochs, t)
 			}
 		}
+	}
+}
+
+// countSubscription adds m's subscription to the counts (delta 1) or
+// takes it out (-1).
+func (cg *consumerGroup) countSubscription(m *consumerMember, delta int) {
+	add := func(counts map[string]int, key string) {
+		if counts[key] += delta; counts[key] == 0 {
+			delete(counts, key)
+		}
+	}
+	for _, name := range m.topics {
+		add(cg.subscribers, name)
+	}
+	if m.regex != nil {
+		add(cg.regexUsers, *m.regex)
 	}
 }
 

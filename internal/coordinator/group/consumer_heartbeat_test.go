@@ -79,6 +79,7 @@ func (h *cgHarness) checkReplay() {
 		}
 		return
 	}
+	checkSubscriptionCounts(h.t, h.cg)
 	if cg.epoch != h.cg.epoch || cg.assignmentEpoch != h.cg.assignmentEpoch || !slices.Equal(cg.memberIDs(), h.cg.memberIDs()) ||
 		!maps.EqualFunc(cg.targets, h.cg.targets, assignor.Assignment.Equal) || !maps.EqualFunc(cg.partitionEpochs, h.cg.partitionEpochs, maps.Equal) {
 		h.t.Fatalf("replayed group differs:\n got %+v\nlive %+v", cg, h.cg)
@@ -88,6 +89,24 @@ func (h *cgHarness) checkReplay() {
 		if !sameReconciliation(m.Member, live.Member) || !m.metadata().equal(live.metadata()) || !maps.EqualFunc(m.assignedSince, live.assignedSince, maps.Equal) {
 			h.t.Fatalf("replayed member %s differs:\n got %+v\nlive %+v", id, m, h.cg.members[id])
 		}
+	}
+}
+
+// checkSubscriptionCounts checks the group's subscription counts against
+// its members.
+func checkSubscriptionCounts(t fataler, cg *consumerGroup) {
+	t.Helper()
+	names, regexes := map[string]int{}, map[string]int{}
+	for _, m := range cg.members {
+		for _, name := range m.topics {
+			names[name]++
+		}
+		if m.regex != nil {
+			regexes[*m.regex]++
+		}
+	}
+	if !maps.Equal(names, cg.subscribers) || !maps.Equal(regexes, cg.regexUsers) {
+		t.Fatalf("subscription counts %v %v, members say %v %v", cg.subscribers, cg.regexUsers, names, regexes)
 	}
 }
 

@@ -14,22 +14,16 @@ import (
 // reports whether a resolution changed, which changes the subscriptions.
 // Internal topics never match (the view leaves them out).
 func (w *consumerWrite) resolveRegexes(view TopicsView, now time.Time) bool {
-	used := map[string]bool{}
-	for _, m := range w.cg.members {
-		if m.regex != nil {
-			used[*m.regex] = true
-		}
-	}
 	changed := false
 	for _, expr := range slices.Sorted(maps.Keys(w.cg.regexes)) {
-		if !used[expr] {
+		if w.cg.regexUsers[expr] == 0 {
 			w.write(regularExpressionKey(w.id, expr), nil)
 			delete(w.cg.regexChecked, expr)
 			changed = true
 		}
 	}
 	version := view.Version()
-	for _, expr := range slices.Sorted(maps.Keys(used)) {
+	for _, expr := range slices.Sorted(maps.Keys(w.cg.regexUsers)) {
 		prev, resolved := w.cg.regexes[expr]
 		if resolved && w.cg.regexChecked[expr] == version {
 			continue

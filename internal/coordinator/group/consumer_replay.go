@@ -79,6 +79,7 @@ func replayConsumerTombstone(cg *consumerGroup, k consumerKey) (*consumerGroup, 
 			if m.instanceID != nil && cg.static[*m.instanceID] == m.id {
 				delete(cg.static, *m.instanceID)
 			}
+			cg.countSubscription(m, -1)
 			delete(cg.members, k.Member)
 		}
 	case targetAssignmentMetadataKeyType:
@@ -143,6 +144,8 @@ func (cg *consumerGroup) replayMember(id string, value []byte) error {
 	if m.instanceID != nil && cg.static[*m.instanceID] == id {
 		delete(cg.static, *m.instanceID)
 	}
+	cg.countSubscription(m, -1)
+	defer cg.countSubscription(m, 1)
 	m.instanceID, m.rackID = v.InstanceID, v.RackID
 	m.clientID, m.clientHost = v.ClientID, v.ClientHost
 	m.topics, m.regex = v.SubscribedTopicNames, v.SubscribedTopicRegex

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"slices"
 	"time"
 
@@ -81,12 +82,22 @@ func (cg *consumerGroup) subscribedNames(m *consumerMember) []string {
 // by name or regular expression (Kafka's subscribedTopicNames).
 func (cg *consumerGroup) subscribedTopics() map[string]bool {
 	topics := map[string]bool{}
-	for _, m := range cg.members {
-		for _, name := range cg.subscribedNames(m) {
-			topics[name] = true
-		}
+	for _, name := range cg.topicNames() {
+		topics[name] = true
 	}
 	return topics
+}
+
+// topicNames is the topic names the group's members subscribe to, by
+// name or through the resolutions of their regular expressions,
+// ascending, each once.
+func (cg *consumerGroup) topicNames() []string {
+	names := slices.Collect(maps.Keys(cg.subscribers))
+	for expr := range cg.regexUsers {
+		names = append(names, cg.regexes[expr].Topics...)
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
 }
 
 // assignmentSpec is the assignor's input: every member (ascending by id)
@@ -116,14 +127,9 @@ func (cg *consumerGroup) assignmentSpec(view TopicsView) assignor.Spec {
 // a new group's. Kafka (KIP-1101) hashes per topic with Murmur3 and racks;
 // the value is only ever compared with this broker's own.
 func (cg *consumerGroup) subscriptionHash(view TopicsView) int64 {
-	var names []string
-	for _, m := range cg.members {
-		names = append(names, cg.subscribedNames(m)...)
-	}
-	slices.Sort(names)
 	h := fnv.New64a()
 	found := false
-	for _, name := range slices.Compact(names) {
+	for _, name := range cg.topicNames() {
 		tid, partitions, ok := view.Topic(name)
 		if !ok {
 			continue

@@ -402,6 +402,9 @@ func checkInvariants(tb tb, c *Coordinator) {
 		if g.garbage() {
 			tb.Fatalf("group %s kept with nothing in it", id)
 		}
+		if g.consumer != nil {
+			checkSubscriptionCounts(tb, g.consumer)
+		}
 		for pid, pending := range g.txnOffsets {
 			if len(pending) == 0 {
 				tb.Fatalf("group %s: empty pending offsets of producer %d", id, pid)
