@@ -25,6 +25,8 @@ func applyCommand(img *Image, cmd command, index uint64) (*Image, error) {
 		return applySetTopicConfigs(img, c, index)
 	case *setBrokerConfigsCmd:
 		return applySetBrokerConfigs(img, c, index)
+	case *setGroupConfigsCmd:
+		return applySetGroupConfigs(img, c, index)
 	case *updateRemoteSegmentCmd:
 		return applyUpdateRemoteSegment(img, c, index)
 	case *finishRemoteTopicDeleteCmd:
@@ -216,6 +218,23 @@ func applySetTopicConfigs(img *Image, c *setTopicConfigsCmd, index uint64) (*Ima
 	// Partitions are shared with the previous image: they are immutable.
 	changed.Partitions = slices.Clip(t.Partitions)
 	return img.withTopic(&changed, index), nil
+}
+
+func applySetGroupConfigs(img *Image, c *setGroupConfigsCmd, index uint64) (*Image, error) {
+	if c.Group == "" {
+		return nil, fmt.Errorf("%w: configs of a group without an id", ErrInvalidConfig)
+	}
+	if err := validateConfigs(c.Configs); err != nil {
+		return nil, err
+	}
+	next := img.with(index)
+	next.GroupConfigs = copyMap(img.GroupConfigs, 1)
+	if len(c.Configs) == 0 {
+		delete(next.GroupConfigs, c.Group)
+	} else {
+		next.GroupConfigs[c.Group] = cloneConfigs(c.Configs)
+	}
+	return next, nil
 }
 
 func applySetBrokerConfigs(img *Image, c *setBrokerConfigsCmd, index uint64) (*Image, error) {

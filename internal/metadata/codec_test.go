@@ -51,6 +51,9 @@ func genCommand() *rapid.Generator[command] {
 			return &setBrokerConfigsCmd{Node: new(rapid.Int32Range(-1, 3).Draw(t, "node")), Configs: genConfigs().Draw(t, "configs")}
 		}),
 		rapid.Custom(func(t *rapid.T) command {
+			return &setGroupConfigsCmd{Group: rapid.SampledFrom([]string{"", "g", "h"}).Draw(t, "group"), Configs: genConfigs().Draw(t, "configs")}
+		}),
+		rapid.Custom(func(t *rapid.T) command {
 			return &controllerChangeCmd{NodeID: rapid.Int32Range(-1, 3).Draw(t, "node")}
 		}),
 		rapid.Just[command](&initClusterCmd{ClusterID: "AAAAAAAAAAAAAAAAAAAAAA"}),

@@ -71,6 +71,13 @@ type setBrokerConfigsCmd struct {
 	Configs map[string]string `json:"configs"`
 }
 
+// setGroupConfigsCmd replaces the whole map of dynamic configs of consumer
+// group Group (Kafka's GROUP config resource); empty removes them.
+type setGroupConfigsCmd struct {
+	Group   string            `json:"group"`
+	Configs map[string]string `json:"configs"`
+}
+
 // updateRemoteSegmentCmd records one remote segment copy attempt, written by
 // the leader of the segment's partition at LeaderEpoch: a new attempt (which
 // must be COPY_STARTED) or a state change of a known one (which must follow
@@ -156,6 +163,7 @@ func (*deleteTopicCmd) isCommand()      {}
 func (*createPartitionsCmd) isCommand() {}
 func (*setTopicConfigsCmd) isCommand()  {}
 func (*setBrokerConfigsCmd) isCommand() {}
+func (*setGroupConfigsCmd) isCommand()  {}
 
 func (*updateRemoteSegmentCmd) isCommand()     {}
 func (*finishRemoteTopicDeleteCmd) isCommand() {}
@@ -181,6 +189,7 @@ type envelope struct {
 	CreatePartitions *createPartitionsCmd `json:"create_partitions,omitempty"`
 	SetTopicConfigs  *setTopicConfigsCmd  `json:"set_topic_configs,omitempty"`
 	SetBrokerConfigs *setBrokerConfigsCmd `json:"set_broker_configs,omitempty"`
+	SetGroupConfigs  *setGroupConfigsCmd  `json:"set_group_configs,omitempty"`
 
 	UpdateRemoteSegment     *updateRemoteSegmentCmd     `json:"update_remote_segment,omitempty"`
 	FinishRemoteTopicDelete *finishRemoteTopicDeleteCmd `json:"finish_remote_topic_delete,omitempty"`
@@ -225,6 +234,7 @@ func (e *envelope) command() (command, error) {
 	add(e.CreatePartitions != nil, e.CreatePartitions)
 	add(e.SetTopicConfigs != nil, e.SetTopicConfigs)
 	add(e.SetBrokerConfigs != nil, e.SetBrokerConfigs)
+	add(e.SetGroupConfigs != nil, e.SetGroupConfigs)
 	add(e.UpdateRemoteSegment != nil, e.UpdateRemoteSegment)
 	add(e.FinishRemoteTopicDelete != nil, e.FinishRemoteTopicDelete)
 	add(e.AlterScramCredentials != nil, e.AlterScramCredentials)
@@ -266,6 +276,8 @@ func encodeCommand(c command) ([]byte, error) {
 		e.SetTopicConfigs = c
 	case *setBrokerConfigsCmd:
 		e.SetBrokerConfigs = c
+	case *setGroupConfigsCmd:
+		e.SetGroupConfigs = c
 	case *updateRemoteSegmentCmd:
 		e.UpdateRemoteSegment = c
 	case *finishRemoteTopicDeleteCmd:

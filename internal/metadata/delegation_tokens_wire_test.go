@@ -38,9 +38,6 @@ func TestDelegationTokenCommandWireForms(t *testing.T) {
 // TestSnapshotCarriesDelegationTokens: tokens survive a snapshot, written
 // in the v11 layout, ascending by id, next to the state of older layouts.
 func TestSnapshotCarriesDelegationTokens(t *testing.T) {
-	if snapshotFormatNewest != snapshotFormatV11 {
-		t.Fatalf("newest snapshot format %d, want %d (delegation tokens)", snapshotFormatNewest, snapshotFormatV11)
-	}
 	b := dtokenWith("b", func(d *DelegationToken) { d.Renewers = nil })
 	img := build(t, createCmd("foo", 1, 1), alterScram("alice", upsert(ScramSHA256, 1)),
 		alterQuotas(qAlt(qUserAlice, rates(1024, 0))),

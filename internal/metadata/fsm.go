@@ -46,8 +46,12 @@ const (
 	// tokens.
 	snapshotFormatV11 byte = 11
 
+	// snapshotFormatV12: JSON of imageSnapshotV12, v11 plus the dynamic
+	// configs of consumer groups.
+	snapshotFormatV12 byte = 12
+
 	// snapshotFormatNewest is the layout encodeSnapshot writes.
-	snapshotFormatNewest = snapshotFormatV11
+	snapshotFormatNewest = snapshotFormatV12
 )
 
 // maxSnapshotBytes bounds what Restore reads into memory.
@@ -186,6 +190,19 @@ type imageSnapshotV11 struct {
 	DelegationTokens []wireDelegationToken `json:"delegation_tokens,omitempty"`
 }
 
+// imageSnapshotV12 adds the dynamic configs of consumer groups, ascending
+// by group id.
+type imageSnapshotV12 struct {
+	imageSnapshotV11
+	GroupConfigs []wireGroupConfigs `json:"group_configs,omitempty"`
+}
+
+// wireGroupConfigs is one consumer group's dynamic configs in a snapshot.
+type wireGroupConfigs struct {
+	Group   string            `json:"group"`
+	Configs map[string]string `json:"configs"`
+}
+
 // wireNodeConfigs is one broker's dynamic configs in a snapshot.
 type wireNodeConfigs struct {
 	Node    int32             `json:"node"`
@@ -193,7 +210,7 @@ type wireNodeConfigs struct {
 }
 
 func encodeSnapshot(img *Image) ([]byte, error) {
-	var s imageSnapshotV11
+	var s imageSnapshotV12
 	s.imageSnapshot = imageSnapshot{
 		ClusterID:     img.ClusterID,
 		ControllerID:  img.ControllerID,
@@ -216,6 +233,9 @@ func encodeSnapshot(img *Image) ([]byte, error) {
 	}
 	s.ClientQuotas = encodeClientQuotas(img)
 	s.DelegationTokens = encodeDelegationTokens(img)
+	for _, g := range slices.Sorted(maps.Keys(img.GroupConfigs)) {
+		s.GroupConfigs = append(s.GroupConfigs, wireGroupConfigs{Group: g, Configs: img.GroupConfigs[g]})
+	}
 	body, err := json.Marshal(&s)
 	if err != nil {
 		return nil, fmt.Errorf("metadata: encode snapshot: %w", err)
@@ -230,7 +250,7 @@ func decodeSnapshot(data []byte) (*Image, error) {
 	if len(data) == 0 {
 		return nil, fmt.Errorf("%w: snapshot has no format byte", ErrInvalidCommand)
 	}
-	var s imageSnapshotV11
+	var s imageSnapshotV12
 	var into any
 	switch data[0] {
 	case snapshotFormatV1:
@@ -250,6 +270,8 @@ func decodeSnapshot(data []byte) (*Image, error) {
 	case snapshotFormatV9, snapshotFormatV10:
 		into = &s.imageSnapshotV9 // a v9 snapshot holding an ip entity is corrupt, a v10 one holding v11 fields too
 	case snapshotFormatV11:
+		into = &s.imageSnapshotV11 // a v11 snapshot holding v12 fields is corrupt
+	case snapshotFormatV12:
 		into = &s
 	default:
 		return nil, fmt.Errorf("%w: snapshot has an unknown format byte %d", ErrInvalidCommand, data[0])
@@ -305,7 +327,25 @@ func decodeSnapshot(data []byte) (*Image, error) {
 	if err := restoreDelegationTokens(img, s.DelegationTokens); err != nil {
 		return nil, err
 	}
+	if err := restoreGroupConfigs(img, s.GroupConfigs); err != nil {
+		return nil, err
+	}
 	return img, nil
+}
+
+// restoreGroupConfigs fills img.GroupConfigs from a snapshot: each group
+// once, named, with a valid, non-empty map.
+func restoreGroupConfigs(img *Image, groups []wireGroupConfigs) error {
+	for _, g := range groups {
+		if _, dup := img.GroupConfigs[g.Group]; dup || g.Group == "" || len(g.Configs) == 0 {
+			return fmt.Errorf("%w: snapshot dynamic configs of group %q: repeated, unnamed or empty", ErrInvalidCommand, g.Group)
+		}
+		if err := validateConfigs(g.Configs); err != nil {
+			return fmt.Errorf("snapshot dynamic configs of group %q: %w", g.Group, err)
+		}
+		img.GroupConfigs[g.Group] = cloneConfigs(g.Configs)
+	}
+	return nil
 }
 
 // restoreNodeConfigs fills img.NodeConfigs from a snapshot: each node once,

@@ -81,6 +81,10 @@ type Image struct {
 	// a node's win over BrokerConfigs on that node. Never nil; a node
 	// without any has no entry.
 	NodeConfigs map[int32]map[string]string
+	// GroupConfigs are the dynamic configs of consumer groups, by group id
+	// (Kafka's GROUP config resource). Never nil; a group without any has
+	// no entry.
+	GroupConfigs map[string]map[string]string
 	// Brokers are the registered brokers, by id (never nil; empty on a
 	// single node that never registered).
 	Brokers map[int32]*Broker
@@ -158,6 +162,7 @@ func emptyImage() *Image {
 		TopicsByID:    map[base.TopicID]*Topic{},
 		BrokerConfigs: map[string]string{},
 		NodeConfigs:   map[int32]map[string]string{},
+		GroupConfigs:  map[string]map[string]string{},
 		Brokers:       map[int32]*Broker{},
 
 		remote:         map[base.TopicID]remoteTopic{},

@@ -122,6 +122,13 @@ func (s *Store) SetBrokerConfigs(ctx context.Context, configs map[string]string)
 	return err
 }
 
+// SetGroupConfigs replaces the whole map of dynamic configs of consumer
+// group group; an empty map removes them.
+func (s *Store) SetGroupConfigs(ctx context.Context, group string, configs map[string]string) error {
+	_, err := s.propose(ctx, &setGroupConfigsCmd{Group: group, Configs: configs})
+	return err
+}
+
 // SetNodeConfigs replaces the whole map of dynamic configs of broker node
 // (an empty map removes them).
 func (s *Store) SetNodeConfigs(ctx context.Context, node int32, configs map[string]string) error {
