@@ -18,6 +18,7 @@ import (
 // __consumer_offsets partition this broker leads.
 func newGroupCoordinator(cfg *config.Broker, meta *metadata.Store, clk clock.Clock, logger *slog.Logger) (*coordinatorHost, error) {
 	opts := groupOptions(cfg, api.GroupTopics(meta))
+	opts.ConsumerGroupSettings = api.GroupConsumerSettings(meta, cfg)
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}

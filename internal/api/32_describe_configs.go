@@ -8,16 +8,19 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-broker/strata/internal/acl"
+	"github.com/strata-broker/strata/internal/config"
 )
 
-// DescribeConfigs: v0-4, for topics and this broker, with sources,
-// defaults, synonyms (v1+) and documentation (v3+). Needs DESCRIBE_CONFIGS
-// on the topic, or on the cluster for the broker.
+// DescribeConfigs: v0-4, for topics, this broker and consumer groups
+// (KIP-848's GROUP resource), with sources, defaults, synonyms (v1+) and
+// documentation (v3+). Needs DESCRIBE_CONFIGS on the topic, on the
+// cluster for the broker, on the group for a group.
 func init() { register(32, 0, 4, (*Handler).handleDescribeConfigs) }
 
 const (
 	resourceTopic  = 2
 	resourceBroker = 4
+	resourceGroup  = 32
 )
 
 func (h *Handler) handleDescribeConfigs(_ context.Context, req *Request) Reply {
@@ -54,13 +57,19 @@ func (h *Handler) configsOf(resType kmsg.ConfigResourceType, name string) ([]con
 			return nil, code, msg
 		}
 		return h.describeBrokerConfigs(img, name == ""), 0, ""
+	case resourceGroup:
+		if name == "" {
+			return nil, kerr.InvalidRequest.Code, "a GROUP config resource needs a group id"
+		}
+		return wrapEntries(config.DescribeGroup(img.GroupConfigs[name], h.brokerConfig(img))), 0, ""
 	}
-	return nil, kerr.InvalidRequest.Code, "only TOPIC and BROKER config resources are supported"
+	return nil, kerr.InvalidRequest.Code, "only TOPIC, BROKER and GROUP config resources are supported"
 }
 
 // configDenial is the code a config resource is refused with when req's
 // principal may not perform op (DESCRIBE_CONFIGS, ALTER_CONFIGS) on it: on
-// the topic for a topic, on the cluster for a broker; 0 when allowed.
+// the topic for a topic, on the cluster for a broker, on the group for a
+// group; 0 when allowed.
 func (h *Handler) configDenial(req *Request, op acl.Operation, resType kmsg.ConfigResourceType, name string) (int16, string) {
 	switch resType {
 	case resourceTopic:
@@ -70,6 +79,10 @@ func (h *Handler) configDenial(req *Request, op acl.Operation, resType kmsg.Conf
 	case resourceBroker:
 		if !h.allowedCluster(req, op) {
 			return clusterDenied, "not authorized for the broker's configs"
+		}
+	case resourceGroup:
+		if !h.allowedGroup(req, op, name) {
+			return groupDenied, "not authorized for the configs of group " + name
 		}
 	}
 	return 0, ""

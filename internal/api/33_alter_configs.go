@@ -12,7 +12,9 @@ import (
 )
 
 // AlterConfigs: v0-2. Replaces the whole set of overrides of a topic, or
-// of the dynamic configs of a broker resource (broker_configs.go).
+// of the dynamic configs of a broker resource (broker_configs.go). A
+// group's configs are changed only with IncrementalAlterConfigs, as in
+// Kafka.
 func init() { register(33, 0, 2, (*Handler).handleAlterConfigs) }
 
 func (h *Handler) handleAlterConfigs(ctx context.Context, req *Request) Reply {
@@ -28,6 +30,9 @@ func (h *Handler) handleAlterConfigs(ctx context.Context, req *Request) Reply {
 			}
 		}
 		code, msg := h.configDenial(req, acl.OpAlterConfigs, rr.ResourceType, rr.ResourceName)
+		if code == 0 && rr.ResourceType == resourceGroup {
+			code, msg = kerr.InvalidRequest.Code, "AlterConfigs does not change GROUP resources; use IncrementalAlterConfigs"
+		}
 		if code == 0 {
 			code, msg = h.setConfigs(ctx, rr.ResourceType, rr.ResourceName, func(map[string]string) (map[string]string, error) {
 				return next, nil
@@ -46,8 +51,10 @@ func (h *Handler) setConfigs(ctx context.Context, resType kmsg.ConfigResourceTyp
 	case resourceTopic:
 	case resourceBroker:
 		return h.setBrokerConfigs(ctx, name, change, validateOnly)
+	case resourceGroup:
+		return h.setGroupConfigs(ctx, name, change, validateOnly)
 	default:
-		return kerr.InvalidRequest.Code, "only TOPIC and BROKER config resources are supported"
+		return kerr.InvalidRequest.Code, "only TOPIC, BROKER and GROUP config resources are supported"
 	}
 	img := h.opts.Meta.Image()
 	t, ok := img.Topics[name]

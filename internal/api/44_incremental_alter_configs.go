@@ -13,8 +13,8 @@ import (
 )
 
 // IncrementalAlterConfigs: v0-1. SET, DELETE, and APPEND/SUBTRACT on list
-// configs, applied to a topic's current overrides or a broker resource's
-// current dynamic configs.
+// configs, applied to a topic's current overrides, a broker resource's
+// current dynamic configs, or a consumer group's (group_configs.go).
 func init() { register(44, 0, 1, (*Handler).handleIncrementalAlterConfigs) }
 
 const (

@@ -14,10 +14,16 @@ import (
 // "SUBTRACT k=v") and returns its code and message.
 func (rh *replicaHarness) incrementalBrokerConfigs(name string, validateOnly bool, ops ...string) (int16, string) {
 	rh.t.Helper()
+	return rh.incrementalConfigs(resourceBroker, name, validateOnly, ops...)
+}
+
+// incrementalConfigs is incrementalBrokerConfigs for any resource type.
+func (rh *replicaHarness) incrementalConfigs(resType kmsg.ConfigResourceType, name string, validateOnly bool, ops ...string) (int16, string) {
+	rh.t.Helper()
 	r := kmsg.NewPtrIncrementalAlterConfigsRequest()
 	r.ValidateOnly = validateOnly
 	rr := kmsg.NewIncrementalAlterConfigsRequestResource()
-	rr.ResourceType, rr.ResourceName = resourceBroker, name
+	rr.ResourceType, rr.ResourceName = resType, name
 	for _, op := range ops {
 		verb, kv, _ := strings.Cut(op, " ")
 		k, v, hasValue := strings.Cut(kv, "=")

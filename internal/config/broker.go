@@ -114,6 +114,12 @@ type Broker struct {
 	GroupConsumerSessionTimeout    time.Duration
 	GroupConsumerHeartbeatInterval time.Duration
 	GroupConsumerMaxSize           int32
+	// The bounds of a group's own consumer.session.timeout.ms and
+	// consumer.heartbeat.interval.ms (and of the two above).
+	GroupConsumerMinSessionTimeout    time.Duration
+	GroupConsumerMaxSessionTimeout    time.Duration
+	GroupConsumerMinHeartbeatInterval time.Duration
+	GroupConsumerMaxHeartbeatInterval time.Duration
 
 	TxnTopicNumPartitions     int32
 	TxnTopicReplicationFactor int16
@@ -269,6 +275,11 @@ func newBroker(raw, origin map[string]string) (*Broker, error) {
 		GroupConsumerHeartbeatInterval: msDuration(g.i64("group.consumer.heartbeat.interval.ms")),
 		GroupConsumerMaxSize:           g.i32("group.consumer.max.size"),
 
+		GroupConsumerMinSessionTimeout:    msDuration(g.i64("group.consumer.min.session.timeout.ms")),
+		GroupConsumerMaxSessionTimeout:    msDuration(g.i64("group.consumer.max.session.timeout.ms")),
+		GroupConsumerMinHeartbeatInterval: msDuration(g.i64("group.consumer.min.heartbeat.interval.ms")),
+		GroupConsumerMaxHeartbeatInterval: msDuration(g.i64("group.consumer.max.heartbeat.interval.ms")),
+
 		TxnTopicNumPartitions:     g.i32("transaction.state.log.num.partitions"),
 		TxnTopicReplicationFactor: g.i16("transaction.state.log.replication.factor"),
 		TxnTopicSegmentBytes:      g.i32("transaction.state.log.segment.bytes"),
@@ -313,6 +324,9 @@ func newBroker(raw, origin map[string]string) (*Broker, error) {
 		return nil, err
 	}
 	if err := b.setCluster(g); err != nil {
+		return nil, err
+	}
+	if err := b.checkConsumerGroupBounds(g); err != nil {
 		return nil, err
 	}
 	if err := b.setListeners(g); err != nil {

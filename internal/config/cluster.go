@@ -112,10 +112,6 @@ func (b *Broker) checkTimeouts(g getter) error {
 		return &Error{Key: "broker.heartbeat.interval.ms", Value: g.str("broker.heartbeat.interval.ms"),
 			Msg: fmt.Sprintf("must be less than broker.session.timeout.ms (%s), or the controller fences this broker between two heartbeats; lower it or raise broker.session.timeout.ms",
 				g.str("broker.session.timeout.ms"))}
-	case b.GroupConsumerHeartbeatInterval >= b.GroupConsumerSessionTimeout:
-		return &Error{Key: "group.consumer.heartbeat.interval.ms", Value: g.str("group.consumer.heartbeat.interval.ms"),
-			Msg: fmt.Sprintf("must be less than group.consumer.session.timeout.ms (%s), or consumer-protocol members are removed between two heartbeats; lower it or raise group.consumer.session.timeout.ms",
-				g.str("group.consumer.session.timeout.ms"))}
 	case b.ReplicaFetch.MaxWait > b.ReplicaFetch.SocketTimeout:
 		return &Error{Key: "replica.fetch.wait.max.ms", Value: g.str("replica.fetch.wait.max.ms"),
 			Msg: fmt.Sprintf("must be at most replica.socket.timeout.ms (%s), or a fetch that waits its full time times out; lower it or raise replica.socket.timeout.ms",

@@ -327,7 +327,6 @@ func TestClusterErrors(t *testing.T) {
 
 		// Heartbeats.
 		{"heartbeat as long as the session", single(map[string]string{"broker.heartbeat.interval.ms": "9000"}), "broker.heartbeat.interval.ms", "broker.session.timeout.ms"},
-		{"consumer heartbeat as long as the session", single(map[string]string{"group.consumer.heartbeat.interval.ms": "45000"}), "group.consumer.heartbeat.interval.ms", "group.consumer.session.timeout.ms (45000)"},
 		{"session shorter than the heartbeat", single(map[string]string{"broker.session.timeout.ms": "1000"}), "broker.heartbeat.interval.ms", "broker.session.timeout.ms (1000)"},
 		{"heartbeat of 0", single(map[string]string{"broker.heartbeat.interval.ms": "0"}), "broker.heartbeat.interval.ms", "at least 1"},
 		{"session of 0", single(map[string]string{"broker.session.timeout.ms": "0"}), "broker.session.timeout.ms", "at least 1"},

@@ -192,6 +192,10 @@ var brokerDefs = readOnly(slices.Concat([]Def{
 		"The group protocols served: classic, which every client speaks and which cannot be turned off (as in Kafka), and consumer (KIP-848: ConsumerGroupHeartbeat and ConsumerGroupDescribe are advertised only with it)."),
 	def("group.consumer.session.timeout.ms", Int, "45000", "", atLeast(1), "How long a member of a consumer-protocol group (KIP-848) may go without a heartbeat before it is removed."),
 	def("group.consumer.heartbeat.interval.ms", Int, "5000", "", atLeast(1), "How often members of consumer-protocol groups (KIP-848) are told to heartbeat; less than group.consumer.session.timeout.ms."),
+	def("group.consumer.min.session.timeout.ms", Int, "45000", "", atLeast(1), "Shortest consumer.session.timeout.ms a consumer-protocol group may be given."),
+	def("group.consumer.max.session.timeout.ms", Int, "60000", "", atLeast(1), "Longest consumer.session.timeout.ms a consumer-protocol group may be given."),
+	def("group.consumer.min.heartbeat.interval.ms", Int, "5000", "", atLeast(1), "Shortest consumer.heartbeat.interval.ms a consumer-protocol group may be given."),
+	def("group.consumer.max.heartbeat.interval.ms", Int, "15000", "", atLeast(1), "Longest consumer.heartbeat.interval.ms a consumer-protocol group may be given."),
 	def("group.consumer.max.size", Int, "2147483647", "", atLeast(1), "Most members of one consumer-protocol group (KIP-848)."),
 
 	def("remote.log.storage.system.enable", Boolean, "true", "", nil, "Enable the remote tier on this broker (Strata's default is true)."),

@@ -53,6 +53,7 @@ const (
 	DynamicDefaultBroker Source = 3
 	StaticBroker         Source = 4
 	Default              Source = 5
+	Group                Source = 8 // a consumer group's dynamic config
 )
 
 func (s Source) String() string {
@@ -69,6 +70,8 @@ func (s Source) String() string {
 		return "STATIC_BROKER_CONFIG"
 	case Default:
 		return "DEFAULT_CONFIG"
+	case Group:
+		return "GROUP_CONFIG"
 	}
 	return fmt.Sprintf("Source(%d)", int8(s))
 }

@@ -69,7 +69,7 @@ func startRegexMember(t *testing.T, addr, group, regex string, seen *consumedSet
 // and the assignments of both topics.
 func TestConsumerProtocolRegexSubscription(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, t.TempDir(), append(groupBrokerOverrides, "group.consumer.heartbeat.interval.ms=300")...)
+	b := startBroker(t, t.TempDir(), groupBrokerOverrides...)
 	adm := newAdmin(t, b.Addr)
 	createTopic(t, adm, "rx-a", 2, nil)
 	createTopic(t, adm, "other", 1, nil)

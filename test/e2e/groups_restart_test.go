@@ -88,7 +88,7 @@ func TestGroupSurvivesBrokerRestarts(t *testing.T) {
 	} {
 		t.Run(protocol.name, func(t *testing.T) {
 			t.Parallel()
-			b := startBroker(t, t.TempDir(), append(groupBrokerOverrides, "group.consumer.heartbeat.interval.ms=500")...)
+			b := startBroker(t, t.TempDir(), groupBrokerOverrides...)
 			adm := newAdmin(t, b.Addr)
 			const topic, group, partitions, n = "groups-restart", "g-restart", 6, 6000
 			createTopic(t, adm, topic, partitions, nil)

@@ -14,9 +14,12 @@ import (
 )
 
 // groupBrokerOverrides start a broker whose groups rebalance at once, as a
-// test wants (Kafka's default holds the first rebalance for 3 s) and whose
-// offsets topic is small, so that its creation is quick.
-var groupBrokerOverrides = []string{"group.initial.rebalance.delay.ms=0", "offsets.topic.num.partitions=10"}
+// test wants (Kafka's default holds the first rebalance for 3 s), whose
+// consumer-protocol members heartbeat every 300 ms (below Kafka's least,
+// which the bound is lowered for), and whose offsets topic is small, so
+// that its creation is quick.
+var groupBrokerOverrides = []string{"group.initial.rebalance.delay.ms=0", "offsets.topic.num.partitions=10",
+	"group.consumer.min.heartbeat.interval.ms=100", "group.consumer.heartbeat.interval.ms=300"}
 
 // ledger records what the members of one group consumed, keyed by
 // partition and offset, and which records were consumed by a poll whose

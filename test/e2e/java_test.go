@@ -120,7 +120,7 @@ func TestJavaClient(t *testing.T) {
 	classpath := javaClasspath(t)
 	overrides := map[string][]string{
 		"compacted":               {"log.cleaner.backoff.ms=100"},
-		"consumer-protocol-group": {"group.consumer.heartbeat.interval.ms=500"},
+		"consumer-protocol-group": {"group.consumer.min.heartbeat.interval.ms=100", "group.consumer.heartbeat.interval.ms=500"},
 	}
 	for _, scenario := range []string{"produce-consume", "group", "consumer-protocol-group", "admin", "compacted", "transactions"} {
 		t.Run(scenario, func(t *testing.T) {

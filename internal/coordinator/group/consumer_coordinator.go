@@ -15,12 +15,20 @@ import (
 // group; its protocol type is consumerProtocolType.
 const consumerGroupType = "consumer"
 
-func (c *Coordinator) consumerSettings() consumerSettings {
-	return consumerSettings{
+// consumerSettings are the group.consumer.* settings of group id: the
+// broker's, or the group's own session and heartbeat interval.
+func (c *Coordinator) consumerSettings(id string) consumerSettings {
+	set := consumerSettings{
 		sessionTimeout:    c.opts.ConsumerSessionTimeout,
 		heartbeatInterval: c.opts.ConsumerHeartbeatInterval,
 		maxSize:           c.opts.ConsumerMaxSize,
 	}
+	if c.opts.ConsumerGroupSettings != nil {
+		if session, heartbeat, ok := c.opts.ConsumerGroupSettings(id); ok {
+			set.sessionTimeout, set.heartbeatInterval = session, heartbeat
+		}
+	}
+	return set
 }
 
 // consumerGroupHeartbeat is Kafka's consumerGroupHeartbeat: a member of a
@@ -51,7 +59,7 @@ func (c *Coordinator) consumerGroupHeartbeat(op runtime.Op, req *kmsg.ConsumerGr
 	if req.MemberEpoch < 0 {
 		resp = w.leave(req, view, now)
 	} else {
-		resp = w.heartbeat(op, req, view, c.consumerSettings(), now, c.newConsumerMemberID)
+		resp = w.heartbeat(op, req, view, c.consumerSettings(req.Group), now, c.newConsumerMemberID)
 	}
 	if len(w.records) > 0 {
 		g.consumer = w.cg
@@ -106,7 +114,7 @@ func (c *Coordinator) dropConsumerState(g *group, res *runtime.Result) {
 // revocation time ran out.
 func (c *Coordinator) tickConsumer(g *group, view TopicsView, now time.Time, res *runtime.Result) {
 	w := consumerWrite{id: g.id, cg: g.consumer}
-	w.expire(view, c.consumerSettings(), now)
+	w.expire(view, c.consumerSettings(g.id), now)
 	res.Records = append(res.Records, w.records...)
 }
 

@@ -341,3 +341,31 @@ func TestConsumerGroupFollowsTopicChanges(t *testing.T) {
 	}
 	h.checkReload()
 }
+
+// A group's own configs (consumer.session.timeout.ms,
+// consumer.heartbeat.interval.ms) replace the broker's for it alone.
+func TestConsumerGroupOwnSettings(t *testing.T) {
+	opts := testOptions()
+	opts.ConsumerGroupSettings = func(group string) (time.Duration, time.Duration, bool) {
+		if group == "own" {
+			return time.Minute, 7 * time.Second, true
+		}
+		return 0, 0, false
+	}
+	h := newHarness(t, opts)
+	own, plain := h.cgBeat(cgJoinReq("own", "a", "t1")), h.cgBeat(cgJoinReq("plain", "a", "t1"))
+	if own.HeartbeatIntervalMillis != 7000 || plain.HeartbeatIntervalMillis != int32(opts.ConsumerHeartbeatInterval.Milliseconds()) {
+		t.Fatalf("heartbeat intervals %d and %d", own.HeartbeatIntervalMillis, plain.HeartbeatIntervalMillis)
+	}
+	h.advance(opts.ConsumerSessionTimeout + time.Second)
+	if n := len(h.c.groups["plain"].consumer.members); n != 0 {
+		t.Fatalf("plain group keeps %d members past the broker's session timeout", n)
+	}
+	if n := len(h.c.groups["own"].consumer.members); n != 1 {
+		t.Fatalf("the group with a minute's session lost its member after %v", opts.ConsumerSessionTimeout)
+	}
+	h.advance(time.Minute - opts.ConsumerSessionTimeout)
+	if n := len(h.c.groups["own"].consumer.members); n != 0 {
+		t.Fatalf("the group with a minute's session keeps %d members past it", n)
+	}
+}

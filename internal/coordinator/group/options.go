@@ -45,6 +45,11 @@ type Options struct {
 	// ConsumerMaxSize is the most members a consumer group may have
 	// (group.consumer.max.size).
 	ConsumerMaxSize int
+	// ConsumerGroupSettings, when set, gives a group's own session timeout
+	// and heartbeat interval (its dynamic configs,
+	// consumer.session.timeout.ms and consumer.heartbeat.interval.ms);
+	// ok false means the two above.
+	ConsumerGroupSettings func(group string) (session, heartbeat time.Duration, ok bool)
 	// Topics is the broker's topics as a request or a tick sees them:
 	// what consumer groups subscribe to and are assigned from.
 	Topics func() TopicsView

@@ -1,0 +1,92 @@
+package config
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The broker's consumer-protocol settings must lie within their bounds,
+// as Kafka's GroupCoordinatorConfig requires.
+func TestConsumerGroupBounds(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		set     map[string]string
+		key     string // "" when valid
+		message string
+	}{
+		{"defaults", nil, "", ""},
+		{"a heartbeat over its bound", map[string]string{"group.consumer.heartbeat.interval.ms": "45000"}, "group.consumer.heartbeat.interval.ms", "at most group.consumer.max.heartbeat.interval.ms (15000)"},
+		{"a heartbeat under its bound", map[string]string{"group.consumer.heartbeat.interval.ms": "300"}, "group.consumer.heartbeat.interval.ms", "at least group.consumer.min.heartbeat.interval.ms (5000)"},
+		{"a heartbeat with its bound lowered", map[string]string{"group.consumer.heartbeat.interval.ms": "300", "group.consumer.min.heartbeat.interval.ms": "100"}, "", ""},
+		{"a session under its bound", map[string]string{"group.consumer.session.timeout.ms": "40000"}, "group.consumer.session.timeout.ms", "at least group.consumer.min.session.timeout.ms (45000)"},
+		{"bounds upside down", map[string]string{"group.consumer.max.session.timeout.ms": "30000"}, "group.consumer.max.session.timeout.ms", "at least group.consumer.min.session.timeout.ms (45000)"},
+		{"a heartbeat as long as the session", map[string]string{
+			"group.consumer.min.session.timeout.ms": "10000", "group.consumer.session.timeout.ms": "12000", "group.consumer.heartbeat.interval.ms": "12000",
+		}, "group.consumer.heartbeat.interval.ms", "less than group.consumer.session.timeout.ms (12000)"},
+	} {
+		_, err := LoadBroker("", nil, tc.set)
+		var ce *Error
+		switch {
+		case tc.key == "" && err != nil:
+			t.Errorf("%s: %v", tc.name, err)
+		case tc.key != "" && (!errors.As(err, &ce) || ce.Key != tc.key || !strings.Contains(err.Error(), tc.message)):
+			t.Errorf("%s: %v, want an error on %s saying %q", tc.name, err, tc.key, tc.message)
+		}
+	}
+}
+
+// A group's own configs: known keys, valid values within the broker's
+// bounds, the heartbeat below the session; unset keys take the broker's.
+func TestResolveGroup(t *testing.T) {
+	b, err := LoadBroker("", nil, map[string]string{"group.consumer.session.timeout.ms": "50000", "group.consumer.min.session.timeout.ms": "10000"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name      string
+		overrides map[string]string
+		want      GroupSettings
+		key       string // "" when valid
+	}{
+		{"none: the broker's", nil, GroupSettings{50 * time.Second, 5 * time.Second}, ""},
+		{"its own session", map[string]string{"consumer.session.timeout.ms": "55000"}, GroupSettings{55 * time.Second, 5 * time.Second}, ""},
+		{"its own heartbeat", map[string]string{"consumer.heartbeat.interval.ms": " 6000 "}, GroupSettings{50 * time.Second, 6 * time.Second}, ""},
+		{"an unknown key", map[string]string{"share.record.lock.duration.ms": "1"}, GroupSettings{}, "share.record.lock.duration.ms"},
+		{"not a number", map[string]string{"consumer.session.timeout.ms": "soon"}, GroupSettings{}, "consumer.session.timeout.ms"},
+		{"a session over the bound", map[string]string{"consumer.session.timeout.ms": "70000"}, GroupSettings{}, "consumer.session.timeout.ms"},
+		{"a heartbeat under the bound", map[string]string{"consumer.heartbeat.interval.ms": "4000"}, GroupSettings{}, "consumer.heartbeat.interval.ms"},
+		{"a heartbeat as long as the session", map[string]string{"consumer.session.timeout.ms": "12000", "consumer.heartbeat.interval.ms": "12000"}, GroupSettings{}, "consumer.heartbeat.interval.ms"},
+	} {
+		got, err := ResolveGroup(tc.overrides, b)
+		var ce *Error
+		switch {
+		case tc.key == "" && (err != nil || got != tc.want):
+			t.Errorf("%s: %+v, %v; want %+v", tc.name, got, err, tc.want)
+		case tc.key != "" && (!errors.As(err, &ce) || ce.Key != tc.key):
+			t.Errorf("%s: %v, want an error on %s", tc.name, err, tc.key)
+		}
+	}
+}
+
+// DescribeGroup: an override is GROUP_CONFIG, the rest the broker's value.
+func TestDescribeGroup(t *testing.T) {
+	b, err := LoadBroker("", nil, map[string]string{"group.consumer.heartbeat.interval.ms": "6000"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]Entry{}
+	for _, e := range DescribeGroup(map[string]string{"consumer.session.timeout.ms": "50000"}, b) {
+		got[e.Name] = e
+	}
+	if e := got["consumer.session.timeout.ms"]; e.Value != "50000" || e.Source != Group || len(e.Synonyms) < 2 {
+		t.Errorf("session: %+v", e)
+	}
+	if e := got["consumer.heartbeat.interval.ms"]; e.Value != "6000" || e.Source != StaticBroker || e.Synonyms[0].Name != "group.consumer.heartbeat.interval.ms" {
+		t.Errorf("heartbeat: %+v", e)
+	}
+	if len(got) != 2 {
+		t.Errorf("described %d group configs, want 2", len(got))
+	}
+}
