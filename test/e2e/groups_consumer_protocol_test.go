@@ -187,3 +187,45 @@ func TestACLsConsumerProtocolGroup(t *testing.T) {
 		t.Fatalf("bob's ConsumerGroupDescribe: %v %+v", err, dresp)
 	}
 }
+
+// TestConsumerGroupOwnConfigs: a group's own consumer.heartbeat.interval.ms,
+// set with IncrementalAlterConfigs on its GROUP resource, is what its
+// members are told; another group keeps the broker's; a value outside the
+// broker's bounds is INVALID_CONFIG.
+func TestConsumerGroupOwnConfigs(t *testing.T) {
+	t.Parallel()
+	b := startBroker(t, t.TempDir(), groupBrokerOverrides...)
+	cl := newClient(t, b.Addr)
+	ctx := testContext(t, 30*time.Second)
+	alter := func(group, key, value string) int16 {
+		t.Helper()
+		req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+		rr := kmsg.NewIncrementalAlterConfigsRequestResource()
+		rr.ResourceType, rr.ResourceName = kmsg.ConfigResourceTypeGroupConfig, group
+		c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+		c.Name, c.Value, c.Op = key, kmsg.StringPtr(value), kmsg.IncrementalAlterConfigOpSet
+		rr.Configs = append(rr.Configs, c)
+		req.Resources = append(req.Resources, rr)
+		resp, err := req.RequestWith(ctx, cl)
+		if err != nil {
+			t.Fatalf("IncrementalAlterConfigs: %v", err)
+		}
+		return resp.Resources[0].ErrorCode
+	}
+	if code := alter("g-own", "consumer.heartbeat.interval.ms", "700"); code != 0 {
+		t.Fatalf("setting g-own's heartbeat interval: %v", kerr.ErrorForCode(code))
+	}
+	if code := alter("g-own", "consumer.heartbeat.interval.ms", "20000"); code != kerr.InvalidConfig.Code {
+		t.Fatalf("a heartbeat interval over group.consumer.max.heartbeat.interval.ms: %v", kerr.ErrorForCode(code))
+	}
+	createTopic(t, newAdmin(t, b.Addr), "own-configs", 1, nil)
+	for group, want := range map[string]int32{"g-own": 700, "g-plain": 300} {
+		req := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+		req.Group, req.MemberID, req.RebalanceTimeoutMillis = group, "m-"+group, 30_000
+		req.SubscribedTopicNames, req.Topics = []string{"own-configs"}, []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+		resp, err := req.RequestWith(ctx, cl)
+		if err != nil || resp.ErrorCode != 0 || resp.HeartbeatIntervalMillis != want {
+			t.Fatalf("join of %s: %v, %+v; want heartbeat interval %d", group, err, resp, want)
+		}
+	}
+}
