@@ -55,6 +55,7 @@ func groupOptions(cfg *config.Broker, topics func() group.TopicsView) group.Opti
 	o.ConsumerSessionTimeout = cfg.GroupConsumerSessionTimeout
 	o.ConsumerHeartbeatInterval = cfg.GroupConsumerHeartbeatInterval
 	o.ConsumerMaxSize = int(cfg.GroupConsumerMaxSize)
+	o.ConsumerAssignors = cfg.GroupConsumerAssignors
 	return o
 }
 

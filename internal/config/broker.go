@@ -114,6 +114,7 @@ type Broker struct {
 	GroupConsumerSessionTimeout    time.Duration
 	GroupConsumerHeartbeatInterval time.Duration
 	GroupConsumerMaxSize           int32
+	GroupConsumerAssignors         []string // group.consumer.assignors as short names, the default first
 	// The bounds of a group's own consumer.session.timeout.ms and
 	// consumer.heartbeat.interval.ms (and of the two above).
 	GroupConsumerMinSessionTimeout    time.Duration
@@ -274,6 +275,7 @@ func newBroker(raw, origin map[string]string) (*Broker, error) {
 		GroupConsumerSessionTimeout:    msDuration(g.i64("group.consumer.session.timeout.ms")),
 		GroupConsumerHeartbeatInterval: msDuration(g.i64("group.consumer.heartbeat.interval.ms")),
 		GroupConsumerMaxSize:           g.i32("group.consumer.max.size"),
+		GroupConsumerAssignors:         assignorNames(g.str("group.consumer.assignors")),
 
 		GroupConsumerMinSessionTimeout:    msDuration(g.i64("group.consumer.min.session.timeout.ms")),
 		GroupConsumerMaxSessionTimeout:    msDuration(g.i64("group.consumer.max.session.timeout.ms")),

@@ -109,6 +109,47 @@ func DescribeGroup(overrides map[string]string, b *Broker) []Entry {
 	return out
 }
 
+// builtinAssignors maps the names group.consumer.assignors may give Kafka's
+// two builtin server assignors (its short names and its class names) to
+// the short names.
+var builtinAssignors = map[string]string{
+	"uniform": "uniform",
+	"range":   "range",
+	"org.apache.kafka.coordinator.group.assignor.UniformAssignor": "uniform",
+	"org.apache.kafka.coordinator.group.assignor.RangeAssignor":   "range",
+}
+
+// consumerAssignors is group.consumer.assignors: builtin assignors, each
+// once. Kafka also loads custom assignors by class name; Strata loads no
+// Java classes.
+func consumerAssignors(v string) error {
+	seen := map[string]bool{}
+	items := splitList(v)
+	if len(items) == 0 {
+		return fmt.Errorf("must name at least one assignor: uniform, range")
+	}
+	for _, it := range items {
+		name, ok := builtinAssignors[it]
+		switch {
+		case !ok:
+			return fmt.Errorf("names %s, which is not a server assignor here: the assignors are uniform and range (Strata loads no Java classes)", it)
+		case seen[name]:
+			return fmt.Errorf("names the %s assignor twice", name)
+		}
+		seen[name] = true
+	}
+	return nil
+}
+
+// assignorNames is a validated group.consumer.assignors as short names.
+func assignorNames(v string) []string {
+	var out []string
+	for _, it := range splitList(v) {
+		out = append(out, builtinAssignors[it])
+	}
+	return out
+}
+
 // checkConsumerGroupBounds is Kafka's GroupCoordinatorConfig rule for the
 // consumer protocol: each bound pair in order, the broker's session
 // timeout and heartbeat interval within them, the heartbeat below the

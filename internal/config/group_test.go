@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -88,5 +89,31 @@ func TestDescribeGroup(t *testing.T) {
 	}
 	if len(got) != 2 {
 		t.Errorf("described %d group configs, want 2", len(got))
+	}
+}
+
+// group.consumer.assignors: the builtin assignors, by short or class name,
+// each once; the first is the default.
+func TestConsumerAssignors(t *testing.T) {
+	for value, want := range map[string][]string{
+		"":              {"uniform", "range"},
+		"range":         {"range"},
+		"range,uniform": {"range", "uniform"},
+		"org.apache.kafka.coordinator.group.assignor.UniformAssignor": {"uniform"},
+	} {
+		set := map[string]string{}
+		if value != "" {
+			set["group.consumer.assignors"] = value
+		}
+		b, err := LoadBroker("", nil, set)
+		if err != nil || !slices.Equal(b.GroupConsumerAssignors, want) {
+			t.Errorf("%q: %v, %v; want %v", value, b, err, want)
+		}
+	}
+	for _, value := range []string{"sticky", "uniform,uniform", "uniform,org.apache.kafka.coordinator.group.assignor.UniformAssignor", "com.example.MyAssignor", " , "} {
+		var ce *Error
+		if _, err := LoadBroker("", nil, map[string]string{"group.consumer.assignors": value}); !errors.As(err, &ce) || ce.Key != "group.consumer.assignors" {
+			t.Errorf("%q: %v, want an error on group.consumer.assignors", value, err)
+		}
 	}
 }

@@ -3,8 +3,9 @@
 // (Kafka's sticky server-side RangeAssignor). The group coordinator builds
 // a Spec from the group's members, their subscriptions and their previous
 // target assignments, and turns the result into the next target
-// assignment; ByName, Names and DefaultName are what it advertises and
-// looks up.
+// assignment; ByName and Names are what it offers and looks up (the
+// broker's group.consumer.assignors picks among them, the first the
+// default).
 //
 // Contract. Assign(spec) is a pure, deterministic function of spec: no
 // clock, no randomness, no I/O, no goroutines, and nothing in the result

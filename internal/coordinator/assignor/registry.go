@@ -1,9 +1,5 @@
 package assignor
 
-// DefaultName is the assignor a group uses when its members name none,
-// as in Kafka (group.consumer.assignors lists uniform first).
-const DefaultName = UniformName
-
 // ByName is the assignor called name, if there is one.
 func ByName(name string) (Assignor, bool) {
 	switch name {

@@ -15,9 +15,6 @@ func TestByName(t *testing.T) {
 	if !slices.Equal(Names(), []string{"range", "uniform"}) {
 		t.Fatalf("Names() = %v", Names())
 	}
-	if _, ok := ByName(DefaultName); !ok || DefaultName != "uniform" {
-		t.Fatalf("DefaultName %q is not an assignor", DefaultName)
-	}
 	for _, name := range []string{"", "Uniform", "sticky", "cooperative-sticky"} {
 		if _, ok := ByName(name); ok {
 			t.Fatalf("ByName(%q) found an assignor", name)

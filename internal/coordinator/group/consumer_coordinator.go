@@ -22,6 +22,7 @@ func (c *Coordinator) consumerSettings(id string) consumerSettings {
 		sessionTimeout:    c.opts.ConsumerSessionTimeout,
 		heartbeatInterval: c.opts.ConsumerHeartbeatInterval,
 		maxSize:           c.opts.ConsumerMaxSize,
+		assignors:         c.opts.ConsumerAssignors,
 	}
 	if c.opts.ConsumerGroupSettings != nil {
 		if session, heartbeat, ok := c.opts.ConsumerGroupSettings(id); ok {
@@ -37,7 +38,7 @@ func (c *Coordinator) consumerSettings(id string) consumerSettings {
 // offsets stay).
 func (c *Coordinator) consumerGroupHeartbeat(op runtime.Op, req *kmsg.ConsumerGroupHeartbeatRequest, now time.Time, res *runtime.Result) {
 	g := c.groups[req.Group]
-	refusal := validateHeartbeat(req)
+	refusal := validateHeartbeat(req, c.opts.ConsumerAssignors)
 	if refusal.code == 0 {
 		refusal = heartbeatTarget(g, req)
 	}
@@ -127,7 +128,7 @@ func (c *Coordinator) consumerGroupDescribe(req *kmsg.ConsumerGroupDescribeReque
 	for _, id := range req.Groups {
 		g := c.groups[id]
 		if g != nil && g.consumer != nil {
-			resp.Groups = append(resp.Groups, g.consumer.describe(id, view))
+			resp.Groups = append(resp.Groups, g.consumer.describe(id, view, c.opts.ConsumerAssignors))
 			continue
 		}
 		d := kmsg.NewConsumerGroupDescribeResponseGroup()

@@ -369,3 +369,26 @@ func TestConsumerGroupOwnSettings(t *testing.T) {
 		t.Fatalf("the group with a minute's session keeps %d members past it", n)
 	}
 }
+
+// The offered server assignors decide what a member may name and what a
+// group uses by default.
+func TestConsumerAssignorsOffered(t *testing.T) {
+	opts := testOptions()
+	for _, bad := range [][]string{nil, {"sticky"}} {
+		opts.ConsumerAssignors = bad
+		if _, err := New(opts); err == nil {
+			t.Fatalf("assignors %v accepted", bad)
+		}
+	}
+	opts.ConsumerAssignors = []string{"range"}
+	h := newHarness(t, opts)
+	req := cgJoinReq("g", "a", "t1")
+	req.ServerAssignor = kmsg.StringPtr("uniform")
+	wantCode(t, "a member naming an assignor not offered", h.cgBeat(req).ErrorCode, kerr.UnsupportedAssignor)
+	wantCode(t, "a member naming none", h.cgBeat(cgJoinReq("g", "a", "t1")).ErrorCode, nil)
+	cd := kmsg.NewPtrConsumerGroupDescribeRequest()
+	cd.Groups = []string{"g"}
+	if g := h.resp(h.do(cd, "c")).(*kmsg.ConsumerGroupDescribeResponse).Groups[0]; g.AssignorName != "range" {
+		t.Fatalf("the group uses %q, want the only one offered, range", g.AssignorName)
+	}
+}

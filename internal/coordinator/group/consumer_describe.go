@@ -16,13 +16,13 @@ const (
 // describe is the group as ConsumerGroupDescribe answers it: its state,
 // epochs and assignor, and each member (ascending by id) with its
 // subscription, current and target assignments; topics are named by
-// view (a topic deleted since has no name). AuthorizedOperations is the
-// api layer's to fill.
-func (cg *consumerGroup) describe(id string, view TopicsView) kmsg.ConsumerGroupDescribeResponseGroup {
+// view (a topic deleted since has no name); the assignor is the group's
+// among those offered. AuthorizedOperations is the api layer's to fill.
+func (cg *consumerGroup) describe(id string, view TopicsView, offered []string) kmsg.ConsumerGroupDescribeResponseGroup {
 	g := kmsg.NewConsumerGroupDescribeResponseGroup()
 	g.Group, g.State = id, string(cg.state())
 	g.Epoch, g.AssignmentEpoch = cg.epoch, cg.assignmentEpoch
-	g.AssignorName = cg.preferredAssignor().Name()
+	g.AssignorName = cg.preferredAssignor(offered).Name()
 	for _, mid := range cg.memberIDs() {
 		m := cg.members[mid]
 		d := kmsg.NewConsumerGroupDescribeResponseGroupMember()

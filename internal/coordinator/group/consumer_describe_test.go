@@ -11,7 +11,7 @@ func TestConsumerGroupDescribe(t *testing.T) {
 	h.send(join("b", ptr("i-b")))
 	h.send(join("a", nil))
 	view := viewOf(map[string]int32{"t1": 3})
-	g := h.cg.describe("g", view)
+	g := h.cg.describe("g", view, testAssignors)
 	if g.Group != "g" || g.State != "Reconciling" || g.Epoch != 2 || g.AssignmentEpoch != 2 || g.AssignorName != "uniform" || len(g.Members) != 2 {
 		t.Fatalf("described %+v", g)
 	}

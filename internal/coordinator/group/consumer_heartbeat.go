@@ -19,6 +19,7 @@ type consumerSettings struct {
 	sessionTimeout    time.Duration // group.consumer.session.timeout.ms
 	heartbeatInterval time.Duration // group.consumer.heartbeat.interval.ms
 	maxSize           int           // group.consumer.max.size
+	assignors         []string      // group.consumer.assignors, the default first
 }
 
 // heartbeat answers one validated ConsumerGroupHeartbeat that joins or
@@ -48,7 +49,7 @@ func (w *consumerWrite) heartbeat(op runtime.Op, req *kmsg.ConsumerGroupHeartbea
 		w.write(consumerGroupMetadataKey(w.id), consumerGroupMetadataValue(w.groupMetadata(w.cg.epoch+1, hash, now)))
 	}
 	if w.cg.epoch > w.cg.assignmentEpoch {
-		w.assignTargets(view, now)
+		w.assignTargets(view, set.assignors, now)
 	}
 
 	owned, ownedReported := ownedPartitions(req.Topics)

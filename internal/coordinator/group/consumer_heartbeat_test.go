@@ -35,12 +35,12 @@ type fataler interface {
 
 func newCGHarness(t fataler, partitions int32) *cgHarness {
 	return &cgHarness{t: t, view: viewOf(map[string]int32{"t1": partitions}), now: time.UnixMilli(1_000_000),
-		set: consumerSettings{sessionTimeout: 45 * time.Second, heartbeatInterval: 5 * time.Second, maxSize: 3}}
+		set: consumerSettings{sessionTimeout: 45 * time.Second, heartbeatInterval: 5 * time.Second, maxSize: 3, assignors: testAssignors}}
 }
 
 func (h *cgHarness) send(req *kmsg.ConsumerGroupHeartbeatRequest) *kmsg.ConsumerGroupHeartbeatResponse {
 	h.t.Helper()
-	if r := validateHeartbeat(req); r.code != 0 {
+	if r := validateHeartbeat(req, h.set.assignors); r.code != 0 {
 		h.t.Fatalf("request refused: %+v", r)
 	}
 	w := consumerWrite{id: "g", cg: h.cg}

@@ -55,9 +55,9 @@ func (w *consumerWrite) write(key, value []byte) {
 // assignTargets computes the target assignment of the group's epoch and
 // writes it (Kafka's TargetAssignmentBuilder): the members whose target
 // changed, then the target epoch.
-func (w *consumerWrite) assignTargets(view TopicsView, now time.Time) {
+func (w *consumerWrite) assignTargets(view TopicsView, assignors []string, now time.Time) {
 	cg := w.cg
-	next := cg.preferredAssignor().Assign(cg.assignmentSpec(view))
+	next := cg.preferredAssignor(assignors).Assign(cg.assignmentSpec(view))
 	for _, id := range cg.memberIDs() {
 		if target := next[id]; !target.Equal(cg.targets[id]) {
 			w.write(targetAssignmentMemberKey(w.id, id), targetAssignmentMemberValue(targetAssignmentMember{TopicPartitions: topicPartitionsOf(target)}))
@@ -146,22 +146,26 @@ func (cg *consumerGroup) subscriptionHash(view TopicsView) int64 {
 	return int64(h.Sum64())
 }
 
-// preferredAssignor is the server assignor the group uses: the one most
+// preferredAssignor is the server assignor the group uses, among those
+// offered (group.consumer.assignors, the first the default): the one most
 // of its members name, else the default (a tie goes to the default, then
 // to the lower name, where Kafka follows a hash map's order).
-func (cg *consumerGroup) preferredAssignor() assignor.Assignor {
+func (cg *consumerGroup) preferredAssignor(offered []string) assignor.Assignor {
 	votes := map[string]int{}
 	for _, m := range cg.members {
 		if m.serverAssignor != nil {
 			votes[*m.serverAssignor]++
 		}
 	}
-	best := assignor.DefaultName
-	for _, name := range assignor.Names() {
+	best := offered[0]
+	for _, name := range slices.Sorted(slices.Values(offered)) {
 		if votes[name] > votes[best] {
 			best = name
 		}
 	}
-	a, _ := assignor.ByName(best)
+	a, ok := assignor.ByName(best)
+	if !ok {
+		panic("group: an offered server assignor that does not exist: " + best)
+	}
 	return a
 }

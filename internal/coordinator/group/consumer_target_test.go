@@ -108,25 +108,32 @@ func TestSubscriptionHash(t *testing.T) {
 	}
 }
 
+// testAssignors are the server assignors Kafka offers by default.
+var testAssignors = []string{assignor.UniformName, assignor.RangeName}
+
 func TestPreferredAssignor(t *testing.T) {
 	for _, tc := range []struct {
-		votes []*string
-		want  string
+		offered []string
+		votes   []*string
+		want    string
 	}{
-		{nil, assignor.UniformName},
-		{[]*string{nil, nil}, assignor.UniformName},
-		{[]*string{ptr("range")}, assignor.RangeName},
-		{[]*string{ptr("range"), ptr("uniform"), ptr("range")}, assignor.RangeName},
-		{[]*string{ptr("range"), ptr("uniform")}, assignor.UniformName},
-		{[]*string{ptr("uniform"), ptr("range"), nil}, assignor.UniformName},
+		{testAssignors, nil, assignor.UniformName},
+		{testAssignors, []*string{nil, nil}, assignor.UniformName},
+		{testAssignors, []*string{ptr("range")}, assignor.RangeName},
+		{testAssignors, []*string{ptr("range"), ptr("uniform"), ptr("range")}, assignor.RangeName},
+		{testAssignors, []*string{ptr("range"), ptr("uniform")}, assignor.UniformName},
+		{testAssignors, []*string{ptr("uniform"), ptr("range"), nil}, assignor.UniformName},
+		{[]string{"range", "uniform"}, nil, assignor.RangeName},
+		{[]string{"range", "uniform"}, []*string{ptr("range"), ptr("uniform")}, assignor.RangeName},
+		{[]string{"range"}, []*string{ptr("uniform"), ptr("uniform")}, assignor.RangeName},
 	} {
 		var recs []cgRecord
 		for i, v := range tc.votes {
 			recs = append(recs, cgMemberWith(string(rune('a'+i)), v, nil, "t1"))
 		}
 		cg := replayRecords(t, nil, append(recs, cgMetadata(1))...)
-		if got := cg.preferredAssignor().Name(); got != tc.want {
-			t.Errorf("votes %v: %s, want %s", tc.votes, got, tc.want)
+		if got := cg.preferredAssignor(tc.offered).Name(); got != tc.want {
+			t.Errorf("offered %v, votes %v: %s, want %s", tc.offered, tc.votes, got, tc.want)
 		}
 	}
 }
@@ -146,7 +153,7 @@ func TestAssignTargets(t *testing.T) {
 	w.write(cgMember("c", nil, "t1").key, cgMember("c", nil, "t1").value)
 	w.write(cgMetadata(2).key, cgMetadata(2).value)
 	w.records = nil
-	w.assignTargets(view, time.UnixMilli(5000))
+	w.assignTargets(view, testAssignors, time.UnixMilli(5000))
 
 	var keys []consumerKey
 	for _, r := range w.records {
@@ -172,7 +179,7 @@ func TestAssignTargets(t *testing.T) {
 
 	// Assigning again with nothing changed writes only the epoch.
 	w = consumerWrite{id: "g", cg: cg}
-	w.assignTargets(view, time.UnixMilli(6000))
+	w.assignTargets(view, testAssignors, time.UnixMilli(6000))
 	if len(w.records) != 1 {
 		t.Fatalf("%d records for an unchanged assignment, want 1", len(w.records))
 	}

@@ -3,12 +3,11 @@ package group
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/strata-broker/strata/internal/coordinator/assignor"
 )
 
 // Member epochs a ConsumerGroupHeartbeat sends to leave (Kafka's
@@ -27,8 +26,9 @@ type heartbeatRefusal struct {
 
 // validateHeartbeat checks a ConsumerGroupHeartbeat as Kafka's
 // throwIfConsumerGroupHeartbeatRequestIsInvalid does, in its order; ok
-// when the zero refusal comes back.
-func validateHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest) heartbeatRefusal {
+// when the zero refusal comes back. assignors are the server assignors
+// the broker offers (group.consumer.assignors).
+func validateHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest, assignors []string) heartbeatRefusal {
 	invalid := func(msg string) heartbeatRefusal { return heartbeatRefusal{kerr.InvalidRequest.Code, msg} }
 	empty := func(s *string) bool { return s != nil && strings.TrimSpace(*s) == "" }
 	switch {
@@ -63,11 +63,9 @@ func validateHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest) heartbeatRefusal
 			return heartbeatRefusal{kerr.InvalidRegularExpression.Code, fmt.Sprintf("SubscribedTopicRegex `%s` is not a valid regular expression: %v.", *req.SubscribedTopicRegex, err)}
 		}
 	}
-	if req.ServerAssignor != nil {
-		if _, ok := assignor.ByName(*req.ServerAssignor); !ok {
-			return heartbeatRefusal{kerr.UnsupportedAssignor.Code, fmt.Sprintf("ServerAssignor %s is not supported. Supported assignors: %s.",
-				*req.ServerAssignor, strings.Join(assignor.Names(), ", "))}
-		}
+	if req.ServerAssignor != nil && !slices.Contains(assignors, *req.ServerAssignor) {
+		return heartbeatRefusal{kerr.UnsupportedAssignor.Code, fmt.Sprintf("ServerAssignor %s is not supported. Supported assignors: %s.",
+			*req.ServerAssignor, strings.Join(assignors, ", "))}
 	}
 	return heartbeatRefusal{}
 }

@@ -33,7 +33,6 @@ func TestValidateHeartbeat(t *testing.T) {
 		}, 0},
 		{"a static leave", func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.MemberEpoch, r.InstanceID = -2, ptr("i") }, 0},
 		{"a leave", func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.MemberEpoch = -1 }, 0},
-		{"the range assignor", func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.ServerAssignor = ptr("range") }, 0},
 
 		{"no group", func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.Group = " " }, kerr.InvalidRequest.Code},
 		{"an empty instance id", func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.InstanceID = ptr("") }, kerr.InvalidRequest.Code},
@@ -52,10 +51,12 @@ func TestValidateHeartbeat(t *testing.T) {
 		{"a regex valid only once wrapped", func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.SubscribedTopicRegex = ptr("a)|(b") }, kerr.InvalidRegularExpression.Code},
 		{"an empty regex (no regex)", func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.SubscribedTopicRegex = ptr("") }, 0},
 		{"an unknown assignor", func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.ServerAssignor = ptr("sticky") }, kerr.UnsupportedAssignor.Code},
+		{"an assignor not offered", func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.ServerAssignor = ptr("range") }, kerr.UnsupportedAssignor.Code},
+		{"an offered assignor", func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.ServerAssignor = ptr("uniform") }, 0},
 	} {
 		req := joinRequest()
 		tc.edit(req)
-		got := validateHeartbeat(req)
+		got := validateHeartbeat(req, []string{"uniform"})
 		if got.code != tc.code || (got.code != 0) != (got.message != "") {
 			t.Errorf("%s: %+v, want code %d", tc.name, got, tc.code)
 		}

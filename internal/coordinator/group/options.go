@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"time"
+
+	"github.com/strata-broker/strata/internal/coordinator/assignor"
 )
 
 // Options are a coordinator's limits and its source of randomness. The names
@@ -45,6 +48,10 @@ type Options struct {
 	// ConsumerMaxSize is the most members a consumer group may have
 	// (group.consumer.max.size).
 	ConsumerMaxSize int
+	// ConsumerAssignors are the server assignors consumer groups may use,
+	// the default first (group.consumer.assignors): names of
+	// coordinator/assignor.
+	ConsumerAssignors []string
 	// ConsumerGroupSettings, when set, gives a group's own session timeout
 	// and heartbeat interval (its dynamic configs,
 	// consumer.session.timeout.ms and consumer.heartbeat.interval.ms);
@@ -73,6 +80,7 @@ func DefaultOptions(topics func() TopicsView, random io.Reader) Options {
 		ConsumerSessionTimeout:        45 * time.Second,
 		ConsumerHeartbeatInterval:     5 * time.Second,
 		ConsumerMaxSize:               math.MaxInt32,
+		ConsumerAssignors:             []string{assignor.UniformName, assignor.RangeName},
 		Topics:                        topics,
 		Random:                        random,
 	}
@@ -99,6 +107,10 @@ func (o Options) Validate() error {
 		return fmt.Errorf("group: consumer heartbeat interval %v is not positive and below the consumer session timeout %v", o.ConsumerHeartbeatInterval, o.ConsumerSessionTimeout)
 	case o.ConsumerMaxSize < 1:
 		return fmt.Errorf("group: consumer group max size %d is below 1", o.ConsumerMaxSize)
+	case len(o.ConsumerAssignors) == 0:
+		return errors.New("group: Options.ConsumerAssignors is empty")
+	case slices.ContainsFunc(o.ConsumerAssignors, func(name string) bool { _, ok := assignor.ByName(name); return !ok }):
+		return fmt.Errorf("group: consumer assignors %v name one that does not exist (there are %v)", o.ConsumerAssignors, assignor.Names())
 	case o.Topics == nil:
 		return errors.New("group: Options.Topics is nil")
 	case o.Random == nil:
