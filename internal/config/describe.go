@@ -10,15 +10,21 @@ import "maps"
 // topic key's unit: with log.retention.hours=24, retention.ms is 86400000.
 // The overrides should have passed ValidateTopicOverrides.
 func DescribeTopic(overrides map[string]string, b *Broker) []Entry {
-	l := layersOf(b)
-	defs := TopicDefs()
+	return describeOverridden(TopicDefs(), overrides, layersOf(b), DynamicTopic)
+}
+
+// describeOverridden describes defs (sorted) of a resource with overrides
+// on a broker's layers l: an override's source is own, anything else comes
+// from the broker synonym chain, or the default.
+func describeOverridden(defs []Def, overrides map[string]string, l layers, own Source) []Entry {
 	out := make([]Entry, 0, len(defs))
 	for i := range defs {
 		d := &defs[i]
 		v, src, ok := topicValue(overrides, l, d)
 		var syns []Synonym
 		if src == DynamicTopic {
-			syns = append(syns, Synonym{Name: d.Name, Value: v, Source: DynamicTopic})
+			src = own
+			syns = append(syns, Synonym{Name: d.Name, Value: v, Source: own})
 		}
 		if d.BrokerSynonym != "" {
 			syns = append(syns, brokerSynonyms(l, d.BrokerSynonym)...)

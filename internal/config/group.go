@@ -92,21 +92,7 @@ func within(key, text string, v time.Duration, g getter, lo, hi string) error {
 // anything else the broker's value, with its synonyms. The overrides
 // should have passed ResolveGroup.
 func DescribeGroup(overrides map[string]string, b *Broker) []Entry {
-	l := layersOf(b)
-	defs := sorted(groupDefs)
-	out := make([]Entry, 0, len(defs))
-	for i := range defs {
-		d := &defs[i]
-		v, src, ok := topicValue(overrides, l, d)
-		var syns []Synonym
-		if src == DynamicTopic {
-			src = Group
-			syns = append(syns, Synonym{Name: d.Name, Value: v, Source: Group})
-		}
-		syns = append(syns, brokerSynonyms(l, d.BrokerSynonym)...)
-		out = append(out, entry(d, v, src, ok, syns))
-	}
-	return out
+	return describeOverridden(sorted(groupDefs), overrides, layersOf(b), Group)
 }
 
 // builtinAssignors maps the names group.consumer.assignors may give Kafka's
