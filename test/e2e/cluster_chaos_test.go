@@ -128,14 +128,15 @@ func chaosSeed(t *testing.T) (int, *rand.Rand) {
 
 // TestClusterChaos injects a sequence of random faults into a three-node
 // cluster while an idempotent acks=all producer writes to a topic with
-// replication factor 3 and min.insync.replicas 2, a consumer group reads
-// it, and two transactional producers write transactions (committing most,
+// replication factor 3 and min.insync.replicas 2, two consumer groups (a
+// classic one and a consumer-protocol one) read it, and two transactional
+// producers write transactions (committing most,
 // aborting some) to another such topic: nodes killed with SIGKILL or stopped with SIGTERM, one or two at once,
 // restarted after a short random time. After each fault the test waits until
 // every node is back in every ISR and the producer got further. Then:
 //   - every acknowledged record is in the log exactly once, in the order it
 //     was acknowledged, and nothing is duplicated or reordered;
-//   - the group read to the end and the broker returns the offsets it
+//   - each group read to the end and the broker returns the offsets it
 //     committed;
 //   - read committed, every transaction is all or nothing, every one whose
 //     commit was acknowledged is there and none whose abort was;
@@ -181,9 +182,19 @@ func TestClusterChaos(t *testing.T) {
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.AutoCommitInterval(300*time.Millisecond),
 	))
+	// A consumer-protocol group (KIP-848) reads too: its coordinator's
+	// records reload wherever the group's partition moves.
+	consumer848 := startGroupConsumer(t, c.newClient(
+		kgo.ConsumerGroup(group+"-848"),
+		kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.AutoCommitInterval(300*time.Millisecond),
+		kgo.Balancers(kgo.CooperativeStickyBalancer()), kgo.ServerSideBalancer(),
+	))
 	txns := startTxnProducers(t, c.Addrs(), txnTopic, 2, partitions)
 	p.waitTotalAcked(t, 100)
 	consumer.waitConsumed(t, 1)
+	consumer848.waitConsumed(t, 1)
 	txns.progress()
 	internal := []string{"__consumer_offsets", "__transaction_state"}
 	for _, name := range internal {
@@ -207,6 +218,7 @@ func TestClusterChaos(t *testing.T) {
 	adm = c.newAdmin()
 	txns.check(t, adm, c.Node(1).Addr)
 	endOffsets := consumer.checkCommittedAtEnd(t, adm, group, topic, partitions)
+	consumer848.checkCommittedAtEnd(t, adm, group+"-848", topic, partitions)
 
 	// Followers fetch what the producer's last records left them within a
 	// fetch wait; then every node stops and the replicas must agree.
