@@ -35,7 +35,10 @@ type coordinatorHost struct {
 	topic string
 	rt    *runtime.Runtime
 	clock clock.Clock
-	mu    struct {
+	// census is the group coordinator's census of its partitions (nil for
+	// transactions): a resigned partition's is dropped.
+	census *groupCensus
+	mu     struct {
 		sync.Mutex
 		parts map[int32]*partition.Partition
 	}
@@ -64,6 +67,9 @@ func (c *coordinatorHost) onClose(p *partition.Partition) {
 		return
 	}
 	c.rt.Resign(tp.Partition)
+	if c.census != nil {
+		c.census.drop(tp.Partition)
+	}
 	c.mu.Lock()
 	if c.mu.parts[tp.Partition] == p {
 		delete(c.mu.parts, tp.Partition)

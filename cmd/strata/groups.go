@@ -1,9 +1,12 @@
 package main
 
 import (
+	"cmp"
 	crand "crypto/rand"
 	"log/slog"
 	"net"
+	"slices"
+	"sync"
 
 	"github.com/strata-broker/strata/internal/api"
 	"github.com/strata-broker/strata/internal/clock"
@@ -12,6 +15,7 @@ import (
 	"github.com/strata-broker/strata/internal/coordinator/offsets"
 	"github.com/strata-broker/strata/internal/coordinator/runtime"
 	"github.com/strata-broker/strata/internal/metadata"
+	"github.com/strata-broker/strata/internal/metrics"
 )
 
 // newGroupCoordinator runs the consumer-group coordinator of every
@@ -23,8 +27,13 @@ func newGroupCoordinator(cfg *config.Broker, meta *metadata.Store, clk clock.Clo
 		return nil, err
 	}
 	c := newCoordinatorHost(offsets.TopicName, clk)
+	c.census = newGroupCensus()
 	rt, err := runtime.New(runtime.Options{
-		NewShard:      func(int32) (runtime.Shard, error) { return group.New(opts) },
+		NewShard: func(p int32) (runtime.Shard, error) {
+			o := opts
+			o.OnCensus = func(rows []group.GroupCount) { c.census.set(p, rows) }
+			return group.New(o)
+		},
 		Open:          c.open,
 		ErrorResponse: group.ErrorResponse,
 		Clock:         clk,
@@ -70,4 +79,49 @@ func clientHost(addr net.Addr) string {
 		return "/" + addr.String()
 	}
 	return "/" + host
+}
+
+// groupCensus holds the group census of each __consumer_offsets partition
+// this broker coordinates (group.Options.OnCensus), for /metrics. Safe for
+// concurrent use.
+type groupCensus struct {
+	mu     sync.Mutex
+	byPart map[int32][]group.GroupCount
+}
+
+func newGroupCensus() *groupCensus {
+	return &groupCensus{byPart: map[int32][]group.GroupCount{}}
+}
+
+func (g *groupCensus) set(p int32, rows []group.GroupCount) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.byPart[p] = rows
+}
+
+// drop forgets partition p once this broker no longer coordinates it.
+func (g *groupCensus) drop(p int32) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	delete(g.byPart, p)
+}
+
+// total sums the partitions' censuses, ascending by type, then state.
+func (g *groupCensus) total() []metrics.GroupCount {
+	g.mu.Lock()
+	sums := map[[2]string]int{}
+	for _, rows := range g.byPart {
+		for _, r := range rows {
+			sums[[2]string{r.Type, r.State}] += r.Groups
+		}
+	}
+	g.mu.Unlock()
+	out := make([]metrics.GroupCount, 0, len(sums))
+	for k, n := range sums {
+		out = append(out, metrics.GroupCount{Type: k[0], State: k[1], Groups: n})
+	}
+	slices.SortFunc(out, func(a, b metrics.GroupCount) int {
+		return cmp.Or(cmp.Compare(a.Type, b.Type), cmp.Compare(a.State, b.State))
+	})
+	return out
 }

@@ -108,9 +108,10 @@ func quotaThrottles(stats []quota.KeyStats) []metrics.QuotaThrottles {
 }
 
 // serve listens on cfg.MetricsListener and serves /metrics, with the
-// collectors of b, the fetch session gauges and m's counters, and /healthz, which answers 200 until
+// collectors of b, the fetch session gauges, the group census (groups) and
+// m's counters, and /healthz, which answers 200 until
 // stopServing. Port 0 picks a free port (addr says which).
-func (m *brokerMetrics) serve(cfg *config.Broker, b *broker.Broker, cluster func() metrics.ClusterValues, api apiSources, conns *server.ConnLimits) error {
+func (m *brokerMetrics) serve(cfg *config.Broker, b *broker.Broker, cluster func() metrics.ClusterValues, api apiSources, conns *server.ConnLimits, groups func() []metrics.GroupCount) error {
 	if m == nil {
 		return nil
 	}
@@ -128,6 +129,7 @@ func (m *brokerMetrics) serve(cfg *config.Broker, b *broker.Broker, cluster func
 		metrics.NewFetchSessionGauges(api.FetchSessions),
 		metrics.NewQuotaThrottleCounters(func() []metrics.QuotaThrottles { return quotaThrottles(api.QuotaThrottles()) }),
 		metrics.NewCleanerCollector(func() metrics.CleanerValues { return cleanerValues(b.CleanerStatus(), time.Now()) }),
+		metrics.NewGroupCounts(groups),
 		m.requests,
 		m.auths,
 		m.requestTimes,

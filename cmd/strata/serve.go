@@ -285,7 +285,7 @@ func start(ctx context.Context, cfg *config.Broker, logger *slog.Logger) (*node,
 	if err != nil {
 		return nil, errors.Join(err, n.shutdown())
 	}
-	if err := n.metrics.serve(cfg, n.broker, clusterSource(n.meta, n.broker), h, n.connLimits); err != nil {
+	if err := n.metrics.serve(cfg, n.broker, clusterSource(n.meta, n.broker), h, n.connLimits, n.groups.census.total); err != nil {
 		return nil, errors.Join(err, n.shutdown())
 	}
 	if n.member != nil {

@@ -119,3 +119,14 @@ func TestQuotaThrottleCountersReadAtScrape(t *testing.T) {
 	}
 	lint(t, c)
 }
+
+func TestGroupCountsReadAtScrape(t *testing.T) {
+	var rows []GroupCount
+	c := NewGroupCounts(func() []GroupCount { return rows })
+	rows = []GroupCount{{Type: "classic", State: "Stable", Groups: 2}, {Type: "consumer", State: "Empty", Groups: 1}}
+	want := map[string]float64{`strata_groups{state="Stable",type="classic"}`: 2, `strata_groups{state="Empty",type="consumer"}`: 1}
+	if got := samples(t, c); !maps.Equal(got, want) {
+		t.Fatalf("samples %v, want %v", got, want)
+	}
+	lint(t, c)
+}

@@ -229,3 +229,36 @@ func TestConsumerGroupOwnConfigs(t *testing.T) {
 		}
 	}
 }
+
+// TestGroupCountsMetric: /metrics counts the groups the broker
+// coordinates by type and state (strata_groups).
+func TestGroupCountsMetric(t *testing.T) {
+	t.Parallel()
+	b := startBroker(t, t.TempDir(), append(groupBrokerOverrides, "strata.metrics.listener=127.0.0.1:0")...)
+	base := metricsBase(t, b)
+	adm := newAdmin(t, b.Addr)
+	createTopic(t, adm, "counted", 1, nil)
+	cl := newClient(t, b.Addr)
+	ctx := testContext(t, 30*time.Second)
+	join := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+	join.Group, join.MemberID, join.RebalanceTimeoutMillis = "g-counted", "m-1", 30_000
+	join.SubscribedTopicNames, join.Topics = []string{"counted"}, []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+	if resp, err := join.RequestWith(ctx, cl); err != nil || resp.ErrorCode != 0 {
+		t.Fatalf("join: %v %+v", err, resp)
+	}
+	offsets := kadm.Offsets{}
+	offsets.Add(kadm.Offset{Topic: "counted", Partition: 0, At: 1, LeaderEpoch: -1})
+	if _, err := adm.CommitOffsets(ctx, "g-simple", offsets); err != nil {
+		t.Fatalf("simple commit: %v", err)
+	}
+	want := map[string]float64{`strata_groups{state="Stable",type="consumer"}`: 1, `strata_groups{state="Empty",type="classic"}`: 1}
+	waitFor(t, 10*time.Second, fmt.Sprintf("/metrics to show %v", want), func() bool {
+		s := scrape(t, base+"/metrics")
+		for k, v := range want {
+			if s[k] != v {
+				return false
+			}
+		}
+		return true
+	})
+}

@@ -43,6 +43,10 @@ type Coordinator struct {
 	// markers here: their fencing epochs and the groups where they hold
 	// pending offsets (txn_offsets.go).
 	producers map[int64]*producer
+	// lastCensus is the census last handed to Options.OnCensus
+	// (censusSent once one was).
+	lastCensus []GroupCount
+	censusSent bool
 	// offsetOrder counts the offset-commit records (plain and
 	// transactional) applied so far, in log order: Handle and Replay
 	// advance it alike, so entries compare by it the same way live and
@@ -108,8 +112,9 @@ func (c *Coordinator) Handle(op runtime.Op, now time.Time) runtime.Result {
 // Tick fires the timers that are due at now: pending-member, session,
 // sync and join-phase timeouts, consumer-protocol members' session and
 // revocation timeouts, idle producers' expiry, and (every retention check
-// interval) offset expiry. The first Tick after Replay arms the session
-// timers of the loaded members and the expiry of the loaded idle
+// interval) offset expiry; then it publishes the group census
+// (Options.OnCensus) if it changed. The first Tick after Replay arms the
+// session timers of the loaded members and the expiry of the loaded idle
 // producers.
 func (c *Coordinator) Tick(now time.Time) runtime.Result {
 	var res runtime.Result
@@ -132,6 +137,7 @@ func (c *Coordinator) Tick(now time.Time) runtime.Result {
 		c.expireOffsets(now, &res)
 		c.expiryCheck = armAt(now.Add(c.opts.OffsetsRetentionCheckInterval))
 	}
+	c.publishCensus()
 	return res
 }
 

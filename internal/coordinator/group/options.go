@@ -57,6 +57,10 @@ type Options struct {
 	// consumer.session.timeout.ms and consumer.heartbeat.interval.ms);
 	// ok false means the two above.
 	ConsumerGroupSettings func(group string) (session, heartbeat time.Duration, ok bool)
+	// OnCensus, when set, receives the partition's group census (how many
+	// groups of each type are in each state) from Tick, whenever it changed
+	// since the last one it received. It must not block.
+	OnCensus func([]GroupCount)
 	// Topics is the broker's topics as a request or a tick sees them:
 	// what consumer groups subscribe to and are assigned from.
 	Topics func() TopicsView
