@@ -12,24 +12,43 @@ import (
 )
 
 // OffsetCommit: commits offsets for a group (members with their generation,
-// or simple commits with generation -1). v10 names topics by id and is not
-// advertised. Versions: what the coordinator implements (group.MaxVersions);
-// the group's __consumer_offsets partition serves it. As in Kafka,
-// partitions of topics that do not exist get UNKNOWN_TOPIC_OR_PARTITION, and
-// a commit not durable within offsets.commit.timeout.ms gets
+// or simple commits with generation -1). Versions: what the coordinator
+// implements (group.MaxVersions), and v10, which names topics by id
+// (offsets_by_id.go); the group's __consumer_offsets partition serves it.
+// As in Kafka, partitions of topics that do not exist get
+// UNKNOWN_TOPIC_OR_PARTITION (UNKNOWN_TOPIC_ID for an unknown id), and a
+// commit not durable within offsets.commit.timeout.ms gets
 // REQUEST_TIMED_OUT (it may still land).
-func init() { register(8, 0, groupMax(8), (*Handler).handleOffsetCommit) }
+func init() { register(8, 0, topicIDsVersion, (*Handler).handleOffsetCommit) }
 
 func (h *Handler) handleOffsetCommit(ctx context.Context, req *Request) Reply {
 	r := req.Body.(*kmsg.OffsetCommitRequest)
 	if code := h.commitDenial(req, r); code != 0 {
 		return done(group.ErrorResponse(req.Body, code))
 	}
-	known, unknown := splitCommitTopics(r.Topics, h.commitRefusal(req, h.opts.Meta.Image()))
+	img := h.opts.Meta.Image()
+	topics, ids := r.Topics, topicIDs{}
+	var unresolved []kmsg.OffsetCommitResponseTopic
+	if r.Version >= topicIDsVersion {
+		topics, unresolved = resolveCommitTopics(img, r.Topics, ids)
+	}
+	// answer is the response with the refused partitions merged in and,
+	// for v10, the topics named by id.
+	answer := func(resp *kmsg.OffsetCommitResponse, refused []kmsg.OffsetCommitResponseTopic) *kmsg.OffsetCommitResponse {
+		resp.Topics = mergeByTopic(resp.Topics, refused,
+			func(t *kmsg.OffsetCommitResponseTopic) string { return t.Topic },
+			func(t *kmsg.OffsetCommitResponseTopic) *[]kmsg.OffsetCommitResponseTopicPartition {
+				return &t.Partitions
+			})
+		if r.Version >= topicIDsVersion {
+			commitTopicsByID(img, resp.Topics, ids)
+			resp.Topics = append(resp.Topics, unresolved...)
+		}
+		return resp
+	}
+	known, unknown := splitCommitTopics(topics, h.commitRefusal(req, img))
 	if len(known) == 0 {
-		resp := r.ResponseKind().(*kmsg.OffsetCommitResponse)
-		resp.Topics = unknown
-		return done(resp)
+		return done(answer(r.ResponseKind().(*kmsg.OffsetCommitResponse), unknown))
 	}
 	p, ok := h.groups.partitionFor(r.Group)
 	if !ok {
@@ -37,16 +56,13 @@ func (h *Handler) handleOffsetCommit(ctx context.Context, req *Request) Reply {
 	}
 	fwd := *r
 	fwd.Topics = known
+	if r.Version >= topicIDsVersion {
+		fwd.SetVersion(beforeTopicIDsVersion)
+	}
 	ch := h.groups.submit(req, p, &fwd)
 	timeout := h.opts.Config.OffsetsCommitTimeout
 	return Reply{Wait: func() kmsg.Response {
-		resp := awaitCommit(ctx, ch, &fwd, timeout).(*kmsg.OffsetCommitResponse)
-		resp.Topics = mergeByTopic(resp.Topics, unknown,
-			func(t *kmsg.OffsetCommitResponseTopic) string { return t.Topic },
-			func(t *kmsg.OffsetCommitResponseTopic) *[]kmsg.OffsetCommitResponseTopicPartition {
-				return &t.Partitions
-			})
-		return resp
+		return answer(awaitCommit(ctx, ch, &fwd, timeout).(*kmsg.OffsetCommitResponse), unknown)
 	}}
 }
 

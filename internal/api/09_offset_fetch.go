@@ -10,11 +10,11 @@ import (
 	"github.com/strata-broker/strata/internal/coordinator/group"
 )
 
-// OffsetFetch: versions as the coordinator implements them; v10 names
-// topics by id and is not advertised. v8+ may ask for several groups: they
-// are split by coordinator partition and the answers merged in request
-// order.
-func init() { register(9, 0, groupMax(9), (*Handler).handleOffsetFetch) }
+// OffsetFetch: versions as the coordinator implements them, and v10, which
+// names topics by id (offsets_by_id.go). v8+ may ask for several groups:
+// they are split by coordinator partition and the answers merged in
+// request order.
+func init() { register(9, 0, topicIDsVersion, (*Handler).handleOffsetFetch) }
 
 func (h *Handler) handleOffsetFetch(ctx context.Context, req *Request) Reply {
 	r := req.Body.(*kmsg.OffsetFetchRequest)
@@ -25,9 +25,14 @@ func (h *Handler) handleOffsetFetch(ctx context.Context, req *Request) Reply {
 	asked := make(map[string]kmsg.OffsetFetchRequestGroup, len(r.Groups))
 	var allowedIDs []string // the groups the principal may describe
 	denied := map[string]bool{}
+	img, byID := h.opts.Meta.Image(), r.Version >= topicIDsVersion
+	topicIDsOf, unresolved := topicIDs{}, map[string][]kmsg.OffsetFetchResponseGroupTopic{}
 	for i, g := range r.Groups {
 		ids[i] = g.Group
 		if _, dup := asked[g.Group]; !dup {
+			if byID {
+				g.Topics, unresolved[g.Group] = resolveFetchTopics(img, g.Topics, topicIDsOf)
+			}
 			asked[g.Group] = g
 			if h.allowedGroup(req, acl.OpDescribe, g.Group) {
 				allowedIDs = append(allowedIDs, g.Group)
@@ -40,7 +45,11 @@ func (h *Handler) handleOffsetFetch(ctx context.Context, req *Request) Reply {
 	if !ok {
 		return done(group.ErrorResponse(r, kerr.NotCoordinator.Code))
 	}
-	wait := h.groups.fanOut(req, byPart, func(ids []string) kmsg.Request {
+	version := req.Version
+	if byID {
+		version = beforeTopicIDsVersion
+	}
+	wait := h.groups.fanOutAt(req, version, byPart, func(ids []string) kmsg.Request {
 		sub := kmsg.NewPtrOffsetFetchRequest()
 		sub.RequireStable = r.RequireStable
 		for _, id := range ids {
@@ -49,16 +58,20 @@ func (h *Handler) handleOffsetFetch(ctx context.Context, req *Request) Reply {
 		return sub
 	})
 	return Reply{Wait: func() kmsg.Response {
-		byID := map[string]kmsg.OffsetFetchResponseGroup{}
+		answered := map[string]kmsg.OffsetFetchResponseGroup{}
 		for _, sub := range wait(ctx) {
 			for _, g := range sub.(*kmsg.OffsetFetchResponse).Groups {
 				h.hideGroupOffsetTopics(req, &g, asked[g.Group].Topics == nil)
-				byID[g.Group] = g
+				if byID {
+					fetchTopicsByID(img, &g, topicIDsOf)
+					g.Topics = append(g.Topics, unresolved[g.Group]...)
+				}
+				answered[g.Group] = g
 			}
 		}
 		resp := r.ResponseKind().(*kmsg.OffsetFetchResponse)
 		for _, id := range ids {
-			g, ok := byID[id]
+			g, ok := answered[id]
 			switch {
 			case !ok && denied[id]: // decided when the request came, not now
 				g = deniedOffsetGroup(id)

@@ -182,6 +182,11 @@ func (c *coordinators) every() (map[int32][]string, bool) {
 // that partition's keys) and returns a function that waits for them all,
 // in partition order.
 func (c *coordinators) fanOut(req *Request, byPart map[int32][]string, build func(keys []string) kmsg.Request) func(ctx context.Context) []kmsg.Response {
+	return c.fanOutAt(req, req.Version, byPart, build)
+}
+
+// fanOutAt is fanOut with the requests at version.
+func (c *coordinators) fanOutAt(req *Request, version int16, byPart map[int32][]string, build func(keys []string) kmsg.Request) func(ctx context.Context) []kmsg.Response {
 	type sub struct {
 		body kmsg.Request
 		ch   <-chan kmsg.Response
@@ -189,7 +194,7 @@ func (c *coordinators) fanOut(req *Request, byPart map[int32][]string, build fun
 	var subs []sub
 	for _, p := range slices.Sorted(maps.Keys(byPart)) {
 		body := build(byPart[p])
-		body.SetVersion(req.Version)
+		body.SetVersion(version)
 		subs = append(subs, sub{body, c.submit(req, p, body)})
 	}
 	return func(ctx context.Context) []kmsg.Response {

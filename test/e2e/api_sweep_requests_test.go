@@ -49,17 +49,17 @@ var sweepFills = map[int16]func(s *sweepState, req kmsg.Request, v int16){
 		t.Topic = kmsg.StringPtr(sweepTopic)
 		req.Topics = append(req.Topics, t)
 	},
-	kmsg.OffsetCommit.Int16(): func(_ *sweepState, r kmsg.Request, _ int16) {
+	kmsg.OffsetCommit.Int16(): func(s *sweepState, r kmsg.Request, _ int16) {
 		req := r.(*kmsg.OffsetCommitRequest)
 		req.Group = sweepGroup
 		t := kmsg.NewOffsetCommitRequestTopic()
-		t.Topic = sweepTopic
+		t.Topic, t.TopicID = sweepTopic, s.topicID // v10 names it by id
 		p := kmsg.NewOffsetCommitRequestTopicPartition()
 		p.Offset = sweepCommitted
 		t.Partitions = append(t.Partitions, p)
 		req.Topics = append(req.Topics, t)
 	},
-	kmsg.OffsetFetch.Int16(): func(_ *sweepState, r kmsg.Request, _ int16) {
+	kmsg.OffsetFetch.Int16(): func(s *sweepState, r kmsg.Request, _ int16) {
 		req := r.(*kmsg.OffsetFetchRequest)
 		req.Group = sweepGroup
 		t := kmsg.NewOffsetFetchRequestTopic()
@@ -69,7 +69,7 @@ var sweepFills = map[int16]func(s *sweepState, req kmsg.Request, v int16){
 		g := kmsg.NewOffsetFetchRequestGroup()
 		g.Group = sweepGroup
 		gt := kmsg.NewOffsetFetchRequestGroupTopic()
-		gt.Topic = sweepTopic
+		gt.Topic, gt.TopicID = sweepTopic, s.topicID // v10 names it by id
 		gt.Partitions = []int32{0}
 		g.Topics = append(g.Topics, gt)
 		req.Groups = append(req.Groups, g)
@@ -232,14 +232,18 @@ var sweepChecks = map[int16]func(s *sweepState, resp kmsg.Response, v int16) err
 		}
 		return nil
 	},
-	kmsg.OffsetCommit.Int16(): func(_ *sweepState, r kmsg.Response, _ int16) error {
-		p := onePartition(r.(*kmsg.OffsetCommitResponse).Topics, func(t kmsg.OffsetCommitResponseTopic) []kmsg.OffsetCommitResponseTopicPartition { return t.Partitions })
+	kmsg.OffsetCommit.Int16(): func(s *sweepState, r kmsg.Response, v int16) error {
+		topics := r.(*kmsg.OffsetCommitResponse).Topics
+		p := onePartition(topics, func(t kmsg.OffsetCommitResponseTopic) []kmsg.OffsetCommitResponseTopicPartition { return t.Partitions })
 		if p == nil || p.ErrorCode != 0 {
 			return fmt.Errorf("offset commit answered %+v, want error 0", p)
 		}
+		if v >= 10 && topics[0].TopicID != s.topicID {
+			return fmt.Errorf("offset commit v%d answered topic id %x, want %x", v, topics[0].TopicID, s.topicID)
+		}
 		return nil
 	},
-	kmsg.OffsetFetch.Int16(): func(_ *sweepState, r kmsg.Response, v int16) error {
+	kmsg.OffsetFetch.Int16(): func(s *sweepState, r kmsg.Response, v int16) error {
 		resp := r.(*kmsg.OffsetFetchResponse)
 		topics := resp.Topics
 		if v >= 8 {
@@ -252,6 +256,9 @@ var sweepChecks = map[int16]func(s *sweepState, resp kmsg.Response, v int16) err
 			}
 			if p == nil || p.ErrorCode != 0 || p.Offset != sweepCommitted {
 				return fmt.Errorf("offset fetch answered %+v, want offset %d", p, sweepCommitted)
+			}
+			if v >= 10 && resp.Groups[0].Topics[0].TopicID != s.topicID {
+				return fmt.Errorf("offset fetch v%d answered topic id %x, want %x", v, resp.Groups[0].Topics[0].TopicID, s.topicID)
 			}
 			return nil
 		}

@@ -14,7 +14,7 @@ import (
 
 // MaxVersions are the highest request versions the coordinator implements,
 // by API key. OffsetCommit and OffsetFetch v10 name topics by id; the api
-// layer must resolve ids to names before it may advertise them.
+// layer resolves them to names and forwards such requests at v9.
 var MaxVersions = map[int16]int16{
 	kmsg.OffsetCommit.Int16():    9,
 	kmsg.OffsetFetch.Int16():     9,
