@@ -196,6 +196,8 @@ var brokerDefs = readOnly(slices.Concat([]Def{
 	def("group.consumer.max.session.timeout.ms", Int, "60000", "", atLeast(1), "Longest consumer.session.timeout.ms a consumer-protocol group may be given."),
 	def("group.consumer.min.heartbeat.interval.ms", Int, "5000", "", atLeast(1), "Shortest consumer.heartbeat.interval.ms a consumer-protocol group may be given."),
 	def("group.consumer.max.heartbeat.interval.ms", Int, "15000", "", atLeast(1), "Longest consumer.heartbeat.interval.ms a consumer-protocol group may be given."),
+	def("group.consumer.migration.policy", String, "disabled", "", migrationPolicy,
+		"How a non-empty group moves between the classic and consumer protocols. Strata does not move a group with members (Kafka's default is bidirectional); an empty group converts on its first join of the other protocol. Only disabled is accepted."),
 	def("group.consumer.assignors", List, "uniform,range", "", consumerAssignors,
 		"The server assignors of consumer-protocol groups (KIP-848), the first the default for members that name none: uniform and range (or Kafka's class names of the two)."),
 	def("group.consumer.max.size", Int, "2147483647", "", atLeast(1), "Most members of one consumer-protocol group (KIP-848)."),

@@ -117,3 +117,18 @@ func TestConsumerAssignors(t *testing.T) {
 		}
 	}
 }
+
+// group.consumer.migration.policy: only disabled, which is what Strata
+// does; Kafka's other values are refused with what to do.
+func TestMigrationPolicy(t *testing.T) {
+	for value, ok := range map[string]bool{"disabled": true, "DISABLED": true, "bidirectional": false, "upgrade": false, "sideways": false} {
+		_, err := LoadBroker("", nil, map[string]string{"group.consumer.migration.policy": value})
+		var ce *Error
+		switch {
+		case ok && err != nil:
+			t.Errorf("%s: %v", value, err)
+		case !ok && (!errors.As(err, &ce) || ce.Key != "group.consumer.migration.policy" || !strings.Contains(err.Error(), "disabled")):
+			t.Errorf("%s: %v, want an error naming disabled", value, err)
+		}
+	}
+}
