@@ -112,10 +112,11 @@ func (c *Coordinator) dropConsumerState(g *group, res *runtime.Result) {
 }
 
 // tickConsumer fences the members of a consumer group whose session or
-// revocation time ran out.
+// revocation time ran out; the group's settings are read only for members
+// that need a session timer.
 func (c *Coordinator) tickConsumer(g *group, view TopicsView, now time.Time, res *runtime.Result) {
 	w := consumerWrite{id: g.id, cg: g.consumer}
-	w.expire(view, c.consumerSettings(g.id), now)
+	w.expire(view, func() time.Duration { return c.consumerSettings(g.id).sessionTimeout }, now)
 	res.Records = append(res.Records, w.records...)
 }
 

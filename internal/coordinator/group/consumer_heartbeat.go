@@ -296,13 +296,25 @@ func equalPtr(a, b *string) bool { return (a == nil) == (b == nil) && (a == nil 
 // expire fences the members whose session ended without a heartbeat, or
 // whose revocation took longer than their rebalance timeout (Kafka's
 // session and rebalance timers), ascending by id. A member without a
-// session timer (just loaded) gets one from now.
-func (w *consumerWrite) expire(view TopicsView, set consumerSettings, now time.Time) {
+// session timer (just loaded) gets one of sessionTimeout from now. Tick
+// calls it for every group, so a group where nothing is due costs one
+// pass over its members and nothing more.
+func (w *consumerWrite) expire(view TopicsView, sessionTimeout func() time.Duration, now time.Time) {
+	due := false
+	for _, m := range w.cg.members {
+		if !m.session.armed || m.session.passed(now) || m.revocation.passed(now) {
+			due = true
+			break
+		}
+	}
+	if !due {
+		return
+	}
 	for _, id := range w.cg.memberIDs() {
 		m := w.cg.members[id]
 		switch {
 		case !m.session.armed:
-			m.session = armAt(now.Add(set.sessionTimeout))
+			m.session = armAt(now.Add(sessionTimeout()))
 		case m.session.passed(now), m.revocation.passed(now):
 			w.fence(m, view, now)
 		}

@@ -268,7 +268,7 @@ func (h *cgHarness) tick(d time.Duration) {
 	h.t.Helper()
 	h.now = h.now.Add(d)
 	w := consumerWrite{id: "g", cg: h.cg}
-	w.expire(h.view, h.set, h.now)
+	w.expire(h.view, func() time.Duration { return h.set.sessionTimeout }, h.now)
 	h.cg = w.cg
 	h.records = append(h.records, w.records...)
 	h.checkReplay()
@@ -314,7 +314,7 @@ func TestConsumerMembersExpire(t *testing.T) {
 	loaded := &cgHarness{t: t, cg: stableGroup(t), view: h.view, now: h.now, set: h.set}
 	loaded.records = nil
 	w := consumerWrite{id: "g", cg: loaded.cg}
-	w.expire(loaded.view, loaded.set, loaded.now)
+	w.expire(loaded.view, func() time.Duration { return loaded.set.sessionTimeout }, loaded.now)
 	if len(w.records) != 0 || !loaded.cg.members["a"].session.armed {
 		t.Fatalf("first tick after a load: %d records, a's session %+v", len(w.records), loaded.cg.members["a"].session)
 	}
