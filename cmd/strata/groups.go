@@ -65,7 +65,17 @@ func groupOptions(cfg *config.Broker, topics func() group.TopicsView) group.Opti
 	o.ConsumerHeartbeatInterval = cfg.GroupConsumerHeartbeatInterval
 	o.ConsumerMaxSize = int(cfg.GroupConsumerMaxSize)
 	o.ConsumerAssignors = cfg.GroupConsumerAssignors
+	o.MigrationPolicy = migrationPolicies[cfg.GroupConsumerMigrationPolicy]
 	return o
+}
+
+// migrationPolicies maps group.consumer.migration.policy's values (as the
+// config package validated them) to the coordinator's.
+var migrationPolicies = map[string]group.MigrationPolicy{
+	"disabled":      group.MigrationDisabled,
+	"upgrade":       group.MigrationUpgrade,
+	"downgrade":     group.MigrationDowngrade,
+	"bidirectional": group.MigrationBidirectional,
 }
 
 // clientHost is a connection's remote host as Kafka reports group members'

@@ -115,6 +115,7 @@ type Broker struct {
 	GroupConsumerHeartbeatInterval time.Duration
 	GroupConsumerMaxSize           int32
 	GroupConsumerAssignors         []string // group.consumer.assignors as short names, the default first
+	GroupConsumerMigrationPolicy   string   // group.consumer.migration.policy, lower case
 	// The bounds of a group's own consumer.session.timeout.ms and
 	// consumer.heartbeat.interval.ms (and of the two above).
 	GroupConsumerMinSessionTimeout    time.Duration
@@ -276,6 +277,7 @@ func newBroker(raw, origin map[string]string) (*Broker, error) {
 		GroupConsumerHeartbeatInterval: msDuration(g.i64("group.consumer.heartbeat.interval.ms")),
 		GroupConsumerMaxSize:           g.i32("group.consumer.max.size"),
 		GroupConsumerAssignors:         assignorNames(g.str("group.consumer.assignors")),
+		GroupConsumerMigrationPolicy:   strings.ToLower(g.str("group.consumer.migration.policy")),
 
 		GroupConsumerMinSessionTimeout:    msDuration(g.i64("group.consumer.min.session.timeout.ms")),
 		GroupConsumerMaxSessionTimeout:    msDuration(g.i64("group.consumer.max.session.timeout.ms")),

@@ -136,17 +136,14 @@ func assignorNames(v string) []string {
 	return out
 }
 
-// migrationPolicy is group.consumer.migration.policy: Kafka's values, of
-// which Strata does only disabled (no online migration of a group with
-// members).
+// migrationPolicy is group.consumer.migration.policy: Kafka's values, in
+// any case.
 func migrationPolicy(v string) error {
 	switch strings.ToLower(v) {
-	case "disabled":
+	case "disabled", "upgrade", "downgrade", "bidirectional":
 		return nil
-	case "upgrade", "downgrade", "bidirectional":
-		return fmt.Errorf("asks to move groups with members between the classic and consumer protocols, which Strata does not do (an empty group converts on its first join); set disabled or remove it")
 	}
-	return fmt.Errorf("must be one of disabled, upgrade, downgrade, bidirectional (Strata accepts disabled)")
+	return fmt.Errorf("must be one of disabled, upgrade, downgrade, bidirectional")
 }
 
 // checkConsumerGroupBounds is Kafka's GroupCoordinatorConfig rule for the

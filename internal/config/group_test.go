@@ -118,17 +118,22 @@ func TestConsumerAssignors(t *testing.T) {
 	}
 }
 
-// group.consumer.migration.policy: only disabled, which is what Strata
-// does; Kafka's other values are refused with what to do.
+// group.consumer.migration.policy: Kafka's four values, in any case,
+// bidirectional by default; anything else is refused with the values.
 func TestMigrationPolicy(t *testing.T) {
-	for value, ok := range map[string]bool{"disabled": true, "DISABLED": true, "bidirectional": false, "upgrade": false, "sideways": false} {
-		_, err := LoadBroker("", nil, map[string]string{"group.consumer.migration.policy": value})
+	for value, want := range map[string]string{"": "bidirectional", "disabled": "disabled", "DISABLED": "disabled",
+		"Upgrade": "upgrade", "downgrade": "downgrade", "bidirectional": "bidirectional", "sideways": ""} {
+		set := map[string]string{"group.consumer.migration.policy": value}
+		if value == "" {
+			set = nil
+		}
+		b, err := LoadBroker("", nil, set)
 		var ce *Error
 		switch {
-		case ok && err != nil:
-			t.Errorf("%s: %v", value, err)
-		case !ok && (!errors.As(err, &ce) || ce.Key != "group.consumer.migration.policy" || !strings.Contains(err.Error(), "disabled")):
-			t.Errorf("%s: %v, want an error naming disabled", value, err)
+		case want != "" && (err != nil || b.GroupConsumerMigrationPolicy != want):
+			t.Errorf("%q: %v, policy %q, want %q", value, err, b.GroupConsumerMigrationPolicy, want)
+		case want == "" && (!errors.As(err, &ce) || ce.Key != "group.consumer.migration.policy" || !strings.Contains(err.Error(), "bidirectional")):
+			t.Errorf("%q: %v, want an error naming the values", value, err)
 		}
 	}
 }

@@ -62,35 +62,43 @@ func TestSaramaConsumerGroup(t *testing.T) {
 	createTopic(t, adm, topic, partitions, nil)
 	ends := produceSpread(t, manualPartitioner(t, b.Addr), topic, partitions, n)
 
-	cfg := saramaConfig()
-	cfg.Consumer.Offsets.Initial = sarama.OffsetOldest
-	cfg.Consumer.Offsets.AutoCommit.Interval = 100 * time.Millisecond
-	cfg.Consumer.Group.Rebalance.GroupStrategies = []sarama.BalanceStrategy{sarama.NewBalanceStrategyRoundRobin()}
-	cfg.Consumer.Group.Heartbeat.Interval = 300 * time.Millisecond
 	var seen seenSet
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	for range 2 {
-		cg, err := sarama.NewConsumerGroup([]string{b.Addr}, group, cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer cg.Close()
-			for ctx.Err() == nil {
-				if err := cg.Consume(ctx, []string{topic}, saramaHandler{&seen}); err != nil && !errors.Is(err, sarama.ErrClosedConsumerGroup) {
-					t.Logf("sarama Consume: %v", err)
-					time.Sleep(100 * time.Millisecond)
-				}
-			}
-		}()
+		startSaramaMember(t, ctx, &wg, b.Addr, group, topic, sarama.NewBalanceStrategyRoundRobin(), &seen)
 	}
 	waitFor(t, 60*time.Second, "sarama to consume everything", func() bool { return seen.count() >= n })
 	requireCommitted(t, adm, group, topic, ends)
 	cancel()
 	wg.Wait()
+}
+
+// startSaramaMember runs a sarama ConsumerGroup member of group, reading
+// topic from the start into seen and committing every 100 ms, until ctx
+// ends (wg waits for it).
+func startSaramaMember(t *testing.T, ctx context.Context, wg *sync.WaitGroup, addr, group, topic string, strategy sarama.BalanceStrategy, seen *seenSet) {
+	t.Helper()
+	cfg := saramaConfig()
+	cfg.Consumer.Offsets.Initial = sarama.OffsetOldest
+	cfg.Consumer.Offsets.AutoCommit.Interval = 100 * time.Millisecond
+	cfg.Consumer.Group.Rebalance.GroupStrategies = []sarama.BalanceStrategy{strategy}
+	cfg.Consumer.Group.Heartbeat.Interval = 300 * time.Millisecond
+	cg, err := sarama.NewConsumerGroup([]string{addr}, group, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer cg.Close()
+		for ctx.Err() == nil {
+			if err := cg.Consume(ctx, []string{topic}, saramaHandler{seen}); err != nil && !errors.Is(err, sarama.ErrClosedConsumerGroup) {
+				t.Logf("sarama Consume: %v", err)
+				time.Sleep(100 * time.Millisecond)
+			}
+		}
+	}()
 }
 
 // TestKafkaGoReaderGroup reads with a kafka-go Reader in a group (commits

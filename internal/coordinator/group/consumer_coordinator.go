@@ -33,32 +33,44 @@ func (c *Coordinator) consumerSettings(id string) consumerSettings {
 }
 
 // consumerGroupHeartbeat is Kafka's consumerGroupHeartbeat: a member of a
-// consumer group joins, heartbeats or leaves. A join creates the group, or
+// consumer group joins, heartbeats or leaves. A join creates the group,
 // converts an empty classic group (its metadata tombstone first; its
-// offsets stay).
+// offsets stay), or upgrades one with members (consumer_migrate.go); a
+// leave may downgrade the group.
 func (c *Coordinator) consumerGroupHeartbeat(op runtime.Op, req *kmsg.ConsumerGroupHeartbeatRequest, now time.Time, res *runtime.Result) {
 	g := c.groups[req.Group]
-	refusal := validateHeartbeat(req, c.opts.ConsumerAssignors)
-	if refusal.code == 0 {
-		refusal = heartbeatTarget(g, req)
-	}
-	if refusal.code != 0 {
+	refuse := func(refusal heartbeatRefusal) {
 		resp := req.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
 		resp.ErrorCode, resp.ErrorMessage = refusal.code, &refusal.message
 		reply(res, op.Token, resp)
+	}
+	refusal := validateHeartbeat(req, c.opts.ConsumerAssignors)
+	if refusal.code == 0 {
+		upgradable := g != nil && upgradeAllowed(c.opts.MigrationPolicy, c.opts.ConsumerMaxSize, g)
+		refusal = heartbeatTarget(g, req, upgradable)
+	}
+	if refusal.code != 0 {
+		refuse(refusal)
 		return
 	}
-	if g == nil || g.consumer == nil {
+	view := c.opts.Topics()
+	switch {
+	case g != nil && g.consumer == nil && len(g.members) > 0:
+		if g, refusal = c.upgrade(g, view, now, res); refusal.code != 0 {
+			refuse(refusal)
+			return
+		}
+	case g == nil || g.consumer == nil:
 		g = c.classicToConsumer(req.Group, g, now, res)
 	}
-	view := c.opts.Topics()
 	if op.TopicVisible != nil {
 		view = visibleTopics{view, op.TopicVisible}
 	}
 	w := consumerWrite{id: req.Group, cg: g.consumer}
 	var resp *kmsg.ConsumerGroupHeartbeatResponse
+	var leaving *consumerMember
 	if req.MemberEpoch < 0 {
-		resp = w.leave(req, view, now)
+		resp, leaving = w.leave(req)
 	} else {
 		resp = w.heartbeat(op, req, view, c.consumerSettings(req.Group), now, c.newConsumerMemberID)
 	}
@@ -66,21 +78,27 @@ func (c *Coordinator) consumerGroupHeartbeat(op runtime.Op, req *kmsg.ConsumerGr
 		g.consumer = w.cg
 		res.Records = append(res.Records, w.records...)
 	}
-	c.dropIfGarbage(g)
+	if leaving != nil {
+		c.fenceConsumerMember(g, leaving, view, now, res)
+	}
+	c.dropIfGarbage(c.groups[req.Group])
 	reply(res, op.Token, resp)
 }
 
 // heartbeatTarget is whether a heartbeat may go to g (nil: no such group),
 // as Kafka's getOrMaybeCreateConsumerGroup decides: a consumer group
-// takes it; a join may create the group or convert an empty classic one.
-func heartbeatTarget(g *group, req *kmsg.ConsumerGroupHeartbeatRequest) heartbeatRefusal {
+// takes it; a join may create the group, convert an empty classic one, or
+// upgrade one with members if upgradable.
+func heartbeatTarget(g *group, req *kmsg.ConsumerGroupHeartbeatRequest, upgradable bool) heartbeatRefusal {
 	switch {
 	case g != nil && g.consumer != nil:
 		return heartbeatRefusal{}
-	case g != nil && !g.classicEmpty():
+	case req.MemberEpoch != joinEpoch && g != nil && !g.classicEmpty():
 		return heartbeatRefusal{kerr.GroupIDNotFound.Code, fmt.Sprintf("Group %s is not a consumer group.", req.Group)}
 	case req.MemberEpoch != joinEpoch:
 		return heartbeatRefusal{kerr.GroupIDNotFound.Code, fmt.Sprintf("Consumer group %s not found.", req.Group)}
+	case g != nil && len(g.members) > 0 && !upgradable:
+		return heartbeatRefusal{kerr.GroupIDNotFound.Code, fmt.Sprintf("Group %s is not a consumer group.", req.Group)}
 	}
 	return heartbeatRefusal{}
 }
@@ -111,13 +129,17 @@ func (c *Coordinator) dropConsumerState(g *group, res *runtime.Result) {
 	g.consumer = nil
 }
 
-// tickConsumer fences the members of a consumer group whose session or
-// revocation time ran out; the group's settings are read only for members
-// that need a session timer.
+// tickConsumer fences the members of a consumer group whose session,
+// revocation, rejoin or sync time ran out (the fence may downgrade the
+// group, whose classic timers then take over); the group's settings are
+// read only for members that need a session timer.
 func (c *Coordinator) tickConsumer(g *group, view TopicsView, now time.Time, res *runtime.Result) {
-	w := consumerWrite{id: g.id, cg: g.consumer}
-	w.expire(view, func() time.Duration { return c.consumerSettings(g.id).sessionTimeout }, now)
-	res.Records = append(res.Records, w.records...)
+	for _, m := range g.consumer.due(func() time.Duration { return c.consumerSettings(g.id).sessionTimeout }, now) {
+		if c.groups[g.id] != g || g.consumer == nil {
+			return // downgraded: the classic group's timers take over
+		}
+		c.fenceConsumerMember(g, m, view, now, res)
+	}
 }
 
 // consumerGroupDescribe answers ConsumerGroupDescribe for the groups of

@@ -176,7 +176,7 @@ func TestConsumerProtocolGroupThroughTheCoordinator(t *testing.T) {
 	od.Group, od.Topics = "g", []kmsg.OffsetDeleteRequestTopic{{Topic: "t1", Partitions: []kmsg.OffsetDeleteRequestTopicPartition{{Partition: 0}}}}
 	wantCode(t, "offset delete of a subscribed topic",
 		h.resp(h.do(od, "c")).(*kmsg.OffsetDeleteResponse).Topics[0].Partitions[0].ErrorCode, kerr.GroupSubscribedToTopic)
-	wantCode(t, "a classic join", h.joinResp(h.do(joinReq("g", "", nil), "c")).ErrorCode, kerr.InconsistentGroupProtocol)
+	wantCode(t, "a classic join", h.joinResp(h.do(joinReq("g", "", nil), "c")).ErrorCode, kerr.MemberIDRequired)
 	wantCode(t, "a classic heartbeat", h.resp(h.do(heartbeatReq("g", a.id, 1), "c")).(*kmsg.HeartbeatResponse).ErrorCode, kerr.UnknownMemberID)
 	h.checkReload()
 
@@ -202,11 +202,14 @@ func TestConsumerProtocolGroupThroughTheCoordinator(t *testing.T) {
 	}
 }
 
-// A join converts an empty classic group, keeping its offsets; a classic
-// group with members is not a consumer group; a classic join converts an
-// empty consumer group back, offsets kept again.
+// A join converts an empty classic group, keeping its offsets; without
+// online migration, a classic group with members is not a consumer group;
+// a classic join converts an empty consumer group back, offsets kept
+// again.
 func TestGroupConvertsBetweenProtocolsWhenEmpty(t *testing.T) {
-	h := newHarness(t, testOptions())
+	opts := testOptions()
+	opts.MigrationPolicy = MigrationDisabled
+	h := newHarness(t, opts)
 	wantCode(t, "simple commit", commitCodes(h.resp(h.do(commitReq("g", "", -1, "t1", 5), "c")))[0], nil)
 	h.stableGroup("busy", 1)
 

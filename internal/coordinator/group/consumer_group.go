@@ -77,6 +77,12 @@ type consumerMember struct {
 	// the sessions.
 	session    deadline
 	revocation deadline
+	// A classic member has no revocation timer but two of Kafka's: join,
+	// armed when it is told to rejoin (REBALANCE_IN_PROGRESS), and sync,
+	// armed by its JoinGroup; each ends the member after its rebalance
+	// timeout unless it rejoins, or syncs, first. Not persisted either.
+	classicJoin deadline
+	classicSync deadline
 }
 
 // equal reports whether two member metadata values say the same.

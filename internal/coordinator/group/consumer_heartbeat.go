@@ -44,30 +44,11 @@ func (w *consumerWrite) heartbeat(op runtime.Op, req *kmsg.ConsumerGroupHeartbea
 
 	subscriptionChanged := w.updateMember(m, op, req)
 	m = w.cg.members[m.id] // a new member exists from its first record on
-	resolved := w.resolveRegexes(view, now)
-	if hash := w.cg.subscriptionHash(view); subscriptionChanged || resolved || hash != w.cg.metadataHash {
-		w.write(consumerGroupMetadataKey(w.id), consumerGroupMetadataValue(w.groupMetadata(w.cg.epoch+1, hash, now)))
-	}
-	if w.cg.epoch > w.cg.assignmentEpoch {
-		w.assignTargets(view, set.assignors, now)
-	}
-
+	w.advance(view, set.assignors, subscriptionChanged, now)
 	owned, ownedReported := ownedPartitions(req.Topics)
-	next, err := reconcile.Next(m.Member, reconcile.Input{
-		TargetEpoch:         w.cg.assignmentEpoch,
-		Target:              w.cg.targets[m.id],
-		Subscribed:          w.subscribedIDs(m, view),
-		SubscriptionChanged: subscriptionChanged,
-		Owned:               owned,
-		OwnedReported:       ownedReported,
-		PartitionEpoch:      w.cg.partitionEpoch,
-	})
-	if err != nil {
+	if err := w.reconcile(m, view, subscriptionChanged, owned, ownedReported); err != nil {
 		resp.ErrorCode = kerr.FencedMemberEpoch.Code
 		return resp
-	}
-	if !sameReconciliation(m.Member, next) {
-		w.write(currentMemberAssignmentKey(w.id, m.id), currentMemberAssignmentValue(currentAssignmentOf(next)))
 	}
 
 	m.session = armAt(now.Add(set.sessionTimeout))
@@ -83,6 +64,48 @@ func (w *consumerWrite) heartbeat(op runtime.Op, req *kmsg.ConsumerGroupHeartbea
 		resp.Assignment = responseAssignment(m.Assigned)
 	}
 	return resp
+}
+
+// advance moves the group on after a member's request: its regular
+// expressions resolved again when due, the group epoch bumped when a
+// subscription or the subscribed topics changed, and the target assigned
+// when it is behind the group epoch.
+func (w *consumerWrite) advance(view TopicsView, assignors []string, subscriptionChanged bool, now time.Time) {
+	resolved := w.resolveRegexes(view, now)
+	if hash := w.cg.subscriptionHash(view); subscriptionChanged || resolved || hash != w.cg.metadataHash {
+		w.write(consumerGroupMetadataKey(w.id), consumerGroupMetadataValue(w.groupMetadata(w.cg.epoch+1, hash, now)))
+	}
+	if w.cg.epoch > w.cg.assignmentEpoch {
+		w.assignTargets(view, assignors, now)
+	}
+}
+
+// reconcile takes m one step towards its target (reconcile.Next), given
+// what its request says it owns, and writes its assignment if that moved.
+func (w *consumerWrite) reconcile(m *consumerMember, view TopicsView, subscriptionChanged bool, owned assignor.Assignment, ownedReported bool) error {
+	next, err := reconcile.Next(m.Member, reconcile.Input{
+		TargetEpoch:         w.cg.assignmentEpoch,
+		Target:              w.cg.targets[m.id],
+		Subscribed:          w.subscribedIDs(m, view),
+		SubscriptionChanged: subscriptionChanged,
+		Owned:               owned,
+		OwnedReported:       ownedReported,
+		PartitionEpoch:      w.cg.partitionEpoch,
+	})
+	if err != nil {
+		return err
+	}
+	if !sameReconciliation(m.Member, next) {
+		w.write(currentMemberAssignmentKey(w.id, m.id), currentMemberAssignmentValue(currentAssignmentOf(next)))
+	}
+	return nil
+}
+
+// putMember writes meta as m's metadata if m is new or it changes it.
+func (w *consumerWrite) putMember(m *consumerMember, meta memberMetadata) {
+	if _, known := w.cg.members[m.id]; !known || !meta.equal(m.metadata()) {
+		w.write(memberMetadataKey(w.id, m.id), memberMetadataValue(meta))
+	}
 }
 
 // memberFor is the member a joining or heartbeating request speaks for:
@@ -111,7 +134,7 @@ func (w *consumerWrite) memberFor(req *kmsg.ConsumerGroupHeartbeatRequest, set c
 			if old.Epoch != staticLeaveEpoch {
 				return nil, heartbeatRefusal{kerr.UnreleasedInstanceID.Code, "static member " + prev + " with instance id " + *req.InstanceID + " is still in group " + w.id + "; it must leave first."}
 			}
-			return w.replaceStatic(old, id), heartbeatRefusal{}
+			return w.replaceStatic(old, id, old.PreviousEpoch), heartbeatRefusal{}
 		}
 	}
 	if m, ok := w.cg.members[id]; ok {
@@ -125,10 +148,12 @@ func (w *consumerWrite) memberFor(req *kmsg.ConsumerGroupHeartbeatRequest, set c
 	return newConsumerMember(id), heartbeatRefusal{}
 }
 
-// replaceStatic hands the assignment of old, a static member that left
-// for a while, to the member id that takes its instance back: old's
-// records go, the new member's come with old's target and assignment.
-func (w *consumerWrite) replaceStatic(old *consumerMember, id string) *consumerMember {
+// replaceStatic hands the assignment of old, a static member, to the
+// member id that takes its instance over, at epoch: old's records go, the
+// new member's come with old's target and assignment. A consumer-protocol
+// member takes back what it had before its leave (epoch: old's previous
+// one), a classic member starts from epoch 0 with it (as Kafka).
+func (w *consumerWrite) replaceStatic(old *consumerMember, id string, epoch int32) *consumerMember {
 	target, current := w.cg.targets[old.id], old.Member
 	meta := old.metadata()
 	w.removeMember(old)
@@ -136,7 +161,10 @@ func (w *consumerWrite) replaceStatic(old *consumerMember, id string) *consumerM
 	if target != nil {
 		w.write(targetAssignmentMemberKey(w.id, id), targetAssignmentMemberValue(targetAssignmentMember{TopicPartitions: topicPartitionsOf(target)}))
 	}
-	current.Epoch = current.PreviousEpoch // from before its leave
+	current.Epoch = epoch
+	if epoch == 0 {
+		current.PreviousEpoch = 0
+	}
 	w.write(currentMemberAssignmentKey(w.id, id), currentMemberAssignmentValue(currentAssignmentOf(current)))
 	return w.cg.members[id]
 }
@@ -149,11 +177,11 @@ func (w *consumerWrite) removeMember(m *consumerMember) {
 }
 
 // leave answers a ConsumerGroupHeartbeat with epoch -1 (the member
-// leaves: its records go and the group epoch moves on, so the others are
+// leaves: the caller fences the member it returns, so that the others are
 // assigned its partitions) or -2 (a static member leaves for a while: it
 // keeps its assignment, at epoch -2, until it comes back or its session
 // ends).
-func (w *consumerWrite) leave(req *kmsg.ConsumerGroupHeartbeatRequest, view TopicsView, now time.Time) *kmsg.ConsumerGroupHeartbeatResponse {
+func (w *consumerWrite) leave(req *kmsg.ConsumerGroupHeartbeatRequest) (*kmsg.ConsumerGroupHeartbeatResponse, *consumerMember) {
 	resp := req.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
 	resp.MemberID, resp.MemberEpoch = &req.MemberID, req.MemberEpoch
 	id := req.MemberID
@@ -167,19 +195,18 @@ func (w *consumerWrite) leave(req *kmsg.ConsumerGroupHeartbeatRequest, view Topi
 	switch {
 	case m == nil:
 		resp.ErrorCode = kerr.UnknownMemberID.Code
-		return resp
+		return resp, nil
 	case id != req.MemberID:
 		resp.ErrorCode = kerr.FencedInstanceID.Code
-		return resp
+		return resp, nil
 	case req.MemberEpoch == staticLeaveEpoch:
 		left := m.Member
 		left.PreviousEpoch, left.Epoch = m.Epoch, staticLeaveEpoch
 		left.PendingRevocation = assignor.Assignment{}
 		w.write(currentMemberAssignmentKey(w.id, id), currentMemberAssignmentValue(currentAssignmentOf(left)))
-		return resp
+		return resp, nil
 	}
-	w.fence(m, view, now)
-	return resp
+	return resp, m
 }
 
 // fence removes m from the group (it left, or its session or revocation
@@ -189,18 +216,24 @@ func (w *consumerWrite) fence(m *consumerMember, view TopicsView, now time.Time)
 	w.write(consumerGroupMetadataKey(w.id), consumerGroupMetadataValue(w.groupMetadata(w.cg.epoch+1, w.cg.subscriptionHash(view), now)))
 }
 
+// requestedMetadata is m's metadata with the client of op, and the
+// instance id and rack a request gives (nil: it keeps m's).
+func (m *consumerMember) requestedMetadata(op runtime.Op, instanceID, rack *string) memberMetadata {
+	meta := m.metadata()
+	meta.ClientID, meta.ClientHost = op.ClientID, op.ClientHost
+	if instanceID != nil {
+		meta.InstanceID = instanceID
+	}
+	if rack != nil {
+		meta.RackID = rack
+	}
+	return meta
+}
+
 // updateMember writes m's metadata if the request changes it (m may be
 // new) and reports whether its subscription changed.
 func (w *consumerWrite) updateMember(m *consumerMember, op runtime.Op, req *kmsg.ConsumerGroupHeartbeatRequest) bool {
-	_, known := w.cg.members[m.id]
-	meta := m.metadata()
-	meta.ClientID, meta.ClientHost = op.ClientID, op.ClientHost
-	if req.InstanceID != nil {
-		meta.InstanceID = req.InstanceID
-	}
-	if req.RackID != nil {
-		meta.RackID = req.RackID
-	}
+	meta := m.requestedMetadata(op, req.InstanceID, req.RackID)
 	if req.RebalanceTimeoutMillis > 0 {
 		meta.RebalanceTimeoutMs = req.RebalanceTimeoutMillis
 	}
@@ -223,9 +256,7 @@ func (w *consumerWrite) updateMember(m *consumerMember, op runtime.Op, req *kmsg
 		subscriptionChanged = subscriptionChanged || !equalPtr(regex, meta.SubscribedTopicRegex)
 		meta.SubscribedTopicRegex = regex
 	}
-	if !known || !meta.equal(m.metadata()) {
-		w.write(memberMetadataKey(w.id, m.id), memberMetadataValue(meta))
-	}
+	w.putMember(m, meta)
 	return subscriptionChanged
 }
 
@@ -293,32 +324,40 @@ func sameReconciliation(a, b reconcile.Member) bool {
 
 func equalPtr(a, b *string) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
 
-// expire fences the members whose session ended without a heartbeat, or
-// whose revocation took longer than their rebalance timeout (Kafka's
-// session and rebalance timers), ascending by id. A member without a
-// session timer (just loaded) gets one of sessionTimeout from now. Tick
-// calls it for every group, so a group where nothing is due costs one
-// pass over its members and nothing more.
-func (w *consumerWrite) expire(view TopicsView, sessionTimeout func() time.Duration, now time.Time) {
-	due := false
-	for _, m := range w.cg.members {
-		if !m.session.armed || m.session.passed(now) || m.revocation.passed(now) {
-			due = true
+// due is the members whose session ended without a heartbeat, whose
+// revocation took longer than their rebalance timeout, or, for a classic
+// member, whose rejoin or sync did (Kafka's session, rebalance, join and
+// sync timers), ascending by id: the caller fences them. A member without
+// a session timer (just loaded) gets one from now: its classic session
+// timeout, or sessionTimeout. Tick calls it for every group, so a group
+// where nothing is due costs one pass over its members and nothing more.
+func (cg *consumerGroup) due(sessionTimeout func() time.Duration, now time.Time) []*consumerMember {
+	isDue := func(m *consumerMember) bool {
+		return m.session.passed(now) || m.revocation.passed(now) || m.classicJoin.passed(now) || m.classicSync.passed(now)
+	}
+	anything := false
+	for _, m := range cg.members {
+		if !m.session.armed || isDue(m) {
+			anything = true
 			break
 		}
 	}
-	if !due {
-		return
+	if !anything {
+		return nil
 	}
-	for _, id := range w.cg.memberIDs() {
-		m := w.cg.members[id]
+	var out []*consumerMember
+	for _, id := range cg.memberIDs() {
+		m := cg.members[id]
 		switch {
+		case !m.session.armed && m.classic != nil:
+			m.session = armAt(now.Add(millis(m.classic.SessionTimeoutMs)))
 		case !m.session.armed:
 			m.session = armAt(now.Add(sessionTimeout()))
-		case m.session.passed(now), m.revocation.passed(now):
-			w.fence(m, view, now)
+		case isDue(m):
+			out = append(out, m)
 		}
 	}
+	return out
 }
 
 // deleteGroup writes the tombstones of every record of the group, in

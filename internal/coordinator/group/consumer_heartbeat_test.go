@@ -46,7 +46,10 @@ func (h *cgHarness) send(req *kmsg.ConsumerGroupHeartbeatRequest) *kmsg.Consumer
 	w := consumerWrite{id: "g", cg: h.cg}
 	var resp *kmsg.ConsumerGroupHeartbeatResponse
 	if req.MemberEpoch < 0 {
-		resp = w.leave(req, h.view, h.now)
+		var leaving *consumerMember
+		if resp, leaving = w.leave(req); leaving != nil {
+			w.fence(leaving, h.view, h.now)
+		}
 	} else {
 		op := runtime.Op{ClientID: "client", ClientHost: "/127.0.0.1"}
 		resp = w.heartbeat(op, req, h.view, h.set, h.now, func() string { h.ids++; return fmt.Sprintf("gen-%d", h.ids) })
@@ -268,7 +271,9 @@ func (h *cgHarness) tick(d time.Duration) {
 	h.t.Helper()
 	h.now = h.now.Add(d)
 	w := consumerWrite{id: "g", cg: h.cg}
-	w.expire(h.view, func() time.Duration { return h.set.sessionTimeout }, h.now)
+	for _, m := range h.cg.due(func() time.Duration { return h.set.sessionTimeout }, h.now) {
+		w.fence(m, h.view, h.now)
+	}
 	h.cg = w.cg
 	h.records = append(h.records, w.records...)
 	h.checkReplay()
@@ -313,10 +318,9 @@ func TestConsumerMembersExpire(t *testing.T) {
 	// A loaded member gets a session at the first tick.
 	loaded := &cgHarness{t: t, cg: stableGroup(t), view: h.view, now: h.now, set: h.set}
 	loaded.records = nil
-	w := consumerWrite{id: "g", cg: loaded.cg}
-	w.expire(loaded.view, func() time.Duration { return loaded.set.sessionTimeout }, loaded.now)
-	if len(w.records) != 0 || !loaded.cg.members["a"].session.armed {
-		t.Fatalf("first tick after a load: %d records, a's session %+v", len(w.records), loaded.cg.members["a"].session)
+	due := loaded.cg.due(func() time.Duration { return loaded.set.sessionTimeout }, loaded.now)
+	if len(due) != 0 || !loaded.cg.members["a"].session.armed {
+		t.Fatalf("first tick after a load: %d due, a's session %+v", len(due), loaded.cg.members["a"].session)
 	}
 }
 

@@ -40,7 +40,13 @@
 // that the requesting client may see (Op.TopicVisible). A group is of one
 // protocol at a time (group.consumer != nil for the consumer protocol);
 // its offsets are shared, and an empty group converts on a join of the
-// other protocol.
+// other protocol. A consumer group may have classic members, which speak
+// JoinGroup, SyncGroup, Heartbeat and LeaveGroup to it
+// (consumer_classic.go); a group with members moves between the protocols
+// as Options.MigrationPolicy allows (consumer_migrate.go): a
+// consumer-protocol join upgrades a classic group, whose members become
+// classic members of the consumer group, and the leave of the last
+// consumer-protocol member among classic ones downgrades it.
 //
 // Errors are Kafka error codes inside responses, as Kafka's classic
 // coordinator answers them (REBALANCE_IN_PROGRESS, ILLEGAL_GENERATION,

@@ -31,11 +31,10 @@ func (c *Coordinator) joinGroup(op runtime.Op, req *kmsg.JoinGroupRequest, now t
 		c.groups[req.Group] = g
 	}
 	if g.consumer != nil {
-		// Classic members do not join a consumer-protocol group (Kafka's
-		// online migration is not implemented); an empty one becomes
-		// classic again.
+		// A classic member joins a consumer group with members as one of
+		// them (consumer_classic.go); an empty one becomes classic again.
 		if len(g.consumer.members) > 0 {
-			fail(kerr.InconsistentGroupProtocol.Code)
+			c.joinConsumerGroup(op, req, g, now, res)
 			return
 		}
 		c.dropConsumerState(g, res)

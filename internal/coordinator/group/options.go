@@ -52,6 +52,9 @@ type Options struct {
 	// the default first (group.consumer.assignors): names of
 	// coordinator/assignor.
 	ConsumerAssignors []string
+	// MigrationPolicy is which way a group with members may move between
+	// the classic and consumer protocols (group.consumer.migration.policy).
+	MigrationPolicy MigrationPolicy
 	// ConsumerGroupSettings, when set, gives a group's own session timeout
 	// and heartbeat interval (its dynamic configs,
 	// consumer.session.timeout.ms and consumer.heartbeat.interval.ms);
@@ -85,6 +88,7 @@ func DefaultOptions(topics func() TopicsView, random io.Reader) Options {
 		ConsumerHeartbeatInterval:     5 * time.Second,
 		ConsumerMaxSize:               math.MaxInt32,
 		ConsumerAssignors:             []string{assignor.UniformName, assignor.RangeName},
+		MigrationPolicy:               MigrationBidirectional,
 		Topics:                        topics,
 		Random:                        random,
 	}
@@ -121,4 +125,25 @@ func (o Options) Validate() error {
 		return errors.New("group: Options.Random is nil")
 	}
 	return nil
+}
+
+// MigrationPolicy is group.consumer.migration.policy (Kafka's
+// ConsumerGroupMigrationPolicy): upgrade lets a consumer-protocol member
+// join a classic group with members, which then becomes a consumer group
+// whose classic members stay (KIP-848's online migration); downgrade turns
+// a consumer group whose last consumer-protocol member leaves into a
+// classic group of the members that remain. Classic members join a
+// consumer group under every policy, as in Kafka.
+type MigrationPolicy int8
+
+const (
+	MigrationDisabled MigrationPolicy = iota
+	MigrationUpgrade
+	MigrationDowngrade
+	MigrationBidirectional
+)
+
+func (p MigrationPolicy) upgrades() bool { return p == MigrationUpgrade || p == MigrationBidirectional }
+func (p MigrationPolicy) downgrades() bool {
+	return p == MigrationDowngrade || p == MigrationBidirectional
 }

@@ -127,10 +127,15 @@ func step(rt *rapid.T, h *harness, m *model) {
 			m.ids[key] = r.MemberID
 		}
 	case 2:
+		// Consumer-protocol assignments, or bytes an upgrade cannot read.
+		parsable := rapid.Bool().Draw(rt, "parsable")
 		assign := map[string][]byte{}
 		for s := range 4 {
 			if mid := m.ids[fmt.Sprintf("%s/%d", group, s)]; mid != "" {
 				assign[mid] = []byte{byte(s)}
+				if parsable {
+					assign[mid] = classicAssignmentOf(int32(s))
+				}
 			}
 		}
 		req := syncReq(group, id, gen, assign)

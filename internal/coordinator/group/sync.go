@@ -35,6 +35,10 @@ func (c *Coordinator) syncGroup(op runtime.Op, req *kmsg.SyncGroupRequest, now t
 		fail(kerr.UnknownMemberID.Code)
 		return
 	}
+	if g.consumer != nil {
+		c.syncConsumerGroup(op, req, g, now, res)
+		return
+	}
 	m, code := validMember(g, req.MemberID, req.InstanceID)
 	switch {
 	case code != 0:
@@ -124,6 +128,9 @@ func (c *Coordinator) heartbeatCode(req *kmsg.HeartbeatRequest, now time.Time) i
 	if !ok {
 		return kerr.UnknownMemberID.Code
 	}
+	if g.consumer != nil {
+		return g.consumer.classicHeartbeat(req, now)
+	}
 	m, code := validMember(g, req.MemberID, req.InstanceID)
 	if code != 0 {
 		return code
@@ -152,6 +159,13 @@ func (c *Coordinator) leaveGroup(op runtime.Op, req *kmsg.LeaveGroupRequest, now
 	g, ok := c.groups[req.Group]
 	if !ok {
 		resp.ErrorCode = kerr.UnknownMemberID.Code
+		return
+	}
+	if g.consumer != nil {
+		resp.Members = c.leaveConsumerGroup(g, leaving, now, res)
+		if req.Version < 3 {
+			resp.ErrorCode, resp.Members = resp.Members[0].ErrorCode, nil
+		}
 		return
 	}
 	removed := false
