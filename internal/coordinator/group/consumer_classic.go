@@ -53,6 +53,13 @@ func (c *Coordinator) joinConsumerGroup(op runtime.Op, req *kmsg.JoinGroupReques
 		fail(kerr.InconsistentGroupProtocol.Code)
 		return
 	}
+	var replaced *consumerMember
+	if unknown && req.InstanceID != nil {
+		if known, ok := cg.static[*req.InstanceID]; ok {
+			replaced = cg.members[known]
+		}
+	}
+	downgrade := replaced != nil && downgradeOnReplace(c.opts.MigrationPolicy, c.opts.MaxSize, cg, replaced)
 	w := consumerWrite{id: g.id, cg: cg}
 	m, code := w.classicMemberFor(req, id, unknown)
 	if code != 0 {
@@ -63,15 +70,21 @@ func (c *Coordinator) joinConsumerGroup(op runtime.Op, req *kmsg.JoinGroupReques
 	subscriptionChanged := w.updateClassicMember(m, op, req, sub)
 	m = w.cg.members[m.id]
 	w.advance(view, set.assignors, subscriptionChanged, now)
-	if err := w.reconcile(m, view, subscriptionChanged, ownedOf(sub, view), true); err != nil {
+	err = w.reconcile(m, view, subscriptionChanged, ownedOf(sub, view), true)
+	res.Records = append(res.Records, w.records...)
+	if err != nil {
 		fail(kerr.UnknownMemberID.Code) // a state this broker does not know: the member starts over
 		return
 	}
-	res.Records = append(res.Records, w.records...)
 
 	m.session = armAt(now.Add(millis(m.classic.SessionTimeoutMs)))
 	m.revocation, m.classicJoin = deadline{}, deadline{}
 	m.classicSync = armAt(now.Add(m.rebalanceTimeout))
+	if downgrade {
+		// The last consumer-protocol member was the instance's: the
+		// group is classic now, the joining member with its assignment.
+		c.downgrade(g, nil, view, now, res)
+	}
 	resp := req.ResponseKind().(*kmsg.JoinGroupResponse)
 	resp.MemberID, resp.Generation = m.id, m.Epoch
 	resp.ProtocolType, resp.Protocol = kmsg.StringPtr(consumerProtocolType), kmsg.StringPtr(req.Protocols[0].Name)

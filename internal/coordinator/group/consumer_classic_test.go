@@ -406,6 +406,25 @@ func TestMigrationDecisions(t *testing.T) {
 			t.Errorf("%s: downgrade %v, want %v", tc.name, got, tc.want)
 		}
 	}
+	for _, tc := range []struct {
+		name     string
+		policy   MigrationPolicy
+		maxSize  int
+		cg       *consumerGroup
+		replaced *consumerMember
+		want     bool
+	}{
+		{"the last consumer member's instance", MigrationBidirectional, 10, groupOf(leaving, cmember("a", classic)), leaving, true},
+		{"the only member's instance", MigrationDowngrade, 10, groupOf(leaving), leaving, true},
+		{"upgrade policy", MigrationUpgrade, 10, groupOf(leaving), leaving, false},
+		{"a classic member's instance", MigrationBidirectional, 10, groupOf(leaving, cmember("a", classic)), cmember("a", classic), false},
+		{"another consumer member stays", MigrationBidirectional, 10, groupOf(leaving, cmember("b", nil)), leaving, false},
+		{"too many for a classic group", MigrationBidirectional, 1, groupOf(leaving, cmember("a", classic)), leaving, false},
+	} {
+		if got := downgradeOnReplace(tc.policy, tc.maxSize, tc.cg, tc.replaced); got != tc.want {
+			t.Errorf("%s: downgrade on replace %v, want %v", tc.name, got, tc.want)
+		}
+	}
 	g := newGroup("g", t0)
 	g.protocolType = consumerProtocolType
 	g.members = map[string]*member{"a": {id: "a"}, "b": {id: "b"}}
@@ -427,4 +446,39 @@ func TestMigrationDecisions(t *testing.T) {
 			t.Errorf("upgrade of %q (%d members) with policy %d, max %d: %v, want %v", tc.protocolType, len(g.members), tc.policy, tc.maxSize, got, tc.want)
 		}
 	}
+}
+
+// A classic static member that takes over the instance of the group's
+// last consumer-protocol member downgrades the group at once, keeping the
+// partitions of the instance; no rebalance.
+func TestStaticReplacementDowngrades(t *testing.T) {
+	h := newHarness(t, testOptions())
+	consumers := h.stableConsumerGroup("g", 1)
+	static := cgJoinReq("g", "s", "t1")
+	static.InstanceID = ptr("i1")
+	resp := h.cgBeat(static)
+	wantCode(t, "static consumer-protocol join", resp.ErrorCode, nil)
+	s := &cgClient{id: "s", epoch: resp.MemberEpoch, owned: assigned(resp)}
+	cl := &classicClient{cooperative: true}
+	wantCode(t, "classic join", h.classicJoinSync("g", cl), nil)
+	all := []*cgClient{consumers[0], s}
+	h.settleMixed("g", all, []*classicClient{cl})
+	wantCode(t, "a leaves", h.cgBeat(cgBeatReq("g", "a", leaveEpoch, nil)).ErrorCode, nil)
+	h.settleMixed("g", all[1:], []*classicClient{cl})
+	wantPartitionsShared(t, all[1:], []*classicClient{cl})
+	instanceOwned := slices.Clone(s.owned[cgT1])
+
+	back := &classicClient{instance: ptr("i1"), cooperative: true}
+	join := h.joinResp(h.do(back.joinRequest("g"), "back"))
+	wantCode(t, "the instance back as a classic member", join.ErrorCode, nil)
+	g := h.c.groups["g"]
+	if g.consumer != nil || g.state != stateStable || len(g.members) != 2 || g.static["i1"] != join.MemberID {
+		t.Fatalf("after the replacement: consumer %v, state %v, members %v", g.consumer != nil, g.state, slices.Collect(maps.Keys(g.members)))
+	}
+	sync := h.syncResp(h.do(syncReq("g", join.MemberID, g.generation, nil), "back"))
+	var a kmsg.ConsumerMemberAssignment
+	if err := a.ReadFrom(sync.MemberAssignment); sync.ErrorCode != 0 || err != nil || len(a.Topics) != 1 || !slices.Equal(a.Topics[0].Partitions, instanceOwned) {
+		t.Fatalf("sync of the replacement: %v, %+v (%v); want the instance's %v", kerr.ErrorForCode(sync.ErrorCode), a, err, instanceOwned)
+	}
+	h.checkReload()
 }

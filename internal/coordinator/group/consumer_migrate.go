@@ -44,6 +44,19 @@ func downgradeOnLeave(policy MigrationPolicy, classicMaxSize int, cg *consumerGr
 	return classic == len(cg.members)-1
 }
 
+// downgradeOnReplace is whether consumer group cg turns classic as a
+// classic static member takes over the instance of replaced (Kafka's
+// validateOnlineDowngradeWithReplacedMemberId): the policy allows it,
+// replaced is the last member that is not classic, and the members fit
+// in a classic group.
+func downgradeOnReplace(policy MigrationPolicy, classicMaxSize int, cg *consumerGroup, replaced *consumerMember) bool {
+	if !policy.downgrades() || replaced.classic != nil || len(cg.members) > classicMaxSize {
+		return false
+	}
+	_, classic := cg.classicProtocolCounts()
+	return classic == len(cg.members)-1
+}
+
 // upgradedMember is a classic member as a member of the consumer group it
 // becomes part of.
 type upgradedMember struct {
@@ -153,11 +166,13 @@ func (c *Coordinator) fenceConsumerMember(g *group, m *consumerMember, view Topi
 }
 
 // downgrade turns consumer group g into a classic group of its members but
-// leaving (downgradeOnLeave must hold) and starts its rebalance: the
-// consumer group's records go, the classic metadata comes at the group
-// epoch with each member's target assignment in its own protocol version.
-// Members without a protocol they all support (which joins keep from
-// happening) stop it: false, and nothing changed.
+// leaving (downgradeOnLeave must hold) and starts its rebalance; with
+// leaving nil (a static member was replaced, downgradeOnReplace), the
+// group is classic already and stays stable. The consumer group's records
+// go, the classic metadata comes at the group epoch with each member's
+// target assignment in its own protocol version. Members without a
+// protocol they all support (which joins keep from happening) stop it:
+// false, and nothing changed.
 func (c *Coordinator) downgrade(g *group, leaving *consumerMember, view TopicsView, now time.Time, res *runtime.Result) bool {
 	cg := g.consumer
 	fresh := newGroup(g.id, now)
@@ -190,7 +205,9 @@ func (c *Coordinator) downgrade(g *group, leaving *consumerMember, view TopicsVi
 	c.dropConsumerState(g, res)
 	c.groups[g.id] = fresh
 	c.writeGroup(fresh, res)
-	c.maybePrepareRebalance(fresh, now, res)
+	if leaving != nil {
+		c.maybePrepareRebalance(fresh, now, res)
+	}
 	return true
 }
 
