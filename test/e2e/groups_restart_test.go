@@ -75,16 +75,20 @@ func (w *offsetWatch) stop(t *testing.T) {
 // lost, a record is consumed twice only if the commit after it failed (an
 // acknowledged commit survives even kill -9), and the committed offset of
 // every partition never goes backwards during the whole run. Both group
-// protocols: classic, and consumer (KIP-848), whose members keep their
-// member epochs across the reload of the group's records.
+// protocols: classic, consumer (KIP-848), whose members keep their member
+// epochs across the reload of the group's records, and a consumer group
+// with a classic member (the online migration's mixed group).
 func TestGroupSurvivesBrokerRestarts(t *testing.T) {
 	t.Parallel()
+	serverSide := []kgo.Opt{kgo.Balancers(kgo.CooperativeStickyBalancer()), kgo.ServerSideBalancer()}
 	for _, protocol := range []struct {
-		name string
-		opts []kgo.Opt
+		name    string
+		members [][]kgo.Opt
+		classic int // the classic members of a consumer-protocol group
 	}{
-		{"classic", nil},
-		{"consumer-protocol", []kgo.Opt{kgo.Balancers(kgo.CooperativeStickyBalancer()), kgo.ServerSideBalancer()}},
+		{"classic", [][]kgo.Opt{nil}, 0},
+		{"consumer-protocol", [][]kgo.Opt{serverSide}, 0},
+		{"mixed", [][]kgo.Opt{serverSide, {kgo.Balancers(kgo.CooperativeStickyBalancer())}}, 1},
 	} {
 		t.Run(protocol.name, func(t *testing.T) {
 			t.Parallel()
@@ -95,7 +99,10 @@ func TestGroupSurvivesBrokerRestarts(t *testing.T) {
 			ends := produceSpread(t, manualPartitioner(t, b.Addr), topic, partitions, n)
 
 			l := newLedger()
-			m := startMember(t, b.Addr, group, topic, l, memberPace{maxPoll: 20, pause: 15 * time.Millisecond}, protocol.opts...)
+			var members []*groupMember
+			for _, opts := range protocol.members {
+				members = append(members, startMember(t, b.Addr, group, topic, l, memberPace{maxPoll: 20, pause: 15 * time.Millisecond}, opts...))
+			}
 			w := watchCommitted(newAdmin(t, b.Addr), group, topic)
 
 			waitFor(t, 60*time.Second, "a third consumed", func() bool { return l.count() > n/3 })
@@ -105,10 +112,12 @@ func TestGroupSurvivesBrokerRestarts(t *testing.T) {
 			b.Kill()
 			b.Restart()
 			waitFor(t, 90*time.Second, "everything consumed", func() bool { return l.count() >= n })
-			if protocol.opts != nil {
-				requireConsumerProtocol(t, m.cl, group, 1)
+			if protocol.members[0] != nil {
+				requireGroupMembers(t, members[0].cl, group, true, protocol.classic, len(members)-protocol.classic)
 			}
-			m.leave()
+			for _, m := range members {
+				m.leave()
+			}
 			w.stop(t)
 			l.check(t, ends)
 			requireCommitted(t, adm, group, topic, ends)
