@@ -52,6 +52,7 @@ func (w *consumerWrite) heartbeat(op runtime.Op, req *kmsg.ConsumerGroupHeartbea
 	}
 
 	m.session = armAt(now.Add(set.sessionTimeout))
+	m.classicJoin, m.classicSync = deadline{}, deadline{}
 	switch {
 	case m.State != reconcile.UnrevokedPartitions:
 		m.revocation = deadline{}
@@ -234,6 +235,7 @@ func (m *consumerMember) requestedMetadata(op runtime.Op, instanceID, rack *stri
 // new) and reports whether its subscription changed.
 func (w *consumerWrite) updateMember(m *consumerMember, op runtime.Op, req *kmsg.ConsumerGroupHeartbeatRequest) bool {
 	meta := m.requestedMetadata(op, req.InstanceID, req.RackID)
+	meta.Classic = nil // a member that heartbeats speaks the consumer protocol
 	if req.RebalanceTimeoutMillis > 0 {
 		meta.RebalanceTimeoutMs = req.RebalanceTimeoutMillis
 	}
