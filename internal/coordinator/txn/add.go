@@ -22,7 +22,7 @@ func (c *Coordinator) addPartitions(req *kmsg.AddPartitionsToTxnRequest, nowMs i
 			tps = append(tps, base.TopicPartition{Topic: t.Topic, Partition: p})
 		}
 	}
-	code := fencedFor(c.add(req.TransactionalID, req.ProducerID, req.ProducerEpoch, tps, nowMs, res), req.Version, 2)
+	code := fencedFor(c.add(req.TransactionalID, req.ProducerID, req.ProducerEpoch, tps, 0, nowMs, res), req.Version, 2)
 	return addPartitionsResponse(req, func(base.TopicPartition) int16 { return code })
 }
 
@@ -31,18 +31,23 @@ func (c *Coordinator) addPartitions(req *kmsg.AddPartitionsToTxnRequest, nowMs i
 func (c *Coordinator) addOffsets(req *kmsg.AddOffsetsToTxnRequest, nowMs int64, res *runtime.Result) kmsg.Response {
 	tps := []base.TopicPartition{c.opts.GroupPartition(req.Group)}
 	resp := req.ResponseKind().(*kmsg.AddOffsetsToTxnResponse)
-	resp.ErrorCode = fencedFor(c.add(req.TransactionalID, req.ProducerID, req.ProducerEpoch, tps, nowMs, res), req.Version, 2)
+	resp.ErrorCode = fencedFor(c.add(req.TransactionalID, req.ProducerID, req.ProducerEpoch, tps, 0, nowMs, res), req.Version, 2)
 	return resp
 }
 
 // add puts tps into the producer's transaction, starting one if none is
-// open (Kafka's prepareAddPartitions).
-func (c *Coordinator) add(id string, pid int64, epoch int16, tps []base.TopicPartition, nowMs int64, res *runtime.Result) int16 {
+// open (Kafka's prepareAddPartitions); a write records the client's
+// transaction version (clientVersion: 0 for the requests of version 1, 2
+// for the adds a partition leader or the group coordinator makes for a
+// version 2 client).
+func (c *Coordinator) add(id string, pid int64, epoch int16, tps []base.TopicPartition, clientVersion int16, nowMs int64, res *runtime.Result) int16 {
 	if id == "" {
 		return kerr.InvalidRequest.Code
 	}
 	t, ok := c.txns[id]
 	switch {
+	case ok && t.movingTo(pid):
+		return kerr.ConcurrentTransactions.Code
 	case !ok || t.producerID != pid:
 		return kerr.InvalidProducerIDMapping.Code
 	case t.epoch != epoch:
@@ -58,7 +63,14 @@ func (c *Coordinator) add(id string, pid int64, epoch int16, tps []base.TopicPar
 	for _, tp := range tps {
 		t.partitions[tp] = struct{}{}
 	}
+	t.clientVersion = clientVersion
 	t.transitionTo(stateOngoing, nowMs)
 	c.write(t, res)
 	return 0
+}
+
+// movingTo reports whether t's markers are being written by an end that
+// moves its producer to pid: that producer's next transaction waits.
+func (t *txnMetadata) movingTo(pid int64) bool {
+	return t.state.preparing() && t.nextProducerID.ok && t.nextProducerID.v == pid
 }

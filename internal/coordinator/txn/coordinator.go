@@ -13,10 +13,11 @@ import (
 // id's partition is offsets.PartitionFor(id, count), as in Kafka.
 const TopicName = "__transaction_state"
 
-// MaxVersions are the request versions the coordinator implements, by API
+// MaxVersions are the request versions the coordinator serves, by API
 // key, from 0 up to the value. They stop before KIP-890 part 2
-// (InitProducerId v5, AddPartitionsToTxn v5, EndTxn v5): this is
-// transaction protocol version 1. AddPartitionsToTxn v4, the batched form
+// (InitProducerId v5, AddPartitionsToTxn v5, EndTxn v5): transaction
+// protocol version 1 is served; EndTxn v5 is implemented (end.go) but
+// waits until the broker adds partitions for version 2 clients. AddPartitionsToTxn v4, the batched form
 // partition leaders send (KIP-890 part 1), never reaches the coordinator:
 // the api splits it into one v3 request per transaction added to and one
 // Verify event per partition verified.
@@ -63,7 +64,7 @@ func (c *Coordinator) Handle(op runtime.Op, now time.Time) runtime.Result {
 		case MarkersWritten:
 			c.markersWritten(ev, nowMs, &res)
 		case Verify:
-			err = c.verify(ev)
+			err = c.verify(ev, nowMs, &res)
 		default:
 			panic(fmt.Sprintf("txn: Handle of unknown event %T", op.Event))
 		}

@@ -1,8 +1,12 @@
 // Package txn is the transaction coordinator of one __transaction_state
 // partition, as a pure state machine: Kafka's TransactionCoordinator,
 // TransactionStateManager and TransactionMetadata for transaction protocol
-// version 1 (before KIP-890 part 2: the epoch is bumped by InitProducerId
-// and by fencing, not by every EndTxn).
+// versions 1 (the epoch is bumped by InitProducerId and by fencing) and 2
+// (KIP-890 part 2: every EndTxn v5 bumps it as well, and hands out the
+// producer id and epoch of the next transaction; partition leaders add
+// partitions for the client, Verify with Add). Version 2 is implemented
+// here but not yet served: MaxVersions stops at EndTxn v4 until the
+// broker adds for its clients and advertises transaction.version 2.
 //
 // Contract. A Coordinator implements runtime.Shard. Handle(op, now) applies
 // one InitProducerId (with a transactional id), AddPartitionsToTxn (v0-v3),
@@ -65,6 +69,13 @@
 //     that writes its tombstone; a fence goes from Ongoing to PrepareAbort
 //     with the bumped epoch in one step). Every change of state goes through
 //     validTransition.
+//   - A version 2 end bumps the epoch into its Prepare* record and writes
+//     its markers at that epoch; an end from the last usable epoch
+//     (math.MaxInt16-1) keeps the old producer id for its markers (at
+//     math.MaxInt16) and holds the next one (nextProducerID, only in
+//     Prepare*, persisted in value v1), which the producer takes at epoch
+//     0 when the transaction completes. Its retries present the epoch
+//     before the bump, or the old id's last epoch.
 //   - Its producer id and epoch are valid (>= 0), Ongoing and Prepare*
 //     transactions have a start time, Empty and Complete* ones have no
 //     partitions (Complete* keep the start time of their last transaction),

@@ -383,5 +383,11 @@ func checkInvariants(tb tb, c *Coordinator) {
 		if t.timeout <= 0 {
 			tb.Fatalf("%q has timeout %v", id, t.timeout)
 		}
+		if t.nextProducerID.ok && !t.state.preparing() {
+			tb.Fatalf("%q is %v with a next producer id", id, t.state)
+		}
+		if t.clientVersion != 0 && t.clientVersion != maxClientVersion {
+			tb.Fatalf("%q has client transaction version %d", id, t.clientVersion)
+		}
 	}
 }

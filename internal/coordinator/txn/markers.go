@@ -51,12 +51,20 @@ func (c *Coordinator) markersWritten(ev MarkersWritten, nowMs int64, res *runtim
 }
 
 // complete is Kafka's prepareComplete once the markers are written: the
-// partitions are settled, the start time stays.
+// partitions are settled, the start time stays; a version 2 end from the
+// last epoch moves the producer to its next id at epoch 0. No KIP-360
+// retry of an earlier InitProducerId reaches past it (Kafka sets the last
+// epoch to the current one).
 func (c *Coordinator) complete(t *txnMetadata, nowMs int64, res *runtime.Result) {
 	to := stateCompleteAbort
 	if t.state == statePrepareCommit {
 		to = stateCompleteCommit
 	}
+	if t.nextProducerID.ok {
+		t.lastProducerID, t.producerID, t.epoch = some(t.producerID), t.nextProducerID.v, 0
+		t.nextProducerID = optional[int64]{}
+	}
+	t.lastEpoch = optional[int16]{}
 	t.transitionTo(to, nowMs)
 	clear(t.partitions)
 	c.write(t, res)

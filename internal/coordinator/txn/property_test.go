@@ -11,6 +11,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/strata-broker/strata/internal/base"
+	"github.com/strata-broker/strata/internal/coordinator/runtime"
 )
 
 // model is what the property test remembers of the producers it drives:
@@ -95,7 +96,7 @@ func presented(rt *rapid.T, m *model, id string) producer {
 
 func step(rt *rapid.T, h *harness, m *model) {
 	id := rapid.SampledFrom(propIDs).Draw(rt, "id")
-	switch rapid.IntRange(0, 13).Draw(rt, "op") {
+	switch rapid.IntRange(0, 15).Draw(rt, "op") {
 	case 0, 1:
 		version := int16(rapid.SampledFrom([]int{0, 2, 3, 4}).Draw(rt, "initVersion"))
 		req := initReq(id, version)
@@ -121,7 +122,11 @@ func step(rt *rapid.T, h *harness, m *model) {
 		h.do(offsetsReq(id, p.id, p.epoch, int16(rapid.IntRange(0, 4).Draw(rt, "offsetsVersion")), rapid.SampledFrom([]string{"g", "gg"}).Draw(rt, "group")))
 	case 5, 6:
 		p := presented(rt, m, id)
-		h.do(endReq(id, p.id, p.epoch, int16(rapid.IntRange(0, 4).Draw(rt, "endVersion")), rapid.Bool().Draw(rt, "commit")))
+		version := int16(rapid.IntRange(0, endTxnV2Version).Draw(rt, "endVersion"))
+		r := h.do(endReq(id, p.id, p.epoch, version, rapid.Bool().Draw(rt, "commit"))).(*kmsg.EndTxnResponse)
+		if r.ErrorCode == 0 && version >= endTxnV2Version {
+			m.producers[id] = producer{id: r.ProducerID, epoch: r.ProducerEpoch}
+		}
 	case 7, 8:
 		if len(h.effects) == 0 {
 			return
@@ -151,6 +156,13 @@ func step(rt *rapid.T, h *harness, m *model) {
 		}
 	case 12:
 		h.reload()
+	case 14, 15:
+		// A partition leader (or the group coordinator) adds or verifies
+		// for the client.
+		p := presented(rt, m, id)
+		tps := []base.TopicPartition{rapid.SampledFrom(propPartitions).Draw(rt, "implicit")}
+		h.handle(runtime.Op{Event: Verify{TransactionalID: id, ProducerID: p.id, ProducerEpoch: p.epoch, Partitions: tps,
+			Add: rapid.Bool().Draw(rt, "add")}})
 	case 13:
 		if h.pidErr == nil {
 			h.pidErr = errAllocator

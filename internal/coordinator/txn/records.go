@@ -13,14 +13,18 @@ import (
 	"github.com/strata-broker/strata/internal/coordinator/runtime"
 )
 
-// Record schemas of __transaction_state, as Kafka writes them before
-// transaction.version 1 enables flexible records: TxnMetadataKey v0 and
-// TxnMetadataValue v0. Replay also reads value v1 (flexible, with the
-// previous producer id as a tagged field).
+// Record schemas of __transaction_state, as Kafka writes them:
+// TxnMetadataKey v0, and TxnMetadataValue v0 for a transaction of version
+// 0, v1 (flexible, with the previous and next producer ids and the client
+// transaction version as tagged fields) for one of version 2, whose state
+// needs them.
 const (
 	keyVersion      = 0
 	valueVersion    = 0
 	maxValueVersion = 1
+	// maxClientVersion is the highest transaction version a value may
+	// name (Kafka's TV_2).
+	maxClientVersion = 2
 )
 
 // ErrBadRecord wraps every record that Replay cannot read.
@@ -36,6 +40,12 @@ func txnKey(id string) []byte {
 func txnValue(t *txnMetadata) []byte {
 	v := kmsg.NewTxnMetadataValue()
 	v.Version = valueVersion
+	if t.clientVersion >= 2 || t.nextProducerID.ok {
+		v.Version = 1
+		v.PreviousProducerID = orMinusOne(t.lastProducerID)
+		v.NextProducerID = orMinusOne(t.nextProducerID)
+		v.ClientTransactionVersion = t.clientVersion
+	}
 	v.ProducerID = t.producerID
 	v.ProducerEpoch = t.epoch
 	v.TimeoutMillis = int32(t.timeout / time.Millisecond)
@@ -142,6 +152,10 @@ func readValue(id string, value []byte) (*txnMetadata, error) {
 		return nil, fmt.Errorf("%w: %q has timeout %dms", ErrBadRecord, id, v.TimeoutMillis)
 	case (state == stateOngoing || state.preparing()) && v.StartTimestamp < 0:
 		return nil, fmt.Errorf("%w: %q is %v without a start time", ErrBadRecord, id, state)
+	case v.Version >= 1 && (v.ClientTransactionVersion < 0 || v.ClientTransactionVersion > maxClientVersion):
+		return nil, fmt.Errorf("%w: %q has client transaction version %d", ErrBadRecord, id, v.ClientTransactionVersion)
+	case v.Version >= 1 && v.NextProducerID >= 0 && !state.preparing():
+		return nil, fmt.Errorf("%w: %q is %v with a next producer id", ErrBadRecord, id, state)
 	}
 	t := &txnMetadata{
 		id:           id,
@@ -155,8 +169,14 @@ func readValue(id string, value []byte) (*txnMetadata, error) {
 	if v.StartTimestamp >= 0 {
 		t.startMs = some(v.StartTimestamp)
 	}
-	if v.Version >= 1 && v.PreviousProducerID >= 0 {
-		t.lastProducerID = some(v.PreviousProducerID)
+	if v.Version >= 1 {
+		t.clientVersion = v.ClientTransactionVersion
+		if v.PreviousProducerID >= 0 {
+			t.lastProducerID = some(v.PreviousProducerID)
+		}
+		if v.NextProducerID >= 0 {
+			t.nextProducerID = some(v.NextProducerID)
+		}
 	}
 	if state == stateEmpty {
 		return t, nil // Kafka ignores the partitions of an Empty value

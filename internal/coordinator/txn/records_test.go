@@ -39,12 +39,13 @@ func TestStateBytesMatchKafka(t *testing.T) {
 }
 
 func TestValidTransitionTable(t *testing.T) {
-	// Kafka's validPreviousStates, row by row.
+	// Kafka 4's validPreviousStates, row by row (PrepareAbort from the idle
+	// states: a version 2 abort of a transaction that added nothing).
 	want := map[txnState][]txnState{
 		stateEmpty:             {stateEmpty, stateCompleteCommit, stateCompleteAbort},
 		stateOngoing:           {stateOngoing, stateEmpty, stateCompleteCommit, stateCompleteAbort},
 		statePrepareCommit:     {stateOngoing},
-		statePrepareAbort:      {stateOngoing, statePrepareEpochFence},
+		statePrepareAbort:      {stateOngoing, statePrepareEpochFence, stateEmpty, stateCompleteCommit, stateCompleteAbort},
 		stateCompleteCommit:    {statePrepareCommit},
 		stateCompleteAbort:     {statePrepareAbort},
 		stateDead:              {stateEmpty, stateCompleteAbort, stateCompleteCommit},

@@ -89,7 +89,9 @@ func validTransition(from, to txnState) bool {
 	case statePrepareCommit, statePrepareEpochFence:
 		return from == stateOngoing
 	case statePrepareAbort:
-		return from == stateOngoing || from == statePrepareEpochFence
+		// Version 2 (KIP-890 part 2) aborts a transaction that added
+		// nothing, from Empty or Complete*: it bumps the epoch.
+		return from == stateOngoing || from == statePrepareEpochFence || from.idle()
 	case stateCompleteCommit:
 		return from == statePrepareCommit
 	case stateCompleteAbort:
@@ -137,11 +139,19 @@ type txnMetadata struct {
 	lastProducerID optional[int64] // the producer id before the last InitProducerId
 	epoch          int16
 	lastEpoch      optional[int16] // the epoch a KIP-360 retry may present
-	timeout        time.Duration
-	state          txnState
-	partitions     map[base.TopicPartition]struct{}
-	startMs        optional[int64] // when the transaction's first partition was added
-	lastUpdateMs   int64
+	// nextProducerID is, while a version 2 transaction whose end used
+	// the last epoch is in Prepare*, the producer id it moves to (at
+	// epoch 0) once its markers are written.
+	nextProducerID optional[int64]
+	// clientVersion is the transaction version of the client's last
+	// request that wrote the state (Kafka's clientTransactionVersion):
+	// 2 when every EndTxn bumps the epoch (KIP-890 part 2), else 0.
+	clientVersion int16
+	timeout       time.Duration
+	state         txnState
+	partitions    map[base.TopicPartition]struct{}
+	startMs       optional[int64] // when the transaction's first partition was added
+	lastUpdateMs  int64
 }
 
 // transitionTo moves t to state to; an invalid move is a programmer error.

@@ -6,6 +6,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/strata-broker/strata/internal/base"
+	"github.com/strata-broker/strata/internal/coordinator/runtime"
 )
 
 // Verify is the event (runtime.Op.Event) a partition's leader submits
@@ -19,11 +20,18 @@ import (
 // forever (a hanging transaction). Answered with a nil Reply.Err when the
 // transaction is Ongoing with this producer id and epoch and holds every
 // partition, else with a *VerifyError.
+//
+// With Add (KIP-890 part 2, transaction version 2), the partitions are
+// added to the producer's transaction instead, which starts one if none
+// is open, as AddPartitionsToTxn does: a version 2 client sends no
+// AddPartitionsToTxn, and its partition leaders (and, for its offsets,
+// the group coordinator) add for it.
 type Verify struct {
 	TransactionalID string
 	ProducerID      int64
 	ProducerEpoch   int16
 	Partitions      []base.TopicPartition
+	Add             bool
 }
 
 // VerifyError is why a Verify failed, with the Kafka error code Kafka's
@@ -35,10 +43,21 @@ type VerifyError struct {
 
 func (e *VerifyError) Error() string { return "txn: verification failed: " + e.Msg }
 
-// verify answers a Verify as Kafka's handleVerifyPartitionsInTransaction.
-func (c *Coordinator) verify(ev Verify) error {
+// verify answers a Verify as Kafka's handleVerifyPartitionsInTransaction,
+// or, with Add, as its handleAddPartitionsToTransaction for a version 2
+// client.
+func (c *Coordinator) verify(ev Verify, nowMs int64, res *runtime.Result) error {
+	if ev.Add {
+		code := c.add(ev.TransactionalID, ev.ProducerID, ev.ProducerEpoch, ev.Partitions, maxClientVersion, nowMs, res)
+		if code == 0 {
+			return nil
+		}
+		return &VerifyError{Code: code, Msg: fmt.Sprintf("adding %v to the transaction of %q: %v", ev.Partitions, ev.TransactionalID, kerr.ErrorForCode(code))}
+	}
 	t, ok := c.txns[ev.TransactionalID]
 	switch {
+	case ok && t.movingTo(ev.ProducerID):
+		return &VerifyError{Code: kerr.ConcurrentTransactions.Code, Msg: fmt.Sprintf("the transaction of %q is completing", ev.TransactionalID)}
 	case !ok || t.producerID != ev.ProducerID:
 		return &VerifyError{Code: kerr.InvalidProducerIDMapping.Code, Msg: fmt.Sprintf("transactional id %q does not map to producer %d", ev.TransactionalID, ev.ProducerID)}
 	case t.epoch != ev.ProducerEpoch:
