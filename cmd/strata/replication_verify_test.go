@@ -60,15 +60,15 @@ func TestTxnProduceVerifiedByACoordinatorOnAnotherBroker(t *testing.T) {
 		r := kmsg.NewPtrProduceRequest()
 		r.TransactionID, r.Acks, r.TimeoutMillis = kmsg.StringPtr(txnID), -1, 10_000
 		rt := kmsg.NewProduceRequestTopic()
-		// Produce v13 names topics by id; franz-go asks node 2 for its
-		// highest version.
-		rt.Topic, rt.TopicID = "t", nodes[2].coord.meta.Image().Topics["t"].ID
+		rt.Topic = "t"
 		rp := kmsg.NewProduceRequestTopicPartition()
 		rp.Partition, rp.Records = 0, transactionalBatch(ir.ProducerID, ir.ProducerEpoch, "v")
 		rt.Partitions = append(rt.Partitions, rp)
 		r.Topics = append(r.Topics, rt)
 		for {
-			resp, err := leader.SeedBrokers()[0].Request(ctx, r)
+			// Produce v11, of transaction version 1: from v12 on the
+			// leader adds the partition for the client instead.
+			resp, err := leader.SeedBrokers()[0].Request(ctx, producePinned{r})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -89,6 +89,11 @@ func TestTxnProduceVerifiedByACoordinatorOnAnotherBroker(t *testing.T) {
 		t.Fatalf("a batch of t-0 once the transaction holds it: error %d", code)
 	}
 }
+
+// producePinned is a Produce request franz-go sends at v11 at most.
+type producePinned struct{ *kmsg.ProduceRequest }
+
+func (producePinned) MaxVersion() int16 { return 11 }
 
 // transactionalBatch is a transactional producer's first batch (sequence
 // 0) of one record.

@@ -8,7 +8,7 @@ import (
 )
 
 // ApiVersions: v0-4. The answer lists exactly the registered versions of
-// the APIs the config leaves on.
+// the APIs the config leaves on, and (v3+) the features (features.go).
 func init() { register(18, 0, 4, (*Handler).handleAPIVersions) }
 
 func (h *Handler) handleAPIVersions(_ context.Context, req *Request) Reply {
@@ -28,5 +28,6 @@ func (h *Handler) handleAPIVersions(_ context.Context, req *Request) Reply {
 		k.ApiKey, k.MinVersion, k.MaxVersion = reg.key, reg.min, reg.max
 		resp.ApiKeys = append(resp.ApiKeys, k)
 	}
+	addFeatures(resp)
 	return done(resp)
 }

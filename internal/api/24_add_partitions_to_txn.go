@@ -12,8 +12,8 @@ import (
 
 // AddPartitionsToTxn: v0-3, a producer adding partitions to its
 // transaction; v4, the batched form a partition leader sends to verify
-// (KIP-890 part 1), see handleAddPartitionsToTxnBatch (v5 is KIP-890 part
-// 2's). As in Kafka, when a partition does not exist (or is an internal
+// (KIP-890 part 1) or to add for a client of transaction version 2, see
+// handleAddPartitionsToTxnBatch. As in Kafka, when a partition does not exist (or is an internal
 // topic's) nothing is added: those partitions get their error and the
 // others OPERATION_NOT_ATTEMPTED; so when the principal may not WRITE one
 // of the topics (TOPIC_AUTHORIZATION_FAILED). Without WRITE on the

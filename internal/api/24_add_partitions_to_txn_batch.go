@@ -14,9 +14,10 @@ import (
 )
 
 // addPartitionsBatchVersion is AddPartitionsToTxn's batched form, which
-// only brokers send (KIP-890 part 1): Transactions[], each with
-// VerifyOnly. v5 is KIP-890 part 2's (TRANSACTION_ABORTABLE) and is not
-// served.
+// only brokers send (KIP-890): Transactions[], each with VerifyOnly (a
+// verification of part 1) or not (an add for a client of transaction
+// version 2). v5 only adds TRANSACTION_ABORTABLE to the client errors and
+// is not served.
 const addPartitionsBatchVersion int16 = 4
 
 // The coordinator serves the producers' form only (txn.MaxVersions); the
@@ -49,7 +50,8 @@ type batchTxn struct {
 //   - each transaction is answered on its own, in request order, each of
 //     its partitions once: an empty transactional id is INVALID_REQUEST;
 //     when a partition is not in the image (UNKNOWN_TOPIC_OR_PARTITION) or
-//     is an internal topic's (INVALID_TOPIC_EXCEPTION) nothing is asked and
+//     is an internal topic's (INVALID_TOPIC_EXCEPTION; __consumer_offsets
+//     is allowed, see batchPartitionCode) nothing is asked and
 //     the others are OPERATION_NOT_ATTEMPTED; a transactional id whose
 //     __transaction_state partition is not coordinated here is
 //     NOT_COORDINATOR (COORDINATOR_LOAD_IN_PROGRESS while it loads);
@@ -57,8 +59,10 @@ type batchTxn struct {
 //     as a partition leader here does), whether it is in the producer's
 //     ongoing transaction: 0, or the coordinator's code, which the sender
 //     maps for its producer (producerVerifyCode);
-//   - otherwise the partitions are added as a producer's v3 request adds
-//     them (PRODUCER_FENCED and all).
+//   - otherwise the partitions are added for a client of transaction
+//     version 2 (one txn.Verify with Add, as Kafka adds with TV_2 here),
+//     which starts its transaction if none is open: every partition gets
+//     the coordinator's code.
 func (h *Handler) handleAddPartitionsToTxnBatch(ctx context.Context, req *Request) Reply {
 	r := req.Body.(*kmsg.AddPartitionsToTxnRequest)
 	resp := r.ResponseKind().(*kmsg.AddPartitionsToTxnResponse)
@@ -70,7 +74,7 @@ func (h *Handler) handleAddPartitionsToTxnBatch(ctx context.Context, req *Reques
 	txns := make([]*batchTxn, len(r.Transactions))
 	waiting := false
 	for i, tx := range r.Transactions {
-		txns[i] = h.startBatchTxn(req, img, tx)
+		txns[i] = h.startBatchTxn(img, tx)
 		waiting = waiting || txns[i].wait != nil
 	}
 	answer := func() kmsg.Response {
@@ -97,7 +101,7 @@ func (h *Handler) handleAddPartitionsToTxnBatch(ctx context.Context, req *Reques
 
 // startBatchTxn checks one transaction of a batched AddPartitionsToTxn
 // and hands it to its coordinator.
-func (h *Handler) startBatchTxn(req *Request, img *metadata.Image, tx kmsg.AddPartitionsToTxnRequestTransaction) *batchTxn {
+func (h *Handler) startBatchTxn(img *metadata.Image, tx kmsg.AddPartitionsToTxnRequestTransaction) *batchTxn {
 	bt := &batchTxn{id: tx.TransactionalID, tps: batchPartitions(tx.Topics)}
 	bt.codes = make([]int16, len(bt.tps))
 	if tx.TransactionalID == "" {
@@ -105,7 +109,7 @@ func (h *Handler) startBatchTxn(req *Request, img *metadata.Image, tx kmsg.AddPa
 	}
 	refused := false
 	for i, tp := range bt.tps {
-		if bt.codes[i] = txnPartitionCode(img, nil, tp.Topic, tp.Partition); bt.codes[i] != 0 {
+		if bt.codes[i] = h.batchPartitionCode(img, tp); bt.codes[i] != 0 {
 			refused = true
 		}
 	}
@@ -126,7 +130,7 @@ func (h *Handler) startBatchTxn(req *Request, img *metadata.Image, tx kmsg.AddPa
 	case tx.VerifyOnly:
 		bt.wait = h.startBatchVerify(p, tx, bt)
 	default:
-		bt.wait = h.startBatchAdd(req, p, tx, bt)
+		bt.wait = h.startBatchAdd(p, tx, bt)
 	}
 	return bt
 }
@@ -154,34 +158,32 @@ func (h *Handler) startBatchVerify(p int32, tx kmsg.AddPartitionsToTxnRequestTra
 	}
 }
 
-// startBatchAdd submits bt's partitions as a producer's v3
-// AddPartitionsToTxn of the transaction.
-func (h *Handler) startBatchAdd(req *Request, p int32, tx kmsg.AddPartitionsToTxnRequestTransaction, bt *batchTxn) func(context.Context) {
-	body := kmsg.NewPtrAddPartitionsToTxnRequest()
-	body.Version = addPartitionsBatchVersion - 1
-	body.TransactionalID, body.ProducerID, body.ProducerEpoch = tx.TransactionalID, tx.ProducerID, tx.ProducerEpoch
-	for _, t := range tx.Topics {
-		rt := kmsg.NewAddPartitionsToTxnRequestTopic()
-		rt.Topic, rt.Partitions = t.Topic, t.Partitions
-		body.Topics = append(body.Topics, rt)
-	}
-	ch := h.txns.submit(req, p, body)
+// startBatchAdd submits bt's partitions as one add of a client of
+// transaction version 2.
+func (h *Handler) startBatchAdd(p int32, tx kmsg.AddPartitionsToTxnRequestTransaction, bt *batchTxn) func(context.Context) {
+	ch := make(chan error, 1)
+	ev := txn.Verify{TransactionalID: tx.TransactionalID, ProducerID: tx.ProducerID, ProducerEpoch: tx.ProducerEpoch,
+		Partitions: bt.tps, Add: true}
+	h.txns.rt.SubmitEvent(p, ev, func(err error) { ch <- err })
 	return func(ctx context.Context) {
-		resp := h.txns.await(ctx, ch, body).(*kmsg.AddPartitionsToTxnResponse)
-		got := make(map[base.TopicPartition]int16, len(bt.tps))
-		for _, rt := range resp.Topics {
-			for _, rp := range rt.Partitions {
-				got[base.TopicPartition{Topic: rt.Topic, Partition: rp.Partition}] = rp.ErrorCode
-			}
-		}
-		for i, tp := range bt.tps {
-			code, ok := got[tp]
-			if !ok {
-				panic(fmt.Sprintf("api: the transaction coordinator did not answer %v of an AddPartitionsToTxn", tp))
-			}
-			bt.codes[i] = code
+		select {
+		case err := <-ch:
+			bt.fill(coordinatorVerifyCode(err))
+		case <-ctx.Done():
+			bt.fill(kerr.CoordinatorNotAvailable.Code) // the connection is going away
 		}
 	}
+}
+
+// batchPartitionCode is txnPartitionCode for a partition a broker sends:
+// the group coordinator of a version 2 client's TxnOffsetCommit adds the
+// group's __consumer_offsets partition, the one internal topic allowed.
+func (h *Handler) batchPartitionCode(img *metadata.Image, tp base.TopicPartition) int16 {
+	code := txnPartitionCode(img, nil, tp.Topic, tp.Partition)
+	if code == kerr.InvalidTopicException.Code && tp.Topic == h.groups.topic {
+		return 0
+	}
+	return code
 }
 
 // fill gives every partition of bt code.

@@ -321,6 +321,12 @@ func (p handlerPeer) Request(ctx context.Context, req kmsg.Request) (kmsg.Respon
 // transactional id's transaction to data-idx; it returns its code.
 func (rh *replicaHarness) txnProduce(id string, pid int64, epoch int16, idx int32) int16 {
 	rh.t.Helper()
+	return rh.txnProduceAt(9, id, pid, epoch, idx)
+}
+
+// txnProduceAt is txnProduce at a Produce version.
+func (rh *replicaHarness) txnProduceAt(version int16, id string, pid int64, epoch int16, idx int32) int16 {
+	rh.t.Helper()
 	r := kmsg.NewPtrProduceRequest()
 	r.TransactionID, r.Acks, r.TimeoutMillis = kmsg.StringPtr(id), -1, 5000
 	rt := kmsg.NewProduceRequestTopic()
@@ -329,7 +335,7 @@ func (rh *replicaHarness) txnProduce(id string, pid int64, epoch int16, idx int3
 	rp.Partition, rp.Records = idx, txnBatch(pid, epoch, 0, "in a transaction")
 	rt.Partitions = append(rt.Partitions, rp)
 	r.Topics = append(r.Topics, rt)
-	resp := rh.handle(0, 9, r, "User:ANONYMOUS").(*kmsg.ProduceResponse)
+	resp := rh.handle(0, version, r, "User:ANONYMOUS").(*kmsg.ProduceResponse)
 	return resp.Topics[0].Partitions[0].ErrorCode
 }
 
@@ -425,13 +431,65 @@ func TestProducerVerifyCode(t *testing.T) {
 			t.Errorf("coordinator code %d: producer code %d, want %d", tc.coordinator, got, tc.want)
 		}
 	}
-	if got := verificationCode(&txn.VerifyError{Code: kerr.ProducerFenced.Code}); got != kerr.InvalidProducerEpoch.Code {
+	if got := producerVerifyCode(coordinatorVerifyCode(&txn.VerifyError{Code: kerr.ProducerFenced.Code})); got != kerr.InvalidProducerEpoch.Code {
 		t.Errorf("a fenced producer, verified here: %d", got)
 	}
-	if got := verificationCode(&runtime.CodeError{Code: kerr.NotCoordinator.Code}); got != kerr.NotEnoughReplicas.Code {
+	if got := producerVerifyCode(coordinatorVerifyCode(&runtime.CodeError{Code: kerr.NotCoordinator.Code})); got != kerr.NotEnoughReplicas.Code {
 		t.Errorf("not the coordinator here: %d", got)
 	}
-	if got := verificationCode(context.Canceled); got != kerr.NotEnoughReplicas.Code {
+	if got := producerVerifyCode(coordinatorVerifyCode(context.Canceled)); got != kerr.NotEnoughReplicas.Code {
 		t.Errorf("an unknown failure: %d", got)
 	}
+}
+
+// TestProduceV12AddsWithACoordinatorOnAnotherBroker: a client of
+// transaction version 2 sends no AddPartitionsToTxn; broker 1, leading
+// the data partitions, has broker 2 (the coordinator) add each partition
+// its Produce v12 opens a transaction on, and appends the batch. A stale
+// epoch is still refused, and nothing is appended for it.
+func TestProduceV12AddsWithACoordinatorOnAnotherBroker(t *testing.T) {
+	n2 := newReplicaHarnessAs(t, 2, nil)
+	n2.createTopic("data", nil, []int32{1}, []int32{1})
+	n2.withTxns()
+	n1 := newReplicaHarness(t, nil)
+	n1.createTopic("data", nil, []int32{1}, []int32{1})
+	n1.createTopic(txn.TopicName, nil, []int32{1}, []int32{2})
+	n1.withPeers(func(id int32) (kmsg.Requestor, error) { return handlerPeer{h: n2.h, principal: "User:broker"}, nil })
+
+	id := txnIDsOn(t, 1, 1)[0]
+	pid, epoch := n2.initProducer("User:broker", id)
+	produce := func(epoch int16, idx int32) int16 { return n1.txnProduceAt(produceAddsVersion, id, pid, epoch, idx) }
+	if code := produce(epoch, 0); code != 0 {
+		t.Fatalf("a Produce v12 of a partition not yet in the transaction: error %d", code)
+	}
+	if off := n1.partition("data", 0).Offsets(); off.LogEnd != 1 || off.LastStable != 0 {
+		t.Fatalf("after the added batch: offsets %+v, want it appended and open", off)
+	}
+	got := batchCodes(t, n2.batch("User:broker", batchTx(id, pid, epoch, true, dataTP(0))), id)
+	wantCodes(t, "the coordinator's transaction", got[0], map[base.TopicPartition]int16{dataTP(0): 0})
+	if code := produce(epoch+1, 1); code != kerr.InvalidProducerEpoch.Code {
+		t.Fatalf("a Produce v12 at a newer epoch than the coordinator's: error %d, want INVALID_PRODUCER_EPOCH", code)
+	}
+	if end := n1.partition("data", 1).Offsets().LogEnd; end != 0 {
+		t.Fatalf("a refused batch was appended: log end %d", end)
+	}
+}
+
+// The group coordinator of a version 2 client's TxnOffsetCommit adds the
+// group's __consumer_offsets partition through the batched form; other
+// internal topics stay refused.
+func TestAddPartitionsToTxnBatchAddsTheOffsetsPartition(t *testing.T) {
+	rh := newReplicaHarness(t, nil)
+	rh.createTopic(offsets.TopicName, nil, []int32{1})
+	rh.withTxns()
+	id := txnIDsOn(t, 0, 1)[0]
+	pid, epoch := rh.initProducer("User:ANONYMOUS", id)
+	offsetsTP := base.TopicPartition{Topic: offsets.TopicName, Partition: 0}
+	txnTP := base.TopicPartition{Topic: txn.TopicName, Partition: 0}
+	got := batchCodes(t, rh.batch("User:broker", batchTx(id, pid, epoch, false, txnTP)), id)
+	wantCodes(t, "adding a __transaction_state partition", got[0], map[base.TopicPartition]int16{txnTP: kerr.InvalidTopicException.Code})
+	got = batchCodes(t, rh.batch("User:broker", batchTx(id, pid, epoch, false, offsetsTP)), id)
+	wantCodes(t, "adding the group's partition", got[0], map[base.TopicPartition]int16{offsetsTP: 0})
+	got = batchCodes(t, rh.batch("User:broker", batchTx(id, pid, epoch, true, offsetsTP)), id)
+	wantCodes(t, "verifying it", got[0], map[base.TopicPartition]int16{offsetsTP: 0})
 }

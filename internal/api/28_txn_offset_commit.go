@@ -2,20 +2,31 @@ package api
 
 import (
 	"context"
+	"fmt"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-broker/strata/internal/acl"
+	"github.com/strata-broker/strata/internal/base"
 	"github.com/strata-broker/strata/internal/coordinator/group"
 )
 
 // TxnOffsetCommit: offsets committed inside a transaction, served by the
 // group's __consumer_offsets partition: they stay pending until the
 // transaction's marker commits (or aborts) them. Versions as the group
-// coordinator implements them; partitions of topics that do not exist get
+// coordinator implements them, and v5 (transaction version 2), whose
+// client sends no AddOffsetsToTxn: the group's partition is added to its
+// transaction here first, then the request goes on as v4, which it
+// equals. Partitions of topics that do not exist get
 // UNKNOWN_TOPIC_OR_PARTITION, as in Kafka.
-func init() { register(28, 0, groupMax(28), (*Handler).handleTxnOffsetCommit) }
+func init() {
+	if v := groupMax(28); v != txnCommitAddsVersion-1 {
+		panic(fmt.Sprintf("api: the group coordinator serves TxnOffsetCommit v%d; v%d is forwarded as v%d", v, txnCommitAddsVersion, txnCommitAddsVersion-1))
+	}
+	register(28, 0, txnCommitAddsVersion, (*Handler).handleTxnOffsetCommit)
+}
 
 func (h *Handler) handleTxnOffsetCommit(ctx context.Context, req *Request) Reply {
 	r := req.Body.(*kmsg.TxnOffsetCommitRequest)
@@ -34,10 +45,17 @@ func (h *Handler) handleTxnOffsetCommit(ctx context.Context, req *Request) Reply
 	}
 	fwd := *r
 	fwd.Topics = known
-	ch := h.groups.submit(req, p, &fwd)
 	timeout := h.opts.Config.OffsetsCommitTimeout
+	if r.Version >= txnCommitAddsVersion {
+		fwd.Version = txnCommitAddsVersion - 1
+		if code := h.addOffsetsPartition(ctx, r, p, timeout); code != 0 {
+			return done(group.ErrorResponse(req.Body, code))
+		}
+	}
+	ch := h.groups.submit(req, p, &fwd)
 	return Reply{Wait: func() kmsg.Response {
 		resp := awaitCommit(ctx, ch, &fwd, timeout).(*kmsg.TxnOffsetCommitResponse)
+		resp.Version = r.Version
 		resp.Topics = mergeByTopic(resp.Topics, unknown,
 			func(t *kmsg.TxnOffsetCommitResponseTopic) string { return t.Topic },
 			func(t *kmsg.TxnOffsetCommitResponseTopic) *[]kmsg.TxnOffsetCommitResponseTopicPartition {
@@ -88,4 +106,21 @@ func (h *Handler) txnCommitDenial(req *Request, r *kmsg.TxnOffsetCommitRequest) 
 		return groupDenied
 	}
 	return 0
+}
+
+// addOffsetsPartition adds the group's __consumer_offsets partition p to
+// the transaction of a version 2 client (what AddOffsetsToTxn does for a
+// version 1 one), with the transaction's coordinator here or on its
+// broker, and returns 0 or the code every partition of the commit is
+// answered with: a coordinator that is busy ending the previous
+// transaction, loading or unreachable is COORDINATOR_NOT_AVAILABLE, which
+// clients retry.
+func (h *Handler) addOffsetsPartition(ctx context.Context, r *kmsg.TxnOffsetCommitRequest, p int32, timeout time.Duration) int16 {
+	c := &txnChecks{pid: r.ProducerID, epoch: r.ProducerEpoch, add: true,
+		verify: []txnVerify{{tp: base.TopicPartition{Topic: h.groups.topic, Partition: p}}}}
+	code := producerVerifyCode(h.askTxnCoordinator(ctx, r.TransactionalID, min(max(timeout, verifyPeerMinTimeout), verifyPeerMaxTimeout), c)[0])
+	if code == kerr.NotEnoughReplicas.Code {
+		return kerr.CoordinatorNotAvailable.Code
+	}
+	return code
 }

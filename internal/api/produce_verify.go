@@ -22,12 +22,14 @@ type partitionRef struct{ topic, partition int }
 // txnChecks is what a produce's transactional batches need before they
 // are appended: partitions refused outright (code by partition), and
 // those whose producer opens a transaction there, to verify with the
-// coordinator.
+// coordinator, or, for a client of transaction version 2 (add), to add
+// to its transaction.
 type txnChecks struct {
 	refused map[partitionRef]int16
 	verify  []txnVerify
 	pid     int64
 	epoch   int16
+	add     bool
 }
 
 // txnVerify is one partition to verify.
@@ -40,11 +42,14 @@ type txnVerify struct {
 // transactional. As in Kafka, transactional records without a
 // transactional id are refused (TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
 // a batch whose producer has no open transaction on its partition would
-// open one, so it is verified first (KIP-890 part 1). Partitions that do
-// not exist are left to the produce path, which answers them; those in
-// denied (the authorizer's refusals) are refused with their code, unasked.
+// open one, so it is verified first (KIP-890 part 1), or, from Produce
+// v12 on (transaction version 2, whose clients send no
+// AddPartitionsToTxn), added to the producer's transaction. Partitions
+// that do not exist are left to the produce path, which answers them;
+// those in denied (the authorizer's refusals) are refused with their
+// code, unasked.
 func (h *Handler) transactionalChecks(r *kmsg.ProduceRequest, img *metadata.Image, byID bool, denied map[partitionRef]int16) txnChecks {
-	c := txnChecks{refused: denied}
+	c := txnChecks{refused: denied, add: r.Version >= produceAddsVersion}
 	for i, rt := range r.Topics {
 		t := lookupTopic(img, rt.Topic, rt.TopicID, byID)
 		for j, rp := range rt.Partitions {
@@ -68,7 +73,7 @@ func (h *Handler) transactionalChecks(r *kmsg.ProduceRequest, img *metadata.Imag
 			}
 			tp := base.TopicPartition{Topic: t.Name, Partition: rp.Partition}
 			p, ok := h.opts.Broker.Partition(tp)
-			if !ok || p.HasOpenTxn(base.ProducerID(hd.ProducerID)) {
+			if !ok || p.HasOpenTxn(base.ProducerID(hd.ProducerID), hd.ProducerEpoch) {
 				continue
 			}
 			c.pid, c.epoch = hd.ProducerID, hd.ProducerEpoch
@@ -79,17 +84,10 @@ func (h *Handler) transactionalChecks(r *kmsg.ProduceRequest, img *metadata.Imag
 }
 
 // verifyTransactional asks the transactional id's coordinator about every
-// partition of c.verify and adds the refused ones to c.refused with the
-// code a producer is told. The coordinator is the one here, unless
-// another broker leads the id's __transaction_state partition and this
-// one can reach it (Options.Peers): then that broker is asked.
+// partition of c.verify (askTxnCoordinator) and adds the refused ones to
+// c.refused with the code a producer is told.
 func (h *Handler) verifyTransactional(ctx context.Context, r *kmsg.ProduceRequest, c *txnChecks) {
-	var codes []int16
-	if leader, ok := h.remoteTxnCoordinator(*r.TransactionID); ok {
-		codes = h.verifyWithPeer(ctx, leader, verifyPeerTimeout(r.TimeoutMillis), *r.TransactionID, c)
-	} else {
-		codes = h.verifyLocally(ctx, *r.TransactionID, c)
-	}
+	codes := h.askTxnCoordinator(ctx, *r.TransactionID, verifyPeerTimeout(r.TimeoutMillis), c)
 	for i, v := range c.verify {
 		if codes[i] == 0 {
 			continue
@@ -97,12 +95,13 @@ func (h *Handler) verifyTransactional(ctx context.Context, r *kmsg.ProduceReques
 		if c.refused == nil {
 			c.refused = map[partitionRef]int16{}
 		}
-		c.refused[v.ref] = codes[i]
+		c.refused[v.ref] = producerVerifyCode(codes[i])
 	}
 }
 
 // verifyLocally asks the coordinator here about every partition of
-// c.verify, in parallel, and returns each one's producer code.
+// c.verify, in parallel, and returns each one's code (NOT_ENOUGH_REPLICAS
+// when it cannot be asked).
 func (h *Handler) verifyLocally(ctx context.Context, id string, c *txnChecks) []int16 {
 	codes := make([]int16, len(c.verify))
 	p, ok := h.txns.partitionFor(id)
@@ -114,13 +113,13 @@ func (h *Handler) verifyLocally(ctx context.Context, id string, c *txnChecks) []
 	}
 	var wg sync.WaitGroup
 	for i, v := range c.verify {
-		ev := txn.Verify{TransactionalID: id, ProducerID: c.pid, ProducerEpoch: c.epoch, Partitions: []base.TopicPartition{v.tp}}
+		ev := txn.Verify{TransactionalID: id, ProducerID: c.pid, ProducerEpoch: c.epoch, Partitions: []base.TopicPartition{v.tp}, Add: c.add}
 		done := make(chan error, 1)
 		h.txns.rt.SubmitEvent(p, ev, func(err error) { done <- err })
 		wg.Go(func() {
 			select {
 			case err := <-done:
-				codes[i] = verificationCode(err)
+				codes[i] = coordinatorVerifyCode(err)
 			case <-ctx.Done():
 				codes[i] = kerr.NotEnoughReplicas.Code
 			}
@@ -128,12 +127,6 @@ func (h *Handler) verifyLocally(ctx context.Context, id string, c *txnChecks) []
 	}
 	wg.Wait()
 	return codes
-}
-
-// verificationCode is what a producer is told when the coordinator here
-// answered its partition's verification with err.
-func verificationCode(err error) int16 {
-	return producerVerifyCode(coordinatorVerifyCode(err))
 }
 
 // coordinatorVerifyCode is the Kafka code of the coordinator's answer to a

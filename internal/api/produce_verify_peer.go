@@ -59,9 +59,9 @@ func (h *Handler) remoteTxnCoordinator(id string) (int32, bool) {
 
 // verifyWithPeer asks broker leader, the coordinator of transactional id,
 // about every partition of c.verify in one AddPartitionsToTxn v4 with
-// VerifyOnly (Kafka's AddPartitionsToTxnManager), and returns each
-// partition's producer code. A coordinator that cannot be asked in time
-// is NOT_ENOUGH_REPLICAS, which the producer retries.
+// VerifyOnly unless c adds them (Kafka's AddPartitionsToTxnManager), and
+// returns each partition's code. A coordinator that cannot be asked in
+// time is NOT_ENOUGH_REPLICAS, which the producer retries.
 func (h *Handler) verifyWithPeer(ctx context.Context, leader int32, timeout time.Duration, id string, c *txnChecks) []int16 {
 	codes := make([]int16, len(c.verify))
 	unverified := func(code int16) []int16 {
@@ -100,7 +100,7 @@ func (h *Handler) verifyWithPeer(ctx context.Context, leader int32, timeout time
 		h.logger.Error("the transaction coordinator refuses this broker's verification: it needs CLUSTER_ACTION on the cluster", "broker", leader)
 		return unverified(kerr.InvalidTxnState.Code)
 	case resp.ErrorCode != 0:
-		return unverified(producerVerifyCode(resp.ErrorCode))
+		return unverified(resp.ErrorCode)
 	}
 	answers := map[base.TopicPartition]int16{}
 	for _, rt := range resp.Transactions {
@@ -119,16 +119,16 @@ func (h *Handler) verifyWithPeer(ctx context.Context, leader int32, timeout time
 			// Not answered is not verified.
 			code = kerr.NotEnoughReplicas.Code
 		}
-		codes[i] = producerVerifyCode(code)
+		codes[i] = code
 	}
 	return codes
 }
 
 // verifyOnlyRequest is the batched AddPartitionsToTxn of the partitions
-// of c.verify, verify only, for transactional id.
+// of c.verify, for transactional id: verify only, unless c adds them.
 func verifyOnlyRequest(id string, c *txnChecks) *kmsg.AddPartitionsToTxnRequest {
 	tx := kmsg.NewAddPartitionsToTxnRequestTransaction()
-	tx.TransactionalID, tx.ProducerID, tx.ProducerEpoch, tx.VerifyOnly = id, c.pid, c.epoch, true
+	tx.TransactionalID, tx.ProducerID, tx.ProducerEpoch, tx.VerifyOnly = id, c.pid, c.epoch, !c.add
 	topicIndex := map[string]int{}
 	for _, v := range c.verify {
 		j, ok := topicIndex[v.tp.Topic]

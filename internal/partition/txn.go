@@ -69,9 +69,14 @@ func (p *Partition) OpenTxns() []producers.OpenTxn {
 	return p.mu.producers.OpenTxns()
 }
 
-// HasOpenTxn reports whether producer pid has an open transaction here:
-// its next transactional batch continues it rather than opening one.
-func (p *Partition) HasOpenTxn(pid base.ProducerID) bool {
+// HasOpenTxn reports whether producer pid has an open transaction here at
+// epoch: its next transactional batch at that epoch continues it rather
+// than opening one. A batch at another epoch opens a transaction: under
+// transaction version 2 every transaction has its own epoch, and the one
+// open here at the epoch before may be the previous transaction, whose
+// marker is not written yet (the coordinator must then hold the next one
+// back until it is).
+func (p *Partition) HasOpenTxn(pid base.ProducerID, epoch int16) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	e, ok := p.mu.producers.Entry(pid)
@@ -79,7 +84,7 @@ func (p *Partition) HasOpenTxn(pid base.ProducerID) bool {
 		return false
 	}
 	_, open := e.CurrentTxnFirstOffset.Get()
-	return open
+	return open && e.Epoch == epoch
 }
 
 // AppendMarker writes a transaction marker for producer pid (COMMIT when

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -22,22 +23,9 @@ import (
 // before 3.6).
 func TestLateTransactionalProduceCannotHangAPartition(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, t.TempDir())
 	const topic, id = "txn-verify", "txn-verify-producer"
-	adm := newAdmin(t, b.Addr)
-	createTopic(t, adm, topic, 1, nil)
-	cl := newClient(t, b.Addr)
-	ctx := testContext(t, 30*time.Second)
-	topicID := topicIDOf(t, adm, topic)
-
-	init := kmsg.NewPtrInitProducerIDRequest()
-	init.TransactionalID = kmsg.StringPtr(id)
-	init.TransactionTimeoutMillis = 60_000
-	initResp := retryCoordinator(t, ctx, cl, init).(*kmsg.InitProducerIDResponse)
-	if err := kerr.ErrorForCode(initResp.ErrorCode); err != nil {
-		t.Fatalf("InitProducerId: %v", err)
-	}
-	pid, epoch := initResp.ProducerID, initResp.ProducerEpoch
+	s := startTxnProducer(t, topic, id)
+	adm, cl, ctx, topicID, pid, epoch := s.adm, s.cl, s.ctx, s.topicID, s.pid, s.epoch
 
 	produce := func(seq int32, value string) error {
 		t.Helper()
@@ -72,8 +60,9 @@ func TestLateTransactionalProduceCannotHangAPartition(t *testing.T) {
 	}
 
 	end := kmsg.NewPtrEndTxnRequest()
+	end.Version = 4 // transaction version 1: the epoch stays
 	end.TransactionalID, end.ProducerID, end.ProducerEpoch, end.Commit = id, pid, epoch, false
-	if err := kerr.ErrorForCode(retryCoordinator(t, ctx, cl, end).(*kmsg.EndTxnResponse).ErrorCode); err != nil {
+	if err := kerr.ErrorForCode(retryCoordinator(t, ctx, cl, pinned{end}).(*kmsg.EndTxnResponse).ErrorCode); err != nil {
 		t.Fatalf("EndTxn: %v", err)
 	}
 	deadline := time.Now().Add(10 * time.Second)
@@ -96,11 +85,51 @@ func TestLateTransactionalProduceCannotHangAPartition(t *testing.T) {
 	requireStable("after the late produce")
 }
 
+// txnProducer is a broker with a one-partition topic and a transactional
+// producer initialized on it, for tests that speak the protocol by hand.
+type txnProducer struct {
+	adm     *kadm.Client
+	cl      *kgo.Client
+	ctx     context.Context
+	topicID [16]byte
+	pid     int64
+	epoch   int16
+}
+
+func startTxnProducer(t *testing.T, topic, id string) txnProducer {
+	t.Helper()
+	b := startBroker(t, t.TempDir())
+	s := txnProducer{adm: newAdmin(t, b.Addr), cl: newClient(t, b.Addr), ctx: testContext(t, 30*time.Second)}
+	createTopic(t, s.adm, topic, 1, nil)
+	s.topicID = topicIDOf(t, s.adm, topic)
+	init := kmsg.NewPtrInitProducerIDRequest()
+	init.TransactionalID = kmsg.StringPtr(id)
+	init.TransactionTimeoutMillis = 60_000
+	initResp := retryCoordinator(t, s.ctx, s.cl, init).(*kmsg.InitProducerIDResponse)
+	if err := kerr.ErrorForCode(initResp.ErrorCode); err != nil {
+		t.Fatalf("InitProducerId: %v", err)
+	}
+	s.pid, s.epoch = initResp.ProducerID, initResp.ProducerEpoch
+	return s
+}
+
 // rawTxnProduce sends one transactional batch of producer pid for
 // transactional id to partition 0 and returns the partition's error.
 func rawTxnProduce(t *testing.T, ctx context.Context, cl *kgo.Client, topicID [16]byte, topic, id string, pid int64, epoch int16, seq int32, value string) error {
 	t.Helper()
+	return rawTxnProduceAt(t, ctx, cl, tv1ProduceVersion, topicID, topic, id, pid, epoch, seq, value)
+}
+
+// tv1ProduceVersion is the last Produce version of transaction version
+// 1, whose clients add partitions themselves (AddPartitionsToTxn); from
+// v12 on the broker adds them.
+const tv1ProduceVersion = 11
+
+// rawTxnProduceAt is rawTxnProduce at a Produce version.
+func rawTxnProduceAt(t *testing.T, ctx context.Context, cl *kgo.Client, version int16, topicID [16]byte, topic, id string, pid int64, epoch int16, seq int32, value string) error {
+	t.Helper()
 	req := kmsg.NewPtrProduceRequest()
+	req.Version = version
 	req.TransactionID = kmsg.StringPtr(id)
 	req.Acks = -1
 	req.TimeoutMillis = 10_000
@@ -110,12 +139,17 @@ func rawTxnProduce(t *testing.T, ctx context.Context, cl *kgo.Client, topicID [1
 	rp.Records = transactionalBatch(pid, epoch, seq, []byte(value))
 	rt.Partitions = append(rt.Partitions, rp)
 	req.Topics = append(req.Topics, rt)
-	resp, err := req.RequestWith(ctx, cl)
+	kresp, err := cl.Request(ctx, pinned{req})
 	if err != nil {
 		t.Fatalf("produce: %v", err)
 	}
-	return kerr.ErrorForCode(resp.Topics[0].Partitions[0].ErrorCode)
+	return kerr.ErrorForCode(kresp.(*kmsg.ProduceResponse).Topics[0].Partitions[0].ErrorCode)
 }
+
+// pinned is a request that a client sends at its own version.
+type pinned struct{ kmsg.Request }
+
+func (p pinned) MaxVersion() int16 { return p.GetVersion() }
 
 // retryCoordinator sends a coordinator request until it is not answered
 // with a retriable coordinator error.
@@ -196,5 +230,60 @@ func TestVerificationCanBeTurnedOff(t *testing.T) {
 	}
 	if lso, hw := listedOffset(t, adm, topic, true), listedOffset(t, adm, topic, false); lso != 0 || hw != 1 {
 		t.Fatalf("last stable offset %d, high watermark %d; want 0 and 1 (a transaction nothing will end)", lso, hw)
+	}
+}
+
+// TestVersion2TransactionAddsAndBumps: a client of transaction version 2
+// (KIP-890 part 2) sends no AddPartitionsToTxn: its Produce v12 adds the
+// partition to its transaction; EndTxn v5 bumps its epoch and hands it
+// out; a late produce of the ended transaction, at the old epoch, is
+// fenced instead of opening a transaction nothing would end; the next
+// transaction runs at the new epoch.
+func TestVersion2TransactionAddsAndBumps(t *testing.T) {
+	t.Parallel()
+	const topic, id = "txn-v2", "txn-v2-producer"
+	s := startTxnProducer(t, topic, id)
+	adm, cl, ctx, topicID, pid, epoch := s.adm, s.cl, s.ctx, s.topicID, s.pid, s.epoch
+	versions, err := kmsg.NewPtrApiVersionsRequest().RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(versions.FinalizedFeatures) != 1 || versions.FinalizedFeatures[0].Name != "transaction.version" || versions.FinalizedFeatures[0].MaxVersionLevel != 2 {
+		t.Fatalf("finalized features %+v, want transaction.version 2", versions.FinalizedFeatures)
+	}
+	produce := func(epoch int16, seq int32, value string) error {
+		t.Helper()
+		return rawTxnProduceAt(t, ctx, cl, 12, topicID, topic, id, pid, epoch, seq, value)
+	}
+	if err := produce(epoch, 0, "added by the broker"); err != nil {
+		t.Fatalf("produce v12 of a transaction: %v", err)
+	}
+	if lso := listedOffset(t, adm, topic, true); lso != 0 {
+		t.Fatalf("with the transaction open the last stable offset is %d, want 0", lso)
+	}
+	end := kmsg.NewPtrEndTxnRequest()
+	end.Version = 5
+	end.TransactionalID, end.ProducerID, end.ProducerEpoch, end.Commit = id, pid, epoch, true
+	endResp := retryCoordinator(t, ctx, cl, pinned{end}).(*kmsg.EndTxnResponse)
+	if err := kerr.ErrorForCode(endResp.ErrorCode); err != nil || endResp.ProducerID != pid || endResp.ProducerEpoch != epoch+1 {
+		t.Fatalf("EndTxn v5: %v, producer %d epoch %d; want producer %d epoch %d", err, endResp.ProducerID, endResp.ProducerEpoch, pid, epoch+1)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for listedOffset(t, adm, topic, true) != 2 && time.Now().Before(deadline) { // the record and its marker
+		time.Sleep(20 * time.Millisecond)
+	}
+	if lso := listedOffset(t, adm, topic, true); lso != 2 {
+		t.Fatalf("after the commit the last stable offset is %d, want 2", lso)
+	}
+
+	err = produce(epoch, 1, "late, at the old epoch")
+	if !errors.Is(err, kerr.InvalidProducerEpoch) && !errors.Is(err, kerr.ProducerFenced) {
+		t.Fatalf("a late produce at the ended transaction's epoch: %v, want it fenced", err)
+	}
+	if lso, hw := listedOffset(t, adm, topic, true), listedOffset(t, adm, topic, false); lso != hw {
+		t.Fatalf("after the late produce the last stable offset %d is behind the high watermark %d: a transaction hangs", lso, hw)
+	}
+	if err := produce(epoch+1, 0, "the next transaction"); err != nil {
+		t.Fatalf("the next transaction's produce: %v", err)
 	}
 }

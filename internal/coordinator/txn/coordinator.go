@@ -14,10 +14,10 @@ import (
 const TopicName = "__transaction_state"
 
 // MaxVersions are the request versions the coordinator serves, by API
-// key, from 0 up to the value. They stop before KIP-890 part 2
-// (InitProducerId v5, AddPartitionsToTxn v5, EndTxn v5): transaction
-// protocol version 1 is served; EndTxn v5 is implemented (end.go) but
-// waits until the broker adds partitions for version 2 clients. AddPartitionsToTxn v4, the batched form
+// key, from 0 up to the value: EndTxn v5 is transaction version 2's
+// (KIP-890 part 2, end.go); the adds of version 2 come as Verify events
+// with Add. InitProducerId v5 and AddPartitionsToTxn v5 change nothing
+// that version 2 needs and are not served. AddPartitionsToTxn v4, the batched form
 // partition leaders send (KIP-890 part 1), never reaches the coordinator:
 // the api splits it into one v3 request per transaction added to and one
 // Verify event per partition verified.
@@ -25,7 +25,7 @@ var MaxVersions = map[int16]int16{
 	kmsg.InitProducerID.Int16():       4,
 	kmsg.AddPartitionsToTxn.Int16():   3,
 	kmsg.AddOffsetsToTxn.Int16():      4,
-	kmsg.EndTxn.Int16():               4,
+	kmsg.EndTxn.Int16():               endTxnV2Version,
 	kmsg.DescribeTransactions.Int16(): 0,
 	kmsg.ListTransactions.Int16():     1,
 }

@@ -4,9 +4,7 @@
 // versions 1 (the epoch is bumped by InitProducerId and by fencing) and 2
 // (KIP-890 part 2: every EndTxn v5 bumps it as well, and hands out the
 // producer id and epoch of the next transaction; partition leaders add
-// partitions for the client, Verify with Add). Version 2 is implemented
-// here but not yet served: MaxVersions stops at EndTxn v4 until the
-// broker adds for its clients and advertises transaction.version 2.
+// partitions for the client, Verify with Add).
 //
 // Contract. A Coordinator implements runtime.Shard. Handle(op, now) applies
 // one InitProducerId (with a transactional id), AddPartitionsToTxn (v0-v3),
