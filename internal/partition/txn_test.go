@@ -366,3 +366,23 @@ func TestMarkerNeedsMinInsyncReplicas(t *testing.T) {
 		t.Fatalf("log end %d", end)
 	}
 }
+
+// HasOpenTxn is per epoch: under transaction version 2 every transaction
+// has its own epoch, so a batch of the next one (the epoch after) opens a
+// transaction, to be added by its coordinator, even while the marker of
+// the last one is not written yet.
+func TestHasOpenTxnIsPerEpoch(t *testing.T) {
+	p := newEnv(t).open(t)
+	if p.HasOpenTxn(1, 0) {
+		t.Fatal("an open transaction before any batch")
+	}
+	mustAppend(t, p, batch(t, txn(1, 0, 1)), AcksLeader)
+	if !p.HasOpenTxn(1, 0) || p.HasOpenTxn(1, 1) || p.HasOpenTxn(2, 0) {
+		t.Fatalf("with producer 1's transaction open at epoch 0: at 0 %v, at 1 %v, producer 2 %v",
+			p.HasOpenTxn(1, 0), p.HasOpenTxn(1, 1), p.HasOpenTxn(2, 0))
+	}
+	mustMarker(t, p, 1, 1, true, 0) // a version 2 end bumps the epoch into its marker
+	if p.HasOpenTxn(1, 0) || p.HasOpenTxn(1, 1) {
+		t.Fatal("an open transaction after its marker")
+	}
+}
