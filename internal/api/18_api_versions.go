@@ -28,6 +28,6 @@ func (h *Handler) handleAPIVersions(_ context.Context, req *Request) Reply {
 		k.ApiKey, k.MinVersion, k.MaxVersion = reg.key, reg.min, reg.max
 		resp.ApiKeys = append(resp.ApiKeys, k)
 	}
-	addFeatures(resp)
+	addFeatures(resp, h.opts.Meta.Image())
 	return done(resp)
 }

@@ -18,8 +18,8 @@ import (
 // transaction's marker commits (or aborts) them. Versions as the group
 // coordinator implements them, and v5 (transaction version 2), whose
 // client sends no AddOffsetsToTxn: the group's partition is added to its
-// transaction here first, then the request goes on as v4, which it
-// equals. Partitions of topics that do not exist get
+// transaction here first (addOffsetsPartition), then the request goes on
+// as v4, which it equals. Partitions of topics that do not exist get
 // UNKNOWN_TOPIC_OR_PARTITION, as in Kafka.
 func init() {
 	if v := groupMax(28); v != txnCommitAddsVersion-1 {
@@ -111,13 +111,18 @@ func (h *Handler) txnCommitDenial(req *Request, r *kmsg.TxnOffsetCommitRequest) 
 // addOffsetsPartition adds the group's __consumer_offsets partition p to
 // the transaction of a version 2 client (what AddOffsetsToTxn does for a
 // version 1 one), with the transaction's coordinator here or on its
-// broker, and returns 0 or the code every partition of the commit is
-// answered with: a coordinator that is busy ending the previous
-// transaction, loading or unreachable is COORDINATOR_NOT_AVAILABLE, which
-// clients retry.
+// broker; with transaction.version below 2 finalized it only verifies the
+// partition is in the transaction, as Kafka does (and not at all with
+// transaction.partition.verification.enable=false). It returns 0 or the
+// code every partition of the commit is answered with: a coordinator that
+// is busy ending the previous transaction, loading or unreachable is
+// COORDINATOR_NOT_AVAILABLE, which clients retry.
 func (h *Handler) addOffsetsPartition(ctx context.Context, r *kmsg.TxnOffsetCommitRequest, p int32, timeout time.Duration) int16 {
-	c := &txnChecks{pid: r.ProducerID, epoch: r.ProducerEpoch, add: true,
+	c := &txnChecks{pid: r.ProducerID, epoch: r.ProducerEpoch, add: h.transactionsV2(),
 		verify: []txnVerify{{tp: base.TopicPartition{Topic: h.groups.topic, Partition: p}}}}
+	if !c.add && !h.opts.Config.TxnPartitionVerification {
+		return 0
+	}
 	code := producerVerifyCode(h.askTxnCoordinator(ctx, r.TransactionalID, min(max(timeout, verifyPeerMinTimeout), verifyPeerMaxTimeout), c)[0])
 	if code == kerr.NotEnoughReplicas.Code {
 		return kerr.CoordinatorNotAvailable.Code

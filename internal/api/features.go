@@ -1,36 +1,50 @@
 package api
 
-import "github.com/twmb/franz-go/pkg/kmsg"
+import (
+	"maps"
+	"slices"
 
-// The features Strata advertises in ApiVersions v3+ (KIP-584), finalized
-// as a new Kafka 4 cluster finalizes them. They never change at run time,
-// so their epoch is constant.
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-broker/strata/internal/metadata"
+)
+
+// The features Strata advertises in ApiVersions v3+ (KIP-584): those of
+// metadata.SupportedFeatures, finalized at the levels of the metadata image
+// (UpdateFeatures changes them; a new cluster's are a new Kafka 4
+// cluster's).
 const (
-	// transactionVersionFeature is transaction.version: at level 2
-	// (KIP-890 part 2) every EndTxn v5 bumps the producer epoch, and a
-	// client producing at v12+ or committing offsets at TxnOffsetCommit
-	// v5+ sends no AddPartitionsToTxn or AddOffsetsToTxn: the partition
-	// leader, or the group coordinator, adds for it.
-	transactionVersionFeature   = "transaction.version"
-	finalizedTransactionVersion = 2
-	finalizedFeaturesEpoch      = 1
-	// produceAddsVersion and txnCommitAddsVersion are the first
-	// versions whose transactional writes are added for the client.
+	// At transaction.version 2 (KIP-890 part 2) every EndTxn v5 bumps the
+	// producer epoch, and a client producing at v12+ or committing offsets
+	// at TxnOffsetCommit v5+ sends no AddPartitionsToTxn or
+	// AddOffsetsToTxn: the partition leader, or the group coordinator,
+	// adds for it. Below 2 they only verify.
 	produceAddsVersion   = 12
 	txnCommitAddsVersion = 5
 )
 
-// addFeatures puts the supported and finalized features in an ApiVersions
-// response of v3+.
-func addFeatures(resp *kmsg.ApiVersionsResponse) {
+// addFeatures puts the supported and finalized features of img in an
+// ApiVersions response of v3+.
+func addFeatures(resp *kmsg.ApiVersionsResponse, img *metadata.Image) {
 	if resp.Version < 3 {
 		return
 	}
-	s := kmsg.NewApiVersionsResponseSupportedFeature()
-	s.Name, s.MinVersion, s.MaxVersion = transactionVersionFeature, 0, finalizedTransactionVersion
-	resp.SupportedFeatures = append(resp.SupportedFeatures, s)
-	f := kmsg.NewApiVersionsResponseFinalizedFeature()
-	f.Name, f.MinVersionLevel, f.MaxVersionLevel = transactionVersionFeature, finalizedTransactionVersion, finalizedTransactionVersion
-	resp.FinalizedFeatures = append(resp.FinalizedFeatures, f)
-	resp.FinalizedFeaturesEpoch = finalizedFeaturesEpoch
+	for _, name := range slices.Sorted(maps.Keys(metadata.SupportedFeatures)) {
+		r := metadata.SupportedFeatures[name]
+		s := kmsg.NewApiVersionsResponseSupportedFeature()
+		s.Name, s.MinVersion, s.MaxVersion = name, r.Min, r.Max
+		resp.SupportedFeatures = append(resp.SupportedFeatures, s)
+		if level := img.FeatureLevel(name); level > 0 {
+			f := kmsg.NewApiVersionsResponseFinalizedFeature()
+			f.Name, f.MinVersionLevel, f.MaxVersionLevel = name, level, level
+			resp.FinalizedFeatures = append(resp.FinalizedFeatures, f)
+		}
+	}
+	resp.FinalizedFeaturesEpoch = img.FeaturesEpoch()
+}
+
+// transactionsV2 reports whether transaction.version 2 is finalized: the
+// broker then adds a transaction's partitions for its client.
+func (h *Handler) transactionsV2() bool {
+	return h.opts.Meta.Image().FeatureLevel(metadata.TransactionVersion) >= 2
 }

@@ -3,6 +3,7 @@ package api
 import (
 	"testing"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -28,5 +29,89 @@ func TestAPIVersionsFeatures(t *testing.T) {
 	old := rh.handle(18, 2, kmsg.NewPtrApiVersionsRequest(), "User:ANONYMOUS").(*kmsg.ApiVersionsResponse)
 	if len(old.SupportedFeatures) != 0 || len(old.FinalizedFeatures) != 0 {
 		t.Fatalf("ApiVersions v2 with features: %+v %+v", old.SupportedFeatures, old.FinalizedFeatures)
+	}
+}
+
+// UpdateFeatures checks as Kafka's controller and changes
+// transaction.version for the whole cluster: ApiVersions shows the new
+// level, and at level 1 a Produce v12 of a partition not added is only
+// verified (refused), no longer added.
+func TestUpdateFeatures(t *testing.T) {
+	rh := newReplicaHarness(t, nil)
+	rh.createTopic("data", nil, []int32{1})
+	rh.withTxns()
+	update := func(version int16, validateOnly bool, updates ...kmsg.UpdateFeaturesRequestFeatureUpdate) (int16, []int16) {
+		r := kmsg.NewPtrUpdateFeaturesRequest()
+		r.ValidateOnly, r.FeatureUpdates = validateOnly, updates
+		resp := rh.handle(57, version, r, "User:ANONYMOUS").(*kmsg.UpdateFeaturesResponse)
+		var results []int16
+		for _, res := range resp.Results {
+			results = append(results, res.ErrorCode)
+		}
+		return resp.ErrorCode, results
+	}
+	feature := func(name string, level int16, upgradeType int8, allowDowngrade bool) kmsg.UpdateFeaturesRequestFeatureUpdate {
+		u := kmsg.NewUpdateFeaturesRequestFeatureUpdate()
+		u.Feature, u.MaxVersionLevel, u.UpgradeType, u.AllowDowngrade = name, level, upgradeType, allowDowngrade
+		return u
+	}
+	const tv = "transaction.version"
+	for _, tc := range []struct {
+		name    string
+		version int16
+		updates []kmsg.UpdateFeaturesRequestFeatureUpdate
+		want    *kerr.Error
+	}{
+		{"an unknown feature", 1, []kmsg.UpdateFeaturesRequestFeatureUpdate{feature("metadata.version", 21, upgradeOnly, false)}, kerr.InvalidUpdateVersion},
+		{"a level above the supported", 1, []kmsg.UpdateFeaturesRequestFeatureUpdate{feature(tv, 3, upgradeOnly, false)}, kerr.InvalidUpdateVersion},
+		{"a downgrade without saying so", 1, []kmsg.UpdateFeaturesRequestFeatureUpdate{feature(tv, 1, upgradeOnly, false)}, kerr.InvalidUpdateVersion},
+		{"a v0 downgrade without AllowDowngrade", 0, []kmsg.UpdateFeaturesRequestFeatureUpdate{feature(tv, 1, 0, false)}, kerr.InvalidUpdateVersion},
+		{"an unknown upgrade type", 1, []kmsg.UpdateFeaturesRequestFeatureUpdate{feature(tv, 1, 9, false)}, kerr.InvalidUpdateVersion},
+		{"a feature twice", 1, []kmsg.UpdateFeaturesRequestFeatureUpdate{feature(tv, 2, upgradeOnly, false), feature(tv, 2, upgradeOnly, false)}, kerr.InvalidRequest},
+	} {
+		code, results := update(tc.version, false, tc.updates...)
+		if code != tc.want.Code || len(results) != len(tc.updates) || results[0] != tc.want.Code {
+			t.Errorf("%s: %v %v, want %v", tc.name, kerr.ErrorForCode(code), results, tc.want)
+		}
+	}
+	if code, _ := update(1, true, feature(tv, 1, safeDowngrade, false)); code != 0 || rh.meta.Image().FeatureLevel(tv) != 2 {
+		t.Fatalf("a validated downgrade: %v, level %d", kerr.ErrorForCode(code), rh.meta.Image().FeatureLevel(tv))
+	}
+	if code, results := update(2, false, feature(tv, 1, safeDowngrade, false)); code != 0 || results != nil || rh.meta.Image().FeatureLevel(tv) != 1 {
+		t.Fatalf("a v2 downgrade: %v %v, level %d", kerr.ErrorForCode(code), results, rh.meta.Image().FeatureLevel(tv))
+	}
+	resp := rh.handle(18, 3, kmsg.NewPtrApiVersionsRequest(), "User:ANONYMOUS").(*kmsg.ApiVersionsResponse)
+	if len(resp.FinalizedFeatures) != 1 || resp.FinalizedFeatures[0].MaxVersionLevel != 1 || resp.FinalizedFeaturesEpoch <= 1 {
+		t.Fatalf("after the downgrade: finalized %+v at epoch %d", resp.FinalizedFeatures, resp.FinalizedFeaturesEpoch)
+	}
+	id := txnIDsOn(t, 0, 1)[0]
+	pid, epoch := rh.initProducer("User:ANONYMOUS", id)
+	if code := rh.txnProduceAt(produceAddsVersion, id, pid, epoch, 0); code != kerr.InvalidTxnState.Code {
+		t.Fatalf("a Produce v12 of a partition not added, at transaction.version 1: error %d, want INVALID_TXN_STATE", code)
+	}
+	if code, _ := update(1, false, feature(tv, 2, upgradeOnly, false)); code != 0 || !rh.h.transactionsV2() {
+		t.Fatalf("the upgrade back: %v", kerr.ErrorForCode(code))
+	}
+	if code := rh.txnProduceAt(produceAddsVersion, id, pid, epoch, 0); code != 0 {
+		t.Fatalf("a Produce v12 at transaction.version 2: error %d", code)
+	}
+}
+
+// UpdateFeatures needs ALTER on the cluster.
+func TestUpdateFeaturesNeedsClusterAlter(t *testing.T) {
+	rh := newReplicaHarness(t, map[string]string{
+		"authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+		"super.users":           "User:admin",
+	})
+	r := kmsg.NewPtrUpdateFeaturesRequest()
+	u := kmsg.NewUpdateFeaturesRequestFeatureUpdate()
+	u.Feature, u.MaxVersionLevel, u.UpgradeType = "transaction.version", 1, safeDowngrade
+	r.FeatureUpdates = append(r.FeatureUpdates, u)
+	resp := rh.handle(57, 1, r, "User:mallory").(*kmsg.UpdateFeaturesResponse)
+	if resp.ErrorCode != kerr.ClusterAuthorizationFailed.Code || len(resp.Results) != 1 || resp.Results[0].ErrorCode != kerr.ClusterAuthorizationFailed.Code || !rh.h.transactionsV2() {
+		t.Fatalf("without ALTER on the cluster: %+v", resp)
+	}
+	if resp := rh.handle(57, 1, r, "User:admin").(*kmsg.UpdateFeaturesResponse); resp.ErrorCode != 0 || rh.h.transactionsV2() {
+		t.Fatalf("a super user: %+v", resp)
 	}
 }

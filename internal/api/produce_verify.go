@@ -43,13 +43,13 @@ type txnVerify struct {
 // transactional id are refused (TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
 // a batch whose producer has no open transaction on its partition would
 // open one, so it is verified first (KIP-890 part 1), or, from Produce
-// v12 on (transaction version 2, whose clients send no
+// v12 on with transaction.version 2 finalized (whose clients send no
 // AddPartitionsToTxn), added to the producer's transaction. Partitions
 // that do not exist are left to the produce path, which answers them;
 // those in denied (the authorizer's refusals) are refused with their
 // code, unasked.
 func (h *Handler) transactionalChecks(r *kmsg.ProduceRequest, img *metadata.Image, byID bool, denied map[partitionRef]int16) txnChecks {
-	c := txnChecks{refused: denied, add: r.Version >= produceAddsVersion}
+	c := txnChecks{refused: denied, add: r.Version >= produceAddsVersion && h.transactionsV2()}
 	for i, rt := range r.Topics {
 		t := lookupTopic(img, rt.Topic, rt.TopicID, byID)
 		for j, rp := range rt.Partitions {

@@ -27,6 +27,15 @@ func applyCommand(img *Image, cmd command, index uint64) (*Image, error) {
 		return applySetBrokerConfigs(img, c, index)
 	case *setGroupConfigsCmd:
 		return applySetGroupConfigs(img, c, index)
+	case *setFeatureCmd:
+		if err := validFeatureLevel(c.Name, c.Level); err != nil {
+			return nil, err
+		}
+		next := img.with(index)
+		next.Features = copyMap(img.Features, 1)
+		next.Features[c.Name] = c.Level
+		next.FeaturesVersion = index
+		return next, nil
 	case *updateRemoteSegmentCmd:
 		return applyUpdateRemoteSegment(img, c, index)
 	case *finishRemoteTopicDeleteCmd:

@@ -78,6 +78,12 @@ type setGroupConfigsCmd struct {
 	Configs map[string]string `json:"configs"`
 }
 
+// setFeatureCmd finalizes feature Name at Level (UpdateFeatures).
+type setFeatureCmd struct {
+	Name  string `json:"name"`
+	Level int16  `json:"level"`
+}
+
 // updateRemoteSegmentCmd records one remote segment copy attempt, written by
 // the leader of the segment's partition at LeaderEpoch: a new attempt (which
 // must be COPY_STARTED) or a state change of a known one (which must follow
@@ -164,6 +170,7 @@ func (*createPartitionsCmd) isCommand() {}
 func (*setTopicConfigsCmd) isCommand()  {}
 func (*setBrokerConfigsCmd) isCommand() {}
 func (*setGroupConfigsCmd) isCommand()  {}
+func (*setFeatureCmd) isCommand()       {}
 
 func (*updateRemoteSegmentCmd) isCommand()     {}
 func (*finishRemoteTopicDeleteCmd) isCommand() {}
@@ -190,6 +197,7 @@ type envelope struct {
 	SetTopicConfigs  *setTopicConfigsCmd  `json:"set_topic_configs,omitempty"`
 	SetBrokerConfigs *setBrokerConfigsCmd `json:"set_broker_configs,omitempty"`
 	SetGroupConfigs  *setGroupConfigsCmd  `json:"set_group_configs,omitempty"`
+	SetFeature       *setFeatureCmd       `json:"set_feature,omitempty"`
 
 	UpdateRemoteSegment     *updateRemoteSegmentCmd     `json:"update_remote_segment,omitempty"`
 	FinishRemoteTopicDelete *finishRemoteTopicDeleteCmd `json:"finish_remote_topic_delete,omitempty"`
@@ -235,6 +243,7 @@ func (e *envelope) command() (command, error) {
 	add(e.SetTopicConfigs != nil, e.SetTopicConfigs)
 	add(e.SetBrokerConfigs != nil, e.SetBrokerConfigs)
 	add(e.SetGroupConfigs != nil, e.SetGroupConfigs)
+	add(e.SetFeature != nil, e.SetFeature)
 	add(e.UpdateRemoteSegment != nil, e.UpdateRemoteSegment)
 	add(e.FinishRemoteTopicDelete != nil, e.FinishRemoteTopicDelete)
 	add(e.AlterScramCredentials != nil, e.AlterScramCredentials)
@@ -278,6 +287,8 @@ func encodeCommand(c command) ([]byte, error) {
 		e.SetBrokerConfigs = c
 	case *setGroupConfigsCmd:
 		e.SetGroupConfigs = c
+	case *setFeatureCmd:
+		e.SetFeature = c
 	case *updateRemoteSegmentCmd:
 		e.UpdateRemoteSegment = c
 	case *finishRemoteTopicDeleteCmd:

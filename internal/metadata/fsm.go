@@ -50,8 +50,11 @@ const (
 	// configs of consumer groups.
 	snapshotFormatV12 byte = 12
 
+	// snapshotFormatV13: JSON of imageSnapshotV13, v12 plus the finalized
+	// feature levels UpdateFeatures set.
+	snapshotFormatV13 byte = 13
 	// snapshotFormatNewest is the layout encodeSnapshot writes.
-	snapshotFormatNewest = snapshotFormatV12
+	snapshotFormatNewest = snapshotFormatV13
 )
 
 // maxSnapshotBytes bounds what Restore reads into memory.
@@ -197,6 +200,20 @@ type imageSnapshotV12 struct {
 	GroupConfigs []wireGroupConfigs `json:"group_configs,omitempty"`
 }
 
+// imageSnapshotV13 adds the finalized feature levels, ascending by name,
+// and the image version of their last change.
+type imageSnapshotV13 struct {
+	imageSnapshotV12
+	Features        []wireFeature `json:"features,omitempty"`
+	FeaturesVersion uint64        `json:"features_version,omitempty"`
+}
+
+// wireFeature is one finalized feature level in a snapshot.
+type wireFeature struct {
+	Name  string `json:"name"`
+	Level int16  `json:"level"`
+}
+
 // wireGroupConfigs is one consumer group's dynamic configs in a snapshot.
 type wireGroupConfigs struct {
 	Group   string            `json:"group"`
@@ -210,7 +227,7 @@ type wireNodeConfigs struct {
 }
 
 func encodeSnapshot(img *Image) ([]byte, error) {
-	var s imageSnapshotV12
+	var s imageSnapshotV13
 	s.imageSnapshot = imageSnapshot{
 		ClusterID:     img.ClusterID,
 		ControllerID:  img.ControllerID,
@@ -236,6 +253,10 @@ func encodeSnapshot(img *Image) ([]byte, error) {
 	for _, g := range slices.Sorted(maps.Keys(img.GroupConfigs)) {
 		s.GroupConfigs = append(s.GroupConfigs, wireGroupConfigs{Group: g, Configs: img.GroupConfigs[g]})
 	}
+	for _, name := range slices.Sorted(maps.Keys(img.Features)) {
+		s.Features = append(s.Features, wireFeature{Name: name, Level: img.Features[name]})
+	}
+	s.FeaturesVersion = img.FeaturesVersion
 	body, err := json.Marshal(&s)
 	if err != nil {
 		return nil, fmt.Errorf("metadata: encode snapshot: %w", err)
@@ -250,7 +271,7 @@ func decodeSnapshot(data []byte) (*Image, error) {
 	if len(data) == 0 {
 		return nil, fmt.Errorf("%w: snapshot has no format byte", ErrInvalidCommand)
 	}
-	var s imageSnapshotV12
+	var s imageSnapshotV13
 	var into any
 	switch data[0] {
 	case snapshotFormatV1:
@@ -272,6 +293,8 @@ func decodeSnapshot(data []byte) (*Image, error) {
 	case snapshotFormatV11:
 		into = &s.imageSnapshotV11 // a v11 snapshot holding v12 fields is corrupt
 	case snapshotFormatV12:
+		into = &s.imageSnapshotV12 // a v12 snapshot holding v13 fields is corrupt
+	case snapshotFormatV13:
 		into = &s
 	default:
 		return nil, fmt.Errorf("%w: snapshot has an unknown format byte %d", ErrInvalidCommand, data[0])
@@ -330,6 +353,16 @@ func decodeSnapshot(data []byte) (*Image, error) {
 	if err := restoreGroupConfigs(img, s.GroupConfigs); err != nil {
 		return nil, err
 	}
+	for _, f := range s.Features {
+		if _, dup := img.Features[f.Name]; dup {
+			return nil, fmt.Errorf("%w: snapshot feature %q twice", ErrInvalidCommand, f.Name)
+		}
+		if err := validFeatureLevel(f.Name, f.Level); err != nil {
+			return nil, fmt.Errorf("snapshot: %w", err)
+		}
+		img.Features[f.Name] = f.Level
+	}
+	img.FeaturesVersion = s.FeaturesVersion
 	return img, nil
 }
 

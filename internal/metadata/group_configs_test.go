@@ -9,7 +9,7 @@ import (
 )
 
 // Consumer groups' dynamic configs are set and removed by group, survive a
-// snapshot (v12), and a v11 snapshot holding them is corrupt, as is one
+// snapshot (v12 on), and a v11 snapshot holding them is corrupt, as is one
 // naming a group twice or none.
 func TestGroupConfigs(t *testing.T) {
 	img := build(t,
@@ -26,7 +26,7 @@ func TestGroupConfigs(t *testing.T) {
 
 	img.GroupConfigs["g0"] = map[string]string{"consumer.heartbeat.interval.ms": "7000"}
 	data, err := encodeSnapshot(img)
-	if err != nil || data[0] != snapshotFormatV12 {
+	if err != nil || data[0] != snapshotFormatNewest {
 		t.Fatalf("encoded as %d: %v", data[0], err)
 	}
 	back, err := decodeSnapshot(data)

@@ -85,6 +85,12 @@ type Image struct {
 	// (Kafka's GROUP config resource). Never nil; a group without any has
 	// no entry.
 	GroupConfigs map[string]map[string]string
+	// Features are the finalized feature levels UpdateFeatures set, by
+	// name (never nil); a feature without an entry has its default
+	// (FeatureLevel). FeaturesVersion is the Version of their last change
+	// (0: never changed).
+	Features        map[string]int16
+	FeaturesVersion uint64
 	// Brokers are the registered brokers, by id (never nil; empty on a
 	// single node that never registered).
 	Brokers map[int32]*Broker
@@ -163,6 +169,7 @@ func emptyImage() *Image {
 		BrokerConfigs: map[string]string{},
 		NodeConfigs:   map[int32]map[string]string{},
 		GroupConfigs:  map[string]map[string]string{},
+		Features:      map[string]int16{},
 		Brokers:       map[int32]*Broker{},
 
 		remote:         map[base.TopicID]remoteTopic{},

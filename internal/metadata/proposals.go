@@ -129,6 +129,13 @@ func (s *Store) SetGroupConfigs(ctx context.Context, group string, configs map[s
 	return err
 }
 
+// SetFeature finalizes feature name at level (UpdateFeatures); the
+// caller checked the change is allowed (FeatureLevels).
+func (s *Store) SetFeature(ctx context.Context, name string, level int16) error {
+	_, err := s.propose(ctx, &setFeatureCmd{Name: name, Level: level})
+	return err
+}
+
 // SetNodeConfigs replaces the whole map of dynamic configs of broker node
 // (an empty map removes them).
 func (s *Store) SetNodeConfigs(ctx context.Context, node int32, configs map[string]string) error {

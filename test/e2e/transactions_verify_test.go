@@ -287,3 +287,59 @@ func TestVersion2TransactionAddsAndBumps(t *testing.T) {
 		t.Fatalf("the next transaction's produce: %v", err)
 	}
 }
+
+// TestTransactionVersionDowngrade: `kafka-features downgrade
+// --feature transaction.version=1` (UpdateFeatures) takes the cluster back
+// to transaction version 1, across a restart: ApiVersions finalizes 1, so
+// kgo adds its partitions itself and ends with EndTxn v4; transactions
+// commit and abort as before. Upgrading again brings version 2 back.
+func TestTransactionVersionDowngrade(t *testing.T) {
+	t.Parallel()
+	b := startBroker(t, t.TempDir())
+	const topic, partitions = "txn-tv1", 2
+	createTopic(t, newAdmin(t, b.Addr), topic, partitions, nil)
+	admin := newClient(t, b.Addr)
+	setTV := func(level int16, upgradeType int8) {
+		t.Helper()
+		r := kmsg.NewPtrUpdateFeaturesRequest()
+		u := kmsg.NewUpdateFeaturesRequestFeatureUpdate()
+		u.Feature, u.MaxVersionLevel, u.UpgradeType = "transaction.version", level, upgradeType
+		r.FeatureUpdates = append(r.FeatureUpdates, u)
+		resp, err := r.RequestWith(testContext(t, 10*time.Second), admin)
+		if err != nil || resp.ErrorCode != 0 {
+			t.Fatalf("UpdateFeatures to %d: %v %+v", level, err, resp)
+		}
+	}
+	finalized := func() int16 {
+		t.Helper()
+		resp, err := kmsg.NewPtrApiVersionsRequest().RequestWith(testContext(t, 10*time.Second), newClient(t, b.Addr))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range resp.FinalizedFeatures {
+			if f.Name == "transaction.version" {
+				return f.MaxVersionLevel
+			}
+		}
+		return 0
+	}
+	setTV(1, 2) // a safe downgrade
+	b.Stop()
+	b.Restart()
+	if level := finalized(); level != 1 {
+		t.Fatalf("after the downgrade and a restart transaction.version is %d", level)
+	}
+	cl := txnClient(t, b.Addr, "txn-tv1-producer")
+	committed := txnRecords(topic, "c", partitions, 10)
+	aborted := txnRecords(topic, "a", partitions, 10)
+	inTxn(t, cl, true, committed...)
+	inTxn(t, cl, false, aborted...)
+	setTV(2, 1)
+	if level := finalized(); level != 2 {
+		t.Fatalf("after the upgrade transaction.version is %d", level)
+	}
+	again := txnRecords(topic, "v2", partitions, 10)
+	inTxn(t, txnClient(t, b.Addr, "txn-tv2-producer"), true, again...)
+	writeSentinels(t, b.Addr, topic, partitions)
+	requirePartitionValues(t, "read_committed", readToSentinels(t, b.Addr, topic, partitions, kgo.ReadCommitted()), valuesByPartition(committed, again))
+}
