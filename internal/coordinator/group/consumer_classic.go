@@ -151,8 +151,8 @@ func (cg *consumerGroup) classicMember(memberID string, instanceID *string) (*co
 		id = known
 	}
 	m, ok := cg.members[id]
-	if !ok || m.classic == nil {
-		return nil, kerr.UnknownMemberID.Code
+	if !ok || m.classic == nil || len(m.classic.SupportedProtocols) == 0 {
+		return nil, kerr.UnknownMemberID.Code // a record without protocols: it must join again
 	}
 	return m, 0
 }
