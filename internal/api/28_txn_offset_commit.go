@@ -33,7 +33,8 @@ func (h *Handler) handleTxnOffsetCommit(ctx context.Context, req *Request) Reply
 	if code := h.txnCommitDenial(req, r); code != 0 {
 		return done(group.ErrorResponse(req.Body, code))
 	}
-	known, unknown := splitTxnCommitTopics(r.Topics, h.commitRefusal(req, h.opts.Meta.Image()))
+	img := h.opts.Meta.Image()
+	known, unknown := splitTxnCommitTopics(r.Topics, h.commitRefusal(req, img))
 	if len(known) == 0 {
 		resp := r.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
 		resp.Topics = unknown
@@ -48,7 +49,7 @@ func (h *Handler) handleTxnOffsetCommit(ctx context.Context, req *Request) Reply
 	timeout := h.opts.Config.OffsetsCommitTimeout
 	if r.Version >= txnCommitAddsVersion {
 		fwd.Version = txnCommitAddsVersion - 1
-		if code := h.addOffsetsPartition(ctx, r, p, timeout); code != 0 {
+		if code := h.addOffsetsPartition(ctx, r, p, transactionsV2(img), timeout); code != 0 {
 			return done(group.ErrorResponse(req.Body, code))
 		}
 	}
@@ -111,14 +112,14 @@ func (h *Handler) txnCommitDenial(req *Request, r *kmsg.TxnOffsetCommitRequest) 
 // addOffsetsPartition adds the group's __consumer_offsets partition p to
 // the transaction of a version 2 client (what AddOffsetsToTxn does for a
 // version 1 one), with the transaction's coordinator here or on its
-// broker; with transaction.version below 2 finalized it only verifies the
+// broker; unless add (transaction.version below 2 finalized) it only verifies the
 // partition is in the transaction, as Kafka does (and not at all with
 // transaction.partition.verification.enable=false). It returns 0 or the
 // code every partition of the commit is answered with: a coordinator that
 // is busy ending the previous transaction, loading or unreachable is
 // COORDINATOR_NOT_AVAILABLE, which clients retry.
-func (h *Handler) addOffsetsPartition(ctx context.Context, r *kmsg.TxnOffsetCommitRequest, p int32, timeout time.Duration) int16 {
-	c := &txnChecks{pid: r.ProducerID, epoch: r.ProducerEpoch, add: h.transactionsV2(),
+func (h *Handler) addOffsetsPartition(ctx context.Context, r *kmsg.TxnOffsetCommitRequest, p int32, add bool, timeout time.Duration) int16 {
+	c := &txnChecks{pid: r.ProducerID, epoch: r.ProducerEpoch, add: add,
 		verify: []txnVerify{{tp: base.TopicPartition{Topic: h.groups.topic, Partition: p}}}}
 	if !c.add && !h.opts.Config.TxnPartitionVerification {
 		return 0

@@ -43,8 +43,8 @@ func addFeatures(resp *kmsg.ApiVersionsResponse, img *metadata.Image) {
 	resp.FinalizedFeaturesEpoch = img.FeaturesEpoch()
 }
 
-// transactionsV2 reports whether transaction.version 2 is finalized: the
+// transactionsV2 reports whether img finalizes transaction.version 2: the
 // broker then adds a transaction's partitions for its client.
-func (h *Handler) transactionsV2() bool {
-	return h.opts.Meta.Image().FeatureLevel(metadata.TransactionVersion) >= 2
+func transactionsV2(img *metadata.Image) bool {
+	return img.FeatureLevel(metadata.TransactionVersion) >= 2
 }

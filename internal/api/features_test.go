@@ -89,7 +89,7 @@ func TestUpdateFeatures(t *testing.T) {
 	if code := rh.txnProduceAt(produceAddsVersion, id, pid, epoch, 0); code != kerr.InvalidTxnState.Code {
 		t.Fatalf("a Produce v12 of a partition not added, at transaction.version 1: error %d, want INVALID_TXN_STATE", code)
 	}
-	if code, _ := update(1, false, feature(tv, 2, upgradeOnly, false)); code != 0 || !rh.h.transactionsV2() {
+	if code, _ := update(1, false, feature(tv, 2, upgradeOnly, false)); code != 0 || !transactionsV2(rh.meta.Image()) {
 		t.Fatalf("the upgrade back: %v", kerr.ErrorForCode(code))
 	}
 	if code := rh.txnProduceAt(produceAddsVersion, id, pid, epoch, 0); code != 0 {
@@ -108,10 +108,10 @@ func TestUpdateFeaturesNeedsClusterAlter(t *testing.T) {
 	u.Feature, u.MaxVersionLevel, u.UpgradeType = "transaction.version", 1, safeDowngrade
 	r.FeatureUpdates = append(r.FeatureUpdates, u)
 	resp := rh.handle(57, 1, r, "User:mallory").(*kmsg.UpdateFeaturesResponse)
-	if resp.ErrorCode != kerr.ClusterAuthorizationFailed.Code || len(resp.Results) != 1 || resp.Results[0].ErrorCode != kerr.ClusterAuthorizationFailed.Code || !rh.h.transactionsV2() {
+	if resp.ErrorCode != kerr.ClusterAuthorizationFailed.Code || len(resp.Results) != 1 || resp.Results[0].ErrorCode != kerr.ClusterAuthorizationFailed.Code || !transactionsV2(rh.meta.Image()) {
 		t.Fatalf("without ALTER on the cluster: %+v", resp)
 	}
-	if resp := rh.handle(57, 1, r, "User:admin").(*kmsg.UpdateFeaturesResponse); resp.ErrorCode != 0 || rh.h.transactionsV2() {
+	if resp := rh.handle(57, 1, r, "User:admin").(*kmsg.UpdateFeaturesResponse); resp.ErrorCode != 0 || transactionsV2(rh.meta.Image()) {
 		t.Fatalf("a super user: %+v", resp)
 	}
 }

@@ -49,7 +49,7 @@ type txnVerify struct {
 // those in denied (the authorizer's refusals) are refused with their
 // code, unasked.
 func (h *Handler) transactionalChecks(r *kmsg.ProduceRequest, img *metadata.Image, byID bool, denied map[partitionRef]int16) txnChecks {
-	c := txnChecks{refused: denied, add: r.Version >= produceAddsVersion && h.transactionsV2()}
+	c := txnChecks{refused: denied, add: r.Version >= produceAddsVersion && transactionsV2(img)}
 	for i, rt := range r.Topics {
 		t := lookupTopic(img, rt.Topic, rt.TopicID, byID)
 		for j, rp := range rt.Partitions {

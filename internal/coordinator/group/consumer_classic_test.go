@@ -84,13 +84,7 @@ func (h *harness) settleMixed(group string, consumers []*cgClient, classics []*c
 	for range 20 {
 		changed := false
 		for _, m := range consumers {
-			resp := h.cgBeat(cgBeatReq(group, m.id, m.epoch, m.owned))
-			wantCode(h.tb, "heartbeat of "+m.id, resp.ErrorCode, nil)
-			if a := assigned(resp); resp.MemberEpoch != m.epoch || (a != nil && !a.Equal(m.owned)) {
-				changed = true
-				m.owned = a
-			}
-			m.epoch = resp.MemberEpoch
+			changed = h.beatMember(group, m) || changed
 		}
 		for _, cl := range classics {
 			code := h.resp(h.do(heartbeatReq(group, cl.id, cl.gen), "classic")).(*kmsg.HeartbeatResponse).ErrorCode

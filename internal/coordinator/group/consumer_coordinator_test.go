@@ -42,6 +42,21 @@ type cgClient struct {
 	owned assignor.Assignment
 }
 
+// beatMember heartbeats m, reporting what it owns, takes the answer in and
+// reports whether it changed anything.
+func (h *harness) beatMember(group string, m *cgClient) bool {
+	h.tb.Helper()
+	resp := h.cgBeat(cgBeatReq(group, m.id, m.epoch, m.owned))
+	wantCode(h.tb, "heartbeat of "+m.id, resp.ErrorCode, nil)
+	a := assigned(resp)
+	changed := resp.MemberEpoch != m.epoch || (a != nil && !a.Equal(m.owned))
+	m.epoch = resp.MemberEpoch
+	if a != nil {
+		m.owned = a
+	}
+	return changed
+}
+
 // settle heartbeats every member, each reporting what it owns, until no
 // answer changes anything.
 func (h *harness) settle(group string, members []*cgClient) {
@@ -49,15 +64,7 @@ func (h *harness) settle(group string, members []*cgClient) {
 	for range 10 {
 		changed := false
 		for _, m := range members {
-			resp := h.cgBeat(cgBeatReq(group, m.id, m.epoch, m.owned))
-			wantCode(h.tb, "heartbeat of "+m.id, resp.ErrorCode, nil)
-			if a := assigned(resp); resp.MemberEpoch != m.epoch || (a != nil && !a.Equal(m.owned)) {
-				changed = true
-			}
-			m.epoch = resp.MemberEpoch
-			if a := assigned(resp); a != nil {
-				m.owned = a
-			}
+			changed = h.beatMember(group, m) || changed
 		}
 		if !changed {
 			return

@@ -1,7 +1,6 @@
 package txn
 
 import (
-	"errors"
 	"math"
 	"testing"
 
@@ -19,14 +18,7 @@ import (
 func (h *harness) implicitAdd(id string, p producer, tps ...base.TopicPartition) int16 {
 	h.tb.Helper()
 	r := h.handle(runtime.Op{Event: Verify{TransactionalID: id, ProducerID: p.id, ProducerEpoch: p.epoch, Partitions: tps, Add: true}})
-	if r.Err == nil {
-		return 0
-	}
-	var ve *VerifyError
-	if !errors.As(r.Err, &ve) {
-		h.tb.Fatalf("an add failed with %v, want a *VerifyError", r.Err)
-	}
-	return ve.Code
+	return verifyErrorCode(h.tb, r.Err)
 }
 
 // endV2 runs an EndTxn v5 and returns its code and the producer it hands

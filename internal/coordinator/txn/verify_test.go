@@ -18,12 +18,18 @@ func (h *harness) verifyCode(ev Verify) int16 {
 	if len(h.records) != n || len(h.effects) != 0 && r.Err != nil {
 		h.tb.Fatalf("a verification wrote records or effects")
 	}
-	if r.Err == nil {
+	return verifyErrorCode(h.tb, r.Err)
+}
+
+// verifyErrorCode is the code of a Verify's answer, 0 for success.
+func verifyErrorCode(tb tb, err error) int16 {
+	tb.Helper()
+	if err == nil {
 		return 0
 	}
 	var ve *VerifyError
-	if !errors.As(r.Err, &ve) {
-		h.tb.Fatalf("verification failed with %v, want a *VerifyError", r.Err)
+	if !errors.As(err, &ve) {
+		tb.Fatalf("a Verify failed with %v, want a *VerifyError", err)
 	}
 	return ve.Code
 }
