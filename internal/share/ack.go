@@ -1,0 +1,164 @@
+package share
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/strata-broker/strata/internal/base"
+)
+
+// AckType is an acknowledgement type of ShareFetch and ShareAcknowledge.
+type AckType int8
+
+const (
+	AckGap     AckType = 0 // no record at the offset: archived
+	AckAccept  AckType = 1 // processed: acknowledged
+	AckRelease AckType = 2 // give it back: available again, or archived at the delivery limit
+	AckReject  AckType = 3 // unprocessable: archived
+	AckRenew   AckType = 4 // still working on it: the lock is extended (ShareFetch/ShareAcknowledge v2)
+)
+
+// Ack acknowledges the offsets of a range: with one type for all of them,
+// or one type per offset (len(Types) == Offsets.Len()).
+type Ack struct {
+	Offsets base.Range
+	Types   []AckType
+}
+
+// ValidateAcks checks a partition's acknowledgement batches as a request
+// carries them: each non-empty, with one type or one per offset, each type
+// at most maxType, in ascending order without overlap.
+func ValidateAcks(acks []Ack, maxType AckType) error {
+	prevEnd, first := base.Offset(0), true
+	for _, a := range acks {
+		switch {
+		case a.Offsets.Empty() || a.Offsets.Start < 0:
+			return fmt.Errorf("%w: offsets %v", ErrInvalidAcknowledgement, a.Offsets)
+		case len(a.Types) != 1 && int64(len(a.Types)) != a.Offsets.Len():
+			return fmt.Errorf("%w: %d types for %d offsets", ErrInvalidAcknowledgement, len(a.Types), a.Offsets.Len())
+		case !first && a.Offsets.Start < prevEnd:
+			return fmt.Errorf("%w: offsets %v overlap or precede the batch before", ErrInvalidAcknowledgement, a.Offsets)
+		}
+		for _, t := range a.Types {
+			if t < AckGap || t > maxType {
+				return fmt.Errorf("%w: acknowledge type %d", ErrInvalidAcknowledgement, t)
+			}
+		}
+		prevEnd, first = a.Offsets.End, false
+	}
+	return nil
+}
+
+// Acknowledge applies member's acknowledgements all or nothing: if any
+// offset is not Acquired by member it changes nothing and returns
+// ErrInvalidRecordState. The acks must have passed ValidateAcks.
+func (p *Partition) Acknowledge(member string, acks []Ack, lim Limits, now time.Time) error {
+	for _, a := range acks {
+		if !p.heldBy(member, a.Offsets) {
+			return fmt.Errorf("%w: offsets %v", ErrInvalidRecordState, a.Offsets)
+		}
+	}
+	for _, a := range acks {
+		for _, seg := range typeSegments(a) {
+			p.apply(seg.offsets, seg.typ, lim, now)
+		}
+	}
+	p.normalize()
+	return nil
+}
+
+// heldBy reports whether every offset of r is Acquired by member.
+func (p *Partition) heldBy(member string, r base.Range) bool {
+	if r.Start < p.start || r.End > p.end {
+		return false
+	}
+	for _, run := range p.runs {
+		if run.Offsets.End <= r.Start || run.Offsets.Start >= r.End {
+			continue
+		}
+		if run.State != Acquired || run.Member != member {
+			return false
+		}
+	}
+	return true
+}
+
+type typeSegment struct {
+	offsets base.Range
+	typ     AckType
+}
+
+// typeSegments splits an ack into ranges of one type.
+func typeSegments(a Ack) []typeSegment {
+	if len(a.Types) == 1 {
+		return []typeSegment{{a.Offsets, a.Types[0]}}
+	}
+	var segs []typeSegment
+	for i, t := range a.Types {
+		off := a.Offsets.Start + base.Offset(i)
+		if n := len(segs); n > 0 && segs[n-1].typ == t {
+			segs[n-1].offsets.End = off + 1
+			continue
+		}
+		segs = append(segs, typeSegment{base.Range{Start: off, End: off + 1}, t})
+	}
+	return segs
+}
+
+// apply moves the Acquired offsets of r as an acknowledgement of type t.
+func (p *Partition) apply(r base.Range, t AckType, lim Limits, now time.Time) {
+	p.split(r.Start)
+	p.split(r.End)
+	for i := range p.runs {
+		run := &p.runs[i]
+		if run.Offsets.End <= r.Start || run.Offsets.Start >= r.End {
+			continue
+		}
+		switch t {
+		case AckAccept:
+			*run = Run{Offsets: run.Offsets, State: Acknowledged, Deliveries: run.Deliveries}
+		case AckGap, AckReject:
+			*run = Run{Offsets: run.Offsets, State: Archived, Deliveries: run.Deliveries}
+		case AckRelease:
+			*run = released(*run, lim)
+		case AckRenew:
+			run.Deadline = now.Add(lim.LockDuration)
+		}
+	}
+}
+
+// released is an Acquired run given back: Available, or Archived once it
+// was delivered DeliveryLimit times.
+func released(r Run, lim Limits) Run {
+	state := Available
+	if r.Deliveries >= lim.DeliveryLimit {
+		state = Archived
+	}
+	return Run{Offsets: r.Offsets, State: state, Deliveries: r.Deliveries}
+}
+
+// ReleaseMember releases every record member holds (it left the group or
+// closed its share session). It reports whether anything changed.
+func (p *Partition) ReleaseMember(member string, lim Limits) bool {
+	return p.releaseWhere(func(r Run) bool { return r.Member == member }, lim)
+}
+
+// ExpireLocks releases every record whose lock deadline is not after now.
+// It reports whether anything changed.
+func (p *Partition) ExpireLocks(now time.Time, lim Limits) bool {
+	return p.releaseWhere(func(r Run) bool { return !r.Deadline.After(now) }, lim)
+}
+
+func (p *Partition) releaseWhere(match func(Run) bool, lim Limits) bool {
+	changed := false
+	for i, r := range p.runs {
+		if r.State == Acquired && match(r) {
+			p.runs[i] = released(r, lim)
+			changed = true
+		}
+	}
+	if changed {
+		p.normalize()
+	}
+	return changed
+}

@@ -1,0 +1,270 @@
+package share
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/strata-broker/strata/internal/base"
+)
+
+var (
+	t0  = time.Unix(1000, 0)
+	lim = Limits{DeliveryLimit: 2, LockDuration: 30 * time.Second, MaxInFlight: 10}
+)
+
+func rng(start, end base.Offset) base.Range { return base.Range{Start: start, End: end} }
+
+func read(from base.Offset, batches ...base.Range) Read { return Read{From: from, Batches: batches} }
+
+func accept(start, end base.Offset) Ack {
+	return Ack{Offsets: rng(start, end), Types: []AckType{AckAccept}}
+}
+
+func release(start, end base.Offset) Ack {
+	return Ack{Offsets: rng(start, end), Types: []AckType{AckRelease}}
+}
+
+func runsString(p *Partition) string {
+	s := fmt.Sprintf("[%d,%d)", p.Start(), p.End())
+	for _, r := range p.Runs() {
+		s += fmt.Sprintf(" %v:%s/%d", r.Offsets, r.State, r.Deliveries)
+		if r.Member != "" {
+			s += "@" + r.Member
+		}
+	}
+	return s
+}
+
+func TestAcquire(t *testing.T) {
+	tests := []struct {
+		name       string
+		setup      func(p *Partition)
+		read       Read
+		maxRecords int64
+		mode       AcquireMode
+		want       string // acquisitions
+		wantState  string
+	}{
+		{
+			name: "whole batches past max records", read: read(0, rng(0, 3), rng(3, 6), rng(6, 9)), maxRecords: 4,
+			want: "[{[0, 6) 1}]", wantState: "[0,6) [0, 6):acquired/1@a",
+		},
+		{
+			name: "record limit splits a batch", read: read(0, rng(0, 3), rng(3, 6)), maxRecords: 4, mode: RecordLimit,
+			want: "[{[0, 4) 1}]", wantState: "[0,4) [0, 4):acquired/1@a",
+		},
+		{
+			name: "offsets between batches go with the next batch", read: read(0, rng(2, 4), rng(7, 8)), maxRecords: 10,
+			want: "[{[0, 8) 1}]", wantState: "[0,8) [0, 8):acquired/1@a",
+		},
+		{
+			name: "a batch starting before the read is clipped", read: read(5, rng(3, 8)), maxRecords: 10,
+			setup: func(p *Partition) { p.AdvanceStart(5) },
+			want:  "[{[5, 8) 1}]", wantState: "[5,8) [5, 8):acquired/1@a",
+		},
+		{
+			name: "a full window takes no new batch", read: read(0, rng(0, 10), rng(10, 12)), maxRecords: 100,
+			want: "[{[0, 10) 1}]", wantState: "[0,10) [0, 10):acquired/1@a",
+		},
+		{
+			name: "released records come first, then new ones", maxRecords: 100,
+			setup: func(p *Partition) {
+				p.Acquire("b", read(0, rng(0, 4)), 10, BatchOptimized, lim, t0)
+				mustAck(t, p, "b", accept(0, 1), release(1, 3), accept(3, 4))
+			},
+			read: read(1, rng(0, 4), rng(4, 6)),
+			want: "[{[1, 3) 2} {[4, 6) 1}]", wantState: "[1,6) [1, 3):acquired/2@a [3, 4):acknowledged/1 [4, 6):acquired/1@a",
+		},
+		{
+			name: "records locked by another member are skipped", maxRecords: 100,
+			setup: func(p *Partition) { p.Acquire("b", read(0, rng(0, 2)), 10, BatchOptimized, lim, t0) },
+			read:  read(0, rng(0, 2), rng(2, 3)),
+			want:  "[{[2, 3) 1}]", wantState: "[0,3) [0, 2):acquired/1@b [2, 3):acquired/1@a",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := New(0)
+			if tt.setup != nil {
+				tt.setup(p)
+			}
+			got := p.Acquire("a", tt.read, tt.maxRecords, tt.mode, lim, t0)
+			p.check()
+			if fmt.Sprint(got) != tt.want {
+				t.Errorf("acquired %v, want %s", got, tt.want)
+			}
+			if s := runsString(p); s != tt.wantState {
+				t.Errorf("state %s, want %s", s, tt.wantState)
+			}
+		})
+	}
+}
+
+func mustAck(t *testing.T, p *Partition, member string, acks ...Ack) {
+	t.Helper()
+	if err := ValidateAcks(acks, AckRenew); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Acknowledge(member, acks, lim, t0); err != nil {
+		t.Fatal(err)
+	}
+	p.check()
+}
+
+func TestAcknowledgeMovesStart(t *testing.T) {
+	p := New(0)
+	p.Acquire("a", read(0, rng(0, 6)), 10, BatchOptimized, lim, t0)
+	gaps := Ack{Offsets: rng(2, 5), Types: []AckType{AckGap, AckReject, AckAccept}}
+	mustAck(t, p, "a", accept(0, 1), gaps)
+	if got, want := runsString(p), "[1,6) [1, 2):acquired/1@a [2, 4):archived/1 [4, 5):acknowledged/1 [5, 6):acquired/1@a"; got != want {
+		t.Fatalf("state %s, want %s", got, want)
+	}
+	if p.Completed() != 3 || p.NextFetch() != 6 {
+		t.Fatalf("completed %d, next fetch %d", p.Completed(), p.NextFetch())
+	}
+	mustAck(t, p, "a", accept(1, 2), accept(5, 6))
+	if got, want := runsString(p), "[6,6)"; got != want {
+		t.Fatalf("state %s, want %s", got, want)
+	}
+}
+
+func TestAcknowledgeIsAllOrNothing(t *testing.T) {
+	tests := []struct {
+		name string
+		acks []Ack
+	}{
+		{"another member's records", []Ack{accept(0, 1), accept(4, 5)}},
+		{"past the window", []Ack{accept(0, 1), accept(5, 7)}},
+		{"below the start", []Ack{{Offsets: rng(0, 1), Types: []AckType{AckAccept}}}},
+		{"released records", []Ack{accept(1, 2), accept(3, 4)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := New(0)
+			p.Acquire("a", read(0, rng(0, 4)), 10, BatchOptimized, lim, t0)
+			p.Acquire("b", read(4, rng(4, 6)), 10, BatchOptimized, lim, t0)
+			mustAck(t, p, "a", release(3, 4))
+			if tt.name == "below the start" {
+				mustAck(t, p, "a", accept(0, 1))
+			}
+			before := runsString(p)
+			err := p.Acknowledge("a", tt.acks, lim, t0)
+			if !errors.Is(err, ErrInvalidRecordState) {
+				t.Fatalf("err %v, want ErrInvalidRecordState", err)
+			}
+			if after := runsString(p); after != before {
+				t.Fatalf("state changed from %s to %s", before, after)
+			}
+		})
+	}
+}
+
+func TestDeliveryLimitArchives(t *testing.T) {
+	p := New(0)
+	p.Acquire("a", read(0, rng(0, 2)), 10, BatchOptimized, lim, t0)
+	if !p.ExpireLocks(t0.Add(lim.LockDuration), lim) {
+		t.Fatal("lock did not expire at its deadline")
+	}
+	if got := p.Acquire("b", read(0, rng(0, 2)), 10, BatchOptimized, lim, t0); fmt.Sprint(got) != "[{[0, 2) 2}]" {
+		t.Fatalf("second delivery %v", got)
+	}
+	if d, ok := p.NextDeadline(); !ok || !d.Equal(t0.Add(lim.LockDuration)) {
+		t.Fatalf("next deadline %v %v", d, ok)
+	}
+	if p.ExpireLocks(t0.Add(lim.LockDuration-time.Millisecond), lim) {
+		t.Fatal("lock expired before its deadline")
+	}
+	p.ReleaseMember("b", lim)
+	if got := runsString(p); got != "[2,2)" {
+		t.Fatalf("after the last delivery %s, want everything archived", got)
+	}
+}
+
+func TestRenewExtendsTheLock(t *testing.T) {
+	p := New(0)
+	p.Acquire("a", read(0, rng(0, 3)), 10, BatchOptimized, lim, t0)
+	later := t0.Add(20 * time.Second)
+	if err := p.Acknowledge("a", []Ack{{Offsets: rng(1, 2), Types: []AckType{AckRenew}}}, lim, later); err != nil {
+		t.Fatal(err)
+	}
+	p.ExpireLocks(t0.Add(lim.LockDuration), lim)
+	if got, want := runsString(p), "[0,3) [0, 1):available/1 [1, 2):acquired/1@a [2, 3):available/1"; got != want {
+		t.Fatalf("state %s, want %s", got, want)
+	}
+}
+
+func TestAdvanceStart(t *testing.T) {
+	p := New(0)
+	p.Acquire("a", read(0, rng(0, 4)), 10, BatchOptimized, lim, t0)
+	p.AdvanceStart(2)
+	if got, want := runsString(p), "[2,4) [2, 4):acquired/1@a"; got != want {
+		t.Fatalf("state %s, want %s", got, want)
+	}
+	p.AdvanceStart(9)
+	if got, want := runsString(p), "[9,9)"; got != want {
+		t.Fatalf("state %s, want %s", got, want)
+	}
+	if p.AdvanceStart(3) {
+		t.Fatal("start moved backwards")
+	}
+}
+
+func TestValidateAcks(t *testing.T) {
+	one := []AckType{AckAccept}
+	tests := []struct {
+		name    string
+		acks    []Ack
+		maxType AckType
+		ok      bool
+	}{
+		{"one type", []Ack{{rng(0, 5), one}}, AckReject, true},
+		{"a type per offset", []Ack{{rng(0, 2), []AckType{AckGap, AckRelease}}}, AckReject, true},
+		{"ascending", []Ack{{rng(0, 2), one}, {rng(2, 3), one}}, AckReject, true},
+		{"empty range", []Ack{{rng(3, 3), one}}, AckReject, false},
+		{"negative offset", []Ack{{rng(-1, 2), one}}, AckReject, false},
+		{"wrong type count", []Ack{{rng(0, 3), []AckType{AckGap, AckAccept}}}, AckReject, false},
+		{"overlap", []Ack{{rng(0, 3), one}, {rng(2, 4), one}}, AckReject, false},
+		{"descending", []Ack{{rng(4, 5), one}, {rng(0, 1), one}}, AckReject, false},
+		{"renew before v2", []Ack{{rng(0, 1), []AckType{AckRenew}}}, AckReject, false},
+		{"renew in v2", []Ack{{rng(0, 1), []AckType{AckRenew}}}, AckRenew, true},
+		{"unknown type", []Ack{{rng(0, 1), []AckType{7}}}, AckRenew, false},
+	}
+	for _, tt := range tests {
+		err := ValidateAcks(tt.acks, tt.maxType)
+		if (err == nil) != tt.ok || (err != nil && !errors.Is(err, ErrInvalidAcknowledgement)) {
+			t.Errorf("%s: %v", tt.name, err)
+		}
+	}
+}
+
+func TestRestoreRejects(t *testing.T) {
+	tests := []struct {
+		name string
+		s    Persisted
+	}{
+		{"negative start", Persisted{Start: -1}},
+		{"empty batch", Persisted{Batches: []StateBatch{{Offsets: rng(2, 2)}}}},
+		{"acquired", Persisted{Batches: []StateBatch{{Offsets: rng(0, 2), State: Acquired}}}},
+		{"unknown state", Persisted{Batches: []StateBatch{{Offsets: rng(0, 2), State: 3}}}},
+		{"negative count", Persisted{Batches: []StateBatch{{Offsets: rng(0, 2), Deliveries: -1}}}},
+		{"overlap", Persisted{Batches: []StateBatch{{Offsets: rng(0, 2)}, {Offsets: rng(1, 3)}}}},
+	}
+	for _, tt := range tests {
+		if _, err := Restore(tt.s); err == nil {
+			t.Errorf("%s: restored", tt.name)
+		}
+	}
+	p, err := Restore(Persisted{Start: 3, Batches: []StateBatch{
+		{Offsets: rng(0, 4), State: Available, Deliveries: 1},
+		{Offsets: rng(6, 7), State: Acknowledged, Deliveries: 2},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.check()
+	if got, want := runsString(p), "[3,7) [3, 4):available/1 [4, 6):available/0 [6, 7):acknowledged/2"; got != want {
+		t.Fatalf("restored %s, want %s", got, want)
+	}
+}
