@@ -49,29 +49,39 @@ func ValidateAcks(acks []Ack, maxType AckType) error {
 	return nil
 }
 
-// Acknowledge applies member's acknowledgements all or nothing: if any
-// offset is not Acquired by member it changes nothing and returns
-// ErrInvalidRecordState. The acks must have passed ValidateAcks.
+// Acknowledge applies member's acknowledgements all or nothing. Offsets
+// below Start are done already and are skipped, as Kafka does (a retried
+// acknowledgement succeeds); an offset at or past End was never delivered
+// (ErrInvalidAcknowledgement); any other offset not Acquired by member
+// fails the whole call with ErrInvalidRecordState. On an error nothing
+// changes. The acks must have passed ValidateAcks.
 func (p *Partition) Acknowledge(member string, acks []Ack, lim Limits, now time.Time) error {
+	var segs []typeSegment
 	for _, a := range acks {
-		if !p.heldBy(member, a.Offsets) {
-			return fmt.Errorf("%w: offsets %v", ErrInvalidRecordState, a.Offsets)
+		if a.Offsets.End > p.end {
+			return fmt.Errorf("%w: offsets %v past the last delivered offset %d", ErrInvalidAcknowledgement, a.Offsets, p.end-1)
+		}
+		for _, seg := range typeSegments(a) {
+			seg.offsets.Start = max(seg.offsets.Start, p.start)
+			if seg.offsets.Empty() {
+				continue
+			}
+			if !p.heldBy(member, seg.offsets) {
+				return fmt.Errorf("%w: offsets %v", ErrInvalidRecordState, seg.offsets)
+			}
+			segs = append(segs, seg)
 		}
 	}
-	for _, a := range acks {
-		for _, seg := range typeSegments(a) {
-			p.apply(seg.offsets, seg.typ, lim, now)
-		}
+	for _, seg := range segs {
+		p.apply(seg.offsets, seg.typ, lim, now)
 	}
 	p.normalize()
 	return nil
 }
 
-// heldBy reports whether every offset of r is Acquired by member.
+// heldBy reports whether every offset of r, inside [Start, End), is
+// Acquired by member.
 func (p *Partition) heldBy(member string, r base.Range) bool {
-	if r.Start < p.start || r.End > p.end {
-		return false
-	}
 	for _, run := range p.runs {
 		if run.Offsets.End <= r.Start || run.Offsets.Start >= r.End {
 			continue

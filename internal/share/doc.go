@@ -18,8 +18,10 @@
 //     MaxRecords is reached, or exactly MaxRecords offsets (record-limit
 //     mode), and new offsets only while End - Start is under MaxInFlight.
 //   - Acknowledge(member, batches, limits, now) applies a member's
-//     acknowledgements all or nothing: every offset must be Acquired by that
-//     member (ErrInvalidRecordState otherwise). Accept acknowledges, Reject
+//     acknowledgements all or nothing: every offset in [Start, End) must be
+//     Acquired by that member (ErrInvalidRecordState otherwise), offsets
+//     below Start are done and skipped, offsets past End were never
+//     delivered (ErrInvalidAcknowledgement). Accept acknowledges, Reject
 //     and Gap archive, Release makes the record Available again, or Archived
 //     once it was delivered DeliveryLimit times, and Renew extends the lock.
 //   - ReleaseMember (the member left or closed its share session) and

@@ -1,6 +1,7 @@
 package share
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -88,17 +89,19 @@ func (m *model) release(off base.Offset, lim Limits) {
 	m.recs[off] = Run{State: state, Deliveries: r.Deliveries}
 }
 
-func (m *model) acknowledge(member string, acks []Ack, lim Limits, now time.Time) bool {
+func (m *model) acknowledge(member string, acks []Ack, lim Limits, now time.Time) error {
 	for _, a := range acks {
-		for off := a.Offsets.Start; off < a.Offsets.End; off++ {
-			r, ok := m.recs[off]
-			if !ok || off < m.start || off >= m.end || r.State != Acquired || r.Member != member {
-				return false
+		if a.Offsets.End > m.end {
+			return ErrInvalidAcknowledgement
+		}
+		for off := max(a.Offsets.Start, m.start); off < a.Offsets.End; off++ {
+			if r := m.recs[off]; r.State != Acquired || r.Member != member {
+				return ErrInvalidRecordState
 			}
 		}
 	}
 	for _, a := range acks {
-		for off := a.Offsets.Start; off < a.Offsets.End; off++ {
+		for off := max(a.Offsets.Start, m.start); off < a.Offsets.End; off++ {
 			t := a.Types[0]
 			if len(a.Types) > 1 {
 				t = a.Types[off-a.Offsets.Start]
@@ -118,7 +121,7 @@ func (m *model) acknowledge(member string, acks []Ack, lim Limits, now time.Time
 		}
 	}
 	m.normalize()
-	return true
+	return nil
 }
 
 func (m *model) releaseWhere(match func(Run) bool, lim Limits) {
@@ -184,7 +187,7 @@ func drawRead(t *rapid.T, p *Partition, logEnd base.Offset) Read {
 
 func drawAcks(t *rapid.T, p *Partition) []Ack {
 	var acks []Ack
-	off := max(0, p.Start()-base.Offset(rapid.IntRange(0, 1).Draw(t, "ackBefore")))
+	off := max(0, p.Start()-base.Offset(rapid.IntRange(0, 3).Draw(t, "ackBefore")))
 	for range rapid.IntRange(0, 3).Draw(t, "acks") {
 		off += base.Offset(rapid.IntRange(0, 3).Draw(t, "ackGap"))
 		n := rapid.IntRange(1, 4).Draw(t, "ackLen")
@@ -240,10 +243,10 @@ func TestPartitionMatchesModel(t *testing.T) {
 				if ValidateAcks(acks, AckRenew) != nil {
 					t.Fatalf("step %d: drawn acks invalid: %+v", step, acks)
 				}
-				ok := m.acknowledge(member, acks, lim, now)
+				want := m.acknowledge(member, acks, lim, now)
 				err := p.Acknowledge(member, acks, lim, now)
-				if ok != (err == nil) {
-					t.Fatalf("step %d: acknowledge %+v: %v, model ok=%v", step, acks, err, ok)
+				if !errors.Is(err, want) || (want == nil) != (err == nil) {
+					t.Fatalf("step %d: acknowledge %+v: %v, model %v", step, acks, err, want)
 				}
 			case 4:
 				m.releaseWhere(func(r Run) bool { return r.Member == member }, lim)

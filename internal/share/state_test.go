@@ -134,11 +134,11 @@ func TestAcknowledgeIsAllOrNothing(t *testing.T) {
 	tests := []struct {
 		name string
 		acks []Ack
+		want error
 	}{
-		{"another member's records", []Ack{accept(0, 1), accept(4, 5)}},
-		{"past the window", []Ack{accept(0, 1), accept(5, 7)}},
-		{"below the start", []Ack{{Offsets: rng(0, 1), Types: []AckType{AckAccept}}}},
-		{"released records", []Ack{accept(1, 2), accept(3, 4)}},
+		{"another member's records", []Ack{accept(0, 1), accept(4, 5)}, ErrInvalidRecordState},
+		{"released records", []Ack{accept(1, 2), accept(3, 4)}, ErrInvalidRecordState},
+		{"past the window", []Ack{accept(0, 1), accept(5, 7)}, ErrInvalidAcknowledgement},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -146,18 +146,26 @@ func TestAcknowledgeIsAllOrNothing(t *testing.T) {
 			p.Acquire("a", read(0, rng(0, 4)), 10, BatchOptimized, lim, t0)
 			p.Acquire("b", read(4, rng(4, 6)), 10, BatchOptimized, lim, t0)
 			mustAck(t, p, "a", release(3, 4))
-			if tt.name == "below the start" {
-				mustAck(t, p, "a", accept(0, 1))
-			}
 			before := runsString(p)
-			err := p.Acknowledge("a", tt.acks, lim, t0)
-			if !errors.Is(err, ErrInvalidRecordState) {
-				t.Fatalf("err %v, want ErrInvalidRecordState", err)
+			if err := p.Acknowledge("a", tt.acks, lim, t0); !errors.Is(err, tt.want) {
+				t.Fatalf("err %v, want %v", err, tt.want)
 			}
 			if after := runsString(p); after != before {
 				t.Fatalf("state changed from %s to %s", before, after)
 			}
 		})
+	}
+}
+
+// An acknowledgement of offsets already done succeeds and changes nothing
+// (a client retrying after a lost response), as in Kafka.
+func TestAcknowledgeBelowStartIsSkipped(t *testing.T) {
+	p := New(0)
+	p.Acquire("a", read(0, rng(0, 4)), 10, BatchOptimized, lim, t0)
+	mustAck(t, p, "a", accept(0, 2))
+	mustAck(t, p, "a", accept(0, 3))
+	if got, want := runsString(p), "[3,4) [3, 4):acquired/1@a"; got != want {
+		t.Fatalf("state %s, want %s", got, want)
 	}
 }
 
