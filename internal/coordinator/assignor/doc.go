@@ -30,6 +30,11 @@
 // topics and partitions out of range are dropped, and so is a partition
 // that two members claim (it is reassigned as if new).
 //
+// Simple (simple.go) is the assignor of KIP-932 share groups, whose
+// members may share a partition: it is not an Assignor (its result gives
+// a partition to several members when they outnumber the partitions) and
+// ByName does not offer it to consumer groups. Its contract is on its type.
+//
 // Departures from Kafka, on purpose: ties are broken by member ID and
 // topic id where Kafka follows hash-map order; invalid input is repaired
 // (as above) where Kafka throws; Uniform's heterogeneous balancing runs
