@@ -18,7 +18,8 @@ const SimpleName = "simple"
 // partitions of those topics are spread over the pool (one pool when the
 // subscriptions are homogeneous, as Kafka's homogeneous builder; a topic
 // whose subscribers differ from every other's is a pool of its own, as
-// Kafka's heterogeneous builder). With P partitions and M members in a
+// Kafka's heterogeneous builder; a topic that members of several pools
+// subscribe to is spread over each of those pools). With P partitions and M members in a
 // pool, each partition has ceil(M/P) holders ("sharing": 1 while members
 // do not outnumber partitions) and the members' counts differ by at most
 // one: sharing*P slots over M members. Every partition of a pool has at

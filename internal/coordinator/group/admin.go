@@ -68,8 +68,15 @@ func (c *Coordinator) listGroups(req *kmsg.ListGroupsRequest) *kmsg.ListGroupsRe
 	wanted := func(filter []string, value string) bool {
 		return len(filter) == 0 || slices.ContainsFunc(filter, func(f string) bool { return strings.EqualFold(f, value) })
 	}
-	for _, id := range slices.Sorted(maps.Keys(c.groups)) {
-		l := c.groups[id].listed()
+	listed := map[string]kmsg.ListGroupsResponseGroup{}
+	for id, g := range c.groups {
+		listed[id] = g.listed()
+	}
+	for id, sg := range c.shares {
+		listed[id] = sg.listed()
+	}
+	for _, id := range slices.Sorted(maps.Keys(listed)) {
+		l := listed[id]
 		if wanted(req.StatesFilter, l.GroupState) && wanted(req.TypesFilter, l.GroupType) {
 			l.Group = id
 			resp.Groups = append(resp.Groups, l)
@@ -102,6 +109,9 @@ func (c *Coordinator) deleteGroups(op runtime.Op, req *kmsg.DeleteGroupsRequest,
 func (c *Coordinator) deleteGroup(id string, res *runtime.Result) int16 {
 	if id == "" {
 		return kerr.InvalidGroupID.Code
+	}
+	if sg := c.shares[id]; sg != nil {
+		return c.deleteShareGroup(id, sg, res)
 	}
 	g, ok := c.groups[id]
 	if !ok {

@@ -7,7 +7,7 @@ import (
 )
 
 // GroupCount is one row of a partition's group census: how many groups of
-// a type ("classic", "consumer") are in a state (Kafka's state names, as
+// a type ("classic", "consumer", "share") are in a state (Kafka's state names, as
 // ListGroups shows them). Kafka's group-coordinator-metrics count the same
 // (classic-group-count, consumer-group-count by state).
 type GroupCount struct {
@@ -21,6 +21,10 @@ func (c *Coordinator) census() []GroupCount {
 	counts := map[[2]string]int{}
 	for _, g := range c.groups {
 		l := g.listed()
+		counts[[2]string{l.GroupType, l.GroupState}]++
+	}
+	for _, sg := range c.shares {
+		l := sg.listed()
 		counts[[2]string{l.GroupType, l.GroupState}]++
 	}
 	out := make([]GroupCount, 0, len(counts))

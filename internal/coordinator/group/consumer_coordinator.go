@@ -184,6 +184,12 @@ func (c *Coordinator) replayConsumerRecord(key, value []byte) error {
 	if err != nil {
 		return err
 	}
+	if isShareKeyType(k.Type) {
+		return c.replayShareRecord(k, value)
+	}
+	if c.shares[k.Group] != nil {
+		return fmt.Errorf("%w: a consumer group record for share group %q", ErrBadRecord, k.Group)
+	}
 	g, ok := c.groups[k.Group]
 	if ok && g.consumer == nil && (!g.classicEmpty() || g.persisted != nil) {
 		return fmt.Errorf("%w: a consumer group record for classic group %q", ErrBadRecord, k.Group)

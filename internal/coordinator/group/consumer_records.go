@@ -77,9 +77,10 @@ func appendConsumerKey(keyType int16, fields ...string) []byte {
 	return dst
 }
 
-// readConsumerKey decodes the key of any consumer group record above.
-// Another key type (a classic record's, a share or streams group's, the
-// deprecated partition metadata) is an error.
+// readConsumerKey decodes the key of any consumer group record above, or
+// of a share group record (share_records.go), which have the same shapes.
+// Another key type (a classic record's, a streams group's, the deprecated
+// partition metadata, share-state partition metadata) is an error.
 func readConsumerKey(key []byte) (consumerKey, error) {
 	r := newRecordReader("consumer group record key", key)
 	k := consumerKey{Type: r.int16("key type")}
@@ -87,9 +88,11 @@ func readConsumerKey(key []byte) (consumerKey, error) {
 		return consumerKey{}, r.err
 	}
 	switch k.Type {
-	case consumerGroupMetadataKeyType, targetAssignmentMetadataKeyType:
+	case consumerGroupMetadataKeyType, targetAssignmentMetadataKeyType,
+		shareGroupMetadataKeyType, shareTargetAssignmentMetadataKeyType:
 		k.Group = r.keyString("GroupId")
-	case memberMetadataKeyType, targetAssignmentMemberKeyType, currentMemberAssignmentKeyType:
+	case memberMetadataKeyType, targetAssignmentMemberKeyType, currentMemberAssignmentKeyType,
+		shareMemberMetadataKeyType, shareTargetAssignmentMemberKeyType, shareCurrentMemberAssignmentKeyType:
 		k.Group = r.keyString("GroupId")
 		k.Member = r.keyString("MemberId")
 	case regularExpressionKeyType:

@@ -127,9 +127,15 @@ func (cg *consumerGroup) assignmentSpec(view TopicsView) assignor.Spec {
 // a new group's. Kafka (KIP-1101) hashes per topic with Murmur3 and racks;
 // the value is only ever compared with this broker's own.
 func (cg *consumerGroup) subscriptionHash(view TopicsView) int64 {
+	return topicsHash(view, cg.topicNames())
+}
+
+// topicsHash hashes the metadata of the existing topics among names
+// (ascending): 0 when none exists.
+func topicsHash(view TopicsView, names []string) int64 {
 	h := fnv.New64a()
 	found := false
-	for _, name := range cg.topicNames() {
+	for _, name := range names {
 		tid, partitions, ok := view.Topic(name)
 		if !ok {
 			continue

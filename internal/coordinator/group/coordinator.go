@@ -30,14 +30,20 @@ var MaxVersions = map[int16]int16{
 
 	kmsg.ConsumerGroupHeartbeat.Int16(): 1,
 	kmsg.ConsumerGroupDescribe.Int16():  1,
+
+	kmsg.ShareGroupHeartbeat.Int16(): 1,
+	kmsg.ShareGroupDescribe.Int16():  1,
 }
 
 // Coordinator holds the groups of one __consumer_offsets partition: classic
 // groups and consumer-protocol (KIP-848) groups.
 // It implements runtime.Shard. Not safe for concurrent use.
 type Coordinator struct {
-	opts        Options
-	groups      map[string]*group
+	opts   Options
+	groups map[string]*group
+	// shares are the share groups (KIP-932): a group id names a share
+	// group or a classic/consumer group, never both.
+	shares      map[string]*shareGroup
 	expiryCheck deadline // next offsets-expiry scan; armed by the first Tick
 	// producers are the transactional producers that wrote offsets or
 	// markers here: their fencing epochs and the groups where they hold
@@ -64,7 +70,7 @@ func New(opts Options) (*Coordinator, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	return &Coordinator{opts: opts, groups: map[string]*group{}, producers: map[int64]*producer{}}, nil
+	return &Coordinator{opts: opts, groups: map[string]*group{}, shares: map[string]*shareGroup{}, producers: map[int64]*producer{}}, nil
 }
 
 // Handle applies one request, or one event (TxnCompleted). Requests of
@@ -74,6 +80,9 @@ func (c *Coordinator) Handle(op runtime.Op, now time.Time) runtime.Result {
 	var res runtime.Result
 	if op.Event != nil {
 		c.handleEvent(op, now, &res)
+		return res
+	}
+	if c.refuseShareGroupID(op, &res) {
 		return res
 	}
 	switch req := op.Req.(type) {
@@ -103,6 +112,10 @@ func (c *Coordinator) Handle(op runtime.Op, now time.Time) runtime.Result {
 		c.consumerGroupHeartbeat(op, req, now, &res)
 	case *kmsg.ConsumerGroupDescribeRequest:
 		reply(&res, op.Token, c.consumerGroupDescribe(req))
+	case *kmsg.ShareGroupHeartbeatRequest:
+		c.shareGroupHeartbeat(op, req, now, &res)
+	case *kmsg.ShareGroupDescribeRequest:
+		reply(&res, op.Token, c.shareGroupDescribe(req))
 	default:
 		panic(fmt.Sprintf("group: Handle of unserved request %T", op.Req))
 	}
@@ -111,7 +124,7 @@ func (c *Coordinator) Handle(op runtime.Op, now time.Time) runtime.Result {
 
 // Tick fires the timers that are due at now: pending-member, session,
 // sync and join-phase timeouts, consumer-protocol members' session and
-// revocation timeouts, idle producers' expiry, and (every retention check
+// revocation timeouts, share members' session timeouts, idle producers' expiry, and (every retention check
 // interval) offset expiry; then it publishes the group census
 // (Options.OnCensus) if it changed. The first Tick after Replay arms the
 // session timers of the loaded members and the expiry of the loaded idle
@@ -129,6 +142,9 @@ func (c *Coordinator) Tick(now time.Time) runtime.Result {
 			view = c.opts.Topics()
 		}
 		c.tickConsumer(g, view, now, &res)
+	}
+	for _, id := range slices.Sorted(maps.Keys(c.shares)) {
+		c.tickShare(id, c.shares[id], now, &res)
 	}
 	c.expireProducers(now)
 	if !c.expiryCheck.armed {

@@ -48,6 +48,18 @@
 // classic members of the consumer group, and the leave of the last
 // consumer-protocol member among classic ones downgrades it.
 //
+// KIP-932 share groups (share_*.go) live beside the others, in c.shares:
+// a group id names a share group or a classic/consumer group, never both
+// (the requests of the other types on a share group's id are refused as
+// Kafka refuses them, refuseShareGroupID). ShareGroupHeartbeat joins (the
+// client names its member), heartbeats and leaves; the group epoch moves
+// on when a subscription, a member or the subscribed topics change, the
+// target is assigned by assignor.Simple (members may share a partition),
+// and each member takes its target at its next heartbeat: there is no
+// revocation. Members are persisted in Kafka's ShareGroup* records and
+// fenced when their session ends; an empty share group stays until
+// DeleteGroups. The share-partitions' delivery state is not kept here.
+//
 // Errors are Kafka error codes inside responses, as Kafka's classic
 // coordinator answers them (REBALANCE_IN_PROGRESS, ILLEGAL_GENERATION,
 // UNKNOWN_MEMBER_ID, MEMBER_ID_REQUIRED, FENCED_INSTANCE_ID, ...). Nothing

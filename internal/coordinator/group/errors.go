@@ -66,6 +66,18 @@ func ErrorResponse(req kmsg.Request, code int16) kmsg.Response {
 			resp.Groups = append(resp.Groups, rg)
 		}
 		return resp
+	case *kmsg.ShareGroupHeartbeatRequest:
+		resp := req.ResponseKind().(*kmsg.ShareGroupHeartbeatResponse)
+		resp.ErrorCode = code
+		return resp
+	case *kmsg.ShareGroupDescribeRequest:
+		resp := req.ResponseKind().(*kmsg.ShareGroupDescribeResponse)
+		for _, id := range req.GroupIDs {
+			rg := kmsg.NewShareGroupDescribeResponseGroup()
+			rg.GroupID, rg.ErrorCode = id, code
+			resp.Groups = append(resp.Groups, rg)
+		}
+		return resp
 	case *kmsg.DeleteGroupsRequest:
 		resp := req.ResponseKind().(*kmsg.DeleteGroupsResponse)
 		for _, id := range req.Groups {

@@ -275,6 +275,7 @@ type snapshot map[string]groupSnap
 type groupSnap struct {
 	meta     string
 	consumer string
+	share    string
 	offsets  map[base.TopicPartition]string
 	pending  map[int64]map[base.TopicPartition]string
 }
@@ -300,7 +301,22 @@ func snapshotOf(c *Coordinator) snapshot {
 		}
 		s[id] = gs
 	}
+	for id, sg := range c.shares {
+		s[id] = groupSnap{share: shareSnap(sg)}
+	}
 	return s
+}
+
+// shareSnap is a share group's persisted state, as its records would
+// write it.
+func shareSnap(sg *shareGroup) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "epoch %d hash %d target %d %v;", sg.epoch, sg.metadataHash, sg.assignmentEpoch, sg.targets)
+	for _, id := range sg.memberIDs() {
+		m := sg.members[id]
+		fmt.Fprintf(&b, " %s meta %x epochs %d/%d assigned %v;", id, shareMemberMetadataValue(m.metadata()), m.epoch, m.previousEpoch, m.assigned)
+	}
+	return b.String()
 }
 
 // consumerSnap is a consumer group's persisted state, as its records
@@ -360,6 +376,28 @@ func replayAll(tb tb, opts Options, records []runtime.Record) *Coordinator {
 // checkInvariants asserts the invariants documented on group.
 func checkInvariants(tb tb, c *Coordinator) {
 	tb.Helper()
+	for id, sg := range c.shares {
+		if g, ok := c.groups[id]; ok && !g.garbage() {
+			tb.Fatalf("group id %s is a share group and a %v group", id, g.listed().GroupType)
+		}
+		subscribers := map[string]int{}
+		for mid, m := range sg.members {
+			for _, topic := range m.topics {
+				subscribers[topic]++
+			}
+			if m.id != mid || !slices.IsSorted(m.topics) {
+				tb.Fatalf("share group %s: member %s is %+v", id, mid, m)
+			}
+		}
+		if !maps.Equal(subscribers, sg.subscribers) {
+			tb.Fatalf("share group %s: subscribers %v, members say %v", id, sg.subscribers, subscribers)
+		}
+		for mid := range sg.targets {
+			if sg.members[mid] == nil {
+				tb.Fatalf("share group %s: target of %s, who is not a member", id, mid)
+			}
+		}
+	}
 	for id, g := range c.groups {
 		if g.state == 0 || g.state == stateDead {
 			tb.Fatalf("group %s in state %v in the map", id, g.state)

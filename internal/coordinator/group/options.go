@@ -60,6 +60,20 @@ type Options struct {
 	// consumer.session.timeout.ms and consumer.heartbeat.interval.ms);
 	// ok false means the two above.
 	ConsumerGroupSettings func(group string) (session, heartbeat time.Duration, ok bool)
+	// ShareSessionTimeout ends a share group member that sent no
+	// heartbeat for that long (group.share.session.timeout.ms).
+	ShareSessionTimeout time.Duration
+	// ShareHeartbeatInterval is how often share group members are told
+	// to heartbeat (group.share.heartbeat.interval.ms); less than
+	// ShareSessionTimeout.
+	ShareHeartbeatInterval time.Duration
+	// ShareMaxSize is the most members a share group may have
+	// (group.share.max.size).
+	ShareMaxSize int
+	// ShareGroupSettings, when set, gives a share group's own session
+	// timeout and heartbeat interval (share.session.timeout.ms and
+	// share.heartbeat.interval.ms); ok false means the two above.
+	ShareGroupSettings func(group string) (session, heartbeat time.Duration, ok bool)
 	// OnCensus, when set, receives the partition's group census (how many
 	// groups of each type are in each state) from Tick, whenever it changed
 	// since the last one it received. It must not block.
@@ -89,6 +103,9 @@ func DefaultOptions(topics func() TopicsView, random io.Reader) Options {
 		ConsumerMaxSize:               math.MaxInt32,
 		ConsumerAssignors:             []string{assignor.UniformName, assignor.RangeName},
 		MigrationPolicy:               MigrationBidirectional,
+		ShareSessionTimeout:           45 * time.Second,
+		ShareHeartbeatInterval:        5 * time.Second,
+		ShareMaxSize:                  200,
 		Topics:                        topics,
 		Random:                        random,
 	}
@@ -119,6 +136,10 @@ func (o Options) Validate() error {
 		return errors.New("group: Options.ConsumerAssignors is empty")
 	case slices.ContainsFunc(o.ConsumerAssignors, func(name string) bool { _, ok := assignor.ByName(name); return !ok }):
 		return fmt.Errorf("group: consumer assignors %v name one that does not exist (there are %v)", o.ConsumerAssignors, assignor.Names())
+	case o.ShareHeartbeatInterval <= 0 || o.ShareSessionTimeout <= o.ShareHeartbeatInterval:
+		return fmt.Errorf("group: share heartbeat interval %v is not positive and below the share session timeout %v", o.ShareHeartbeatInterval, o.ShareSessionTimeout)
+	case o.ShareMaxSize < 1:
+		return fmt.Errorf("group: share group max size %d is below 1", o.ShareMaxSize)
 	case o.Topics == nil:
 		return errors.New("group: Options.Topics is nil")
 	case o.Random == nil:

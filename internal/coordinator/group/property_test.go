@@ -21,6 +21,8 @@ type model struct {
 	// consumers are the consumer-protocol members, by "group/slot": what
 	// each last heard of its epoch and assignment.
 	consumers map[string]*cgClient
+	// shares are the share group members, by "group/slot".
+	shares map[string]*shareClient
 }
 
 func TestPropertyRandomOps(t *testing.T) {
@@ -33,7 +35,7 @@ func TestPropertyRandomOps(t *testing.T) {
 		opts.OffsetsRetentionCheckInterval = time.Minute
 		opts.ProducerIDExpiration = rapid.SampledFrom([]time.Duration{time.Hour, 1000 * time.Hour}).Draw(rt, "producerExpiration")
 		h := newHarness(rt, opts)
-		m := &model{ids: map[string]string{}, gens: map[string]int32{}, consumers: map[string]*cgClient{}}
+		m := &model{ids: map[string]string{}, gens: map[string]int32{}, consumers: map[string]*cgClient{}, shares: map[string]*shareClient{}}
 		steps := rapid.IntRange(1, 120).Draw(rt, "steps")
 		for range steps {
 			step(rt, h, m)
@@ -114,7 +116,14 @@ func step(rt *rapid.T, h *harness, m *model) {
 	}
 	gen := m.gens[group] + int32(rapid.IntRange(-1, 1).Draw(rt, "genSkew"))
 	client := fmt.Sprintf("client-%d", slot)
-	switch rapid.IntRange(0, 19).Draw(rt, "op") {
+	switch rapid.IntRange(0, 22).Draw(rt, "op") {
+	case 20, 21, 22:
+		// Share groups: mostly their own ids, sometimes a classic or
+		// consumer group's (refused while that group exists).
+		if rapid.IntRange(0, 3).Draw(rt, "shareOwnID") > 0 {
+			group = "s" + group
+		}
+		shareStep(rt, h, m, group, fmt.Sprintf("%s/%d", group, slot), client)
 	case 0, 1:
 		protocols := rapid.SampledFrom([][]string{{"range"}, {"range", "rr"}, {"rr"}}).Draw(rt, "protocols")
 		req := joinReq(group, id, instance, protocols...)
@@ -254,6 +263,49 @@ func consumerStep(rt *rapid.T, h *harness, m *model, group, key string, instance
 		if a := assigned(resp); a != nil {
 			c.owned = a
 		}
+	}
+}
+
+// shareStep drives a share group member: a join with a subscription, a
+// heartbeat (sometimes at a stale epoch, sometimes changing its
+// subscription), a leave, or the group's description, or its deletion.
+func shareStep(rt *rapid.T, h *harness, m *model, group, key, client string) {
+	c := m.shares[key]
+	if c == nil {
+		c = &shareClient{id: "s-" + key}
+		m.shares[key] = c
+	}
+	epoch := c.epoch
+	if rapid.IntRange(0, 9).Draw(rt, "shareStaleEpoch") == 0 {
+		epoch++
+	}
+	subscription := rapid.SampledFrom([][]string{{"t1"}, {"t2"}, {"t1", "t2"}, {"t3"}}).Draw(rt, "shareSubscription")
+	var req *kmsg.ShareGroupHeartbeatRequest
+	switch rapid.IntRange(0, 4).Draw(rt, "shareOp") {
+	case 0:
+		req = shareBeatReq(group, c.id, 0, subscription...)
+	case 1:
+		req = shareBeatReq(group, c.id, epoch)
+		if rapid.Bool().Draw(rt, "resubscribe") {
+			req.SubscribedTopicNames = subscription
+		}
+	case 2:
+		req = shareBeatReq(group, c.id, epoch)
+	case 3:
+		req = shareBeatReq(group, c.id, leaveEpoch)
+	case 4:
+		h.do(&kmsg.ShareGroupDescribeRequest{Version: 1, GroupIDs: []string{group}}, client)
+		h.do(&kmsg.DeleteGroupsRequest{Version: 2, Groups: []string{group}}, client)
+		return
+	}
+	resp := h.resp(h.do(req, client)).(*kmsg.ShareGroupHeartbeatResponse)
+	switch {
+	case resp.ErrorCode != 0:
+		c.epoch, c.assigned = 0, nil // it joins again
+	case req.MemberEpoch < 0:
+		c.epoch, c.assigned = 0, nil
+	default:
+		c.epoch = resp.MemberEpoch
 	}
 }
 

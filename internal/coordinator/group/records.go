@@ -200,6 +200,9 @@ func (c *Coordinator) replayOffset(k kmsg.OffsetCommitKey, value []byte) error {
 		}
 		return nil
 	}
+	if c.shares[k.Group] != nil {
+		return fmt.Errorf("%w: an offset commit for share group %q", ErrBadRecord, k.Group)
+	}
 	e, err := readOffsetValue(value)
 	if err != nil {
 		return err
@@ -235,6 +238,9 @@ func (c *Coordinator) replayGroup(id string, value []byte) error {
 			return nil // the classic metadata went when the group converted
 		}
 		return fmt.Errorf("%w: classic metadata for consumer group %q", ErrBadRecord, id)
+	}
+	if value != nil && c.shares[id] != nil {
+		return fmt.Errorf("%w: classic metadata for share group %q", ErrBadRecord, id)
 	}
 	if value == nil {
 		if g, ok := c.groups[id]; ok {
