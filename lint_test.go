@@ -69,6 +69,7 @@ var allowedImports = map[string][]string{
 	"internal/partition/producers":   {"base"},
 	"internal/retention":             {"base"},
 	"internal/share":                 {"base"},
+	"internal/share/leader":          {"share", "base", "clock"},
 	"internal/replication":           {"base", "clock", "partition", "tier/remotemeta"},
 	"internal/cleaner":               {"log", "record", "base"},
 	"internal/tier":                  {"log", "retention", "objstore", "record", "base", "clock", "tier/remotemeta"},
@@ -94,7 +95,7 @@ var forbiddenInCore = map[string]string{
 	"time.Now()": "take a clock.Clock",
 }
 
-var corePackages = []string{"internal/tier", "internal/tier/remotemeta", "internal/partition", "internal/retention", "internal/replication", "internal/cleaner", "internal/log", "internal/record", "internal/partition/producers", "internal/coordinator/group", "internal/coordinator/runtime", "internal/coordinator/txn", "internal/coordinator/assignor", "internal/coordinator/reconcile", "internal/share"}
+var corePackages = []string{"internal/tier", "internal/tier/remotemeta", "internal/partition", "internal/retention", "internal/replication", "internal/cleaner", "internal/log", "internal/record", "internal/partition/producers", "internal/coordinator/group", "internal/coordinator/runtime", "internal/coordinator/txn", "internal/coordinator/assignor", "internal/coordinator/reconcile", "internal/share", "internal/share/leader"}
 
 func TestImportTable(t *testing.T) {
 	err := filepath.WalkDir(".", func(path string, d os.DirEntry, err error) error {

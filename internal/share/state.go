@@ -98,6 +98,12 @@ func (p *Partition) Start() base.Offset { return p.start }
 // End is the first offset never acquired (SPEO).
 func (p *Partition) End() base.Offset { return p.end }
 
+// Clone is an independent copy of p: what an acknowledgement is applied
+// to while its write is in flight, so that a failed write changes nothing.
+func (p *Partition) Clone() *Partition {
+	return &Partition{start: p.start, end: p.end, runs: append([]Run(nil), p.runs...)}
+}
+
 // Runs is a copy of the in-flight runs, covering [Start, End).
 func (p *Partition) Runs() []Run { return append([]Run(nil), p.runs...) }
 

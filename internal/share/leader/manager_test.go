@@ -1,0 +1,223 @@
+package leader
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/strata-broker/strata/internal/base"
+	"github.com/strata-broker/strata/internal/clock"
+	"github.com/strata-broker/strata/internal/share"
+)
+
+// memPersister keeps states in memory, with the coordinator's fencing, and
+// fails on demand: the faults a real coordinator cannot be made to show at
+// a chosen moment.
+type memPersister struct {
+	states      map[Key]Stored
+	leaderEpoch map[Key]int32
+	reads       int
+	writes      int
+	failNext    error // the next call fails with it
+}
+
+func newMemPersister() *memPersister {
+	return &memPersister{states: map[Key]Stored{}, leaderEpoch: map[Key]int32{}}
+}
+
+func (p *memPersister) fail() error {
+	err := p.failNext
+	p.failNext = nil
+	return err
+}
+
+func (p *memPersister) Read(_ context.Context, key Key, leaderEpoch int32) (Stored, bool, error) {
+	if err := p.fail(); err != nil {
+		return Stored{}, false, err
+	}
+	p.reads++
+	if leaderEpoch < p.leaderEpoch[key] {
+		return Stored{}, false, ErrFenced
+	}
+	p.leaderEpoch[key] = leaderEpoch
+	st, ok := p.states[key]
+	return st, ok, nil
+}
+
+func (p *memPersister) Initialize(_ context.Context, key Key, stateEpoch int32, start base.Offset) error {
+	if err := p.fail(); err != nil {
+		return err
+	}
+	p.states[key] = Stored{StateEpoch: stateEpoch, HasStart: true, State: share.Persisted{Start: start}}
+	return nil
+}
+
+func (p *memPersister) Write(_ context.Context, key Key, stateEpoch, leaderEpoch int32, state share.Persisted, _ int64) error {
+	if err := p.fail(); err != nil {
+		return err
+	}
+	if stateEpoch < p.states[key].StateEpoch || leaderEpoch < p.leaderEpoch[key] {
+		return ErrFenced
+	}
+	p.writes++
+	p.leaderEpoch[key] = leaderEpoch
+	p.states[key] = Stored{StateEpoch: stateEpoch, HasStart: true, State: state}
+	return nil
+}
+
+var (
+	t0   = time.Unix(1000, 0)
+	key  = Key{Group: "g", Topic: base.TopicID{1}, Partition: 0}
+	sets = Settings{Limits: share.Limits{DeliveryLimit: 3, LockDuration: 30 * time.Second, MaxInFlight: 100}}
+)
+
+func newManager(t *testing.T, p *memPersister) (*Manager, *clock.Manual) {
+	clk := clock.NewManual(t0)
+	m, err := New(Options{Persister: p, Clock: clk, ExpiryInterval: time.Second, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, clk
+}
+
+// logOf reads a log of single-record batches [0, end) from an offset.
+func logOf(end base.Offset) func(base.Offset) (share.Read, error) {
+	return func(from base.Offset) (share.Read, error) {
+		r := share.Read{From: from}
+		for o := from; o < end; o++ {
+			r.Batches = append(r.Batches, base.Range{Start: o, End: o + 1})
+		}
+		return r, nil
+	}
+}
+
+// acquired is what an Acquire returned, as text; an error fails t.
+func acquired(t *testing.T) func([]share.Acquisition, error) string {
+	return func(got []share.Acquisition, err error) string {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprint(got)
+	}
+}
+
+func TestLoadChoosesTheStartByResetPolicy(t *testing.T) {
+	p := newMemPersister()
+	m, _ := newManager(t, p)
+	b := Bounds{LogStart: 2, HighWatermark: 10}
+	got := acquired(t)(m.Acquire(context.Background(), key, "a", b, sets, 100, share.BatchOptimized, logOf(12)))
+	if got != "[]" || p.states[key].State.Start != 10 {
+		t.Fatalf("latest: acquired %s, stored %+v", got, p.states[key])
+	}
+	earliest := sets
+	earliest.Earliest = true
+	other := Key{Group: "h", Topic: key.Topic}
+	got = acquired(t)(m.Acquire(context.Background(), other, "a", b, earliest, 3, share.BatchOptimized, logOf(10)))
+	if got != "[{[2, 5) 1}]" || p.states[other].State.Start != 2 {
+		t.Fatalf("earliest: acquired %s, stored %+v", got, p.states[other])
+	}
+	if p.reads != 2 {
+		t.Fatalf("%d reads of the coordinator for two loads", p.reads)
+	}
+}
+
+func TestAcknowledgeIsWrittenBeforeItCounts(t *testing.T) {
+	p := newMemPersister()
+	m, _ := newManager(t, p)
+	earliest := sets
+	earliest.Earliest = true
+	b := Bounds{HighWatermark: 6}
+	ctx := context.Background()
+	if got := acquired(t)(m.Acquire(ctx, key, "a", b, earliest, 4, share.BatchOptimized, logOf(6))); got != "[{[0, 4) 1}]" {
+		t.Fatalf("a acquired %s", got)
+	}
+	if got := acquired(t)(m.Acquire(ctx, key, "b", b, earliest, 4, share.BatchOptimized, logOf(6))); got != "[{[4, 6) 1}]" {
+		t.Fatalf("b acquired %s (a holds [0, 4))", got)
+	}
+	accept := []share.Ack{{Offsets: base.Range{Start: 0, End: 2}, Types: []share.AckType{share.AckAccept}}}
+	p.failNext = errors.New("coordinator not available")
+	if err := m.Acknowledge(ctx, key, "a", b, earliest, accept); err == nil {
+		t.Fatal("an acknowledgement whose write failed succeeded")
+	}
+	if err := m.Acknowledge(ctx, key, "a", b, earliest, accept); err != nil {
+		t.Fatalf("the acknowledgement again, after the failed write: %v", err)
+	}
+	if st := p.states[key].State; st.Start != 2 {
+		t.Fatalf("stored %+v; want the start past the accepted records", st)
+	}
+	if err := m.Acknowledge(ctx, key, "b", b, earliest, []share.Ack{{Offsets: base.Range{Start: 2, End: 3}, Types: []share.AckType{share.AckAccept}}}); !errors.Is(err, share.ErrInvalidRecordState) {
+		t.Fatalf("b acknowledged a's record: %v", err)
+	}
+}
+
+func TestReleasesAreWrittenAndWakeFetches(t *testing.T) {
+	p := newMemPersister()
+	m, clk := newManager(t, p)
+	earliest := sets
+	earliest.Earliest = true
+	b := Bounds{HighWatermark: 4}
+	ctx := context.Background()
+	acquired(t)(m.Acquire(ctx, key, "a", b, earliest, 2, share.BatchOptimized, logOf(4)))
+	acquired(t)(m.Acquire(ctx, key, "b", b, earliest, 2, share.BatchOptimized, logOf(4)))
+	changed := m.Changed()
+	m.ReleaseMember(ctx, "g", "a")
+	select {
+	case <-changed:
+	default:
+		t.Fatal("a release did not signal")
+	}
+	// b's acquired records are written as available: locks are not kept.
+	if got := p.states[key].State.Batches; fmt.Sprint(got) != "[{[0, 4) available 1}]" {
+		t.Fatalf("stored %v after a's release", got)
+	}
+	// b's lock expires; a takes everything, delivered twice.
+	clk.Advance(sets.Limits.LockDuration)
+	m.ExpireLocks(ctx)
+	if got := acquired(t)(m.Acquire(ctx, key, "a", b, earliest, 10, share.BatchOptimized, logOf(4))); got != "[{[0, 4) 2}]" {
+		t.Fatalf("after the release and the expiry: %s", got)
+	}
+}
+
+// A new leadership loads what the coordinator holds: the locks of the
+// previous one are gone, its written acknowledgements stay.
+func TestNewLeaderEpochLoadsAgain(t *testing.T) {
+	p := newMemPersister()
+	m, _ := newManager(t, p)
+	earliest := sets
+	earliest.Earliest = true
+	ctx := context.Background()
+	b := Bounds{HighWatermark: 4, LeaderEpoch: 1}
+	acquired(t)(m.Acquire(ctx, key, "a", b, earliest, 10, share.BatchOptimized, logOf(4)))
+	if err := m.Acknowledge(ctx, key, "a", b, earliest, []share.Ack{{Offsets: base.Range{Start: 0, End: 1}, Types: []share.AckType{share.AckAccept}}}); err != nil {
+		t.Fatal(err)
+	}
+	b.LeaderEpoch = 2
+	if got := acquired(t)(m.Acquire(ctx, key, "b", b, earliest, 10, share.BatchOptimized, logOf(4))); got != "[{[1, 4) 2}]" {
+		t.Fatalf("after the leader epoch moved: %s", got)
+	}
+	// The old leadership's write is fenced, and the share-partition is
+	// loaded again at its next use.
+	b.LeaderEpoch = 1
+	err := m.Acknowledge(ctx, key, "b", b, earliest, []share.Ack{{Offsets: base.Range{Start: 1, End: 2}, Types: []share.AckType{share.AckAccept}}})
+	if !errors.Is(err, ErrFenced) {
+		t.Fatalf("an acknowledgement at the old leader epoch: %v", err)
+	}
+}
+
+func TestLogStartPastTheShareStart(t *testing.T) {
+	p := newMemPersister()
+	m, _ := newManager(t, p)
+	earliest := sets
+	earliest.Earliest = true
+	ctx := context.Background()
+	acquired(t)(m.Acquire(ctx, key, "a", Bounds{HighWatermark: 4}, earliest, 2, share.BatchOptimized, logOf(4)))
+	got := acquired(t)(m.Acquire(ctx, key, "b", Bounds{LogStart: 3, HighWatermark: 6}, earliest, 10, share.BatchOptimized, logOf(6)))
+	if got != "[{[3, 6) 1}]" {
+		t.Fatalf("after the log start moved to 3: %s", got)
+	}
+}
