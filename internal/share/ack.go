@@ -172,3 +172,54 @@ func (p *Partition) releaseWhere(match func(Run) bool, lim Limits) bool {
 	}
 	return changed
 }
+
+// ArchiveAcquired archives what member just acquired in ranges (records
+// of aborted transactions, which a read_committed share group must not
+// deliver, as Kafka does after acquiring them) and returns acquired
+// without those offsets. Offsets of ranges that member does not hold are
+// left alone.
+func (p *Partition) ArchiveAcquired(member string, ranges []base.Range, acquired []Acquisition) []Acquisition {
+	if len(ranges) == 0 {
+		return acquired
+	}
+	for _, r := range ranges {
+		r.Start, r.End = max(r.Start, p.start), min(r.End, p.end)
+		if r.Empty() {
+			continue
+		}
+		p.split(r.Start)
+		p.split(r.End)
+		for i := range p.runs {
+			run := &p.runs[i]
+			if run.Offsets.Start >= r.Start && run.Offsets.End <= r.End && run.State == Acquired && run.Member == member {
+				*run = Run{Offsets: run.Offsets, State: Archived, Deliveries: run.Deliveries}
+			}
+		}
+	}
+	p.normalize()
+	return subtractRanges(acquired, ranges)
+}
+
+// subtractRanges is acquired without the offsets of ranges.
+func subtractRanges(acquired []Acquisition, ranges []base.Range) []Acquisition {
+	var out []Acquisition
+	for _, a := range acquired {
+		rest := []base.Range{a.Offsets}
+		for _, r := range ranges {
+			var next []base.Range
+			for _, x := range rest {
+				if left := (base.Range{Start: x.Start, End: min(x.End, r.Start)}); !left.Empty() {
+					next = append(next, left)
+				}
+				if right := (base.Range{Start: max(x.Start, r.End), End: x.End}); !right.Empty() {
+					next = append(next, right)
+				}
+			}
+			rest = next
+		}
+		for _, x := range rest {
+			out = append(out, Acquisition{Offsets: x, Deliveries: a.Deliveries})
+		}
+	}
+	return out
+}

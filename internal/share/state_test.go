@@ -276,3 +276,21 @@ func TestRestoreRejects(t *testing.T) {
 		t.Fatalf("restored %s, want %s", got, want)
 	}
 }
+
+// Records of aborted transactions that a read_committed group acquired are
+// archived and left out of what it is told it acquired.
+func TestArchiveAcquired(t *testing.T) {
+	p := New(0)
+	wide := lim
+	wide.MaxInFlight = 100
+	got := p.Acquire("a", read(0, rng(0, 10)), 10, BatchOptimized, wide, t0)
+	p.Acquire("b", read(10, rng(10, 12)), 10, BatchOptimized, wide, t0)
+	got = p.ArchiveAcquired("a", []base.Range{rng(2, 4), rng(8, 11)}, got)
+	p.check()
+	if fmt.Sprint(got) != "[{[0, 2) 1} {[4, 8) 1}]" {
+		t.Fatalf("acquired after archiving %v", got)
+	}
+	if s, want := runsString(p), "[0,12) [0, 2):acquired/1@a [2, 4):archived/1 [4, 8):acquired/1@a [8, 10):archived/1 [10, 12):acquired/1@b"; s != want {
+		t.Fatalf("state %s, want %s", s, want)
+	}
+}

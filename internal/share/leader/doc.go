@@ -9,14 +9,17 @@
 //     coordinator holds no state (or one without a start offset), its start
 //     is chosen by the group's share.auto.offset.reset (the high watermark
 //     for latest, the log start for earliest) and written with
-//     Persister.Initialize. A load at another leader epoch than the one the
+//     Persister.Initialize at state epoch leader epoch + 1 (so that a
+//     broker which lost the leadership cannot initialize over the new
+//     leader's state), then read back. A load at another leader epoch than the one the
 //     share-partition was loaded at loads it again: what the previous
 //     leadership held in memory (locks, deliveries not yet written) is
 //     gone, and the coordinator's state is what counts.
 //   - Acquire moves the start past what the log no longer holds, reads from
 //     Partition.NextFetch with the caller's read function and acquires, all
 //     under the share-partition's lock (Kafka's fetch lock: two members never
-//     acquire the same records). Acquisitions are not written (as Kafka):
+//     acquire the same records), up to Bounds.ReadEnd; records of aborted
+//     transactions (read_committed) are archived, not delivered. Acquisitions are not written (as Kafka):
 //     after a move of leadership a record locked here is delivered again.
 //   - Acknowledge applies the acks to a copy, writes the copy's state, and
 //     keeps it only if the write succeeded: nothing acknowledged is answered

@@ -48,11 +48,21 @@ type Persister interface {
 }
 
 // Bounds are the partition's offsets and leadership as the request that
-// uses a share-partition sees them.
+// uses a share-partition sees them. ReadEnd is where the group reads up
+// to: the high watermark, or the last stable offset under read_committed.
 type Bounds struct {
 	LogStart      base.Offset
 	HighWatermark base.Offset
+	ReadEnd       base.Offset
 	LeaderEpoch   int32
+}
+
+// Read is what the caller's read of the log returned: its batches, and the
+// ranges among them of aborted transactions' records, which a
+// read_committed group archives instead of delivering (nil otherwise).
+type Read struct {
+	share.Read
+	Aborted []base.Range
 }
 
 // Settings are the share group's settings for one operation.
@@ -164,7 +174,12 @@ func (m *Manager) loaded(ctx context.Context, key Key, b Bounds, set Settings) (
 	e.p = nil
 	st, ok, err := m.opts.Persister.Read(ctx, key, b.LeaderEpoch)
 	if err == nil && (!ok || !st.HasStart) {
-		st, err = m.initialize(ctx, key, st, b, set)
+		if err = m.initialize(ctx, key, st, ok, b, set); err == nil {
+			st, ok, err = m.opts.Persister.Read(ctx, key, b.LeaderEpoch)
+		}
+		if err == nil && (!ok || !st.HasStart) {
+			err = fmt.Errorf("%w: the share coordinator holds no start offset after initializing", errNotInitialized)
+		}
 	}
 	if err != nil {
 		e.mu.Unlock()
@@ -182,24 +197,35 @@ func (m *Manager) loaded(ctx context.Context, key Key, b Bounds, set Settings) (
 	return e, nil
 }
 
+// errNotInitialized is a share-partition whose state the coordinator did
+// not keep after an Initialize (another broker initialized it again in
+// between): the next use tries again.
+var errNotInitialized = errors.New("share-partition state not initialized")
+
 // initialize chooses the start of a share-partition that has none, by the
-// group's share.auto.offset.reset, and writes it.
-func (m *Manager) initialize(ctx context.Context, key Key, st Stored, b Bounds, set Settings) (Stored, error) {
+// group's share.auto.offset.reset, and writes it. Its state epoch is the
+// leader epoch plus one, or the stored one if higher: a broker that lost
+// the leadership and initializes late is fenced (FENCED_STATE_EPOCH), so
+// it never overwrites what the new leader wrote. The caller reads the
+// state back, which records its leader epoch with the coordinator.
+func (m *Manager) initialize(ctx context.Context, key Key, st Stored, exists bool, b Bounds, set Settings) error {
 	start := b.HighWatermark
 	if set.Earliest {
 		start = b.LogStart
 	}
-	if err := m.opts.Persister.Initialize(ctx, key, st.StateEpoch, start); err != nil {
-		return Stored{}, err
+	epoch := b.LeaderEpoch + 1
+	if exists {
+		epoch = max(epoch, st.StateEpoch)
 	}
-	return Stored{StateEpoch: st.StateEpoch, HasStart: true, State: share.Persisted{Start: start}}, nil
+	return m.opts.Persister.Initialize(ctx, key, epoch, start)
 }
 
 // Acquire acquires for member what a read of the log from the
 // share-partition's next fetch offset returns (read is called under the
-// share-partition's lock, with that offset).
+// share-partition's lock, with that offset, only when it is below
+// ReadEnd), less the records of aborted transactions, which it archives.
 func (m *Manager) Acquire(ctx context.Context, key Key, member string, b Bounds, set Settings, maxRecords int64, mode share.AcquireMode,
-	read func(from base.Offset) (share.Read, error)) ([]share.Acquisition, error) {
+	read func(from base.Offset) (Read, error)) ([]share.Acquisition, error) {
 	e, err := m.loaded(ctx, key, b, set)
 	if err != nil {
 		return nil, err
@@ -207,14 +233,15 @@ func (m *Manager) Acquire(ctx context.Context, key Key, member string, b Bounds,
 	defer e.mu.Unlock()
 	e.p.AdvanceStart(b.LogStart)
 	from := e.p.NextFetch()
-	if from >= b.HighWatermark {
+	if from >= min(b.ReadEnd, b.HighWatermark) {
 		return nil, nil
 	}
 	r, err := read(from)
 	if err != nil {
 		return nil, err
 	}
-	return e.p.Acquire(member, r, maxRecords, mode, set.Limits, m.opts.Clock.Now()), nil
+	got := e.p.Acquire(member, r.Read, maxRecords, mode, set.Limits, m.opts.Clock.Now())
+	return e.p.ArchiveAcquired(member, r.Aborted, got), nil
 }
 
 // Acknowledge applies member's acks and writes the result before it

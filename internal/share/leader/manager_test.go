@@ -52,6 +52,9 @@ func (p *memPersister) Initialize(_ context.Context, key Key, stateEpoch int32, 
 	if err := p.fail(); err != nil {
 		return err
 	}
+	if stateEpoch < p.states[key].StateEpoch {
+		return ErrFenced
+	}
 	p.states[key] = Stored{StateEpoch: stateEpoch, HasStart: true, State: share.Persisted{Start: start}}
 	return nil
 }
@@ -85,9 +88,9 @@ func newManager(t *testing.T, p *memPersister) (*Manager, *clock.Manual) {
 }
 
 // logOf reads a log of single-record batches [0, end) from an offset.
-func logOf(end base.Offset) func(base.Offset) (share.Read, error) {
-	return func(from base.Offset) (share.Read, error) {
-		r := share.Read{From: from}
+func logOf(end base.Offset) func(base.Offset) (Read, error) {
+	return func(from base.Offset) (Read, error) {
+		r := Read{Read: share.Read{From: from}}
 		for o := from; o < end; o++ {
 			r.Batches = append(r.Batches, base.Range{Start: o, End: o + 1})
 		}
@@ -109,7 +112,7 @@ func acquired(t *testing.T) func([]share.Acquisition, error) string {
 func TestLoadChoosesTheStartByResetPolicy(t *testing.T) {
 	p := newMemPersister()
 	m, _ := newManager(t, p)
-	b := Bounds{LogStart: 2, HighWatermark: 10}
+	b := Bounds{LogStart: 2, HighWatermark: 10, ReadEnd: 10}
 	got := acquired(t)(m.Acquire(context.Background(), key, "a", b, sets, 100, share.BatchOptimized, logOf(12)))
 	if got != "[]" || p.states[key].State.Start != 10 {
 		t.Fatalf("latest: acquired %s, stored %+v", got, p.states[key])
@@ -121,7 +124,9 @@ func TestLoadChoosesTheStartByResetPolicy(t *testing.T) {
 	if got != "[{[2, 5) 1}]" || p.states[other].State.Start != 2 {
 		t.Fatalf("earliest: acquired %s, stored %+v", got, p.states[other])
 	}
-	if p.reads != 2 {
+	// Each load reads, initializes, and reads back; later uses read nothing.
+	acquired(t)(m.Acquire(context.Background(), key, "a", b, sets, 100, share.BatchOptimized, logOf(12)))
+	if p.reads != 4 {
 		t.Fatalf("%d reads of the coordinator for two loads", p.reads)
 	}
 }
@@ -131,7 +136,7 @@ func TestAcknowledgeIsWrittenBeforeItCounts(t *testing.T) {
 	m, _ := newManager(t, p)
 	earliest := sets
 	earliest.Earliest = true
-	b := Bounds{HighWatermark: 6}
+	b := Bounds{HighWatermark: 6, ReadEnd: 6}
 	ctx := context.Background()
 	if got := acquired(t)(m.Acquire(ctx, key, "a", b, earliest, 4, share.BatchOptimized, logOf(6))); got != "[{[0, 4) 1}]" {
 		t.Fatalf("a acquired %s", got)
@@ -160,7 +165,7 @@ func TestReleasesAreWrittenAndWakeFetches(t *testing.T) {
 	m, clk := newManager(t, p)
 	earliest := sets
 	earliest.Earliest = true
-	b := Bounds{HighWatermark: 4}
+	b := Bounds{HighWatermark: 4, ReadEnd: 4}
 	ctx := context.Background()
 	acquired(t)(m.Acquire(ctx, key, "a", b, earliest, 2, share.BatchOptimized, logOf(4)))
 	acquired(t)(m.Acquire(ctx, key, "b", b, earliest, 2, share.BatchOptimized, logOf(4)))
@@ -183,6 +188,22 @@ func TestReleasesAreWrittenAndWakeFetches(t *testing.T) {
 	}
 }
 
+// A broker that initializes a share-partition after it lost the leadership
+// is fenced: it never overwrites the new leader's state.
+func TestLateInitializeIsFenced(t *testing.T) {
+	p := newMemPersister()
+	p.states[key] = Stored{StateEpoch: 3, HasStart: true, State: share.Persisted{Start: 7}}
+	m, _ := newManager(t, p)
+	// The old leader (epoch 1) read no state before the new one (epoch 2)
+	// initialized and wrote at state epoch 3.
+	if err := m.initialize(context.Background(), key, Stored{}, false, Bounds{HighWatermark: 9, ReadEnd: 9, LeaderEpoch: 1}, sets); !errors.Is(err, ErrFenced) {
+		t.Fatalf("late initialize: %v", err)
+	}
+	if p.states[key].State.Start != 7 {
+		t.Fatalf("stored %+v", p.states[key])
+	}
+}
+
 // A new leadership loads what the coordinator holds: the locks of the
 // previous one are gone, its written acknowledgements stay.
 func TestNewLeaderEpochLoadsAgain(t *testing.T) {
@@ -191,7 +212,7 @@ func TestNewLeaderEpochLoadsAgain(t *testing.T) {
 	earliest := sets
 	earliest.Earliest = true
 	ctx := context.Background()
-	b := Bounds{HighWatermark: 4, LeaderEpoch: 1}
+	b := Bounds{HighWatermark: 4, ReadEnd: 4, LeaderEpoch: 1}
 	acquired(t)(m.Acquire(ctx, key, "a", b, earliest, 10, share.BatchOptimized, logOf(4)))
 	if err := m.Acknowledge(ctx, key, "a", b, earliest, []share.Ack{{Offsets: base.Range{Start: 0, End: 1}, Types: []share.AckType{share.AckAccept}}}); err != nil {
 		t.Fatal(err)
@@ -215,8 +236,8 @@ func TestLogStartPastTheShareStart(t *testing.T) {
 	earliest := sets
 	earliest.Earliest = true
 	ctx := context.Background()
-	acquired(t)(m.Acquire(ctx, key, "a", Bounds{HighWatermark: 4}, earliest, 2, share.BatchOptimized, logOf(4)))
-	got := acquired(t)(m.Acquire(ctx, key, "b", Bounds{LogStart: 3, HighWatermark: 6}, earliest, 10, share.BatchOptimized, logOf(6)))
+	acquired(t)(m.Acquire(ctx, key, "a", Bounds{HighWatermark: 4, ReadEnd: 4}, earliest, 2, share.BatchOptimized, logOf(4)))
+	got := acquired(t)(m.Acquire(ctx, key, "b", Bounds{LogStart: 3, HighWatermark: 6, ReadEnd: 6}, earliest, 10, share.BatchOptimized, logOf(6)))
 	if got != "[{[3, 6) 1}]" {
 		t.Fatalf("after the log start moved to 3: %s", got)
 	}
