@@ -23,6 +23,7 @@ import (
 func newGroupCoordinator(cfg *config.Broker, meta *metadata.Store, clk clock.Clock, logger *slog.Logger) (*coordinatorHost, error) {
 	opts := groupOptions(cfg, api.GroupTopics(meta))
 	opts.ConsumerGroupSettings = api.GroupConsumerSettings(meta, cfg)
+	opts.ShareGroupSettings = api.GroupShareSettings(meta, cfg)
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
@@ -66,6 +67,9 @@ func groupOptions(cfg *config.Broker, topics func() group.TopicsView) group.Opti
 	o.ConsumerMaxSize = int(cfg.GroupConsumerMaxSize)
 	o.ConsumerAssignors = cfg.GroupConsumerAssignors
 	o.MigrationPolicy = migrationPolicies[cfg.GroupConsumerMigrationPolicy]
+	o.ShareSessionTimeout = cfg.GroupShareSessionTimeout
+	o.ShareHeartbeatInterval = cfg.GroupShareHeartbeatInterval
+	o.ShareMaxSize = int(cfg.GroupShareMaxSize)
 	return o
 }
 

@@ -155,6 +155,9 @@ func startReplicaNode(t *testing.T, spec replicaSpec) *replicaNode {
 	if n.coord.txns, err = newTxnCoordinator(cfg, clock.Real{}, logger, n.coord); err != nil {
 		t.Fatal(err)
 	}
+	if n.coord.shareStates, err = newShareStateCoordinator(meta, clock.Real{}, logger); err != nil {
+		t.Fatal(err)
+	}
 	n.broker, err = broker.New(broker.Options{
 		DataDir: dir, NodeID: id, Meta: meta, Resolve: topicResolver(cfg),
 		RetentionInterval: time.Minute, FlushCheckInterval: flushCheckInterval,
@@ -173,7 +176,7 @@ func startReplicaNode(t *testing.T, spec replicaSpec) *replicaNode {
 	p, _ := strconv.Atoi(port)
 	h, err := api.New(api.Options{Broker: n.broker, Meta: meta, Config: cfg, Logger: logger,
 		Advertised: map[string]api.Address{l.Name: {Host: host, Port: int32(p)}},
-		Groups:     n.coord.groups.rt, Txns: n.coord.txns.rt, Peers: n.coord.replicaClients.client})
+		Groups:     n.coord.groups.rt, Txns: n.coord.txns.rt, ShareStates: n.coord.shareStates.rt, Peers: n.coord.replicaClients.client})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,6 +199,7 @@ func (n *replicaNode) stop() {
 	defer cancel()
 	n.coord.txns.close()
 	n.coord.groups.rt.Close()
+	n.coord.shareStates.rt.Close()
 	n.coord.replicaClients.close()
 	_ = n.srv.Shutdown(ctx)
 	n.fetchers.Close()

@@ -181,7 +181,12 @@ type node struct {
 	reader *tier.Reader   // the remote tier's reader; nil when tiering is off
 	groups *coordinatorHost
 	txns   *txnCoordinator
-	broker *broker.Broker
+	// shareStates is the share coordinator; stopShares ends the expiry of
+	// share groups' acquisition locks, and sharesDone says it ended.
+	shareStates *coordinatorHost
+	stopShares  context.CancelFunc
+	sharesDone  chan struct{}
+	broker      *broker.Broker
 	// servers serve the listeners, in the order of listeners.
 	servers       []*server.Server
 	listenerNames []string
@@ -222,6 +227,9 @@ func start(ctx context.Context, cfg *config.Broker, logger *slog.Logger) (*node,
 		return nil, errors.Join(err, n.shutdown())
 	}
 	if n.txns, err = newTxnCoordinator(cfg, clock.Real{}, logger, n); err != nil {
+		return nil, errors.Join(err, n.shutdown())
+	}
+	if n.shareStates, err = newShareStateCoordinator(meta, clock.Real{}, logger); err != nil {
 		return nil, errors.Join(err, n.shutdown())
 	}
 	var tierOpts *broker.TierDeps
@@ -302,7 +310,8 @@ const flushCheckInterval = 100 * time.Millisecond
 // serveListeners listens on every listener and builds its server, all
 // sharing one api handler (each request says which listener it came on).
 func (n *node) serveListeners(cfg *config.Broker, ls []boundListener, addrs map[string]api.Address, logger *slog.Logger) (*api.Handler, error) {
-	opts := api.Options{Broker: n.broker, Meta: n.meta, Config: cfg, Advertised: addrs, Logger: logger, Groups: n.groups.rt, Txns: n.txns.rt}
+	opts := api.Options{Broker: n.broker, Meta: n.meta, Config: cfg, Advertised: addrs, Logger: logger, Groups: n.groups.rt, Txns: n.txns.rt,
+		ShareStates: n.shareStates.rt}
 	if n.replicaClients != nil {
 		// A cluster node: partition leaders verify transactional produces
 		// with the transaction coordinator on another broker.
@@ -313,6 +322,13 @@ func (n *node) serveListeners(cfg *config.Broker, ls []boundListener, addrs map[
 		closeAll(ls)
 		return nil, err
 	}
+	shareCtx, stopShares := context.WithCancel(context.Background())
+	n.stopShares = stopShares
+	n.sharesDone = make(chan struct{})
+	go func() {
+		defer close(n.sharesDone)
+		h.RunShares(shareCtx)
+	}()
 	handler := n.metrics.countRequests(handlerAdapter{h})
 	limits, err := currentConnectionLimits(cfg, n.meta.Image())
 	if err != nil {
@@ -370,11 +386,13 @@ func (n *node) serveListeners(cfg *config.Broker, ls []boundListener, addrs map[
 func (n *node) onPartitionOpen(p *partition.Partition) {
 	n.groups.onOpen(p)
 	n.txns.onOpen(p)
+	n.shareStates.onOpen(p)
 }
 
 func (n *node) onPartitionClose(p *partition.Partition) {
 	n.groups.onClose(p)
 	n.txns.onClose(p)
+	n.shareStates.onClose(p)
 }
 
 // shutdown stops the group coordinators (answering their waiting requests
@@ -391,6 +409,10 @@ func (n *node) shutdown() error {
 	if n.txns != nil {
 		n.txns.close()
 	}
+	if n.stopShares != nil {
+		n.stopShares()
+		<-n.sharesDone
+	}
 	if n.groups != nil {
 		n.groups.rt.Close()
 	}
@@ -403,6 +425,10 @@ func (n *node) shutdown() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		errs = append(errs, shutdownServers(ctx, n.servers))
 		cancel()
+	}
+	// After the servers: the share acknowledgements in flight are written.
+	if n.shareStates != nil {
+		n.shareStates.rt.Close()
 	}
 	errs = append(errs, n.metrics.close())
 	if n.fetchers != nil {
@@ -437,6 +463,7 @@ func (a handlerAdapter) Handle(ctx context.Context, req *server.Request) server.
 	if req.Conn != nil {
 		ar.ClientHost = clientHost(req.Conn.RemoteAddr)
 		ar.Listener, ar.SASL, ar.Principal = req.Conn.Listener, req.Conn.SASL, req.Conn.Principal()
+		ar.ConnID = req.Conn.ID
 	}
 	r := a.h.Handle(ctx, ar)
 	out := server.Reply{Resp: r.Resp, Wait: r.Wait, NoResponse: r.NoResponse, Release: r.Release, Close: r.Close, Mute: r.Mute}

@@ -43,6 +43,21 @@ func (h *Handler) setGroupConfigs(ctx context.Context, name string, change func(
 // of its own, or whose configs no longer fit the broker's bounds (the
 // broker's values apply then).
 func GroupConsumerSettings(meta *metadata.Store, cfg *config.Broker) func(group string) (session, heartbeat time.Duration, ok bool) {
+	return groupTimeouts(meta, cfg, func(s config.GroupSettings) (time.Duration, time.Duration) {
+		return s.SessionTimeout, s.HeartbeatInterval
+	})
+}
+
+// GroupShareSettings is GroupConsumerSettings for share groups
+// (group.Options.ShareGroupSettings): a group's share.session.timeout.ms
+// and share.heartbeat.interval.ms.
+func GroupShareSettings(meta *metadata.Store, cfg *config.Broker) func(group string) (session, heartbeat time.Duration, ok bool) {
+	return groupTimeouts(meta, cfg, func(s config.GroupSettings) (time.Duration, time.Duration) {
+		return s.ShareSessionTimeout, s.ShareHeartbeatInterval
+	})
+}
+
+func groupTimeouts(meta *metadata.Store, cfg *config.Broker, pick func(config.GroupSettings) (time.Duration, time.Duration)) func(string) (time.Duration, time.Duration, bool) {
 	return func(group string) (time.Duration, time.Duration, bool) {
 		img := meta.Image()
 		overrides, ok := img.GroupConfigs[group]
@@ -53,6 +68,7 @@ func GroupConsumerSettings(meta *metadata.Store, cfg *config.Broker) func(group 
 		if err != nil {
 			return 0, 0, false
 		}
-		return s.SessionTimeout, s.HeartbeatInterval, true
+		session, heartbeat := pick(s)
+		return session, heartbeat, true
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/strata-broker/strata/internal/metadata"
 	"github.com/strata-broker/strata/internal/quota"
 	"github.com/strata-broker/strata/internal/sasl"
+	"github.com/strata-broker/strata/internal/share/leader"
 )
 
 // Request is one decoded request.
@@ -36,6 +37,9 @@ type Request struct {
 	// Principal is who sent the request ("User:alice", "User:ANONYMOUS"),
 	// what ACLs name.
 	Principal string
+	// ConnID names the connection the request came on (0 when unknown): a
+	// share session belongs to the connection that opened it.
+	ConnID uint64
 	// Stopping, if not nil, is closed when the server begins to shut down:
 	// long-poll fetches answer then with what they have.
 	Stopping <-chan struct{}
@@ -84,6 +88,10 @@ type Options struct {
 	// Txns runs the __transaction_state partitions led here. Nil answers
 	// every transaction request COORDINATOR_NOT_AVAILABLE.
 	Txns *runtime.Runtime
+	// ShareStates runs the __share_group_state partitions led here (the
+	// share coordinator, KIP-932). Nil answers every share-state request
+	// COORDINATOR_NOT_AVAILABLE.
+	ShareStates *runtime.Runtime
 	// Peers connects to another broker of the cluster, by id, for the
 	// requests this broker sends on behalf of its clients: a partition
 	// leader verifying a transactional produce with the coordinator of
@@ -120,7 +128,13 @@ type Handler struct {
 	groups   *coordinators
 	txns     *coordinators
 	sessions *fetchSessionCache
-	quotas   *quota.Manager
+	// shareStates is the share coordinator kind; shares the
+	// share-partitions this broker leads for share groups, and
+	// shareSessions their members' share sessions (KIP-932).
+	shareStates   *coordinators
+	shares        *leader.Manager
+	shareSessions *shareSessionCache
+	quotas        *quota.Manager
 	// leaderThrottle meters what this broker sends its throttled
 	// followers (leader.replication.throttled.rate, KIP-73).
 	leaderThrottle *quota.ByteRate
@@ -143,6 +157,13 @@ func New(opts Options) (*Handler, error) {
 		leaderThrottle: quota.NewByteRate(ReplicationQuotaConfig(opts.Config))}
 	h.groups = newGroupCoordinators(h)
 	h.txns = newTxnCoordinators(h)
+	h.shareStates = newShareStateCoordinators(h)
+	shares, err := leader.New(leader.Options{Persister: sharePersister{h}, Clock: wallClock{}, ExpiryInterval: shareExpiryInterval, Logger: opts.Logger})
+	if err != nil {
+		return nil, err
+	}
+	h.shares = shares
+	h.shareSessions = newShareSessionCache(int(opts.Config.GroupShareMaxShareSessions))
 	h.off = apisOff(opts.Config)
 	return h, nil
 }

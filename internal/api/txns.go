@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/strata-broker/strata/internal/coordinator/offsets"
+	"github.com/strata-broker/strata/internal/coordinator/sharestate"
 	"github.com/strata-broker/strata/internal/coordinator/txn"
 	"github.com/strata-broker/strata/internal/metadata"
 )
@@ -46,7 +47,7 @@ func newTxnCoordinators(h *Handler) *coordinators {
 // coordinator writes there, and it cannot be deleted or grow partitions
 // (keys are mapped to partitions by count).
 func isInternalTopic(name string) bool {
-	return name == offsets.TopicName || name == txn.TopicName
+	return name == offsets.TopicName || name == txn.TopicName || name == sharestate.TopicName
 }
 
 // coordinatorsOf is the kind of coordinator whose topic name is, nil for
@@ -57,6 +58,8 @@ func (h *Handler) coordinatorsOf(name string) *coordinators {
 		return h.groups
 	case h.txns.topic:
 		return h.txns
+	case h.shareStates.topic:
+		return h.shareStates
 	}
 	return nil
 }

@@ -122,6 +122,33 @@ type Broker struct {
 	GroupConsumerMaxSessionTimeout    time.Duration
 	GroupConsumerMinHeartbeatInterval time.Duration
 	GroupConsumerMaxHeartbeatInterval time.Duration
+	// Share groups (KIP-932): the session of a member and the interval it
+	// is told to heartbeat at (less than the session), each within its
+	// bounds, which also bound a group's own share.session.timeout.ms and
+	// share.heartbeat.interval.ms; the most members of one group.
+	GroupShareSessionTimeout       time.Duration
+	GroupShareMinSessionTimeout    time.Duration
+	GroupShareMaxSessionTimeout    time.Duration
+	GroupShareHeartbeatInterval    time.Duration
+	GroupShareMinHeartbeatInterval time.Duration
+	GroupShareMaxHeartbeatInterval time.Duration
+	GroupShareMaxSize              int32 // 1..1000
+	// How long a member holds the records it acquired, within its bounds,
+	// which also bound a group's own share.record.lock.duration.ms.
+	GroupShareRecordLockDuration    time.Duration // 1s..1h
+	GroupShareMinRecordLockDuration time.Duration // 1s..30s
+	GroupShareMaxRecordLockDuration time.Duration // 30s..1h
+	GroupShareDeliveryCountLimit    int16         // 2..10 deliveries of a record before it is archived
+	// GroupSharePartitionMaxRecordLocks is the most in-flight records of a
+	// share-partition (100..10000).
+	GroupSharePartitionMaxRecordLocks int32
+	GroupShareMaxShareSessions        int32 // group.share.max.share.sessions, at least 1
+	// __share_group_state, the share coordinator's topic
+	// (share.coordinator.state.topic.*).
+	ShareStateTopicNumPartitions     int32
+	ShareStateTopicReplicationFactor int16
+	ShareStateTopicSegmentBytes      int32
+	ShareStateTopicMinISR            int32
 
 	TxnTopicNumPartitions     int32
 	TxnTopicReplicationFactor int16
@@ -284,6 +311,25 @@ func newBroker(raw, origin map[string]string) (*Broker, error) {
 		GroupConsumerMinHeartbeatInterval: msDuration(g.i64("group.consumer.min.heartbeat.interval.ms")),
 		GroupConsumerMaxHeartbeatInterval: msDuration(g.i64("group.consumer.max.heartbeat.interval.ms")),
 
+		GroupShareSessionTimeout:          msDuration(g.i64("group.share.session.timeout.ms")),
+		GroupShareMinSessionTimeout:       msDuration(g.i64("group.share.min.session.timeout.ms")),
+		GroupShareMaxSessionTimeout:       msDuration(g.i64("group.share.max.session.timeout.ms")),
+		GroupShareHeartbeatInterval:       msDuration(g.i64("group.share.heartbeat.interval.ms")),
+		GroupShareMinHeartbeatInterval:    msDuration(g.i64("group.share.min.heartbeat.interval.ms")),
+		GroupShareMaxHeartbeatInterval:    msDuration(g.i64("group.share.max.heartbeat.interval.ms")),
+		GroupShareMaxSize:                 g.i32("group.share.max.size"),
+		GroupShareRecordLockDuration:      msDuration(g.i64("group.share.record.lock.duration.ms")),
+		GroupShareMinRecordLockDuration:   msDuration(g.i64("group.share.min.record.lock.duration.ms")),
+		GroupShareMaxRecordLockDuration:   msDuration(g.i64("group.share.max.record.lock.duration.ms")),
+		GroupShareDeliveryCountLimit:      g.i16("group.share.delivery.count.limit"),
+		GroupSharePartitionMaxRecordLocks: g.i32("group.share.partition.max.record.locks"),
+		GroupShareMaxShareSessions:        g.i32("group.share.max.share.sessions"),
+
+		ShareStateTopicNumPartitions:     g.i32("share.coordinator.state.topic.num.partitions"),
+		ShareStateTopicReplicationFactor: g.i16("share.coordinator.state.topic.replication.factor"),
+		ShareStateTopicSegmentBytes:      g.i32("share.coordinator.state.topic.segment.bytes"),
+		ShareStateTopicMinISR:            g.i32("share.coordinator.state.topic.min.isr"),
+
 		TxnTopicNumPartitions:     g.i32("transaction.state.log.num.partitions"),
 		TxnTopicReplicationFactor: g.i16("transaction.state.log.replication.factor"),
 		TxnTopicSegmentBytes:      g.i32("transaction.state.log.segment.bytes"),
@@ -331,6 +377,9 @@ func newBroker(raw, origin map[string]string) (*Broker, error) {
 		return nil, err
 	}
 	if err := b.checkConsumerGroupBounds(g); err != nil {
+		return nil, err
+	}
+	if err := b.checkShareGroupBounds(g); err != nil {
 		return nil, err
 	}
 	if err := b.setListeners(g); err != nil {

@@ -79,6 +79,13 @@
 // replica.fetch.wait.max.ms <= replica.socket.timeout.ms and <=
 // replica.lag.time.max.ms.
 //
+// Groups: the session timeout and heartbeat interval of consumer-protocol
+// groups (group.consumer.*) and of share groups (group.share.*, KIP-932),
+// and share groups' record lock duration, lie within their min and max
+// keys, and each heartbeat is below its session timeout. A group's own
+// configs (the GROUP resource, group.go) are checked by ResolveGroup
+// against the same bounds.
+//
 // Invariants:
 //   - Validate at the gateway: LoadBroker and ValidateTopicOverrides (and
 //     ResolveTopic, which calls it) check every value; Broker.Raw and the

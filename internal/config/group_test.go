@@ -45,16 +45,21 @@ func TestResolveGroup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	consumer := func(session, heartbeat time.Duration) GroupSettings {
+		s := defaultShareSettings
+		s.SessionTimeout, s.HeartbeatInterval = session, heartbeat
+		return s
+	}
 	for _, tc := range []struct {
 		name      string
 		overrides map[string]string
 		want      GroupSettings
 		key       string // "" when valid
 	}{
-		{"none: the broker's", nil, GroupSettings{50 * time.Second, 5 * time.Second}, ""},
-		{"its own session", map[string]string{"consumer.session.timeout.ms": "55000"}, GroupSettings{55 * time.Second, 5 * time.Second}, ""},
-		{"its own heartbeat", map[string]string{"consumer.heartbeat.interval.ms": " 6000 "}, GroupSettings{50 * time.Second, 6 * time.Second}, ""},
-		{"an unknown key", map[string]string{"share.record.lock.duration.ms": "1"}, GroupSettings{}, "share.record.lock.duration.ms"},
+		{"none: the broker's", nil, consumer(50*time.Second, 5*time.Second), ""},
+		{"its own session", map[string]string{"consumer.session.timeout.ms": "55000"}, consumer(55*time.Second, 5*time.Second), ""},
+		{"its own heartbeat", map[string]string{"consumer.heartbeat.interval.ms": " 6000 "}, consumer(50*time.Second, 6*time.Second), ""},
+		{"an unknown key", map[string]string{"streams.session.timeout.ms": "1"}, GroupSettings{}, "streams.session.timeout.ms"},
 		{"not a number", map[string]string{"consumer.session.timeout.ms": "soon"}, GroupSettings{}, "consumer.session.timeout.ms"},
 		{"a session over the bound", map[string]string{"consumer.session.timeout.ms": "70000"}, GroupSettings{}, "consumer.session.timeout.ms"},
 		{"a heartbeat under the bound", map[string]string{"consumer.heartbeat.interval.ms": "4000"}, GroupSettings{}, "consumer.heartbeat.interval.ms"},
@@ -67,6 +72,20 @@ func TestResolveGroup(t *testing.T) {
 			t.Errorf("%s: %+v, %v; want %+v", tc.name, got, err, tc.want)
 		case tc.key != "" && (!errors.As(err, &ce) || ce.Key != tc.key):
 			t.Errorf("%s: %v, want an error on %s", tc.name, err, tc.key)
+		}
+	}
+}
+
+// An unknown group config is refused with every group config's name.
+func TestResolveGroupUnknownKeyNamesTheConfigs(t *testing.T) {
+	_, err := ResolveGroup(map[string]string{"share.delivery.count": "3"}, nil)
+	var ce *Error
+	if !errors.As(err, &ce) || ce.Key != "share.delivery.count" {
+		t.Fatalf("%v, want an error on share.delivery.count", err)
+	}
+	for _, d := range groupDefs {
+		if !strings.Contains(err.Error(), d.Name) {
+			t.Errorf("%v does not name %s", err, d.Name)
 		}
 	}
 }
@@ -87,8 +106,8 @@ func TestDescribeGroup(t *testing.T) {
 	if e := got["consumer.heartbeat.interval.ms"]; e.Value != "6000" || e.Source != StaticBroker || e.Synonyms[0].Name != "group.consumer.heartbeat.interval.ms" {
 		t.Errorf("heartbeat: %+v", e)
 	}
-	if len(got) != 2 {
-		t.Errorf("described %d group configs, want 2", len(got))
+	if len(got) != len(groupDefs) {
+		t.Errorf("described %d group configs, want %d", len(got), len(groupDefs))
 	}
 }
 

@@ -91,6 +91,8 @@ var compatDefs = noEffectDefs([]Def{
 		"Kafka's ZooKeeper-era broker id generation. "+noEffect+"node.id (or broker.id) names the node."),
 	def("reserved.broker.max.id", Int, "1000", "", atLeast(0),
 		"Kafka's ZooKeeper-era bound on configured broker ids. "+noEffect+"node.id (or broker.id) names the node."),
+	def("group.share.enable", Boolean, "false", "", nil,
+		"Kafka's switch for share groups (KIP-932) before the share.version feature. "+noEffect+"share groups are always served."),
 	def("unstable.api.versions.enable", Boolean, "false", "", nil,
 		"Whether Kafka advertises API versions still in development. "+noEffect+"Strata advertises only what it implements."),
 	secret(nullDef("password.encoder.secret", Password, "", nil,
@@ -117,12 +119,6 @@ var compatDefs = noEffectDefs([]Def{
 		"Kafka's compression of the offset commits it writes to __consumer_offsets. "+noEffect+"Strata writes them uncompressed."),
 	def("remote.log.manager.thread.pool.size", Int, "10", "", atLeast(1),
 		"Kafka's threads that copy and expire remote segments. "+noEffect+"Strata's tier loop uploads each partition's segments in order."),
-	def("share.coordinator.state.topic.num.partitions", Int, "50", "", atLeast(1),
-		"Partitions of Kafka's share-group state topic (KIP-932). "+noEffect+"Strata has no share groups."),
-	def("share.coordinator.state.topic.replication.factor", Short, "3", "", atLeast(1),
-		"Replication factor of Kafka's share-group state topic (KIP-932). "+noEffect+"Strata has no share groups."),
-	def("share.coordinator.state.topic.min.isr", Short, "2", "", atLeast(1),
-		"min.insync.replicas of Kafka's share-group state topic (KIP-932). "+noEffect+"Strata has no share groups."),
 })
 
 // onlyDefaultDefs are Kafka broker configs whose only value Strata accepts
@@ -144,8 +140,6 @@ var onlyDefaultDefs = []Def{
 		"Kafka's config providers (KIP-297), Java classes. Strata loads none; only empty is accepted."),
 	def("eligible.leader.replicas.enable", Boolean, "false", "", onlyFalse("Strata does not keep eligible leader replicas (KIP-966): it elects leaders from the ISR only and never uncleanly; set it to false or remove it"),
 		"Kafka's eligible leader replicas (KIP-966). Only false is accepted: Strata elects leaders from the ISR only."),
-	def("group.share.enable", Boolean, "false", "", onlyFalse("Strata has no share groups (KIP-932); set it to false or remove it"),
-		"Kafka's share groups (KIP-932). Only false is accepted: Strata has no share groups."),
 }
 
 // javaClassRefused refuses a Java class name: Strata loads none.

@@ -13,7 +13,8 @@ import (
 
 // Kafka 4's own server.properties runs unchanged: a single node, its
 // controller listener left closed, the thread pool sizes accepted and
-// listed as changing nothing, the socket buffers taken.
+// listed as changing nothing, the socket buffers and the share state
+// topic's settings taken.
 func TestKafka4ServerPropertiesLoads(t *testing.T) {
 	b := mustLoad(t, filepath.Join("testdata", "kafka4-server.properties"), nil, nil)
 	plain := Listener{Name: "PLAINTEXT", Host: "", Port: 9092, Protocol: ProtocolPlaintext}
@@ -30,8 +31,9 @@ func TestKafka4ServerPropertiesLoads(t *testing.T) {
 		{"MetadataDir", b.MetadataDir, filepath.Join("/tmp/kraft-combined-logs", "__metadata")},
 		{"Connections", b.Connections, Connections{SendBufferBytes: 102400, ReceiveBufferBytes: 102400,
 			MaxIdle: 10 * time.Minute, ConnectionLimits: ConnectionLimits{Max: 1<<31 - 1, MaxPerIP: 1<<31 - 1, MaxCreationRate: 1<<31 - 1, PerIPOverrides: []HostLimit{}}}},
-		{"NoEffectSettings", b.NoEffectSettings(), []string{"num.io.threads=8", "num.network.threads=3",
-			"share.coordinator.state.topic.min.isr=1", "share.coordinator.state.topic.replication.factor=1"}},
+		{"NoEffectSettings", b.NoEffectSettings(), []string{"num.io.threads=8", "num.network.threads=3"}},
+		{"ShareStateTopicReplicationFactor", b.ShareStateTopicReplicationFactor, int16(1)},
+		{"ShareStateTopicMinISR", b.ShareStateTopicMinISR, int32(1)},
 		{"RecoveryThreads", b.RecoveryThreads, int32(1)},
 	}
 	for _, c := range checks {
@@ -267,7 +269,6 @@ func TestOnlyDefaultKeysRefuseOtherValues(t *testing.T) {
 		"kafka.metrics.reporters":         "com.example.Reporter",
 		"config.providers":                "file",
 		"eligible.leader.replicas.enable": "true",
-		"group.share.enable":              "true",
 	} {
 		_, err := LoadBroker("", nil, map[string]string{key: value})
 		var ce *Error
@@ -275,9 +276,10 @@ func TestOnlyDefaultKeysRefuseOtherValues(t *testing.T) {
 			t.Errorf("%s=%s: %v, want an error naming the key and what Strata does", key, value, err)
 		}
 	}
-	// As in Kafka, the classic group protocol cannot be turned off; share
-	// and streams groups are not served.
-	for value, want := range map[string]string{"consumer": "classic", "classic,share": "share groups", "classic,consumer,streams": "streams groups"} {
+	// As in Kafka, the classic group protocol cannot be turned off; streams
+	// groups are not served (share groups always are: "share" changes
+	// nothing, as group.share.enable).
+	for value, want := range map[string]string{"consumer": "classic", "classic,consumer,streams": "streams groups"} {
 		if _, err := LoadBroker("", nil, map[string]string{"group.coordinator.rebalance.protocols": value}); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("group.coordinator.rebalance.protocols=%s: %v, want an error saying %q", value, err, want)
 		}

@@ -264,10 +264,8 @@ func groupProtocols(v string) error {
 	if !slices.Contains(items, "classic") {
 		return errors.New("must include classic: disabling the classic protocol is not supported (as in Kafka)")
 	}
-	for _, p := range []string{"share", "streams"} {
-		if slices.Contains(items, p) {
-			return fmt.Errorf("names %s, and Strata has no %s groups; remove it (classic and consumer are served)", p, p)
-		}
+	if slices.Contains(items, "streams") {
+		return errors.New("names streams, and Strata has no streams groups; remove it (classic, consumer and share are served)")
 	}
 	return nil
 }

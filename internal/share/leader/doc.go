@@ -7,8 +7,8 @@
 // Contract.
 //   - A share-partition is loaded on first use: Persister.Read; when the
 //     coordinator holds no state (or one without a start offset), its start
-//     is chosen by the group's share.auto.offset.reset (the high watermark
-//     for latest, the log start for earliest) and written with
+//     is chosen by the group's share.auto.offset.reset (Settings.Reset:
+//     the high watermark for latest, the log start for earliest) and written with
 //     Persister.Initialize at state epoch leader epoch + 1 (so that a
 //     broker which lost the leadership cannot initialize over the new
 //     leader's state), then read back. A load at another leader epoch than the one the

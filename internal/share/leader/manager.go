@@ -68,8 +68,11 @@ type Read struct {
 // Settings are the share group's settings for one operation.
 type Settings struct {
 	Limits share.Limits
-	// Earliest is share.auto.offset.reset=earliest; latest otherwise.
-	Earliest bool
+	// Reset is where a share-partition without state starts, by the
+	// group's share.auto.offset.reset (the high watermark for latest, the
+	// log start for earliest, the first record of a time for by_duration);
+	// nil starts at the high watermark.
+	Reset func(Bounds) (base.Offset, error)
 }
 
 // Options are a Manager's environment.
@@ -210,8 +213,11 @@ var errNotInitialized = errors.New("share-partition state not initialized")
 // state back, which records its leader epoch with the coordinator.
 func (m *Manager) initialize(ctx context.Context, key Key, st Stored, exists bool, b Bounds, set Settings) error {
 	start := b.HighWatermark
-	if set.Earliest {
-		start = b.LogStart
+	if set.Reset != nil {
+		var err error
+		if start, err = set.Reset(b); err != nil {
+			return err
+		}
 	}
 	epoch := b.LeaderEpoch + 1
 	if exists {

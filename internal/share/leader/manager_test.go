@@ -118,7 +118,7 @@ func TestLoadChoosesTheStartByResetPolicy(t *testing.T) {
 		t.Fatalf("latest: acquired %s, stored %+v", got, p.states[key])
 	}
 	earliest := sets
-	earliest.Earliest = true
+	earliest.Reset = func(b Bounds) (base.Offset, error) { return b.LogStart, nil }
 	other := Key{Group: "h", Topic: key.Topic}
 	got = acquired(t)(m.Acquire(context.Background(), other, "a", b, earliest, 3, share.BatchOptimized, logOf(10)))
 	if got != "[{[2, 5) 1}]" || p.states[other].State.Start != 2 {
@@ -135,7 +135,7 @@ func TestAcknowledgeIsWrittenBeforeItCounts(t *testing.T) {
 	p := newMemPersister()
 	m, _ := newManager(t, p)
 	earliest := sets
-	earliest.Earliest = true
+	earliest.Reset = func(b Bounds) (base.Offset, error) { return b.LogStart, nil }
 	b := Bounds{HighWatermark: 6, ReadEnd: 6}
 	ctx := context.Background()
 	if got := acquired(t)(m.Acquire(ctx, key, "a", b, earliest, 4, share.BatchOptimized, logOf(6))); got != "[{[0, 4) 1}]" {
@@ -164,7 +164,7 @@ func TestReleasesAreWrittenAndWakeFetches(t *testing.T) {
 	p := newMemPersister()
 	m, clk := newManager(t, p)
 	earliest := sets
-	earliest.Earliest = true
+	earliest.Reset = func(b Bounds) (base.Offset, error) { return b.LogStart, nil }
 	b := Bounds{HighWatermark: 4, ReadEnd: 4}
 	ctx := context.Background()
 	acquired(t)(m.Acquire(ctx, key, "a", b, earliest, 2, share.BatchOptimized, logOf(4)))
@@ -210,7 +210,7 @@ func TestNewLeaderEpochLoadsAgain(t *testing.T) {
 	p := newMemPersister()
 	m, _ := newManager(t, p)
 	earliest := sets
-	earliest.Earliest = true
+	earliest.Reset = func(b Bounds) (base.Offset, error) { return b.LogStart, nil }
 	ctx := context.Background()
 	b := Bounds{HighWatermark: 4, ReadEnd: 4, LeaderEpoch: 1}
 	acquired(t)(m.Acquire(ctx, key, "a", b, earliest, 10, share.BatchOptimized, logOf(4)))
@@ -234,7 +234,7 @@ func TestLogStartPastTheShareStart(t *testing.T) {
 	p := newMemPersister()
 	m, _ := newManager(t, p)
 	earliest := sets
-	earliest.Earliest = true
+	earliest.Reset = func(b Bounds) (base.Offset, error) { return b.LogStart, nil }
 	ctx := context.Background()
 	acquired(t)(m.Acquire(ctx, key, "a", Bounds{HighWatermark: 4, ReadEnd: 4}, earliest, 2, share.BatchOptimized, logOf(4)))
 	got := acquired(t)(m.Acquire(ctx, key, "b", Bounds{LogStart: 3, HighWatermark: 6, ReadEnd: 6}, earliest, 10, share.BatchOptimized, logOf(6)))
