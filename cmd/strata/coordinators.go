@@ -38,7 +38,10 @@ type coordinatorHost struct {
 	// census is the group coordinator's census of its partitions (nil for
 	// transactions): a resigned partition's is dropped.
 	census *groupCensus
-	mu     struct {
+	// shareDeletes carries the group coordinator's share state deletions
+	// (nil for the other coordinators).
+	shareDeletes *shareStateDeleter
+	mu           struct {
 		sync.Mutex
 		parts map[int32]*partition.Partition
 	}

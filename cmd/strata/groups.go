@@ -3,10 +3,12 @@ package main
 import (
 	"cmp"
 	crand "crypto/rand"
+	"fmt"
 	"log/slog"
 	"net"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/strata-broker/strata/internal/api"
 	"github.com/strata-broker/strata/internal/clock"
@@ -19,7 +21,9 @@ import (
 )
 
 // newGroupCoordinator runs the consumer-group coordinator of every
-// __consumer_offsets partition this broker leads.
+// __consumer_offsets partition this broker leads. The deletion of a share
+// group's delivery state goes to the api handler once there is one
+// (shareStateDeleter.set).
 func newGroupCoordinator(cfg *config.Broker, meta *metadata.Store, clk clock.Clock, logger *slog.Logger) (*coordinatorHost, error) {
 	opts := groupOptions(cfg, api.GroupTopics(meta))
 	opts.ConsumerGroupSettings = api.GroupConsumerSettings(meta, cfg)
@@ -29,6 +33,7 @@ func newGroupCoordinator(cfg *config.Broker, meta *metadata.Store, clk clock.Clo
 	}
 	c := newCoordinatorHost(offsets.TopicName, clk)
 	c.census = newGroupCensus()
+	c.shareDeletes = &shareStateDeleter{logger: logger}
 	rt, err := runtime.New(runtime.Options{
 		NewShard: func(p int32) (runtime.Shard, error) {
 			o := opts
@@ -42,6 +47,7 @@ func newGroupCoordinator(cfg *config.Broker, meta *metadata.Store, clk clock.Clo
 		MaxQueuedOps:  coordinatorMaxQueuedOps,
 		LoadHold:      coordinatorLoadHold,
 		Logger:        logger.With("component", "group-coordinator"),
+		OnEffects:     c.shareDeletes.onEffects,
 	})
 	if err != nil {
 		return nil, err
@@ -138,4 +144,30 @@ func (g *groupCensus) total() []metrics.GroupCount {
 		return cmp.Or(cmp.Compare(a.Type, b.Type), cmp.Compare(a.State, b.State))
 	})
 	return out
+}
+
+// shareStateDeleter carries the group coordinator's DeleteShareState
+// effects (a share group deleted) to the api handler, which deletes the
+// state from the share coordinator in the background.
+type shareStateDeleter struct {
+	logger *slog.Logger
+	h      atomic.Pointer[api.Handler]
+}
+
+func (d *shareStateDeleter) set(h *api.Handler) { d.h.Store(h) }
+
+// onEffects is the group runtime's OnEffects; it must not block.
+func (d *shareStateDeleter) onEffects(_ int32, effects []any) {
+	for _, e := range effects {
+		del, ok := e.(group.DeleteShareState)
+		if !ok {
+			panic(fmt.Sprintf("strata: unknown group coordinator effect %T", e))
+		}
+		h := d.h.Load()
+		if h == nil {
+			d.logger.Warn("a deleted share group's delivery state is kept: the broker is not serving yet", "group", del.Group)
+			continue
+		}
+		go h.DeleteShareState(del.Group, del.Topics)
+	}
 }

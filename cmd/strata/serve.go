@@ -322,6 +322,7 @@ func (n *node) serveListeners(cfg *config.Broker, ls []boundListener, addrs map[
 		closeAll(ls)
 		return nil, err
 	}
+	n.groups.shareDeletes.set(h)
 	shareCtx, stopShares := context.WithCancel(context.Background())
 	n.stopShares = stopShares
 	n.sharesDone = make(chan struct{})

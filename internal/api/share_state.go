@@ -303,3 +303,45 @@ func shareStateError(code int16, key leader.Key) error {
 	}
 	return fmt.Errorf("%w: share-partition %v: %v", errShareStateUnavailable, key, kerr.ErrorForCode(code))
 }
+
+// DeleteShareState deletes the share-partition state of a deleted share
+// group from the share coordinators, and forgets what this broker holds
+// of it; failures are logged (the state then stays, and the group's id
+// starts from it if used again).
+func (h *Handler) DeleteShareState(group string, topics map[base.TopicID][]int32) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*shareStateTimeout)
+	defer cancel()
+	p := sharePersister{h}
+	for topicID, partitions := range topics {
+		for _, partition := range partitions {
+			key := leader.Key{Group: group, Topic: topicID, Partition: partition}
+			if err := p.delete(ctx, key); err != nil {
+				h.logger.Warn("deleting a share group's delivery state", "share_partition", key, "err", err)
+			}
+		}
+	}
+	h.shares.DropGroup(group)
+}
+
+// delete removes key's state at its share coordinator.
+func (p sharePersister) delete(ctx context.Context, key leader.Key) error {
+	req := kmsg.NewPtrDeleteShareGroupStateRequest()
+	req.GroupID = key.Group
+	rt := kmsg.NewDeleteShareGroupStateRequestTopic()
+	rt.TopicID = key.Topic
+	rp := kmsg.NewDeleteShareGroupStateRequestTopicPartition()
+	rp.Partition = key.Partition
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	_, code, err := p.call(ctx, key, req, func(r kmsg.Response) int16 {
+		resp := r.(*kmsg.DeleteShareGroupStateResponse)
+		if len(resp.Topics) == 0 || len(resp.Topics[0].Partitions) == 0 {
+			return kerr.CoordinatorNotAvailable.Code
+		}
+		return resp.Topics[0].Partitions[0].ErrorCode
+	})
+	if err != nil {
+		return err
+	}
+	return shareStateError(code, key)
+}

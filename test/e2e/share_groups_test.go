@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -160,4 +161,40 @@ func TestShareGroupQueue(t *testing.T) {
 	all := newShareRecords()
 	startShareConsumer(t, b.Addr, "auditors", "queue", all)
 	waitShare(t, all, 360, 30*time.Second)
+}
+
+// TestShareGroupDeletedStartsOver: DeleteGroups of an empty share group
+// deletes what it delivered (its share-partitions' state), so a group of
+// the same id starts over by its share.auto.offset.reset; a share group
+// with members is not deleted (NON_EMPTY_GROUP).
+func TestShareGroupDeletedStartsOver(t *testing.T) {
+	t.Parallel()
+	b := startBroker(t, t.TempDir())
+	adm := newAdmin(t, b.Addr)
+	createTopic(t, adm, "redo", 2, nil)
+	shareEarliest(t, b.Addr, "once")
+	produceN(t, newClient(t, b.Addr), "redo", 50)
+
+	first := newShareRecords()
+	stop := startShareConsumer(t, b.Addr, "once", "redo", first)
+	waitShare(t, first, 50, 30*time.Second)
+	deleted, err := adm.DeleteGroups(testContext(t, 10*time.Second), "once")
+	if err != nil || !errors.Is(deleted["once"].Err, kerr.NonEmptyGroup) {
+		t.Fatalf("deleting a share group with a member: %v %+v", err, deleted)
+	}
+	stop()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		deleted, err = adm.DeleteGroups(testContext(t, 10*time.Second), "once")
+		if err == nil && deleted["once"].Err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("deleting the share group once empty: %v %+v", err, deleted)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	again := newShareRecords()
+	startShareConsumer(t, b.Addr, "once", "redo", again)
+	waitShare(t, again, 50, 30*time.Second)
 }

@@ -89,7 +89,7 @@ func readConsumerKey(key []byte) (consumerKey, error) {
 	}
 	switch k.Type {
 	case consumerGroupMetadataKeyType, targetAssignmentMetadataKeyType,
-		shareGroupMetadataKeyType, shareTargetAssignmentMetadataKeyType:
+		shareGroupMetadataKeyType, shareTargetAssignmentMetadataKeyType, shareStatePartitionMetadataKeyType:
 		k.Group = r.keyString("GroupId")
 	case memberMetadataKeyType, targetAssignmentMemberKeyType, currentMemberAssignmentKeyType,
 		shareMemberMetadataKeyType, shareTargetAssignmentMemberKeyType, shareCurrentMemberAssignmentKeyType:

@@ -43,6 +43,7 @@ type harness struct {
 	errs    map[uint64]error // event replies
 	issued  map[uint64]kmsg.Request
 	records []runtime.Record
+	effects []any
 }
 
 // harnessTopics are the topics a harness's coordinator sees.
@@ -83,6 +84,7 @@ func (h *harness) absorb(res runtime.Result) {
 	for _, m := range res.Markers {
 		h.records = append(h.records, runtime.Record{Marker: &m})
 	}
+	h.effects = append(h.effects, res.Effects...)
 	for _, r := range res.Replies {
 		if _, ok := h.issued[r.Token]; !ok {
 			h.tb.Fatalf("reply to token %d that was never issued", r.Token)
@@ -311,7 +313,7 @@ func snapshotOf(c *Coordinator) snapshot {
 // write it.
 func shareSnap(sg *shareGroup) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "epoch %d hash %d target %d %v;", sg.epoch, sg.metadataHash, sg.assignmentEpoch, sg.targets)
+	fmt.Fprintf(&b, "epoch %d hash %d target %d %v state %v;", sg.epoch, sg.metadataHash, sg.assignmentEpoch, sg.targets, sg.stateTopics)
 	for _, id := range sg.memberIDs() {
 		m := sg.members[id]
 		fmt.Fprintf(&b, " %s meta %x epochs %d/%d assigned %v;", id, shareMemberMetadataValue(m.metadata()), m.epoch, m.previousEpoch, m.assigned)

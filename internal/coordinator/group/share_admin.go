@@ -2,10 +2,12 @@ package group
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strata-broker/strata/internal/base"
 	"github.com/strata-broker/strata/internal/coordinator/assignor"
 	"github.com/strata-broker/strata/internal/coordinator/runtime"
 )
@@ -66,16 +68,29 @@ func (sg *shareGroup) listed() kmsg.ListGroupsResponseGroup {
 	return kmsg.ListGroupsResponseGroup{ProtocolType: shareGroupType, GroupState: sg.state(), GroupType: shareGroupType}
 }
 
-// deleteShareGroup deletes an empty share group: its target epoch and
-// metadata tombstones (its members are gone already).
+// deleteShareGroup deletes an empty share group: its target epoch, state
+// partitions and metadata tombstones (its members are gone already), and,
+// once they are durable, the state of its share-partitions
+// (DeleteShareState).
 func (c *Coordinator) deleteShareGroup(id string, sg *shareGroup, res *runtime.Result) int16 {
 	if len(sg.members) > 0 {
 		return kerr.NonEmptyGroup.Code
 	}
+	state := sg.stateTopics
 	w := shareWrite{id: id, sg: sg}
 	w.write(shareTargetAssignmentMetadataKey(id), nil)
+	if state != nil {
+		w.write(shareStatePartitionMetadataKey(id), nil)
+	}
 	w.write(shareGroupMetadataKey(id), nil)
 	c.applyShareWrite(&w, res)
+	if len(state) > 0 {
+		del := DeleteShareState{Group: id, Topics: map[base.TopicID][]int32{}}
+		for tid, t := range state {
+			del.Topics[tid] = slices.Clone(t.Partitions)
+		}
+		res.Effects = append(res.Effects, del)
+	}
 	return 0
 }
 

@@ -1,12 +1,14 @@
 package group
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strata-broker/strata/internal/base"
 	"github.com/strata-broker/strata/internal/coordinator/assignor"
 )
 
@@ -157,6 +159,11 @@ func TestShareGroupThroughTheCoordinator(t *testing.T) {
 	wantCode(t, "DeleteGroups of an empty share group", del.Groups[0].ErrorCode, nil)
 	if len(h.c.shares) != 0 {
 		t.Fatal("the share group is still there")
+	}
+	// Its share-partitions' state is to be deleted: every partition of t1
+	// and t2 was assigned.
+	if len(h.effects) != 1 || fmt.Sprint(h.effects[0]) != fmt.Sprint(DeleteShareState{Group: "g", Topics: map[base.TopicID][]int32{cgT1: {0, 1, 2, 3}, cgT2: {0, 1}}}) {
+		t.Fatalf("effects of the deletion: %v", h.effects)
 	}
 	h.checkReload()
 	// The id is free for a classic group again.

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/strata-broker/strata/internal/base"
 	"github.com/strata-broker/strata/internal/coordinator/assignor"
 )
 
@@ -33,6 +34,18 @@ type shareGroup struct {
 	members         map[string]*shareMember
 	targets         map[string]assignor.Assignment
 	subscribers     map[string]int
+	// stateTopics are the partitions whose share-partition state may
+	// exist (its ShareGroupStatePartitionMetadata): every partition a
+	// target ever held, by topic. DeleteGroups deletes their state.
+	stateTopics map[base.TopicID]shareTopicPartitions
+}
+
+// DeleteShareState is an effect of DeleteGroups on a share group: the
+// broker deletes the share-partition state of these partitions from the
+// share coordinator (best effort; Kafka deletes it before the group).
+type DeleteShareState struct {
+	Group  string
+	Topics map[base.TopicID][]int32
 }
 
 // shareMember is one member of a share group. Its id is the client's own
@@ -121,6 +134,14 @@ func replayShare(sg *shareGroup, k consumerKey, value []byte) (*shareGroup, erro
 			m := sg.member(k.Member)
 			m.epoch, m.previousEpoch, m.assigned = v.MemberEpoch, v.PreviousMemberEpoch, assignmentOf(v.AssignedPartitions)
 		}
+	case shareStatePartitionMetadataKeyType:
+		var v shareStatePartitionMetadata
+		if v, err = readShareStatePartitionMetadataValue(value); err == nil {
+			sg.stateTopics = map[base.TopicID]shareTopicPartitions{}
+			for _, t := range append(v.InitializingTopics, v.InitializedTopics...) {
+				sg.stateTopics[t.TopicID] = mergeStateTopic(sg.stateTopics[t.TopicID], t)
+			}
+		}
 	default:
 		err = fmt.Errorf("%w: key type %d is not a share group record's", ErrBadRecord, k.Type)
 	}
@@ -158,10 +179,27 @@ func replayShareTombstone(sg *shareGroup, k consumerKey) (*shareGroup, error) {
 		if m, ok := sg.members[k.Member]; ok {
 			m.epoch, m.previousEpoch, m.assigned = leaveEpoch, leaveEpoch, nil
 		}
+	case shareStatePartitionMetadataKeyType:
+		sg.stateTopics = nil
 	default:
 		return sg, fmt.Errorf("%w: key type %d is not a share group record's", ErrBadRecord, k.Type)
 	}
 	return sg, nil
+}
+
+// mergeStateTopic is a with t's partitions added (a's name and timestamp
+// kept when a exists).
+func mergeStateTopic(a, t shareTopicPartitions) shareTopicPartitions {
+	if a.TopicName == "" {
+		a.TopicID, a.TopicName, a.CreateTimestampMs = t.TopicID, t.TopicName, t.CreateTimestampMs
+	}
+	a.Partitions = sortedInt32Set(append(slices.Clone(a.Partitions), t.Partitions...))
+	return a
+}
+
+func sortedInt32Set(l []int32) []int32 {
+	slices.Sort(l)
+	return slices.Compact(l)
 }
 
 // member is the member called id, created (at epoch 0) if there is none.

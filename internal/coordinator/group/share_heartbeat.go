@@ -2,6 +2,7 @@ package group
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -143,7 +144,7 @@ func (w *shareWrite) heartbeat(op runtime.Op, req *kmsg.ShareGroupHeartbeatReque
 	if !known || !meta.equal(m.metadata()) {
 		w.write(shareMemberMetadataKey(w.id, req.MemberID), shareMemberMetadataValue(meta))
 	}
-	w.advance(view, subscriptionChanged)
+	w.advance(view, subscriptionChanged, now)
 	m = w.sg.members[req.MemberID]
 	w.reconcile(m, view, subscriptionChanged)
 
@@ -158,26 +159,55 @@ func (w *shareWrite) heartbeat(op runtime.Op, req *kmsg.ShareGroupHeartbeatReque
 
 // advance bumps the group epoch when a subscription or the subscribed
 // topics changed, and assigns the target when it is behind the epoch.
-func (w *shareWrite) advance(view TopicsView, subscriptionChanged bool) {
+func (w *shareWrite) advance(view TopicsView, subscriptionChanged bool, now time.Time) {
 	if hash := topicsHash(view, w.sg.subscribedNames()); subscriptionChanged || hash != w.sg.metadataHash {
 		w.write(shareGroupMetadataKey(w.id), shareGroupMetadataValue(shareGroupMetadata{Epoch: w.sg.epoch + 1, MetadataHash: hash}))
 	}
 	if w.sg.epoch > w.sg.assignmentEpoch {
-		w.assignTargets(view)
+		w.assignTargets(view, now)
 	}
 }
 
-// assignTargets writes the target of the group's epoch: the members whose
-// target changed, then the target epoch.
-func (w *shareWrite) assignTargets(view TopicsView) {
+// assignTargets writes the target of the group's epoch: the partitions
+// whose state it may create first (ShareGroupStatePartitionMetadata, when
+// the target holds new ones), then the members whose target changed, then
+// the target epoch.
+func (w *shareWrite) assignTargets(view TopicsView, now time.Time) {
 	sg := w.sg
 	next := assignor.Simple{}.Assign(sg.assignmentSpec(view))
+	w.noteStateTopics(view, next, now)
 	for _, id := range sg.memberIDs() {
 		if target := next[id]; !target.Equal(sg.targets[id]) {
 			w.write(shareTargetAssignmentMemberKey(w.id, id), targetAssignmentMemberValue(targetAssignmentMember{TopicPartitions: topicPartitionsOf(target)}))
 		}
 	}
 	w.write(shareTargetAssignmentMetadataKey(w.id), targetAssignmentMetadataValue(targetAssignmentMetadata{AssignmentEpoch: sg.epoch}))
+}
+
+// noteStateTopics writes the group's state partitions with those of
+// targets added, if any is new.
+func (w *shareWrite) noteStateTopics(view TopicsView, targets map[string]assignor.Assignment, now time.Time) {
+	merged := map[base.TopicID]shareTopicPartitions{}
+	for id, t := range w.sg.stateTopics {
+		merged[id] = t
+	}
+	grew := false
+	for _, a := range targets {
+		for id, ps := range a {
+			name, _ := view.TopicName(id)
+			before := len(merged[id].Partitions)
+			merged[id] = mergeStateTopic(merged[id], shareTopicPartitions{TopicID: id, TopicName: name, Partitions: ps, CreateTimestampMs: now.UnixMilli()})
+			grew = grew || len(merged[id].Partitions) > before
+		}
+	}
+	if !grew {
+		return
+	}
+	var v shareStatePartitionMetadata
+	for _, id := range slices.SortedFunc(maps.Keys(merged), func(a, b base.TopicID) int { return slices.Compare(a[:], b[:]) }) {
+		v.InitializedTopics = append(v.InitializedTopics, merged[id])
+	}
+	w.write(shareStatePartitionMetadataKey(w.id), shareStatePartitionMetadataValue(v))
 }
 
 // reconcile gives m its target when its epoch is behind the target's, or

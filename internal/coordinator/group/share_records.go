@@ -9,20 +9,27 @@ import "github.com/twmb/franz-go/pkg/kbin"
 //
 // Key types 12 (target assignment metadata) and 13 (target assignment
 // member) have the consumer group's type-6 and type-7 values, and are
-// written with their codecs. Type 15 (ShareGroupStatePartitionMetadata) is
-// not written: share-partition state is created by the partition leaders
-// on first use (see the share package).
+// written with their codecs. Type 15 (ShareGroupStatePartitionMetadata)
+// lists the partitions whose share-partition state may exist (Kafka's
+// initialized topics): the partition leaders create that state on first
+// use (see share/leader), so nothing is ever initializing here, and
+// DeleteGroups deletes the state of what it lists.
 const (
 	shareMemberMetadataKeyType           int16 = 10 // ShareGroupMemberMetadataKey
 	shareGroupMetadataKeyType            int16 = 11 // ShareGroupMetadataKey
 	shareTargetAssignmentMetadataKeyType int16 = 12 // ShareGroupTargetAssignmentMetadataKey
 	shareTargetAssignmentMemberKeyType   int16 = 13 // ShareGroupTargetAssignmentMemberKey
 	shareCurrentMemberAssignmentKeyType  int16 = 14 // ShareGroupCurrentMemberAssignmentKey
+	shareStatePartitionMetadataKeyType   int16 = 15 // ShareGroupStatePartitionMetadataKey
 )
 
 // isShareKeyType reports whether a record key type is a share group's.
 func isShareKeyType(t int16) bool {
-	return t >= shareMemberMetadataKeyType && t <= shareCurrentMemberAssignmentKeyType
+	return t >= shareMemberMetadataKeyType && t <= shareStatePartitionMetadataKeyType
+}
+
+func shareStatePartitionMetadataKey(groupID string) []byte {
+	return appendConsumerKey(shareStatePartitionMetadataKeyType, groupID)
 }
 
 func shareMemberMetadataKey(groupID, memberID string) []byte {
@@ -142,6 +149,95 @@ func readShareCurrentMemberAssignmentValue(value []byte) (shareCurrentMemberAssi
 	r.tags(nil)
 	if err := r.done(); err != nil {
 		return shareCurrentMemberAssignment{}, err
+	}
+	return v, nil
+}
+
+// shareTopicPartitions is a TopicPartitionsInfo of
+// ShareGroupStatePartitionMetadataValue.
+type shareTopicPartitions struct {
+	TopicID           [16]byte
+	TopicName         string
+	Partitions        []int32
+	CreateTimestampMs int64
+}
+
+// shareTopic is a TopicInfo of ShareGroupStatePartitionMetadataValue.
+type shareTopic struct {
+	TopicID   [16]byte
+	TopicName string
+}
+
+// shareStatePartitionMetadata is ShareGroupStatePartitionMetadataValue
+// (key type 15):
+//
+//	InitializingTopics []{TopicId uuid; TopicName string; Partitions []int32; CreateTimestamp int64}
+//	InitializedTopics  []{the same}
+//	DeletingTopics     []{TopicId uuid; TopicName string}
+type shareStatePartitionMetadata struct {
+	InitializingTopics []shareTopicPartitions
+	InitializedTopics  []shareTopicPartitions
+	DeletingTopics     []shareTopic
+}
+
+func appendShareTopicPartitions(dst []byte, l []shareTopicPartitions) []byte {
+	dst = kbin.AppendCompactArrayLen(dst, len(l))
+	for _, t := range l {
+		dst = kbin.AppendUuid(dst, t.TopicID)
+		dst = appendString(dst, t.TopicName)
+		dst = appendInt32List(dst, t.Partitions)
+		dst = kbin.AppendInt64(dst, t.CreateTimestampMs)
+		dst = appendTags(dst)
+	}
+	return dst
+}
+
+func shareStatePartitionMetadataValue(v shareStatePartitionMetadata) []byte {
+	dst := kbin.AppendInt16(nil, consumerValueVersion)
+	dst = appendShareTopicPartitions(dst, v.InitializingTopics)
+	dst = appendShareTopicPartitions(dst, v.InitializedTopics)
+	dst = kbin.AppendCompactArrayLen(dst, len(v.DeletingTopics))
+	for _, t := range v.DeletingTopics {
+		dst = kbin.AppendUuid(dst, t.TopicID)
+		dst = appendString(dst, t.TopicName)
+		dst = appendTags(dst)
+	}
+	return appendTags(dst)
+}
+
+// minShareTopicBytes is the least a TopicInfo takes: uuid, empty name, no
+// tags.
+const minShareTopicBytes = 16 + 1 + 1
+
+func (r *recordReader) shareTopicPartitionsList(field string) []shareTopicPartitions {
+	n := r.arrayLen(field, minShareTopicBytes+1+8, false)
+	var l []shareTopicPartitions
+	for i := 0; i < n && r.err == nil; i++ {
+		l = append(l, shareTopicPartitions{
+			TopicID:           r.uuid(field + ".TopicId"),
+			TopicName:         r.string(field + ".TopicName"),
+			Partitions:        r.int32List(field+".Partitions", false),
+			CreateTimestampMs: r.int64(field + ".CreateTimestamp"),
+		})
+		r.tags(nil)
+	}
+	return l
+}
+
+func readShareStatePartitionMetadataValue(value []byte) (shareStatePartitionMetadata, error) {
+	r := newValueReader("ShareGroupStatePartitionMetadataValue", value)
+	v := shareStatePartitionMetadata{
+		InitializingTopics: r.shareTopicPartitionsList("InitializingTopics"),
+		InitializedTopics:  r.shareTopicPartitionsList("InitializedTopics"),
+	}
+	n := r.arrayLen("DeletingTopics", minShareTopicBytes, false)
+	for i := 0; i < n && r.err == nil; i++ {
+		v.DeletingTopics = append(v.DeletingTopics, shareTopic{TopicID: r.uuid("DeletingTopics.TopicId"), TopicName: r.string("DeletingTopics.TopicName")})
+		r.tags(nil)
+	}
+	r.tags(nil)
+	if err := r.done(); err != nil {
+		return shareStatePartitionMetadata{}, err
 	}
 	return v, nil
 }

@@ -19,6 +19,24 @@ var (
 	genShareGroupMetadata = rapid.Custom(func(t *rapid.T) shareGroupMetadata {
 		return shareGroupMetadata{Epoch: rapid.Int32().Draw(t, "epoch"), MetadataHash: rapid.Int64().Draw(t, "hash")}
 	})
+	genShareTopicPartitions = rapid.Custom(func(t *rapid.T) shareTopicPartitions {
+		var id [16]byte
+		copy(id[:], rapid.SliceOfN(rapid.Byte(), 16, 16).Draw(t, "id"))
+		return shareTopicPartitions{TopicID: id, TopicName: genString.Draw(t, "name"),
+			Partitions: genList(rapid.Int32(), 5).Draw(t, "partitions"), CreateTimestampMs: rapid.Int64().Draw(t, "ts")}
+	})
+	genShareStatePartitionMetadata = rapid.Custom(func(t *rapid.T) shareStatePartitionMetadata {
+		v := shareStatePartitionMetadata{
+			InitializingTopics: genList(genShareTopicPartitions, 3).Draw(t, "initializing"),
+			InitializedTopics:  genList(genShareTopicPartitions, 3).Draw(t, "initialized"),
+		}
+		v.DeletingTopics = genList(rapid.Custom(func(t *rapid.T) shareTopic {
+			var id [16]byte
+			copy(id[:], rapid.SliceOfN(rapid.Byte(), 16, 16).Draw(t, "id"))
+			return shareTopic{TopicID: id, TopicName: genString.Draw(t, "name")}
+		}), 3).Draw(t, "deleting")
+		return v
+	})
 	genShareCurrentMemberAssignment = rapid.Custom(func(t *rapid.T) shareCurrentMemberAssignment {
 		return shareCurrentMemberAssignment{
 			MemberEpoch:         rapid.Int32().Draw(t, "epoch"),
@@ -35,6 +53,9 @@ func TestShareRecordValuesRoundTrip(t *testing.T) {
 	})
 	t.Run("ShareGroupMetadataValue", func(t *testing.T) {
 		checkRoundTrip(t, genShareGroupMetadata, shareGroupMetadataValue, readShareGroupMetadataValue)
+	})
+	t.Run("ShareGroupStatePartitionMetadataValue", func(t *testing.T) {
+		checkRoundTrip(t, genShareStatePartitionMetadata, shareStatePartitionMetadataValue, readShareStatePartitionMetadataValue)
 	})
 	t.Run("ShareGroupCurrentMemberAssignmentValue", func(t *testing.T) {
 		checkRoundTrip(t, genShareCurrentMemberAssignment, shareCurrentMemberAssignmentValue, readShareCurrentMemberAssignmentValue)

@@ -346,6 +346,18 @@ func (m *Manager) DropPartition(topic base.TopicID, partition int32) {
 	}
 }
 
+// DropGroup forgets every share-partition of group (the group was
+// deleted): its next use loads what the coordinator holds then.
+func (m *Manager) DropGroup(group string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for k := range m.mu.parts {
+		if k.Group == group {
+			delete(m.mu.parts, k)
+		}
+	}
+}
+
 // Run releases expired locks every ExpiryInterval until ctx ends.
 func (m *Manager) Run(ctx context.Context) {
 	t := time.NewTicker(m.opts.ExpiryInterval)
