@@ -33,6 +33,10 @@ var MaxVersions = map[int16]int16{
 
 	kmsg.ShareGroupHeartbeat.Int16(): 1,
 	kmsg.ShareGroupDescribe.Int16():  1,
+
+	kmsg.DescribeShareGroupOffsets.Int16(): 1,
+	kmsg.AlterShareGroupOffsets.Int16():    0,
+	kmsg.DeleteShareGroupOffsets.Int16():   0,
 }
 
 // Coordinator holds the groups of one __consumer_offsets partition: classic
@@ -116,6 +120,12 @@ func (c *Coordinator) Handle(op runtime.Op, now time.Time) runtime.Result {
 		c.shareGroupHeartbeat(op, req, now, &res)
 	case *kmsg.ShareGroupDescribeRequest:
 		reply(&res, op.Token, c.shareGroupDescribe(req))
+	case *kmsg.DescribeShareGroupOffsetsRequest:
+		reply(&res, op.Token, c.describeShareGroupOffsets(req))
+	case *kmsg.AlterShareGroupOffsetsRequest:
+		c.alterShareGroupOffsets(op, req, now, &res)
+	case *kmsg.DeleteShareGroupOffsetsRequest:
+		c.deleteShareGroupOffsets(op, req, &res)
 	default:
 		panic(fmt.Sprintf("group: Handle of unserved request %T", op.Req))
 	}

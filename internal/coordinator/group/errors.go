@@ -78,6 +78,22 @@ func ErrorResponse(req kmsg.Request, code int16) kmsg.Response {
 			resp.Groups = append(resp.Groups, rg)
 		}
 		return resp
+	case *kmsg.DescribeShareGroupOffsetsRequest:
+		resp := req.ResponseKind().(*kmsg.DescribeShareGroupOffsetsResponse)
+		for _, g := range req.Groups {
+			rg := kmsg.NewDescribeShareGroupOffsetsResponseGroup()
+			rg.GroupID, rg.ErrorCode = g.GroupID, code
+			resp.Groups = append(resp.Groups, rg)
+		}
+		return resp
+	case *kmsg.AlterShareGroupOffsetsRequest:
+		resp := req.ResponseKind().(*kmsg.AlterShareGroupOffsetsResponse)
+		resp.ErrorCode = code
+		return resp
+	case *kmsg.DeleteShareGroupOffsetsRequest:
+		resp := req.ResponseKind().(*kmsg.DeleteShareGroupOffsetsResponse)
+		resp.ErrorCode = code
+		return resp
 	case *kmsg.DeleteGroupsRequest:
 		resp := req.ResponseKind().(*kmsg.DeleteGroupsResponse)
 		for _, id := range req.Groups {

@@ -295,7 +295,19 @@ func shareStep(rt *rapid.T, h *harness, m *model, group, key, client string) {
 		req = shareBeatReq(group, c.id, leaveEpoch)
 	case 4:
 		h.do(&kmsg.ShareGroupDescribeRequest{Version: 1, GroupIDs: []string{group}}, client)
-		h.do(&kmsg.DeleteGroupsRequest{Version: 2, Groups: []string{group}}, client)
+		switch rapid.IntRange(0, 2).Draw(rt, "shareAdmin") {
+		case 0:
+			h.do(&kmsg.DeleteGroupsRequest{Version: 2, Groups: []string{group}}, client)
+		case 1:
+			h.do(alterShareReq(group, rapid.SampledFrom([]string{"t1", "t2", "t3"}).Draw(rt, "alterTopic"), 0, 1), client)
+		case 2:
+			del := kmsg.NewPtrDeleteShareGroupOffsetsRequest()
+			del.GroupID = group
+			rt2 := kmsg.NewDeleteShareGroupOffsetsRequestTopic()
+			rt2.Topic = rapid.SampledFrom([]string{"t1", "t2"}).Draw(rt, "deleteTopic")
+			del.Topics = append(del.Topics, rt2)
+			h.do(del, client)
+		}
 		return
 	}
 	resp := h.resp(h.do(req, client)).(*kmsg.ShareGroupHeartbeatResponse)

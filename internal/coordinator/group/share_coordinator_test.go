@@ -236,3 +236,97 @@ func TestShareGroupPreviousEpoch(t *testing.T) {
 	h.beatShare("g", a) // 2 to 3
 	wantCode(t, "heartbeat two epochs behind", h.shareBeat(shareBeatReq("g", "a", 1)).ErrorCode, kerr.FencedMemberEpoch)
 }
+
+func alterShareReq(group, topic string, partitions ...int32) *kmsg.AlterShareGroupOffsetsRequest {
+	req := kmsg.NewPtrAlterShareGroupOffsetsRequest()
+	req.GroupID = group
+	rt := kmsg.NewAlterShareGroupOffsetsRequestTopic()
+	rt.Topic = topic
+	for _, p := range partitions {
+		rp := kmsg.NewAlterShareGroupOffsetsRequestTopicPartition()
+		rp.Partition, rp.StartOffset = p, 5
+		rt.Partitions = append(rt.Partitions, rp)
+	}
+	req.Topics = append(req.Topics, rt)
+	return req
+}
+
+// describedShareOffsets is what DescribeShareGroupOffsets without topics
+// lists for group: "topic:partitions".
+func (h *harness) describedShareOffsets(group string) string {
+	h.tb.Helper()
+	req := kmsg.NewPtrDescribeShareGroupOffsetsRequest()
+	req.Version = 1
+	rg := kmsg.NewDescribeShareGroupOffsetsRequestGroup()
+	rg.GroupID = group
+	req.Groups = append(req.Groups, rg)
+	resp := h.resp(h.do(req, "admin")).(*kmsg.DescribeShareGroupOffsetsResponse)
+	out := ""
+	for _, t := range resp.Groups[0].Topics {
+		var ps []int32
+		for _, p := range t.Partitions {
+			if p.StartOffset != -1 || p.Lag != -1 {
+				h.tb.Fatalf("the coordinator filled in %+v", p)
+			}
+			ps = append(ps, p.Partition)
+		}
+		out += fmt.Sprintf("%s:%v ", t.Topic, ps)
+	}
+	return out
+}
+
+// The share group offset APIs through the coordinator: Describe lists the
+// partitions a group has state for; Alter and Delete are for empty share
+// groups only, Alter creating the group, and record what they may change.
+func TestShareGroupOffsetsThroughTheCoordinator(t *testing.T) {
+	h := newHarness(t, testOptions())
+	h.joinShare("g", "a", "t1")
+	if got := h.describedShareOffsets("g"); got != "t1:[0 1 2 3] " {
+		t.Fatalf("described %q", got)
+	}
+	if got := h.describedShareOffsets("missing"); got != "" {
+		t.Fatalf("described a missing group: %q", got)
+	}
+	alter := h.resp(h.do(alterShareReq("g", "t1", 0), "admin")).(*kmsg.AlterShareGroupOffsetsResponse)
+	wantCode(t, "alter of a group with members", alter.ErrorCode, kerr.NonEmptyGroup)
+	h.resp(h.do(&kmsg.JoinGroupRequest{Group: "classic", ProtocolType: "consumer", SessionTimeoutMillis: 10000, RebalanceTimeoutMillis: 10000,
+		Protocols: []kmsg.JoinGroupRequestProtocol{{Name: "range"}}}, "classic"))
+	alter = h.resp(h.do(alterShareReq("classic", "t1", 0), "admin")).(*kmsg.AlterShareGroupOffsetsResponse)
+	wantCode(t, "alter of a classic group", alter.ErrorCode, kerr.GroupIDNotFound)
+
+	alter = h.resp(h.do(alterShareReq("n", "t1", 0, 9), "admin")).(*kmsg.AlterShareGroupOffsetsResponse)
+	wantCode(t, "alter of a new group", alter.ErrorCode, nil)
+	wantCode(t, "alter of an existing partition", alter.Topics[0].Partitions[0].ErrorCode, nil)
+	wantCode(t, "alter of a partition past the topic's", alter.Topics[0].Partitions[1].ErrorCode, kerr.UnknownTopicOrPartition)
+	if alter.Topics[0].TopicID != cgT1 {
+		t.Fatalf("altered topic id %x", alter.Topics[0].TopicID)
+	}
+	alter = h.resp(h.do(alterShareReq("n", "nope", 0), "admin")).(*kmsg.AlterShareGroupOffsetsResponse)
+	wantCode(t, "alter of a missing topic", alter.Topics[0].Partitions[0].ErrorCode, kerr.UnknownTopicOrPartition)
+	if got := h.describedShareOffsets("n"); got != "t1:[0] " {
+		t.Fatalf("described after the alter %q", got)
+	}
+	list := h.resp(h.do(&kmsg.ListGroupsRequest{Version: 5, TypesFilter: []string{"share"}}, "admin")).(*kmsg.ListGroupsResponse)
+	if len(list.Groups) != 2 {
+		t.Fatalf("share groups listed: %+v", list.Groups)
+	}
+	h.checkReload()
+
+	del := kmsg.NewPtrDeleteShareGroupOffsetsRequest()
+	del.GroupID = "n"
+	for _, topic := range []string{"t2", "t1", "nope"} {
+		rt := kmsg.NewDeleteShareGroupOffsetsRequestTopic()
+		rt.Topic = topic
+		del.Topics = append(del.Topics, rt)
+	}
+	delResp := h.resp(h.do(del, "admin")).(*kmsg.DeleteShareGroupOffsetsResponse)
+	wantCode(t, "delete of a topic without state", delResp.Topics[0].ErrorCode, kerr.UnknownTopicOrPartition)
+	wantCode(t, "delete of a topic with state", delResp.Topics[1].ErrorCode, nil)
+	wantCode(t, "delete of a missing topic", delResp.Topics[2].ErrorCode, kerr.UnknownTopicOrPartition)
+	if got := h.describedShareOffsets("n"); got != "" {
+		t.Fatalf("described after the delete %q", got)
+	}
+	del.GroupID = "missing"
+	wantCode(t, "delete in a missing group", h.resp(h.do(del, "admin")).(*kmsg.DeleteShareGroupOffsetsResponse).ErrorCode, kerr.GroupIDNotFound)
+	h.checkReload()
+}

@@ -2,7 +2,6 @@ package group
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -184,30 +183,17 @@ func (w *shareWrite) assignTargets(view TopicsView, now time.Time) {
 	w.write(shareTargetAssignmentMetadataKey(w.id), targetAssignmentMetadataValue(targetAssignmentMetadata{AssignmentEpoch: sg.epoch}))
 }
 
-// noteStateTopics writes the group's state partitions with those of
-// targets added, if any is new.
+// noteStateTopics adds the partitions of targets to the group's state
+// partitions.
 func (w *shareWrite) noteStateTopics(view TopicsView, targets map[string]assignor.Assignment, now time.Time) {
-	merged := map[base.TopicID]shareTopicPartitions{}
-	for id, t := range w.sg.stateTopics {
-		merged[id] = t
-	}
-	grew := false
+	added := map[base.TopicID]shareTopicPartitions{}
 	for _, a := range targets {
 		for id, ps := range a {
 			name, _ := view.TopicName(id)
-			before := len(merged[id].Partitions)
-			merged[id] = mergeStateTopic(merged[id], shareTopicPartitions{TopicID: id, TopicName: name, Partitions: ps, CreateTimestampMs: now.UnixMilli()})
-			grew = grew || len(merged[id].Partitions) > before
+			added[id] = mergeStateTopic(added[id], shareTopicPartitions{TopicID: id, TopicName: name, Partitions: ps, CreateTimestampMs: now.UnixMilli()})
 		}
 	}
-	if !grew {
-		return
-	}
-	var v shareStatePartitionMetadata
-	for _, id := range slices.SortedFunc(maps.Keys(merged), func(a, b base.TopicID) int { return slices.Compare(a[:], b[:]) }) {
-		v.InitializedTopics = append(v.InitializedTopics, merged[id])
-	}
-	w.write(shareStatePartitionMetadataKey(w.id), shareStatePartitionMetadataValue(v))
+	w.putStateTopics(added)
 }
 
 // reconcile gives m its target when its epoch is behind the target's, or
