@@ -287,7 +287,7 @@ func (f *shareFetch) acquireOne(ctx context.Context, t shareTarget, recordsLeft 
 			return read.read, err
 		})
 	if err != nil {
-		return 0, 0, shareAckCode(err)
+		return 0, 0, shareErrorCode(err)
 	}
 	if len(acquired) == 0 {
 		return 0, 0, 0

@@ -48,9 +48,9 @@ func acksOf(batches []wireAck, maxType share.AckType) ([]share.Ack, int16) {
 	return acks, 0
 }
 
-// shareAckCode is the partition error code of an acknowledgement's or a
+// shareErrorCode is the partition error code of an acknowledgement's or a
 // fetch's failure.
-func shareAckCode(err error) int16 {
+func shareErrorCode(err error) int16 {
 	switch {
 	case err == nil:
 		return 0
@@ -81,5 +81,5 @@ func (h *Handler) acknowledgeShare(ctx context.Context, req *Request, group, mem
 		return code
 	}
 	key := leader.Key{Group: group, Topic: pk.topicID, Partition: pk.partition}
-	return shareAckCode(h.shares.Acknowledge(ctx, key, member, boundsOf(t.part), set.forPartition(ctx, h, t), acks))
+	return shareErrorCode(h.shares.Acknowledge(ctx, key, member, boundsOf(t.part), set.forPartition(ctx, h, t), acks))
 }

@@ -345,3 +345,80 @@ func (p sharePersister) delete(ctx context.Context, key leader.Key) error {
 	}
 	return shareStateError(code, key)
 }
+
+// shareSummary is a share-partition's start offset, leader epoch and
+// delivery complete count as its share coordinator holds them; ok is false
+// when it holds no start offset.
+type shareSummary struct {
+	startOffset base.Offset
+	leaderEpoch int32
+	stateEpoch  int32
+	completed   int64 // -1: unknown
+	ok          bool
+}
+
+// summary reads key's ReadShareGroupStateSummary (v1).
+func (p sharePersister) summary(ctx context.Context, key leader.Key) (shareSummary, error) {
+	req := kmsg.NewPtrReadShareGroupStateSummaryRequest()
+	req.Version = 1
+	req.GroupID = key.Group
+	rt := kmsg.NewReadShareGroupStateSummaryRequestTopic()
+	rt.TopicID = key.Topic
+	rp := kmsg.NewReadShareGroupStateSummaryRequestTopicPartition()
+	rp.Partition, rp.LeaderEpoch = key.Partition, -1
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	var part kmsg.ReadShareGroupStateSummaryResponseTopicPartition
+	_, code, err := p.call(ctx, key, req, func(r kmsg.Response) int16 {
+		resp := r.(*kmsg.ReadShareGroupStateSummaryResponse)
+		if len(resp.Topics) == 0 || len(resp.Topics[0].Partitions) == 0 {
+			return kerr.CoordinatorNotAvailable.Code
+		}
+		part = resp.Topics[0].Partitions[0]
+		return part.ErrorCode
+	})
+	if err != nil {
+		return shareSummary{}, err
+	}
+	if err := shareStateError(code, key); err != nil {
+		return shareSummary{}, err
+	}
+	return shareSummary{startOffset: base.Offset(part.StartOffset), leaderEpoch: part.LeaderEpoch, stateEpoch: part.StateEpoch,
+		completed: int64(part.DeliveryCompleteCount), ok: part.StartOffset >= 0}, nil
+}
+
+// partitionEnd is the high watermark of a partition: from the partition
+// when it is led here, else from its leader (ListOffsets latest).
+func (h *Handler) partitionEnd(ctx context.Context, t *metadata.Topic, partition int32) (base.Offset, error) {
+	if p, ok := h.opts.Broker.Partition(base.TopicPartition{Topic: t.Name, Partition: partition}); ok && p.IsLeader() {
+		return p.Offsets().HighWatermark, nil
+	}
+	leaderID := t.Partitions[partition].Leader
+	if h.opts.Peers == nil || leaderID == metadata.NoLeader {
+		return 0, fmt.Errorf("%w: %s-%d has no leader", errShareStateUnavailable, t.Name, partition)
+	}
+	peer, err := h.opts.Peers(leaderID)
+	if err != nil {
+		return 0, err
+	}
+	req := kmsg.NewPtrListOffsetsRequest()
+	req.ReplicaID = -1
+	rt := kmsg.NewListOffsetsRequestTopic()
+	rt.Topic = t.Name
+	rp := kmsg.NewListOffsetsRequestTopicPartition()
+	rp.Partition, rp.Timestamp = partition, -1
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	kresp, err := peer.Request(ctx, req)
+	if err != nil {
+		return 0, err
+	}
+	resp, ok := kresp.(*kmsg.ListOffsetsResponse)
+	if !ok || len(resp.Topics) == 0 || len(resp.Topics[0].Partitions) == 0 {
+		return 0, fmt.Errorf("%w: no end offset of %s-%d from broker %d", errShareStateUnavailable, t.Name, partition, leaderID)
+	}
+	if code := resp.Topics[0].Partitions[0].ErrorCode; code != 0 {
+		return 0, kerr.ErrorForCode(code)
+	}
+	return base.Offset(resp.Topics[0].Partitions[0].Offset), nil
+}

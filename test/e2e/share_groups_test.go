@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -197,4 +198,77 @@ func TestShareGroupDeletedStartsOver(t *testing.T) {
 	again := newShareRecords()
 	startShareConsumer(t, b.Addr, "once", "redo", again)
 	waitShare(t, again, 50, 30*time.Second)
+}
+
+// TestShareGroupOffsetsAdmin: the share group offset APIs with kadm (what
+// kafka-share-groups --describe, --reset-offsets and --delete-offsets
+// send): the start offsets and lag of a group that accepted a topic's
+// records, the lag growing with new records; a reset to the start makes
+// the group read everything again; once its offsets are deleted the group
+// starts over by its share.auto.offset.reset; a group with members cannot
+// be changed.
+func TestShareGroupOffsetsAdmin(t *testing.T) {
+	t.Parallel()
+	b := startBroker(t, t.TempDir())
+	adm := newAdmin(t, b.Addr)
+	createTopic(t, adm, "ledger", 2, nil)
+	shareEarliest(t, b.Addr, "clerks")
+	prod := newClient(t, b.Addr, kgo.RecordPartitioner(kgo.RoundRobinPartitioner()))
+	produceN(t, prod, "ledger", 100)
+	got := newShareRecords()
+	stop := startShareConsumer(t, b.Addr, "clerks", "ledger", got)
+	waitShare(t, got, 100, 30*time.Second)
+	_, err := adm.AlterShareGroupOffsets(testContext(t, 10*time.Second), "clerks", kadm.Offsets{"ledger": {0: {Topic: "ledger", Partition: 0, At: 0}}})
+	if !errors.Is(err, kerr.NonEmptyGroup) {
+		t.Fatalf("altering the offsets of a group with a member: %v", err)
+	}
+	stop()
+
+	lag := func() (starts []int64, total int64) {
+		t.Helper()
+		described, err := adm.DescribeShareGroupOffsets(testContext(t, 10*time.Second), "clerks")
+		if err != nil || described["clerks"].Err != nil {
+			t.Fatalf("DescribeShareGroupOffsets: %v %+v", err, described)
+		}
+		for p := range int32(2) {
+			o, ok := described["clerks"].Offsets.Lookup("ledger", p)
+			if !ok || o.Err != nil {
+				t.Fatalf("partition %d: %+v", p, o)
+			}
+			starts, total = append(starts, o.StartOffset), total+o.Lag
+		}
+		return starts, total
+	}
+	if starts, total := lag(); starts[0]+starts[1] != 100 || total != 0 {
+		t.Fatalf("after accepting everything: starts %v, lag %d", starts, total)
+	}
+	produceN(t, prod, "ledger", 20)
+	if _, total := lag(); total != 20 {
+		t.Fatalf("lag %d after 20 more records", total)
+	}
+
+	resp, err := adm.AlterShareGroupOffsets(testContext(t, 10*time.Second), "clerks", kadm.Offsets{"ledger": {
+		0: {Topic: "ledger", Partition: 0, At: 0}, 1: {Topic: "ledger", Partition: 1, At: 0}}})
+	if err != nil || resp.Error() != nil {
+		t.Fatalf("resetting the group to the start: %v %v", err, resp.Error())
+	}
+	if starts, total := lag(); starts[0] != 0 || starts[1] != 0 || total != 120 {
+		t.Fatalf("after the reset: starts %v, lag %d", starts, total)
+	}
+	again := newShareRecords()
+	stop = startShareConsumer(t, b.Addr, "clerks", "ledger", again)
+	waitShare(t, again, 120, 30*time.Second)
+	stop()
+
+	deleted, err := adm.DeleteShareGroupOffsets(testContext(t, 10*time.Second), "clerks", "ledger")
+	if err != nil || deleted.Error() != nil {
+		t.Fatalf("deleting the group's offsets: %v %v", err, deleted.Error())
+	}
+	described, err := adm.DescribeShareGroupOffsets(testContext(t, 10*time.Second), "clerks")
+	if err != nil || len(described["clerks"].Offsets) != 0 {
+		t.Fatalf("described after the delete: %v %+v", err, described)
+	}
+	fresh := newShareRecords()
+	startShareConsumer(t, b.Addr, "clerks", "ledger", fresh)
+	waitShare(t, fresh, 120, 30*time.Second)
 }
