@@ -3,6 +3,9 @@ package api
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -89,7 +92,7 @@ func featureUpdateRefusal(feature string, level, current int16, upgradeType int8
 	r, ok := metadata.SupportedFeatures[feature]
 	switch {
 	case !ok:
-		return fmt.Sprintf("Feature %s is not supported; the features are %s.", feature, metadata.TransactionVersion)
+		return fmt.Sprintf("Feature %s is not supported; the features are %s.", feature, strings.Join(slices.Sorted(maps.Keys(metadata.SupportedFeatures)), ", "))
 	case upgradeType < upgradeOnly || upgradeType > unsafeDowngrade:
 		return fmt.Sprintf("Unknown upgrade type %d for feature %s.", upgradeType, feature)
 	case level < r.Min || level > r.Max:

@@ -20,6 +20,9 @@ func init() { register(76, 1, groupMax(76), (*Handler).handleShareGroupHeartbeat
 
 func (h *Handler) handleShareGroupHeartbeat(ctx context.Context, req *Request) Reply {
 	r := req.Body.(*kmsg.ShareGroupHeartbeatRequest)
+	if !shareGroupsOn(h.opts.Meta.Image()) {
+		return done(group.ErrorResponse(r, kerr.UnsupportedVersion.Code))
+	}
 	if !h.allowedGroup(req, acl.OpRead, r.GroupID) {
 		return done(group.ErrorResponse(r, groupDenied))
 	}

@@ -20,6 +20,9 @@ func init() { register(77, 1, groupMax(77), (*Handler).handleShareGroupDescribe)
 
 func (h *Handler) handleShareGroupDescribe(ctx context.Context, req *Request) Reply {
 	r := req.Body.(*kmsg.ShareGroupDescribeRequest)
+	if !shareGroupsOn(h.opts.Meta.Image()) {
+		return done(group.ErrorResponse(r, kerr.UnsupportedVersion.Code))
+	}
 	allowed, denied := partitionKeys(r.GroupIDs, func(g string) bool { return h.allowedGroup(req, acl.OpDescribe, g) })
 	byPart, ok := h.groups.split(allowed)
 	if !ok {

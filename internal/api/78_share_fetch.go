@@ -25,7 +25,8 @@ import (
 // MaxRecords and MaxBytes are budgets of the whole request; the first
 // partition with records may exceed MaxBytes by its first batch. With
 // nothing to acquire the fetch waits up to MaxWaitMs for new records, or
-// for records given back.
+// for records given back. At share.version 0 it, and every share group
+// API, answers UNSUPPORTED_VERSION (features.go).
 func init() { register(78, 1, 2, (*Handler).handleShareFetch) }
 
 func (h *Handler) handleShareFetch(ctx context.Context, req *Request) Reply {
@@ -37,6 +38,8 @@ func (h *Handler) handleShareFetch(ctx context.Context, req *Request) Reply {
 		return done(resp)
 	}
 	switch {
+	case !shareGroupsOn(h.opts.Meta.Image()):
+		return fail(kerr.UnsupportedVersion.Code)
 	case !h.allowedGroup(req, acl.OpRead, group):
 		return fail(groupDenied)
 	case member == "" || len(member) > maxShareMemberIDBytes:

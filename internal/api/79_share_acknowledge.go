@@ -24,6 +24,9 @@ func (h *Handler) handleShareAcknowledge(ctx context.Context, req *Request) Repl
 	resp := r.ResponseKind().(*kmsg.ShareAcknowledgeResponse)
 	group, member := deref(r.GroupID), deref(r.MemberID)
 	switch {
+	case !shareGroupsOn(h.opts.Meta.Image()):
+		resp.ErrorCode = kerr.UnsupportedVersion.Code
+		return done(resp)
 	case !h.allowedGroup(req, acl.OpRead, group):
 		resp.ErrorCode = groupDenied
 		return done(resp)

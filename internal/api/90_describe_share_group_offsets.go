@@ -27,6 +27,9 @@ func init() { register(90, 0, groupMax(90), (*Handler).handleDescribeShareGroupO
 
 func (h *Handler) handleDescribeShareGroupOffsets(ctx context.Context, req *Request) Reply {
 	r := req.Body.(*kmsg.DescribeShareGroupOffsetsRequest)
+	if !shareGroupsOn(h.opts.Meta.Image()) {
+		return done(group.ErrorResponse(r, kerr.UnsupportedVersion.Code))
+	}
 	ids := make([]string, len(r.Groups))
 	byID := map[string]kmsg.DescribeShareGroupOffsetsRequestGroup{}
 	for i, g := range r.Groups {

@@ -25,6 +25,9 @@ func init() { register(91, 0, groupMax(91), (*Handler).handleAlterShareGroupOffs
 
 func (h *Handler) handleAlterShareGroupOffsets(ctx context.Context, req *Request) Reply {
 	r := req.Body.(*kmsg.AlterShareGroupOffsetsRequest)
+	if !shareGroupsOn(h.opts.Meta.Image()) {
+		return done(group.ErrorResponse(r, kerr.UnsupportedVersion.Code))
+	}
 	if !h.allowedGroup(req, acl.OpRead, r.GroupID) {
 		return done(group.ErrorResponse(r, groupDenied))
 	}

@@ -25,6 +25,9 @@ func init() { register(92, 0, groupMax(92), (*Handler).handleDeleteShareGroupOff
 
 func (h *Handler) handleDeleteShareGroupOffsets(ctx context.Context, req *Request) Reply {
 	r := req.Body.(*kmsg.DeleteShareGroupOffsetsRequest)
+	if !shareGroupsOn(h.opts.Meta.Image()) {
+		return done(group.ErrorResponse(r, kerr.UnsupportedVersion.Code))
+	}
 	if !h.allowedGroup(req, acl.OpDelete, r.GroupID) {
 		return done(group.ErrorResponse(r, groupDenied))
 	}

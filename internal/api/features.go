@@ -48,3 +48,10 @@ func addFeatures(resp *kmsg.ApiVersionsResponse, img *metadata.Image) {
 func transactionsV2(img *metadata.Image) bool {
 	return img.FeatureLevel(metadata.TransactionVersion) >= 2
 }
+
+// shareGroupsOn reports whether img finalizes share.version 1: share
+// groups are served. At 0 their requests are answered
+// UNSUPPORTED_VERSION, as Kafka's (which still advertises them).
+func shareGroupsOn(img *metadata.Image) bool {
+	return img.FeatureLevel(metadata.ShareVersion) >= 1
+}

@@ -7,18 +7,19 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// ApiVersions v3+ advertises transaction.version, supported up to 2 and
-// finalized at 2 (as a new Kafka 4 cluster), with the versions of
-// transaction version 2 registered; v2 has no features.
+// ApiVersions v3+ advertises share.version, supported up to 1, and
+// transaction.version, supported up to 2, finalized at 1 and 2 (as a new
+// Kafka 4.2 cluster), with the versions of transaction version 2
+// registered; v2 has no features.
 func TestAPIVersionsFeatures(t *testing.T) {
 	rh := newReplicaHarness(t, nil)
 	resp := rh.handle(18, 3, kmsg.NewPtrApiVersionsRequest(), "User:ANONYMOUS").(*kmsg.ApiVersionsResponse)
-	if len(resp.SupportedFeatures) != 1 || resp.SupportedFeatures[0].Name != "transaction.version" ||
-		resp.SupportedFeatures[0].MinVersion != 0 || resp.SupportedFeatures[0].MaxVersion != 2 {
+	if len(resp.SupportedFeatures) != 2 || resp.SupportedFeatures[0].Name != "share.version" || resp.SupportedFeatures[0].MaxVersion != 1 ||
+		resp.SupportedFeatures[1].Name != "transaction.version" || resp.SupportedFeatures[1].MinVersion != 0 || resp.SupportedFeatures[1].MaxVersion != 2 {
 		t.Fatalf("supported features %+v", resp.SupportedFeatures)
 	}
-	if len(resp.FinalizedFeatures) != 1 || resp.FinalizedFeatures[0].MaxVersionLevel != 2 || resp.FinalizedFeatures[0].MinVersionLevel != 2 ||
-		resp.FinalizedFeaturesEpoch < 0 {
+	if len(resp.FinalizedFeatures) != 2 || resp.FinalizedFeatures[0].MaxVersionLevel != 1 ||
+		resp.FinalizedFeatures[1].MaxVersionLevel != 2 || resp.FinalizedFeatures[1].MinVersionLevel != 2 || resp.FinalizedFeaturesEpoch < 0 {
 		t.Fatalf("finalized features %+v at epoch %d", resp.FinalizedFeatures, resp.FinalizedFeaturesEpoch)
 	}
 	for key, v := range map[int16]int16{kmsg.Produce.Int16(): produceAddsVersion, kmsg.EndTxn.Int16(): 5, kmsg.TxnOffsetCommit.Int16(): txnCommitAddsVersion} {
@@ -81,7 +82,7 @@ func TestUpdateFeatures(t *testing.T) {
 		t.Fatalf("a v2 downgrade: %v %v, level %d", kerr.ErrorForCode(code), results, rh.meta.Image().FeatureLevel(tv))
 	}
 	resp := rh.handle(18, 3, kmsg.NewPtrApiVersionsRequest(), "User:ANONYMOUS").(*kmsg.ApiVersionsResponse)
-	if len(resp.FinalizedFeatures) != 1 || resp.FinalizedFeatures[0].MaxVersionLevel != 1 || resp.FinalizedFeaturesEpoch <= 1 {
+	if len(resp.FinalizedFeatures) != 2 || resp.FinalizedFeatures[1].MaxVersionLevel != 1 || resp.FinalizedFeaturesEpoch <= 1 {
 		t.Fatalf("after the downgrade: finalized %+v at epoch %d", resp.FinalizedFeatures, resp.FinalizedFeaturesEpoch)
 	}
 	id := txnIDsOn(t, 0, 1)[0]
@@ -113,5 +114,47 @@ func TestUpdateFeaturesNeedsClusterAlter(t *testing.T) {
 	}
 	if resp := rh.handle(57, 1, r, "User:admin").(*kmsg.UpdateFeaturesResponse); resp.ErrorCode != 0 || transactionsV2(rh.meta.Image()) {
 		t.Fatalf("a super user: %+v", resp)
+	}
+}
+
+// share.version 0 turns share groups off: their requests are answered
+// UNSUPPORTED_VERSION (still advertised, as Kafka's), and level 1 turns
+// them on again.
+func TestShareVersionFeature(t *testing.T) {
+	rh := newReplicaHarness(t, nil)
+	update := func(level int16) {
+		t.Helper()
+		r := kmsg.NewPtrUpdateFeaturesRequest()
+		u := kmsg.NewUpdateFeaturesRequestFeatureUpdate()
+		u.Feature, u.MaxVersionLevel, u.UpgradeType = "share.version", level, safeDowngrade
+		r.FeatureUpdates = append(r.FeatureUpdates, u)
+		r.Version = 1
+		if resp := rh.handle(57, 1, r, "User:ANONYMOUS").(*kmsg.UpdateFeaturesResponse); resp.ErrorCode != 0 {
+			t.Fatalf("share.version %d: %v", level, kerr.ErrorForCode(resp.ErrorCode))
+		}
+	}
+	beat := func() int16 {
+		req := kmsg.NewPtrShareGroupHeartbeatRequest()
+		req.Version, req.GroupID, req.MemberID, req.SubscribedTopicNames = 1, "g", "m", []string{"t"}
+		return rh.handle(76, 1, req, "User:ANONYMOUS").(*kmsg.ShareGroupHeartbeatResponse).ErrorCode
+	}
+	fetch := func() int16 {
+		req := kmsg.NewPtrShareFetchRequest()
+		req.Version, req.GroupID, req.MemberID = 1, kmsg.StringPtr("g"), kmsg.StringPtr("m")
+		return rh.handle(78, 1, req, "User:ANONYMOUS").(*kmsg.ShareFetchResponse).ErrorCode
+	}
+	update(0)
+	if code := beat(); code != kerr.UnsupportedVersion.Code {
+		t.Fatalf("ShareGroupHeartbeat at share.version 0: %v", kerr.ErrorForCode(code))
+	}
+	if code := fetch(); code != kerr.UnsupportedVersion.Code {
+		t.Fatalf("ShareFetch at share.version 0: %v", kerr.ErrorForCode(code))
+	}
+	if !rh.h.Supported(76, 1) || !rh.h.Supported(78, 2) {
+		t.Fatal("the share group APIs are no longer advertised")
+	}
+	update(1)
+	if code := fetch(); code == kerr.UnsupportedVersion.Code {
+		t.Fatal("ShareFetch at share.version 1 is still refused")
 	}
 }

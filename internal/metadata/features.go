@@ -12,15 +12,22 @@ const (
 	TransactionVersion        = "transaction.version"
 	MaxTransactionVersion     = 2
 	defaultTransactionVersion = 2
+
+	// ShareVersion is share.version: at level 1 share groups (KIP-932)
+	// are served, as a new Kafka 4.2 cluster's; at 0 their requests are
+	// answered UNSUPPORTED_VERSION.
+	ShareVersion        = "share.version"
+	MaxShareVersion     = 1
+	defaultShareVersion = 1
 )
 
 // FeatureRange is a feature's supported levels.
 type FeatureRange struct{ Min, Max int16 }
 
 // SupportedFeatures are the features this version supports, by name.
-var SupportedFeatures = map[string]FeatureRange{TransactionVersion: {0, MaxTransactionVersion}}
+var SupportedFeatures = map[string]FeatureRange{TransactionVersion: {0, MaxTransactionVersion}, ShareVersion: {0, MaxShareVersion}}
 
-var defaultFeatureLevels = map[string]int16{TransactionVersion: defaultTransactionVersion}
+var defaultFeatureLevels = map[string]int16{TransactionVersion: defaultTransactionVersion, ShareVersion: defaultShareVersion}
 
 // FeatureLevel is the finalized level of feature name: the one
 // UpdateFeatures set, else its default.
