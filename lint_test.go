@@ -57,7 +57,7 @@ var allowedImports = map[string][]string{
 	"internal/server":                {"config", "metrics", "clock", "sasl"},
 	"internal/api":                   {"broker", "coordinator", "metadata", "record", "base", "config", "partition", "partition/producers", "sasl", "acl", "quota", "share"},
 	"internal/broker":                {"partition", "replication", "tier", "metadata", "base", "clock", "vfs"},
-	"internal/coordinator/group":     {"coordinator/runtime", "coordinator/assignor", "coordinator/reconcile", "base", "clock", "record"},
+	"internal/coordinator/group":     {"coordinator/runtime", "coordinator/assignor", "coordinator/reconcile", "coordinator/recordwire", "base", "clock", "record"},
 	"internal/coordinator/runtime":   {"base", "clock"},
 	"internal/coordinator/offsets":   {"coordinator/runtime", "partition", "record", "base", "clock"},
 	"internal/coordinator/txn":       {"coordinator/runtime", "base", "clock", "record"},
@@ -89,7 +89,8 @@ var allowedImports = map[string][]string{
 	"internal/base":                  {},
 	"internal/invariants":            {},
 
-	"internal/coordinator/sharestate": {"coordinator/runtime", "base"},
+	"internal/coordinator/sharestate": {"coordinator/runtime", "coordinator/recordwire", "base"},
+	"internal/coordinator/recordwire": {},
 }
 
 // forbiddenInCore are calls that bypass injected seams.
@@ -97,7 +98,7 @@ var forbiddenInCore = map[string]string{
 	"time.Now()": "take a clock.Clock",
 }
 
-var corePackages = []string{"internal/tier", "internal/tier/remotemeta", "internal/partition", "internal/retention", "internal/replication", "internal/cleaner", "internal/log", "internal/record", "internal/partition/producers", "internal/coordinator/group", "internal/coordinator/runtime", "internal/coordinator/txn", "internal/coordinator/sharestate", "internal/coordinator/assignor", "internal/coordinator/reconcile", "internal/share", "internal/share/leader"}
+var corePackages = []string{"internal/tier", "internal/tier/remotemeta", "internal/partition", "internal/retention", "internal/replication", "internal/cleaner", "internal/log", "internal/record", "internal/partition/producers", "internal/coordinator/group", "internal/coordinator/runtime", "internal/coordinator/txn", "internal/coordinator/sharestate", "internal/coordinator/recordwire", "internal/coordinator/assignor", "internal/coordinator/reconcile", "internal/share", "internal/share/leader"}
 
 func TestImportTable(t *testing.T) {
 	err := filepath.WalkDir(".", func(path string, d os.DirEntry, err error) error {

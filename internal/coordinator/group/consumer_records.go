@@ -83,25 +83,25 @@ func appendConsumerKey(keyType int16, fields ...string) []byte {
 // partition metadata, share-state partition metadata) is an error.
 func readConsumerKey(key []byte) (consumerKey, error) {
 	r := newRecordReader("consumer group record key", key)
-	k := consumerKey{Type: r.int16("key type")}
-	if r.err != nil {
-		return consumerKey{}, r.err
+	k := consumerKey{Type: r.Int16("key type")}
+	if r.Err() != nil {
+		return consumerKey{}, r.Err()
 	}
 	switch k.Type {
 	case consumerGroupMetadataKeyType, targetAssignmentMetadataKeyType,
 		shareGroupMetadataKeyType, shareTargetAssignmentMetadataKeyType, shareStatePartitionMetadataKeyType:
-		k.Group = r.keyString("GroupId")
+		k.Group = r.KeyString("GroupId")
 	case memberMetadataKeyType, targetAssignmentMemberKeyType, currentMemberAssignmentKeyType,
 		shareMemberMetadataKeyType, shareTargetAssignmentMemberKeyType, shareCurrentMemberAssignmentKeyType:
-		k.Group = r.keyString("GroupId")
-		k.Member = r.keyString("MemberId")
+		k.Group = r.KeyString("GroupId")
+		k.Member = r.KeyString("MemberId")
 	case regularExpressionKeyType:
-		k.Group = r.keyString("GroupId")
-		k.Regex = r.keyString("RegularExpression")
+		k.Group = r.KeyString("GroupId")
+		k.Regex = r.KeyString("RegularExpression")
 	default:
-		r.fail("key type %d is not a consumer group record's", k.Type)
+		r.Fail("key type %d is not a consumer group record's", k.Type)
 	}
-	if err := r.done(); err != nil {
+	if err := r.Done(); err != nil {
 		return consumerKey{}, err
 	}
 	return k, nil

@@ -26,26 +26,26 @@ func consumerGroupMetadataValue(v consumerGroupMetadata) []byte {
 	dst = kbin.AppendInt32(dst, v.Epoch)
 	var tags []recordTag
 	if v.MetadataHash != 0 {
-		tags = append(tags, recordTag{0, kbin.AppendInt64(nil, v.MetadataHash)})
+		tags = append(tags, recordTag{Tag: 0, Body: kbin.AppendInt64(nil, v.MetadataHash)})
 	}
 	if v.HasCreationTime {
 		if v.CreationTimeMs == -1 {
 			panic("group: creation time -1 is Kafka's unknown; leave HasCreationTime false")
 		}
-		tags = append(tags, recordTag{1, kbin.AppendInt64(nil, v.CreationTimeMs)})
+		tags = append(tags, recordTag{Tag: 1, Body: kbin.AppendInt64(nil, v.CreationTimeMs)})
 	}
 	return appendTags(dst, tags...)
 }
 
 func readConsumerGroupMetadataValue(value []byte) (consumerGroupMetadata, error) {
 	r := newValueReader("ConsumerGroupMetadataValue", value)
-	v := consumerGroupMetadata{Epoch: r.int32("Epoch")}
+	v := consumerGroupMetadata{Epoch: r.Int32("Epoch")}
 	r.tags(func(tag uint32, f *recordReader) bool {
 		switch tag {
 		case 0:
-			v.MetadataHash = f.int64("MetadataHash")
+			v.MetadataHash = f.Int64("MetadataHash")
 		case 1:
-			v.CreationTimeMs = f.int64("CreationTimeMs")
+			v.CreationTimeMs = f.Int64("CreationTimeMs")
 			v.HasCreationTime = v.CreationTimeMs != -1
 			if !v.HasCreationTime {
 				v.CreationTimeMs = 0
@@ -55,7 +55,7 @@ func readConsumerGroupMetadataValue(value []byte) (consumerGroupMetadata, error)
 		}
 		return true
 	})
-	if err := r.done(); err != nil {
+	if err := r.Done(); err != nil {
 		return consumerGroupMetadata{}, err
 	}
 	return v, nil
@@ -78,22 +78,22 @@ func targetAssignmentMetadataValue(v targetAssignmentMetadata) []byte {
 	dst = kbin.AppendInt32(dst, v.AssignmentEpoch)
 	var tags []recordTag
 	if v.AssignmentTimestampMs != 0 {
-		tags = append(tags, recordTag{0, kbin.AppendInt64(nil, v.AssignmentTimestampMs)})
+		tags = append(tags, recordTag{Tag: 0, Body: kbin.AppendInt64(nil, v.AssignmentTimestampMs)})
 	}
 	return appendTags(dst, tags...)
 }
 
 func readTargetAssignmentMetadataValue(value []byte) (targetAssignmentMetadata, error) {
 	r := newValueReader("ConsumerGroupTargetAssignmentMetadataValue", value)
-	v := targetAssignmentMetadata{AssignmentEpoch: r.int32("AssignmentEpoch")}
+	v := targetAssignmentMetadata{AssignmentEpoch: r.Int32("AssignmentEpoch")}
 	r.tags(func(tag uint32, f *recordReader) bool {
 		if tag != 0 {
 			return false
 		}
-		v.AssignmentTimestampMs = f.int64("AssignmentTimestamp")
+		v.AssignmentTimestampMs = f.Int64("AssignmentTimestamp")
 		return true
 	})
-	if err := r.done(); err != nil {
+	if err := r.Done(); err != nil {
 		return targetAssignmentMetadata{}, err
 	}
 	return v, nil
@@ -125,12 +125,12 @@ func regularExpressionValue(v regularExpression) []byte {
 func readRegularExpressionValue(value []byte) (regularExpression, error) {
 	r := newValueReader("ConsumerGroupRegularExpressionValue", value)
 	v := regularExpression{
-		Topics:          r.stringList("Topics"),
-		MetadataVersion: r.int64("Version"),
-		TimestampMs:     r.int64("Timestamp"),
+		Topics:          r.StringList("Topics"),
+		MetadataVersion: r.Int64("Version"),
+		TimestampMs:     r.Int64("Timestamp"),
 	}
 	r.tags(nil)
-	if err := r.done(); err != nil {
+	if err := r.Done(); err != nil {
 		return regularExpression{}, err
 	}
 	return v, nil

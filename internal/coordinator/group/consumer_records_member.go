@@ -57,7 +57,7 @@ func memberMetadataValue(v memberMetadata) []byte {
 	var tags []recordTag
 	if v.Classic != nil {
 		// A tagged nullable struct starts with uvarint 1 for "present".
-		tags = append(tags, recordTag{0, appendClassicMemberMetadata(kbin.AppendUvarint(nil, 1), v.Classic)})
+		tags = append(tags, recordTag{Tag: 0, Body: appendClassicMemberMetadata(kbin.AppendUvarint(nil, 1), v.Classic)})
 	}
 	return appendTags(dst, tags...)
 }
@@ -76,14 +76,14 @@ func appendClassicMemberMetadata(dst []byte, c *classicMemberMetadata) []byte {
 func readMemberMetadataValue(value []byte) (memberMetadata, error) {
 	r := newValueReader("ConsumerGroupMemberMetadataValue", value)
 	v := memberMetadata{
-		InstanceID:           r.nullableString("InstanceId"),
-		RackID:               r.nullableString("RackId"),
-		ClientID:             r.string("ClientId"),
-		ClientHost:           r.string("ClientHost"),
-		SubscribedTopicNames: r.stringList("SubscribedTopicNames"),
-		SubscribedTopicRegex: r.nullableString("SubscribedTopicRegex"),
-		RebalanceTimeoutMs:   r.int32("RebalanceTimeoutMs"),
-		ServerAssignor:       r.nullableString("ServerAssignor"),
+		InstanceID:           r.NullableString("InstanceId"),
+		RackID:               r.NullableString("RackId"),
+		ClientID:             r.CompactString("ClientId"),
+		ClientHost:           r.CompactString("ClientHost"),
+		SubscribedTopicNames: r.StringList("SubscribedTopicNames"),
+		SubscribedTopicRegex: r.NullableString("SubscribedTopicRegex"),
+		RebalanceTimeoutMs:   r.Int32("RebalanceTimeoutMs"),
+		ServerAssignor:       r.NullableString("ServerAssignor"),
 	}
 	r.tags(func(tag uint32, f *recordReader) bool {
 		if tag != 0 {
@@ -91,24 +91,24 @@ func readMemberMetadataValue(value []byte) (memberMetadata, error) {
 		}
 		// Kafka reads the presence as a Java int: 0, and what overflows
 		// it, is null.
-		if int32(f.uvarint("ClassicMemberMetadata")) > 0 {
+		if int32(f.Uvarint("ClassicMemberMetadata")) > 0 {
 			v.Classic = f.classicMemberMetadata()
 		}
 		return true
 	})
-	if err := r.done(); err != nil {
+	if err := r.Done(); err != nil {
 		return memberMetadata{}, err
 	}
 	return v, nil
 }
 
 func (r *recordReader) classicMemberMetadata() *classicMemberMetadata {
-	c := &classicMemberMetadata{SessionTimeoutMs: r.int32("SessionTimeoutMs")}
+	c := &classicMemberMetadata{SessionTimeoutMs: r.Int32("SessionTimeoutMs")}
 	// A protocol takes at least 3 bytes: its name, metadata and tags.
-	if n := r.arrayLen("SupportedProtocols", 3, false); n > 0 {
+	if n := r.ArrayLen("SupportedProtocols", 3, false); n > 0 {
 		c.SupportedProtocols = make([]classicProtocol, 0, n)
-		for i := 0; i < n && r.err == nil; i++ {
-			p := classicProtocol{Name: r.string("Name"), Metadata: r.bytes("Metadata")}
+		for i := 0; i < n && r.Err() == nil; i++ {
+			p := classicProtocol{Name: r.CompactString("Name"), Metadata: r.Bytes("Metadata")}
 			r.tags(nil)
 			c.SupportedProtocols = append(c.SupportedProtocols, p)
 		}
@@ -140,7 +140,7 @@ func appendTopicPartitionsList(dst []byte, l []topicPartitions, withEpochs bool)
 			if !withEpochs {
 				panic("group: assignment epochs in a target assignment")
 			}
-			tags = append(tags, recordTag{0, appendInt32List(nil, tp.AssignmentEpochs)})
+			tags = append(tags, recordTag{Tag: 0, Body: appendInt32List(nil, tp.AssignmentEpochs)})
 		}
 		dst = appendTags(dst, tags...)
 	}
@@ -152,19 +152,19 @@ func appendTopicPartitionsList(dst []byte, l []topicPartitions, withEpochs bool)
 const minTopicPartitionsBytes = 16 + 1 + 1
 
 func (r *recordReader) topicPartitionsList(field string, withEpochs bool) []topicPartitions {
-	n := r.arrayLen(field, minTopicPartitionsBytes, false)
+	n := r.ArrayLen(field, minTopicPartitionsBytes, false)
 	if n == 0 {
 		return nil
 	}
 	topicField, partitionsField := field+".TopicId", field+".Partitions"
 	l := make([]topicPartitions, 0, n)
-	for i := 0; i < n && r.err == nil; i++ {
-		tp := topicPartitions{TopicID: r.uuid(topicField), Partitions: r.int32List(partitionsField, false)}
+	for i := 0; i < n && r.Err() == nil; i++ {
+		tp := topicPartitions{TopicID: r.UUID(topicField), Partitions: r.Int32List(partitionsField, false)}
 		r.tags(func(tag uint32, f *recordReader) bool {
 			if !withEpochs || tag != 0 {
 				return false
 			}
-			tp.AssignmentEpochs = f.int32List("AssignmentEpochs", true)
+			tp.AssignmentEpochs = f.Int32List("AssignmentEpochs", true)
 			return true
 		})
 		l = append(l, tp)
@@ -190,7 +190,7 @@ func readTargetAssignmentMemberValue(value []byte) (targetAssignmentMember, erro
 	r := newValueReader("ConsumerGroupTargetAssignmentMemberValue", value)
 	v := targetAssignmentMember{TopicPartitions: r.topicPartitionsList("TopicPartitions", false)}
 	r.tags(nil)
-	if err := r.done(); err != nil {
+	if err := r.Done(); err != nil {
 		return targetAssignmentMember{}, err
 	}
 	return v, nil
@@ -228,14 +228,14 @@ func currentMemberAssignmentValue(v currentMemberAssignment) []byte {
 func readCurrentMemberAssignmentValue(value []byte) (currentMemberAssignment, error) {
 	r := newValueReader("ConsumerGroupCurrentMemberAssignmentValue", value)
 	v := currentMemberAssignment{
-		MemberEpoch:                 r.int32("MemberEpoch"),
-		PreviousMemberEpoch:         r.int32("PreviousMemberEpoch"),
-		State:                       r.int8("State"),
+		MemberEpoch:                 r.Int32("MemberEpoch"),
+		PreviousMemberEpoch:         r.Int32("PreviousMemberEpoch"),
+		State:                       r.Int8("State"),
 		AssignedPartitions:          r.topicPartitionsList("AssignedPartitions", true),
 		PartitionsPendingRevocation: r.topicPartitionsList("PartitionsPendingRevocation", true),
 	}
 	r.tags(nil)
-	if err := r.done(); err != nil {
+	if err := r.Done(); err != nil {
 		return currentMemberAssignment{}, err
 	}
 	return v, nil

@@ -77,13 +77,13 @@ func shareMemberMetadataValue(v shareMemberMetadata) []byte {
 func readShareMemberMetadataValue(value []byte) (shareMemberMetadata, error) {
 	r := newValueReader("ShareGroupMemberMetadataValue", value)
 	v := shareMemberMetadata{
-		RackID:               r.nullableString("RackId"),
-		ClientID:             r.string("ClientId"),
-		ClientHost:           r.string("ClientHost"),
-		SubscribedTopicNames: r.stringList("SubscribedTopicNames"),
+		RackID:               r.NullableString("RackId"),
+		ClientID:             r.CompactString("ClientId"),
+		ClientHost:           r.CompactString("ClientHost"),
+		SubscribedTopicNames: r.StringList("SubscribedTopicNames"),
 	}
 	r.tags(nil)
-	if err := r.done(); err != nil {
+	if err := r.Done(); err != nil {
 		return shareMemberMetadata{}, err
 	}
 	return v, nil
@@ -107,9 +107,9 @@ func shareGroupMetadataValue(v shareGroupMetadata) []byte {
 
 func readShareGroupMetadataValue(value []byte) (shareGroupMetadata, error) {
 	r := newValueReader("ShareGroupMetadataValue", value)
-	v := shareGroupMetadata{Epoch: r.int32("Epoch"), MetadataHash: r.int64("MetadataHash")}
+	v := shareGroupMetadata{Epoch: r.Int32("Epoch"), MetadataHash: r.Int64("MetadataHash")}
 	r.tags(nil)
-	if err := r.done(); err != nil {
+	if err := r.Done(); err != nil {
 		return shareGroupMetadata{}, err
 	}
 	return v, nil
@@ -141,13 +141,13 @@ func shareCurrentMemberAssignmentValue(v shareCurrentMemberAssignment) []byte {
 func readShareCurrentMemberAssignmentValue(value []byte) (shareCurrentMemberAssignment, error) {
 	r := newValueReader("ShareGroupCurrentMemberAssignmentValue", value)
 	v := shareCurrentMemberAssignment{
-		MemberEpoch:         r.int32("MemberEpoch"),
-		PreviousMemberEpoch: r.int32("PreviousMemberEpoch"),
-		State:               r.int8("State"),
+		MemberEpoch:         r.Int32("MemberEpoch"),
+		PreviousMemberEpoch: r.Int32("PreviousMemberEpoch"),
+		State:               r.Int8("State"),
 		AssignedPartitions:  r.topicPartitionsList("AssignedPartitions", false),
 	}
 	r.tags(nil)
-	if err := r.done(); err != nil {
+	if err := r.Done(); err != nil {
 		return shareCurrentMemberAssignment{}, err
 	}
 	return v, nil
@@ -210,14 +210,14 @@ func shareStatePartitionMetadataValue(v shareStatePartitionMetadata) []byte {
 const minShareTopicBytes = 16 + 1 + 1
 
 func (r *recordReader) shareTopicPartitionsList(field string) []shareTopicPartitions {
-	n := r.arrayLen(field, minShareTopicBytes+1+8, false)
+	n := r.ArrayLen(field, minShareTopicBytes+1+8, false)
 	var l []shareTopicPartitions
-	for i := 0; i < n && r.err == nil; i++ {
+	for i := 0; i < n && r.Err() == nil; i++ {
 		l = append(l, shareTopicPartitions{
-			TopicID:           r.uuid(field + ".TopicId"),
-			TopicName:         r.string(field + ".TopicName"),
-			Partitions:        r.int32List(field+".Partitions", false),
-			CreateTimestampMs: r.int64(field + ".CreateTimestamp"),
+			TopicID:           r.UUID(field + ".TopicId"),
+			TopicName:         r.CompactString(field + ".TopicName"),
+			Partitions:        r.Int32List(field+".Partitions", false),
+			CreateTimestampMs: r.Int64(field + ".CreateTimestamp"),
 		})
 		r.tags(nil)
 	}
@@ -230,13 +230,13 @@ func readShareStatePartitionMetadataValue(value []byte) (shareStatePartitionMeta
 		InitializingTopics: r.shareTopicPartitionsList("InitializingTopics"),
 		InitializedTopics:  r.shareTopicPartitionsList("InitializedTopics"),
 	}
-	n := r.arrayLen("DeletingTopics", minShareTopicBytes, false)
-	for i := 0; i < n && r.err == nil; i++ {
-		v.DeletingTopics = append(v.DeletingTopics, shareTopic{TopicID: r.uuid("DeletingTopics.TopicId"), TopicName: r.string("DeletingTopics.TopicName")})
+	n := r.ArrayLen("DeletingTopics", minShareTopicBytes, false)
+	for i := 0; i < n && r.Err() == nil; i++ {
+		v.DeletingTopics = append(v.DeletingTopics, shareTopic{TopicID: r.UUID("DeletingTopics.TopicId"), TopicName: r.CompactString("DeletingTopics.TopicName")})
 		r.tags(nil)
 	}
 	r.tags(nil)
-	if err := r.done(); err != nil {
+	if err := r.Done(); err != nil {
 		return shareStatePartitionMetadata{}, err
 	}
 	return v, nil

@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kbin"
 
 	"github.com/strata-broker/strata/internal/base"
+	"github.com/strata-broker/strata/internal/coordinator/recordwire"
 )
 
 // Records of __share_group_state, byte for byte as Kafka writes them (the
@@ -118,8 +119,7 @@ func appendCountTag(dst []byte, count optional[int32]) []byte {
 	if !count.ok {
 		return kbin.AppendUvarint(dst, 0)
 	}
-	dst = kbin.AppendUvarint(dst, 1)
-	return appendTag(dst, deliveryCompleteCountTag, kbin.AppendInt32(nil, count.v))
+	return recordwire.AppendTags(dst, recordwire.Tag{Tag: deliveryCompleteCountTag, Body: kbin.AppendInt32(nil, count.v)})
 }
 
 // readKey decodes a key. A key of a type other than ShareSnapshot and
@@ -127,33 +127,35 @@ func appendCountTag(dst []byte, count optional[int32]) []byte {
 // skips such records (a leftover of an aborted upgrade), and so does Replay.
 func readKey(key []byte) (int16, partitionKey, error) {
 	r := newRecordReader("key", key)
-	keyType := r.int16("record type")
-	if r.err != nil || (keyType != snapshotKeyType && keyType != updateKeyType) {
-		return keyType, partitionKey{}, r.err
+	keyType := r.Int16("record type")
+	if r.Err() != nil || (keyType != snapshotKeyType && keyType != updateKeyType) {
+		return keyType, partitionKey{}, r.Err()
 	}
-	r.what = "ShareSnapshotKey"
+	name := "ShareSnapshotKey"
 	if keyType == updateKeyType {
-		r.what = "ShareUpdateKey"
+		name = "ShareUpdateKey"
 	}
-	k := partitionKey{group: r.keyString("GroupId"), topicID: r.uuid("TopicId"), partition: r.int32("Partition")}
-	if err := r.done(); err != nil {
+	r = newRecordReader(name, key)
+	r.Int16("record type")
+	k := partitionKey{group: r.KeyString("GroupId"), topicID: r.UUID("TopicId"), partition: r.Int32("Partition")}
+	if err := r.Done(); err != nil {
 		return keyType, partitionKey{}, err
 	}
 	switch {
 	case k.group == "":
-		r.fail("empty group id")
+		r.Fail("empty group id")
 	case k.partition < 0:
-		r.fail("partition %d", k.partition)
+		r.Fail("partition %d", k.partition)
 	}
-	return keyType, k, r.err
+	return keyType, k, r.Err()
 }
 
 // newValueReader reads a value's version: Kafka refuses one outside the
 // schema's valid versions, which are only 0.
 func newValueReader(what string, value []byte) *recordReader {
 	r := newRecordReader(what, value)
-	if v := r.int16("version"); r.err == nil && v != valueVersion {
-		r.fail("value version %d", v)
+	if v := r.Int16("version"); r.Err() == nil && v != valueVersion {
+		r.Fail("value version %d", v)
 	}
 	return r
 }
@@ -161,16 +163,16 @@ func newValueReader(what string, value []byte) *recordReader {
 func readSnapshotValue(value []byte) (snapshotValue, error) {
 	r := newValueReader("ShareSnapshotValue", value)
 	v := snapshotValue{
-		snapshotEpoch: r.int32("SnapshotEpoch"),
-		stateEpoch:    r.int32("StateEpoch"),
-		leaderEpoch:   r.int32("LeaderEpoch"),
+		snapshotEpoch: r.Int32("SnapshotEpoch"),
+		stateEpoch:    r.Int32("StateEpoch"),
+		leaderEpoch:   r.Int32("LeaderEpoch"),
 	}
 	v.start = r.start()
-	v.createMs = r.int64("CreateTimestamp")
-	v.writeMs = r.int64("WriteTimestamp")
+	v.createMs = r.Int64("CreateTimestamp")
+	v.writeMs = r.Int64("WriteTimestamp")
 	v.batches = r.batches()
 	v.deliveryComplete = r.countTag()
-	if err := r.done(); err != nil {
+	if err := r.Done(); err != nil {
 		return snapshotValue{}, err
 	}
 	return v, nil
@@ -179,44 +181,44 @@ func readSnapshotValue(value []byte) (snapshotValue, error) {
 func readUpdateValue(value []byte) (updateValue, error) {
 	r := newValueReader("ShareUpdateValue", value)
 	v := updateValue{
-		snapshotEpoch: r.int32("SnapshotEpoch"),
-		leaderEpoch:   r.int32("LeaderEpoch"),
+		snapshotEpoch: r.Int32("SnapshotEpoch"),
+		leaderEpoch:   r.Int32("LeaderEpoch"),
 	}
 	v.start = r.start()
 	v.batches = r.batches()
 	v.deliveryComplete = r.countTag()
-	if err := r.done(); err != nil {
+	if err := r.Done(); err != nil {
 		return updateValue{}, err
 	}
 	return v, nil
 }
 
 func (r *recordReader) start() optional[base.Offset] {
-	wire := r.int64("StartOffset")
+	wire := r.Int64("StartOffset")
 	start, ok := startFromWire(wire)
-	if r.err == nil && !ok {
-		r.fail("StartOffset %d", wire)
+	if r.Err() == nil && !ok {
+		r.Fail("StartOffset %d", wire)
 	}
 	return start
 }
 
 // batches reads StateBatches, each validated as a request's would be.
 func (r *recordReader) batches() []stateBatch {
-	n := r.arrayLen("StateBatches", batchWireBytes)
+	n := r.ArrayLen("StateBatches", batchWireBytes, false)
 	if n == 0 {
 		return nil
 	}
 	out := make([]stateBatch, 0, n)
 	for range n {
-		first, last := r.int64("FirstOffset"), r.int64("LastOffset")
-		state, deliveries := r.int8("DeliveryState"), r.int16("DeliveryCount")
+		first, last := r.Int64("FirstOffset"), r.Int64("LastOffset")
+		state, deliveries := r.Int8("DeliveryState"), r.Int16("DeliveryCount")
 		r.tags(nil)
-		if r.err != nil {
+		if r.Err() != nil {
 			return nil
 		}
 		b, err := batchFromWire(first, last, state, deliveries)
 		if err != nil {
-			r.fail("%v", err)
+			r.Fail("%v", err)
 			return nil
 		}
 		out = append(out, b)
@@ -232,10 +234,10 @@ func (r *recordReader) countTag() optional[int32] {
 		if tag != deliveryCompleteCountTag {
 			return false
 		}
-		wire := field.int32("DeliveryCompleteCount")
+		wire := field.Int32("DeliveryCompleteCount")
 		c, ok := countFromWire(wire)
-		if field.err == nil && !ok {
-			field.fail("DeliveryCompleteCount %d", wire)
+		if field.Err() == nil && !ok {
+			field.Fail("DeliveryCompleteCount %d", wire)
 		}
 		count = c
 		return true
