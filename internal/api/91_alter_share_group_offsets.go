@@ -48,19 +48,14 @@ func (h *Handler) handleAlterShareGroupOffsets(ctx context.Context, req *Request
 		}
 		denied = append(denied, rt)
 	}
-	p, ok := h.groups.partitionFor(r.GroupID)
-	if !ok {
-		return done(group.ErrorResponse(r, kerr.NotCoordinator.Code))
-	}
-	ch := h.groups.submit(req, p, allowed)
-	return Reply{Wait: func() kmsg.Response {
-		resp := h.groups.await(ctx, ch, r).(*kmsg.AlterShareGroupOffsetsResponse)
+	return h.groups.replyThen(ctx, req, r.GroupID, allowed, func(kr kmsg.Response) kmsg.Response {
+		resp := kr.(*kmsg.AlterShareGroupOffsetsResponse)
 		if resp.ErrorCode == 0 {
 			h.initializeShareOffsets(ctx, r, resp)
 		}
 		resp.Topics = append(resp.Topics, denied...)
 		return resp
-	}}
+	})
 }
 
 // initializeShareOffsets writes the accepted partitions' new start offsets

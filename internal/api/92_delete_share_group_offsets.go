@@ -43,19 +43,14 @@ func (h *Handler) handleDeleteShareGroupOffsets(ctx context.Context, req *Reques
 		rt.Topic, rt.ErrorCode = t.Topic, topicDenied
 		denied = append(denied, rt)
 	}
-	p, ok := h.groups.partitionFor(r.GroupID)
-	if !ok {
-		return done(group.ErrorResponse(r, kerr.NotCoordinator.Code))
-	}
-	ch := h.groups.submit(req, p, allowed)
-	return Reply{Wait: func() kmsg.Response {
-		resp := h.groups.await(ctx, ch, r).(*kmsg.DeleteShareGroupOffsetsResponse)
+	return h.groups.replyThen(ctx, req, r.GroupID, allowed, func(kr kmsg.Response) kmsg.Response {
+		resp := kr.(*kmsg.DeleteShareGroupOffsetsResponse)
 		if resp.ErrorCode == 0 {
 			h.deleteShareOffsets(ctx, r.GroupID, resp)
 		}
 		resp.Topics = append(resp.Topics, denied...)
 		return resp
-	}}
+	})
 }
 
 // deleteShareOffsets deletes the state of every partition of the accepted

@@ -123,6 +123,18 @@ func (c *coordinators) reply(ctx context.Context, req *Request, key string) Repl
 	return Reply{Wait: func() kmsg.Response { return c.await(ctx, ch, req.Body) }}
 }
 
+// replyThen submits body (req's request, or what of it may be served) to
+// the coordinator of key and answers with then applied to its response;
+// NOT_COORDINATOR while the topic does not exist.
+func (c *coordinators) replyThen(ctx context.Context, req *Request, key string, body kmsg.Request, then func(kmsg.Response) kmsg.Response) Reply {
+	p, ok := c.partitionFor(key)
+	if !ok {
+		return done(c.errorResponse(req.Body, kerr.NotCoordinator.Code))
+	}
+	ch := c.submit(req, p, body)
+	return Reply{Wait: func() kmsg.Response { return then(c.await(ctx, ch, req.Body)) }}
+}
+
 // replyIf is reply when allowed, else the request's error response with
 // code (an authorization failure) at once.
 func (c *coordinators) replyIf(ctx context.Context, req *Request, key string, allowed bool, code int16) Reply {
