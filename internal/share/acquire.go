@@ -44,7 +44,8 @@ func (p *Partition) Acquire(member string, read Read, maxRecords int64, mode Acq
 	if member == "" || maxRecords <= 0 {
 		return nil
 	}
-	a := acquirer{p: p, member: member, deadline: now.Add(lim.LockDuration), left: maxRecords, mode: mode, maxInFlight: lim.MaxInFlight}
+	a := acquirer{p: p, member: member, deadline: now.Add(lim.LockDuration), left: maxRecords, mode: mode, maxInFlight: lim.MaxInFlight,
+		deliveryLimit: lim.DeliveryLimit}
 	prevEnd := read.From
 	for _, b := range read.Batches {
 		span := base.Range{Start: max(prevEnd, p.start), End: b.End}
@@ -61,13 +62,17 @@ func (p *Partition) Acquire(member string, read Read, maxRecords int64, mode Acq
 }
 
 type acquirer struct {
-	p           *Partition
-	member      string
-	deadline    time.Time
-	left        int64
-	mode        AcquireMode
-	maxInFlight int64
-	got         []Acquisition
+	p             *Partition
+	member        string
+	deadline      time.Time
+	left          int64
+	mode          AcquireMode
+	maxInFlight   int64
+	deliveryLimit int16
+	got           []Acquisition
+	// stopped is set by a throttled acquisition (throttle): nothing more
+	// is acquired in this call.
+	stopped bool
 }
 
 // take acquires what it may of one batch's span; false stops the read
@@ -75,6 +80,9 @@ type acquirer struct {
 func (a *acquirer) take(span base.Range) bool {
 	if inside := (base.Range{Start: span.Start, End: min(span.End, a.p.end)}); !inside.Empty() {
 		a.takeInFlight(inside)
+	}
+	if a.stopped {
+		return false
 	}
 	if span.End <= a.p.end || (a.mode == RecordLimit && a.left <= 0) {
 		return true
@@ -93,11 +101,12 @@ func (a *acquirer) take(span base.Range) bool {
 	return true
 }
 
-// takeInFlight acquires the Available offsets of r, which lies in [Start, End).
+// takeInFlight acquires the Available offsets of r, which lies in [Start,
+// End), throttling those delivered many times already (throttle).
 func (a *acquirer) takeInFlight(r base.Range) {
 	a.p.split(r.Start)
 	a.p.split(r.End)
-	for i := range a.p.runs {
+	for i := 0; i < len(a.p.runs); i++ {
 		run := &a.p.runs[i]
 		if run.State != Available || run.Offsets.End <= r.Start || run.Offsets.Start >= r.End {
 			continue
@@ -105,15 +114,48 @@ func (a *acquirer) takeInFlight(r base.Range) {
 		if a.mode == RecordLimit && a.left <= 0 {
 			return
 		}
-		if a.mode == RecordLimit && run.Offsets.Len() > a.left {
-			a.p.split(run.Offsets.Start + base.Offset(a.left))
+		take := run.Offsets.Len()
+		if a.mode == RecordLimit {
+			take = min(take, a.left)
+		}
+		if allow, throttled := throttle(run.Deliveries, r.Len(), a.deliveryLimit); throttled {
+			if len(a.got) > 0 {
+				a.stopped = true
+				return
+			}
+			take, a.stopped = min(take, allow), true
+		}
+		if take < run.Offsets.Len() {
+			a.p.split(run.Offsets.Start + base.Offset(take))
 			run = &a.p.runs[i]
 		}
 		run.State, run.Member, run.Deadline = Acquired, a.member, a.deadline
 		run.Deliveries++
 		a.left -= run.Offsets.Len()
 		a.got = append(a.got, Acquisition{Offsets: run.Offsets, Deliveries: run.Deliveries})
+		if a.stopped {
+			return
+		}
 	}
+}
+
+// throttle is Kafka 4.2's isolation of records that keep failing (a batch
+// delivered again and again because one of its records breaks its
+// consumers): records delivered at least max(2, ceil(limit/2)) times are
+// acquired only as the first thing of an acquisition, and then at most
+// max(1, n >> (deliveries - that + 1)) of them (n: the offsets of their log
+// batch), so the batch goes out in halves, quarters, ...; a record's last
+// delivery (limit - 1 before it, when the limit is over 2) goes out alone.
+// Only the bad record then reaches the limit and is archived.
+func throttle(deliveries int16, n int64, limit int16) (allow int64, throttled bool) {
+	at := max(2, (limit+1)/2)
+	switch {
+	case limit > 2 && deliveries == limit-1:
+		return 1, true
+	case deliveries >= at:
+		return max(1, n>>(deliveries-at+1)), true
+	}
+	return 0, false
 }
 
 func mergeAcquisitions(got []Acquisition) []Acquisition {

@@ -17,6 +17,8 @@
 //     lock duration. It takes whole log batches (batch-optimised mode) until
 //     MaxRecords is reached, or exactly MaxRecords offsets (record-limit
 //     mode), and new offsets only while End - Start is under MaxInFlight.
+//     Records delivered many times already are throttled (Kafka 4.2): they
+//     are acquired only first, and fewer at each delivery, the last alone.
 //   - Acknowledge(member, batches, limits, now) applies a member's
 //     acknowledgements all or nothing: every offset in [Start, End) must be
 //     Acquired by that member (ErrInvalidRecordState otherwise), offsets

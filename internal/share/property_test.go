@@ -58,11 +58,30 @@ batches:
 				if r.State != Available {
 					continue
 				}
-				r.State, r.Member, r.Deadline = Acquired, member, deadline
-				r.Deliveries++
-				m.recs[off] = r
-				got[off] = r.Deliveries
-				left--
+				allow, throttled := throttle(r.Deliveries, int64(min(b.End, m.end)-from), lim.DeliveryLimit)
+				if throttled && len(got) > 0 {
+					break batches
+				}
+				if !throttled {
+					allow = 1 << 62
+				}
+				d := r.Deliveries
+				for ; off < min(b.End, m.end) && allow > 0 && !(mode == RecordLimit && left <= 0); off++ {
+					r := m.recs[off]
+					if r.State != Available || r.Deliveries != d {
+						break
+					}
+					r.State, r.Member, r.Deadline = Acquired, member, deadline
+					r.Deliveries++
+					m.recs[off] = r
+					got[off] = r.Deliveries
+					left--
+					allow--
+				}
+				if throttled {
+					break batches
+				}
+				off--
 				continue
 			}
 			if !checkedWindow {

@@ -294,3 +294,57 @@ func TestArchiveAcquired(t *testing.T) {
 		t.Fatalf("state %s, want %s", s, want)
 	}
 }
+
+// A batch delivered again and again goes out in halves, then one record at
+// a time for the last delivery (Kafka 4.2's throttling), so that only a
+// record that keeps failing reaches the delivery limit.
+func TestThrottleIsolatesRecordsThatKeepFailing(t *testing.T) {
+	five := Limits{DeliveryLimit: 5, LockDuration: time.Second, MaxInFlight: 100}
+	p := New(0)
+	deliver := func() string {
+		got := p.Acquire("a", read(p.NextFetch(), rng(0, 8), rng(8, 16)), 100, BatchOptimized, five, t0)
+		p.check()
+		p.ReleaseMember("a", five)
+		return fmt.Sprint(got)
+	}
+	for i, want := range []string{
+		"[{[0, 16) 1}]", // first delivery: both batches
+		"[{[0, 16) 2}]",
+		"[{[0, 16) 3}]",
+		"[{[0, 4) 4}]", // delivered 3 times: half of the first batch, and nothing after it
+		"[{[0, 1) 5}]", // its last delivery: alone
+		"[{[1, 2) 5}]",
+	} {
+		if got := deliver(); got != want {
+			t.Fatalf("delivery %d: %s, want %s", i+1, got, want)
+		}
+	}
+	if p.Start() != 2 {
+		t.Fatalf("start %d; want the two records delivered five times archived", p.Start())
+	}
+}
+
+func TestThrottle(t *testing.T) {
+	for _, tt := range []struct {
+		deliveries int16
+		n          int64
+		limit      int16
+		allow      int64
+		throttled  bool
+	}{
+		{2, 8, 5, 0, false},
+		{3, 8, 5, 4, true},
+		{3, 1, 5, 1, true},
+		{4, 8, 5, 1, true},
+		{1, 8, 2, 0, false},
+		{2, 8, 3, 1, true},
+		{5, 64, 10, 32, true},
+		{6, 64, 10, 16, true},
+		{9, 64, 10, 1, true},
+	} {
+		allow, throttled := throttle(tt.deliveries, tt.n, tt.limit)
+		if allow != tt.allow || throttled != tt.throttled {
+			t.Errorf("throttle(%d, %d, %d) = %d, %v; want %d, %v", tt.deliveries, tt.n, tt.limit, allow, throttled, tt.allow, tt.throttled)
+		}
+	}
+}
