@@ -394,6 +394,10 @@ func (n *node) onPartitionClose(p *partition.Partition) {
 	n.groups.onClose(p)
 	n.txns.onClose(p)
 	n.shareStates.onClose(p)
+	// Share groups' records locked at this partition are gone with it.
+	if h := n.groups.shareDeletes.h.Load(); h != nil {
+		h.DropSharePartition(p.TopicID(), p.TP().Partition)
+	}
 }
 
 // shutdown stops the group coordinators (answering their waiting requests

@@ -422,3 +422,10 @@ func (h *Handler) partitionEnd(ctx context.Context, t *metadata.Topic, partition
 	}
 	return base.Offset(resp.Topics[0].Partitions[0].Offset), nil
 }
+
+// DropSharePartition forgets what this broker holds of the share-partitions
+// of a partition it no longer leads or hosts: their locks are gone, and
+// their next leader loads the coordinator's state.
+func (h *Handler) DropSharePartition(topic base.TopicID, partition int32) {
+	h.shares.DropPartition(topic, partition)
+}
