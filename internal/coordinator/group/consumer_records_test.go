@@ -465,13 +465,18 @@ func FuzzConsumerRecords(f *testing.F) {
 		checkStable(t, b, targetAssignmentMemberValue, readTargetAssignmentMemberValue)
 		checkStable(t, b, currentMemberAssignmentValue, readCurrentMemberAssignmentValue)
 		checkStable(t, b, regularExpressionValue, readRegularExpressionValue)
+		checkStable(t, b, shareMemberMetadataValue, readShareMemberMetadataValue)
+		checkStable(t, b, shareGroupMetadataValue, readShareGroupMetadataValue)
+		checkStable(t, b, shareCurrentMemberAssignmentValue, readShareCurrentMemberAssignmentValue)
+		checkStable(t, b, shareStatePartitionMetadataValue, readShareStatePartitionMetadataValue)
 	})
 }
 
 // keyStrings is the strings a decoded key holds, in key order.
 func keyStrings(k consumerKey) []string {
 	switch k.Type {
-	case consumerGroupMetadataKeyType, targetAssignmentMetadataKeyType:
+	case consumerGroupMetadataKeyType, targetAssignmentMetadataKeyType,
+		shareGroupMetadataKeyType, shareTargetAssignmentMetadataKeyType, shareStatePartitionMetadataKeyType:
 		return []string{k.Group}
 	case regularExpressionKeyType:
 		return []string{k.Group, k.Regex}
