@@ -22,8 +22,9 @@ import (
 // acknowledgements are applied before the fetch, answered per partition in
 // AcknowledgeErrorCode once durable; a session's epoch -1 acknowledges
 // and closes it, releasing the member's records, and fetches nothing.
-// MaxRecords and MaxBytes are budgets of the whole request; the first
-// partition with records may exceed MaxBytes by its first batch. With
+// MaxRecords and MaxBytes are budgets of the whole request (either 0:
+// acknowledgements only, nothing is fetched); the first partition with
+// records may exceed MaxBytes by its first batch. With
 // nothing to acquire the fetch waits up to MaxWaitMs for new records, or
 // for records given back. At share.version 0 it, and every share group
 // API, answers UNSUPPORTED_VERSION (features.go).
@@ -71,7 +72,10 @@ func (h *Handler) handleShareFetch(ctx context.Context, req *Request) Reply {
 			h.shares.ReleaseMember(context.WithoutCancel(ctx), group, member)
 			return resp
 		}
-		if r.IsRenewAck {
+		if r.IsRenewAck || r.MaxRecords <= 0 || r.MaxBytes <= 0 {
+			// Acknowledgements only: the Java client sends its
+			// acknowledgements with no room for records, and Kafka
+			// then fetches nothing.
 			return resp
 		}
 		f := &shareFetch{h: h, req: req, r: r, group: group, member: member, set: set, out: out, use: use}
@@ -248,11 +252,8 @@ func (f *shareFetch) changeChans() []<-chan struct{} {
 // and reports whether it acquired anything or hit an error.
 func (f *shareFetch) fill(ctx context.Context) bool {
 	recordsLeft := int64(f.r.MaxRecords)
-	if recordsLeft <= 0 {
-		recordsLeft = 1<<31 - 1
-	}
 	bytesLeft := int(f.r.MaxBytes)
-	if limit := int(f.h.opts.Config.FetchMaxBytes); limit > 0 && (bytesLeft <= 0 || bytesLeft > limit) {
+	if limit := int(f.h.opts.Config.FetchMaxBytes); limit > 0 && bytesLeft > limit {
 		bytesLeft = limit
 	}
 	stop := false

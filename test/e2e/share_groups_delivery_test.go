@@ -648,3 +648,42 @@ func TestShareAcknowledgeErrors(t *testing.T) {
 	requireCode(t, "ShareAcknowledge of the holder at epoch 1, after the refusals: top level", resp.ErrorCode, nil)
 	requireCode(t, "ShareAcknowledge of the holder at epoch 1, after the refusals: partition", shareAckPartitionCode(t, resp), nil)
 }
+
+// TestShareFetchAcknowledgeOnly: a ShareFetch with MaxRecords 0 (the Java
+// client's way of sending acknowledgements alone) acknowledges and
+// acquires nothing, as Kafka: the records it does not hold stay for the
+// other members.
+func TestShareFetchAcknowledgeOnly(t *testing.T) {
+	t.Parallel()
+	b := startBroker(t, t.TempDir())
+	const topic, group, n = "ack-only", "ack-only", 10
+	adm := newAdmin(t, b.Addr)
+	createTopic(t, adm, topic, 1, nil)
+	shareEarliest(t, b.Addr, group)
+	prod := newClient(t, b.Addr)
+	for range n {
+		produceN(t, prod, topic, 1) // a batch each: four are acquired alone
+	}
+	topicID := topicIDOf(t, adm, topic)
+
+	first := newRawShareMember(t, b.Addr, group, "first", topicID)
+	first.join(topic)
+	if got := first.open(4, 5*time.Second); len(got) != 4 {
+		t.Fatalf("first acquired %v; want 4 records", got)
+	}
+	resp := first.fetch(1, 0, 0, shareFetchAck(0, 3, kgo.AckAccept))
+	requireCode(t, "an acknowledgement-only ShareFetch", resp.ErrorCode, nil)
+	for _, rt := range resp.Topics {
+		for _, p := range rt.Partitions {
+			requireCode(t, "its acknowledgement", p.AcknowledgeErrorCode, nil)
+			if len(p.AcquiredRecords) > 0 {
+				t.Fatalf("an acknowledgement-only ShareFetch acquired %+v", p.AcquiredRecords)
+			}
+		}
+	}
+	second := newRawShareMember(t, b.Addr, group, "second", topicID)
+	second.join(topic)
+	if got := second.open(n, 5*time.Second); len(got) != n-4 {
+		t.Fatalf("second acquired %v; want the %d records the first did not take", got, n-4)
+	}
+}
