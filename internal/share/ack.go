@@ -2,6 +2,7 @@ package share
 
 import (
 	"fmt"
+	"sort"
 	"time"
 
 	"github.com/strata-broker/strata/internal/base"
@@ -72,9 +73,7 @@ func (p *Partition) Acknowledge(member string, acks []Ack, lim Limits, now time.
 			segs = append(segs, seg)
 		}
 	}
-	for _, seg := range segs {
-		p.apply(seg.offsets, seg.typ, lim, now)
-	}
+	p.applyAll(segs, lim, now)
 	p.normalize()
 	return nil
 }
@@ -82,15 +81,17 @@ func (p *Partition) Acknowledge(member string, acks []Ack, lim Limits, now time.
 // heldBy reports whether every offset of r, inside [Start, End), is
 // Acquired by member.
 func (p *Partition) heldBy(member string, r base.Range) bool {
-	for _, run := range p.runs {
-		if run.Offsets.End <= r.Start || run.Offsets.Start >= r.End {
-			continue
-		}
-		if run.State != Acquired || run.Member != member {
+	for i := p.runAt(r.Start); i < len(p.runs) && p.runs[i].Offsets.Start < r.End; i++ {
+		if run := p.runs[i]; run.State != Acquired || run.Member != member {
 			return false
 		}
 	}
 	return true
+}
+
+// runAt is the index of the run holding off (len(runs) past End).
+func (p *Partition) runAt(off base.Offset) int {
+	return sort.Search(len(p.runs), func(i int) bool { return p.runs[i].Offsets.End > off })
 }
 
 type typeSegment struct {
@@ -115,26 +116,53 @@ func typeSegments(a Ack) []typeSegment {
 	return segs
 }
 
-// apply moves the Acquired offsets of r as an acknowledgement of type t.
-func (p *Partition) apply(r base.Range, t AckType, lim Limits, now time.Time) {
-	p.split(r.Start)
-	p.split(r.End)
-	for i := range p.runs {
-		run := &p.runs[i]
-		if run.Offsets.End <= r.Start || run.Offsets.Start >= r.End {
-			continue
+// applyAll rewrites the runs with every segment applied, in one pass over
+// both (segs ascend without overlap, inside [Start, End), and are held by
+// the member): a run a segment covers in part is cut around it. The
+// caller normalizes.
+func (p *Partition) applyAll(segs []typeSegment, lim Limits, now time.Time) {
+	out := p.spare[:0]
+	si := 0
+	for _, cur := range p.runs {
+		for si < len(segs) && segs[si].offsets.Start < cur.Offsets.End && !cur.Offsets.Empty() {
+			seg := segs[si]
+			if seg.offsets.Start > cur.Offsets.Start {
+				before := cur
+				before.Offsets.End = seg.offsets.Start
+				out = append(out, before)
+				cur.Offsets.Start = seg.offsets.Start
+			}
+			covered := cur
+			covered.Offsets.End = min(cur.Offsets.End, seg.offsets.End)
+			out = append(out, acknowledged(covered, seg.typ, lim, now))
+			cur.Offsets.Start = covered.Offsets.End
+			if seg.offsets.End <= covered.Offsets.End {
+				si++
+			}
 		}
-		switch t {
-		case AckAccept:
-			*run = Run{Offsets: run.Offsets, State: Acknowledged, Deliveries: run.Deliveries}
-		case AckGap, AckReject:
-			*run = Run{Offsets: run.Offsets, State: Archived, Deliveries: run.Deliveries}
-		case AckRelease:
-			*run = released(*run, lim)
-		case AckRenew:
-			run.Deadline = now.Add(lim.LockDuration)
+		if !cur.Offsets.Empty() {
+			out = append(out, cur)
 		}
 	}
+	// The old runs' array is the next call's: steady acknowledgements do
+	// not allocate.
+	p.runs, p.spare = out, p.runs[:0]
+}
+
+// acknowledged is an Acquired run after an acknowledgement of type t.
+func acknowledged(run Run, t AckType, lim Limits, now time.Time) Run {
+	switch t {
+	case AckAccept:
+		return Run{Offsets: run.Offsets, State: Acknowledged, Deliveries: run.Deliveries}
+	case AckGap, AckReject:
+		return Run{Offsets: run.Offsets, State: Archived, Deliveries: run.Deliveries}
+	case AckRelease:
+		return released(run, lim)
+	case AckRenew:
+		run.Deadline = now.Add(lim.LockDuration)
+		return run
+	}
+	panic(fmt.Sprintf("share: acknowledge type %d passed ValidateAcks", t))
 }
 
 // released is an Acquired run given back: Available, or Archived once it

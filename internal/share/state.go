@@ -84,6 +84,9 @@ type Partition struct {
 	start base.Offset
 	end   base.Offset
 	runs  []Run
+	// spare is a second array for the runs, which Acknowledge rewrites
+	// the runs into (nothing in it is read).
+	spare []Run
 }
 
 // New is a share-partition that has delivered nothing, starting at start
