@@ -353,6 +353,12 @@ func (c *conn) finish(p *pending, broken bool) error {
 	if throttle > 0 && !after && !c.throttleWait(throttle) {
 		return nil // torn down while holding the response back
 	}
+	// The mute of a response that carries its throttle (KIP-219) starts
+	// before the response is written: a client that reads it and sends
+	// its next request at once must find the connection muted already.
+	if throttle > 0 && after {
+		c.muteUntil(time.Now().Add(throttle))
+	}
 	// The writer goroutine owns wbuf: one buffer per connection, reused for
 	// every response, so steady fetch traffic encodes without allocating.
 	c.wbuf = appendResponse(c.wbuf[:0], p.correlationID, resp)
@@ -373,9 +379,6 @@ func (c *conn) finish(p *pending, broken bool) error {
 	}
 	if err != nil {
 		return fmt.Errorf("writing response: %w", err)
-	}
-	if throttle > 0 && after {
-		c.muteUntil(time.Now().Add(throttle))
 	}
 	return nil
 }
