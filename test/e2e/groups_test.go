@@ -174,6 +174,21 @@ func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 }
 
 // requireCommitted waits until the group's committed offsets equal ends.
+// committedAt reports whether group's committed offsets of topic are ends.
+func committedAt(t *testing.T, adm *kadm.Client, group, topic string, ends map[int32]int64) bool {
+	t.Helper()
+	resp, err := adm.FetchOffsets(testContext(t, 10*time.Second), group)
+	if err != nil {
+		return false
+	}
+	for p, end := range ends {
+		if o, found := resp.Lookup(topic, p); !found || o.Err != nil || o.At != end {
+			return false
+		}
+	}
+	return true
+}
+
 func requireCommitted(t *testing.T, adm *kadm.Client, group, topic string, ends map[int32]int64) {
 	t.Helper()
 	var last kadm.OffsetResponses
