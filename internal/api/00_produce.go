@@ -63,11 +63,13 @@ func (h *Handler) handleProduce(ctx context.Context, req *Request) Reply {
 		return Reply{NoResponse: true, Mute: throttle}
 	}
 	if len(pending) == 0 {
+		h.hintProduceLeaders(resp, req.Listener)
 		return done(resp)
 	}
 	return Reply{Wait: func() kmsg.Response {
 		h.awaitSyncs(pending)
 		h.awaitReplication(ctx, req.Stopping, pending, deadline)
+		h.hintProduceLeaders(resp, req.Listener)
 		return resp
 	}}
 }

@@ -62,6 +62,7 @@ func (h *Handler) handleFetch(ctx context.Context, req *Request) Reply {
 	// the consumer must act on it (reset an offset, refresh metadata).
 	if got >= int(r.MinBytes) || remote || maxWait <= 0 || len(targets) == 0 || hasPartitionError(resp) {
 		h.finishConsumerFetch(fc, resp, bufs, cq, limited, got)
+		h.hintFetchLeaders(resp, req.Listener)
 		return Reply{Resp: resp, Release: bufs.release, Splices: bufs.spliceList}
 	}
 	deadline := time.Now().Add(maxWait)
@@ -72,6 +73,7 @@ func (h *Handler) handleFetch(ctx context.Context, req *Request) Reply {
 			got, remote = h.fillFetch(r, resp, targets, bufs)
 			if !woke || remote || got >= int(r.MinBytes) || hasPartitionError(resp) {
 				h.finishConsumerFetch(fc, resp, bufs, cq, limited, got)
+				h.hintFetchLeaders(resp, req.Listener)
 				return resp
 			}
 		}

@@ -66,6 +66,7 @@ func (h *Handler) handleShareFetch(ctx context.Context, req *Request) Reply {
 	// Acknowledgements wait for the share coordinator's writes, and the
 	// fetch may wait for records: all of it is answered in Wait.
 	return Reply{Wait: func() kmsg.Response {
+		defer h.hintShareFetchLeaders(resp, req.Listener)
 		out := newShareFetchOut(resp)
 		h.shareFetchAcks(ctx, req, r, out, group, member, set)
 		if use.closes {

@@ -49,6 +49,7 @@ func (h *Handler) handleShareAcknowledge(ctx context.Context, req *Request) Repl
 	// answered in Wait, not on the connection's reading path.
 	return Reply{Wait: func() kmsg.Response {
 		h.acknowledgeAll(ctx, req, r, resp, group, member, maxType, set)
+		h.hintShareAcknowledgeLeaders(resp, req.Listener)
 		if use.closes {
 			h.shares.ReleaseMember(context.WithoutCancel(ctx), group, member)
 		}
