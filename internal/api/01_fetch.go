@@ -33,6 +33,7 @@ type fetchTarget struct {
 	offset            base.Offset
 	maxBytes          int
 	leaderEpoch       int32 // -1 = not given
+	preferred         int32 // the replica to send the consumer to (KIP-392), -1 = none
 }
 
 func (h *Handler) handleFetch(ctx context.Context, req *Request) Reply {
@@ -60,7 +61,7 @@ func (h *Handler) handleFetch(ctx context.Context, req *Request) Reply {
 	// fetch does: waiting for appends would only stall a catching-up
 	// consumer. A partition error is answered at once too, as in Kafka:
 	// the consumer must act on it (reset an offset, refresh metadata).
-	if got >= int(r.MinBytes) || remote || maxWait <= 0 || len(targets) == 0 || hasPartitionError(resp) {
+	if got >= int(r.MinBytes) || remote || maxWait <= 0 || len(targets) == 0 || answersNow(resp) {
 		h.finishConsumerFetch(fc, resp, bufs, cq, limited, got)
 		h.hintFetchLeaders(resp, req.Listener)
 		return Reply{Resp: resp, Release: bufs.release, Splices: bufs.spliceList}
@@ -71,7 +72,7 @@ func (h *Handler) handleFetch(ctx context.Context, req *Request) Reply {
 			woke := waitAny(ctx, req.Stopping, changed, deadline)
 			changed = changeChans(targets)
 			got, remote = h.fillFetch(r, resp, targets, bufs)
-			if !woke || remote || got >= int(r.MinBytes) || hasPartitionError(resp) {
+			if !woke || remote || got >= int(r.MinBytes) || answersNow(resp) {
 				h.finishConsumerFetch(fc, resp, bufs, cq, limited, got)
 				h.hintFetchLeaders(resp, req.Listener)
 				return resp
@@ -92,12 +93,13 @@ func capFetchBytes(r *kmsg.FetchRequest, limit int32) {
 	}
 }
 
-// hasPartitionError reports whether some partition of resp carries an
-// error code.
-func hasPartitionError(resp *kmsg.FetchResponse) bool {
+// answersNow reports whether some partition of resp carries an error code
+// or a preferred read replica: the consumer must act on it, so the fetch
+// does not wait, as in Kafka.
+func answersNow(resp *kmsg.FetchResponse) bool {
 	for i := range resp.Topics {
 		for j := range resp.Topics[i].Partitions {
-			if resp.Topics[i].Partitions[j].ErrorCode != 0 {
+			if p := &resp.Topics[i].Partitions[j]; p.ErrorCode != 0 || p.PreferredReadReplica >= 0 {
 				return true
 			}
 		}
@@ -123,8 +125,13 @@ func (h *Handler) FetchSessions() (sessions, partitions int) { return h.sessions
 // their order (consecutive wants of one topic share its entry), and the
 // list of readable partitions; partitions that cannot be read get their
 // error code now (TOPIC_AUTHORIZATION_FAILED without READ on the topic).
+// From v11 a partition followed here is readable too (fetch_follower.go).
 func (h *Handler) resolveFetch(req *Request, wants []fetchWant, byID bool, resp *kmsg.FetchResponse) []fetchTarget {
 	img := h.opts.Meta.Image()
+	var rack string // the client's (client.rack), which v11 brought
+	if fetchFromFollowers(req.Version) {
+		rack = req.Body.(*kmsg.FetchRequest).Rack
+	}
 	targets := make([]fetchTarget, 0, len(wants))
 	resp.Topics = make([]kmsg.FetchResponseTopic, 0, topicRuns(wants))
 	for i := 0; i < len(wants); {
@@ -144,7 +151,7 @@ func (h *Handler) resolveFetch(req *Request, wants []fetchWant, byID bool, resp 
 				sp.ErrorCode = topicDenied
 				continue
 			}
-			p, code := h.fetchPartition(t, w.key.partition, byID)
+			p, code := h.hostedPartition(t, w.key.partition, byID, !fetchFromFollowers(req.Version))
 			if sp.ErrorCode = code; code != 0 {
 				continue
 			}
@@ -153,6 +160,7 @@ func (h *Handler) resolveFetch(req *Request, wants []fetchWant, byID bool, resp 
 				offset:      base.Offset(w.offset),
 				maxBytes:    int(w.maxBytes),
 				leaderEpoch: w.leaderEpoch,
+				preferred:   h.preferredReadReplica(img, req.Listener, rack, p, base.Offset(w.offset)),
 			})
 		}
 		resp.Topics = append(resp.Topics, st)
@@ -259,6 +267,11 @@ func (h *Handler) fetchOne(r *kmsg.FetchRequest, sp *kmsg.FetchResponseTopicPart
 	}
 	if code := checkLeaderEpoch(t.leaderEpoch, off.LeaderEpoch); code != 0 {
 		sp.ErrorCode = code
+		return 0, false
+	}
+	if t.preferred >= 0 {
+		// The consumer reads from that replica instead: no records.
+		sp.ErrorCode, sp.PreferredReadReplica = 0, t.preferred
 		return 0, false
 	}
 	if limit <= 0 && !first {

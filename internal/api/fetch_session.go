@@ -196,11 +196,12 @@ func (s *fetchSession) wantsLocked() []fetchWant {
 
 // partitionNews reports whether a session partition goes into an
 // incremental response, and what its client knows once it has been sent.
-// Records, an error, or a new high watermark, last stable offset or log
-// start offset are news, as in Kafka's FetchSession.
+// Records, an error, a preferred read replica, or a new high watermark,
+// last stable offset or log start offset are news, as in Kafka's
+// FetchSession.
 func partitionNews(sent sentState, p *kmsg.FetchResponseTopicPartition) (bool, sentState) {
 	news := len(p.RecordBatches) > 0 || p.HighWatermark != sent.highWatermark ||
-		p.LastStableOffset != sent.lastStable || p.LogStartOffset != sent.logStart
+		p.LastStableOffset != sent.lastStable || p.LogStartOffset != sent.logStart || p.PreferredReadReplica >= 0
 	now := sentState{highWatermark: p.HighWatermark, lastStable: p.LastStableOffset, logStart: p.LogStartOffset}
 	if p.ErrorCode != 0 {
 		news, now.highWatermark = true, -1

@@ -87,7 +87,7 @@ func TestLeaderHintsOnNotLeader(t *testing.T) {
 // A fetch response lists each leader it names once, with its endpoint.
 func TestLeaderHintsListEachLeaderOnce(t *testing.T) {
 	rh := newReplicaHarness(t, nil)
-	rh.createTopic("two", nil, []int32{2, 3}, []int32{2, 1}, []int32{3, 2})
+	rh.createTopic("two", nil, []int32{2, 3}, []int32{2, 3}, []int32{3, 2})
 	r := kmsg.NewPtrFetchRequest()
 	r.MaxBytes = 1 << 20
 	rt := kmsg.NewFetchRequestTopic()

@@ -21,7 +21,7 @@ import (
 )
 
 // replicaHarness is the api of broker 1 in a metadata quorum where brokers
-// 1, 2 and 3 are registered and unfenced; the tests play 2 and 3 (their
+// 1, 2 and 3 are registered (in racks rack-1, rack-2, rack-3) and unfenced; the tests play 2 and 3 (their
 // fetches, their fencing). Real metadata, real partitions on disk.
 type replicaHarness struct {
 	t      *testing.T
@@ -50,7 +50,7 @@ func newReplicaHarnessAs(t *testing.T, self int32, brokerConfig map[string]strin
 	t.Cleanup(func() { _ = meta.Close() })
 	rh := &replicaHarness{t: t, meta: meta, epochs: map[int32]int64{}}
 	for _, id := range []int32{1, 2, 3} {
-		reg, err := meta.RegisterBroker(ctx, metadata.BrokerRegistration{ID: id, Incarnation: [16]byte{byte(id)},
+		reg, err := meta.RegisterBroker(ctx, metadata.BrokerRegistration{ID: id, Incarnation: [16]byte{byte(id)}, Rack: "rack-" + strconv.Itoa(int(id)),
 			Endpoints: []metadata.Endpoint{{Listener: "PLAINTEXT", Host: "127.0.0.1", Port: 9090 + id, SecurityProtocol: "PLAINTEXT"}}})
 		if err != nil {
 			t.Fatal(err)

@@ -39,6 +39,10 @@ type Broker struct {
 	// FollowerFetchLastTieredOffset is
 	// follower.fetch.last.tiered.offset.enable (KIP-1023).
 	FollowerFetchLastTieredOffset bool
+	// RackAwareReplicaSelector is replica.selector.class set to Kafka's
+	// RackAwareReplicaSelector (KIP-392): a leader sends a consumer that
+	// names its rack to an in-sync follower of that rack.
+	RackAwareReplicaSelector bool
 
 	// The cluster (cluster.go). Without voters (see Clustered) the node is a
 	// single node, its own quorum, with no controller listener.
@@ -268,6 +272,7 @@ func newBroker(raw, origin map[string]string) (*Broker, error) {
 		ReplicationQuotaWindowSize: time.Duration(g.i32("replication.quota.window.size.seconds")) * time.Second,
 
 		FollowerFetchLastTieredOffset: g.flag("follower.fetch.last.tiered.offset.enable"),
+		RackAwareReplicaSelector:      g.str("replica.selector.class") == RackAwareReplicaSelector,
 
 		MaxRequestPartitionSizeLimit: g.i32("max.request.partition.size.limit"),
 

@@ -358,3 +358,7 @@ func specificHost(host string) bool {
 	ip := net.ParseIP(host)
 	return ip == nil || !ip.IsUnspecified()
 }
+
+// RackAwareReplicaSelector is the one replica.selector.class Strata
+// serves: Kafka's rack-aware selector, by its class name (KIP-392).
+const RackAwareReplicaSelector = "org.apache.kafka.common.replica.RackAwareReplicaSelector"

@@ -63,7 +63,8 @@ type Cluster struct {
 // startCluster starts n nodes at once (a lone voter never becomes ready: it
 // waits for a quorum), waits for each one's ready line and then until each
 // node's Metadata lists all n. Each override is
-// "key=value", applied to every node after clusterDefaults. When the test
+// "key=value", applied to every node after clusterDefaults, with "{node}"
+// replaced by the node's id. When the test
 // ends, the nodes still running get SIGTERM together and each must exit 0; a
 // node that exited without being asked fails the test.
 func startCluster(t *testing.T, n int, overrides ...string) *Cluster {
@@ -124,7 +125,7 @@ func (c *Cluster) tryStart(dir string, overrides []string) error {
 		b.overrides = append([]string{
 			"node.id=" + strconv.Itoa(i+1),
 			"controller.quorum.voters=" + strings.Join(voters, ","),
-		}, append(slices.Clone(clusterDefaults), overrides...)...)
+		}, append(slices.Clone(clusterDefaults), perNode(overrides, i+1)...)...)
 		fmt.Fprintf(b.output, "---- start: node.id %d, %v ----\n", i+1, b.Listeners)
 	}
 
@@ -172,6 +173,16 @@ func (c *Cluster) tryStart(dir string, overrides []string) error {
 		return err
 	}
 	return nil
+}
+
+// perNode is overrides for node id: "{node}" in one becomes the id (as in
+// "broker.rack=rack-{node}").
+func perNode(overrides []string, id int) []string {
+	out := make([]string, len(overrides))
+	for i, o := range overrides {
+		out[i] = strings.ReplaceAll(o, "{node}", strconv.Itoa(id))
+	}
+	return out
 }
 
 // abort kills the current process, if any, without failing the test: it is

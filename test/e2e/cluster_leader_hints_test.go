@@ -22,8 +22,9 @@ func TestClusterLeaderHints(t *testing.T) {
 	t.Parallel()
 	c := startCluster(t, 3)
 	adm := c.newAdmin()
-	c.createTopic(adm, "hinted", 1, 3, nil)
-	c.waitISR(adm, "hinted", 3)
+	// One replica: the other nodes do not host it, so that even a Fetch,
+	// which a follower serves (KIP-392), is not served there.
+	c.createTopic(adm, "hinted", 1, 1, nil)
 	leader := c.leaderOf(adm, "hinted", 0)
 	other := leader%3 + 1
 	topics, err := adm.ListTopics(testContext(t, 10*time.Second), "hinted")
@@ -150,12 +151,14 @@ func TestClusterLeaderHints(t *testing.T) {
 	// sends its next batch there after the leadership moved, and follows
 	// the answer's hint to the new leader.
 	var logs syncBuffer
+	c.createTopic(adm, "hinted-moves", 1, 3, nil)
 	cl := c.newClient(kgo.MetadataMaxAge(time.Hour), kgo.WithLogger(kgo.BasicLogger(&logs, kgo.LogLevelInfo, nil)))
-	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "hinted", Value: []byte("before")}).FirstErr(); err != nil {
+	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "hinted-moves", Value: []byte("before")}).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
-	leadAll(t, c, adm, "hinted", 1, other)
-	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "hinted", Value: []byte("after")}).FirstErr(); err != nil {
+	moved := c.leaderOf(adm, "hinted-moves", 0)%3 + 1
+	leadAll(t, c, adm, "hinted-moves", 1, moved)
+	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "hinted-moves", Value: []byte("after")}).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(logs.String(), "moving producing partition due to kip-951") {

@@ -1,0 +1,103 @@
+package api
+
+import (
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-broker/strata/internal/config"
+)
+
+// consumerFetch is a consumer's fetch of partition 0 of topic at offset,
+// naming rack.
+func (rh *replicaHarness) consumerFetch(version int16, topic string, offset int64, rack string) *kmsg.FetchResponseTopicPartition {
+	rh.t.Helper()
+	r := kmsg.NewPtrFetchRequest()
+	r.MaxBytes, r.Rack = 1<<20, rack
+	rt := kmsg.NewFetchRequestTopic()
+	rt.Topic, rt.TopicID = topic, rh.meta.Image().Topics[topic].ID
+	rp := kmsg.NewFetchRequestTopicPartition()
+	rp.FetchOffset, rp.PartitionMaxBytes = offset, 1<<20
+	rt.Partitions = append(rt.Partitions, rp)
+	r.Topics = append(r.Topics, rt)
+	return onlyPartition(rh.t, rh.handle(1, version, r, "User:ANONYMOUS").(*kmsg.FetchResponse))
+}
+
+// A follower serves a consumer's Fetch v11+ (KIP-392) up to the high
+// watermark its leader gave it: what lies between that and its log end
+// reads nothing, an offset past its log end is out of range. Fetch v10
+// carries no client metadata and is the leader's alone.
+func TestFollowerServesConsumerFetch(t *testing.T) {
+	rh := newReplicaHarness(t, nil)
+	rh.createTopic("followed", nil, []int32{3, 1})
+	p := rh.partition("followed", 0)
+	if _, err := p.AppendAsFollower(oneRecordBatch("one")); err != nil {
+		t.Fatal(err)
+	}
+	if got := rh.consumerFetch(10, "followed", 0, ""); got.ErrorCode != kerr.NotLeaderForPartition.Code {
+		t.Fatalf("Fetch v10 from a follower: code %d, want NOT_LEADER_OR_FOLLOWER", got.ErrorCode)
+	}
+	got := rh.consumerFetch(11, "followed", 0, "")
+	if got.ErrorCode != 0 || len(got.RecordBatches) != 0 || got.HighWatermark != 0 {
+		t.Fatalf("before the leader's high watermark came: code %d, %d bytes, high watermark %d; want nothing to read",
+			got.ErrorCode, len(got.RecordBatches), got.HighWatermark)
+	}
+	if _, err := p.SetHighWatermarkFromLeader(1); err != nil {
+		t.Fatal(err)
+	}
+	got = rh.consumerFetch(16, "followed", 0, "")
+	if first, next, n := batchOffsets(got.RecordBatches); got.ErrorCode != 0 || n != 1 || first != 0 || next != 1 || got.HighWatermark != 1 {
+		t.Fatalf("after it: code %d, batches %d [%d, %d), high watermark %d; want the record at 0", got.ErrorCode, n, first, next, got.HighWatermark)
+	}
+	if got = rh.consumerFetch(16, "followed", 5, ""); got.ErrorCode != kerr.OffsetOutOfRange.Code {
+		t.Fatalf("past the follower's log end: code %d, want OFFSET_OUT_OF_RANGE", got.ErrorCode)
+	}
+}
+
+// With the rack-aware selector, a leader sends a consumer of another rack
+// to the in-sync follower of its rack that holds the fetch offset, with
+// no records; otherwise it serves the fetch itself.
+func TestLeaderSendsConsumerToItsRack(t *testing.T) {
+	rh := newReplicaHarness(t, map[string]string{"replica.selector.class": config.RackAwareReplicaSelector})
+	rh.createTopic("racked", nil, []int32{1, 2, 3})
+	p := rh.partition("racked", 0)
+	rh.produceRecords(p, 3)
+	rh.replicaFetch(2, "racked", 0, 3, 0, 0) // 2 has all three; 3 has not fetched
+
+	got := rh.consumerFetch(11, "racked", 1, "rack-2")
+	if got.ErrorCode != 0 || got.PreferredReadReplica != 2 || len(got.RecordBatches) != 0 {
+		t.Fatalf("a rack-2 consumer: code %d, preferred %d, %d bytes; want replica 2 and no records",
+			got.ErrorCode, got.PreferredReadReplica, len(got.RecordBatches))
+	}
+	for _, tc := range []struct {
+		why  string
+		rack string
+		at   int64
+	}{
+		{"no rack", "", 1},
+		{"the leader's rack", "rack-1", 1},
+		{"a follower that has not fetched", "rack-3", 1},
+		{"past what the follower has", "rack-2", 4},
+	} {
+		got := rh.consumerFetch(11, "racked", tc.at, tc.rack)
+		if got.PreferredReadReplica != -1 {
+			t.Fatalf("%s: sent to replica %d; want the leader to serve it", tc.why, got.PreferredReadReplica)
+		}
+	}
+	if got := rh.consumerFetch(10, "racked", 1, "rack-2"); got.PreferredReadReplica != -1 {
+		t.Fatalf("Fetch v10: preferred %d; it has no rack and no preferred replica", got.PreferredReadReplica)
+	}
+}
+
+// Without replica.selector.class the leader serves every consumer.
+func TestLeaderWithoutSelectorServesEveryRack(t *testing.T) {
+	rh := newReplicaHarness(t, nil)
+	rh.createTopic("unracked", nil, []int32{1, 2, 3})
+	p := rh.partition("unracked", 0)
+	rh.produceRecords(p, 3)
+	rh.replicaFetch(2, "unracked", 0, 3, 0, 0)
+	if got := rh.consumerFetch(16, "unracked", 1, "rack-2"); got.PreferredReadReplica != -1 {
+		t.Fatalf("sent to replica %d without a selector", got.PreferredReadReplica)
+	}
+}
