@@ -44,6 +44,30 @@ func (h *Handler) liveBrokers(img *metadata.Image, listener string) []brokerAt {
 	return out
 }
 
+// registeredBrokers lists, ascending by id, every broker registered with
+// the listener, fenced or not, with whether it is fenced (Kafka's
+// MetadataCache.getBrokerNodes); a single node, where no broker
+// registers, is this broker alone, unfenced.
+func (h *Handler) registeredBrokers(img *metadata.Image, listener string) (brokers []brokerAt, fenced map[int32]bool) {
+	self := h.opts.Broker.NodeID()
+	fenced = map[int32]bool{}
+	for id, b := range img.Brokers {
+		a, ok := endpointOf(b, listener)
+		if id == self {
+			a, ok = h.advertised(listener), true
+		}
+		if ok {
+			brokers = append(brokers, brokerAt{ID: id, Addr: a, Rack: b.Rack})
+			fenced[id] = b.Fenced
+		}
+	}
+	if len(img.Brokers) == 0 {
+		brokers = append(brokers, brokerAt{ID: self, Addr: h.advertised(listener)})
+	}
+	slices.SortFunc(brokers, func(a, b brokerAt) int { return int(a.ID) - int(b.ID) })
+	return brokers, fenced
+}
+
 // controllerOf is the controller id Metadata and DescribeCluster give with
 // live: this broker, which serves the controller's APIs by forwarding
 // them, or while it is fenced (and so not in live) the first live broker.

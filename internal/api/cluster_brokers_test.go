@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -46,5 +47,41 @@ func TestLiveBrokersLeaveOutAFencedSelf(t *testing.T) {
 	rh.fence(3)
 	if got := ids(); !slices.Equal(got, []int32{1}) {
 		t.Fatalf("every broker fenced: want this one alone, got %v", got)
+	}
+}
+
+// DescribeCluster v2 lists fenced brokers too when asked (KIP-1073),
+// marked; and a broker listener refuses a request for controllers.
+func TestDescribeClusterFencedBrokersAndEndpointType(t *testing.T) {
+	rh := newReplicaHarness(t, nil)
+	rh.fence(2)
+	describe := func(version int16, includeFenced bool, endpointType int8) *kmsg.DescribeClusterResponse {
+		r := kmsg.NewPtrDescribeClusterRequest()
+		r.IncludeFencedBrokers, r.EndpointType = includeFenced, endpointType
+		return rh.handle(60, version, r, "User:ANONYMOUS").(*kmsg.DescribeClusterResponse)
+	}
+	type row struct {
+		id     int32
+		fenced bool
+		rack   string
+	}
+	rows := func(resp *kmsg.DescribeClusterResponse) []row {
+		var out []row
+		for _, b := range resp.Brokers {
+			out = append(out, row{b.NodeID, b.IsFenced, *b.Rack})
+		}
+		return out
+	}
+	if got := rows(describe(2, false, 1)); !slices.Equal(got, []row{{1, false, "rack-1"}, {3, false, "rack-3"}}) {
+		t.Fatalf("v2 without fenced brokers: %v", got)
+	}
+	if got := rows(describe(2, true, 1)); !slices.Equal(got, []row{{1, false, "rack-1"}, {2, true, "rack-2"}, {3, false, "rack-3"}}) {
+		t.Fatalf("v2 with fenced brokers: %v", got)
+	}
+	if resp := describe(1, false, 2); resp.ErrorCode != kerr.MismatchedEndpointType.Code || len(resp.Brokers) != 0 {
+		t.Fatalf("endpoint type 2 (controllers) on a broker listener: code %d, %d brokers", resp.ErrorCode, len(resp.Brokers))
+	}
+	if resp := describe(1, false, 7); resp.ErrorCode != kerr.UnsupportedEndpointType.Code {
+		t.Fatalf("endpoint type 7: code %d", resp.ErrorCode)
 	}
 }
