@@ -12,9 +12,12 @@ import (
 	"github.com/strata-broker/strata/internal/metadata"
 )
 
-// Metadata: v0-12. Auto-creates requested topics when
-// auto.create.topics.enable is on and the client allows it (v4+).
-func init() { register(3, 0, 12, (*Handler).handleMetadata) }
+// Metadata: v0-13. Auto-creates requested topics when
+// auto.create.topics.enable is on and the client allows it (v4+). v13's
+// top-level error code (KIP-1102) is always 0: REBOOTSTRAP_REQUIRED is for
+// a broker that knows its client's bootstrap went stale, which neither
+// Kafka's brokers nor Strata's detect.
+func init() { register(3, 0, 13, (*Handler).handleMetadata) }
 
 func (h *Handler) handleMetadata(ctx context.Context, req *Request) Reply {
 	r := req.Body.(*kmsg.MetadataRequest)
