@@ -1,13 +1,17 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/IBM/sarama"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/strata-broker/strata/internal/config"
@@ -54,11 +58,73 @@ func consumeValues(t *testing.T, cl *kgo.Client, n int, within time.Duration) []
 	return got
 }
 
+// saramaReadsFromFollower: a sarama consumer with a RackID is sent to the
+// follower of its rack too, and reads the records' bytes from it (sarama's
+// per-broker incoming-byte-rate meters).
+func saramaReadsFromFollower(t *testing.T, c *Cluster, adm *kadm.Client) {
+	t.Helper()
+	c.createTopic(adm, "near-sarama", 1, 3, nil)
+	c.waitISR(adm, "near-sarama", 3)
+	leader := c.leaderOf(adm, "near-sarama", 0)
+	follower := leader%3 + 1
+	const n, size = 100, 4096
+	// Random values: the producer's compression leaves them their size.
+	rng := rand.New(rand.NewPCG(1, 2))
+	records := make([]*kgo.Record, n)
+	for i := range records {
+		v := make([]byte, size)
+		for j := range v {
+			v[j] = byte(rng.Uint32())
+		}
+		records[i] = &kgo.Record{Topic: "near-sarama", Value: v}
+	}
+	produceSync(t, c.newClient(), records...)
+
+	cfg := saramaConfig()
+	cfg.RackID = "rack-" + strconv.Itoa(int(follower))
+	cfg.Consumer.Fetch.Default = 1 << 20
+	consumer, err := sarama.NewConsumer(c.Addrs(), cfg)
+	if err != nil {
+		t.Fatalf("sarama consumer: %v", err)
+	}
+	defer consumer.Close()
+	pc, err := consumer.ConsumePartition("near-sarama", 0, sarama.OffsetOldest)
+	if err != nil {
+		t.Fatalf("sarama partition consumer: %v", err)
+	}
+	defer pc.Close()
+	deadline := time.After(30 * time.Second)
+	for i := range n {
+		select {
+		case m := <-pc.Messages():
+			if m.Offset != int64(i) || !bytes.Equal(m.Value, records[i].Value) {
+				t.Fatalf("sarama got offset %d (%d bytes), want offset %d", m.Offset, len(m.Value), i)
+			}
+		case err := <-pc.Errors():
+			t.Fatalf("sarama: %v", err)
+		case <-deadline:
+			t.Fatalf("sarama consumed %d of %d records within 30s", i, n)
+		}
+	}
+	bytesFrom := func(id int32) int64 {
+		m, ok := cfg.MetricRegistry.Get("incoming-byte-rate-for-broker-" + strconv.Itoa(int(id))).(interface{ Count() int64 })
+		if !ok {
+			return 0
+		}
+		return m.Count()
+	}
+	if f, l := bytesFrom(follower), bytesFrom(leader); f < n*size || l >= n*size {
+		t.Fatalf("sarama read %d bytes from the follower %d and %d from the leader %d; want the %d bytes of records from the follower",
+			f, follower, l, leader, n*size)
+	}
+}
+
 // TestClusterFetchFromFollower (KIP-392): on a three-rack cluster whose
 // brokers run Kafka's rack-aware replica selector, a franz-go consumer in
 // a follower's rack is sent there by the leader and reads every record
 // from that follower, read_uncommitted and read_committed (the follower's
-// last stable offset and aborted transactions, from its own log). When
+// last stable offset and aborted transactions, from its own log), and so
+// does a sarama consumer with a RackID. When
 // that follower is killed, the consumer goes back to the leader and
 // misses nothing produced since.
 func TestClusterFetchFromFollower(t *testing.T) {
@@ -120,6 +186,8 @@ func TestClusterFetchFromFollower(t *testing.T) {
 			t.Fatalf("records read by node: %v; want all from node %d, the follower in %s", by, follower, rack)
 		}
 	}
+
+	saramaReadsFromFollower(t, c, adm)
 
 	// The follower dies under a consumer reading from it: the consumer
 	// goes back to the leader and gets what is produced after.
