@@ -15,6 +15,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/strata-broker/strata/internal/config"
 )
 
 // tieredClusterTopicConfigs make a topic tier every rolled 16 KiB segment
@@ -46,10 +48,13 @@ func TestClusterTieredS3(t *testing.T) {
 // that store names: the leader of a tiered topic uploads rolled segments,
 // every replica deletes its local copies of them, and after the leader is
 // killed the new leader serves every record from the start, the old ones
-// from what the old leader wrote to the store.
+// from what the old leader wrote to the store. Before that, a consumer in
+// a follower's rack reads every record from that follower (KIP-392), the
+// tiered ones through the follower's remote reads.
 func checkClusterTieredFailover(t *testing.T, store ...string) {
 	c := startCluster(t, 3, append([]string{"log.segment.bytes=16384",
-		"remote.log.manager.task.interval.ms=200", "log.retention.check.interval.ms=200"}, store...)...)
+		"remote.log.manager.task.interval.ms=200", "log.retention.check.interval.ms=200",
+		"broker.rack=rack-{node}", "replica.selector.class=" + config.RackAwareReplicaSelector}, store...)...)
 	adm := c.newAdmin()
 	const topic = "cluster-tiered"
 	c.createTopic(adm, topic, 1, 3, tieredClusterTopicConfigs)
@@ -74,6 +79,20 @@ func checkClusterTieredFailover(t *testing.T, store ...string) {
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
+	}
+
+	follower := leader%3 + 1
+	reads := &readsFrom{batches: map[int32]int{}}
+	near := c.newClient(kgo.Rack("rack-"+strconv.Itoa(int(follower))), kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.WithHooks(reads))
+	for i, v := range consumeValues(t, near, len(values), 30*time.Second) {
+		if v != string(values[i]) {
+			t.Fatalf("reading from follower %d: record %d differs from what was produced", follower, i)
+		}
+	}
+	near.Close()
+	if by := reads.snapshot(); len(by) != 1 || by[follower] < len(values) {
+		t.Fatalf("records read by node: %v; want all from node %d, the follower in the consumer's rack", by, follower)
 	}
 
 	c.Node(leader).Kill()
