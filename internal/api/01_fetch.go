@@ -15,13 +15,14 @@ import (
 	"github.com/strata-broker/strata/internal/record"
 )
 
-// Fetch: v4-16. Long polls wait for new data up to max.wait.ms when fewer
-// than min.bytes are ready. From v7 a consumer may open an incremental
+// Fetch: v4-18 (v17 and v18 only add what a follower sends: its log
+// directory, KIP-853, and its high watermark, KIP-1166). Long polls wait
+// for new data up to max.wait.ms when fewer than min.bytes are ready. From v7 a consumer may open an incremental
 // fetch session (KIP-227, fetch_session.go); full fetches without one are
 // served as before. A follower's fetch (a replica id that is a broker id)
 // is served by fetch_replica.go. A consumer with a consumer_byte_rate quota
 // is held to it (fetch_quota.go).
-func init() { register(1, 4, 16, (*Handler).handleFetch) }
+func init() { register(1, 4, 18, (*Handler).handleFetch) }
 
 const readCommitted = 1
 

@@ -2,6 +2,7 @@ package api
 
 import (
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -99,5 +100,62 @@ func TestLeaderWithoutSelectorServesEveryRack(t *testing.T) {
 	rh.replicaFetch(2, "unracked", 0, 3, 0, 0)
 	if got := rh.consumerFetch(16, "unracked", 1, "rack-2"); got.PreferredReadReplica != -1 {
 		t.Fatalf("sent to replica %d without a selector", got.PreferredReadReplica)
+	}
+}
+
+// A follower that says which high watermark it has (Fetch v18, KIP-1166)
+// is answered as soon as the leader's is past it: at once when its own
+// fetch moves it, and from its long poll when another follower's does.
+func TestReplicaFetchAnsweredWhenHighWatermarkPassesFollowers(t *testing.T) {
+	rh := newReplicaHarness(t, nil)
+	rh.createTopic("hw", nil, []int32{1, 2, 3})
+	p := rh.partition("hw", 0)
+	rh.produceRecords(p, 3)
+	rh.replicaFetch(3, "hw", 0, 3, 0, 0)
+	fetchV18 := func(id int32, offset, knownHW int64) <-chan *kmsg.FetchResponseTopicPartition {
+		r := rh.replicaFetchRequest(id, "hw", 0, offset, 0, time.Minute)
+		r.Topics[0].Partitions[0].HighWatermark = knownHW
+		out := make(chan *kmsg.FetchResponseTopicPartition, 1)
+		go func() {
+			resp := rh.h.Handle(t.Context(), &Request{Key: 1, Version: 18, Body: r, Principal: "User:ANONYMOUS"})
+			got := resp.Resp
+			if resp.Wait != nil {
+				got = resp.Wait()
+			}
+			if resp.Release != nil {
+				defer resp.Release()
+			}
+			out <- &got.(*kmsg.FetchResponse).Topics[0].Partitions[0]
+		}()
+		return out
+	}
+	answer := func(what string, ch <-chan *kmsg.FetchResponseTopicPartition) *kmsg.FetchResponseTopicPartition {
+		t.Helper()
+		select {
+		case got := <-ch:
+			return got
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%s: still parked after 20s of a one-minute long poll", what)
+			return nil
+		}
+	}
+	// Follower 2's fetch at the log end moves the high watermark to 3,
+	// past the 0 it has: answered at once.
+	if got := answer("the fetch that moves the high watermark", fetchV18(2, 3, 0)); got.HighWatermark != 3 {
+		t.Fatalf("high watermark %d, want 3", got.HighWatermark)
+	}
+	// Three more; follower 2 has them and high watermark 3, which stays
+	// 3 until follower 3 has them too: it parks, and follower 3's fetch
+	// answers it.
+	rh.produceRecords(p, 3)
+	parked := fetchV18(2, 6, 3)
+	select {
+	case got := <-parked:
+		t.Fatalf("answered with high watermark %d before it moved", got.HighWatermark)
+	case <-time.After(200 * time.Millisecond):
+	}
+	rh.replicaFetch(3, "hw", 0, 6, 0, 0)
+	if got := answer("the parked fetch", parked); got.HighWatermark != 6 {
+		t.Fatalf("high watermark %d, want 6", got.HighWatermark)
 	}
 }

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"errors"
+	"math"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -32,9 +33,12 @@ import (
 //     (partition.ReadLogEnd), through the same file-region path as a
 //     consumer's;
 //   - a long poll waits for data past the fetch offset at the log end. As
-//     Kafka's DelayedFetch, a moved high watermark alone does not answer
-//     it; a change of the partition's leadership or epoch does, and so does
-//     a partition error or a divergence found on the first read.
+//     Kafka's DelayedFetch, a change of the partition's leadership or epoch
+//     answers it, and so does a partition error or a divergence found on
+//     the first read; a moved high watermark does when the follower said
+//     which it has (Fetch v18, KIP-1166) and the leader's is past it, so
+//     that the follower learns the new one at once and serves its own
+//     consumers (KIP-392) without waiting for the next append.
 //
 // Strata keeps no fetch session for a replica: every follower fetch is
 // answered sessionless (session id 0), and an incremental one gets
@@ -67,7 +71,14 @@ type replicaTarget struct {
 	// throttled: the follower's replica is throttled here (KIP-73,
 	// replication_throttle.go).
 	throttled bool
+	// knownHW is the high watermark the follower has (Fetch v18,
+	// KIP-1166): -1 unknown, hwNotSent when it did not say.
+	knownHW int64
 }
+
+// hwNotSent is Fetch v18's HighWatermark of a replica that does not send
+// its high watermark (KIP-1166's default).
+const hwNotSent = math.MaxInt64
 
 func (h *Handler) handleReplicaFetch(ctx context.Context, req *Request, r *kmsg.FetchRequest, rep fetchingReplica) Reply {
 	resp := r.ResponseKind().(*kmsg.FetchResponse)
@@ -82,7 +93,7 @@ func (h *Handler) handleReplicaFetch(ctx context.Context, req *Request, r *kmsg.
 	bufs := newFetchBuffers()
 	got, answered := h.fillReplicaFetch(r, resp, targets, bufs, true)
 	maxWait := time.Duration(r.MaxWaitMillis) * time.Millisecond
-	if got >= int(r.MinBytes) || answered || maxWait <= 0 || len(targets) == 0 {
+	if got >= int(r.MinBytes) || answered || maxWait <= 0 || len(targets) == 0 || followerBehindHW(targets) {
 		return Reply{Resp: resp, Release: bufs.release, Splices: bufs.spliceList}
 	}
 	deadline := time.Now().Add(maxWait)
@@ -94,7 +105,7 @@ func (h *Handler) handleReplicaFetch(ctx context.Context, req *Request, r *kmsg.
 				continue // only the high watermark moved
 			}
 			got, answered = h.fillReplicaFetch(r, resp, targets, bufs, false)
-			if !woke || answered || got >= int(r.MinBytes) {
+			if !woke || answered || got >= int(r.MinBytes) || followerBehindHW(targets) {
 				return resp
 			}
 		}
@@ -137,6 +148,7 @@ func (h *Handler) resolveReplicaFetch(req *Request, r *kmsg.FetchRequest, rep fe
 				},
 				fetch:     replicaFetchOf(p.TP(), rep, rp),
 				throttled: ReplicaThrottled(t, config.LeaderThrottledReplicas, rp.Partition, h.opts.Broker.NodeID(), rep.id),
+				knownHW:   rp.HighWatermark,
 			})
 		}
 	}
@@ -269,15 +281,33 @@ func replicaChangeChans(targets []replicaTarget, buf []<-chan struct{}) []<-chan
 
 // replicaFetchMayComplete reports whether a parked follower fetch may have
 // something new to answer: data past a fetch offset (or a log end below
-// it), or a partition whose leadership or epoch changed. A moved high
-// watermark alone is not: Kafka's DelayedFetch for a follower waits for
-// bytes at the log end.
+// it), a partition whose leadership or epoch changed, or a high watermark
+// past the one the follower said it has (KIP-1166). A moved high
+// watermark alone is not when it did not say: Kafka's DelayedFetch before
+// v18 waits for bytes at the log end.
 func replicaFetchMayComplete(targets []replicaTarget) bool {
 	for _, t := range targets {
 		off := t.part.Offsets()
-		if off.LogEnd != t.offset || off.LeaderEpoch != t.epoch || !t.part.IsLeader() {
+		if off.LogEnd != t.offset || off.LeaderEpoch != t.epoch || !t.part.IsLeader() || hwAhead(off.HighWatermark, t.knownHW) {
 			return true
 		}
 	}
 	return false
+}
+
+// followerBehindHW reports whether the follower said it has a high
+// watermark older than the leader's for some target (KIP-1166).
+func followerBehindHW(targets []replicaTarget) bool {
+	for _, t := range targets {
+		if hwAhead(t.part.Offsets().HighWatermark, t.knownHW) {
+			return true
+		}
+	}
+	return false
+}
+
+// hwAhead reports whether the leader's high watermark is past the one a
+// follower has; a follower that did not say is never behind.
+func hwAhead(leader base.Offset, follower int64) bool {
+	return follower != hwNotSent && int64(leader) > follower
 }

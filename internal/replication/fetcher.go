@@ -333,7 +333,8 @@ func (f *fetcher) currentLocked(fl *followed) bool {
 }
 
 // request builds the follower's fetch: sessionless, from each partition's
-// log end, with its last fetched epoch so the leader can detect divergence.
+// log end, with its last fetched epoch so the leader can detect divergence
+// and its high watermark so the leader can tell it a newer one.
 func (f *fetcher) request(batch map[base.TopicPartition]*followed) *kmsg.FetchRequest {
 	req := kmsg.NewPtrFetchRequest()
 	req.ReplicaID = f.opts.NodeID
@@ -365,6 +366,11 @@ func (f *fetcher) request(batch map[base.TopicPartition]*followed) *kmsg.FetchRe
 		}
 		p.LogStartOffset = int64(off.LogStart)
 		p.PartitionMaxBytes = f.opts.PartitionMaxBytes
+		// The leader answers at once when its high watermark is past
+		// this one (KIP-1166), so that consumers reading from this
+		// follower (KIP-392) see records without waiting for the next
+		// append.
+		p.HighWatermark = int64(off.HighWatermark)
 		req.Topics[i].Partitions = append(req.Topics[i].Partitions, p)
 	}
 	return req

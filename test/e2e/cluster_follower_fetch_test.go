@@ -30,6 +30,12 @@ func (r *readsFrom) OnFetchBatchRead(meta kgo.BrokerMetadata, _ string, _ int32,
 	r.batches[meta.NodeID] += m.NumRecords
 }
 
+func (r *readsFrom) reset() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	clear(r.batches)
+}
+
 func (r *readsFrom) snapshot() map[int32]int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -216,5 +222,39 @@ func TestClusterFetchFromFollower(t *testing.T) {
 	}
 	if by := reads.snapshot(); by[follower] < 240 {
 		t.Fatalf("records read by node: %v; want the first 240 from the follower %d", by, follower)
+	}
+}
+
+// TestClusterFollowerLearnsHighWatermarkAtOnce: followers send their high
+// watermark (Fetch v18, KIP-1166) and the leader answers a parked fetch
+// as soon as its own is past it, so a consumer reading from a follower
+// gets a lone record at once, not when the follower's next fetch ends its
+// long poll (replica.fetch.wait.max.ms, 20 s here).
+func TestClusterFollowerLearnsHighWatermarkAtOnce(t *testing.T) {
+	t.Parallel()
+	c := startCluster(t, 3, "broker.rack=rack-{node}", "replica.selector.class="+config.RackAwareReplicaSelector,
+		"replica.fetch.wait.max.ms=20000", "replica.lag.time.max.ms=30000")
+	adm := c.newAdmin()
+	c.createTopic(adm, "lone", 1, 3, nil)
+	c.waitISR(adm, "lone", 3)
+	follower := c.leaderOf(adm, "lone", 0)%3 + 1
+	reads := &readsFrom{batches: map[int32]int{}}
+	cl := c.newClient(kgo.Rack("rack-"+strconv.Itoa(int(follower))), kgo.ConsumeTopics("lone"),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.WithHooks(reads))
+	prod := c.newClient()
+	// The first fetch may park on the leader before the follower has
+	// fetched (the leader then serves it); from the second record on the
+	// consumer reads from the follower.
+	for i := range 4 {
+		if i == 1 {
+			reads.reset()
+		}
+		produceSync(t, prod, &kgo.Record{Topic: "lone", Value: []byte("lone-" + strconv.Itoa(i))})
+		if got := consumeValues(t, cl, 1, 10*time.Second); got[0] != "lone-"+strconv.Itoa(i) {
+			t.Fatalf("record %d is %q", i, got[0])
+		}
+	}
+	if by := reads.snapshot(); len(by) != 1 || by[follower] != 3 {
+		t.Fatalf("records read by node: %v; want the last three from the follower %d", by, follower)
 	}
 }
