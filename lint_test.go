@@ -51,6 +51,10 @@ const module = "github.com/strata-broker/strata/"
 //   - oauth is a leaf: the validation of OAUTHBEARER bearer tokens (JWS,
 //     JWKS, claims) as pure functions; cmd wires it into sasl through
 //     sasl.TokenValidator and fetches the key sets.
+//   - clientmetrics is KIP-714's broker side (Kafka's ClientMetricsManager)
+//     without I/O: it takes a clock.Clock for request times and expiry and
+//     decompresses pushed telemetry with record's codecs. Nothing imports
+//     it yet; api will (GetTelemetrySubscriptions, PushTelemetry).
 var allowedImports = map[string][]string{
 	"cmd/strata":                     {"*"},
 	"test/e2e":                       {"*"},
@@ -83,6 +87,7 @@ var allowedImports = map[string][]string{
 	"internal/metrics":               {"base"},
 	"internal/sasl":                  {},
 	"internal/oauth":                 {},
+	"internal/clientmetrics":         {"clock", "record"},
 	"internal/acl":                   {},
 	"internal/quota":                 {},
 	"internal/testpki":               {},
@@ -98,7 +103,7 @@ var forbiddenInCore = map[string]string{
 	"time.Now()": "take a clock.Clock",
 }
 
-var corePackages = []string{"internal/tier", "internal/tier/remotemeta", "internal/partition", "internal/retention", "internal/replication", "internal/cleaner", "internal/log", "internal/record", "internal/partition/producers", "internal/coordinator/group", "internal/coordinator/runtime", "internal/coordinator/txn", "internal/coordinator/sharestate", "internal/coordinator/recordwire", "internal/coordinator/assignor", "internal/coordinator/reconcile", "internal/share", "internal/share/leader"}
+var corePackages = []string{"internal/tier", "internal/tier/remotemeta", "internal/partition", "internal/retention", "internal/replication", "internal/cleaner", "internal/log", "internal/record", "internal/partition/producers", "internal/coordinator/group", "internal/coordinator/runtime", "internal/coordinator/txn", "internal/coordinator/sharestate", "internal/coordinator/recordwire", "internal/coordinator/assignor", "internal/coordinator/reconcile", "internal/share", "internal/share/leader", "internal/clientmetrics"}
 
 func TestImportTable(t *testing.T) {
 	err := filepath.WalkDir(".", func(path string, d os.DirEntry, err error) error {

@@ -275,6 +275,12 @@ func (h *Handler) fetchOne(r *kmsg.FetchRequest, sp *kmsg.FetchResponseTopicPart
 		sp.ErrorCode, sp.PreferredReadReplica = 0, t.preferred
 		return 0, false
 	}
+	if off.RestartHW && !t.part.IsLeader() {
+		// A follower reads nothing until its leader confirms its high
+		// watermark (fetch_follower.go).
+		sp.ErrorCode = 0
+		return 0, false
+	}
 	if limit <= 0 && !first {
 		return 0, false
 	}

@@ -15,7 +15,11 @@ import (
 // from its leader, with the leader's epoch checked as on the leader. An
 // offset past the follower's log end is OFFSET_OUT_OF_RANGE and one between
 // its high watermark and log end reads nothing; the client then asks the
-// leader (franz-go and the Java client handle both, as KIP-392 says).
+// leader (franz-go and the Java client handle both, as KIP-392 says). A
+// follower that restarted serves nothing until its leader's first answer
+// confirms its high watermark: the one it took at restart may count
+// records that never committed (its log end, when no checkpoint had one),
+// which a consumer must not see.
 //
 // With replica.selector.class set to Kafka's RackAwareReplicaSelector a
 // leader answers a consumer that names its rack, and is not in the

@@ -15,14 +15,13 @@ import (
 
 var epoch = time.Date(2024, 10, 25, 0, 0, 0, 0, time.UTC)
 
-// newTestRegistry is a registry with Kafka's test settings (telemetry max
-// bytes 100 as ClientMetricsManagerTest), a manual clock and seeded ids.
+// newTestRegistry is a registry with Kafka's defaults, a manual clock and
+// seeded ids.
 func newTestRegistry(t *testing.T, edit ...func(*Options)) (*Registry, *clock.Manual) {
 	t.Helper()
 	clk := clock.NewManual(epoch)
 	o := DefaultOptions(clk)
 	o.Rand = mathrand.NewChaCha8([32]byte{1})
-	o.TelemetryMaxBytes = 100
 	for _, e := range edit {
 		e(&o)
 	}
@@ -75,7 +74,7 @@ func TestGetNewClient(t *testing.T) {
 		SubscriptionID:           got.SubscriptionID,
 		AcceptedCompressionTypes: []int8{4, 3, 1, 2},
 		PushIntervalMs:           30000,
-		TelemetryMaxBytes:        100,
+		TelemetryMaxBytes:        DefaultTelemetryMaxBytes,
 		DeltaTemporality:         true,
 		RequestedMetrics:         []string{"org.apache.kafka.client.producer.partition.latency", "org.apache.kafka.client.producer.partition.queue."},
 	}

@@ -195,6 +195,11 @@ type Offsets struct {
 	// HighWatermark; HighWatermark when no transaction is open. A
 	// read_committed consumer reads below it.
 	LastStable base.Offset
+	// RestartHW says HighWatermark is the one taken at open, which no
+	// leader has confirmed yet (nor followers moved, on a leader). A
+	// follower's may count records that never committed, when no
+	// checkpoint had one (restartHighWatermark).
+	RestartHW bool
 }
 
 // Offsets returns the partition's current offsets.
@@ -212,6 +217,7 @@ func (p *Partition) offsetsLocked() Offsets {
 		LogEnd:        p.log.End(),
 		LeaderEpoch:   p.mu.leaderEpoch,
 		LastStable:    p.mu.producers.LastStable(p.mu.logStart, p.mu.highWatermark),
+		RestartHW:     p.mu.hwFromRestart,
 	}
 }
 

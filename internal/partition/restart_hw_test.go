@@ -55,3 +55,33 @@ func TestTruncateAfterRestartIsNoUncleanElection(t *testing.T) {
 		t.Fatalf("truncating below a high watermark the leader gave logged:\n%s", out)
 	}
 }
+
+// Offsets say when the high watermark is the one taken at open; a
+// leader's answer confirms it, and wakes readers even when it is the
+// same number.
+func TestRestartHighWatermarkIsMarkedUntilConfirmed(t *testing.T) {
+	l := newLeader(t)
+	f := newFollower(t, 1)
+	mustAppend(t, l.p, batch(t, spec{records: 4}), AcksLeader)
+	catchUp(t, l.p, f.p)
+	if f.p.Offsets().RestartHW {
+		t.Fatal("a high watermark the leader gave is marked as taken at restart")
+	}
+	f.restart(t, 1)
+	off := f.p.Offsets()
+	if !off.RestartHW {
+		t.Fatal("the high watermark taken at restart is not marked")
+	}
+	changed := f.p.Changed()
+	if _, err := f.p.SetHighWatermarkFromLeader(off.HighWatermark); err != nil {
+		t.Fatal(err)
+	}
+	if f.p.Offsets().RestartHW {
+		t.Fatal("still marked after the leader confirmed it")
+	}
+	select {
+	case <-changed:
+	default:
+		t.Fatal("confirming the same high watermark did not wake readers")
+	}
+}

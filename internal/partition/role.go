@@ -244,6 +244,9 @@ func (p *Partition) SetHighWatermarkFromLeader(hw base.Offset) (base.Offset, err
 	fromRestart := p.mu.hwFromRestart
 	p.mu.hwFromRestart = false
 	if hw == p.mu.highWatermark {
+		if fromRestart {
+			p.notifyLocked() // confirmed: readers waiting on it may go on
+		}
 		return hw, nil
 	}
 	switch {
