@@ -1,12 +1,9 @@
 package api
 
 import (
-	"time"
-
 	"github.com/strata-broker/strata/internal/base"
 	"github.com/strata-broker/strata/internal/metadata"
 	"github.com/strata-broker/strata/internal/partition"
-	"github.com/strata-broker/strata/internal/replication"
 )
 
 // Fetching from the closest replica (KIP-392). A consumer's Fetch v11+
@@ -33,35 +30,18 @@ import (
 func fetchFromFollowers(version int16) bool { return version >= 11 }
 
 // preferredReadReplica is the replica a consumer in rack should read p
-// from at offset, when this broker leads p and it is not this one; -1
-// otherwise.
+// from at offset, when this broker leads p, runs the rack-aware selector
+// and it is not this one; -1 otherwise.
 func (h *Handler) preferredReadReplica(img *metadata.Image, listener, rack string, p *partition.Partition, offset base.Offset) int32 {
 	if !h.opts.Config.RackAwareReplicaSelector || rack == "" || !p.IsLeader() {
 		return -1
 	}
-	followers, isr, ok := h.opts.Broker.FollowersOf(p)
-	if !ok {
-		return -1
+	reachable := func(id int32) bool {
+		_, ok := h.brokerAddress(img, id, listener)
+		return ok
 	}
-	self := h.opts.Broker.NodeID()
-	now := time.Now().UnixMilli()
-	leader := replication.ReadReplica{ID: self, Rack: rackOf(img, self), Reachable: true, LogEnd: p.Offsets().LogEnd, LastCaughtUpMs: now}
-	var candidates []replication.ReadReplica
-	for _, f := range replication.ReadCandidates(followers, isr, offset) {
-		_, reachable := h.brokerAddress(img, f.ID, listener)
-		candidates = append(candidates, replication.ReadReplica{ID: f.ID, Rack: rackOf(img, f.ID), Reachable: reachable,
-			LogEnd: f.LogEnd, LastCaughtUpMs: f.LastCaughtUpMs})
-	}
-	if id, ok := replication.PreferredReadReplica(rack, leader, candidates); ok {
+	if id, ok := h.opts.Broker.PreferredReadReplica(p, offset, rack, reachable); ok {
 		return id
 	}
 	return -1
-}
-
-// rackOf is broker id's rack as registered ("" for none).
-func rackOf(img *metadata.Image, id int32) string {
-	if b, ok := img.Brokers[id]; ok {
-		return b.Rack
-	}
-	return ""
 }

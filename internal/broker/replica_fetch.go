@@ -1,8 +1,6 @@
 package broker
 
 import (
-	"slices"
-
 	"github.com/strata-broker/strata/internal/base"
 	"github.com/strata-broker/strata/internal/partition"
 	"github.com/strata-broker/strata/internal/replication"
@@ -194,19 +192,4 @@ func (b *Broker) LeaderEpochStart(p *partition.Partition) (base.Offset, bool) {
 		return 0, false
 	}
 	return ls.epochStart(), true
-}
-
-// FollowersOf is what p's leadership here knows of its followers, for
-// choosing a consumer's preferred read replica (KIP-392): each follower's
-// state and the ISR the image has (Kafka's inSyncReplicaIds: not one
-// being added), as copies. ok is false
-// when p is not led here with followers.
-func (b *Broker) FollowersOf(p *partition.Partition) (followers []replication.Follower, isr []int32, ok bool) {
-	ls, err := b.leaderStateOf(p.TP())
-	if err != nil || ls.p != p {
-		return nil, nil, false
-	}
-	ls.mu.Lock()
-	defer ls.mu.Unlock()
-	return slices.Clone(ls.mu.followers), slices.Clone(ls.mu.isr), true
 }

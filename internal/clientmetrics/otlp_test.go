@@ -206,7 +206,7 @@ func TestDecodeMetricsMalformed(t *testing.T) {
 		})
 	}
 	// The deepest value that is allowed decodes.
-	in := inScope(metric("m", gaugeData(pointInt(t0, t1, 1, pointAttr("k", nested(maxValueDepth/2))))))
+	in := inScope(metric("m", gaugeData(pointInt(t0, t1, 1, pointAttr("k", nested(maxValueDepth))))))
 	if _, err := DecodeMetrics(in); err != nil {
 		t.Fatal(err)
 	}
@@ -218,8 +218,12 @@ func TestDecodeMetricsLimits(t *testing.T) {
 		points[i] = fixed64Field(3, t1)
 	}
 	in := metricsData(resourceMetrics(nil, scopeMetrics("s", "1", metric("m", lenField(5, repeated(1, points))))))
-	if _, err := DecodeMetrics(in); !errors.Is(err, ErrMalformedMetrics) {
+	if _, err := DecodeMetrics(in); !errors.Is(err, ErrMalformedMetrics) || !strings.Contains(err.Error(), "data points") {
 		t.Fatalf("%d points: got %v", len(points), err)
+	}
+	in = metricsData(resourceMetrics(nil, scopeMetrics("s", "1", metric("m", lenField(5, repeated(1, points[:maxSamples]))))))
+	if got, err := DecodeMetrics(in); err != nil || len(got) != maxSamples {
+		t.Fatalf("%d points: %d samples, %v", maxSamples, len(got), err)
 	}
 	// Resource attributes count once per sample.
 	kvs := make([][]byte, maxAttributes/64)
@@ -227,8 +231,12 @@ func TestDecodeMetricsLimits(t *testing.T) {
 		kvs[i] = keyValue(strconv.Itoa(i), nil)
 	}
 	in = metricsData(resourceMetrics(resource(kvs...), scopeMetrics("s", "1", metric("m", lenField(5, repeated(1, points[:65]))))))
-	if _, err := DecodeMetrics(in); !errors.Is(err, ErrMalformedMetrics) {
+	if _, err := DecodeMetrics(in); !errors.Is(err, ErrMalformedMetrics) || !strings.Contains(err.Error(), "attributes") {
 		t.Fatalf("%d attributes × 65 points: got %v", len(kvs), err)
+	}
+	in = metricsData(resourceMetrics(resource(kvs...), scopeMetrics("s", "1", metric("m", lenField(5, repeated(1, points[:64]))))))
+	if got, err := DecodeMetrics(in); err != nil || len(got) != 64 {
+		t.Fatalf("%d attributes × 64 points: %d samples, %v", len(kvs), len(got), err)
 	}
 }
 
