@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strata-broker/strata/internal/base"
 	"github.com/strata-broker/strata/internal/config"
 )
 
@@ -157,5 +158,28 @@ func TestReplicaFetchAnsweredWhenHighWatermarkPassesFollowers(t *testing.T) {
 	rh.replicaFetch(3, "hw", 0, 6, 0, 0)
 	if got := answer("the parked fetch", parked); got.HighWatermark != 6 {
 		t.Fatalf("high watermark %d, want 6", got.HighWatermark)
+	}
+}
+
+// A follower's parked fetch is answered for the high watermark alone only
+// when the leader's would raise the follower's, which is at most the
+// follower's log end (its fetch offset).
+func TestHighWatermarkNews(t *testing.T) {
+	for _, tc := range []struct {
+		leader        int64
+		offset, known int64
+		want          bool
+	}{
+		{leader: 10, offset: 10, known: hwNotSent, want: false}, // did not say
+		{leader: 10, offset: 10, known: 5, want: true},
+		{leader: 10, offset: 8, known: 5, want: true},   // raised to its log end
+		{leader: 10, offset: 6, known: 6, want: false},  // behind: records answer it
+		{leader: 5, offset: 10, known: 5, want: false},  // nothing newer
+		{leader: 10, offset: 10, known: -1, want: true}, // unknown
+	} {
+		tgt := replicaTarget{fetchTarget: fetchTarget{offset: base.Offset(tc.offset)}, knownHW: tc.known}
+		if got := hwNews(base.Offset(tc.leader), tgt); got != tc.want {
+			t.Errorf("leader %d, follower at %d knowing %d: %v, want %v", tc.leader, tc.offset, tc.known, got, tc.want)
+		}
 	}
 }

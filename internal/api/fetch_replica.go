@@ -288,26 +288,30 @@ func replicaChangeChans(targets []replicaTarget, buf []<-chan struct{}) []<-chan
 func replicaFetchMayComplete(targets []replicaTarget) bool {
 	for _, t := range targets {
 		off := t.part.Offsets()
-		if off.LogEnd != t.offset || off.LeaderEpoch != t.epoch || !t.part.IsLeader() || hwAhead(off.HighWatermark, t.knownHW) {
+		if off.LogEnd != t.offset || off.LeaderEpoch != t.epoch || !t.part.IsLeader() || hwNews(off.HighWatermark, t) {
 			return true
 		}
 	}
 	return false
 }
 
-// followerBehindHW reports whether the follower said it has a high
-// watermark older than the leader's for some target (KIP-1166).
+// followerBehindHW reports whether, for some target, the leader's high
+// watermark would raise the one the follower said it has (KIP-1166).
 func followerBehindHW(targets []replicaTarget) bool {
 	for _, t := range targets {
-		if hwAhead(t.part.Offsets().HighWatermark, t.knownHW) {
+		if hwNews(t.part.Offsets().HighWatermark, t) {
 			return true
 		}
 	}
 	return false
 }
 
-// hwAhead reports whether the leader's high watermark is past the one a
-// follower has; a follower that did not say is never behind.
-func hwAhead(leader base.Offset, follower int64) bool {
-	return follower != hwNotSent && int64(leader) > follower
+// hwNews reports whether the leader's high watermark would raise the one
+// follower t has: a follower's is at most its log end (its fetch offset),
+// so one whose high watermark is its log end learns nothing from it until
+// it gets records, which the fetch answers for anyway (or holds back, for
+// a throttled replica, which must not be answered at once again and
+// again). A follower that did not say learns nothing new this way.
+func hwNews(leader base.Offset, t replicaTarget) bool {
+	return t.knownHW != hwNotSent && min(int64(leader), int64(t.offset)) > t.knownHW
 }
