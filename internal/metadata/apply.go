@@ -27,6 +27,8 @@ func applyCommand(img *Image, cmd command, index uint64) (*Image, error) {
 		return applySetBrokerConfigs(img, c, index)
 	case *setGroupConfigsCmd:
 		return applySetGroupConfigs(img, c, index)
+	case *setClientMetricsConfigsCmd:
+		return applySetClientMetricsConfigs(img, c, index)
 	case *setFeatureCmd:
 		if err := validFeatureLevel(c.Name, c.Level); err != nil {
 			return nil, err
@@ -237,13 +239,33 @@ func applySetGroupConfigs(img *Image, c *setGroupConfigsCmd, index uint64) (*Ima
 		return nil, err
 	}
 	next := img.with(index)
-	next.GroupConfigs = copyMap(img.GroupConfigs, 1)
-	if len(c.Configs) == 0 {
-		delete(next.GroupConfigs, c.Group)
-	} else {
-		next.GroupConfigs[c.Group] = cloneConfigs(c.Configs)
-	}
+	next.GroupConfigs = withNamedConfigs(img.GroupConfigs, c.Group, c.Configs)
 	return next, nil
+}
+
+func applySetClientMetricsConfigs(img *Image, c *setClientMetricsConfigsCmd, index uint64) (*Image, error) {
+	if c.Name == "" {
+		return nil, fmt.Errorf("%w: configs of a client metrics subscription without a name", ErrInvalidConfig)
+	}
+	if err := validateConfigs(c.Configs); err != nil {
+		return nil, err
+	}
+	next := img.with(index)
+	next.ClientMetricsConfigs = withNamedConfigs(img.ClientMetricsConfigs, c.Name, c.Configs)
+	return next, nil
+}
+
+// withNamedConfigs is a copy of a map of configs by name (groups, client
+// metrics subscriptions) with name's replaced by configs, or removed when
+// configs is empty.
+func withNamedConfigs(old map[string]map[string]string, name string, configs map[string]string) map[string]map[string]string {
+	next := copyMap(old, 1)
+	if len(configs) == 0 {
+		delete(next, name)
+	} else {
+		next[name] = cloneConfigs(configs)
+	}
+	return next
 }
 
 func applySetBrokerConfigs(img *Image, c *setBrokerConfigsCmd, index uint64) (*Image, error) {

@@ -228,6 +228,9 @@ func checkImageInvariants(t *testing.T, img *Image) {
 	if err := delegationTokenInvariantErr(img); err != nil {
 		t.Fatal(err)
 	}
+	if err := namedConfigsInvariantErr(img); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func TestCreatePartitionsDoesNotShareBackingArray(t *testing.T) {

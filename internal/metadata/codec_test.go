@@ -54,6 +54,9 @@ func genCommand() *rapid.Generator[command] {
 			return &setGroupConfigsCmd{Group: rapid.SampledFrom([]string{"", "g", "h"}).Draw(t, "group"), Configs: genConfigs().Draw(t, "configs")}
 		}),
 		rapid.Custom(func(t *rapid.T) command {
+			return &setClientMetricsConfigsCmd{Name: rapid.SampledFrom([]string{"", "s", "t"}).Draw(t, "name"), Configs: genConfigs().Draw(t, "configs")}
+		}),
+		rapid.Custom(func(t *rapid.T) command {
 			return &controllerChangeCmd{NodeID: rapid.Int32Range(-1, 3).Draw(t, "node")}
 		}),
 		rapid.Just[command](&initClusterCmd{ClusterID: "AAAAAAAAAAAAAAAAAAAAAA"}),
@@ -134,6 +137,7 @@ func FuzzDecodeCommand(f *testing.F) {
 	f.Add(seed)
 	f.Add([]byte("\x01{\"set_broker_configs\":{\"configs\":{\"a\":\"b\"}}}"))
 	f.Add([]byte("\x01{\"set_broker_configs\":{\"node\":2,\"configs\":{\"a\":\"b\"}}}"))
+	f.Add([]byte("\x01{\"set_client_metrics_configs\":{\"name\":\"s\",\"configs\":{\"interval.ms\":\"60000\"}}}"))
 	remote, _ := encodeCommand(upd(rseg(1, "foo", 1, 0, 0, 10, remotemeta.CopyStarted), 0))
 	f.Add(remote)
 	scram, _ := encodeCommand(alterScram("alice", upsert(ScramSHA256, 1), ScramSHA512))
@@ -254,7 +258,29 @@ func invariantErr(img *Image) error {
 	if err := delegationTokenInvariantErr(img); err != nil {
 		return err
 	}
+	if err := namedConfigsInvariantErr(img); err != nil {
+		return err
+	}
 	return remoteInvariantErr(img)
+}
+
+// namedConfigsInvariantErr checks the invariants of the config maps kept
+// by name (GroupConfigs, ClientMetricsConfigs): never nil, no entry unnamed
+// or without configs.
+func namedConfigsInvariantErr(img *Image) error {
+	for kind, byName := range map[string]map[string]map[string]string{
+		"group": img.GroupConfigs, "client metrics subscription": img.ClientMetricsConfigs,
+	} {
+		if byName == nil {
+			return fmt.Errorf("nil map of %s configs", kind)
+		}
+		for name, configs := range byName {
+			if name == "" || len(configs) == 0 {
+				return fmt.Errorf("configs of %s %q: %v", kind, name, configs)
+			}
+		}
+	}
+	return nil
 }
 
 // drawTargeted draws a command aimed at an existing topic, so that deletes,

@@ -78,6 +78,14 @@ type setGroupConfigsCmd struct {
 	Configs map[string]string `json:"configs"`
 }
 
+// setClientMetricsConfigsCmd replaces the whole map of configs of client
+// metrics subscription Name (Kafka's CLIENT_METRICS config resource,
+// KIP-714); empty removes them.
+type setClientMetricsConfigsCmd struct {
+	Name    string            `json:"name"`
+	Configs map[string]string `json:"configs"`
+}
+
 // setFeatureCmd finalizes feature Name at Level (UpdateFeatures).
 type setFeatureCmd struct {
 	Name  string `json:"name"`
@@ -172,6 +180,8 @@ func (*setBrokerConfigsCmd) isCommand() {}
 func (*setGroupConfigsCmd) isCommand()  {}
 func (*setFeatureCmd) isCommand()       {}
 
+func (*setClientMetricsConfigsCmd) isCommand() {}
+
 func (*updateRemoteSegmentCmd) isCommand()     {}
 func (*finishRemoteTopicDeleteCmd) isCommand() {}
 
@@ -198,6 +208,8 @@ type envelope struct {
 	SetBrokerConfigs *setBrokerConfigsCmd `json:"set_broker_configs,omitempty"`
 	SetGroupConfigs  *setGroupConfigsCmd  `json:"set_group_configs,omitempty"`
 	SetFeature       *setFeatureCmd       `json:"set_feature,omitempty"`
+
+	SetClientMetricsConfigs *setClientMetricsConfigsCmd `json:"set_client_metrics_configs,omitempty"`
 
 	UpdateRemoteSegment     *updateRemoteSegmentCmd     `json:"update_remote_segment,omitempty"`
 	FinishRemoteTopicDelete *finishRemoteTopicDeleteCmd `json:"finish_remote_topic_delete,omitempty"`
@@ -244,6 +256,7 @@ func (e *envelope) command() (command, error) {
 	add(e.SetBrokerConfigs != nil, e.SetBrokerConfigs)
 	add(e.SetGroupConfigs != nil, e.SetGroupConfigs)
 	add(e.SetFeature != nil, e.SetFeature)
+	add(e.SetClientMetricsConfigs != nil, e.SetClientMetricsConfigs)
 	add(e.UpdateRemoteSegment != nil, e.UpdateRemoteSegment)
 	add(e.FinishRemoteTopicDelete != nil, e.FinishRemoteTopicDelete)
 	add(e.AlterScramCredentials != nil, e.AlterScramCredentials)
@@ -289,6 +302,8 @@ func encodeCommand(c command) ([]byte, error) {
 		e.SetGroupConfigs = c
 	case *setFeatureCmd:
 		e.SetFeature = c
+	case *setClientMetricsConfigsCmd:
+		e.SetClientMetricsConfigs = c
 	case *updateRemoteSegmentCmd:
 		e.UpdateRemoteSegment = c
 	case *finishRemoteTopicDeleteCmd:

@@ -53,8 +53,12 @@ const (
 	// snapshotFormatV13: JSON of imageSnapshotV13, v12 plus the finalized
 	// feature levels UpdateFeatures set.
 	snapshotFormatV13 byte = 13
+
+	// snapshotFormatV14: JSON of imageSnapshotV14, v13 plus the configs
+	// of client metrics subscriptions.
+	snapshotFormatV14 byte = 14
 	// snapshotFormatNewest is the layout encodeSnapshot writes.
-	snapshotFormatNewest = snapshotFormatV13
+	snapshotFormatNewest = snapshotFormatV14
 )
 
 // maxSnapshotBytes bounds what Restore reads into memory.
@@ -208,6 +212,13 @@ type imageSnapshotV13 struct {
 	FeaturesVersion uint64        `json:"features_version,omitempty"`
 }
 
+// imageSnapshotV14 adds the configs of client metrics subscriptions,
+// ascending by name.
+type imageSnapshotV14 struct {
+	imageSnapshotV13
+	ClientMetricsConfigs []wireClientMetricsConfigs `json:"client_metrics_configs,omitempty"`
+}
+
 // wireFeature is one finalized feature level in a snapshot.
 type wireFeature struct {
 	Name  string `json:"name"`
@@ -220,6 +231,13 @@ type wireGroupConfigs struct {
 	Configs map[string]string `json:"configs"`
 }
 
+// wireClientMetricsConfigs is one client metrics subscription's configs in
+// a snapshot.
+type wireClientMetricsConfigs struct {
+	Name    string            `json:"name"`
+	Configs map[string]string `json:"configs"`
+}
+
 // wireNodeConfigs is one broker's dynamic configs in a snapshot.
 type wireNodeConfigs struct {
 	Node    int32             `json:"node"`
@@ -227,7 +245,7 @@ type wireNodeConfigs struct {
 }
 
 func encodeSnapshot(img *Image) ([]byte, error) {
-	var s imageSnapshotV13
+	var s imageSnapshotV14
 	s.imageSnapshot = imageSnapshot{
 		ClusterID:     img.ClusterID,
 		ControllerID:  img.ControllerID,
@@ -257,6 +275,9 @@ func encodeSnapshot(img *Image) ([]byte, error) {
 		s.Features = append(s.Features, wireFeature{Name: name, Level: img.Features[name]})
 	}
 	s.FeaturesVersion = img.FeaturesVersion
+	for _, name := range slices.Sorted(maps.Keys(img.ClientMetricsConfigs)) {
+		s.ClientMetricsConfigs = append(s.ClientMetricsConfigs, wireClientMetricsConfigs{Name: name, Configs: img.ClientMetricsConfigs[name]})
+	}
 	body, err := json.Marshal(&s)
 	if err != nil {
 		return nil, fmt.Errorf("metadata: encode snapshot: %w", err)
@@ -271,7 +292,7 @@ func decodeSnapshot(data []byte) (*Image, error) {
 	if len(data) == 0 {
 		return nil, fmt.Errorf("%w: snapshot has no format byte", ErrInvalidCommand)
 	}
-	var s imageSnapshotV13
+	var s imageSnapshotV14
 	var into any
 	switch data[0] {
 	case snapshotFormatV1:
@@ -295,6 +316,8 @@ func decodeSnapshot(data []byte) (*Image, error) {
 	case snapshotFormatV12:
 		into = &s.imageSnapshotV12 // a v12 snapshot holding v13 fields is corrupt
 	case snapshotFormatV13:
+		into = &s.imageSnapshotV13 // a v13 snapshot holding v14 fields is corrupt
+	case snapshotFormatV14:
 		into = &s
 	default:
 		return nil, fmt.Errorf("%w: snapshot has an unknown format byte %d", ErrInvalidCommand, data[0])
@@ -363,21 +386,45 @@ func decodeSnapshot(data []byte) (*Image, error) {
 		img.Features[f.Name] = f.Level
 	}
 	img.FeaturesVersion = s.FeaturesVersion
+	if err := restoreClientMetricsConfigs(img, s.ClientMetricsConfigs); err != nil {
+		return nil, err
+	}
 	return img, nil
+}
+
+// restoreClientMetricsConfigs fills img.ClientMetricsConfigs from a
+// snapshot: each subscription once, named, with a valid, non-empty map.
+func restoreClientMetricsConfigs(img *Image, subscriptions []wireClientMetricsConfigs) error {
+	for _, c := range subscriptions {
+		if err := restoreNamedConfigs(img.ClientMetricsConfigs, c.Name, c.Configs, "configs of client metrics subscription"); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // restoreGroupConfigs fills img.GroupConfigs from a snapshot: each group
 // once, named, with a valid, non-empty map.
 func restoreGroupConfigs(img *Image, groups []wireGroupConfigs) error {
 	for _, g := range groups {
-		if _, dup := img.GroupConfigs[g.Group]; dup || g.Group == "" || len(g.Configs) == 0 {
-			return fmt.Errorf("%w: snapshot dynamic configs of group %q: repeated, unnamed or empty", ErrInvalidCommand, g.Group)
+		if err := restoreNamedConfigs(img.GroupConfigs, g.Group, g.Configs, "dynamic configs of group"); err != nil {
+			return err
 		}
-		if err := validateConfigs(g.Configs); err != nil {
-			return fmt.Errorf("snapshot dynamic configs of group %q: %w", g.Group, err)
-		}
-		img.GroupConfigs[g.Group] = cloneConfigs(g.Configs)
 	}
+	return nil
+}
+
+// restoreNamedConfigs puts one snapshot entry of a map of configs by name
+// (groups, client metrics subscriptions) into dst: each name once, not
+// empty, with a valid, non-empty map; what names the entry in errors.
+func restoreNamedConfigs(dst map[string]map[string]string, name string, configs map[string]string, what string) error {
+	if _, dup := dst[name]; dup || name == "" || len(configs) == 0 {
+		return fmt.Errorf("%w: snapshot %s %q: repeated, unnamed or empty", ErrInvalidCommand, what, name)
+	}
+	if err := validateConfigs(configs); err != nil {
+		return fmt.Errorf("snapshot %s %q: %w", what, name, err)
+	}
+	dst[name] = cloneConfigs(configs)
 	return nil
 }
 

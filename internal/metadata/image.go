@@ -85,6 +85,11 @@ type Image struct {
 	// (Kafka's GROUP config resource). Never nil; a group without any has
 	// no entry.
 	GroupConfigs map[string]map[string]string
+	// ClientMetricsConfigs are the configs of client metrics
+	// subscriptions, by subscription name (Kafka's CLIENT_METRICS config
+	// resource, KIP-714). Never nil; a subscription without configs has
+	// no entry.
+	ClientMetricsConfigs map[string]map[string]string
 	// Features are the finalized feature levels UpdateFeatures set, by
 	// name (never nil); a feature without an entry has its default
 	// (FeatureLevel). FeaturesVersion is the Version of their last change
@@ -171,6 +176,8 @@ func emptyImage() *Image {
 		GroupConfigs:  map[string]map[string]string{},
 		Features:      map[string]int16{},
 		Brokers:       map[int32]*Broker{},
+
+		ClientMetricsConfigs: map[string]map[string]string{},
 
 		remote:         map[base.TopicID]remoteTopic{},
 		pendingDeletes: map[base.TopicID]*pendingDelete{},

@@ -129,6 +129,14 @@ func (s *Store) SetGroupConfigs(ctx context.Context, group string, configs map[s
 	return err
 }
 
+// SetClientMetricsConfigs replaces the whole map of configs of client
+// metrics subscription name (Kafka's CLIENT_METRICS config resource,
+// KIP-714); an empty map removes them.
+func (s *Store) SetClientMetricsConfigs(ctx context.Context, name string, configs map[string]string) error {
+	_, err := s.propose(ctx, &setClientMetricsConfigsCmd{Name: name, Configs: configs})
+	return err
+}
+
 // SetFeature finalizes feature name at level (UpdateFeatures); the
 // caller checked the change is allowed (FeatureLevels).
 func (s *Store) SetFeature(ctx context.Context, name string, level int16) error {
