@@ -139,7 +139,10 @@ func (p *sharePool) assign(spec Spec, out map[string]Assignment) {
 			for len(holders[tp]) < round {
 				k, ok := mostRoom(quota, holders[tp])
 				if !ok {
-					break
+					if !swapFor(tp, p.partitions, holders, quota) {
+						break
+					}
+					continue
 				}
 				holders[tp] = append(holders[tp], k)
 				quota[k]--
@@ -180,6 +183,36 @@ func (p *sharePool) quotas(spec Spec, valid map[topicPartition]bool, slots int) 
 		}
 	}
 	return quota
+}
+
+// swapFor gives tp one more holder when every member with quota left
+// holds it already (stickiness can leave the room with a member that holds
+// tp): a member k without room that does not hold tp hands a partition it
+// holds and that such a member j does not hold to j, and takes tp instead,
+// so that every slot is used and the result, taken as Current, is assigned
+// again unchanged. First j by member order, then partition in pool order,
+// then k in holder order. It reports whether it found such a swap.
+func swapFor(tp topicPartition, parts []topicPartition, holders map[topicPartition][]int, quota []int) bool {
+	for j, q := range quota {
+		if q == 0 || !slices.Contains(holders[tp], j) {
+			continue
+		}
+		for _, other := range parts {
+			if other == tp || slices.Contains(holders[other], j) {
+				continue
+			}
+			for i, k := range holders[other] {
+				if slices.Contains(holders[tp], k) {
+					continue
+				}
+				holders[other][i] = j
+				holders[tp] = append(holders[tp], k)
+				quota[j]--
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // mostRoom is the member with the most quota left that does not hold the

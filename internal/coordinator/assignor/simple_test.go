@@ -156,3 +156,34 @@ func TestSimpleShares(t *testing.T) {
 		}
 	}
 }
+
+// Found by TestSimpleProperties: three members of two one-partition
+// topics (sharing 2, four slots), the last holding the second topic's
+// partition. The extra slot goes to it, and it holds the one partition
+// still short of holders, so the room is used by a swap: every slot is
+// filled, and the result, taken as Current, comes back unchanged.
+func TestSimpleUsesTheRoomOfAMemberHoldingTheShortPartition(t *testing.T) {
+	t3, t6 := base.TopicID{15: 3}, base.TopicID{15: 6}
+	both := []base.TopicID{t3, t6}
+	spec := Spec{
+		Topics: map[base.TopicID]Topic{t3: {Name: "t3", Partitions: 1}, t6: {Name: "t6", Partitions: 1}},
+		Members: []Member{{ID: "a", Subscribed: both}, {ID: "b", Subscribed: both},
+			{ID: "c", Subscribed: both, Current: Assignment{t6: {0}}}},
+	}
+	out := Simple{}.Assign(spec)
+	slots := 0
+	for _, a := range out {
+		for _, ps := range a {
+			slots += len(ps)
+		}
+	}
+	if slots != 4 {
+		t.Fatalf("%d of the 4 slots used: %v", slots, out)
+	}
+	for i := range spec.Members {
+		spec.Members[i].Current = out[spec.Members[i].ID]
+	}
+	if again := (Simple{}).Assign(spec); !reflect.DeepEqual(normalized(again), normalized(out)) {
+		t.Fatalf("not a fixed point: %v then %v", out, again)
+	}
+}
