@@ -53,13 +53,14 @@ const module = "github.com/strata-broker/strata/"
 //     sasl.TokenValidator and fetches the key sets.
 //   - clientmetrics is KIP-714's broker side (Kafka's ClientMetricsManager)
 //     without I/O: it takes a clock.Clock for request times and expiry and
-//     decompresses pushed telemetry with record's codecs. Nothing imports
-//     it yet; api will (GetTelemetrySubscriptions, PushTelemetry).
+//     decompresses pushed telemetry with record's codecs.
+//   - api imports clientmetrics: the config APIs validate and describe
+//     CLIENT_METRICS resources with its ParseSubscription and ConfigDefs.
 var allowedImports = map[string][]string{
 	"cmd/strata":                     {"*"},
 	"test/e2e":                       {"*"},
 	"internal/server":                {"config", "metrics", "clock", "sasl"},
-	"internal/api":                   {"broker", "coordinator", "metadata", "record", "base", "config", "partition", "partition/producers", "sasl", "acl", "quota", "share"},
+	"internal/api":                   {"broker", "coordinator", "metadata", "record", "base", "config", "partition", "partition/producers", "sasl", "acl", "quota", "share", "clientmetrics"},
 	"internal/broker":                {"partition", "replication", "tier", "metadata", "base", "clock", "vfs"},
 	"internal/coordinator/group":     {"coordinator/runtime", "coordinator/assignor", "coordinator/reconcile", "coordinator/recordwire", "base", "clock", "record"},
 	"internal/coordinator/runtime":   {"base", "clock"},

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -90,6 +91,16 @@ var migrationPolicies = map[string]group.MigrationPolicy{
 
 // clientHost is a connection's remote host as Kafka reports group members'
 // hosts ("/127.0.0.1").
+// clientAddr is a connection's remote address and port, invalid when it
+// is not an IP one.
+func clientAddr(addr net.Addr) netip.AddrPort {
+	if a, ok := addr.(*net.TCPAddr); ok {
+		ap := a.AddrPort()
+		return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+	}
+	return netip.AddrPort{}
+}
+
 func clientHost(addr net.Addr) string {
 	if addr == nil {
 		return ""

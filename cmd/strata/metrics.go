@@ -34,6 +34,9 @@ type brokerMetrics struct {
 	requestTimes *metrics.RequestTimes
 	auths        *metrics.Authentications
 	logger       *slog.Logger
+	// clients receives what clients push (KIP-714), shown as
+	// strata_client_*.
+	clients *clientMetrics
 
 	// Set by serve.
 	ln      net.Listener
@@ -48,7 +51,12 @@ func newBrokerMetrics(cfg *config.Broker, logger *slog.Logger) *brokerMetrics {
 	if cfg.MetricsListener == "" {
 		return nil
 	}
+	clients, err := newClientMetrics(cfg)
+	if err != nil {
+		panic(err) // the defaults are valid
+	}
 	return &brokerMetrics{
+		clients:      clients,
 		tierStats:    &tier.Stats{},
 		requests:     metrics.NewRequests(kmsg.NameForKey),
 		requestTimes: metrics.NewRequestTimes(kmsg.NameForKey),
@@ -130,6 +138,7 @@ func (m *brokerMetrics) serve(cfg *config.Broker, b *broker.Broker, cluster func
 		metrics.NewQuotaThrottleCounters(func() []metrics.QuotaThrottles { return quotaThrottles(api.QuotaThrottles()) }),
 		metrics.NewCleanerCollector(func() metrics.CleanerValues { return cleanerValues(b.CleanerStatus(), time.Now()) }),
 		metrics.NewGroupCounts(groups),
+		metrics.NewClientMetrics(m.clients.series),
 		m.requests,
 		m.auths,
 		m.requestTimes,

@@ -317,6 +317,9 @@ func (n *node) serveListeners(cfg *config.Broker, ls []boundListener, addrs map[
 		// with the transaction coordinator on another broker.
 		opts.Peers = n.replicaClients.client
 	}
+	if n.metrics != nil {
+		opts.ClientMetrics, opts.ClientMetricsPushed = n.metrics.clients.registry, n.metrics.clients.pushed
+	}
 	h, err := api.New(opts)
 	if err != nil {
 		closeAll(ls)
@@ -467,6 +470,7 @@ func (a handlerAdapter) Handle(ctx context.Context, req *server.Request) server.
 	ar := &api.Request{Key: req.Key, Version: req.Version, ClientID: req.ClientID, Body: req.Body, Stopping: req.Stopping}
 	if req.Conn != nil {
 		ar.ClientHost = clientHost(req.Conn.RemoteAddr)
+		ar.ClientAddr = clientAddr(req.Conn.RemoteAddr)
 		ar.Listener, ar.SASL, ar.Principal = req.Conn.Listener, req.Conn.SASL, req.Conn.Principal()
 		ar.ConnID = req.Conn.ID
 	}

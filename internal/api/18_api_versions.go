@@ -11,9 +11,13 @@ import (
 // the APIs the config leaves on, and (v3+) the features (features.go).
 func init() { register(18, 0, 4, (*Handler).handleAPIVersions) }
 
-func (h *Handler) handleAPIVersions(_ context.Context, req *Request) Reply {
+func (h *Handler) handleAPIVersions(ctx context.Context, req *Request) Reply {
 	r := req.Body.(*kmsg.ApiVersionsRequest)
 	resp := r.ResponseKind().(*kmsg.ApiVersionsResponse)
+	if req.Version >= 3 {
+		// Client metrics subscriptions match on these (KIP-714).
+		h.software.set(ctx, req.ConnID, software{name: r.ClientSoftwareName, version: r.ClientSoftwareVersion})
+	}
 	if !h.Supported(req.Key, req.Version) {
 		// Kafka answers an unsupported ApiVersions at v0 with the error and
 		// its own range, so the client can retry at a version both know.

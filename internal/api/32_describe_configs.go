@@ -11,10 +11,13 @@ import (
 	"github.com/strata-broker/strata/internal/config"
 )
 
-// DescribeConfigs: v0-4, for topics, this broker and consumer groups
-// (KIP-848's GROUP resource), with sources, defaults, synonyms (v1+) and
-// documentation (v3+). Needs DESCRIBE_CONFIGS on the topic, on the
-// cluster for the broker, on the group for a group.
+// DescribeConfigs: v0-4, for topics, this broker, consumer groups
+// (KIP-848's GROUP resource) and client metrics subscriptions (KIP-714's
+// CLIENT_METRICS resource, client_metrics_configs.go), with sources,
+// defaults, synonyms (v1+) and documentation (v3+). Needs DESCRIBE_CONFIGS
+// on the topic, on the cluster for the broker and for a subscription (as
+// Kafka's ConfigHelper.handleDescribeConfigsRequest), on the group for a
+// group.
 func init() { register(32, 0, 4, (*Handler).handleDescribeConfigs) }
 
 const (
@@ -62,14 +65,25 @@ func (h *Handler) configsOf(resType kmsg.ConfigResourceType, name string) ([]con
 			return nil, kerr.InvalidRequest.Code, "a GROUP config resource needs a group id"
 		}
 		return wrapEntries(config.DescribeGroup(img.GroupConfigs[name], h.brokerConfig(img))), 0, ""
+	case resourceClientMetrics:
+		if name == "" {
+			return nil, kerr.InvalidRequest.Code, "a CLIENT_METRICS config resource needs a subscription name"
+		}
+		return describeClientMetrics(img.ClientMetricsConfigs[name]), 0, ""
 	}
-	return nil, kerr.InvalidRequest.Code, "only TOPIC, BROKER and GROUP config resources are supported"
+	return nil, kerr.InvalidRequest.Code, unsupportedConfigResource
 }
+
+// unsupportedConfigResource answers a config resource type Strata does not
+// serve (BROKER_LOGGER, or a type Kafka does not define).
+const unsupportedConfigResource = "only TOPIC, BROKER, GROUP and CLIENT_METRICS config resources are supported"
 
 // configDenial is the code a config resource is refused with when req's
 // principal may not perform op (DESCRIBE_CONFIGS, ALTER_CONFIGS) on it: on
-// the topic for a topic, on the cluster for a broker, on the group for a
-// group; 0 when allowed.
+// the topic for a topic, on the cluster for a broker or a client metrics
+// subscription (Kafka's AuthHelper and ControllerApis.authorizeAlterResource
+// check CLUSTER for CLIENT_METRICS), on the group for a group; 0 when
+// allowed.
 func (h *Handler) configDenial(req *Request, op acl.Operation, resType kmsg.ConfigResourceType, name string) (int16, string) {
 	switch resType {
 	case resourceTopic:
@@ -79,6 +93,10 @@ func (h *Handler) configDenial(req *Request, op acl.Operation, resType kmsg.Conf
 	case resourceBroker:
 		if !h.allowedCluster(req, op) {
 			return clusterDenied, "not authorized for the broker's configs"
+		}
+	case resourceClientMetrics:
+		if !h.allowedCluster(req, op) {
+			return clusterDenied, "not authorized for the client metrics subscriptions"
 		}
 	case resourceGroup:
 		if !h.allowedGroup(req, op, name) {

@@ -11,10 +11,11 @@ import (
 	"github.com/strata-broker/strata/internal/metadata"
 )
 
-// AlterConfigs: v0-2. Replaces the whole set of overrides of a topic, or
-// of the dynamic configs of a broker resource (broker_configs.go). A
-// group's configs are changed only with IncrementalAlterConfigs, as in
-// Kafka.
+// AlterConfigs: v0-2. Replaces the whole set of overrides of a topic, of
+// the dynamic configs of a broker resource (broker_configs.go), or of the
+// configs of a client metrics subscription (client_metrics_configs.go; an
+// empty set removes it, as Kafka's controller does). A group's configs are
+// changed only with IncrementalAlterConfigs, as in Kafka.
 func init() { register(33, 0, 2, (*Handler).handleAlterConfigs) }
 
 func (h *Handler) handleAlterConfigs(ctx context.Context, req *Request) Reply {
@@ -53,8 +54,10 @@ func (h *Handler) setConfigs(ctx context.Context, resType kmsg.ConfigResourceTyp
 		return h.setBrokerConfigs(ctx, name, change, validateOnly)
 	case resourceGroup:
 		return h.setGroupConfigs(ctx, name, change, validateOnly)
+	case resourceClientMetrics:
+		return h.setClientMetricsConfigs(ctx, name, change, validateOnly)
 	default:
-		return kerr.InvalidRequest.Code, "only TOPIC, BROKER and GROUP config resources are supported"
+		return kerr.InvalidRequest.Code, unsupportedConfigResource
 	}
 	img := h.opts.Meta.Image()
 	t, ok := img.Topics[name]

@@ -14,7 +14,8 @@ import (
 
 // IncrementalAlterConfigs: v0-1. SET, DELETE, and APPEND/SUBTRACT on list
 // configs, applied to a topic's current overrides, a broker resource's
-// current dynamic configs, or a consumer group's (group_configs.go).
+// current dynamic configs, a consumer group's (group_configs.go) or a client
+// metrics subscription's (client_metrics_configs.go).
 func init() { register(44, 0, 1, (*Handler).handleIncrementalAlterConfigs) }
 
 const (
@@ -52,7 +53,11 @@ type listConfigs struct {
 // listsOf is the listConfigs of a resource; for a type no config resource
 // has, none is a list (setConfigs refuses the type anyway). A list the
 // cluster-wide broker resource does not set is what it is without this
-// broker's own dynamic values.
+// broker's own dynamic values. The lists of GROUP and CLIENT_METRICS
+// resources (metrics, match) are not lists here: Kafka's controller knows
+// the ConfigDefs of BROKER and TOPIC alone (KafkaRaftServer's
+// KafkaConfigSchema), so it refuses APPEND and SUBTRACT on them with
+// INVALID_CONFIG.
 func (h *Handler) listsOf(resType kmsg.ConfigResourceType, name string) listConfigs {
 	b := h.brokerConfig(h.opts.Meta.Image())
 	if resType == resourceBroker && name == "" {

@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/strata-broker/strata/internal/broker"
+	"github.com/strata-broker/strata/internal/clientmetrics"
 	"github.com/strata-broker/strata/internal/config"
 	"github.com/strata-broker/strata/internal/metadata"
 	"github.com/strata-broker/strata/internal/partition"
@@ -28,6 +29,7 @@ func errorCode(err error) (int16, string) {
 		prodErr *producers.CodeError
 		cfgErr  *config.Error
 		static  *config.NotDynamicError
+		cmErr   *clientmetrics.ConfigError
 	)
 	switch {
 	case errors.As(err, &recErr):
@@ -38,6 +40,8 @@ func errorCode(err error) (int16, string) {
 		return kerr.InvalidConfig.Code, cfgErr.Error()
 	case errors.As(err, &static):
 		return kerr.InvalidRequest.Code, static.Error()
+	case errors.As(err, &cmErr):
+		return cmErr.Code, cmErr.Msg
 	case errors.Is(err, partition.ErrOffsetOutOfRange),
 		errors.Is(err, partition.ErrDeleteBeyondHighWatermark):
 		return kerr.OffsetOutOfRange.Code, err.Error()

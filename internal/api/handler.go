@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"sort"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 
 	"github.com/strata-broker/strata/internal/acl"
 	"github.com/strata-broker/strata/internal/broker"
+	"github.com/strata-broker/strata/internal/clientmetrics"
 	"github.com/strata-broker/strata/internal/config"
 	"github.com/strata-broker/strata/internal/coordinator/runtime"
 	"github.com/strata-broker/strata/internal/metadata"
@@ -29,6 +31,9 @@ type Request struct {
 	// ClientHost is the connection's remote host, "" when unknown; group
 	// members record it.
 	ClientHost string
+	// ClientAddr is the connection's remote address and port (invalid when
+	// unknown): client metrics subscriptions match on them (KIP-714).
+	ClientAddr netip.AddrPort
 	// Listener names the listener the request arrived on; answers that
 	// name a broker give that listener's advertised address.
 	Listener string
@@ -98,6 +103,12 @@ type Options struct {
 	// its transactional id (AddPartitionsToTxn v4). Nil on a single node:
 	// every such request goes to this broker's own coordinators.
 	Peers func(id int32) (kmsg.Requestor, error)
+	// ClientMetrics answers GetTelemetrySubscriptions and PushTelemetry
+	// (KIP-714) and ClientMetricsPushed keeps what clients push, for the
+	// metrics endpoint. Both nil: those APIs are not advertised, and
+	// clients push nothing.
+	ClientMetrics       *clientmetrics.Registry
+	ClientMetricsPushed *clientmetrics.Latest
 }
 
 // Validate reports the first unusable option.
@@ -141,6 +152,11 @@ type Handler struct {
 	// off are the registered APIs this broker's config turns off: neither
 	// advertised nor served.
 	off map[int16]bool
+	// software is what each connection's ApiVersions said of its client
+	// (KIP-511); clientSubs tracks which subscription set ClientMetrics
+	// was last given (client_metrics.go).
+	software   *connSoftware
+	clientSubs clientSubscriptions
 }
 
 // New returns a Handler.
@@ -164,18 +180,24 @@ func New(opts Options) (*Handler, error) {
 	}
 	h.shares = shares
 	h.shareSessions = newShareSessionCache(int(opts.Config.GroupShareMaxShareSessions))
-	h.off = apisOff(opts.Config)
+	h.off = apisOff(opts)
+	h.software = newConnSoftware()
 	return h, nil
 }
 
-// apisOff are the APIs cfg turns off: the consumer group protocol's
+// apisOff are the APIs opts turn off: the consumer group protocol's
 // without "consumer" in group.coordinator.rebalance.protocols (as Kafka,
-// which then does not advertise them).
-func apisOff(cfg *config.Broker) map[int16]bool {
+// which then does not advertise them), and the client metrics ones
+// without a registry (as Kafka without a client telemetry receiver).
+func apisOff(opts Options) map[int16]bool {
 	off := map[int16]bool{}
-	if !cfg.GroupConsumerProtocol {
+	if !opts.Config.GroupConsumerProtocol {
 		off[kmsg.ConsumerGroupHeartbeat.Int16()] = true
 		off[kmsg.ConsumerGroupDescribe.Int16()] = true
+	}
+	if opts.ClientMetrics == nil || opts.ClientMetricsPushed == nil {
+		off[kmsg.GetTelemetrySubscriptions.Int16()] = true
+		off[kmsg.PushTelemetry.Int16()] = true
 	}
 	return off
 }

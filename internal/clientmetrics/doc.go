@@ -28,8 +28,9 @@
 // random source. A Registry is safe for concurrent use; everything else is
 // pure.
 //
-// Nothing uses this package yet: the API handlers for
-// GetTelemetrySubscriptions, PushTelemetry and ListClientMetricsResources
-// (71, 72, 74), the CLIENT_METRICS config resource in the metadata quorum
-// (the caller of Registry.SetSubscriptions) and an exporter come later.
+// Latest keeps each client's last push for the broker's metrics endpoint.
+// The api package serves GetTelemetrySubscriptions and PushTelemetry (71,
+// 72) over one Registry, giving it the CLIENT_METRICS subscriptions of the
+// metadata quorum as they change; cmd/strata shows what Latest holds as
+// strata_client_*.
 package clientmetrics

@@ -43,6 +43,10 @@ type Options struct {
 	// MaxInstances bounds the instances kept; beyond it the least
 	// recently used is forgotten.
 	MaxInstances int
+	// CumulativeSums asks clients for cumulative sums (DeltaTemporality
+	// false), what a Prometheus exporter shows as counters; Kafka asks
+	// for deltas.
+	CumulativeSums bool
 }
 
 // DefaultOptions are Kafka's defaults with the given clock and
@@ -177,7 +181,7 @@ func (r *Registry) GetSubscriptions(id InstanceID, sel Selectors) GetResult {
 		AcceptedCompressionTypes: append([]int8(nil), acceptedCompressionTypes...),
 		PushIntervalMs:           inst.plan.PushIntervalMs,
 		TelemetryMaxBytes:        r.opts.TelemetryMaxBytes,
-		DeltaTemporality:         true,
+		DeltaTemporality:         !r.opts.CumulativeSums,
 		RequestedMetrics:         inst.plan.RequestedMetrics(),
 	}
 }

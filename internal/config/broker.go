@@ -43,6 +43,9 @@ type Broker struct {
 	// RackAwareReplicaSelector (KIP-392): a leader sends a consumer that
 	// names its rack to an in-sync follower of that rack.
 	RackAwareReplicaSelector bool
+	// TelemetryMaxBytes is telemetry.max.bytes (KIP-714): the largest
+	// client metrics push.
+	TelemetryMaxBytes int32
 
 	// The cluster (cluster.go). Without voters (see Clustered) the node is a
 	// single node, its own quorum, with no controller listener.
@@ -273,6 +276,7 @@ func newBroker(raw, origin map[string]string) (*Broker, error) {
 
 		FollowerFetchLastTieredOffset: g.flag("follower.fetch.last.tiered.offset.enable"),
 		RackAwareReplicaSelector:      g.str("replica.selector.class") == RackAwareReplicaSelector,
+		TelemetryMaxBytes:             g.i32("telemetry.max.bytes"),
 
 		MaxRequestPartitionSizeLimit: g.i32("max.request.partition.size.limit"),
 

@@ -124,6 +124,8 @@ var brokerDefs = readOnly(slices.Concat([]Def{
 		"How long a follower waits to connect to a leader, and for a fetch response beyond replica.fetch.wait.max.ms, before it gives up and tries again."),
 	def("follower.fetch.last.tiered.offset.enable", Boolean, "false", "", nil,
 		"KIP-1023: an empty follower of a tiered partition starts at its leader's earliest pending upload offset, with its leader-epoch cache and producer state rebuilt from the remote tier, instead of replicating every offset from the log start (read-only here; Kafka's is dynamic)."),
+	def("telemetry.max.bytes", Int, "1048576", "", atLeast(1),
+		"KIP-714: the largest metrics payload a client may push (PushTelemetry, compressed); larger is TELEMETRY_TOO_LARGE. Client metrics are received only with strata.metrics.listener set, and shown there as strata_client_*."),
 	def("replica.selector.class", String, "", "", oneOf("", RackAwareReplicaSelector),
 		"KIP-392: \"\" serves every consumer from its partition's leader; Kafka's "+RackAwareReplicaSelector+" sends a consumer that names its rack (client.rack) to an in-sync follower in that rack, when the leader is not in it, so that it reads without crossing racks. Any broker serves a consumer's fetch (v11+) of a partition it follows, up to its high watermark, whichever the leader's selector."),
 	def("unclean.leader.election.enable", Boolean, "false", "", nil, "Default of the topic config of the same name."),

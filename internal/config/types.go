@@ -53,6 +53,7 @@ const (
 	DynamicDefaultBroker Source = 3
 	StaticBroker         Source = 4
 	Default              Source = 5
+	ClientMetrics        Source = 7 // a client metrics subscription's config (KIP-714)
 	Group                Source = 8 // a consumer group's dynamic config
 )
 
@@ -70,6 +71,8 @@ func (s Source) String() string {
 		return "STATIC_BROKER_CONFIG"
 	case Default:
 		return "DEFAULT_CONFIG"
+	case ClientMetrics:
+		return "CLIENT_METRICS_CONFIG"
 	case Group:
 		return "GROUP_CONFIG"
 	}

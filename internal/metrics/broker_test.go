@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"fmt"
 	"maps"
 	"math"
 	"net/http/httptest"
@@ -129,4 +130,40 @@ func TestGroupCountsReadAtScrape(t *testing.T) {
 		t.Fatalf("samples %v, want %v", got, want)
 	}
 	lint(t, c)
+}
+
+// Client metrics are shown under Prometheus names, their labels the union
+// of their series', counters as counters; a scrape of them gathers.
+func TestClientMetricsCollector(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(NewClientMetrics(func() []ClientSeries {
+		return []ClientSeries{
+			{Name: "org.apache.kafka.producer.record.send.total", Counter: true, Value: 7,
+				Labels: []Label{{"client_instance_id", "a"}, {"client_id", "p1"}, {"topic", "t"}}},
+			{Name: "org.apache.kafka.producer.record.send.total", Counter: true, Value: 9,
+				Labels: []Label{{"client_instance_id", "b"}, {"client_id", "p2"}}},
+			{Name: "org.apache.kafka.producer.record.send.total", Counter: true, Value: 1,
+				Labels: []Label{{"client_instance_id", "b"}, {"client_id", "p2"}}}, // a repeat: dropped
+			{Name: "node.request.latency-avg", Value: 0.5, Labels: []Label{{"__x", "y"}, {"9lives", "z"}}},
+		}
+	}))
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, f := range families {
+		var labels []string
+		for _, l := range f.GetMetric()[0].GetLabel() {
+			labels = append(labels, l.GetName())
+		}
+		got[f.GetName()] = fmt.Sprintf("%s %d %v", f.GetType(), len(f.GetMetric()), labels)
+	}
+	want := map[string]string{
+		"strata_client_org_apache_kafka_producer_record_send_total": "COUNTER 2 [client_id client_instance_id topic]",
+		"strata_client_node_request_latency_avg":                    "GAUGE 1 [a9lives a__x]",
+	}
+	if !maps.Equal(got, want) {
+		t.Fatalf("gathered %v, want %v", got, want)
+	}
 }

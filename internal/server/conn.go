@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -348,6 +349,11 @@ func (c *conn) finish(p *pending, broken bool) error {
 			return fmt.Errorf("%w: ApiVersions response of type %T", errHandler, resp)
 		}
 		av.ErrorCode = errUnsupportedVersionCode
+		// ApiVersions' own range alone, as Kafka's
+		// ApiVersionsRequest.getErrorResponse (KIP-511): the client asks
+		// again at a version both know, one that carries its software
+		// name and version.
+		av.ApiKeys = slices.DeleteFunc(av.ApiKeys, func(k kmsg.ApiVersionsResponseApiKey) bool { return k.ApiKey != apiVersionsKey })
 	}
 	throttle, after := throttleOf(resp)
 	if throttle > 0 && !after && !c.throttleWait(throttle) {
