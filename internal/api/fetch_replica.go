@@ -299,7 +299,8 @@ func replicaFetchMayComplete(targets []replicaTarget) bool {
 // watermark would raise the one the follower said it has (KIP-1166).
 func followerBehindHW(targets []replicaTarget) bool {
 	for _, t := range targets {
-		if hwNews(t.part.Offsets().HighWatermark, t) {
+		// Its offsets only for a follower that said (a lock each).
+		if t.knownHW != hwNotSent && hwNews(t.part.Offsets().HighWatermark, t) {
 			return true
 		}
 	}
