@@ -577,6 +577,10 @@ func TestForwardListenerRefusesBadInput(t *testing.T) {
 		"heartbeat extra field":          encodeForwardRequest(forwardHeartbeat, []byte(`{"broker_id":1,"x":1}`)),
 		"heartbeat trailing {}":          encodeForwardRequest(forwardHeartbeat, []byte(`{"broker_id":1}{}`)),
 		"describe quorum with a payload": encodeForwardRequest(forwardDescribeQuorum, []byte("x")),
+		"a non-voter rejoins":            encodeForwardRequest(forwardRejoin, encodeJoinRequest(joinRequest{NodeID: 9, Address: "127.0.0.1:1"})),
+		"a voter rejoins elsewhere":      encodeForwardRequest(forwardRejoin, encodeJoinRequest(joinRequest{NodeID: f.opts.NodeID, Address: "127.0.0.1:1"})),
+		"the leader rejoins":             encodeForwardRequest(forwardRejoin, encodeJoinRequest(joinRequest{NodeID: leader.opts.NodeID, Address: addr})),
+		"rejoin extra field":             encodeForwardRequest(forwardRejoin, []byte(`{"node_id":1,"address":"127.0.0.1:1","x":1}`)),
 	}
 	for name, raw := range refused {
 		body, err := readFrame(bytes.NewReader(exchange(t, addr, raw)), maxForwardResponseBytes)

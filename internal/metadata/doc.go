@@ -32,6 +32,11 @@
 //     same way (latest snapshot, then the log after it) from a copy of the
 //     dir, without starting Raft and without writing to the original; it is
 //     what `strata inspect tier` reads.
+//   - A configured voter without Raft state writes the voter configuration only
+//     when a majority of the voters answer that they have no history either;
+//     when one has, the node lost its state and rejoins (rejoin.go): no vote
+//     and no candidacy (voteGate) until it knows committed, in its own log, an
+//     index the leader committed after its return.
 //
 // # Remote segment metadata (DESIGN §4)
 //

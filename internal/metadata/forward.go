@@ -231,6 +231,9 @@ func (s *Store) serveForward(conn net.Conn) {
 
 // serveRequest answers one request; body is at least one byte (readFrame).
 func (s *Store) serveRequest(body []byte) forwardResponse {
+	if body[0] == forwardProbe {
+		return s.serveProbe()
+	}
 	if !s.started.Load() || s.closing() || s.raft.State() != raft.Leader {
 		return forwardResponse{Err: encodeWireError(fmt.Errorf("%w: node %d", ErrNotController, s.opts.NodeID), true)}
 	}
@@ -244,6 +247,8 @@ func (s *Store) serveRequest(body []byte) forwardResponse {
 		return s.serveHeartbeat(payload)
 	case forwardDescribeQuorum:
 		return s.serveDescribeQuorum(payload)
+	case forwardRejoin:
+		return s.serveRejoin(payload)
 	default:
 		return s.rejection(fmt.Errorf("%w: unknown forwarding request kind %d", ErrInvalidCommand, kind))
 	}

@@ -33,6 +33,10 @@ import (
 //	                    carries a HeartbeatReply
 //	forwardDescribeQuorum (4): nothing more; the response carries a
 //	                    QuorumState
+//	forwardProbe   (5): nothing more; answered by any node, leader or not:
+//	                    the response carries a probeReply
+//	forwardRejoin  (6): the rest is JSON of joinRequest, from a voter that
+//	                    lost its Raft state
 //
 // A response is JSON of forwardResponse. A new layout takes a new version
 // byte; the server closes a connection whose version it does not know.
@@ -45,6 +49,9 @@ const (
 	// forwardDescribeQuorum is new in this version's layout; a leader that
 	// does not know it answers ErrInvalidCommand.
 	forwardDescribeQuorum byte = 4
+	// forwardProbe and forwardRejoin are new too (rejoin.go).
+	forwardProbe  byte = 5
+	forwardRejoin byte = 6
 
 	// maxForwardRequestBytes bounds a request frame: a kind byte and a command.
 	maxForwardRequestBytes = 1 + maxCommandBytes
@@ -60,10 +67,17 @@ const (
 // errForwardFrame classifies a malformed forwarding frame.
 var errForwardFrame = errors.New("metadata: malformed forwarding frame")
 
-// joinRequest asks the leader to add a non-voter to the Raft configuration.
+// joinRequest asks the leader to add a non-voter to the Raft configuration
+// (forwardJoin), or for an index committed after a rejoining voter's return
+// (forwardRejoin).
 type joinRequest struct {
 	NodeID  int32  `json:"node_id"`
 	Address string `json:"address"`
+}
+
+// probeReply is the last Raft index a node holds; 0 while it has none.
+type probeReply struct {
+	LastIndex uint64 `json:"last_index"`
 }
 
 // forwardResponse answers one request. Index is the applied Raft index (the
@@ -77,6 +91,8 @@ type forwardResponse struct {
 	Heartbeat *HeartbeatReply `json:"heartbeat,omitempty"`
 	// Quorum answers a forwardDescribeQuorum request that succeeded.
 	Quorum *QuorumState `json:"quorum,omitempty"`
+	// Probe answers a forwardProbe request.
+	Probe *probeReply `json:"probe,omitempty"`
 }
 
 // wireError is an error as forwarding carries it: the codes of every error of

@@ -303,6 +303,7 @@ func FuzzForwardRequest(f *testing.F) {
 	f.Add(encodeForwardRequest(forwardPropose, cmd)[2:])
 	f.Add(encodeForwardRequest(forwardJoin, encodeJoinRequest(joinRequest{NodeID: 1, Address: "h:1"}))[2:])
 	f.Add([]byte{0, 0, 0, 1, forwardJoin})
+	f.Add(encodeForwardRequest(forwardRejoin, encodeJoinRequest(joinRequest{NodeID: 3, Address: "h:1"}))[2:])
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		body, err := readFrame(bytes.NewReader(raw), 1<<16)
 		if err != nil {
@@ -311,7 +312,7 @@ func FuzzForwardRequest(f *testing.F) {
 		switch body[0] {
 		case forwardPropose:
 			_, _ = decodeCommand(body[1:])
-		case forwardJoin:
+		case forwardJoin, forwardRejoin:
 			if j, err := decodeJoinRequest(body[1:]); err == nil && (j.NodeID < 0 || validateDialAddr(j.Address) != nil) {
 				t.Fatalf("accepted %+v", j)
 			}

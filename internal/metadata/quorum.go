@@ -198,20 +198,41 @@ func (s *Store) caughtUp() bool {
 
 // joinLoop runs on a non-voter until the Raft configuration holds it at its
 // address: it asks the leader, or while none is known each voter in turn,
-// to add it. Owned by the Store; Close stops it.
+// to add it.
 func (s *Store) joinLoop() {
 	defer s.loopWG.Done()
 	addr := s.trans.LocalAddr()
 	request := encodeForwardRequest(forwardJoin, encodeJoinRequest(joinRequest{NodeID: s.opts.NodeID, Address: string(addr)}))
+	if s.askLeaderUntil("joining the metadata quorum", func(*forwardResponse) ([]byte, bool) {
+		return request, s.inConfiguration(addr)
+	}) {
+		s.log.Info("member of the metadata quorum as a non-voter", "addr", addr)
+	}
+}
+
+// askLeaderUntil sends the request next gives to the leader this node
+// knows, or to each voter in turn (on every other attempt, so that a stale
+// leader cannot keep the voters from being asked), pausing between
+// attempts, until next reports done (true) or the node closes (false).
+// next gets the answer to the previous request when it succeeded; a nil
+// request sends nothing this time. what names the errand in warnings.
+func (s *Store) askLeaderUntil(what string, next func(answer *forwardResponse) (request []byte, done bool)) bool {
+	addr := s.trans.LocalAddr()
 	voters := slices.Sorted(maps.Keys(s.opts.Voters))
 	backoff := joinBackoffMin
+	var answer *forwardResponse
 	for attempt := 0; ; attempt++ {
-		if s.inConfiguration(addr) {
-			s.log.Info("member of the metadata quorum as a non-voter", "addr", addr)
-			return
+		request, done := next(answer)
+		if done {
+			return true
 		}
-		// The leader this node knows of, on every other attempt: a stale
-		// leader must not keep the voters from being asked.
+		answer = nil
+		if request == nil {
+			if s.pause(s.closeCtx, joinBackoffMin) != nil {
+				return false
+			}
+			continue
+		}
 		target, _ := s.raft.LeaderWithID()
 		if target == "" || target == addr || attempt%2 == 1 {
 			target = raft.ServerAddress(s.opts.Voters[voters[(attempt/2)%len(voters)]])
@@ -225,16 +246,17 @@ func (s *Store) joinLoop() {
 			err = decodeWireError(resp.Err)
 		}
 		if s.closing() {
-			return
+			return false
 		}
 		if err != nil && attempt%joinWarnEvery == joinWarnEvery-1 {
-			s.log.Warn("joining the metadata quorum: still trying", "via", target, "attempts", attempt+1, "err", err)
+			s.log.Warn(what+": still trying", "via", target, "attempts", attempt+1, "err", err)
 		}
 		if err == nil {
-			backoff = joinBackoffMin // added: the configuration is on its way here
+			answer = &resp
+			backoff = joinBackoffMin // done there: the change is on its way here
 		}
 		if s.pause(s.closeCtx, backoff) != nil {
-			return
+			return false
 		}
 		if err != nil {
 			backoff = min(2*backoff, joinBackoffMax)

@@ -115,6 +115,9 @@ type Store struct {
 	readyO      sync.Once
 	// started is set once raft is; the forward server may run before.
 	started atomic.Bool
+	// deciding: this voter has no Raft state and is probing the others
+	// (rejoin.go); it answers their probes as a node without history.
+	deciding atomic.Bool
 	// inOffice: this node leads and has taken office in its current term.
 	inOffice atomic.Bool
 	// hb is the controller's record of broker heartbeats in its term.
@@ -151,7 +154,7 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	}
 	s.closeCtx, s.closeCancel = context.WithCancel(context.Background())
 	start := o.Clock.Now()
-	if err := s.start(); err != nil {
+	if err := s.start(ctx); err != nil {
 		_ = s.Close() // the start error is the one worth reporting
 		return nil, err
 	}
@@ -167,8 +170,9 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 }
 
 // start opens the stores and the transport and starts Raft. On error the
-// caller runs Close, which releases whatever was opened.
-func (s *Store) start() error {
+// caller runs Close, which releases whatever was opened. ctx bounds how
+// long a voter without state waits for the others to answer (rejoin.go).
+func (s *Store) start(ctx context.Context) error {
 	o := s.opts
 	hlog := newRaftLogger(s.log)
 	wal, meta, err := openRaftWAL(filepath.Join(o.Dir, "wal"), hlog)
@@ -211,7 +215,16 @@ func (s *Store) start() error {
 	if err := o.checkQuorumMode(existing); err != nil {
 		return err
 	}
-	if boot, ok := s.bootstrapConfiguration(); ok && !existing {
+	rejoin, err := s.mustRejoin(ctx, existing)
+	if err != nil {
+		return err
+	}
+	var gate *voteGate
+	if rejoin {
+		gate = newVoteGate(s.trans)
+		s.trans = gate
+		s.log.Warn("this voter has no record of the metadata quorum's history (a new disk or data dir?): it catches up without a vote, and votes again once it holds what the quorum has committed")
+	} else if boot, ok := s.bootstrapConfiguration(); ok && !existing {
 		if err := raft.BootstrapCluster(conf, wal, wal, snaps, s.trans, boot); err != nil {
 			return fmt.Errorf("metadata: bootstrap: %w", err)
 		}
@@ -225,7 +238,11 @@ func (s *Store) start() error {
 	s.started.Store(true)
 	s.loopWG.Add(1)
 	go s.leaderLoop(r.LeaderCh())
-	if o.clustered() && !o.isVoter() {
+	switch {
+	case gate != nil:
+		s.loopWG.Add(1)
+		go s.rejoinLoop(gate)
+	case o.clustered() && !o.isVoter():
 		s.loopWG.Add(1)
 		go s.joinLoop()
 	}
