@@ -18,10 +18,11 @@ import (
 // ElectLeaders: v0-2 (v1 adds ElectionType and the top-level error code,
 // v2 is flexible). Needs ALTER on the cluster. PREFERRED (0, the only type
 // of v0) makes each partition's first replica its leader when that replica
-// is in the ISR and unfenced, through the controller. UNCLEAN (1) is never
-// done: a replica outside the ISR may miss acknowledged records, so a
-// partition with a leader needs no election and one without gets
-// ELIGIBLE_LEADERS_NOT_AVAILABLE. Topics null means every partition of
+// is in the ISR and unfenced, through the controller. UNCLEAN (1) gives a
+// partition without a leader one, from outside the ISR when no in-sync
+// replica is live (metadata.ElectUncleanLeaders: the operator accepts
+// losing what only the ISR held; refused on tiered topics). A partition
+// with a leader needs no election. Topics null means every partition of
 // every topic; then, as in Kafka, partitions that need no election are left
 // out of the answer.
 func init() { register(43, 0, 2, (*Handler).handleElectLeaders) }
@@ -59,19 +60,19 @@ func (h *Handler) handleElectLeaders(ctx context.Context, req *Request) Reply {
 			return done(resp)
 		}
 		answerAll(clusterDenied, "not authorized to alter the cluster (elect leaders)")
-	case r.ElectionType == electionPreferred:
+	case r.ElectionType == electionPreferred || r.ElectionType == electionUnclean:
 		if r.TimeoutMillis > 0 {
 			var cancel context.CancelFunc
 			ctx, cancel = context.WithTimeout(ctx, time.Duration(r.TimeoutMillis)*time.Millisecond)
 			defer cancel()
 		}
-		for tp, err := range h.opts.Meta.ElectPreferredLeaders(ctx, parts) {
+		elect := h.opts.Meta.ElectPreferredLeaders
+		if r.ElectionType == electionUnclean {
+			elect = h.opts.Meta.ElectUncleanLeaders
+		}
+		for tp, err := range elect(ctx, parts) {
 			code, msg := electionErrorCode(err)
 			answers[tp] = electionAnswer{code, msg}
-		}
-	case r.ElectionType == electionUnclean:
-		for _, tp := range parts {
-			answers[tp] = uncleanElection(img, tp)
 		}
 	default:
 		resp.ErrorCode = kerr.InvalidRequest.Code
@@ -111,21 +112,7 @@ func electionTargets(img *metadata.Image, topics []kmsg.ElectLeadersRequestTopic
 	return out
 }
 
-// uncleanElection answers an UNCLEAN election of tp, which Strata never
-// does.
-func uncleanElection(img *metadata.Image, tp base.TopicPartition) electionAnswer {
-	t, ok := img.Topics[tp.Topic]
-	if !ok || tp.Partition < 0 || int(tp.Partition) >= len(t.Partitions) {
-		return electionAnswer{kerr.UnknownTopicOrPartition.Code, fmt.Sprintf("%s does not exist", tp)}
-	}
-	if p := t.Partitions[tp.Partition]; p.Leader != metadata.NoLeader {
-		return electionAnswer{kerr.ElectionNotNeeded.Code, fmt.Sprintf("%s has leader %d", tp, p.Leader)}
-	}
-	return electionAnswer{kerr.EligibleLeadersNotAvailable.Code, fmt.Sprintf(
-		"%s has no leader, and Strata does not elect one outside the ISR (unclean election could lose acknowledged records); it gets a leader when its in-sync replica returns", tp)}
-}
-
-// electionErrorCode maps ElectPreferredLeaders' answer for one partition.
+// electionErrorCode maps an election's answer for one partition.
 // The metadata errors of elections are mapped here rather than in
 // errorCode, as only this API meets them.
 func electionErrorCode(err error) (int16, string) {
@@ -134,6 +121,8 @@ func electionErrorCode(err error) (int16, string) {
 		return kerr.ElectionNotNeeded.Code, err.Error()
 	case errors.Is(err, metadata.ErrPreferredLeaderNotAvailable):
 		return kerr.PreferredLeaderNotAvailable.Code, err.Error()
+	case errors.Is(err, metadata.ErrEligibleLeadersNotAvailable):
+		return kerr.EligibleLeadersNotAvailable.Code, err.Error()
 	}
 	return controllerAnswerCode(err)
 }

@@ -93,10 +93,11 @@ func TestElectLeadersPreferred(t *testing.T) {
 	}
 }
 
-// TestElectLeadersUncleanIsRefused: a partition with a leader needs no
-// election; one whose only in-sync replica is fenced gets
-// ELIGIBLE_LEADERS_NOT_AVAILABLE, saying why, and keeps no leader.
-func TestElectLeadersUncleanIsRefused(t *testing.T) {
+// TestElectLeadersUnclean: a partition with a leader needs no election;
+// one whose only in-sync replica is fenced gets its live replica outside
+// the ISR as leader and sole ISR member; one whose every replica is fenced
+// gets ELIGIBLE_LEADERS_NOT_AVAILABLE, saying why.
+func TestElectLeadersUnclean(t *testing.T) {
 	rh := newReplicaHarness(t, nil)
 	rh.createTopic("solo", nil, []int32{3, 2})
 	topic := rh.meta.Image().Topics["solo"]
@@ -106,23 +107,27 @@ func TestElectLeadersUncleanIsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	rh.createTopic("led", nil, []int32{1, 2})
+	rh.createTopic("gone", nil, []int32{3})
 	rh.fence(3)
-	resp := rh.electLeaders(2, "User:ANONYMOUS", 1, map[string][]int32{"solo": {0}, "led": {0}, "nope": {1}})
+	resp := rh.electLeaders(2, "User:ANONYMOUS", 1, map[string][]int32{"solo": {0}, "led": {0}, "gone": {0}, "nope": {1}})
 	got := electionCodes(t, resp)
-	want := map[string]int16{"solo-0": kerr.EligibleLeadersNotAvailable.Code, "led-0": kerr.ElectionNotNeeded.Code,
-		"nope-1": kerr.UnknownTopicOrPartition.Code}
+	want := map[string]int16{"solo-0": 0, "led-0": kerr.ElectionNotNeeded.Code,
+		"gone-0": kerr.EligibleLeadersNotAvailable.Code, "nope-1": kerr.UnknownTopicOrPartition.Code}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("%v, want %v", got, want)
 	}
 	for _, rt := range resp.Topics {
-		if rt.Topic == "solo" {
-			if msg := rt.Partitions[0].ErrorMessage; msg == nil || !strings.Contains(*msg, "unclean") {
-				t.Errorf("message %v does not say unclean election is not done", msg)
+		if rt.Topic == "gone" {
+			if msg := rt.Partitions[0].ErrorMessage; msg == nil || !strings.Contains(*msg, "can lead") {
+				t.Errorf("message %v does not say that no replica can lead", msg)
 			}
 		}
 	}
-	if p := rh.meta.Image().Topics["solo"].Partitions[0]; p.Leader != metadata.NoLeader {
-		t.Errorf("solo-0 got a leader: %+v", p)
+	if p := rh.meta.Image().Topics["solo"].Partitions[0]; p.Leader != 2 || !reflect.DeepEqual(p.ISR, []int32{2}) {
+		t.Errorf("solo-0 after the unclean election: %+v, want leader 2, ISR [2]", p)
+	}
+	if p := rh.meta.Image().Topics["gone"].Partitions[0]; p.Leader != metadata.NoLeader {
+		t.Errorf("gone-0 got a leader: %+v", p)
 	}
 	bad := rh.electLeaders(1, "User:ANONYMOUS", 7, map[string][]int32{"led": {0}})
 	if got := electionCodes(t, bad); bad.ErrorCode != kerr.InvalidRequest.Code || got["led-0"] != kerr.InvalidRequest.Code {

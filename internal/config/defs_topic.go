@@ -92,7 +92,7 @@ var topicDefs = slices.Concat([]Def{
 	def("segment.ms", Long, "604800000", "log.roll.ms", atLeast(1),
 		"Age at which the active segment rolls."),
 	def("unclean.leader.election.enable", Boolean, "false", "unclean.leader.election.enable", nil,
-		"Whether an out-of-sync replica may become leader, losing data. Accepted for compatibility: a partition on one broker has no other replica to elect."),
+		"Whether an out-of-sync replica may become leader, losing data. Accepted for compatibility: Strata never elects one on its own; an operator does, for a partition whose in-sync replicas are gone, with ElectLeaders UNCLEAN (kafka-leader-election --election-type UNCLEAN)."),
 	def("remote.storage.enable", Boolean, "false", "", nil,
 		"Tier this topic's rolled segments to the remote store."),
 	def("local.retention.ms", Long, "-2", "log.local.retention.ms", atLeast(-2),

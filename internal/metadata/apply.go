@@ -62,6 +62,8 @@ func applyCommand(img *Image, cmd command, index uint64) (*Image, error) {
 		return applyAllocateProducerIDs(img, c, index)
 	case *electPreferredCmd:
 		return applyElectPreferred(img, c, index)
+	case *electUncleanCmd:
+		return applyElectUnclean(img, c, index)
 	case *reassignPartitionCmd:
 		return applyReassignPartition(img, c, index)
 	case *claimTierStoreCmd:

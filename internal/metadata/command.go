@@ -229,6 +229,7 @@ type envelope struct {
 	AllocateProducerIDs *allocateProducerIDsCmd `json:"allocate_producer_ids,omitempty"`
 
 	ElectPreferred *electPreferredCmd `json:"elect_preferred,omitempty"`
+	ElectUnclean   *electUncleanCmd   `json:"elect_unclean,omitempty"`
 
 	ReassignPartition *reassignPartitionCmd `json:"reassign_partition,omitempty"`
 
@@ -269,6 +270,7 @@ func (e *envelope) command() (command, error) {
 	add(e.AlterPartition != nil, e.AlterPartition)
 	add(e.AllocateProducerIDs != nil, e.AllocateProducerIDs)
 	add(e.ElectPreferred != nil, e.ElectPreferred)
+	add(e.ElectUnclean != nil, e.ElectUnclean)
 	add(e.ReassignPartition != nil, e.ReassignPartition)
 	add(e.ClaimTierStore != nil, e.ClaimTierStore)
 	add(e.CreateDelegationToken != nil, e.CreateDelegationToken)
@@ -328,6 +330,8 @@ func encodeCommand(c command) ([]byte, error) {
 		e.AllocateProducerIDs = c
 	case *electPreferredCmd:
 		e.ElectPreferred = c
+	case *electUncleanCmd:
+		e.ElectUnclean = c
 	case *reassignPartitionCmd:
 		e.ReassignPartition = c
 	case *claimTierStoreCmd:

@@ -33,6 +33,29 @@ var (
 // fenced; or, for the partitions it proposed, the proposal's error
 // (ErrNotController, ErrClosed, ctx's).
 func (s *Store) ElectPreferredLeaders(ctx context.Context, parts []base.TopicPartition) map[base.TopicPartition]error {
+	return s.electLeaders(ctx, parts, election{
+		check: func(tp base.TopicPartition, _ *Topic, p Partition, eligible func(int32) bool) error {
+			return preferredElectionErr(tp, p, eligible)
+		},
+		command: func(refs []partitionRef) command { return &electPreferredCmd{Partitions: refs} },
+		outcome: electionOutcome,
+	})
+}
+
+// election is what ElectPreferredLeaders and ElectUncleanLeaders differ by:
+// check says why a partition needs no election (nil: propose it), command
+// carries the partitions to the controller, and outcome is a proposed
+// partition's answer once its command applied.
+type election struct {
+	check   func(tp base.TopicPartition, t *Topic, p Partition, eligible func(int32) bool) error
+	command func(refs []partitionRef) command
+	outcome func(img *Image, r partitionRef, tp base.TopicPartition) error
+}
+
+// electLeaders checks each distinct partition of parts and proposes those
+// that need an election, in commands of at most
+// maxPreferredElectionsPerCommand partitions.
+func (s *Store) electLeaders(ctx context.Context, parts []base.TopicPartition, e election) map[base.TopicPartition]error {
 	img := s.Image()
 	out := make(map[base.TopicPartition]error, len(parts))
 	var (
@@ -45,7 +68,7 @@ func (s *Store) ElectPreferredLeaders(ctx context.Context, parts []base.TopicPar
 		}
 		t, p, err := lookupPartition(img, tp)
 		if err == nil {
-			err = preferredElectionErr(tp, p, img.Eligible)
+			err = e.check(tp, t, p, img.Eligible)
 		}
 		out[tp] = err
 		if err == nil {
@@ -55,13 +78,13 @@ func (s *Store) ElectPreferredLeaders(ctx context.Context, parts []base.TopicPar
 	}
 	for start := 0; start < len(refs); start += maxPreferredElectionsPerCommand {
 		end := min(start+maxPreferredElectionsPerCommand, len(refs))
-		next, err := s.propose(ctx, &electPreferredCmd{Partitions: slices.Clone(refs[start:end])})
+		next, err := s.propose(ctx, e.command(slices.Clone(refs[start:end])))
 		for i := start; i < end; i++ {
 			if err != nil {
 				out[proposed[i]] = err
 				continue
 			}
-			out[proposed[i]] = electionOutcome(next, refs[i], proposed[i])
+			out[proposed[i]] = e.outcome(next, refs[i], proposed[i])
 		}
 	}
 	return out

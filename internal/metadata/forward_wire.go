@@ -172,6 +172,7 @@ var forwardErrorCodes = []struct {
 	{38, ErrDelegationTokenNotFound},
 	{39, ErrDelegationTokenExpired},
 	{40, ErrDelegationTokenOwnership},
+	{41, ErrEligibleLeadersNotAvailable},
 
 	// Errors of other packages that the package's errors wrap.
 	{1000, remotemeta.ErrInvalidTransition},

@@ -129,18 +129,29 @@ type electPreferredCmd struct {
 func (*electPreferredCmd) isCommand() {}
 
 func applyElectPreferred(img *Image, c *electPreferredCmd, index uint64) (*Image, error) {
-	if n := len(c.Partitions); n == 0 || n > maxPreferredElectionsPerCommand {
-		return nil, fmt.Errorf("%w: preferred election of %d partitions, want 1..%d", ErrInvalidCommand, n, maxPreferredElectionsPerCommand)
+	return applyElections(img, "preferred", c.Partitions, index, func(_ *Topic, p Partition, eligible func(int32) bool) (Partition, bool) {
+		return preferredElection(p, eligible)
+	})
+}
+
+// applyElections applies elect to each partition of refs, in img's
+// successor stamped with index; a partition of a deleted topic, one past
+// the topic's end, or one elect leaves as it is, stays as it is. kind
+// names the election in errors.
+func applyElections(img *Image, kind string, refs []partitionRef, index uint64,
+	elect func(*Topic, Partition, func(int32) bool) (Partition, bool)) (*Image, error) {
+	if n := len(refs); n == 0 || n > maxPreferredElectionsPerCommand {
+		return nil, fmt.Errorf("%w: %s election of %d partitions, want 1..%d", ErrInvalidCommand, kind, n, maxPreferredElectionsPerCommand)
 	}
-	for _, r := range c.Partitions {
+	for _, r := range refs {
 		if r.Partition < 0 {
-			return nil, fmt.Errorf("%w: preferred election of partition %d", ErrInvalidCommand, r.Partition)
+			return nil, fmt.Errorf("%w: %s election of partition %d", ErrInvalidCommand, kind, r.Partition)
 		}
 	}
 	// Each changed topic is copied once; a partition named twice is
-	// elected once, as the second look finds its preferred replica leading.
+	// elected once, as the second look finds the first election done.
 	changed := map[base.TopicID]*Topic{}
-	for _, r := range c.Partitions {
+	for _, r := range refs {
 		t, ok := changed[r.TopicID]
 		if !ok {
 			if t, ok = img.TopicsByID[r.TopicID]; !ok {
@@ -150,7 +161,7 @@ func applyElectPreferred(img *Image, c *electPreferredCmd, index uint64) (*Image
 		if int(r.Partition) >= len(t.Partitions) {
 			continue
 		}
-		p, ok := preferredElection(t.Partitions[r.Partition], img.Eligible)
+		p, ok := elect(t, t.Partitions[r.Partition], img.Eligible)
 		if !ok {
 			continue
 		}

@@ -8,8 +8,9 @@ import "slices"
 // PartitionEpoch, and a change of leader bumps LeaderEpoch too.
 
 // electLeader picks the first replica, in assignment order, that is in the
-// ISR and eligible; NoLeader when there is none. Unclean election (a replica
-// outside the ISR) is never done: it could lose acknowledged records.
+// ISR and eligible; NoLeader when there is none. A replica outside the ISR
+// could lack acknowledged records: only an operator's UNCLEAN election
+// (uncleanElection) picks one.
 func electLeader(replicas, isr []int32, eligible func(int32) bool) int32 {
 	for _, r := range replicas {
 		if slices.Contains(isr, r) && eligible(r) {

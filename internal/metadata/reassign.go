@@ -138,8 +138,8 @@ func startReassignment(p Partition, target []int32, eligible func(int32) bool) (
 // replicas stay, in replica order. It is refused with
 // ErrNoReassignmentInProgress when none is in flight, and with
 // ErrInvalidReplicaAssignment when every ISR member is an adding replica
-// (Kafka reverts that only with an unclean election, which Strata never
-// does).
+// (Kafka reverts that only with an unclean election, which Strata does
+// only when an operator asks for one).
 func cancelReassignment(p Partition, eligible func(int32) bool) (Partition, bool, error) {
 	if !p.Reassigning() {
 		return p, false, fmt.Errorf("%w: replicas %v", ErrNoReassignmentInProgress, p.Replicas)

@@ -1,0 +1,131 @@
+package metadata
+
+import (
+	"errors"
+	"slices"
+	"testing"
+
+	"pgregory.net/rapid"
+
+	"github.com/strata-broker/strata/internal/base"
+)
+
+func TestUncleanElection(t *testing.T) {
+	live := func(ids ...int32) func(int32) bool {
+		return func(id int32) bool { return slices.Contains(ids, id) }
+	}
+	for _, tc := range []struct {
+		name       string
+		p          Partition
+		eligible   func(int32) bool
+		wantLeader int32
+		wantISR    []int32
+		changed    bool
+	}{
+		{"has a leader", Partition{Leader: 1, Replicas: []int32{1, 2}, ISR: []int32{1}}, live(1, 2), 1, []int32{1}, false},
+		{"an ISR member is back", Partition{Leader: NoLeader, Replicas: []int32{1, 2, 3}, ISR: []int32{2, 3}}, live(3), 3, []int32{2, 3}, true},
+		{"first live replica outside the ISR", Partition{Leader: NoLeader, Replicas: []int32{1, 2, 3}, ISR: []int32{1}}, live(2, 3), 2, []int32{2}, true},
+		{"assignment order, not id order", Partition{Leader: NoLeader, Replicas: []int32{3, 1, 2}, ISR: []int32{2}}, live(1, 3), 3, []int32{3}, true},
+		{"an adding replica is passed over", Partition{Leader: NoLeader, Replicas: []int32{1, 4, 2}, ISR: []int32{1}, AddingReplicas: []int32{4}}, live(4, 2), 2, []int32{2}, true},
+		{"only an adding replica is live", Partition{Leader: NoLeader, Replicas: []int32{1, 4}, ISR: []int32{1}, AddingReplicas: []int32{4}}, live(4), NoLeader, []int32{1}, false},
+		{"nobody is live", Partition{Leader: NoLeader, Replicas: []int32{1, 2}, ISR: []int32{1}}, live(), NoLeader, []int32{1}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, changed := uncleanElection(tc.p, tc.eligible)
+			if changed != tc.changed || got.Leader != tc.wantLeader || !slices.Equal(got.ISR, tc.wantISR) {
+				t.Fatalf("uncleanElection = leader %d ISR %v changed %v, want %d %v %v", got.Leader, got.ISR, changed, tc.wantLeader, tc.wantISR, tc.changed)
+			}
+			if changed && (got.LeaderEpoch != tc.p.LeaderEpoch+1 || got.PartitionEpoch != tc.p.PartitionEpoch+1) {
+				t.Fatalf("epochs %d/%d after %d/%d", got.LeaderEpoch, got.PartitionEpoch, tc.p.LeaderEpoch, tc.p.PartitionEpoch)
+			}
+		})
+	}
+}
+
+// TestUncleanElectionProperties: an unclean election keeps the partition
+// invariants, elects only an eligible replica that is not being added,
+// prefers the ISR, and never touches a partition with a leader.
+func TestUncleanElectionProperties(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		replicas := rapid.SliceOfNDistinct(rapid.Int32Range(1, 6), 1, 5, rapid.ID[int32]).Draw(t, "replicas")
+		isr := []int32{}
+		for _, r := range replicas {
+			if rapid.Bool().Draw(t, "in isr") {
+				isr = append(isr, r)
+			}
+		}
+		if len(isr) == 0 {
+			isr = []int32{replicas[0]}
+		}
+		var adding []int32
+		for _, r := range replicas {
+			if !slices.Contains(isr, r) && rapid.Bool().Draw(t, "adding") {
+				adding = append(adding, r)
+			}
+		}
+		liveSet := rapid.SliceOfDistinct(rapid.Int32Range(1, 6), rapid.ID[int32]).Draw(t, "live")
+		eligible := func(id int32) bool { return slices.Contains(liveSet, id) }
+		leader := NoLeader
+		if rapid.Bool().Draw(t, "led") {
+			leader = isr[0]
+		}
+		p := Partition{Leader: leader, Replicas: replicas, ISR: isr, AddingReplicas: adding}
+		got, changed := uncleanElection(p, eligible)
+		switch {
+		case leader != NoLeader && changed:
+			t.Fatal("changed a partition that has a leader")
+		case !changed:
+			return
+		case !eligible(got.Leader) || slices.Contains(adding, got.Leader) || !slices.Contains(got.ISR, got.Leader):
+			t.Fatalf("elected %d, ISR %v", got.Leader, got.ISR)
+		}
+		if cleanLeader := electLeader(replicas, isr, eligible); cleanLeader != NoLeader && got.Leader != cleanLeader {
+			t.Fatalf("elected %d outside the ISR while ISR member %d could lead", got.Leader, cleanLeader)
+		}
+	})
+}
+
+func TestElectUncleanLeaders(t *testing.T) {
+	s, epochs := brokersStore(t, nil)
+	t0 := base.TopicPartition{Topic: "t", Partition: 0}
+	t1 := base.TopicPartition{Topic: "t", Partition: 1}
+	tiered := base.TopicPartition{Topic: "tiered", Partition: 0}
+	if _, err := s.CreateTopic(t.Context(), CreateTopic{Name: "tiered", Assignments: [][]int32{{1, 3}},
+		Configs: map[string]string{"remote.storage.enable": "true"}}); err != nil {
+		t.Fatal(err)
+	}
+	// Brokers 2 and 3 leave the ISRs, then 1, the last member, goes too.
+	for _, id := range []int32{2, 3, 1} {
+		if err := s.FenceBroker(t.Context(), id, epochs[id]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if p := s.Image().Topics["t"].Partitions[0]; p.Leader != NoLeader || !slices.Equal(p.ISR, []int32{1}) {
+		t.Fatalf("t-0 after the fences: %+v", p)
+	}
+	got := s.ElectUncleanLeaders(t.Context(), []base.TopicPartition{t0, {Topic: "nope"}})
+	if !errors.Is(got[t0], ErrEligibleLeadersNotAvailable) || !errors.Is(got[base.TopicPartition{Topic: "nope"}], ErrUnknownTopic) {
+		t.Fatalf("with every replica fenced: %v", got)
+	}
+	if err := s.UnfenceBroker(t.Context(), 3, epochs[3]); err != nil {
+		t.Fatal(err)
+	}
+	got = s.ElectUncleanLeaders(t.Context(), []base.TopicPartition{t0, t1})
+	if len(got) != 2 || got[t0] != nil || got[t1] != nil {
+		t.Fatalf("with broker 3 back: %v", got)
+	}
+	for _, p := range s.Image().Topics["t"].Partitions {
+		if p.Leader != 3 || !slices.Equal(p.ISR, []int32{3}) {
+			t.Fatalf("partition %d after the unclean election: leader %d ISR %v, want 3 [3]", p.Index, p.Leader, p.ISR)
+		}
+	}
+	got = s.ElectUncleanLeaders(t.Context(), []base.TopicPartition{t0})
+	if !errors.Is(got[t0], ErrElectionNotNeeded) {
+		t.Fatalf("electing again: %v", got)
+	}
+
+	// A tiered topic is refused, though broker 3 is live.
+	if got := s.ElectUncleanLeaders(t.Context(), []base.TopicPartition{tiered}); !errors.Is(got[tiered], ErrEligibleLeadersNotAvailable) {
+		t.Fatalf("tiered topic: %v", got)
+	}
+}
