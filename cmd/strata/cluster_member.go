@@ -49,9 +49,18 @@ func joinCluster(ctx context.Context, cfg *config.Broker, meta *metadata.Store, 
 	if _, err := rand.Read(reg.Incarnation[:]); err != nil {
 		return nil, fmt.Errorf("drawing a broker incarnation id: %w", err)
 	}
+	logDir, err := logDirID(cfg.LogDirs[0])
+	if err != nil {
+		return nil, err
+	}
+	reg.LogDir = logDir
 	b, err := registerBroker(ctx, meta, reg, logger)
 	if err != nil {
 		return nil, err
+	}
+	if orphaned := partitionsWithoutISR(meta.Image(), cfg.NodeID); len(orphaned) > 0 {
+		logger.Warn("partitions without an in-sync replica: their last one lost its logs (this broker, or another, came back with an empty log directory), so they have no leader; bring back a replica's old disk, or accept losing what only the ISR held with kafka-leader-election --election-type UNCLEAN",
+			"count", len(orphaned), "first", orphaned[:min(len(orphaned), 20)])
 	}
 	m := &clusterMember{
 		meta: meta, id: cfg.NodeID, epoch: b.Epoch, interval: cfg.BrokerHeartbeatInterval,

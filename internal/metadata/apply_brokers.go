@@ -11,10 +11,13 @@ import (
 // BrokerRegistrationRecord). A known incarnation again is a retry and
 // changes nothing; a new incarnation of a known id replaces the old one,
 // which is fenced first (the new process may have lost the old one's log).
-// The new registration starts fenced.
+// A new incarnation with another known LogDir than the old one's did lose
+// its logs: the partitions whose only in-sync replica it was lose that
+// member too (partitionAfterLogLoss). The new registration starts fenced.
 type registerBrokerCmd struct {
 	ID          int32      `json:"id"`
 	Incarnation [16]byte   `json:"incarnation"`
+	LogDir      [16]byte   `json:"log_dir,omitzero"`
 	Endpoints   []Endpoint `json:"endpoints"`
 	Rack        string     `json:"rack,omitempty"`
 }
@@ -54,7 +57,7 @@ func (*unfenceBrokerCmd) isCommand()  {}
 func (*alterPartitionCmd) isCommand() {}
 
 func applyRegisterBroker(img *Image, c *registerBrokerCmd, index uint64) (*Image, error) {
-	b := &Broker{ID: c.ID, Incarnation: c.Incarnation, Epoch: int64(index),
+	b := &Broker{ID: c.ID, Incarnation: c.Incarnation, LogDir: c.LogDir, Epoch: int64(index),
 		Endpoints: slices.Clone(c.Endpoints), Rack: c.Rack, Fenced: true}
 	if err := validateBroker(b); err != nil {
 		return nil, err
@@ -67,8 +70,23 @@ func applyRegisterBroker(img *Image, c *registerBrokerCmd, index uint64) (*Image
 		if !old.Fenced {
 			next = fenceBroker(img, old, index)
 		}
+		if lostLogs(old.LogDir, c.LogDir) {
+			if next == img {
+				next = img.with(index)
+			}
+			next = withPartitionChanges(next, index, func(p Partition) (Partition, bool) {
+				return partitionAfterLogLoss(p, c.ID)
+			})
+		}
 	}
 	return next.withBroker(b, index), nil
+}
+
+// lostLogs reports whether a broker that registered with log directory old
+// and registers again with now lost its logs: both known, and different.
+func lostLogs(old, now [16]byte) bool {
+	var unknown [16]byte
+	return old != unknown && now != unknown && old != now
 }
 
 func applyFenceBroker(img *Image, c *fenceBrokerCmd, index uint64) (*Image, error) {

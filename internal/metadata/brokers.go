@@ -38,10 +38,14 @@ type Broker struct {
 	// Incarnation is drawn by the broker process at start: a registration
 	// with a new incarnation replaces the old one (a restart), the same
 	// incarnation again is a retry.
-	Incarnation [16]byte   `json:"incarnation"`
-	Epoch       int64      `json:"epoch"`
-	Endpoints   []Endpoint `json:"endpoints"`
-	Rack        string     `json:"rack,omitempty"`
+	Incarnation [16]byte `json:"incarnation"`
+	// LogDir identifies the broker's log directory (drawn when the
+	// directory was made, kept in it); zero when unknown. A registration
+	// with another one means the broker lost its partitions' logs.
+	LogDir    [16]byte   `json:"log_dir,omitzero"`
+	Epoch     int64      `json:"epoch"`
+	Endpoints []Endpoint `json:"endpoints"`
+	Rack      string     `json:"rack,omitempty"`
 	// Fenced brokers lead nothing and join no ISR. A broker registers
 	// fenced and is unfenced once it has caught up with the metadata log.
 	Fenced bool `json:"fenced"`

@@ -138,9 +138,10 @@ type Topic struct {
 
 // Partition is one partition's replica assignment and leadership.
 //
-// Invariants: Replicas is non-empty, without duplicates; ISR is a non-empty
-// subset of Replicas without duplicates, in replica order; Leader ∈ ISR, or
-// NoLeader when the only ISR member is fenced. LeaderEpoch grows with every
+// Invariants: Replicas is non-empty, without duplicates; ISR is a subset of
+// Replicas without duplicates, in replica order, empty only once its last
+// member came back without its logs (partitionAfterLogLoss); Leader ∈ ISR,
+// or NoLeader when the only ISR member is fenced or the ISR is empty. LeaderEpoch grows with every
 // change of leader, PartitionEpoch with every change (Kafka's leader and
 // partition epochs); both start at 0.
 //
@@ -277,7 +278,7 @@ func validateReplicas(replicas []int32) error {
 
 // validatePartitionState checks the leadership invariants of p.
 func validatePartitionState(p Partition) error {
-	if p.LeaderEpoch < 0 || p.PartitionEpoch < 0 || len(p.ISR) == 0 ||
+	if p.LeaderEpoch < 0 || p.PartitionEpoch < 0 || len(p.ISR) == 0 && p.Leader != NoLeader ||
 		p.Leader != NoLeader && !slices.Contains(p.ISR, p.Leader) {
 		return fmt.Errorf("%w: leader %d epoch %d partition epoch %d isr %v",
 			ErrInvalidReplicaAssignment, p.Leader, p.LeaderEpoch, p.PartitionEpoch, p.ISR)

@@ -66,6 +66,19 @@ func partitionAfterUnfence(p Partition, b int32, eligible func(int32) bool) (Par
 	return withLeaderAndISR(p, electLeader(p.Replicas, p.ISR, eligible), p.ISR)
 }
 
+// partitionAfterLogLoss is p once broker b came back without its logs:
+// where b was the only in-sync replica (and so, fenced, left p without a
+// leader), nobody holds what the ISR held any more, and the ISR is empty;
+// the partition has no leader until an operator's UNCLEAN election
+// (uncleanElection), rather than b leading with an empty log. Where b was
+// one of several, fencing it took it out already.
+func partitionAfterLogLoss(p Partition, b int32) (Partition, bool) {
+	if !slices.Equal(p.ISR, []int32{b}) || p.Leader != NoLeader {
+		return p, false
+	}
+	return withLeaderAndISR(p, NoLeader, []int32{})
+}
+
 // initialPartition builds a newly created partition from its replica list:
 // the ISR is the eligible replicas, in assignment order, led by the first.
 // ok is false when no replica is eligible.

@@ -15,8 +15,12 @@ type BrokerRegistration struct {
 	// Incarnation is drawn once per process start: the same value again is
 	// a retry, a new one replaces (and first fences) the old registration.
 	Incarnation [16]byte
-	Endpoints   []Endpoint
-	Rack        string
+	// LogDir identifies the broker's log directory (zero: unknown). A new
+	// one for a registered id means the broker lost its logs: it leaves
+	// the ISRs it was the last member of (applyRegisterBroker).
+	LogDir    [16]byte
+	Endpoints []Endpoint
+	Rack      string
 }
 
 // RegisterBroker registers r and returns the registration as applied; its
@@ -24,7 +28,7 @@ type BrokerRegistration struct {
 // (UnfenceBroker lets it lead and join ISRs). It is refused with
 // ErrInvalidBrokerRegistration for a bad id, endpoint or rack.
 func (s *Store) RegisterBroker(ctx context.Context, r BrokerRegistration) (*Broker, error) {
-	cmd := &registerBrokerCmd{ID: r.ID, Incarnation: r.Incarnation, Endpoints: slices.Clone(r.Endpoints), Rack: r.Rack}
+	cmd := &registerBrokerCmd{ID: r.ID, Incarnation: r.Incarnation, LogDir: r.LogDir, Endpoints: slices.Clone(r.Endpoints), Rack: r.Rack}
 	// What apply refuses whatever the image is never takes a log entry.
 	if err := validateBroker(&Broker{ID: r.ID, Endpoints: cmd.Endpoints, Rack: r.Rack}); err != nil {
 		return nil, err

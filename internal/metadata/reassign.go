@@ -120,6 +120,10 @@ func startReassignment(p Partition, target []int32, eligible func(int32) bool) (
 	next.Replicas = append(slices.Clone(target), removing...)
 	next.AddingReplicas, next.RemovingReplicas = adding, removing
 	next.ISR = isrInReplicaOrder(keepOnly(p.ISR, next.Replicas), next.Replicas)
+	if len(p.ISR) == 0 {
+		return p, false, fmt.Errorf("%w: no replica of %v is in sync (the last one lost its logs); elect a leader first (ElectLeaders UNCLEAN)",
+			ErrInvalidReplicaAssignment, p.Replicas)
+	}
 	if len(next.ISR) == 0 {
 		return p, false, fmt.Errorf("%w: every in-sync replica of %v is one being added that target %v drops; reverting it would take an unclean election",
 			ErrInvalidReplicaAssignment, p.ISR, target)
