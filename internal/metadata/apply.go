@@ -56,6 +56,8 @@ func applyCommand(img *Image, cmd command, index uint64) (*Image, error) {
 		return applyFenceBroker(img, c, index)
 	case *unfenceBrokerCmd:
 		return applyUnfenceBroker(img, c, index)
+	case *unregisterBrokerCmd:
+		return applyUnregisterBroker(img, c, index)
 	case *alterPartitionCmd:
 		return applyAlterPartition(img, c, index)
 	case *allocateProducerIDsCmd:

@@ -51,6 +51,19 @@ type alterPartitionCmd struct {
 	ISR            []int32      `json:"isr"`
 }
 
+// unregisterBrokerCmd removes broker ID's registration of epoch Epoch
+// (Kafka's UnregisterBrokerRecord, what `kafka-cluster unregister` asks
+// for a decommissioned broker). Only a fenced registration is removed: a
+// running broker would lose its place under its feet. The partitions that
+// name the broker keep it as a replica (an offline one), and as the ISR
+// member of those it was the last of, as a fence leaves them.
+type unregisterBrokerCmd struct {
+	ID    int32 `json:"id"`
+	Epoch int64 `json:"epoch"`
+}
+
+func (*unregisterBrokerCmd) isCommand() {}
+
 func (*registerBrokerCmd) isCommand() {}
 func (*fenceBrokerCmd) isCommand()    {}
 func (*unfenceBrokerCmd) isCommand()  {}
@@ -87,6 +100,20 @@ func applyRegisterBroker(img *Image, c *registerBrokerCmd, index uint64) (*Image
 func lostLogs(old, now [16]byte) bool {
 	var unknown [16]byte
 	return old != unknown && now != unknown && old != now
+}
+
+func applyUnregisterBroker(img *Image, c *unregisterBrokerCmd, index uint64) (*Image, error) {
+	b, err := registration(img, c.ID, c.Epoch)
+	if err != nil {
+		return nil, err
+	}
+	if !b.Fenced {
+		return nil, fmt.Errorf("%w: broker %d is running (unfenced); stop it first", ErrBrokerNotFenced, c.ID)
+	}
+	next := img.with(index)
+	next.Brokers = copyMap(img.Brokers, 0)
+	delete(next.Brokers, c.ID)
+	return next, nil
 }
 
 func applyFenceBroker(img *Image, c *fenceBrokerCmd, index uint64) (*Image, error) {

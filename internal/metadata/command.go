@@ -221,10 +221,11 @@ type envelope struct {
 	CreateAcls *createAclsCmd `json:"create_acls,omitempty"`
 	DeleteAcls *deleteAclsCmd `json:"delete_acls,omitempty"`
 
-	RegisterBroker *registerBrokerCmd `json:"register_broker,omitempty"`
-	FenceBroker    *fenceBrokerCmd    `json:"fence_broker,omitempty"`
-	UnfenceBroker  *unfenceBrokerCmd  `json:"unfence_broker,omitempty"`
-	AlterPartition *alterPartitionCmd `json:"alter_partition,omitempty"`
+	RegisterBroker   *registerBrokerCmd   `json:"register_broker,omitempty"`
+	FenceBroker      *fenceBrokerCmd      `json:"fence_broker,omitempty"`
+	UnfenceBroker    *unfenceBrokerCmd    `json:"unfence_broker,omitempty"`
+	UnregisterBroker *unregisterBrokerCmd `json:"unregister_broker,omitempty"`
+	AlterPartition   *alterPartitionCmd   `json:"alter_partition,omitempty"`
 
 	AllocateProducerIDs *allocateProducerIDsCmd `json:"allocate_producer_ids,omitempty"`
 
@@ -267,6 +268,7 @@ func (e *envelope) command() (command, error) {
 	add(e.RegisterBroker != nil, e.RegisterBroker)
 	add(e.FenceBroker != nil, e.FenceBroker)
 	add(e.UnfenceBroker != nil, e.UnfenceBroker)
+	add(e.UnregisterBroker != nil, e.UnregisterBroker)
 	add(e.AlterPartition != nil, e.AlterPartition)
 	add(e.AllocateProducerIDs != nil, e.AllocateProducerIDs)
 	add(e.ElectPreferred != nil, e.ElectPreferred)
@@ -324,6 +326,8 @@ func encodeCommand(c command) ([]byte, error) {
 		e.FenceBroker = c
 	case *unfenceBrokerCmd:
 		e.UnfenceBroker = c
+	case *unregisterBrokerCmd:
+		e.UnregisterBroker = c
 	case *alterPartitionCmd:
 		e.AlterPartition = c
 	case *allocateProducerIDsCmd:

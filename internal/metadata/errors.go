@@ -102,6 +102,9 @@ var (
 	ErrInvalidBrokerRegistration = errors.New("metadata: invalid broker registration")
 	// ErrUnknownBroker: no broker with that id is registered.
 	ErrUnknownBroker = errors.New("metadata: unknown broker")
+	// ErrBrokerNotFenced: the broker to unregister is running; it must be
+	// stopped (and so fenced) first.
+	ErrBrokerNotFenced = errors.New("metadata: broker not fenced")
 	// ErrStaleBrokerEpoch: a change for a broker registration (incarnation)
 	// that has been replaced. Kafka's STALE_BROKER_EPOCH.
 	ErrStaleBrokerEpoch = errors.New("metadata: stale broker epoch")

@@ -173,6 +173,7 @@ var forwardErrorCodes = []struct {
 	{39, ErrDelegationTokenExpired},
 	{40, ErrDelegationTokenOwnership},
 	{41, ErrEligibleLeadersNotAvailable},
+	{42, ErrBrokerNotFenced},
 
 	// Errors of other packages that the package's errors wrap.
 	{1000, remotemeta.ErrInvalidTransition},

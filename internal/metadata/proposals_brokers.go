@@ -54,6 +54,21 @@ func (s *Store) FenceBroker(ctx context.Context, id int32, epoch int64) error {
 	return err
 }
 
+// UnregisterBroker removes broker id's registration (Kafka's
+// UnregisterBroker): ErrUnknownBroker when none, ErrBrokerNotFenced while
+// the broker runs. Its partitions keep naming it as a replica.
+func (s *Store) UnregisterBroker(ctx context.Context, id int32) error {
+	b, ok := s.Image().Brokers[id]
+	if !ok {
+		return fmt.Errorf("%w: broker %d is not registered", ErrUnknownBroker, id)
+	}
+	if !b.Fenced {
+		return fmt.Errorf("%w: broker %d is running (unfenced); stop it first", ErrBrokerNotFenced, id)
+	}
+	_, err := s.propose(ctx, &unregisterBrokerCmd{ID: id, Epoch: b.Epoch})
+	return err
+}
+
 // UnfenceBroker unfences broker id's registration of epoch (errors as
 // FenceBroker): partitions without a leader whose ISR holds it elect it.
 func (s *Store) UnfenceBroker(ctx context.Context, id int32, epoch int64) error {

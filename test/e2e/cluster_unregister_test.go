@@ -1,0 +1,72 @@
+package e2e
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// TestClusterUnregisterBroker is decommissioning a broker, as
+// `kafka-cluster unregister --id 3` does: a running broker is refused; once
+// stopped it is unregistered, and DescribeCluster no longer lists it even
+// with fenced brokers included; started again, it registers anew.
+func TestClusterUnregisterBroker(t *testing.T) {
+	t.Parallel()
+	c := startCluster(t, 3)
+	cl := newClient(t, c.Node(1).Addr)
+	unregister := func(id int32) *kmsg.UnregisterBrokerResponse {
+		t.Helper()
+		req := kmsg.NewPtrUnregisterBrokerRequest()
+		req.BrokerID = id
+		resp, err := req.RequestWith(testContext(t, 30*time.Second), cl)
+		if err != nil {
+			t.Fatalf("UnregisterBroker %d: %v", id, err)
+		}
+		return resp
+	}
+	registered := func() []int32 {
+		t.Helper()
+		req := kmsg.NewPtrDescribeClusterRequest()
+		req.IncludeFencedBrokers = true
+		resp, err := req.RequestWith(testContext(t, 10*time.Second), cl)
+		if err != nil || resp.ErrorCode != 0 {
+			t.Fatalf("DescribeCluster: %v, %+v", err, resp)
+		}
+		var ids []int32
+		for _, b := range resp.Brokers {
+			ids = append(ids, b.NodeID)
+		}
+		slices.Sort(ids)
+		return ids
+	}
+
+	if resp := unregister(3); resp.ErrorCode != kerr.InvalidRequest.Code {
+		t.Fatalf("unregistering running node 3: %+v", resp)
+	}
+	c.Node(3).Stop() // a controlled shutdown fences it
+	deadline := time.Now().Add(clusterSettleTimeout)
+	for {
+		resp := unregister(3)
+		if resp.ErrorCode == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("unregistering stopped node 3: %+v", resp)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if got := registered(); !slices.Equal(got, []int32{1, 2}) {
+		t.Fatalf("registered brokers after unregistering node 3: %v", got)
+	}
+	if resp := unregister(3); resp.ErrorCode != kerr.BrokerIDNotRegistered.Code {
+		t.Fatalf("unregistering node 3 again: %+v", resp)
+	}
+	c.Node(3).Restart()
+	c.waitBrokers(1, 2, 3)
+	if got := registered(); !slices.Equal(got, []int32{1, 2, 3}) {
+		t.Fatalf("registered brokers after node 3 came back: %v", got)
+	}
+}
