@@ -14,11 +14,12 @@ import (
 // (internal/clientmetrics: throttling, UNKNOWN_SUBSCRIPTION_ID,
 // TELEMETRY_TOO_LARGE, UNSUPPORTED_COMPRESSION_TYPE, INVALID_RECORD) and
 // kept, the last push of each client, for the metrics endpoint
-// (strata_client_*). A terminating push forgets the client's metrics.
+// (strata_client_*). A terminating push forgets the client's metrics, and
+// so does the close of the connection it last pushed on.
 // Open to every client, as in Kafka.
 func init() { register(72, 0, 0, (*Handler).handlePushTelemetry) }
 
-func (h *Handler) handlePushTelemetry(_ context.Context, req *Request) Reply {
+func (h *Handler) handlePushTelemetry(ctx context.Context, req *Request) Reply {
 	r := req.Body.(*kmsg.PushTelemetryRequest)
 	resp := r.ResponseKind().(*kmsg.PushTelemetryResponse)
 	h.clientSubs.sync(h.opts.ClientMetrics, h.opts.Meta.Image())
@@ -34,6 +35,9 @@ func (h *Handler) handlePushTelemetry(_ context.Context, req *Request) Reply {
 		h.opts.ClientMetricsPushed.Forget(id)
 	case len(got.Samples) > 0:
 		h.opts.ClientMetricsPushed.Put(id, sel, got.Samples)
+	}
+	if got.ErrorCode == 0 && !r.Terminating {
+		h.clientConns.use(ctx, req.ConnID, id, h.forgetClientInstance)
 	}
 	return done(resp)
 }

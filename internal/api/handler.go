@@ -157,6 +157,8 @@ type Handler struct {
 	// was last given (client_metrics.go).
 	software   *connSoftware
 	clientSubs clientSubscriptions
+	// clientConns forgets client metrics instances whose connection closed.
+	clientConns *clientInstanceConns
 }
 
 // New returns a Handler.
@@ -182,6 +184,7 @@ func New(opts Options) (*Handler, error) {
 	h.shareSessions = newShareSessionCache(int(opts.Config.GroupShareMaxShareSessions))
 	h.off = apisOff(opts)
 	h.software = newConnSoftware()
+	h.clientConns = newClientInstanceConns()
 	return h, nil
 }
 
