@@ -83,6 +83,7 @@ func applyRegisterBroker(img *Image, c *registerBrokerCmd, index uint64) (*Image
 		if !old.Fenced {
 			next = fenceBroker(img, old, index)
 		}
+		b.LostLogs = lostLogs(old.LogDir, c.LogDir) || old.LostLogs && old.LogDir == c.LogDir
 		if lostLogs(old.LogDir, c.LogDir) {
 			if next == img {
 				next = img.with(index)

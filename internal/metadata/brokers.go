@@ -46,6 +46,11 @@ type Broker struct {
 	Epoch     int64      `json:"epoch"`
 	Endpoints []Endpoint `json:"endpoints"`
 	Rack      string     `json:"rack,omitempty"`
+	// LostLogs: this broker came back with another log directory than it
+	// had (and kept it since): its replicas started over empty. An
+	// UNCLEAN election passes it over for a live replica that may hold
+	// more (uncleanElection).
+	LostLogs bool `json:"lost_logs,omitempty"`
 	// Fenced brokers lead nothing and join no ISR. A broker registers
 	// fenced and is unfenced once it has caught up with the metadata log.
 	Fenced bool `json:"fenced"`

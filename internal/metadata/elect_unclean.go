@@ -31,7 +31,7 @@ func applyElectUnclean(img *Image, c *electUncleanCmd, index uint64) (*Image, er
 		if tiered(t) {
 			return p, false
 		}
-		return uncleanElection(p, eligible)
+		return uncleanElection(p, eligible, img.brokerLostLogs)
 	})
 }
 
@@ -76,7 +76,7 @@ func uncleanElectionErr(tp base.TopicPartition, t *Topic, p Partition, eligible 
 	case tiered(t):
 		return fmt.Errorf("%w: %s is tiered (remote.storage.enable=true): a leader elected outside the ISR would not hold what the remote tier holds, so Strata refuses; it gets a leader when an in-sync replica returns", ErrEligibleLeadersNotAvailable, tp)
 	}
-	if _, ok := uncleanElection(p, eligible); !ok {
+	if _, ok := uncleanElection(p, eligible, func(int32) bool { return false }); !ok {
 		return fmt.Errorf("%w: %s: no replica of %v can lead (fenced, or being added)", ErrEligibleLeadersNotAvailable, tp, p.Replicas)
 	}
 	return nil
@@ -85,22 +85,33 @@ func uncleanElectionErr(tp base.TopicPartition, t *Topic, p Partition, eligible 
 // uncleanElection is p after an UNCLEAN election: a partition without a
 // leader gets the first eligible replica of its ISR, as any election
 // would, or else the first eligible replica in assignment order outside
-// it, which becomes the only member of the ISR. That replica may lack
-// records the ISR acknowledged: they are lost, and the other replicas
-// truncate to its log when they return. Replicas being added by a
-// reassignment are passed over (they hold the least). ok is false when p
-// has a leader or no replica could lead.
-func uncleanElection(p Partition, eligible func(int32) bool) (Partition, bool) {
+// it, which becomes the only member of the ISR, passing over replicas on
+// brokers that lost says started over empty while another eligible
+// replica is left. That replica may lack records the ISR acknowledged:
+// they are lost, and the other replicas truncate to its log when they
+// return. Replicas being added by a reassignment are passed over (they hold
+// the least). ok is false when p has a leader or no replica could lead.
+func uncleanElection(p Partition, eligible, lost func(int32) bool) (Partition, bool) {
 	if p.Leader != NoLeader {
 		return p, false
 	}
 	if leader := electLeader(p.Replicas, p.ISR, eligible); leader != NoLeader {
 		return withLeaderAndISR(p, leader, p.ISR)
 	}
-	for _, r := range p.Replicas {
-		if eligible(r) && !slices.Contains(p.AddingReplicas, r) {
-			return withLeaderAndISR(p, r, []int32{r})
+	candidate := func(r int32) bool { return eligible(r) && !slices.Contains(p.AddingReplicas, r) }
+	for _, passOverEmpty := range []bool{true, false} {
+		for _, r := range p.Replicas {
+			if candidate(r) && !(passOverEmpty && lost(r)) {
+				return withLeaderAndISR(p, r, []int32{r})
+			}
 		}
 	}
 	return p, false
+}
+
+// brokerLostLogs reports whether broker id's registration says it came
+// back without its logs (Broker.LostLogs).
+func (img *Image) brokerLostLogs(id int32) bool {
+	b, ok := img.Brokers[id]
+	return ok && b.LostLogs
 }

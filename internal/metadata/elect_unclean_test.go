@@ -18,20 +18,23 @@ func TestUncleanElection(t *testing.T) {
 		name       string
 		p          Partition
 		eligible   func(int32) bool
+		lost       func(int32) bool
 		wantLeader int32
 		wantISR    []int32
 		changed    bool
 	}{
-		{"has a leader", Partition{Leader: 1, Replicas: []int32{1, 2}, ISR: []int32{1}}, live(1, 2), 1, []int32{1}, false},
-		{"an ISR member is back", Partition{Leader: NoLeader, Replicas: []int32{1, 2, 3}, ISR: []int32{2, 3}}, live(3), 3, []int32{2, 3}, true},
-		{"first live replica outside the ISR", Partition{Leader: NoLeader, Replicas: []int32{1, 2, 3}, ISR: []int32{1}}, live(2, 3), 2, []int32{2}, true},
-		{"assignment order, not id order", Partition{Leader: NoLeader, Replicas: []int32{3, 1, 2}, ISR: []int32{2}}, live(1, 3), 3, []int32{3}, true},
-		{"an adding replica is passed over", Partition{Leader: NoLeader, Replicas: []int32{1, 4, 2}, ISR: []int32{1}, AddingReplicas: []int32{4}}, live(4, 2), 2, []int32{2}, true},
-		{"only an adding replica is live", Partition{Leader: NoLeader, Replicas: []int32{1, 4}, ISR: []int32{1}, AddingReplicas: []int32{4}}, live(4), NoLeader, []int32{1}, false},
-		{"nobody is live", Partition{Leader: NoLeader, Replicas: []int32{1, 2}, ISR: []int32{1}}, live(), NoLeader, []int32{1}, false},
+		{"has a leader", Partition{Leader: 1, Replicas: []int32{1, 2}, ISR: []int32{1}}, live(1, 2), live(), 1, []int32{1}, false},
+		{"an ISR member is back", Partition{Leader: NoLeader, Replicas: []int32{1, 2, 3}, ISR: []int32{2, 3}}, live(3), live(), 3, []int32{2, 3}, true},
+		{"first live replica outside the ISR", Partition{Leader: NoLeader, Replicas: []int32{1, 2, 3}, ISR: []int32{1}}, live(2, 3), live(), 2, []int32{2}, true},
+		{"assignment order, not id order", Partition{Leader: NoLeader, Replicas: []int32{3, 1, 2}, ISR: []int32{2}}, live(1, 3), live(), 3, []int32{3}, true},
+		{"an adding replica is passed over", Partition{Leader: NoLeader, Replicas: []int32{1, 4, 2}, ISR: []int32{1}, AddingReplicas: []int32{4}}, live(4, 2), live(), 2, []int32{2}, true},
+		{"only an adding replica is live", Partition{Leader: NoLeader, Replicas: []int32{1, 4}, ISR: []int32{1}, AddingReplicas: []int32{4}}, live(4), live(), NoLeader, []int32{1}, false},
+		{"nobody is live", Partition{Leader: NoLeader, Replicas: []int32{1, 2}, ISR: []int32{1}}, live(), live(), NoLeader, []int32{1}, false},
+		{"a replica that started over is passed over", Partition{Leader: NoLeader, Replicas: []int32{3, 1, 2}, ISR: []int32{}}, live(3, 2), live(3), 2, []int32{2}, true},
+		{"... unless it is the only live one", Partition{Leader: NoLeader, Replicas: []int32{3, 1}, ISR: []int32{}}, live(3), live(3), 3, []int32{3}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, changed := uncleanElection(tc.p, tc.eligible)
+			got, changed := uncleanElection(tc.p, tc.eligible, tc.lost)
 			if changed != tc.changed || got.Leader != tc.wantLeader || !slices.Equal(got.ISR, tc.wantISR) {
 				t.Fatalf("uncleanElection = leader %d ISR %v changed %v, want %d %v %v", got.Leader, got.ISR, changed, tc.wantLeader, tc.wantISR, tc.changed)
 			}
@@ -69,8 +72,13 @@ func TestUncleanElectionProperties(t *testing.T) {
 		if rapid.Bool().Draw(t, "led") {
 			leader = isr[0]
 		}
+		if rapid.Bool().Draw(t, "ISR lost its logs") {
+			isr, leader = []int32{}, NoLeader
+		}
 		p := Partition{Leader: leader, Replicas: replicas, ISR: isr, AddingReplicas: adding}
-		got, changed := uncleanElection(p, eligible)
+		lostSet := rapid.SliceOfDistinct(rapid.Int32Range(1, 6), rapid.ID[int32]).Draw(t, "lost")
+		lost := func(id int32) bool { return slices.Contains(lostSet, id) }
+		got, changed := uncleanElection(p, eligible, lost)
 		switch {
 		case leader != NoLeader && changed:
 			t.Fatal("changed a partition that has a leader")
@@ -79,8 +87,16 @@ func TestUncleanElectionProperties(t *testing.T) {
 		case !eligible(got.Leader) || slices.Contains(adding, got.Leader) || !slices.Contains(got.ISR, got.Leader):
 			t.Fatalf("elected %d, ISR %v", got.Leader, got.ISR)
 		}
-		if cleanLeader := electLeader(replicas, isr, eligible); cleanLeader != NoLeader && got.Leader != cleanLeader {
+		cleanLeader := electLeader(replicas, isr, eligible)
+		if cleanLeader != NoLeader && got.Leader != cleanLeader {
 			t.Fatalf("elected %d outside the ISR while ISR member %d could lead", got.Leader, cleanLeader)
+		}
+		if cleanLeader == NoLeader && lost(got.Leader) {
+			for _, r := range replicas {
+				if eligible(r) && !slices.Contains(adding, r) && !lost(r) {
+					t.Fatalf("elected %d, which started over empty, while %d could lead", got.Leader, r)
+				}
+			}
 		}
 	})
 }

@@ -97,8 +97,8 @@ func TestRegisterBrokerWithoutItsLogs(t *testing.T) {
 			t.Fatalf("%s after a restart without its logs: %+v", topic, p)
 		}
 	}
-	if b := s.Image().Brokers[1]; b.LogDir != [16]byte{9} {
-		t.Fatalf("registered log dir %v", b.LogDir)
+	if b := s.Image().Brokers[1]; b.LogDir != [16]byte{9} || !b.LostLogs {
+		t.Fatalf("registered log dir %v, lost logs %v", b.LogDir, b.LostLogs)
 	}
 
 	// Through a snapshot and a restart.
@@ -112,13 +112,26 @@ func TestRegisterBrokerWithoutItsLogs(t *testing.T) {
 		t.Fatalf("solo after a restart of the quorum: %+v", p)
 	}
 
+	// Broker 1 restarts on its new directory: it still started over. Broker
+	// 2, out of sync but with its logs, comes back too.
+	epoch1 = s.Image().Brokers[1].Epoch
+	if err := s.FenceBroker(t.Context(), 1, epoch1); err != nil {
+		t.Fatal(err)
+	}
+	register(1, 13, 9)
+	register(2, 22, 2)
+	if b1, b2 := s.Image().Brokers[1], s.Image().Brokers[2]; !b1.LostLogs || b2.LostLogs {
+		t.Fatalf("lost logs: broker 1 %v, broker 2 %v", b1.LostLogs, b2.LostLogs)
+	}
+
 	solo, both := base.TopicPartition{Topic: "solo"}, base.TopicPartition{Topic: "both"}
 	if got := s.ElectUncleanLeaders(t.Context(), []base.TopicPartition{solo, both}); got[solo] != nil || got[both] != nil {
 		t.Fatalf("unclean election: %v", got)
 	}
-	for _, topic := range []string{"solo", "both"} {
-		if p := partition(topic); p.Leader != 1 || !slices.Equal(p.ISR, []int32{1}) {
-			t.Fatalf("%s after the unclean election: %+v", topic, p)
+	// solo has only broker 1; both prefers broker 2, which kept its logs.
+	for topic, want := range map[string]int32{"solo": 1, "both": 2} {
+		if p := partition(topic); p.Leader != want || !slices.Equal(p.ISR, []int32{want}) {
+			t.Fatalf("%s after the unclean election: %+v, want %d leading alone", topic, p, want)
 		}
 	}
 }
