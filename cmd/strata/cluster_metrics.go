@@ -54,6 +54,8 @@ func clusterSource(meta *metadata.Store, b *broker.Broker) func() metrics.Cluste
 			}
 			return 1
 		}
-		return clusterValues(meta.Image(), b.NodeID(), meta.IsController(), minISR)
+		v := clusterValues(meta.Image(), b.NodeID(), meta.IsController(), minISR)
+		v.VoteWithheld = meta.VoteWithheld()
+		return v
 	}
 }

@@ -253,6 +253,10 @@ func (s *Store) rejoinLoop(gate *voteGate) {
 	s.log.Info("rejoined the metadata quorum as a voter", "committed", s.raft.CommitIndex())
 }
 
+// VoteWithheld reports whether this node is a voter that lost its Raft
+// state and catches up without voting (rejoin.go).
+func (s *Store) VoteWithheld() bool { return s.gate != nil && !s.gate.IsOpen() }
+
 func writeRejoinMarker(dir string) error {
 	if err := vfs.WriteFileAtomic(dir, rejoinMarkerFile, []byte("this voter lost its raft state; it rejoins the quorum before it votes again\n")); err != nil {
 		return fmt.Errorf("metadata: write %s: %w", filepath.Join(dir, rejoinMarkerFile), err)

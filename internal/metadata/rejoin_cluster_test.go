@@ -53,6 +53,9 @@ func TestClusterVoterRejoinsAfterLosingItsState(t *testing.T) {
 		t.Fatal("the wiped voter did not start rejoining")
 	}
 	waitRejoined(t, leader, back)
+	if back.VoteWithheld() || leader.VoteWithheld() {
+		t.Fatalf("votes withheld after the rejoin: wiped voter %v, leader %v", back.VoteWithheld(), leader.VoteWithheld())
+	}
 	c.converge(want)
 
 	c.close(leader)

@@ -118,6 +118,9 @@ type Store struct {
 	// deciding: this voter has no Raft state and is probing the others
 	// (rejoin.go); it answers their probes as a node without history.
 	deciding atomic.Bool
+	// gate withholds this voter's votes while it rejoins (rejoin.go); nil
+	// when it did not start rejoining. Set before Raft starts.
+	gate *voteGate
 	// inOffice: this node leads and has taken office in its current term.
 	inOffice atomic.Bool
 	// hb is the controller's record of broker heartbeats in its term.
@@ -222,7 +225,7 @@ func (s *Store) start(ctx context.Context) error {
 	var gate *voteGate
 	if rejoin {
 		gate = newVoteGate(s.trans)
-		s.trans = gate
+		s.trans, s.gate = gate, gate
 		s.log.Warn("this voter has no record of the metadata quorum's history (a new disk or data dir?): it catches up without a vote, and votes again once it holds what the quorum has committed")
 	} else if boot, ok := s.bootstrapConfiguration(); ok && !existing {
 		if err := raft.BootstrapCluster(conf, wal, wal, snaps, s.trans, boot); err != nil {

@@ -11,6 +11,9 @@ type ClusterValues struct {
 	AtMinISR         int // whose ISR is exactly their min.insync.replicas
 	UnderMinISR      int // whose ISR is below it: acks=all writes fail
 	ActiveController bool
+	// VoteWithheld: this node is a voter of the metadata quorum that lost
+	// its state and catches up without voting.
+	VoteWithheld bool
 	// Counted by the active controller only (0 elsewhere, as in Kafka, so
 	// that a sum over brokers counts each once):
 	OfflinePartitions int // without a leader
@@ -20,7 +23,8 @@ type ClusterValues struct {
 // NewClusterGauges returns the gauges of read: strata_leader_partitions,
 // strata_under_replicated_partitions, strata_at_min_isr_partitions,
 // strata_under_min_isr_partitions, strata_active_controller,
-// strata_offline_partitions and strata_fenced_brokers.
+// strata_offline_partitions, strata_fenced_brokers and
+// strata_metadata_vote_withheld.
 func NewClusterGauges(read func() ClusterValues) prometheus.Collector {
 	return clusterGauges{read: read, descs: []*prometheus.Desc{
 		prometheus.NewDesc(namespace+"_leader_partitions",
@@ -37,6 +41,8 @@ func NewClusterGauges(read func() ClusterValues) prometheus.Collector {
 			"Partitions without a leader, counted by the active controller (0 elsewhere). Kafka: kafka.controller:type=KafkaController,name=OfflinePartitionsCount.", nil, nil),
 		prometheus.NewDesc(namespace+"_fenced_brokers",
 			"Registered brokers that are fenced, counted by the active controller (0 elsewhere). Kafka: kafka.controller:type=KafkaController,name=FencedBrokerCount.", nil, nil),
+		prometheus.NewDesc(namespace+"_metadata_vote_withheld",
+			"1 while this node, a voter of the metadata quorum that came back without its metadata state, catches up without voting; 0 otherwise.", nil, nil),
 	}}
 }
 
@@ -53,11 +59,15 @@ func (g clusterGauges) Describe(ch chan<- *prometheus.Desc) {
 
 func (g clusterGauges) Collect(ch chan<- prometheus.Metric) {
 	v := g.read()
-	active := 0
-	if v.ActiveController {
-		active = 1
-	}
-	for i, n := range []int{v.Leaders, v.UnderReplicated, v.AtMinISR, v.UnderMinISR, active, v.OfflinePartitions, v.FencedBrokers} {
+	for i, n := range []int{v.Leaders, v.UnderReplicated, v.AtMinISR, v.UnderMinISR, boolGauge(v.ActiveController),
+		v.OfflinePartitions, v.FencedBrokers, boolGauge(v.VoteWithheld)} {
 		ch <- prometheus.MustNewConstMetric(g.descs[i], prometheus.GaugeValue, float64(n))
 	}
+}
+
+func boolGauge(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
