@@ -198,7 +198,7 @@ func (s *Store) caughtUp() bool {
 
 // joinLoop runs on a non-voter until the Raft configuration holds it at its
 // address: it asks the leader, or while none is known each voter in turn,
-// to add it.
+// to add it. Owned by the Store; Close stops it.
 func (s *Store) joinLoop() {
 	defer s.loopWG.Done()
 	addr := s.trans.LocalAddr()

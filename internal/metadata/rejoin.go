@@ -225,7 +225,7 @@ func (s *Store) serveRejoin(payload []byte) forwardResponse {
 // rejoinLoop runs on a rejoining voter: it asks the leader for an index
 // committed after its return, waits until it knows that index committed
 // in its own log, then opens its vote gate and removes the marker.
-func (s *Store) rejoinLoop(gate *voteGate) {
+func (s *Store) rejoinLoop() {
 	defer s.loopWG.Done()
 	request := encodeForwardRequest(forwardRejoin, encodeJoinRequest(joinRequest{
 		NodeID: s.opts.NodeID, Address: string(s.trans.LocalAddr())}))
@@ -245,7 +245,7 @@ func (s *Store) rejoinLoop(gate *voteGate) {
 	if !ok {
 		return
 	}
-	gate.Open()
+	s.gate.Open()
 	if err := removeRejoinMarker(s.opts.Dir); err != nil {
 		// It rejoins again on its next start: safe, and only slower.
 		s.log.Warn("rejoined, but could not remove the rejoin marker", "err", err)

@@ -222,10 +222,9 @@ func (s *Store) start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var gate *voteGate
 	if rejoin {
-		gate = newVoteGate(s.trans)
-		s.trans, s.gate = gate, gate
+		s.gate = newVoteGate(s.trans)
+		s.trans = s.gate
 		s.log.Warn("this voter has no record of the metadata quorum's history (a new disk or data dir?): it catches up without a vote, and votes again once it holds what the quorum has committed")
 	} else if boot, ok := s.bootstrapConfiguration(); ok && !existing {
 		if err := raft.BootstrapCluster(conf, wal, wal, snaps, s.trans, boot); err != nil {
@@ -242,9 +241,9 @@ func (s *Store) start(ctx context.Context) error {
 	s.loopWG.Add(1)
 	go s.leaderLoop(r.LeaderCh())
 	switch {
-	case gate != nil:
+	case s.gate != nil:
 		s.loopWG.Add(1)
-		go s.rejoinLoop(gate)
+		go s.rejoinLoop()
 	case o.clustered() && !o.isVoter():
 		s.loopWG.Add(1)
 		go s.joinLoop()
