@@ -32,6 +32,7 @@ type brokerMetrics struct {
 	tierStats    *tier.Stats
 	requests     *metrics.Requests
 	requestTimes *metrics.RequestTimes
+	logFlushes   *metrics.LogFlushes
 	auths        *metrics.Authentications
 	logger       *slog.Logger
 	// clients receives what clients push (KIP-714), shown as
@@ -60,6 +61,7 @@ func newBrokerMetrics(cfg *config.Broker, logger *slog.Logger) *brokerMetrics {
 		tierStats:    &tier.Stats{},
 		requests:     metrics.NewRequests(kmsg.NameForKey),
 		requestTimes: metrics.NewRequestTimes(kmsg.NameForKey),
+		logFlushes:   metrics.NewLogFlushes(),
 		auths:        metrics.NewAuthentications(),
 		logger:       logger,
 	}
@@ -72,6 +74,15 @@ func (m *brokerMetrics) timeRequests() server.RequestObserver {
 		return nil // an untyped nil: a nil *RequestTimes would still be called
 	}
 	return m.requestTimes
+}
+
+// timeLogFlushes is where the broker reports each fdatasync round of a
+// partition's log; nil (nothing timed) when metrics are off.
+func (m *brokerMetrics) timeLogFlushes() func(time.Duration) {
+	if m == nil {
+		return nil
+	}
+	return m.logFlushes.Observe
 }
 
 // countAuthentications is where the servers report SASL authentications;
@@ -142,6 +153,7 @@ func (m *brokerMetrics) serve(cfg *config.Broker, b *broker.Broker, cluster func
 		m.requests,
 		m.auths,
 		m.requestTimes,
+		m.logFlushes,
 	)
 	if conns != nil {
 		reg.MustRegister(metrics.NewConnectionGauges(func() metrics.ConnectionValues {

@@ -52,6 +52,9 @@ type Options struct {
 	// refuses writes until the node restarts. It runs under the
 	// partition's log lock: it must not call the Broker or the partition.
 	OnLogFailure func(base.TopicPartition, error)
+	// OnLogSync, when set, hears how long each fdatasync round of a
+	// hosted partition's log took, from the goroutine that ran it.
+	OnLogSync func(time.Duration)
 	// ReopenFailedLogs makes the broker reopen a partition whose log
 	// failed because the disk was full, or the process out of file
 	// descriptors, once that has passed (mayReopen), instead of refusing

@@ -225,6 +225,7 @@ func (b *Broker) open(tp base.TopicPartition, t *metadata.Topic, pa metadata.Par
 				b.opts.OnLogFailure(tp, err)
 			}
 		},
+		OnLogSync: b.opts.OnLogSync,
 	})
 	if err != nil {
 		return nil, err

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"time"
 
 	"github.com/strata-broker/strata/internal/base"
 	"github.com/strata-broker/strata/internal/clock"
@@ -20,6 +21,8 @@ type Log struct {
 	fs    vfs.FS      // Options.FS, or vfs.Default; never changes
 	// onFail is Options.OnFail; never changes.
 	onFail func(error)
+	// onSync is Options.OnSync; never changes.
+	onSync func(time.Duration)
 	// zeroKick wakes the zero filler (Options.ZeroFill; nil without it).
 	// Sent to and closed under mu.
 	zeroKick chan struct{}
@@ -347,8 +350,8 @@ func (l *Log) shutdownLocked() error {
 	return writeFileAtomic(l.fs, l.dir, cleanShutdownName, nil)
 }
 
-// SetOptions applies changed topic configs. Dir, Clock, FS and OnFail
-// cannot change; the Clock, FS and OnFail of o are ignored. The
+// SetOptions applies changed topic configs. Dir, Clock, FS, OnFail and
+// OnSync cannot change; those of o are ignored. The
 // new sizes apply from the next append: a smaller SegmentBytes or
 // SegmentIndexBytes rolls the active segment then.
 func (l *Log) SetOptions(o Options) error {
@@ -358,7 +361,7 @@ func (l *Log) SetOptions(o Options) error {
 	if o.Dir != l.dir {
 		return fmt.Errorf("%w: Dir cannot change from %q to %q", ErrInvalidOptions, l.dir, o.Dir)
 	}
-	o.Clock, o.FS, o.ZeroFill, o.OnFail = l.clock, l.fs, l.zeroKick != nil, l.onFail
+	o.Clock, o.FS, o.ZeroFill, o.OnFail, o.OnSync = l.clock, l.fs, l.zeroKick != nil, l.onFail, l.onSync
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.mu.opts = o

@@ -84,7 +84,7 @@ func Open(o Options) (*Log, error) {
 			return nil, err
 		}
 	}
-	l := &Log{dir: o.Dir, clock: o.Clock, fs: fsys, onFail: o.OnFail}
+	l := &Log{dir: o.Dir, clock: o.Clock, fs: fsys, onFail: o.OnFail, onSync: o.OnSync}
 	l.mu.opts = o
 	l.mu.segs = segs
 	l.mu.durableEnd = end

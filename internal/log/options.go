@@ -43,6 +43,13 @@ type Options struct {
 	// once. It runs under the log's lock and must not call the log. Fixed
 	// at Open; SetOptions ignores it.
 	OnFail func(error)
+	// OnSync, if set, hears how long each fdatasync round took: the
+	// fdatasyncs of the segments and index files it covered, with the
+	// directory and recovery-point syncs when it had them (Kafka's
+	// LogFlushRateAndTimeMs). A round that fails is not heard. It runs
+	// without the log's lock, on the goroutine that led the round. Fixed
+	// at Open; SetOptions ignores it.
+	OnSync func(time.Duration)
 }
 
 // ErrInvalidOptions is wrapped by Options.Validate.

@@ -72,7 +72,11 @@ func (l *Log) leadSyncRound() error {
 	p := l.planSyncLocked()
 	l.mu.Unlock()
 
+	started := l.clock.Now()
 	err := p.execute(l.fs, l.dir)
+	if err == nil && l.onSync != nil {
+		l.onSync(l.clock.Now().Sub(started))
+	}
 
 	l.mu.Lock()
 	defer l.mu.Unlock()

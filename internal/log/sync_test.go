@@ -1,10 +1,13 @@
 package log
 
 import (
+	"errors"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/strata-broker/strata/internal/clock"
 	"github.com/strata-broker/strata/internal/vfs"
 )
 
@@ -58,5 +61,52 @@ func TestSyncToWaitsOnlyForItsOwnOffsets(t *testing.T) {
 	}
 	if l.DurableEnd() != 2 || logSyncs.Load() != 2 {
 		t.Fatalf("after Sync: DurableEnd %d after %d rounds, want 2 after 2", l.DurableEnd(), logSyncs.Load())
+	}
+}
+
+// TestOnSyncHearsEachRound: OnSync hears each fdatasync round that ran,
+// with the time it took by the log's clock, and neither a SyncTo that had
+// nothing to wait for nor a round that failed.
+func TestOnSyncHearsEachRound(t *testing.T) {
+	var (
+		clk   *clock.Manual
+		fail  atomic.Bool
+		heard []time.Duration
+	)
+	o := crashOptions(vfs.NewFaulty(vfs.NewMem(), func(op vfs.Op, path string) error {
+		if op != vfs.OpDatasync || filepath.Ext(path) != ".log" {
+			return nil
+		}
+		clk.Advance(3 * time.Millisecond) // the disk is slow
+		if fail.Load() {
+			return errors.New("injected: fdatasync failed")
+		}
+		return nil
+	}))
+	clk = o.Clock.(*clock.Manual)
+	o.OnSync = func(d time.Duration) { heard = append(heard, d) }
+	l := mustOpen(t, o)
+	defer l.Close()
+	if err := appendBatches(1)(l); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Sync(); err != nil { // nothing new: no round
+		t.Fatal(err)
+	}
+	if len(heard) != 1 || heard[0] != 3*time.Millisecond {
+		t.Fatalf("heard %v after one round of one .log fdatasync, want [3ms]", heard)
+	}
+	fail.Store(true)
+	if err := appendBatches(1)(l); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Sync(); err == nil {
+		t.Fatal("Sync succeeded over a failing fdatasync")
+	}
+	if len(heard) != 1 {
+		t.Fatalf("heard %v: a failed round was reported", heard)
 	}
 }

@@ -167,3 +167,15 @@ func TestClientMetricsCollector(t *testing.T) {
 		t.Fatalf("gathered %v, want %v", got, want)
 	}
 }
+
+func TestLogFlushesHistogram(t *testing.T) {
+	f := NewLogFlushes()
+	f.Observe(200 * time.Microsecond)
+	f.Observe(3 * time.Millisecond)
+	got := histograms(t, f)
+	want := [2]float64{2, 0.0032}
+	if g := got["strata_log_flush_seconds{}"]; len(got) != 1 || g[0] != want[0] || math.Abs(g[1]-want[1]) > 1e-9 {
+		t.Fatalf("histograms %v, want strata_log_flush_seconds{} %v", got, want)
+	}
+	lint(t, f)
+}

@@ -82,6 +82,9 @@ type Options struct {
 	// partition's log fail-stop (it is logged as an ERROR first), once.
 	// It runs under the log's lock: it must not call the partition.
 	OnLogFailure func(error)
+	// OnLogSync, when set, hears how long each fdatasync round of the
+	// partition's log took (log.Options.OnSync).
+	OnLogSync func(time.Duration)
 	// CheckpointedHighWatermark, when Set, is the high watermark the
 	// broker last checkpointed for the partition (Kafka's
 	// replication-offset-checkpoint): Open starts the high watermark there

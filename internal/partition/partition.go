@@ -109,6 +109,7 @@ func Open(opts Options) (*Partition, error) {
 	logger := cmp.Or(opts.Logger, slog.Default()).With("partition", opts.TP.String())
 	lo := logOptions(opts)
 	lo.OnFail = logFailureReporter(logger, opts.OnLogFailure) // fixed at Open
+	lo.OnSync = opts.OnLogSync
 	l, err := log.Open(lo)
 	if err != nil {
 		return nil, fmt.Errorf("partition %v: %w", opts.TP, err)

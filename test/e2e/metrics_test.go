@@ -64,6 +64,9 @@ func TestMetricsEndpoint(t *testing.T) {
 		if s[`strata_requests_total{request="Produce"}`] < float64(len(values)) || s["strata_partitions"] < 1 {
 			missing += " strata_requests_total/strata_partitions"
 		}
+		if s["strata_log_flush_seconds_count"] < 1 { // acks=all produces waited for rounds
+			missing += " strata_log_flush_seconds"
+		}
 		for _, phase := range []string{"total", "local", "response_queue", "remote", "send"} {
 			for _, request := range []string{"Produce", "Fetch"} {
 				if name := "strata_request_" + phase + `_seconds_count{request="` + request + `"}`; s[name] < 1 {
