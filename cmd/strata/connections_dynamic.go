@@ -20,32 +20,14 @@ import (
 // between the per-IP keys (a cluster-wide change checked on another broker
 // against its own settings), is logged once and the limits in force stay;
 // it is tried again with every new image (a name may resolve later).
-type connLimitsWatcher struct {
-	cancel context.CancelFunc
-	done   chan struct{}
-}
+type connLimitsWatcher = imageWatcher
 
 // watchConnLimits starts applying the image's limits to limits, which
 // were built from applied. It looks at the image once at once (a change
 // may have landed since applied was read) and after every new one.
 func watchConnLimits(cfg *config.Broker, meta *metadata.Store, limits *server.ConnLimits, applied config.ConnectionLimits, resolve resolveHost, logger *slog.Logger) *connLimitsWatcher {
-	ctx, cancel := context.WithCancel(context.Background())
-	w := &connLimitsWatcher{cancel: cancel, done: make(chan struct{})}
-	images, stopImages := meta.Watch()
 	a := &connLimitsApplier{cfg: cfg, limits: limits, applied: applied, resolve: resolve, logger: logger}
-	go func() {
-		defer close(w.done)
-		defer stopImages()
-		for {
-			a.apply(ctx, meta.Image())
-			select {
-			case <-ctx.Done():
-				return
-			case <-images:
-			}
-		}
-	}()
-	return w
+	return watchImages(meta, a.apply)
 }
 
 // connLimitsApplier applies the connection limits of successive images,
@@ -89,10 +71,4 @@ func (a *connLimitsApplier) apply(ctx context.Context, img *metadata.Image) {
 		a.failed = err.Error()
 		a.logger.Error("dynamic connection limits not applied; the previous limits stay", "err", err)
 	}
-}
-
-// close stops the watcher and waits for it.
-func (w *connLimitsWatcher) close() {
-	w.cancel()
-	<-w.done
 }

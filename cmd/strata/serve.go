@@ -199,6 +199,10 @@ type node struct {
 	// dynamic values.
 	connLimits *server.ConnLimits
 	connWatch  *connLimitsWatcher
+	// listenerTLS is what each TLS listener's new connections get;
+	// tlsWatch reloads it as this broker's dynamic configs change.
+	listenerTLS *listenerTLSSet
+	tlsWatch    *imageWatcher
 	// tokens validate the OAUTHBEARER tokens of the SASL listeners.
 	tokens *tokenValidators
 	// tokenSweep removes expired delegation tokens.
@@ -321,6 +325,8 @@ func (n *node) serveListeners(cfg *config.Broker, ls []boundListener, addrs map[
 	if n.metrics != nil {
 		opts.ClientMetrics, opts.ClientMetricsPushed = n.metrics.clients.registry, n.metrics.clients.pushed
 	}
+	n.listenerTLS = newListenerTLSSet(logger)
+	opts.CheckListenerTLS = n.listenerTLS.check
 	h, err := api.New(opts)
 	if err != nil {
 		closeAll(ls)
@@ -350,8 +356,13 @@ func (n *node) serveListeners(cfg *config.Broker, ls []boundListener, addrs map[
 		return nil, err
 	}
 	n.tokenSweep = sweepExpiredTokens(cfg, n.meta, logger)
+	cluster, own := n.meta.Image().DynamicConfigsOf(cfg.NodeID)
+	dynamic := cfg.WithDynamic(config.Dynamic{Default: cluster, Node: own})
 	for i, l := range ls {
 		tc, sc, err := security(cfg, l.cfg, n.meta, n.tokens.forListener(l.cfg.Name))
+		if err == nil && tc != nil {
+			tc, err = n.listenerTLS.add(l.cfg.Name, dynamic.TLSFor(l.cfg.Name), cfg.TLSFor(l.cfg.Name))
+		}
 		if err != nil {
 			closeAll(ls[i:])
 			return nil, err
@@ -383,6 +394,7 @@ func (n *node) serveListeners(cfg *config.Broker, ls []boundListener, addrs map[
 		n.servers = append(n.servers, srv)
 		n.listenerNames = append(n.listenerNames, l.cfg.Name)
 	}
+	n.tlsWatch = n.listenerTLS.watch(cfg, n.meta)
 	return h, nil
 }
 
@@ -427,6 +439,9 @@ func (n *node) shutdown() error {
 	}
 	n.tokens.close()
 	n.tokenSweep.close()
+	if n.tlsWatch != nil {
+		n.tlsWatch.close()
+	}
 	if n.connWatch != nil {
 		n.connWatch.close()
 	}

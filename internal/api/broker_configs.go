@@ -45,6 +45,9 @@ func (h *Handler) setBrokerConfigs(ctx context.Context, name string, change func
 		if err = topicsResolveUnder(img, b); err == nil {
 			_, err = b.ConnectionLimits()
 		}
+		if err == nil {
+			err = checkListenerTLS(b, clusterWide, next, h.opts.CheckListenerTLS)
+		}
 	}
 	if err != nil {
 		return errorCode(err)
@@ -89,4 +92,21 @@ func explainForTopic(what string, err error) error {
 		return err
 	}
 	return &config.Error{Key: ce.Key, Value: ce.Value, Msg: fmt.Sprintf("%s, for %s with these broker defaults", ce.Msg, what)}
+}
+
+// checkListenerTLS checks the listener keystores and truststores that a
+// change leaves b with: none on the cluster-wide resource
+// (config.CheckClusterWide); on this broker's, settings that hold
+// together, then files that load (check, when set).
+func checkListenerTLS(b *config.Broker, clusterWide bool, next map[string]string, check func(*config.Broker) error) error {
+	if clusterWide {
+		return config.CheckClusterWide(next)
+	}
+	if err := b.CheckDynamicTLS(); err != nil {
+		return err
+	}
+	if check == nil {
+		return nil
+	}
+	return check(b)
 }

@@ -29,6 +29,7 @@ func errorCode(err error) (int16, string) {
 		prodErr *producers.CodeError
 		cfgErr  *config.Error
 		static  *config.NotDynamicError
+		scope   *config.PerBrokerOnlyError
 		cmErr   *clientmetrics.ConfigError
 	)
 	switch {
@@ -40,6 +41,8 @@ func errorCode(err error) (int16, string) {
 		return kerr.InvalidConfig.Code, cfgErr.Error()
 	case errors.As(err, &static):
 		return kerr.InvalidRequest.Code, static.Error()
+	case errors.As(err, &scope):
+		return kerr.InvalidRequest.Code, scope.Error()
 	case errors.As(err, &cmErr):
 		return cmErr.Code, cmErr.Msg
 	case errors.Is(err, partition.ErrOffsetOutOfRange),

@@ -82,6 +82,12 @@ type Options struct {
 	Broker *broker.Broker
 	Meta   *metadata.Store
 	Config *config.Broker
+	// CheckListenerTLS, when set, checks a change of this broker's
+	// dynamic configs before it is made: the listener keystores and
+	// truststores it would load (their files read, each new certificate
+	// matched against the one it replaces). A *config.Error refuses the
+	// change with INVALID_CONFIG.
+	CheckListenerTLS func(*config.Broker) error
 	// Advertised maps each listener's name to the address Metadata,
 	// FindCoordinator and DescribeCluster give the clients of that
 	// listener.

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -118,18 +117,7 @@ func (b *Broker) listenerLimits() map[string]ListenerLimits {
 // names a listener b does not have, which would limit nothing (the static
 // ones were checked at start: checkListenerTLS).
 func (b *Broker) checkDynamicListenerLimits() error {
-	for _, m := range []map[string]string{b.dynamic.Node, b.dynamic.Default} {
-		for _, key := range sortedKeys(m) {
-			k, ok := parseListenerSSLKey(key)
-			if !ok || !slices.Contains(listenerConnKeys, k.key) {
-				continue
-			}
-			if _, err := b.prefixedListener(key, m[key], k.listener); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	return b.checkDynamicListenerKeys(listenerConnKeys)
 }
 
 // connectionLimits reads the limits from validated values and checks Kafka's

@@ -16,8 +16,10 @@ import (
 // Strata changes at run time the broker configs that are topic config
 // defaults (log.retention.ms for retention.ms, ...), as Kafka's
 // DynamicLogConfig does; every partition takes the new default at once.
-// The replication throttle rates (KIP-73) and the connection limits
-// (max.connections*, broker-wide and per listener) are dynamic too, read
+// The replication throttle rates (KIP-73), the connection limits
+// (max.connections*, broker-wide and per listener) and a listener's
+// keystore and truststore files (listener.name.<l>.ssl.keystore.location,
+// ...truststore.location, one broker at a time) are dynamic too, read
 // where they apply. Every other broker config applies at start only.
 
 // Dynamic is the dynamic configs a broker runs with. The maps are never
@@ -98,7 +100,35 @@ func IsDynamic(key string) bool {
 		return true
 	}
 	k, ok := parseListenerSSLKey(key)
-	return ok && slices.Contains(listenerConnKeys, k.key)
+	return ok && (slices.Contains(listenerConnKeys, k.key) || slices.Contains(reloadableSSLKeys, k.key))
+}
+
+// PerBrokerOnlyError refuses configs on the cluster-wide broker resource
+// that only one broker's resource may hold: a listener's keystore and
+// truststore files (each broker has its own certificate). Kafka answers it
+// with INVALID_REQUEST, as NotDynamicError.
+type PerBrokerOnlyError struct {
+	Keys []string // sorted
+}
+
+func (e *PerBrokerOnlyError) Error() string {
+	return fmt.Sprintf("Cannot update these configs at default cluster level, broker id must be specified: [%s]; set them on each broker (kafka-configs --entity-type brokers --entity-name <id>)",
+		strings.Join(e.Keys, ", "))
+}
+
+// CheckClusterWide refuses, with a *PerBrokerOnlyError naming them all, the
+// keys of m that cannot be set for the whole cluster.
+func CheckClusterWide(m map[string]string) error {
+	var perBroker []string
+	for _, key := range sortedKeys(m) {
+		if k, ok := parseListenerSSLKey(key); ok && slices.Contains(reloadableSSLKeys, k.key) {
+			perBroker = append(perBroker, key)
+		}
+	}
+	if len(perBroker) > 0 {
+		return &PerBrokerOnlyError{Keys: perBroker}
+	}
+	return nil
 }
 
 // NotDynamicError refuses dynamic broker configs that Strata applies at

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"maps"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -143,5 +145,55 @@ func TestDescribeBrokerDefault(t *testing.T) {
 	}
 	if len(DescribeBrokerDefault(mustLoad(t, "", nil, nil))) != 0 {
 		t.Error("a broker with no dynamic configs describes some on the default resource")
+	}
+}
+
+// TestDynamicListenerKeystores: a listener's keystore and truststore files
+// are dynamic on one broker's resource, not the cluster-wide one; they must
+// name a TLS listener of the broker; and TLSFor reads them over the static
+// settings.
+func TestDynamicListenerKeystores(t *testing.T) {
+	ks, ts := "listener.name.ssl.ssl.keystore.location", "listener.name.ssl.ssl.truststore.location"
+	for _, k := range []string{ks, ts} {
+		if !IsDynamic(k) {
+			t.Errorf("%s is not dynamic", k)
+		}
+	}
+	for _, k := range []string{"ssl.keystore.location", "listener.name.ssl.ssl.client.auth", "listener.name.ssl.ssl.enabled.protocols"} {
+		if IsDynamic(k) {
+			t.Errorf("%s is dynamic", k)
+		}
+	}
+	var scope *PerBrokerOnlyError
+	if err := CheckClusterWide(map[string]string{ks: "/a.pem", "log.retention.ms": "1"}); !errors.As(err, &scope) || !slices.Equal(scope.Keys, []string{ks}) {
+		t.Errorf("cluster-wide keystore: err %v", err)
+	}
+	if err := CheckClusterWide(map[string]string{"log.retention.ms": "1"}); err != nil {
+		t.Errorf("cluster-wide retention: %v", err)
+	}
+
+	b, err := LoadBroker("", nil, map[string]string{"listeners": "PLAINTEXT://:9092,SSL://:9093", "ssl.keystore.location": "/static.pem"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dyn := b.WithDynamic(Dynamic{Node: map[string]string{ks: "/renewed.pem"}})
+	if err := dyn.CheckDynamicTLS(); err != nil {
+		t.Fatal(err)
+	}
+	if got := dyn.TLSFor("SSL").KeystoreLocation; got != "/renewed.pem" {
+		t.Errorf("keystore %q, want the dynamic /renewed.pem", got)
+	}
+	if got := b.TLSFor("SSL").KeystoreLocation; got != "/static.pem" {
+		t.Errorf("static keystore %q", got)
+	}
+	for key, want := range map[string]string{
+		"listener.name.plaintext.ssl.keystore.location": "protocol is PLAINTEXT",
+		"listener.name.other.ssl.keystore.location":     "OTHER",
+	} {
+		err := b.WithDynamic(Dynamic{Node: map[string]string{key: "/x.pem"}}).CheckDynamicTLS()
+		var ce *Error
+		if !errors.As(err, &ce) || ce.Key != key || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: err %v, want an *Error naming it and %q", key, err, want)
+		}
 	}
 }

@@ -23,6 +23,12 @@ var listenerSSLKeys = []string{
 // replace the broker-wide limit but add one for that listener alone.
 var listenerConnKeys = []string{maxConnectionsKey, maxCreationRateKey}
 
+// reloadableSSLKeys are the listener TLS keys that change at run time
+// (Kafka's ReloadableFileConfigs): a listener's keystore and truststore
+// files, set on one broker (PerBrokerOnlyError), reloaded for new
+// connections; setting the same path again reloads the file.
+var reloadableSSLKeys = []string{"ssl.keystore.location", "ssl.truststore.location"}
+
 // listenerKeys are every key a listener-prefixed key may name.
 var listenerKeys = slices.Concat(listenerSSLKeys, listenerConnKeys)
 
@@ -78,6 +84,9 @@ func listenerSSLDef(key string) (Def, bool) {
 		return d, true
 	}
 	d.Doc = fmt.Sprintf("%s for listener %s only, overriding the broker-wide value. %s", k.key, strings.ToUpper(k.listener), d.Doc)
+	if slices.Contains(reloadableSSLKeys, k.key) {
+		d.Doc += " Dynamic on one broker's resource: new connections get the file it names once it loads and, for a keystore, holds a certificate with the same subject and subject alternative names (ssl.allow.dn.changes, ssl.allow.san.changes); setting the same path again reloads a file renewed in place."
+	}
 	return d, true
 }
 
@@ -98,14 +107,16 @@ func listenerSSLEnvKey(name string) (string, bool) {
 	return "", false
 }
 
-// sslOverrides are the listener-prefixed TLS keys set for one listener.
+// sslOverrides are the listener-prefixed TLS keys set for one listener,
+// dynamic values first (only reloadableSSLKeys and listenerConnKeys may be
+// dynamic).
 type sslOverrides struct {
-	listener string            // as the keys have it, lower case
-	raw      map[string]string // Broker.Raw
+	listener string // as the keys have it, lower case
+	layers   layers
 }
 
 func overridesOf(b *Broker, l Listener) sslOverrides {
-	return sslOverrides{listener: strings.ToLower(l.Name), raw: b.Raw}
+	return sslOverrides{listener: strings.ToLower(l.Name), layers: layersOf(b)}
 }
 
 // key is the listener's key overriding the broker-wide key k.
@@ -114,7 +125,7 @@ func (o sslOverrides) key(k string) string {
 }
 
 func (o sslOverrides) get(k string) (string, bool) {
-	v, ok := o.raw[o.key(k)]
+	v, _, ok := brokerValue(o.layers, o.key(k))
 	return v, ok
 }
 
@@ -208,20 +219,62 @@ func (b *Broker) checkListenerTLS() error {
 		if !ok {
 			continue
 		}
-		v := b.Raw[key]
-		if d, _ := LookupBroker(key); d.Sensitive {
-			v = hiddenValue
-		}
-		l, err := b.prefixedListener(key, v, k.listener)
-		switch {
-		case err != nil:
+		if err := b.checkListenerKey(key, b.Raw[key], k); err != nil {
 			return err
-		case slices.Contains(listenerConnKeys, k.key):
-		case !l.UsesTLS():
-			return &Error{Key: key, Value: v,
-				Msg: fmt.Sprintf("names listener %s, whose protocol is %s, not SSL or SASL_SSL", l.Name, l.Protocol)}
 		}
 	}
+	return b.checkTLSListeners()
+}
+
+// CheckDynamicTLS checks the listener keystore and truststore files set
+// as dynamic configs (reloadableSSLKeys): each key names a TLS listener of
+// b, and every TLS listener's settings with them hold together, as
+// checkListenerTLS checks the static ones. It reads no file.
+func (b *Broker) CheckDynamicTLS() error {
+	if err := b.checkDynamicListenerKeys(reloadableSSLKeys); err != nil {
+		return err
+	}
+	return b.checkTLSListeners()
+}
+
+// checkDynamicListenerKeys checks the dynamic listener-prefixed keys of b
+// that override one of keys (checkListenerKey).
+func (b *Broker) checkDynamicListenerKeys(keys []string) error {
+	for _, m := range []map[string]string{b.dynamic.Node, b.dynamic.Default} {
+		for _, key := range sortedKeys(m) {
+			k, ok := parseListenerSSLKey(key)
+			if !ok || !slices.Contains(keys, k.key) {
+				continue
+			}
+			if err := b.checkListenerKey(key, m[key], k); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// checkListenerKey checks that listener-prefixed key, set to v, names a
+// listener of b, and a TLS one unless it is a connection limit.
+func (b *Broker) checkListenerKey(key, v string, k listenerSSLKey) error {
+	if d, _ := LookupBroker(key); d.Sensitive {
+		v = hiddenValue
+	}
+	l, err := b.prefixedListener(key, v, k.listener)
+	switch {
+	case err != nil:
+		return err
+	case slices.Contains(listenerConnKeys, k.key):
+	case !l.UsesTLS():
+		return &Error{Key: key, Value: v,
+			Msg: fmt.Sprintf("names listener %s, whose protocol is %s, not SSL or SASL_SSL", l.Name, l.Protocol)}
+	}
+	return nil
+}
+
+// checkTLSListeners checks the effective TLS settings of every TLS
+// listener (checkTLSOf).
+func (b *Broker) checkTLSListeners() error {
 	for _, l := range b.Listeners {
 		if !l.UsesTLS() {
 			continue

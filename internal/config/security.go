@@ -106,6 +106,10 @@ type TLSConfig struct {
 	// other's certificate names the host it dialed. Empty turns the check
 	// off; the certificate must still chain to the truststore.
 	VerifyHostname bool
+	// AllowDNChanges and AllowSANChanges are ssl.allow.dn.changes and
+	// ssl.allow.san.changes: what a keystore reloaded at run time may
+	// change in the certificate it replaces (broker-wide only).
+	AllowDNChanges, AllowSANChanges bool
 }
 
 // protocolMap parses a validated listener.security.protocol.map.
@@ -277,6 +281,8 @@ func (b *Broker) setTLS(g getter) error {
 		Protocols:              splitList(g.str("ssl.enabled.protocols")),
 		CipherSuites:           splitList(g.str("ssl.cipher.suites")),
 		VerifyHostname:         g.str(endpointIdentificationKey) != "",
+		AllowDNChanges:         g.flag("ssl.allow.dn.changes"),
+		AllowSANChanges:        g.flag("ssl.allow.san.changes"),
 	}
 	t := &b.TLS
 	switch {

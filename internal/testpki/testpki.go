@@ -25,6 +25,7 @@ type PKI struct {
 	Server        tls.Certificate
 	Client        tls.Certificate // CN=client, for client authentication
 	Pool          *x509.CertPool  // holds the CA
+	ca            *authority
 }
 
 // New issues a CA and its server and client certificates, valid for a day.
@@ -41,7 +42,7 @@ func New() (*PKI, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &PKI{CAPEM: pemBlock("CERTIFICATE", ca.der), ServerCertPEM: server.certPEM, ServerKeyPEM: server.keyPEM, Pool: x509.NewCertPool()}
+	p := &PKI{CAPEM: pemBlock("CERTIFICATE", ca.der), ServerCertPEM: server.certPEM, ServerKeyPEM: server.keyPEM, Pool: x509.NewCertPool(), ca: ca}
 	p.Pool.AddCert(ca.cert)
 	if p.Server, err = tls.X509KeyPair(server.certPEM, server.keyPEM); err != nil {
 		return nil, err
@@ -50,6 +51,18 @@ func New() (*PKI, error) {
 		return nil, err
 	}
 	return p, nil
+}
+
+// IssueServer issues another server certificate from p's CA, for name
+// (an IP address is also its subject alternative name), and returns its
+// certificate and key as one PEM keystore: a renewal when name is
+// 127.0.0.1, a certificate for another host otherwise.
+func (p *PKI) IssueServer(name string) ([]byte, error) {
+	l, err := p.ca.issue(name, x509.ExtKeyUsageServerAuth)
+	if err != nil {
+		return nil, err
+	}
+	return append(l.certPEM, l.keyPEM...), nil
 }
 
 // Stranger is a client certificate issued by another, unknown CA.

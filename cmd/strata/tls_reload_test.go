@@ -1,0 +1,180 @@
+package main
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/strata-broker/strata/internal/config"
+	"github.com/strata-broker/strata/internal/testpki"
+)
+
+func TestCompatibleCertificates(t *testing.T) {
+	cert := func(cn string, dns ...string) *x509.Certificate {
+		return &x509.Certificate{Subject: pkix.Name{CommonName: cn}, DNSNames: dns, IPAddresses: []net.IP{net.ParseIP("10.0.0.1")}}
+	}
+	tests := []struct {
+		name              string
+		old, next         *x509.Certificate
+		allowDN, allowSAN bool
+		wantErr           string
+	}{
+		{"renewal", cert("b1", "b1.example"), cert("b1", "b1.example"), false, false, ""},
+		{"names added", cert("b1", "b1.example"), cert("b1", "b1.example", "kafka.example"), false, false, ""},
+		{"subject changed", cert("b1", "b1.example"), cert("b2", "b1.example"), false, false, "ssl.allow.dn.changes"},
+		{"subject changed, allowed", cert("b1", "b1.example"), cert("b2", "b1.example"), true, false, ""},
+		{"name dropped", cert("b1", "b1.example", "old.example"), cert("b1", "b1.example"), false, false, "DNS:old.example"},
+		{"name dropped, allowed", cert("b1", "b1.example", "old.example"), cert("b1", "b1.example"), false, true, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := compatibleCertificates(tt.old, tt.next, tt.allowDN, tt.allowSAN)
+			if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
+				t.Fatalf("err %v, want one naming %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+// tlsReloadFixture is a listener set with one listener, SSL, whose
+// keystore is a file the test rewrites.
+type tlsReloadFixture struct {
+	pki      *testpki.PKI
+	dir      string
+	set      *listenerTLSSet
+	settings config.TLSConfig
+	server   *tls.Config
+}
+
+func newTLSReloadFixture(t *testing.T) *tlsReloadFixture {
+	t.Helper()
+	pki, err := testpki.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &tlsReloadFixture{pki: pki, dir: t.TempDir(), set: newListenerTLSSet(slog.New(slog.NewTextHandler(io.Discard, nil)))}
+	f.settings = config.TLSConfig{KeystoreLocation: f.write(t, "a.pem", append(append([]byte{}, pki.ServerCertPEM...), pki.ServerKeyPEM...)),
+		ClientAuth: "none", Protocols: []string{"TLSv1.2", "TLSv1.3"}}
+	if f.server, err = f.set.add("SSL", f.settings, f.settings); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func (f *tlsReloadFixture) write(t *testing.T, name string, data []byte) string {
+	t.Helper()
+	path := filepath.Join(f.dir, name)
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func (f *tlsReloadFixture) issue(t *testing.T, name string) []byte {
+	t.Helper()
+	pem, err := f.pki.IssueServer(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem
+}
+
+// served is the serial number of the certificate a new connection gets.
+func (f *tlsReloadFixture) served(t *testing.T) string {
+	t.Helper()
+	c, err := f.server.GetConfigForClient(&tls.ClientHelloInfo{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.Certificates[0].Leaf.SerialNumber.String()
+}
+
+// with is the settings with the keystore at path.
+func (f *tlsReloadFixture) with(path string) config.TLSConfig {
+	s := f.settings
+	s.KeystoreLocation = path
+	return s
+}
+
+func TestListenerTLSReloadsRenewedKeystore(t *testing.T) {
+	f := newTLSReloadFixture(t)
+	first := f.served(t)
+	renewed := f.write(t, "b.pem", f.issue(t, "127.0.0.1"))
+	if _, err := f.set.listeners["SSL"].next(f.with(renewed)); err != nil {
+		t.Fatalf("renewal refused: %v", err)
+	}
+	if f.served(t) != first {
+		t.Fatal("a check changed the served certificate")
+	}
+	f.apply(t, f.with(renewed))
+	second := f.served(t)
+	if second == first {
+		t.Fatal("the renewed keystore was not taken")
+	}
+	// The same path, its file rewritten in place: taken at the next look.
+	f.write(t, "b.pem", f.issue(t, "127.0.0.1"))
+	f.apply(t, f.with(renewed))
+	if third := f.served(t); third == second {
+		t.Fatal("a keystore rewritten in place was not reloaded")
+	}
+	// Nothing changed: nothing loaded.
+	before := f.set.listeners["SSL"].cur.Load()
+	f.apply(t, f.with(renewed))
+	if f.set.listeners["SSL"].cur.Load() != before {
+		t.Fatal("reloaded although neither settings nor file changed")
+	}
+}
+
+func TestListenerTLSRefusesOtherSubjectAndBadFiles(t *testing.T) {
+	f := newTLSReloadFixture(t)
+	first := f.served(t)
+	other := f.write(t, "other.pem", f.issue(t, "10.9.9.9"))
+	broken := f.write(t, "broken.pem", []byte("not a keystore"))
+	for _, path := range []string{other, broken, filepath.Join(f.dir, "missing.pem")} {
+		_, err := f.set.listeners["SSL"].next(f.with(path))
+		var ce *config.Error
+		if !errors.As(err, &ce) || ce.Key != "listener.name.ssl.ssl.keystore.location" {
+			t.Fatalf("%s: err %v, want a config error on listener.name.ssl.ssl.keystore.location", path, err)
+		}
+		f.apply(t, f.with(path))
+		if f.served(t) != first {
+			t.Fatalf("%s was taken", path)
+		}
+	}
+	allowed := f.with(other)
+	allowed.AllowDNChanges, allowed.AllowSANChanges = true, true
+	f.apply(t, allowed)
+	if f.served(t) == first {
+		t.Fatal("another subject was refused with ssl.allow.dn.changes and ssl.allow.san.changes")
+	}
+}
+
+func TestListenerTLSStartsOnStaticWhenDynamicFails(t *testing.T) {
+	f := newTLSReloadFixture(t)
+	missing := f.with(filepath.Join(f.dir, "missing.pem"))
+	server, err := f.set.add("SSL2", missing, f.settings)
+	if err != nil {
+		t.Fatalf("add: %v", err)
+	}
+	c, _ := server.GetConfigForClient(&tls.ClientHelloInfo{})
+	if len(c.Certificates) != 1 {
+		t.Fatal("no certificate")
+	}
+	if _, err := f.set.add("SSL3", missing, missing); err == nil {
+		t.Fatal("a listener started without a usable keystore")
+	}
+}
+
+// apply runs the set's apply with settings s for every listener.
+func (f *tlsReloadFixture) apply(t *testing.T, s config.TLSConfig) {
+	t.Helper()
+	f.set.apply(func(string) config.TLSConfig { return s })
+}

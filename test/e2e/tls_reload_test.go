@@ -1,0 +1,110 @@
+package e2e
+
+import (
+	"crypto/tls"
+	"errors"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// TestListenerKeystoreRotation: an operator renews the SSL listener's
+// certificate with kafka-configs on the broker's own resource (KIP-226),
+// without a restart. New connections get the renewed certificate; setting
+// the same path again reloads a file renewed in place; a certificate for
+// another subject, a file that is no keystore and the cluster-wide resource
+// are refused and change nothing; clients keep producing and consuming over
+// TLS; and a restart starts with the renewed keystore (kept in the quorum).
+func TestListenerKeystoreRotation(t *testing.T) {
+	t.Parallel()
+	b, pki := startSecureBroker(t, t.TempDir())
+	adm := newAdmin(t, b.Listeners["PLAINTEXT"])
+	node := brokerNodeID(t, adm)
+	dir := t.TempDir()
+	const key = "listener.name.ssl.ssl.keystore.location"
+	served := func() string {
+		t.Helper()
+		c, err := tls.Dial("tcp", b.Listeners["SSL"], pki.clientTLS(false))
+		if err != nil {
+			t.Fatalf("TLS dial: %v", err)
+		}
+		defer c.Close()
+		return c.ConnectionState().PeerCertificates[0].SerialNumber.String()
+	}
+	issue := func(name, file string) string {
+		t.Helper()
+		pem, err := pki.IssueServer(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, file)
+		writeFile(t, path, pem)
+		return path
+	}
+	set := func(path string, brokers ...int32) error {
+		return alterBrokerConfigs(t, adm, []kadm.AlterConfig{{Op: kadm.SetConfig, Name: key, Value: kadm.StringPtr(path)}}, brokers...)
+	}
+	waitServed := func(not string) string {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			if got := served(); got != not {
+				return got
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("still serving certificate %s 10 s after the change", not)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+
+	first := served()
+	renewed := issue("127.0.0.1", "renewed.pem")
+	if err := set(renewed, node); err != nil {
+		t.Fatalf("setting a renewed keystore: %v", err)
+	}
+	second := waitServed(first)
+
+	issue("127.0.0.1", "renewed.pem") // renewed again, in place
+	if err := set(renewed, node); err != nil {
+		t.Fatalf("setting the same path again: %v", err)
+	}
+	third := waitServed(second)
+
+	for _, tc := range []struct {
+		name, path string
+		brokers    []int32
+		want       error
+	}{
+		{"another subject", issue("10.1.2.3", "other.pem"), []int32{node}, kerr.InvalidConfig},
+		{"not a keystore", writeTemp(t, dir, "junk.pem", "junk"), []int32{node}, kerr.InvalidConfig},
+		{"cluster-wide", renewed, nil, kerr.InvalidRequest},
+	} {
+		if err := set(tc.path, tc.brokers...); !errors.Is(err, tc.want) {
+			t.Errorf("%s: err %v, want %v", tc.name, err, tc.want)
+		}
+	}
+	time.Sleep(200 * time.Millisecond)
+	if got := served(); got != third {
+		t.Fatalf("serving %s after refused changes, want %s", got, third)
+	}
+
+	createTopic(t, adm, "after-rotation", 1, nil)
+	roundTrip(t, b.Listeners["SSL"], "after-rotation", 20, tlsOpt(pki.clientTLS(false)))
+
+	b.Stop()
+	b.Restart()
+	if got := served(); got != third {
+		t.Fatalf("after a restart serving %s, want the dynamic keystore's %s", got, third)
+	}
+}
+
+func writeTemp(t *testing.T, dir, name, data string) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	writeFile(t, path, []byte(data))
+	return path
+}
