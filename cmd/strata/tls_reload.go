@@ -145,12 +145,18 @@ func (l *listenerTLS) next(t config.TLSConfig) (*loadedTLS, error) {
 	if reflect.DeepEqual(cur.settings, t) && sumTLSFiles(t) == cur.sums {
 		return nil, nil
 	}
+	keystoreErr := func(err error) error {
+		return &config.Error{Key: listenerSSLKey(l.name, "keystore"), Value: keystoreName(t), Msg: err.Error()}
+	}
+	if _, err := loadKeystore(t); err != nil {
+		return nil, keystoreErr(err)
+	}
 	next, err := loadListenerTLS(t)
-	if err != nil {
-		return nil, &config.Error{Key: listenerKeystoreKey(l.name), Value: keystoreName(t), Msg: err.Error()}
+	if err != nil { // the keystore loaded: the truststore did not
+		return nil, &config.Error{Key: listenerSSLKey(l.name, "truststore"), Value: t.TruststoreLocation, Msg: err.Error()}
 	}
 	if err := compatibleCertificates(cur.config.Certificates[0].Leaf, next.config.Certificates[0].Leaf, t.AllowDNChanges, t.AllowSANChanges); err != nil {
-		return nil, &config.Error{Key: listenerKeystoreKey(l.name), Value: keystoreName(t), Msg: err.Error()}
+		return nil, keystoreErr(err)
 	}
 	return next, nil
 }
@@ -235,9 +241,10 @@ func missingNames(want, have []string) []string {
 	return out
 }
 
-// listenerKeystoreKey is the dynamic key that sets listener's keystore.
-func listenerKeystoreKey(listener string) string {
-	return "listener.name." + strings.ToLower(listener) + ".ssl.keystore.location"
+// listenerSSLKey is the dynamic key that sets listener's store, keystore
+// or truststore.
+func listenerSSLKey(listener, store string) string {
+	return "listener.name." + strings.ToLower(listener) + ".ssl." + store + ".location"
 }
 
 // keystoreName is where t's keystore comes from, for messages.

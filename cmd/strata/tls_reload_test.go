@@ -178,3 +178,39 @@ func (f *tlsReloadFixture) apply(t *testing.T, s config.TLSConfig) {
 	t.Helper()
 	f.set.apply(func(string) config.TLSConfig { return s })
 }
+
+// TestListenerTLSReloadsTruststore: a listener that asks for client
+// certificates takes the CAs of a new truststore file.
+func TestListenerTLSReloadsTruststore(t *testing.T) {
+	f := newTLSReloadFixture(t)
+	other, err := testpki.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := f.settings
+	s.ClientAuth = "required"
+	s.TruststoreLocation = f.write(t, "ca.pem", f.pki.CAPEM)
+	f.apply(t, s)
+	before := f.set.listeners["SSL"].cur.Load().config.ClientCAs
+	if before == nil {
+		t.Fatal("no client CAs")
+	}
+	s.TruststoreLocation = f.write(t, "ca2.pem", append(append([]byte{}, f.pki.CAPEM...), other.CAPEM...))
+	f.apply(t, s)
+	after := f.set.listeners["SSL"].cur.Load().config.ClientCAs
+	if after == nil || after.Equal(before) {
+		t.Fatal("the new truststore was not taken")
+	}
+}
+
+func TestListenerTLSNamesTheStoreThatFails(t *testing.T) {
+	f := newTLSReloadFixture(t)
+	s := f.settings
+	s.ClientAuth = "required"
+	s.TruststoreLocation = f.write(t, "empty-ca.pem", []byte("no certificates"))
+	_, err := f.set.listeners["SSL"].next(s)
+	var ce *config.Error
+	if !errors.As(err, &ce) || ce.Key != "listener.name.ssl.ssl.truststore.location" {
+		t.Fatalf("err %v, want a config error on listener.name.ssl.ssl.truststore.location", err)
+	}
+}

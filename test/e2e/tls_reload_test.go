@@ -4,11 +4,13 @@ import (
 	"crypto/tls"
 	"errors"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // TestListenerKeystoreRotation: an operator renews the SSL listener's
@@ -67,6 +69,15 @@ func TestListenerKeystoreRotation(t *testing.T) {
 		t.Fatalf("setting a renewed keystore: %v", err)
 	}
 	second := waitServed(first)
+	described, err := adm.DescribeBrokerConfigs(testContext(t, clientDeliveryTimeout), node)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, err := described.On(strconv.Itoa(int(node)), nil); err != nil {
+		t.Fatal(err)
+	} else if v, ok := configValue(c, key); !ok || v.MaybeValue() != renewed || v.Source != kmsg.ConfigSourceDynamicBrokerConfig {
+		t.Errorf("described %s: %+v (found %v), want %s from DYNAMIC_BROKER_CONFIG", key, v, ok, renewed)
+	}
 
 	issue("127.0.0.1", "renewed.pem") // renewed again, in place
 	if err := set(renewed, node); err != nil {
@@ -107,4 +118,15 @@ func writeTemp(t *testing.T, dir, name, data string) string {
 	path := filepath.Join(dir, name)
 	writeFile(t, path, []byte(data))
 	return path
+}
+
+// configValue finds the config called name among a resource's described
+// configs.
+func configValue(c kadm.ResourceConfig, name string) (kadm.Config, bool) {
+	for _, v := range c.Configs {
+		if v.Key == name {
+			return v, true
+		}
+	}
+	return kadm.Config{}, false
 }
