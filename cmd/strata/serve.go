@@ -361,7 +361,7 @@ func (n *node) serveListeners(cfg *config.Broker, ls []boundListener, addrs map[
 	for i, l := range ls {
 		tc, sc, err := security(cfg, l.cfg, n.meta, n.tokens.forListener(l.cfg.Name))
 		if err == nil && tc != nil {
-			tc, err = n.listenerTLS.add(l.cfg.Name, dynamic.TLSFor(l.cfg.Name), cfg.TLSFor(l.cfg.Name))
+			tc, err = n.listenerTLS.add(l.cfg.Name, l.cfg.Name == cfg.InterBrokerListener, dynamic.TLSFor(l.cfg.Name), cfg.TLSFor(l.cfg.Name))
 		}
 		if err != nil {
 			closeAll(ls[i:])

@@ -35,9 +35,12 @@ type listenerTLSSet struct {
 
 // listenerTLS is one listener's current configuration.
 type listenerTLS struct {
-	name   string
-	cur    atomic.Pointer[loadedTLS]
-	failed string // the last failure logged; "" after a success
+	name string
+	// interBroker: the other brokers dial this listener and verify its
+	// certificate against their truststore, which is this listener's.
+	interBroker bool
+	cur         atomic.Pointer[loadedTLS]
+	failed      string // the last failure logged; "" after a success
 }
 
 // loadedTLS is a configuration built from settings and the files they
@@ -58,7 +61,7 @@ func newListenerTLSSet(logger *slog.Logger) *listenerTLSSet {
 // read, and a later change can fix the dynamic one. It returns the
 // configuration the listener's server uses, which looks up the current one
 // at each handshake.
-func (s *listenerTLSSet) add(name string, t, static config.TLSConfig) (*tls.Config, error) {
+func (s *listenerTLSSet) add(name string, interBroker bool, t, static config.TLSConfig) (*tls.Config, error) {
 	loaded, err := loadListenerTLS(t)
 	if err != nil && !reflect.DeepEqual(t, static) {
 		s.logger.Error("the listener's dynamic keystore or truststore cannot be used; it starts with its static ones", "listener", name, "err", err)
@@ -67,7 +70,7 @@ func (s *listenerTLSSet) add(name string, t, static config.TLSConfig) (*tls.Conf
 	if err != nil {
 		return nil, err
 	}
-	l := &listenerTLS{name: name}
+	l := &listenerTLS{name: name, interBroker: interBroker}
 	l.cur.Store(loaded)
 	s.mu.Lock()
 	s.listeners[name] = l
@@ -158,7 +161,32 @@ func (l *listenerTLS) next(t config.TLSConfig) (*loadedTLS, error) {
 	if err := compatibleCertificates(cur.config.Certificates[0].Leaf, next.config.Certificates[0].Leaf, t.AllowDNChanges, t.AllowSANChanges); err != nil {
 		return nil, keystoreErr(err)
 	}
+	if l.interBroker && (t.TruststoreLocation != "" || t.TruststoreCertificates != "") {
+		if err := chainsToTruststore(next.config.Certificates[0], t); err != nil {
+			return nil, keystoreErr(err)
+		}
+	}
 	return next, nil
+}
+
+// chainsToTruststore checks that cert, the inter-broker listener's new
+// certificate, chains to the listener's truststore, which the other
+// brokers verify it against (Kafka validates such an update the same way).
+func chainsToTruststore(cert tls.Certificate, t config.TLSConfig) error {
+	roots, err := loadTruststore(t)
+	if err != nil {
+		return err
+	}
+	intermediates := x509.NewCertPool()
+	for _, der := range cert.Certificate[1:] {
+		if c, err := x509.ParseCertificate(der); err == nil {
+			intermediates.AddCert(c)
+		}
+	}
+	if _, err := cert.Leaf.Verify(x509.VerifyOptions{Roots: roots, Intermediates: intermediates, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}); err != nil {
+		return fmt.Errorf("holds a certificate the other brokers would refuse: it does not chain to the inter-broker listener's truststore (%v)", err)
+	}
+	return nil
 }
 
 // loadListenerTLS builds the configuration of t and notes its files' sums.

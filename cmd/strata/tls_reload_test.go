@@ -63,7 +63,7 @@ func newTLSReloadFixture(t *testing.T) *tlsReloadFixture {
 	f := &tlsReloadFixture{pki: pki, dir: t.TempDir(), set: newListenerTLSSet(slog.New(slog.NewTextHandler(io.Discard, nil)))}
 	f.settings = config.TLSConfig{KeystoreLocation: f.write(t, "a.pem", append(append([]byte{}, pki.ServerCertPEM...), pki.ServerKeyPEM...)),
 		ClientAuth: "none", Protocols: []string{"TLSv1.2", "TLSv1.3"}}
-	if f.server, err = f.set.add("SSL", f.settings, f.settings); err != nil {
+	if f.server, err = f.set.add("SSL", false, f.settings, f.settings); err != nil {
 		t.Fatal(err)
 	}
 	return f
@@ -160,7 +160,7 @@ func TestListenerTLSRefusesOtherSubjectAndBadFiles(t *testing.T) {
 func TestListenerTLSStartsOnStaticWhenDynamicFails(t *testing.T) {
 	f := newTLSReloadFixture(t)
 	missing := f.with(filepath.Join(f.dir, "missing.pem"))
-	server, err := f.set.add("SSL2", missing, f.settings)
+	server, err := f.set.add("SSL2", false, missing, f.settings)
 	if err != nil {
 		t.Fatalf("add: %v", err)
 	}
@@ -168,7 +168,7 @@ func TestListenerTLSStartsOnStaticWhenDynamicFails(t *testing.T) {
 	if len(c.Certificates) != 1 {
 		t.Fatal("no certificate")
 	}
-	if _, err := f.set.add("SSL3", missing, missing); err == nil {
+	if _, err := f.set.add("SSL3", false, missing, missing); err == nil {
 		t.Fatal("a listener started without a usable keystore")
 	}
 }
@@ -212,5 +212,34 @@ func TestListenerTLSNamesTheStoreThatFails(t *testing.T) {
 	var ce *config.Error
 	if !errors.As(err, &ce) || ce.Key != "listener.name.ssl.ssl.truststore.location" {
 		t.Fatalf("err %v, want a config error on listener.name.ssl.ssl.truststore.location", err)
+	}
+}
+
+// TestListenerTLSInterBrokerChainsToTruststore: the inter-broker listener
+// takes no certificate the other brokers would refuse.
+func TestListenerTLSInterBrokerChainsToTruststore(t *testing.T) {
+	f := newTLSReloadFixture(t)
+	s := f.settings
+	s.TruststoreLocation = f.write(t, "ca.pem", f.pki.CAPEM)
+	if _, err := f.set.add("INTERNAL", true, s, s); err != nil {
+		t.Fatal(err)
+	}
+	l := f.set.listeners["INTERNAL"]
+	renewed := s
+	renewed.KeystoreLocation = f.write(t, "renewed.pem", f.issue(t, "127.0.0.1"))
+	if _, err := l.next(renewed); err != nil {
+		t.Fatalf("a renewal from the trusted CA: %v", err)
+	}
+	other, err := testpki.New() // another CA, same subject
+	if err != nil {
+		t.Fatal(err)
+	}
+	foreign := s
+	foreign.KeystoreLocation = f.write(t, "foreign.pem", append(append([]byte{}, other.ServerCertPEM...), other.ServerKeyPEM...))
+	if _, err := l.next(foreign); err == nil || !strings.Contains(err.Error(), "truststore") {
+		t.Fatalf("err %v, want a refusal naming the truststore", err)
+	}
+	if _, err := f.set.listeners["SSL"].next(foreign); err != nil {
+		t.Fatalf("a client listener refused another CA's certificate: %v", err)
 	}
 }
