@@ -72,7 +72,7 @@ func (n *node) joinCluster(ctx context.Context, cfg *config.Broker, advertised m
 	if err := checkReachable(cfg, advertised); err != nil {
 		return err
 	}
-	clients, err := newReplicaClients(cfg, n.meta)
+	clients, err := newReplicaClients(cfg, n.meta, n.listenerTLS)
 	if err != nil {
 		return err
 	}

@@ -52,7 +52,12 @@ type replicaClient struct {
 // do); SASL for SASL_PLAINTEXT and SASL_SSL, with
 // sasl.mechanism.inter.broker.protocol and the broker's own username and
 // password from the listener's JAAS config.
-func newReplicaClients(cfg *config.Broker, meta *metadata.Store) (*replicaClients, error) {
+//
+// certs, when set, holds the inter-broker listener's keystore as it changes
+// at run time (listenerTLSSet): the clients present its current
+// certificate, so that one renewed before the old expires keeps replication
+// going.
+func newReplicaClients(cfg *config.Broker, meta *metadata.Store, certs *listenerTLSSet) (*replicaClients, error) {
 	l, ok := listenerNamed(cfg.Listeners, cfg.InterBrokerListener)
 	if !ok {
 		return nil, fmt.Errorf("inter.broker.listener.name %s is not one of listeners; name one of them", cfg.InterBrokerListener)
@@ -71,7 +76,7 @@ func newReplicaClients(cfg *config.Broker, meta *metadata.Store) (*replicaClient
 		kgo.BrokerMaxReadBytes(replicaMaxReadBytes(cfg)),
 	}
 	if l.UsesTLS() {
-		tc, err := replicaTLS(cfg.TLSFor(l.Name))
+		tc, err := replicaTLS(cfg.TLSFor(l.Name), certs.clientCertificate(l.Name))
 		if err != nil {
 			return nil, fmt.Errorf("inter.broker.listener.name %s: %w", l.Name, err)
 		}
@@ -99,7 +104,7 @@ func listenerNamed(ls []config.Listener, name string) (config.Listener, bool) {
 // replicaTLS is the client side of an SSL inter-broker listener: the
 // truststore's CAs (the system's when none is set) verify the leader, and
 // the broker's own certificate answers a leader that asks for one.
-func replicaTLS(c config.TLSConfig) (*tls.Config, error) {
+func replicaTLS(c config.TLSConfig, current func() *tls.Certificate) (*tls.Config, error) {
 	cert, err := loadKeystore(c)
 	if err != nil {
 		return nil, err
@@ -108,7 +113,12 @@ func replicaTLS(c config.TLSConfig) (*tls.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	out.Certificates = []tls.Certificate{cert}
+	out.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+		if c := current(); c != nil {
+			return c, nil
+		}
+		return &cert, nil // the listener is not served yet: the certificate at start
+	}
 	return out, nil
 }
 

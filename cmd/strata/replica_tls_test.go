@@ -57,7 +57,7 @@ func TestReplicaTLSEndpointIdentification(t *testing.T) {
 			KeystoreChain: string(pki.ServerCertPEM), KeystoreKey: string(pki.ServerKeyPEM),
 			TruststoreCertificates: string(pki.CAPEM), Protocols: []string{"TLSv1.2", "TLSv1.3"},
 			VerifyHostname: c.verifyHostname,
-		})
+		}, func() *tls.Certificate { return nil })
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -69,5 +69,70 @@ func TestReplicaTLSEndpointIdentification(t *testing.T) {
 		if (err == nil) != c.ok {
 			t.Errorf("%s: handshake error %v, want success %v", c.name, err, c.ok)
 		}
+	}
+}
+
+// TestReplicaTLSPresentsTheCurrentCertificate: the replica clients present
+// the inter-broker listener's certificate as it is now, not as it was at
+// start, once the listener has one.
+func TestReplicaTLSPresentsTheCurrentCertificate(t *testing.T) {
+	pki, err := testpki.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	renewedPEM, err := pki.IssueServer("127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	renewed, err := tls.X509KeyPair(renewedPEM, renewedPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{pki.Server}, ClientAuth: tls.RequireAnyClientCert})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	serials := make(chan string, 2)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			tc := c.(*tls.Conn)
+			if tc.Handshake() == nil {
+				serials <- tc.ConnectionState().PeerCertificates[0].SerialNumber.String()
+			} else {
+				serials <- ""
+			}
+			c.Close()
+		}
+	}()
+	var current *tls.Certificate
+	cfg, err := replicaTLS(config.TLSConfig{
+		KeystoreChain: string(pki.ServerCertPEM), KeystoreKey: string(pki.ServerKeyPEM),
+		TruststoreCertificates: string(pki.CAPEM), Protocols: []string{"TLSv1.2", "TLSv1.3"},
+	}, func() *tls.Certificate { return current })
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ServerName = "127.0.0.1"
+	presented := func() string {
+		t.Helper()
+		conn, err := tls.Dial("tcp", ln.Addr().String(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = conn.Handshake()
+		conn.Close()
+		return <-serials
+	}
+	if got, want := presented(), pki.Server.Leaf.SerialNumber.String(); got != want {
+		t.Fatalf("presented %s before the listener had one, want the start certificate %s", got, want)
+	}
+	current = &renewed
+	if got, want := presented(), renewed.Leaf.SerialNumber.String(); got != want {
+		t.Fatalf("presented %s, want the listener's current %s", got, want)
 	}
 }

@@ -335,7 +335,7 @@ func TestReplicaClientsNeedSASLCredentials(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = newReplicaClients(cfg, nil)
+	_, err = newReplicaClients(cfg, nil, nil)
 	if err == nil || strings.Contains(err.Error(), "\n") ||
 		!strings.Contains(err.Error(), "inter.broker.listener.name SASL_PLAINTEXT uses SASL_PLAINTEXT") ||
 		!strings.Contains(err.Error(), "sasl.mechanism.inter.broker.protocol") {

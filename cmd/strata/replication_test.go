@@ -146,7 +146,7 @@ func startReplicaNode(t *testing.T, spec replicaSpec) *replicaNode {
 		n.clients[other] = cl
 	}
 	n.coord = &node{meta: meta, logger: logger}
-	if n.coord.replicaClients, err = newReplicaClients(cfg, meta); err != nil {
+	if n.coord.replicaClients, err = newReplicaClients(cfg, meta, nil); err != nil {
 		t.Fatal(err)
 	}
 	if n.coord.groups, err = newGroupCoordinator(cfg, meta, clock.Real{}, logger); err != nil {

@@ -224,7 +224,7 @@ func start(ctx context.Context, cfg *config.Broker, logger *slog.Logger) (*node,
 	if err != nil {
 		return nil, err
 	}
-	n := &node{meta: meta, logger: logger, metrics: newBrokerMetrics(cfg, logger)}
+	n := &node{meta: meta, logger: logger, metrics: newBrokerMetrics(cfg, logger), listenerTLS: newListenerTLSSet(logger)}
 	// The coordinator exists before the broker: opening the broker opens
 	// the __consumer_offsets partitions, which start their coordinators.
 	if n.groups, err = newGroupCoordinator(cfg, meta, clock.Real{}, logger); err != nil {
@@ -325,7 +325,6 @@ func (n *node) serveListeners(cfg *config.Broker, ls []boundListener, addrs map[
 	if n.metrics != nil {
 		opts.ClientMetrics, opts.ClientMetricsPushed = n.metrics.clients.registry, n.metrics.clients.pushed
 	}
-	n.listenerTLS = newListenerTLSSet(logger)
 	opts.CheckListenerTLS = n.listenerTLS.check
 	h, err := api.New(opts)
 	if err != nil {

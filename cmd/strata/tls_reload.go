@@ -80,6 +80,24 @@ func (s *listenerTLSSet) add(name string, interBroker bool, t, static config.TLS
 	}}, nil
 }
 
+// clientCertificate returns what the current certificate of listener is
+// (nil before the listener is added, or when s is nil): what the broker
+// presents when it connects to another over that listener.
+func (s *listenerTLSSet) clientCertificate(listener string) func() *tls.Certificate {
+	return func() *tls.Certificate {
+		if s == nil {
+			return nil
+		}
+		s.mu.Lock()
+		l := s.listeners[listener]
+		s.mu.Unlock()
+		if l == nil {
+			return nil
+		}
+		return &l.cur.Load().config.Certificates[0]
+	}
+}
+
 // check loads what b's settings would give each listener and returns the
 // first failure, as a *config.Error naming the key to fix; it changes
 // nothing. The api layer calls it before a change of this broker's dynamic
