@@ -41,6 +41,10 @@ type listenerTLS struct {
 	interBroker bool
 	cur         atomic.Pointer[loadedTLS]
 	failed      string // the last failure logged; "" after a success
+	// refused are the settings (and file sums) that last failed to load,
+	// nil after a success: a change of other configs that leaves them as
+	// they are is not refused for them (check).
+	refused *loadedTLS
 }
 
 // loadedTLS is a configuration built from settings and the files they
@@ -71,6 +75,9 @@ func (s *listenerTLSSet) add(name string, interBroker bool, t, static config.TLS
 		return nil, err
 	}
 	l := &listenerTLS{name: name, interBroker: interBroker}
+	if !reflect.DeepEqual(loaded.settings, t) {
+		l.refused = &loadedTLS{settings: t, sums: sumTLSFiles(t)}
+	}
 	l.cur.Store(loaded)
 	s.mu.Lock()
 	s.listeners[name] = l
@@ -101,12 +108,22 @@ func (s *listenerTLSSet) clientCertificate(listener string) func() *tls.Certific
 // check loads what b's settings would give each listener and returns the
 // first failure, as a *config.Error naming the key to fix; it changes
 // nothing. The api layer calls it before a change of this broker's dynamic
-// configs is made.
-func (s *listenerTLSSet) check(b *config.Broker) error {
+// configs is made. Settings that already failed, with the same files, do
+// not fail the check: the change does not touch them, and refusing it
+// would block every other dynamic config of the broker (apply keeps
+// logging them).
+func (s *listenerTLSSet) check(b *config.Broker) error { return s.checkSettings(b.TLSFor) }
+
+// checkSettings is check with each listener's settings given by tlsFor.
+func (s *listenerTLSSet) checkSettings(tlsFor func(listener string) config.TLSConfig) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, l := range s.sorted() {
-		if _, err := l.next(b.TLSFor(l.name)); err != nil {
+		t := tlsFor(l.name)
+		if r := l.refused; r != nil && reflect.DeepEqual(r.settings, t) && r.sums == sumTLSFiles(t) {
+			continue
+		}
+		if _, err := l.next(t); err != nil {
 			return err
 		}
 	}
@@ -129,9 +146,12 @@ func (s *listenerTLSSet) apply(tlsFor func(listener string) config.TLSConfig) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, l := range s.sorted() {
-		next, err := l.next(tlsFor(l.name))
+		t := tlsFor(l.name)
+		next, err := l.next(t)
+		l.refused = nil
 		switch {
 		case err != nil:
+			l.refused = &loadedTLS{settings: t, sums: sumTLSFiles(t)}
 			if err.Error() != l.failed {
 				l.failed = err.Error()
 				s.logger.Error("listener's new keystore or truststore not taken; it keeps the one it has", "listener", l.name, "err", err)

@@ -171,6 +171,22 @@ func TestListenerTLSStartsOnStaticWhenDynamicFails(t *testing.T) {
 	if _, err := f.set.add("SSL3", false, missing, missing); err == nil {
 		t.Fatal("a listener started without a usable keystore")
 	}
+	// Other dynamic changes are not refused for the keystore that already
+	// failed; a change to another bad one is.
+	only := func(name string, s config.TLSConfig) func(string) config.TLSConfig {
+		return func(l string) config.TLSConfig {
+			if l == name {
+				return s
+			}
+			return f.settings
+		}
+	}
+	if err := f.set.checkSettings(only("SSL2", missing)); err != nil {
+		t.Fatalf("a change leaving the failed keystore as it was: %v", err)
+	}
+	if err := f.set.checkSettings(only("SSL2", f.with(filepath.Join(f.dir, "other-missing.pem")))); err == nil {
+		t.Fatal("a change to another unreadable keystore was accepted")
+	}
 }
 
 // apply runs the set's apply with settings s for every listener.
