@@ -127,10 +127,10 @@ func quotaThrottles(stats []quota.KeyStats) []metrics.QuotaThrottles {
 }
 
 // serve listens on cfg.MetricsListener and serves /metrics, with the
-// collectors of b, the fetch session gauges, the group census (groups) and
-// m's counters, and /healthz, which answers 200 until
-// stopServing. Port 0 picks a free port (addr says which).
-func (m *brokerMetrics) serve(cfg *config.Broker, b *broker.Broker, cluster func() metrics.ClusterValues, api apiSources, conns *server.ConnLimits, groups func() []metrics.GroupCount) error {
+// collectors of b, the fetch session gauges, the group census (groups),
+// the TLS listeners' certificate expiries (certs) and m's counters, and
+// /healthz, which answers 200 until stopServing. Port 0 picks a free port (addr says which).
+func (m *brokerMetrics) serve(cfg *config.Broker, b *broker.Broker, cluster func() metrics.ClusterValues, api apiSources, conns *server.ConnLimits, groups func() []metrics.GroupCount, certs func() []metrics.ListenerCertificate) error {
 	if m == nil {
 		return nil
 	}
@@ -150,6 +150,7 @@ func (m *brokerMetrics) serve(cfg *config.Broker, b *broker.Broker, cluster func
 		metrics.NewCleanerCollector(func() metrics.CleanerValues { return cleanerValues(b.CleanerStatus(), time.Now()) }),
 		metrics.NewGroupCounts(groups),
 		metrics.NewClientMetrics(m.clients.series),
+		metrics.NewListenerCertificates(certs),
 		m.requests,
 		m.auths,
 		m.requestTimes,

@@ -30,7 +30,7 @@ func TestMetricsOffCountsNothing(t *testing.T) {
 	if deps.Copier.Stats != nil || m.countRequests(h) != server.Handler(h) {
 		t.Fatal("a nil brokerMetrics instrumented something")
 	}
-	if err := m.serve(&config.Broker{}, nil, nil, nil, nil, nil); err != nil {
+	if err := m.serve(&config.Broker{}, nil, nil, nil, nil, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	m.printAddr()
@@ -112,7 +112,7 @@ strata_remote_fetch_requests_total{partition="0",topic="kept"} 1
 // stops the listener.
 func TestHealthzUntilShutdown(t *testing.T) {
 	m := newBrokerMetrics(&config.Broker{MetricsListener: "127.0.0.1:0"}, nil)
-	if err := m.serve(&config.Broker{MetricsListener: "127.0.0.1:0"}, nil, nil, noAPI{}, nil, nil); err != nil {
+	if err := m.serve(&config.Broker{MetricsListener: "127.0.0.1:0"}, nil, nil, noAPI{}, nil, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	url := "http://" + m.ln.Addr().String() + "/healthz"
@@ -133,12 +133,12 @@ func TestHealthzUntilShutdown(t *testing.T) {
 
 func TestMetricsListenerInUseIsOneClearError(t *testing.T) {
 	first := newBrokerMetrics(&config.Broker{MetricsListener: "127.0.0.1:0"}, nil)
-	if err := first.serve(&config.Broker{MetricsListener: "127.0.0.1:0"}, nil, nil, noAPI{}, nil, nil); err != nil {
+	if err := first.serve(&config.Broker{MetricsListener: "127.0.0.1:0"}, nil, nil, noAPI{}, nil, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	defer first.close()
 	cfg := &config.Broker{MetricsListener: first.ln.Addr().String()}
-	err := newBrokerMetrics(cfg, nil).serve(cfg, nil, nil, noAPI{}, nil, nil)
+	err := newBrokerMetrics(cfg, nil).serve(cfg, nil, nil, noAPI{}, nil, nil, nil)
 	if err == nil || !strings.Contains(err.Error(), "strata.metrics.listener") {
 		t.Fatalf("serve on a taken port: %v", err)
 	}

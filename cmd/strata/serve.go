@@ -298,7 +298,7 @@ func start(ctx context.Context, cfg *config.Broker, logger *slog.Logger) (*node,
 	if err != nil {
 		return nil, errors.Join(err, n.shutdown())
 	}
-	if err := n.metrics.serve(cfg, n.broker, clusterSource(n.meta, n.broker), h, n.connLimits, n.groups.census.total); err != nil {
+	if err := n.metrics.serve(cfg, n.broker, clusterSource(n.meta, n.broker), h, n.connLimits, n.groups.census.total, n.listenerTLS.certificates); err != nil {
 		return nil, errors.Join(err, n.shutdown())
 	}
 	if n.member != nil {

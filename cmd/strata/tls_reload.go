@@ -16,6 +16,7 @@ import (
 
 	"github.com/strata-broker/strata/internal/config"
 	"github.com/strata-broker/strata/internal/metadata"
+	"github.com/strata-broker/strata/internal/metrics"
 )
 
 // listenerTLSSet holds the TLS configuration that each TLS listener's new
@@ -167,6 +168,18 @@ func (s *listenerTLSSet) apply(tlsFor func(listener string) config.TLSConfig) {
 			l.failed = ""
 		}
 	}
+}
+
+// certificates are the listeners' current certificates, for
+// strata_listener_certificate_expiry_timestamp_seconds.
+func (s *listenerTLSSet) certificates() []metrics.ListenerCertificate {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []metrics.ListenerCertificate
+	for _, l := range s.sorted() {
+		out = append(out, metrics.ListenerCertificate{Listener: l.name, NotAfter: l.cur.Load().config.Certificates[0].Leaf.NotAfter})
+	}
+	return out
 }
 
 func (s *listenerTLSSet) sorted() []*listenerTLS {

@@ -179,3 +179,17 @@ func TestLogFlushesHistogram(t *testing.T) {
 	}
 	lint(t, f)
 }
+
+func TestListenerCertificatesReadAtScrape(t *testing.T) {
+	certs := []ListenerCertificate{{Listener: "SSL", NotAfter: time.Unix(1800000000, 0)}}
+	c := NewListenerCertificates(func() []ListenerCertificate { return certs })
+	want := map[string]float64{`strata_listener_certificate_expiry_timestamp_seconds{listener="SSL"}`: 1800000000}
+	if got := samples(t, c); !maps.Equal(got, want) {
+		t.Fatalf("samples %v, want %v", got, want)
+	}
+	certs = append(certs, ListenerCertificate{Listener: "INTERNAL", NotAfter: time.Unix(1900000000, 0)})
+	if got := samples(t, c); len(got) != 2 {
+		t.Fatalf("samples %v after a listener was added", got)
+	}
+	lint(t, c)
+}

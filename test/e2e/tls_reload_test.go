@@ -22,7 +22,7 @@ import (
 // TLS; and a restart starts with the renewed keystore (kept in the quorum).
 func TestListenerKeystoreRotation(t *testing.T) {
 	t.Parallel()
-	b, pki := startSecureBroker(t, t.TempDir())
+	b, pki := startSecureBroker(t, t.TempDir(), "strata.metrics.listener=127.0.0.1:0")
 	adm := newAdmin(t, b.Listeners["PLAINTEXT"])
 	node := brokerNodeID(t, adm)
 	dir := t.TempDir()
@@ -63,6 +63,10 @@ func TestListenerKeystoreRotation(t *testing.T) {
 		}
 	}
 
+	expiry := scrape(t, metricsBase(t, b)+"/metrics")[`strata_listener_certificate_expiry_timestamp_seconds{listener="SSL"}`]
+	if in := time.Until(time.Unix(int64(expiry), 0)); in < 23*time.Hour || in > 25*time.Hour {
+		t.Errorf("the SSL listener's certificate expires in %v by the gauge, want about a day (testpki)", in)
+	}
 	first := served()
 	renewed := issue("127.0.0.1", "renewed.pem")
 	if err := set(renewed, node); err != nil {
