@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -53,10 +55,10 @@ type replicaClient struct {
 // sasl.mechanism.inter.broker.protocol and the broker's own username and
 // password from the listener's JAAS config.
 //
-// certs, when set, holds the inter-broker listener's keystore as it changes
-// at run time (listenerTLSSet): the clients present its current
-// certificate, so that one renewed before the old expires keeps replication
-// going.
+// certs, when set, holds the inter-broker listener's keystore and
+// truststore as they change at run time (listenerTLSSet): each new
+// connection presents the current certificate and trusts the current CAs,
+// so that a renewal keeps replication going.
 func newReplicaClients(cfg *config.Broker, meta *metadata.Store, certs *listenerTLSSet) (*replicaClients, error) {
 	l, ok := listenerNamed(cfg.Listeners, cfg.InterBrokerListener)
 	if !ok {
@@ -76,11 +78,11 @@ func newReplicaClients(cfg *config.Broker, meta *metadata.Store, certs *listener
 		kgo.BrokerMaxReadBytes(replicaMaxReadBytes(cfg)),
 	}
 	if l.UsesTLS() {
-		tc, err := replicaTLS(cfg.TLSFor(l.Name), certs.clientCertificate(l.Name))
+		tc, err := replicaTLS(cfg.TLSFor(l.Name))
 		if err != nil {
 			return nil, fmt.Errorf("inter.broker.listener.name %s: %w", l.Name, err)
 		}
-		opts = append(opts, kgo.DialTLSConfig(tc))
+		opts = append(opts, kgo.Dialer(dialReplicaTLS(cfg.ReplicaFetch.SocketTimeout, certs.clientConfig(l.Name, tc))))
 	}
 	if l.UsesSASL() {
 		m, err := replicaSASL(cfg.InterBrokerSASL)
@@ -104,7 +106,7 @@ func listenerNamed(ls []config.Listener, name string) (config.Listener, bool) {
 // replicaTLS is the client side of an SSL inter-broker listener: the
 // truststore's CAs (the system's when none is set) verify the leader, and
 // the broker's own certificate answers a leader that asks for one.
-func replicaTLS(c config.TLSConfig, current func() *tls.Certificate) (*tls.Config, error) {
+func replicaTLS(c config.TLSConfig) (*tls.Config, error) {
 	cert, err := loadKeystore(c)
 	if err != nil {
 		return nil, err
@@ -113,13 +115,28 @@ func replicaTLS(c config.TLSConfig, current func() *tls.Certificate) (*tls.Confi
 	if err != nil {
 		return nil, err
 	}
-	out.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
-		if c := current(); c != nil {
-			return c, nil
-		}
-		return &cert, nil // the listener is not served yet: the certificate at start
-	}
+	out.Certificates = []tls.Certificate{cert}
 	return out, nil
+}
+
+// dialReplicaTLS dials each replica connection with the TLS configuration
+// current returns then: the inter-broker listener's keystore and truststore
+// as they are now (listenerTLSSet.clientConfig), so that a certificate or
+// CA renewed at run time reaches replication without a restart. The
+// server name is the dialed host, as franz-go's DialTLSConfig sets it.
+func dialReplicaTLS(timeout time.Duration, current func() *tls.Config) func(ctx context.Context, network, host string) (net.Conn, error) {
+	return func(ctx context.Context, network, host string) (net.Conn, error) {
+		cfg := current().Clone()
+		if cfg.ServerName == "" {
+			name, _, err := net.SplitHostPort(host)
+			if err != nil {
+				name = host
+			}
+			cfg.ServerName = name
+		}
+		d := &tls.Dialer{NetDialer: &net.Dialer{Timeout: timeout}, Config: cfg}
+		return d.DialContext(ctx, network, host)
+	}
 }
 
 // clientTLS is how the broker, as a TLS client, trusts a server: c's

@@ -1,9 +1,13 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"crypto/tls"
 	"net"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/strata-broker/strata/internal/config"
 	"github.com/strata-broker/strata/internal/testpki"
@@ -57,7 +61,7 @@ func TestReplicaTLSEndpointIdentification(t *testing.T) {
 			KeystoreChain: string(pki.ServerCertPEM), KeystoreKey: string(pki.ServerKeyPEM),
 			TruststoreCertificates: string(pki.CAPEM), Protocols: []string{"TLSv1.2", "TLSv1.3"},
 			VerifyHostname: c.verifyHostname,
-		}, func() *tls.Certificate { return nil })
+		})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -72,11 +76,16 @@ func TestReplicaTLSEndpointIdentification(t *testing.T) {
 	}
 }
 
-// TestReplicaTLSPresentsTheCurrentCertificate: the replica clients present
-// the inter-broker listener's certificate as it is now, not as it was at
-// start, once the listener has one.
-func TestReplicaTLSPresentsTheCurrentCertificate(t *testing.T) {
+// TestReplicaTLSDialsWithTheCurrentConfig: each replica connection is
+// dialed with the inter-broker listener's configuration as it is then: the
+// renewed certificate is presented, and a leader whose certificate comes
+// from a CA added to the truststore is trusted.
+func TestReplicaTLSDialsWithTheCurrentConfig(t *testing.T) {
 	pki, err := testpki.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := testpki.New() // the leader's new CA
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,16 +93,15 @@ func TestReplicaTLSPresentsTheCurrentCertificate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	renewed, err := tls.X509KeyPair(renewedPEM, renewedPEM)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{pki.Server}, ClientAuth: tls.RequireAnyClientCert})
+	var leaderCert atomic.Pointer[tls.Certificate]
+	leaderCert.Store(&pki.Server)
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{ClientAuth: tls.RequireAnyClientCert,
+		GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return leaderCert.Load(), nil }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	serials := make(chan string, 2)
+	serials := make(chan string, 4)
 	go func() {
 		for {
 			c, err := ln.Accept()
@@ -109,30 +117,44 @@ func TestReplicaTLSPresentsTheCurrentCertificate(t *testing.T) {
 			c.Close()
 		}
 	}()
-	var current *tls.Certificate
-	cfg, err := replicaTLS(config.TLSConfig{
-		KeystoreChain: string(pki.ServerCertPEM), KeystoreKey: string(pki.ServerKeyPEM),
-		TruststoreCertificates: string(pki.CAPEM), Protocols: []string{"TLSv1.2", "TLSv1.3"},
-	}, func() *tls.Certificate { return current })
-	if err != nil {
-		t.Fatal(err)
+	settings := func(keystore []byte, cas ...[]byte) config.TLSConfig {
+		return config.TLSConfig{KeystoreChain: string(keystore), KeystoreKey: string(keystore),
+			TruststoreCertificates: string(bytes.Join(cas, nil)), Protocols: []string{"TLSv1.2", "TLSv1.3"}, VerifyHostname: true}
 	}
-	cfg.ServerName = "127.0.0.1"
-	presented := func() string {
-		t.Helper()
-		conn, err := tls.Dial("tcp", ln.Addr().String(), cfg)
+	build := func(c config.TLSConfig) *tls.Config {
+		cfg, err := replicaTLS(c)
 		if err != nil {
 			t.Fatal(err)
 		}
-		_ = conn.Handshake()
+		return cfg
+	}
+	current := build(settings(append(append([]byte{}, pki.ServerCertPEM...), pki.ServerKeyPEM...), pki.CAPEM))
+	dial := dialReplicaTLS(5*time.Second, func() *tls.Config { return current })
+	presented := func() (string, error) {
+		t.Helper()
+		conn, err := dial(context.Background(), "tcp", ln.Addr().String())
+		if err != nil {
+			<-serials
+			return "", err
+		}
+		_ = conn.(*tls.Conn).Handshake()
 		conn.Close()
-		return <-serials
+		return <-serials, nil
 	}
-	if got, want := presented(), pki.Server.Leaf.SerialNumber.String(); got != want {
-		t.Fatalf("presented %s before the listener had one, want the start certificate %s", got, want)
+	if got, err := presented(); err != nil || got != pki.Server.Leaf.SerialNumber.String() {
+		t.Fatalf("presented %s (%v), want the start certificate", got, err)
 	}
-	current = &renewed
-	if got, want := presented(), renewed.Leaf.SerialNumber.String(); got != want {
-		t.Fatalf("presented %s, want the listener's current %s", got, want)
+	current = build(settings(renewedPEM, pki.CAPEM))
+	renewed, _ := tls.X509KeyPair(renewedPEM, renewedPEM)
+	if got, err := presented(); err != nil || got != renewed.Leaf.SerialNumber.String() {
+		t.Fatalf("presented %s (%v), want the renewed certificate %s", got, err, renewed.Leaf.SerialNumber)
+	}
+	leaderCert.Store(&other.Server) // the leader moved to its new CA
+	if _, err := presented(); err == nil {
+		t.Fatal("a leader certificate from a CA not in the truststore was accepted")
+	}
+	current = build(settings(renewedPEM, pki.CAPEM, other.CAPEM))
+	if _, err := presented(); err != nil {
+		t.Fatalf("a leader certificate from a CA added to the truststore: %v", err)
 	}
 }

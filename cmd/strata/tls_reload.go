@@ -54,6 +54,9 @@ type loadedTLS struct {
 	settings config.TLSConfig
 	sums     [2][sha256.Size]byte // keystore, truststore file; zero when inline or unset
 	config   *tls.Config
+	// client is how this broker connects to the others over the listener
+	// (replicaTLS); built for the inter-broker listener only.
+	client *tls.Config
 }
 
 func newListenerTLSSet(logger *slog.Logger) *listenerTLSSet {
@@ -67,15 +70,15 @@ func newListenerTLSSet(logger *slog.Logger) *listenerTLSSet {
 // configuration the listener's server uses, which looks up the current one
 // at each handshake.
 func (s *listenerTLSSet) add(name string, interBroker bool, t, static config.TLSConfig) (*tls.Config, error) {
-	loaded, err := loadListenerTLS(t)
+	l := &listenerTLS{name: name, interBroker: interBroker}
+	loaded, err := l.load(t)
 	if err != nil && !reflect.DeepEqual(t, static) {
 		s.logger.Error("the listener's dynamic keystore or truststore cannot be used; it starts with its static ones", "listener", name, "err", err)
-		loaded, err = loadListenerTLS(static)
+		loaded, err = l.load(static)
 	}
 	if err != nil {
 		return nil, err
 	}
-	l := &listenerTLS{name: name, interBroker: interBroker}
 	if !reflect.DeepEqual(loaded.settings, t) {
 		l.refused = &loadedTLS{settings: t, sums: sumTLSFiles(t)}
 	}
@@ -88,21 +91,21 @@ func (s *listenerTLSSet) add(name string, interBroker bool, t, static config.TLS
 	}}, nil
 }
 
-// clientCertificate returns what the current certificate of listener is
-// (nil before the listener is added, or when s is nil): what the broker
-// presents when it connects to another over that listener.
-func (s *listenerTLSSet) clientCertificate(listener string) func() *tls.Certificate {
-	return func() *tls.Certificate {
+// clientConfig returns what the broker connects to another with over
+// the inter-broker listener, as that listener's keystore and truststore
+// are now; start until the listener is added (and when s is nil).
+func (s *listenerTLSSet) clientConfig(listener string, start *tls.Config) func() *tls.Config {
+	return func() *tls.Config {
 		if s == nil {
-			return nil
+			return start
 		}
 		s.mu.Lock()
 		l := s.listeners[listener]
 		s.mu.Unlock()
-		if l == nil {
-			return nil
+		if l == nil || l.cur.Load().client == nil {
+			return start
 		}
-		return &l.cur.Load().config.Certificates[0]
+		return l.cur.Load().client
 	}
 }
 
@@ -205,7 +208,7 @@ func (l *listenerTLS) next(t config.TLSConfig) (*loadedTLS, error) {
 	if _, err := loadKeystore(t); err != nil {
 		return nil, keystoreErr(err)
 	}
-	next, err := loadListenerTLS(t)
+	next, err := l.load(t)
 	if err != nil { // the keystore loaded: the truststore did not
 		return nil, &config.Error{Key: listenerSSLKey(l.name, "truststore"), Value: t.TruststoreLocation, Msg: err.Error()}
 	}
@@ -238,6 +241,19 @@ func chainsToTruststore(cert tls.Certificate, t config.TLSConfig) error {
 		return fmt.Errorf("holds a certificate the other brokers would refuse: it does not chain to the inter-broker listener's truststore (%v)", err)
 	}
 	return nil
+}
+
+// load is loadListenerTLS, with the client configuration of the
+// inter-broker listener.
+func (l *listenerTLS) load(t config.TLSConfig) (*loadedTLS, error) {
+	loaded, err := loadListenerTLS(t)
+	if err != nil || !l.interBroker {
+		return loaded, err
+	}
+	if loaded.client, err = replicaTLS(t); err != nil {
+		return nil, err
+	}
+	return loaded, nil
 }
 
 // loadListenerTLS builds the configuration of t and notes its files' sums.

@@ -246,6 +246,23 @@ func TestListenerTLSInterBrokerChainsToTruststore(t *testing.T) {
 	if _, err := l.next(renewed); err != nil {
 		t.Fatalf("a renewal from the trusted CA: %v", err)
 	}
+	start := &tls.Config{}
+	client := f.set.clientConfig("INTERNAL", start)
+	if c := client(); c == start || c.RootCAs == nil || len(c.Certificates) != 1 {
+		t.Fatalf("client config %+v: want the listener's, with its truststore and certificate", c)
+	}
+	f.set.apply(func(name string) config.TLSConfig {
+		if name == "INTERNAL" {
+			return renewed
+		}
+		return f.settings
+	})
+	if got, want := client().Certificates[0].Leaf.SerialNumber, l.cur.Load().config.Certificates[0].Leaf.SerialNumber; got.Cmp(want) != 0 {
+		t.Fatalf("replica clients present %v after the renewal, the listener serves %v", got, want)
+	}
+	if f.set.clientConfig("SSL", start)() != start {
+		t.Fatal("a client config built for a listener that is not the inter-broker one")
+	}
 	other, err := testpki.New() // another CA, same subject
 	if err != nil {
 		t.Fatal(err)
