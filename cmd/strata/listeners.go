@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -71,15 +72,15 @@ func advertisedAddresses(cfg *config.Broker, ls []boundListener) (map[string]api
 }
 
 // security is what a listener's protocol asks of its server: TLS for SSL
-// and SASL_SSL, SASL for SASL_PLAINTEXT and SASL_SSL.
-func security(cfg *config.Broker, l config.Listener, meta *metadata.Store, tokens sasl.TokenValidator) (*tls.Config, *sasl.Config, error) {
+// and SASL_SSL, from tlsFor, and SASL for SASL_PLAINTEXT and SASL_SSL.
+func security(cfg *config.Broker, l config.Listener, meta *metadata.Store, tokens sasl.TokenValidator, tlsFor func(config.Listener) (*tls.Config, error)) (*tls.Config, *sasl.Config, error) {
 	var (
 		tc  *tls.Config
 		sc  *sasl.Config
 		err error
 	)
 	if l.UsesTLS() {
-		if tc, err = tlsConfig(cfg.TLSFor(l.Name)); err != nil {
+		if tc, err = tlsFor(l); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -147,15 +148,25 @@ func shutdownServers(ctx context.Context, servers []*server.Server) error {
 
 // checkSecurity loads what the TLS listeners need before anything starts,
 // so that a missing or unusable keystore is one clear line at startup.
+// A broker with metadata on disk may have replaced a listener's keystore
+// at run time (a dynamic config, kept there) and the operator removed the
+// static file: its listeners are checked as they start instead, dynamic
+// keystore first (listenerTLSSet.add).
 func checkSecurity(cfg *config.Broker) error {
 	for _, l := range cfg.Listeners {
 		if l.UsesTLS() {
-			if _, err := tlsConfig(cfg.TLSFor(l.Name)); err != nil {
+			if _, err := tlsConfig(cfg.TLSFor(l.Name)); err != nil && !hasEntries(cfg.MetadataDir) {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// hasEntries reports whether dir exists and holds anything.
+func hasEntries(dir string) bool {
+	entries, err := os.ReadDir(dir)
+	return err == nil && len(entries) > 0
 }
 
 // sessionLifetime is connections.max.reauth.ms for a SASL listener, 0 for

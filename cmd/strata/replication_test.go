@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -180,7 +181,7 @@ func startReplicaNode(t *testing.T, spec replicaSpec) *replicaNode {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tc, sc, err := security(cfg, l, meta, nil)
+	tc, sc, err := security(cfg, l, meta, nil, func(l config.Listener) (*tls.Config, error) { return tlsConfig(cfg.TLSFor(l.Name)) })
 	if err != nil {
 		t.Fatal(err)
 	}

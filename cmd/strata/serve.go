@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -355,13 +356,15 @@ func (n *node) serveListeners(cfg *config.Broker, ls []boundListener, addrs map[
 		return nil, err
 	}
 	n.tokenSweep = sweepExpiredTokens(cfg, n.meta, logger)
+	// A TLS listener starts with its keystore as this broker's dynamic
+	// configs have it, its static one only when that fails to load.
 	cluster, own := n.meta.Image().DynamicConfigsOf(cfg.NodeID)
 	dynamic := cfg.WithDynamic(config.Dynamic{Default: cluster, Node: own})
+	tlsFor := func(l config.Listener) (*tls.Config, error) {
+		return n.listenerTLS.add(l.Name, l.Name == cfg.InterBrokerListener, dynamic.TLSFor(l.Name), cfg.TLSFor(l.Name))
+	}
 	for i, l := range ls {
-		tc, sc, err := security(cfg, l.cfg, n.meta, n.tokens.forListener(l.cfg.Name))
-		if err == nil && tc != nil {
-			tc, err = n.listenerTLS.add(l.cfg.Name, l.cfg.Name == cfg.InterBrokerListener, dynamic.TLSFor(l.cfg.Name), cfg.TLSFor(l.cfg.Name))
-		}
+		tc, sc, err := security(cfg, l.cfg, n.meta, n.tokens.forListener(l.cfg.Name), tlsFor)
 		if err != nil {
 			closeAll(ls[i:])
 			return nil, err

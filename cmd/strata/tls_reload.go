@@ -215,8 +215,8 @@ func (l *listenerTLS) next(t config.TLSConfig) (*loadedTLS, error) {
 	if err := compatibleCertificates(cur.config.Certificates[0].Leaf, next.config.Certificates[0].Leaf, t.AllowDNChanges, t.AllowSANChanges); err != nil {
 		return nil, keystoreErr(err)
 	}
-	if l.interBroker && (t.TruststoreLocation != "" || t.TruststoreCertificates != "") {
-		if err := chainsToTruststore(next.config.Certificates[0], t); err != nil {
+	if l.interBroker && next.client.RootCAs != nil { // a truststore is set
+		if err := chainsToTruststore(next.config.Certificates[0], next.client.RootCAs); err != nil {
 			return nil, keystoreErr(err)
 		}
 	}
@@ -224,13 +224,9 @@ func (l *listenerTLS) next(t config.TLSConfig) (*loadedTLS, error) {
 }
 
 // chainsToTruststore checks that cert, the inter-broker listener's new
-// certificate, chains to the listener's truststore, which the other
+// certificate, chains to roots, the listener's truststore, which the other
 // brokers verify it against (Kafka validates such an update the same way).
-func chainsToTruststore(cert tls.Certificate, t config.TLSConfig) error {
-	roots, err := loadTruststore(t)
-	if err != nil {
-		return err
-	}
+func chainsToTruststore(cert tls.Certificate, roots *x509.CertPool) error {
 	intermediates := x509.NewCertPool()
 	for _, der := range cert.Certificate[1:] {
 		if c, err := x509.ParseCertificate(der); err == nil {

@@ -171,6 +171,11 @@ func TestListenerTLSStartsOnStaticWhenDynamicFails(t *testing.T) {
 	if _, err := f.set.add("SSL3", false, missing, missing); err == nil {
 		t.Fatal("a listener started without a usable keystore")
 	}
+	// A static keystore deleted after a renewal does not keep the
+	// listener from starting on the dynamic one.
+	if _, err := f.set.add("SSL4", false, f.settings, missing); err != nil {
+		t.Fatalf("a listener with a usable dynamic keystore and a deleted static one: %v", err)
+	}
 	// Other dynamic changes are not refused for the keystore that already
 	// failed; a change to another bad one is.
 	only := func(name string, s config.TLSConfig) func(string) config.TLSConfig {

@@ -1,6 +1,8 @@
 package log
 
 import (
+	"time"
+
 	"github.com/strata-broker/strata/internal/base"
 	"github.com/strata-broker/strata/internal/vfs"
 )
@@ -72,7 +74,10 @@ func (l *Log) leadSyncRound() error {
 	p := l.planSyncLocked()
 	l.mu.Unlock()
 
-	started := l.clock.Now()
+	var started time.Time
+	if l.onSync != nil {
+		started = l.clock.Now()
+	}
 	err := p.execute(l.fs, l.dir)
 	if err == nil && l.onSync != nil {
 		l.onSync(l.clock.Now().Sub(started))
