@@ -24,7 +24,9 @@ import (
 // and closes it, releasing the member's records, and fetches nothing.
 // MaxRecords and MaxBytes are budgets of the whole request (either 0:
 // acknowledgements only, nothing is fetched); the first partition with
-// records may exceed MaxBytes by its first batch. With
+// records may exceed MaxBytes by its first batch. In the batch-optimized
+// mode a partition's acquired records are listed in pieces cut at log
+// batches once BatchSize offsets are reached (share.CutAtBatches). With
 // nothing to acquire the fetch waits up to MaxWaitMs for new records, or
 // for records given back. At share.version 0 it, and every share group
 // API, answers UNSUPPORTED_VERSION (features.go).
@@ -296,6 +298,9 @@ func (f *shareFetch) acquireOne(ctx context.Context, t shareTarget, recordsLeft 
 	}
 	if len(acquired) == 0 {
 		return 0, 0, 0
+	}
+	if share.AcquireMode(f.r.ShareAcquireMode) == share.BatchOptimized {
+		acquired = share.CutAtBatches(acquired, read.read.Batches, int64(f.r.BatchSize))
 	}
 	e := f.out.entry(t.key)
 	e.Records = trimToAcquired(read.records, acquired)

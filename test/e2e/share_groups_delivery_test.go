@@ -213,6 +213,9 @@ type rawShareMember struct {
 	group   string
 	id      string
 	topicID [16]byte
+	// batchSize is the fetches' BatchSize; 0 sends their MaxRecords, as
+	// franz-go does.
+	batchSize int32
 }
 
 func newRawShareMember(t *testing.T, addr, group, id string, topicID [16]byte) *rawShareMember {
@@ -247,6 +250,9 @@ func (m *rawShareMember) fetch(epoch, maxRecords int32, maxWait time.Duration, a
 	req.MaxWaitMillis = int32(maxWait.Milliseconds())
 	req.MinBytes, req.MaxBytes = 1, 1<<20
 	req.MaxRecords, req.BatchSize = maxRecords, maxRecords
+	if m.batchSize > 0 {
+		req.BatchSize = m.batchSize
+	}
 	rt := kmsg.NewShareFetchRequestTopic()
 	rt.TopicID = m.topicID
 	rp := kmsg.NewShareFetchRequestTopicPartition()
@@ -685,5 +691,54 @@ func TestShareFetchAcknowledgeOnly(t *testing.T) {
 	second.join(topic)
 	if got := second.open(n, 5*time.Second); len(got) != n-4 {
 		t.Fatalf("second acquired %v; want the %d records the first did not take", got, n-4)
+	}
+}
+
+// TestShareFetchBatchSize: in the batch-optimized mode a ShareFetch's
+// acquired records come in pieces cut at log batches once BatchSize
+// offsets are reached, as Kafka lists them; a redelivery is cut alike.
+func TestShareFetchBatchSize(t *testing.T) {
+	t.Parallel()
+	b := startBroker(t, t.TempDir())
+	const topic, group, n = "batch-size", "batch-size", 10
+	adm := newAdmin(t, b.Addr)
+	createTopic(t, adm, topic, 1, nil)
+	shareEarliest(t, b.Addr, group)
+	prod := newClient(t, b.Addr)
+	for range n {
+		produceN(t, prod, topic, 1) // one record per log batch
+	}
+	m := newRawShareMember(t, b.Addr, group, "member", topicIDOf(t, adm, topic))
+	m.batchSize = 3
+	m.join(topic)
+	want := [][3]int64{{0, 2, 1}, {3, 5, 1}, {6, 8, 1}, {9, 9, 1}}
+	resp := m.fetch(0, 100, 5*time.Second)
+	requireAcquiredPieces(t, "the first delivery", resp, want)
+
+	resp = m.fetch(1, 0, 0, shareFetchAck(0, n-1, kgo.AckRelease))
+	requireCode(t, "releasing them", resp.ErrorCode, nil)
+	for i := range want {
+		want[i][2] = 2
+	}
+	resp = m.fetch(2, 100, 5*time.Second)
+	requireAcquiredPieces(t, "the redelivery", resp, want)
+}
+
+// requireAcquiredPieces checks the AcquiredRecords of partition 0 in
+// resp: first offset, last offset and delivery count of each.
+func requireAcquiredPieces(t *testing.T, what string, resp *kmsg.ShareFetchResponse, want [][3]int64) {
+	t.Helper()
+	requireCode(t, what, resp.ErrorCode, nil)
+	var got [][3]int64
+	for _, rt := range resp.Topics {
+		for _, p := range rt.Partitions {
+			requireCode(t, what, p.ErrorCode, nil)
+			for _, a := range p.AcquiredRecords {
+				got = append(got, [3]int64{a.FirstOffset, a.LastOffset, int64(a.DeliveryCount)})
+			}
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("%s acquired %v; want %v (first, last, deliveries)", what, got, want)
 	}
 }
