@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"cmp"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -44,8 +46,9 @@ func tlsConfig(c config.TLSConfig) (*tls.Config, error) {
 }
 
 // loadKeystore reads the broker's certificate chain and private key: from
-// ssl.keystore.location (one PEM file holding both), or inline from
-// ssl.keystore.certificate.chain and ssl.keystore.key.
+// ssl.keystore.location (one PEM file holding both, or a PKCS12 or JKS
+// keystore), or inline from ssl.keystore.certificate.chain and
+// ssl.keystore.key.
 func loadKeystore(c config.TLSConfig) (tls.Certificate, error) {
 	if c.KeystoreLocation == "" {
 		cert, err := tls.X509KeyPair(normalizePEM(c.KeystoreChain), normalizePEM(c.KeystoreKey))
@@ -56,13 +59,38 @@ func loadKeystore(c config.TLSConfig) (tls.Certificate, error) {
 	}
 	data, err := os.ReadFile(c.KeystoreLocation)
 	if err != nil {
-		return tls.Certificate{}, fmt.Errorf("ssl.keystore.location %s cannot be read (%v); point it at a PEM file with the certificate chain and private key", c.KeystoreLocation, unwrapPath(err))
+		return tls.Certificate{}, fmt.Errorf("ssl.keystore.location %s cannot be read (%v); point it at a %s keystore with the certificate chain and private key",
+			c.KeystoreLocation, unwrapPath(err), cmp.Or(c.KeystoreType, config.StorePEM))
+	}
+	if !isPEM(c.KeystoreType) {
+		cert, err := decodeKeystore(c.KeystoreType, data, c.KeystorePassword, c.KeyPassword)
+		if err != nil {
+			return tls.Certificate{}, fmt.Errorf("ssl.keystore.location %s (ssl.keystore.type %s) %v", c.KeystoreLocation, c.KeystoreType, err)
+		}
+		return cert, nil
 	}
 	cert, err := tls.X509KeyPair(data, data)
 	if err != nil {
-		return tls.Certificate{}, fmt.Errorf("ssl.keystore.location %s does not hold a PEM certificate chain and an unencrypted private key (%v)", c.KeystoreLocation, err)
+		return tls.Certificate{}, fmt.Errorf("ssl.keystore.location %s does not hold a PEM certificate chain and an unencrypted private key (%v)%s",
+			c.KeystoreLocation, err, storeTypeHint("keystore", data))
 	}
 	return cert, nil
+}
+
+// isPEM reports whether a store type is PEM, the default (a TLSConfig made
+// without a type has PEM stores).
+func isPEM(typ string) bool { return typ == "" || typ == config.StorePEM }
+
+// storeTypeHint tells, after a PEM store failed to load, when the file is
+// a JKS or PKCS12 store (Kafka's default type is JKS, Strata's PEM).
+func storeTypeHint(store string, data []byte) string {
+	switch {
+	case bytes.HasPrefix(data, []byte{0xfe, 0xed, 0xfe, 0xed}):
+		return fmt.Sprintf("; it is a JKS store: set ssl.%s.type=JKS and its password", store)
+	case len(data) > 0 && data[0] == 0x30 && !bytes.Contains(data, []byte("-----BEGIN")):
+		return fmt.Sprintf("; it looks like a PKCS12 store: set ssl.%s.type=PKCS12 and its password", store)
+	}
+	return ""
 }
 
 // loadTruststore reads the CA certificates that client certificates must
@@ -73,12 +101,23 @@ func loadTruststore(c config.TLSConfig) (*x509.CertPool, error) {
 		name = "ssl.truststore.location " + c.TruststoreLocation
 		var err error
 		if data, err = os.ReadFile(c.TruststoreLocation); err != nil {
-			return nil, fmt.Errorf("%s cannot be read (%v); point it at a PEM file of CA certificates", name, unwrapPath(err))
+			return nil, fmt.Errorf("%s cannot be read (%v); point it at a %s truststore of CA certificates", name, unwrapPath(err), cmp.Or(c.TruststoreType, config.StorePEM))
 		}
 	}
 	pool := x509.NewCertPool()
+	if c.TruststoreLocation != "" && !isPEM(c.TruststoreType) {
+		certs, err := decodeTruststore(c.TruststoreType, data, c.TruststorePassword)
+		if err != nil {
+			return nil, fmt.Errorf("%s (ssl.truststore.type %s) %v", name, c.TruststoreType, err)
+		}
+		for _, cert := range certs {
+			pool.AddCert(cert)
+		}
+		return pool, nil
+	}
 	if !pool.AppendCertsFromPEM(data) {
-		return nil, fmt.Errorf("%s holds no PEM certificate; ssl.client.auth=%s needs the CA certificates that client certificates chain to", name, c.ClientAuth)
+		return nil, fmt.Errorf("%s holds no PEM certificate; ssl.client.auth=%s needs the CA certificates that client certificates chain to%s",
+			name, c.ClientAuth, storeTypeHint("truststore", data))
 	}
 	return pool, nil
 }

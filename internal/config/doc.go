@@ -141,11 +141,11 @@
 //
 // On security Strata differs from Kafka in:
 //   - ssl.keystore.type and ssl.truststore.type default to PEM (Kafka: JKS)
-//     and PEM is the only type: Go reads PEM; the error for JKS or PKCS12
-//     says how to convert.
-//   - Encrypted private keys are not supported, so ssl.key.password,
-//     ssl.keystore.password and ssl.truststore.password are refused with how
-//     to decrypt the key.
+//     and take PEM, PKCS12 or JKS (not JCEKS or BCFKS). A PKCS12 or JKS
+//     keystore needs ssl.keystore.password and holds one private key; a JKS
+//     truststore needs ssl.truststore.password (Kafka reads it unchecked
+//     without one). A PEM key must be unencrypted, so ssl.key.password,
+//     like the store passwords, is refused with type PEM.
 //   - ssl.enabled.protocols allows TLSv1.2 and TLSv1.3 only; ssl.protocol
 //     is accepted and unused; ssl.cipher.suites takes crypto/tls's secure
 //     suites (TLS 1.3's are not configurable in Go).

@@ -197,7 +197,7 @@ func TestJAASEnv(t *testing.T) {
 	}
 
 	// Unknown per-listener variables are refused, without their values.
-	for _, name := range []string{"STRATA_LISTENER_NAME_SASL_SSL_GSSAPI_SASL_JAAS_CONFIG", "STRATA_LISTENER_NAME_SASL_SSL_SSL_KEY_PASSWORD"} {
+	for _, name := range []string{"STRATA_LISTENER_NAME_SASL_SSL_GSSAPI_SASL_JAAS_CONFIG", "STRATA_LISTENER_NAME_SASL_SSL_SSL_KEY_PASSWD"} {
 		_, err := LoadBroker("", []string{name + "=" + plainJAAS}, nil)
 		checkLoadErr(t, err, name, "STRATA_LISTENER_NAME_<LISTENER>_<MECH>_SASL_JAAS_CONFIG", "PLAIN, SCRAM_SHA_256, SCRAM_SHA_512")
 		if strings.Contains(err.Error(), "secret") {

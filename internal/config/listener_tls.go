@@ -14,7 +14,8 @@ const listenerSSLKeyForm = jaasKeyPrefix + "<listener>.ssl.<key>"
 // listenerSSLKeys are the broker-wide keys a listener may override.
 var listenerSSLKeys = []string{
 	"ssl.keystore.type", "ssl.keystore.location", "ssl.keystore.certificate.chain", "ssl.keystore.key",
-	"ssl.truststore.type", "ssl.truststore.location", "ssl.truststore.certificates",
+	"ssl.keystore.password", "ssl.key.password",
+	"ssl.truststore.type", "ssl.truststore.location", "ssl.truststore.certificates", "ssl.truststore.password",
 	"ssl.client.auth", "ssl.enabled.protocols", "ssl.cipher.suites", principalRulesKey, endpointIdentificationKey,
 }
 
@@ -41,6 +42,13 @@ const endpointIdentificationKey = "ssl.endpoint.identification.algorithm"
 var (
 	keystoreKeys   = []string{"ssl.keystore.location", "ssl.keystore.certificate.chain", "ssl.keystore.key"}
 	truststoreKeys = []string{"ssl.truststore.location", "ssl.truststore.certificates"}
+)
+
+// The type and passwords of a store fall back to the broker-wide value key
+// by key (TLSFor).
+var (
+	keystoreFallbackKeys   = []string{"ssl.keystore.type", "ssl.keystore.password", "ssl.key.password"}
+	truststoreFallbackKeys = []string{"ssl.truststore.type", "ssl.truststore.password"}
 )
 
 // listenerSSLKey is a parsed listener-prefixed TLS key: the listener as the
@@ -165,6 +173,18 @@ func (b *Broker) TLSFor(listener string) TLSConfig {
 	if o.anyOf(truststoreKeys) {
 		t.TruststoreLocation, t.TruststoreCertificates = o.str("ssl.truststore.location"), o.str("ssl.truststore.certificates")
 	}
+	// The store types and passwords fall back key by key, as in Kafka: a
+	// listener may name its own keystore file and keep the broker-wide
+	// type and password.
+	for key, field := range map[string]*string{
+		keystoreFallbackKeys[0]: &t.KeystoreType, keystoreFallbackKeys[1]: &t.KeystorePassword, keystoreFallbackKeys[2]: &t.KeyPassword,
+		truststoreFallbackKeys[0]: &t.TruststoreType, truststoreFallbackKeys[1]: &t.TruststorePassword,
+	} {
+		if v, ok := o.get(key); ok {
+			*field = v
+		}
+	}
+	t.KeystoreType, t.TruststoreType = strings.ToUpper(t.KeystoreType), strings.ToUpper(t.TruststoreType)
 	if v, ok := o.get("ssl.client.auth"); ok {
 		t.ClientAuth = v
 	} else if l.Protocol != ProtocolSSL {
@@ -298,27 +318,20 @@ func (b *Broker) checkTLSOf(l Listener) error {
 		}
 		return k
 	}
-	ownKeystore, ownTruststore := o.anyOf(keystoreKeys), o.anyOf(truststoreKeys)
+	// A listener that sets anything of a store (its file or inline PEM, its
+	// type or password) is where a disagreement in it is fixed.
+	ownKeystore := o.anyOf(keystoreKeys) || o.anyOf(keystoreFallbackKeys)
+	ownTruststore := o.anyOf(truststoreKeys) || o.anyOf(truststoreFallbackKeys)
 	ks := func(k string) string { return name(k, ownKeystore) }
 	ts := func(k string) string { return name(k, ownTruststore) }
+	if err := storeError(t, ks, ts); err != nil {
+		return err
+	}
 	switch {
-	case t.KeystoreLocation != "" && (t.KeystoreChain != "" || t.KeystoreKey != ""):
-		return &Error{Key: ks("ssl.keystore.location"), Value: t.KeystoreLocation,
-			Msg: fmt.Sprintf("is set together with %s or %s; set the file or the inline PEM, not both",
-				ks("ssl.keystore.certificate.chain"), ks("ssl.keystore.key"))}
-	case t.KeystoreChain != "" && t.KeystoreKey == "":
-		return &Error{Key: ks("ssl.keystore.certificate.chain"), Value: hiddenValue,
-			Msg: fmt.Sprintf("is set but %s is not; set both, or %s instead", ks("ssl.keystore.key"), ks("ssl.keystore.location"))}
-	case t.KeystoreKey != "" && t.KeystoreChain == "":
-		return &Error{Key: ks("ssl.keystore.key"), Value: hiddenValue,
-			Msg: fmt.Sprintf("is set but %s is not; set both, or %s instead", ks("ssl.keystore.certificate.chain"), ks("ssl.keystore.location"))}
 	case t.KeystoreLocation == "" && t.KeystoreChain == "":
 		return &Error{Key: "ssl.keystore.location", Value: "",
 			Msg: fmt.Sprintf("must be set for listener %s (%s), or ssl.keystore.certificate.chain and ssl.keystore.key, or the listener's own %s",
 				l.Name, l.Protocol, o.key("ssl.keystore.location"))}
-	case t.TruststoreLocation != "" && t.TruststoreCertificates != "":
-		return &Error{Key: ts("ssl.truststore.location"), Value: t.TruststoreLocation,
-			Msg: fmt.Sprintf("is set together with %s; set the file or the inline PEM, not both", ts("ssl.truststore.certificates"))}
 	case t.ClientAuth != "none" && t.TruststoreLocation == "" && t.TruststoreCertificates == "":
 		_, own := o.get("ssl.client.auth")
 		return &Error{Key: name("ssl.client.auth", own), Value: t.ClientAuth,

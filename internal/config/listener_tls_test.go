@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"reflect"
 	"slices"
 	"strings"
@@ -31,7 +32,7 @@ func TestListenerSSLKeys(t *testing.T) {
 	}
 	// Values are validated as the broker-wide key's.
 	for key, want := range map[string]string{
-		"listener.name.ssl.ssl.keystore.type":              "Strata reads no JKS keystore",
+		"listener.name.ssl.ssl.keystore.type":              "must be one of PEM, PKCS12, JKS",
 		"listener.name.ssl.ssl.client.auth":                "required",
 		"listener.name.ssl.ssl.enabled.protocols":          "TLSv1.1 is refused",
 		"listener.name.ssl.ssl.keystore.key":               "encrypted PEM keys are not supported",
@@ -41,7 +42,7 @@ func TestListenerSSLKeys(t *testing.T) {
 		"listener.name.ssl.ssl.cipher.suites":              "is not one",
 		"listener.name.ssl.ssl.truststore.location":        "",
 	} {
-		v := map[string]string{"ssl.keystore.type": "JKS", "ssl.client.auth": "always", "ssl.enabled.protocols": "TLSv1.1",
+		v := map[string]string{"ssl.keystore.type": "JCEKS", "ssl.client.auth": "always", "ssl.enabled.protocols": "TLSv1.1",
 			"ssl.keystore.key": "-----BEGIN ENCRYPTED PRIVATE KEY-----fake", "ssl.principal.mapping.rules": "RULE:fake",
 			"ssl.truststore.certificates": "fake", "ssl.keystore.certificate.chain": "fake", "ssl.cipher.suites": "FAKE_SUITE",
 			"ssl.truststore.location": ""}[strings.TrimPrefix(key, "listener.name.ssl.")]
@@ -157,11 +158,27 @@ func TestTLSFor(t *testing.T) {
 				"SSL":      {KeystoreChain: cert, KeystoreKey: key, ClientAuth: "none", Protocols: tls12, VerifyHostname: true},
 				"SASL_SSL": {KeystoreLocation: "/s.pem", ClientAuth: "none", Protocols: tls12, VerifyHostname: true},
 			}},
+		{"store types and passwords fall back key by key", withKeys(listeners,
+			"ssl.keystore.type", "pkcs12", "ssl.keystore.location", "/ks.p12", "ssl.keystore.password", "ks-pass",
+			"ssl.truststore.type", "JKS", "ssl.truststore.location", "/ts.jks", "ssl.truststore.password", "ts-pass",
+			"listener.name.internal.ssl.keystore.location", "/internal.jks", "listener.name.internal.ssl.keystore.type", "jks",
+			"listener.name.internal.ssl.key.password", "key-pass",
+			"listener.name.sasl_ssl.ssl.truststore.type", "PEM", "listener.name.sasl_ssl.ssl.truststore.location", "/ca.pem",
+			"listener.name.sasl_ssl.ssl.truststore.password", ""),
+			map[string]TLSConfig{
+				"SSL": {KeystoreType: StorePKCS12, KeystoreLocation: "/ks.p12", KeystorePassword: "ks-pass",
+					TruststoreType: StoreJKS, TruststoreLocation: "/ts.jks", TruststorePassword: "ts-pass", ClientAuth: "none", Protocols: tls12, VerifyHostname: true},
+				"INTERNAL": {KeystoreType: StoreJKS, KeystoreLocation: "/internal.jks", KeystorePassword: "ks-pass", KeyPassword: "key-pass",
+					TruststoreType: StoreJKS, TruststoreLocation: "/ts.jks", TruststorePassword: "ts-pass", ClientAuth: "none", Protocols: tls12, VerifyHostname: true},
+				"SASL_SSL": {KeystoreType: StorePKCS12, KeystoreLocation: "/ks.p12", KeystorePassword: "ks-pass",
+					TruststoreType: StorePEM, TruststoreLocation: "/ca.pem", ClientAuth: "none", Protocols: tls12, VerifyHostname: true},
+			}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			b := mustLoad(t, "", nil, tt.flags)
 			for l, want := range tt.want {
+				want.KeystoreType, want.TruststoreType = cmp.Or(want.KeystoreType, StorePEM), cmp.Or(want.TruststoreType, StorePEM)
 				if got := b.TLSFor(l); !reflect.DeepEqual(got, want) {
 					t.Errorf("TLSFor(%s) = %+v, want %+v", l, got, want)
 				}

@@ -81,10 +81,7 @@ func LoadBroker(file string, env []string, flags map[string]string) (*Broker, er
 // refusedBroker are Kafka broker keys that Strata leaves out on purpose, with
 // the reason its error gives.
 var refusedBroker = map[string]string{
-	"ssl.key.password":        decryptKey,
-	"ssl.keystore.password":   decryptKey,
-	"ssl.truststore.password": decryptKey,
-	"sasl.jaas.config":        "a broker takes " + jaasKeyForm + ", e.g. listener.name.sasl_ssl.plain.sasl.jaas.config",
+	"sasl.jaas.config": "a broker takes " + jaasKeyForm + ", e.g. listener.name.sasl_ssl.plain.sasl.jaas.config",
 }
 
 // envToRefused maps the environment variables of refusedBroker's keys to them.

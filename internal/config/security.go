@@ -40,17 +40,17 @@ var (
 	tlsProtocolNames = []string{"TLSv1.2", "TLSv1.3"}
 )
 
-// How to turn Kafka's JKS and PKCS12 stores into PEM, for the errors of
-// ssl.keystore.type and ssl.truststore.type.
+// The keystore and truststore types of ssl.keystore.type and
+// ssl.truststore.type, as TLSConfig has them (upper case).
 const (
-	convertKeystore = "convert it to PEM, e.g. `openssl pkcs12 -in ks.p12 -nodes -out ks.pem` " +
-		"(a JKS keystore first with `keytool -importkeystore -srckeystore ks.jks -destkeystore ks.p12 -deststoretype PKCS12`), " +
-		"and set ssl.keystore.location=ks.pem"
-	convertTruststore = "convert it to PEM, e.g. `openssl pkcs12 -in ts.p12 -nokeys -out ca.pem` " +
-		"(from JKS: `keytool -exportcert -rfc -keystore ts.jks -alias <alias> -file ca.pem`), " +
-		"and set ssl.truststore.location=ca.pem"
-	decryptKey = "encrypted PEM keys are not supported; decrypt the key (openssl pkey -in key.pem -out plain.pem)"
+	StorePEM    = "PEM"
+	StorePKCS12 = "PKCS12"
+	StoreJKS    = "JKS"
 )
+
+var storeTypeNames = []string{StorePEM, StorePKCS12, StoreJKS}
+
+const decryptKey = "encrypted PEM keys are not supported; decrypt the key (openssl pkey -in key.pem -out plain.pem), or use a PKCS12 or JKS keystore with ssl.keystore.password"
 
 // UsesTLS reports whether the listener's connections are TLS (SSL, SASL_SSL).
 func (l Listener) UsesTLS() bool {
@@ -89,10 +89,15 @@ func (b *Broker) Advertised(name string) (Listener, bool) {
 // TLS; at most one of TruststoreLocation and TruststoreCertificates is set,
 // and one is when ClientAuth is not "none".
 type TLSConfig struct {
-	KeystoreLocation       string // ssl.keystore.location: PEM chain and unencrypted key
+	KeystoreType           string // ssl.keystore.type: StorePEM, StorePKCS12 or StoreJKS
+	KeystoreLocation       string // ssl.keystore.location: a file of KeystoreType
+	KeystorePassword       string // ssl.keystore.password: PKCS12 and JKS only
+	KeyPassword            string // ssl.key.password: PKCS12 and JKS only; empty means KeystorePassword
 	KeystoreChain          string // ssl.keystore.certificate.chain: inline PEM
 	KeystoreKey            string // ssl.keystore.key: inline PEM, unencrypted
-	TruststoreLocation     string // ssl.truststore.location: PEM CA certificates
+	TruststoreType         string // ssl.truststore.type: StorePEM, StorePKCS12 or StoreJKS
+	TruststoreLocation     string // ssl.truststore.location: a file of TruststoreType
+	TruststorePassword     string // ssl.truststore.password: PKCS12 and JKS only
 	TruststoreCertificates string // ssl.truststore.certificates: inline PEM
 	// ClientAuth is ssl.client.auth: required, requested or none. In
 	// Broker.TLS it is the broker-wide value, which applies to SSL
@@ -174,18 +179,14 @@ func validAdvertised(v string) error {
 	return err
 }
 
-// pemOnly allows "PEM" only, telling how to convert the store of the other
-// types Kafka reads.
-func pemOnly(store, convert string) func(string) error {
-	return func(v string) error {
-		if v == "PEM" {
-			return nil
-		}
-		if t := strings.ToUpper(v); t == "JKS" || t == "PKCS12" {
-			return fmt.Errorf("must be PEM: Strata reads no %s %s; %s", t, store, convert)
-		}
-		return errors.New("must be PEM")
+// validStoreType allows the store types Strata reads, in any case (Java's
+// KeyStore types are case-insensitive).
+func validStoreType(v string) error {
+	if slices.Contains(storeTypeNames, strings.ToUpper(v)) {
+		return nil
 	}
+	return fmt.Errorf("must be one of %s (Strata reads no other store type; convert it to PKCS12 with keytool -importkeystore -deststoretype PKCS12)",
+		strings.Join(storeTypeNames, ", "))
 }
 
 // pemCertificates allows inline PEM with at least one certificate. The
@@ -272,10 +273,15 @@ func validSASLMechanisms(v string) error {
 // overrides (see checkListenerTLS): a TLS listener needs a keystore.
 func (b *Broker) setTLS(g getter) error {
 	b.TLS = TLSConfig{
+		KeystoreType:           strings.ToUpper(g.str("ssl.keystore.type")),
 		KeystoreLocation:       g.str("ssl.keystore.location"),
+		KeystorePassword:       g.str("ssl.keystore.password"),
+		KeyPassword:            g.str("ssl.key.password"),
 		KeystoreChain:          g.str("ssl.keystore.certificate.chain"),
 		KeystoreKey:            g.str("ssl.keystore.key"),
+		TruststoreType:         strings.ToUpper(g.str("ssl.truststore.type")),
 		TruststoreLocation:     g.str("ssl.truststore.location"),
+		TruststorePassword:     g.str("ssl.truststore.password"),
 		TruststoreCertificates: g.str("ssl.truststore.certificates"),
 		ClientAuth:             g.str("ssl.client.auth"),
 		Protocols:              splitList(g.str("ssl.enabled.protocols")),
@@ -285,19 +291,11 @@ func (b *Broker) setTLS(g getter) error {
 		AllowSANChanges:        g.flag("ssl.allow.san.changes"),
 	}
 	t := &b.TLS
+	same := func(k string) string { return k }
+	if err := storeError(*t, same, same); err != nil {
+		return err
+	}
 	switch {
-	case t.KeystoreLocation != "" && (t.KeystoreChain != "" || t.KeystoreKey != ""):
-		return &Error{Key: "ssl.keystore.location", Value: t.KeystoreLocation,
-			Msg: "is set together with ssl.keystore.certificate.chain or ssl.keystore.key; set the file or the inline PEM, not both"}
-	case t.KeystoreChain != "" && t.KeystoreKey == "":
-		return &Error{Key: "ssl.keystore.certificate.chain", Value: hiddenValue,
-			Msg: "is set but ssl.keystore.key is not; set both, or ssl.keystore.location instead"}
-	case t.KeystoreKey != "" && t.KeystoreChain == "":
-		return &Error{Key: "ssl.keystore.key", Value: hiddenValue,
-			Msg: "is set but ssl.keystore.certificate.chain is not; set both, or ssl.keystore.location instead"}
-	case t.TruststoreLocation != "" && t.TruststoreCertificates != "":
-		return &Error{Key: "ssl.truststore.location", Value: t.TruststoreLocation,
-			Msg: "is set together with ssl.truststore.certificates; set the file or the inline PEM, not both"}
 	case t.ClientAuth != "none" && t.TruststoreLocation == "" && t.TruststoreCertificates == "":
 		return &Error{Key: "ssl.client.auth", Value: t.ClientAuth,
 			Msg: "needs the CAs of client certificates: set ssl.truststore.location or ssl.truststore.certificates, or ssl.client.auth=none"}

@@ -50,6 +50,9 @@ func TestSecurityDefaults(t *testing.T) {
 		{"ssl.truststore.type", "PEM", false, String, false},
 		{"ssl.truststore.location", "", true, String, false},
 		{"ssl.truststore.certificates", "", true, Password, true},
+		{"ssl.keystore.password", "", true, Password, true},
+		{"ssl.key.password", "", true, Password, true},
+		{"ssl.truststore.password", "", true, Password, true},
 		{"ssl.client.auth", "none", false, String, false},
 		{"ssl.enabled.protocols", "TLSv1.2,TLSv1.3", false, List, false},
 		{"ssl.protocol", "TLSv1.3", false, String, false},
@@ -69,7 +72,7 @@ func TestSecurityDefaults(t *testing.T) {
 	}
 
 	b := mustLoad(t, "", nil, nil)
-	wantTLS := TLSConfig{ClientAuth: "none", Protocols: []string{"TLSv1.2", "TLSv1.3"}, VerifyHostname: true}
+	wantTLS := TLSConfig{KeystoreType: StorePEM, TruststoreType: StorePEM, ClientAuth: "none", Protocols: []string{"TLSv1.2", "TLSv1.3"}, VerifyHostname: true}
 	if !reflect.DeepEqual(b.TLS, wantTLS) {
 		t.Errorf("TLS = %+v, want %+v", b.TLS, wantTLS)
 	}
@@ -103,12 +106,14 @@ func TestCheckSecurityKeys(t *testing.T) {
 		{"advertised.listeners", "PLAINTEXT://a:9092,SSL://b:9092", nil},
 
 		{"ssl.keystore.type", "PEM", nil},
-		{"ssl.keystore.type", "JKS", []string{"must be PEM", "openssl pkcs12 -in ks.p12 -nodes -out ks.pem", "keytool -importkeystore"}},
-		{"ssl.keystore.type", "PKCS12", []string{"must be PEM", "openssl pkcs12 -in ks.p12 -nodes -out ks.pem"}},
-		{"ssl.keystore.type", "pem", []string{"must be PEM"}},
+		{"ssl.keystore.type", "JKS", nil},
+		{"ssl.keystore.type", "PKCS12", nil},
+		{"ssl.keystore.type", "pem", nil},
+		{"ssl.keystore.type", "JCEKS", []string{"must be one of PEM, PKCS12, JKS", "keytool -importkeystore -deststoretype PKCS12"}},
 		{"ssl.truststore.type", "PEM", nil},
-		{"ssl.truststore.type", "JKS", []string{"must be PEM", "keytool -exportcert -rfc"}},
-		{"ssl.truststore.type", "PKCS12", []string{"must be PEM", "openssl pkcs12 -in ts.p12 -nokeys -out ca.pem"}},
+		{"ssl.truststore.type", "jks", nil},
+		{"ssl.truststore.type", "PKCS12", nil},
+		{"ssl.truststore.type", "BCFKS", []string{"must be one of PEM, PKCS12, JKS"}},
 		{"ssl.keystore.location", "/etc/strata/ks.pem", nil},
 		{"ssl.keystore.location", "", []string{"must not be empty"}},
 		{"ssl.truststore.location", "", []string{"must not be empty"}},
@@ -329,39 +334,67 @@ func TestSecurityCrossKeyErrors(t *testing.T) {
 		"ssl.cipher.suites", "TLS_AES_256_GCM_SHA384", "ssl.endpoint.identification.algorithm", ""))
 	// Values are trimmed, as every value is.
 	cert, key := strings.TrimSpace(testCert), strings.TrimSpace(testKey)
-	want := TLSConfig{KeystoreChain: cert, KeystoreKey: key, TruststoreCertificates: cert,
+	want := TLSConfig{KeystoreType: StorePEM, KeystoreChain: cert, KeystoreKey: key, TruststoreType: StorePEM, TruststoreCertificates: cert,
 		ClientAuth: "requested", Protocols: []string{"TLSv1.3"}, CipherSuites: []string{"TLS_AES_256_GCM_SHA384"}}
 	if !reflect.DeepEqual(b.TLS, want) {
 		t.Errorf("TLS = %+v, want %+v", b.TLS, want)
 	}
 }
 
-func TestRefusedPasswordKeys(t *testing.T) {
-	for _, key := range []string{"ssl.key.password", "ssl.keystore.password", "ssl.truststore.password"} {
-		for _, src := range []struct {
-			name       string
-			file       string
-			env        []string
-			flags      map[string]string
-			errKey     string
-			whereFrags []string
-		}{
-			{name: "flag", flags: map[string]string{key: "s3cret"}, errKey: key},
-			{name: "file", file: key + "=s3cret\n", errKey: key, whereFrags: []string{"server.properties:1"}},
-			{name: "env", env: []string{EnvName(key) + "=s3cret"}, errKey: EnvName(key), whereFrags: []string{key}},
-		} {
-			t.Run(key+"/"+src.name, func(t *testing.T) {
-				file := ""
-				if src.file != "" {
-					file = writeFile(t, src.file)
-				}
-				_, err := LoadBroker(file, src.env, src.flags)
-				checkLoadErr(t, err, src.errKey, append(src.whereFrags,
-					"encrypted PEM keys are not supported; decrypt the key (openssl pkey -in key.pem -out plain.pem)")...)
-				if strings.Contains(err.Error(), "s3cret") {
-					t.Errorf("error %q quotes the password", err)
-				}
-			})
+// TestStorePasswords: the store passwords go with PKCS12 and JKS stores,
+// and each disagreement is one error naming the key to fix, without the
+// password.
+func TestStorePasswords(t *testing.T) {
+	ks := map[string]string{"listeners": "SSL://:9093", "ssl.keystore.location": "/ks"}
+	tests := []struct {
+		name  string
+		flags map[string]string
+		key   string
+		want  []string
+	}{
+		{"keystore password with PEM", withKeys(ks, "ssl.keystore.password", "s3cret"),
+			"ssl.keystore.password", []string{"is for a PKCS12 or JKS keystore (ssl.keystore.type)", "[hidden]"}},
+		{"key password with PEM", withKeys(ks, "ssl.key.password", "s3cret"),
+			"ssl.key.password", []string{"encrypted PEM keys are not supported", "use a PKCS12 or JKS keystore"}},
+		{"truststore password with PEM", withKeys(ks, "ssl.truststore.location", "/ca.pem", "ssl.truststore.password", "s3cret"),
+			"ssl.truststore.password", []string{"is for a PKCS12 or JKS truststore"}},
+		{"PKCS12 keystore without a password", withKeys(ks, "ssl.keystore.type", "PKCS12"),
+			"ssl.keystore.password", []string{"must be set: the PKCS12 keystore /ks is read with it"}},
+		{"JKS keystore without a password", withKeys(ks, "ssl.keystore.type", "jks"),
+			"ssl.keystore.password", []string{"must be set: the JKS keystore /ks"}},
+		{"PKCS12 key password of its own", withKeys(ks, "ssl.keystore.type", "PKCS12", "ssl.keystore.password", "s3cret", "ssl.key.password", "s3cret2"),
+			"ssl.key.password", []string{"a PKCS12 keystore has one password"}},
+		{"JKS truststore without a password", withKeys(ks, "ssl.truststore.type", "JKS", "ssl.truststore.location", "/ts"),
+			"ssl.truststore.password", []string{"the JKS truststore /ts is checked with it"}},
+		{"inline keystore of type PKCS12", withKeys(nil, "listeners", "SSL://:9093", "ssl.keystore.type", "PKCS12",
+			"ssl.keystore.certificate.chain", testCert, "ssl.keystore.key", testKey),
+			"ssl.keystore.type", []string{"are PEM: set ssl.keystore.type=PEM"}},
+		{"inline truststore of type JKS", withKeys(ks, "ssl.truststore.type", "JKS", "ssl.truststore.certificates", testCert),
+			"ssl.truststore.type", []string{"are PEM: set ssl.truststore.type=PEM"}},
+		{"a listener's JKS keystore inherits no password", withKeys(ks, "listener.name.ssl.ssl.keystore.type", "JKS",
+			"listener.name.ssl.ssl.keystore.location", "/l.jks"),
+			"listener.name.ssl.ssl.keystore.password", []string{"the JKS keystore /l.jks"}},
+		{"a listener's password with the broker-wide PEM type", withKeys(ks, "listener.name.ssl.ssl.keystore.password", "s3cret"),
+			"listener.name.ssl.ssl.keystore.password", []string{"(listener.name.ssl.ssl.keystore.type)"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := LoadBroker("", nil, tt.flags)
+			checkLoadErr(t, err, tt.key, tt.want...)
+			if strings.Contains(err.Error(), "s3cret") {
+				t.Errorf("error %q quotes the password", err)
+			}
+		})
+	}
+	// Consistent, they load; PKCS12 truststores may have no password.
+	for _, flags := range []map[string]string{
+		withKeys(ks, "ssl.keystore.type", "PKCS12", "ssl.keystore.password", "p", "ssl.key.password", "p"),
+		withKeys(ks, "ssl.keystore.type", "JKS", "ssl.keystore.password", "p", "ssl.key.password", "k"),
+		withKeys(ks, "ssl.keystore.type", "JKS", "ssl.keystore.password", "p", "ssl.truststore.type", "PKCS12", "ssl.truststore.location", "/ts"),
+		withKeys(ks, "listener.name.ssl.ssl.keystore.type", "JKS", "listener.name.ssl.ssl.keystore.password", "p"),
+	} {
+		if _, err := LoadBroker("", nil, flags); err != nil {
+			t.Errorf("%v: %v", flags, err)
 		}
 	}
 	_, err := LoadBroker("", nil, map[string]string{"sasl.jaas.config": "x"})

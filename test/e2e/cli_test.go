@@ -164,11 +164,15 @@ func TestCLISecurityConfigErrors(t *testing.T) {
 			[]string{"ssl.keystore.location", missing}},
 		{"keystore garbage", []string{"--override", "listeners=SSL://127.0.0.1:0", "--override", "ssl.keystore.location=" + garbage},
 			[]string{"ssl.keystore.location", garbage}},
-		{"jks keystore", []string{"--override", "ssl.keystore.type=JKS"}, []string{"ssl.keystore.type", "PEM"}},
+		{"jks keystore without its password", []string{"--override", "listeners=SSL://127.0.0.1:0", "--override", "ssl.keystore.type=JKS",
+			"--override", "ssl.keystore.location=" + garbage}, []string{"ssl.keystore.password", "must be set", garbage}},
+		{"jks keystore that is not one", []string{"--override", "listeners=SSL://127.0.0.1:0", "--override", "ssl.keystore.type=JKS",
+			"--override", "ssl.keystore.location=" + garbage, "--override", "ssl.keystore.password=x"}, []string{"ssl.keystore.location", garbage, "is not a JKS store"}},
+		{"jceks keystore", []string{"--override", "ssl.keystore.type=JCEKS"}, []string{"ssl.keystore.type", "PEM, PKCS12, JKS"}},
 		{"gssapi", []string{"--override", "sasl.enabled.mechanisms=GSSAPI"}, []string{"sasl.enabled.mechanisms", "GSSAPI"}},
 		{"plain without users", []string{"--override", "listeners=SASL_PLAINTEXT://127.0.0.1:0", "--override", "sasl.enabled.mechanisms=PLAIN"},
 			[]string{"listener.name.sasl_plaintext.plain.sasl.jaas.config"}},
-		{"encrypted key", []string{"--override", "ssl.key.password=x"}, []string{"ssl.key.password", "encrypted"}},
+		{"encrypted PEM key", []string{"--override", "ssl.key.password=x"}, []string{"ssl.key.password", "encrypted"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
