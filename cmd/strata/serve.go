@@ -204,6 +204,9 @@ type node struct {
 	// tlsWatch reloads it as this broker's dynamic configs change.
 	listenerTLS *listenerTLSSet
 	tlsWatch    *imageWatcher
+	// cleanerWatch applies the log cleaner's dynamic configs; nil
+	// without a cleaner.
+	cleanerWatch *imageWatcher
 	// tokens validate the OAUTHBEARER tokens of the SASL listeners.
 	tokens *tokenValidators
 	// tokenSweep removes expired delegation tokens.
@@ -295,6 +298,7 @@ func start(ctx context.Context, cfg *config.Broker, logger *slog.Logger) (*node,
 		return nil, errors.Join(err, n.shutdown())
 	}
 	n.txns.setBroker(n.broker)
+	n.cleanerWatch = watchCleaner(cfg, n.meta, n.broker, logger)
 	h, err := n.serveListeners(cfg, ls, addrs, logger)
 	if err != nil {
 		return nil, errors.Join(err, n.shutdown())
@@ -443,6 +447,9 @@ func (n *node) shutdown() error {
 	n.tokenSweep.close()
 	if n.tlsWatch != nil {
 		n.tlsWatch.close()
+	}
+	if n.cleanerWatch != nil {
+		n.cleanerWatch.close()
 	}
 	if n.connWatch != nil {
 		n.connWatch.close()

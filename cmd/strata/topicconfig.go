@@ -105,10 +105,17 @@ func retentionPolicy(t config.Topic) retention.Policy {
 // cleanerOptions runs the log cleaner unless log.cleaner.enable=false or
 // log.cleaner.threads=0 (no cleaner thread, as in Kafka).
 func cleanerOptions(b *config.Broker) *broker.CleanerOptions {
-	if !b.CleanerEnable || b.CleanerThreads == 0 {
+	s := b.Cleaner()
+	if !b.CleanerEnable || s.Threads == 0 {
 		return nil
 	}
-	return &broker.CleanerOptions{Backoff: b.CleanerBackoff, DedupeBytes: b.CleanerDedupeBytes, Threads: int(b.CleanerThreads)}
+	o := cleanerOptionsOf(s)
+	return &o
+}
+
+// cleanerOptionsOf is the broker's form of the cleaner settings.
+func cleanerOptionsOf(s config.CleanerSettings) broker.CleanerOptions {
+	return broker.CleanerOptions{Backoff: s.Backoff, DedupeBytes: s.DedupeBytes, Threads: int(s.Threads), IOBytesPerSecond: s.IOBytesPerSecond}
 }
 
 // maxSkew is message.timestamp.before.max.ms (or after.max.ms), or, when

@@ -46,6 +46,10 @@ func (h *Handler) setBrokerConfigs(ctx context.Context, name string, change func
 			_, err = b.ConnectionLimits()
 		}
 		if err == nil {
+			running := h.opts.Config.WithDynamic(dynamicOf(img, node)).Cleaner()
+			err = config.CheckCleanerChange(h.opts.Config.CleanerEnable, running, b.Cleaner())
+		}
+		if err == nil {
 			err = checkListenerTLS(b, clusterWide, next, h.opts.CheckListenerTLS)
 		}
 	}

@@ -213,3 +213,27 @@ func TestDynamicConnectionLimits(t *testing.T) {
 		t.Fatalf("the refused change left overrides %q", got)
 	}
 }
+
+// The log cleaner's settings are dynamic on either resource; a change of
+// its threads outside half to double the threads running is
+// INVALID_CONFIG, as Kafka's LogCleaner refuses it, and changes nothing.
+func TestDynamicCleanerSettings(t *testing.T) {
+	rh := newReplicaHarness(t, nil)
+	if code, msg := rh.incrementalBrokerConfigs("", false, "SET log.cleaner.threads=2", "SET log.cleaner.io.max.bytes.per.second=1048576"); code != 0 {
+		t.Fatalf("cluster-wide cleaner settings: %d %q", code, msg)
+	}
+	c, ok := rh.describeConfig(resourceBroker, "1", "log.cleaner.io.max.bytes.per.second")
+	if !ok || c.Value == nil || *c.Value != "1048576" || c.Source != kmsg.ConfigSourceDynamicDefaultBrokerConfig || c.ReadOnly {
+		t.Fatalf("log.cleaner.io.max.bytes.per.second described as %+v", c)
+	}
+	code, msg := rh.incrementalBrokerConfigs("1", false, "SET log.cleaner.threads=5")
+	if code != kerr.InvalidConfig.Code || !strings.Contains(msg, "more than double the current value 2") {
+		t.Fatalf("5 cleaner threads over 2: %d %q, want INVALID_CONFIG", code, msg)
+	}
+	if _, set := rh.meta.Image().NodeConfigs[1]["log.cleaner.threads"]; set {
+		t.Fatal("the refused change was stored")
+	}
+	if code, msg := rh.incrementalBrokerConfigs("1", false, "SET log.cleaner.threads=4"); code != 0 {
+		t.Fatalf("4 cleaner threads over 2: %d %q", code, msg)
+	}
+}

@@ -126,6 +126,8 @@ type Broker struct {
 	// cleaner is what the log cleaner last did and which partitions it
 	// gave up on.
 	cleaner cleanerState
+	// cleaners runs the cleaner's threads (cleaner_pool.go).
+	cleaners cleanerPool
 
 	// hosting is held while partitions are opened, deleted or reopened
 	// (Reconcile, reopenFailedLogs) and while Close closes them, so that

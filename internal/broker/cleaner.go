@@ -19,6 +19,9 @@ type CleanerOptions struct {
 	// goroutine with its share of DedupeBytes (log.cleaner.threads); 0 is
 	// 1.
 	Threads int
+	// IOBytesPerSecond bounds the bytes the threads read and write
+	// together (log.cleaner.io.max.bytes.per.second); 0 does not throttle.
+	IOBytesPerSecond float64
 }
 
 // Validate reports the first unusable option.
@@ -28,9 +31,17 @@ func (o CleanerOptions) Validate() error {
 		return errors.New("broker: Cleaner.Backoff must be positive")
 	case o.DedupeBytes <= 0:
 		return errors.New("broker: Cleaner.DedupeBytes must be positive")
+	case o.IOBytesPerSecond < 0:
+		return errors.New("broker: Cleaner.IOBytesPerSecond must not be negative")
 	}
 	return nil
 }
+
+// threads is how many goroutines clean.
+func (o CleanerOptions) threads() int { return max(o.Threads, 1) }
+
+// mapBytes is each thread's share of DedupeBytes.
+func (o CleanerOptions) mapBytes() int64 { return max(o.DedupeBytes/int64(o.threads()), 1) }
 
 // cleanerCandidate is one compacted partition's cleaning decision.
 type cleanerCandidate struct {
@@ -52,38 +63,9 @@ func pickDirtiest(cs []cleanerCandidate) (int, bool) {
 	return best, best >= 0
 }
 
-// startCleaner runs the log cleaner: Threads goroutines, each cleaning the
-// dirtiest compacted partition that no other is cleaning, again and again,
-// and sleeping for Backoff once none needs it.
-func (b *Broker) startCleaner(o CleanerOptions) {
-	threads := max(o.Threads, 1)
-	o.DedupeBytes = max(o.DedupeBytes/int64(threads), 1)
-	for range threads {
-		b.done.Add(1)
-		go func() {
-			defer b.done.Done()
-			var cm *partition.CleanerMap // allocated at the first pass that needs it
-			for {
-				for b.cleanDirtiest(&cm, o) {
-					select {
-					case <-b.stop:
-						return
-					default:
-					}
-				}
-				select {
-				case <-b.stop:
-					return
-				case <-time.After(o.Backoff):
-				}
-			}
-		}()
-	}
-}
-
 // cleanDirtiest cleans the dirtiest partition that no other cleaner
 // goroutine is cleaning, once, and reports whether it found one to clean.
-func (b *Broker) cleanDirtiest(cm **partition.CleanerMap, o CleanerOptions) bool {
+func (b *Broker) cleanDirtiest(cm **partition.CleanerMap, mapBytes int64) bool {
 	now := b.opts.Clock.Now().UnixMilli()
 	var parts []*partition.Partition
 	var cands []cleanerCandidate
@@ -116,7 +98,10 @@ func (b *Broker) cleanDirtiest(cm **partition.CleanerMap, o CleanerOptions) bool
 		return false
 	}
 	if *cm == nil {
-		*cm = partition.NewCleanerMap(o.DedupeBytes)
+		*cm = partition.NewCleanerMap(mapBytes)
+		if t := b.cleaners.throttle; t != nil {
+			(*cm).SetThrottle(func(n int) { t.moved(n, b.stop) })
+		}
 	}
 	p := parts[i]
 	if !b.cleaner.claim(p) {
@@ -149,7 +134,7 @@ func (b *Broker) cleanDirtiest(cm **partition.CleanerMap, o CleanerOptions) bool
 func (b *Broker) RunCleaner(dedupeBytes int64) {
 	var cm *partition.CleanerMap
 	for range maxCleanerPassesPerRun {
-		if !b.cleanDirtiest(&cm, CleanerOptions{DedupeBytes: dedupeBytes}) {
+		if !b.cleanDirtiest(&cm, dedupeBytes) {
 			return
 		}
 	}

@@ -97,10 +97,7 @@ type Broker struct {
 	FlushInterval          TimeLimit  // log.flush.interval.ms / log.flush.scheduler.interval.ms
 	IndexIntervalBytes     int32
 	SegmentIndexBytes      int32
-	CleanerEnable          bool          // log.cleaner.enable
-	CleanerBackoff         time.Duration // log.cleaner.backoff.ms
-	CleanerDedupeBytes     int64         // log.cleaner.dedupe.buffer.size
-	CleanerThreads         int32         // log.cleaner.threads; 0: no cleaning
+	CleanerEnable          bool // log.cleaner.enable; the rest of the cleaner's settings are dynamic: Cleaner()
 
 	OffsetsTopicNumPartitions     int32
 	OffsetsTopicReplicationFactor int16
@@ -291,9 +288,6 @@ func newBroker(raw, origin map[string]string) (*Broker, error) {
 		IndexIntervalBytes:     g.i32("log.index.interval.bytes"),
 		SegmentIndexBytes:      g.i32("log.index.size.max.bytes"),
 		CleanerEnable:          g.flag("log.cleaner.enable"),
-		CleanerBackoff:         msDuration(g.i64("log.cleaner.backoff.ms")),
-		CleanerDedupeBytes:     g.i64("log.cleaner.dedupe.buffer.size"),
-		CleanerThreads:         g.i32("log.cleaner.threads"),
 
 		OffsetsTopicNumPartitions:     g.i32("offsets.topic.num.partitions"),
 		OffsetsTopicReplicationFactor: g.i16("offsets.topic.replication.factor"),

@@ -117,6 +117,10 @@ var compatDefs = noEffectDefs([]Def{
 		"Kafka's longest retry wait of the broker's own OAUTHBEARER login. "+brokerLoginNoEffect),
 	def("offsets.topic.compression.codec", Int, "0", "", between(0, 4),
 		"Kafka's compression of the offset commits it writes to __consumer_offsets. "+noEffect+"Strata writes them uncompressed."),
+	def("log.cleaner.io.buffer.size", Int, "524288", "", atLeast(0),
+		"Kafka's read and write buffers of each log cleaner thread. "+noEffect+"the cleaner reads a window of the log at a time and writes whole cleaned batches."),
+	def("log.cleaner.io.buffer.load.factor", Double, "0.9", "", ratio(0, 1),
+		"Kafka's load factor of the cleaner's key map. "+noEffect+"Strata's key map sizes itself to log.cleaner.dedupe.buffer.size."),
 	def("remote.log.manager.thread.pool.size", Int, "10", "", atLeast(1),
 		"Kafka's threads that copy and expire remote segments. "+noEffect+"Strata's tier loop uploads each partition's segments in order."),
 })

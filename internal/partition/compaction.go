@@ -29,14 +29,28 @@ type CleaningPlan = cleaner.Decision
 // to latest-offset map (log.cleaner.dedupe.buffer.size) and its read and
 // write buffers.
 type CleanerMap struct {
-	offsets *cleaner.OffsetMap
-	read    []byte
-	out     []byte
+	offsets  *cleaner.OffsetMap
+	read     []byte
+	out      []byte
+	throttle func(bytes int)
 }
 
 // NewCleanerMap sizes a cleaner's offset map to bytes of memory.
 func NewCleanerMap(bytes int64) *CleanerMap {
 	return &CleanerMap{offsets: cleaner.NewOffsetMap(bytes)}
+}
+
+// SetThrottle makes the passes that use cm call throttle with the bytes of
+// each window of the log they read and each group of cleaned batches they
+// write, before they go on (log.cleaner.io.max.bytes.per.second); throttle
+// may sleep.
+func (cm *CleanerMap) SetThrottle(throttle func(bytes int)) { cm.throttle = throttle }
+
+// moved reports n bytes read or written to the throttle, if any.
+func (cm *CleanerMap) moved(n int) {
+	if cm.throttle != nil && n > 0 {
+		cm.throttle(n)
+	}
 }
 
 // CleanStats is what one cleaning pass did.
@@ -281,7 +295,7 @@ func cleanerAborted(list []AbortedTxn) []cleaner.AbortedTxn {
 // not fit, or d.FirstUncleanable.
 func (p *Partition) buildOffsetMap(d cleaner.Decision, cm *CleanerMap, aborted *cleaner.AbortedTxns) (base.Offset, error) {
 	cm.offsets.Reset()
-	reached, err := p.scanBatches(d.FirstDirty, d.FirstUncleanable, &cm.read, func(batch []byte, h record.Header) (bool, error) {
+	reached, err := p.scanBatches(d.FirstDirty, d.FirstUncleanable, cm, func(batch []byte, h record.Header) (bool, error) {
 		fits, err := cm.offsets.AddBatch(batch, aborted)
 		if errors.Is(err, cleaner.ErrMapTooSmall) {
 			return false, fmt.Errorf("partition %v: %w; raise log.cleaner.dedupe.buffer.size", p.opts.TP, err)
@@ -300,8 +314,10 @@ func (p *Partition) buildOffsetMap(d cleaner.Decision, cm *CleanerMap, aborted *
 // if set. It returns where reading would go on: the base offset of the
 // batch take declined, end once a batch starts there, or the end of the
 // last batch read when the log ends first. A read the log refuses because
-// it changed meanwhile is errOvertaken.
-func (p *Partition) scanBatches(from, end base.Offset, buf *[]byte, take func([]byte, record.Header) (bool, error), windowDone func() error) (base.Offset, error) {
+// it changed meanwhile is errOvertaken. It reads into cm's buffer and reports
+// each window read to cm's throttle.
+func (p *Partition) scanBatches(from, end base.Offset, cm *CleanerMap, take func([]byte, record.Header) (bool, error), windowDone func() error) (base.Offset, error) {
+	buf := &cm.read
 	for from < end {
 		var err error
 		*buf, err = p.log.Read(from, cleanReadBytes, (*buf)[:0])
@@ -311,6 +327,7 @@ func (p *Partition) scanBatches(from, end base.Offset, buf *[]byte, take func([]
 		if len(*buf) == 0 {
 			return from, nil
 		}
+		cm.moved(len(*buf))
 		reached, stopped := from, false
 		for it := record.SplitBatches(*buf); !stopped; {
 			batch, h, ok := it.Next()
@@ -362,7 +379,7 @@ func (p *Partition) cleanGroup(group []cleaner.Segment, rules cleaner.Rules, cm 
 	}
 	defer r.Abort()
 	cm.out = cm.out[:0]
-	_, err = p.scanBatches(group[0].Base, group[len(group)-1].Next, &cm.read, func(batch []byte, h record.Header) (bool, error) {
+	_, err = p.scanBatches(group[0].Base, group[len(group)-1].Next, cm, func(batch []byte, h record.Header) (bool, error) {
 		var res cleaner.BatchResult
 		var err error
 		if cm.out, res, err = cleaner.CleanBatch(cm.out, batch, rules); err != nil {
@@ -376,6 +393,7 @@ func (p *Partition) cleanGroup(group []cleaner.Segment, rules cleaner.Rules, cm 
 		}
 		after += int64(len(cm.out))
 		err := r.Append(cm.out)
+		cm.moved(len(cm.out))
 		cm.out = cm.out[:0]
 		return err
 	})

@@ -317,3 +317,28 @@ func TestCleanWhileAppendingAndRetaining(t *testing.T) {
 	}
 	t.Logf("%d records remain; %d passes, %d overtaken by retention", len(got), passes, stale)
 }
+
+// TestCleanReportsItsIOToTheThrottle: a pass reports every window of the
+// log it reads (the dirty range for the key map, then the segments it
+// rewrites) and every cleaned group it writes to the CleanerMap's
+// throttle, before it goes on.
+func TestCleanReportsItsIOToTheThrottle(t *testing.T) {
+	e := newEnv(t, compacted)
+	p := e.open(t)
+	for i := range 60 {
+		mustAppend(t, p, batch(t, spec{keys: []string{keyOf(i % 7)}, valueBytes: 40, seq: int32(i)}), AcksAll)
+	}
+	if err := p.log.Roll(); err != nil {
+		t.Fatal(err)
+	}
+	sizeBefore := p.SizeBytes()
+	cm := NewCleanerMap(1 << 20)
+	var reported int64
+	cm.SetThrottle(func(n int) { reported += int64(n) })
+	cleanUntilDone(t, p, cm, e.clock.Now().UnixMilli())
+	// The dirty range is read once for the map and once to rewrite it,
+	// and what is left is written.
+	if want := 2*sizeBefore + p.SizeBytes(); reported < want-sizeBefore/10 || reported > want+sizeBefore/10 {
+		t.Fatalf("the throttle heard of %d bytes; want about %d (read twice %d, wrote %d)", reported, want, sizeBefore, p.SizeBytes())
+	}
+}

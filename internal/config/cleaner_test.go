@@ -1,0 +1,68 @@
+package config
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestCleanerSettingsAreDynamic(t *testing.T) {
+	b := mustLoad(t, "", nil, map[string]string{"log.cleaner.threads": "2", "log.cleaner.io.buffer.size": "1048576"})
+	if got, want := b.Cleaner(), (CleanerSettings{Threads: 2, DedupeBytes: 134217728, Backoff: 15 * time.Second, IOBytesPerSecond: math.MaxFloat64}); got != want {
+		t.Fatalf("static Cleaner() = %+v, want %+v", got, want)
+	}
+	dyn := b.WithDynamic(Dynamic{
+		Default: map[string]string{"log.cleaner.threads": "3", cleanerIORateKey: "1048576", "log.cleaner.backoff.ms": "100"},
+		Node:    map[string]string{"log.cleaner.threads": "4", "log.cleaner.dedupe.buffer.size": "4096"},
+	})
+	if got, want := dyn.Cleaner(), (CleanerSettings{Threads: 4, DedupeBytes: 4096, Backoff: 100 * time.Millisecond, IOBytesPerSecond: 1 << 20}); got != want {
+		t.Fatalf("dynamic Cleaner() = %+v, want %+v", got, want)
+	}
+	if _, err := ValidateDynamic(map[string]string{"log.cleaner.threads": "2", "log.cleaner.dedupe.buffer.size": "8192",
+		"log.cleaner.backoff.ms": "10", cleanerIORateKey: "5e6"}); err != nil {
+		t.Fatalf("the cleaner's dynamic keys: %v", err)
+	}
+	var nd *NotDynamicError
+	if _, err := ValidateDynamic(map[string]string{"log.cleaner.enable": "false", "log.cleaner.io.buffer.size": "1"}); !errors.As(err, &nd) {
+		t.Fatalf("log.cleaner.enable and the no-effect buffer size changed at run time: %v", err)
+	}
+	for _, v := range []string{"0", "-1", "fast"} {
+		_, err := ValidateDynamic(map[string]string{cleanerIORateKey: v})
+		var ce *Error
+		if !errors.As(err, &ce) || ce.Key != cleanerIORateKey || !(strings.Contains(err.Error(), "positive number") || strings.Contains(err.Error(), "finite number")) {
+			t.Errorf("%s=%s: %v", cleanerIORateKey, v, err)
+		}
+	}
+}
+
+func TestCheckCleanerChange(t *testing.T) {
+	at := func(n int32) CleanerSettings { return CleanerSettings{Threads: n} }
+	tests := []struct {
+		enabled       bool
+		running, next int32
+		want          string // in the error; "" for none
+	}{
+		{true, 2, 2, ""},
+		{true, 2, 4, ""},
+		{true, 2, 1, ""},
+		{true, 4, 2, ""},
+		{true, 3, 1, ""}, // 3/2 is 1, as Kafka's integer division
+		{true, 2, 5, "cannot be increased to more than double the current value 2"},
+		{true, 5, 1, "cannot be reduced to less than half the current value 5"},
+		{true, 2, 0, "must be at least 1 at run time"},
+		{true, 0, 1, "more than double the current value 0"},
+		{false, 1, 8, ""}, // no cleaner runs: the value waits for a restart
+	}
+	for _, tt := range tests {
+		err := CheckCleanerChange(tt.enabled, at(tt.running), at(tt.next))
+		var ce *Error
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("enabled %v, %d -> %d: %v", tt.enabled, tt.running, tt.next, err)
+		case tt.want != "" && (!errors.As(err, &ce) || ce.Key != "log.cleaner.threads" || !strings.Contains(err.Error(), tt.want)):
+			t.Errorf("enabled %v, %d -> %d: %v, want %q", tt.enabled, tt.running, tt.next, err, tt.want)
+		}
+	}
+}
