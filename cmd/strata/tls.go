@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"os"
@@ -51,9 +52,9 @@ func tlsConfig(c config.TLSConfig) (*tls.Config, error) {
 // ssl.keystore.key.
 func loadKeystore(c config.TLSConfig) (tls.Certificate, error) {
 	if c.KeystoreLocation == "" {
-		cert, err := tls.X509KeyPair(normalizePEM(c.KeystoreChain), normalizePEM(c.KeystoreKey))
+		cert, err := pemKeyPair(normalizePEM(c.KeystoreChain), normalizePEM(c.KeystoreKey), c.KeyPassword)
 		if err != nil {
-			return tls.Certificate{}, fmt.Errorf("ssl.keystore.certificate.chain and ssl.keystore.key do not hold a usable PEM certificate chain and unencrypted private key (%v)", err)
+			return tls.Certificate{}, fmt.Errorf("ssl.keystore.certificate.chain and ssl.keystore.key do not hold a usable PEM certificate chain and private key (%v)", err)
 		}
 		return cert, nil
 	}
@@ -69,12 +70,57 @@ func loadKeystore(c config.TLSConfig) (tls.Certificate, error) {
 		}
 		return cert, nil
 	}
-	cert, err := tls.X509KeyPair(data, data)
+	cert, err := pemKeyPair(data, data, c.KeyPassword)
 	if err != nil {
-		return tls.Certificate{}, fmt.Errorf("ssl.keystore.location %s does not hold a PEM certificate chain and an unencrypted private key (%v)%s",
+		return tls.Certificate{}, fmt.Errorf("ssl.keystore.location %s does not hold a usable PEM certificate chain and private key (%v)%s",
 			c.KeystoreLocation, err, storeTypeHint("keystore", data))
 	}
 	return cert, nil
+}
+
+// pemKeyPair is the certificate of a PEM chain and private key: an
+// encrypted PKCS#8 key is decrypted with keyPassword (ssl.key.password,
+// required for it and refused for a key in the clear, as in Kafka).
+func pemKeyPair(certPEM, keyPEM []byte, keyPassword string) (tls.Certificate, error) {
+	var encrypted *pem.Block
+	for rest := keyPEM; ; {
+		var b *pem.Block
+		if b, rest = pem.Decode(rest); b == nil {
+			break
+		}
+		if b.Type == "ENCRYPTED PRIVATE KEY" {
+			encrypted = b
+			break
+		}
+	}
+	switch {
+	case encrypted == nil && keyPassword != "":
+		return tls.Certificate{}, errors.New("ssl.key.password is set but the private key is not encrypted: unset it")
+	case encrypted == nil:
+		return tls.X509KeyPair(certPEM, keyPEM)
+	case keyPassword == "":
+		return tls.Certificate{}, errors.New("the private key is encrypted: set ssl.key.password")
+	}
+	key, err := decryptPKCS8(encrypted.Bytes, keyPassword)
+	if err != nil {
+		return tls.Certificate{}, fmt.Errorf("the encrypted private key %v", err)
+	}
+	var certs []*x509.Certificate
+	for rest := certPEM; ; {
+		var b *pem.Block
+		if b, rest = pem.Decode(rest); b == nil {
+			break
+		}
+		if b.Type != "CERTIFICATE" {
+			continue
+		}
+		cert, err := x509.ParseCertificate(b.Bytes)
+		if err != nil {
+			return tls.Certificate{}, err
+		}
+		certs = append(certs, cert)
+	}
+	return keyPair(key, certs)
 }
 
 // isPEM reports whether a store type is PEM, the default (a TLSConfig made

@@ -144,8 +144,9 @@
 //     and take PEM, PKCS12 or JKS (not JCEKS or BCFKS). A PKCS12 or JKS
 //     keystore needs ssl.keystore.password and holds one private key; a JKS
 //     truststore needs ssl.truststore.password (Kafka reads it unchecked
-//     without one). A PEM key must be unencrypted, so ssl.key.password,
-//     like the store passwords, is refused with type PEM.
+//     without one). A PEM key is in the clear or encrypted PKCS#8 (PBES2)
+//     with ssl.key.password, as in Kafka; the store passwords are refused
+//     with type PEM.
 //   - ssl.enabled.protocols allows TLSv1.2 and TLSv1.3 only; ssl.protocol
 //     is accepted and unused; ssl.cipher.suites takes crypto/tls's secure
 //     suites (TLS 1.3's are not configurable in Go).

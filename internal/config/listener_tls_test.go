@@ -35,7 +35,7 @@ func TestListenerSSLKeys(t *testing.T) {
 		"listener.name.ssl.ssl.keystore.type":              "must be one of PEM, PKCS12, JKS",
 		"listener.name.ssl.ssl.client.auth":                "required",
 		"listener.name.ssl.ssl.enabled.protocols":          "TLSv1.1 is refused",
-		"listener.name.ssl.ssl.keystore.key":               "encrypted PEM keys are not supported",
+		"listener.name.ssl.ssl.keystore.key":               "traditional OpenSSL encrypted keys",
 		"listener.name.ssl.ssl.principal.mapping.rules":    "RULE",
 		"listener.name.ssl.ssl.truststore.certificates":    "inline PEM certificates",
 		"listener.name.ssl.ssl.keystore.certificate.chain": "inline PEM certificates",
@@ -43,7 +43,7 @@ func TestListenerSSLKeys(t *testing.T) {
 		"listener.name.ssl.ssl.truststore.location":        "",
 	} {
 		v := map[string]string{"ssl.keystore.type": "JCEKS", "ssl.client.auth": "always", "ssl.enabled.protocols": "TLSv1.1",
-			"ssl.keystore.key": "-----BEGIN ENCRYPTED PRIVATE KEY-----fake", "ssl.principal.mapping.rules": "RULE:fake",
+			"ssl.keystore.key": "-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nfake", "ssl.principal.mapping.rules": "RULE:fake",
 			"ssl.truststore.certificates": "fake", "ssl.keystore.certificate.chain": "fake", "ssl.cipher.suites": "FAKE_SUITE",
 			"ssl.truststore.location": ""}[strings.TrimPrefix(key, "listener.name.ssl.")]
 		_, err := LoadBroker("", nil, map[string]string{"listeners": "SSL://:9093", "ssl.keystore.location": "/ks.pem", key: v})

@@ -50,7 +50,11 @@ const (
 
 var storeTypeNames = []string{StorePEM, StorePKCS12, StoreJKS}
 
-const decryptKey = "encrypted PEM keys are not supported; decrypt the key (openssl pkey -in key.pem -out plain.pem), or use a PKCS12 or JKS keystore with ssl.keystore.password"
+// encryptedKeyPEM is the PEM type of an encrypted PKCS#8 private key, which
+// ssl.key.password decrypts (KIP-651).
+const encryptedKeyPEM = "ENCRYPTED PRIVATE KEY"
+
+const convertTraditionalKey = "traditional OpenSSL encrypted keys (Proc-Type: 4,ENCRYPTED) are not supported, as in Kafka; convert it to encrypted PKCS#8 (openssl pkcs8 -topk8 -v2 aes-256-cbc -in key.pem -out key.p8.pem) and set ssl.key.password"
 
 // UsesTLS reports whether the listener's connections are TLS (SSL, SASL_SSL).
 func (l Listener) UsesTLS() bool {
@@ -198,17 +202,18 @@ func pemCertificates(v string) error {
 	return nil
 }
 
-// pemPrivateKey allows inline PEM with an unencrypted private key.
+// pemPrivateKey allows inline PEM with a private key, in the clear or
+// encrypted PKCS#8 (ssl.key.password decrypts it).
 func pemPrivateKey(v string) error {
-	if strings.Contains(v, "ENCRYPTED PRIVATE KEY") || strings.Contains(v, "Proc-Type: 4,ENCRYPTED") {
-		return errors.New(decryptKey)
+	if strings.Contains(v, "Proc-Type: 4,ENCRYPTED") {
+		return errors.New(convertTraditionalKey)
 	}
-	for _, kind := range []string{"PRIVATE KEY", "RSA PRIVATE KEY", "EC PRIVATE KEY"} {
+	for _, kind := range []string{"PRIVATE KEY", "RSA PRIVATE KEY", "EC PRIVATE KEY", encryptedKeyPEM} {
 		if strings.Contains(v, "-----BEGIN "+kind+"-----") {
 			return nil
 		}
 	}
-	return errors.New("must be an inline PEM private key (-----BEGIN PRIVATE KEY-----, RSA PRIVATE KEY or EC PRIVATE KEY)")
+	return errors.New("must be an inline PEM private key (-----BEGIN PRIVATE KEY-----, RSA PRIVATE KEY, EC PRIVATE KEY or ENCRYPTED PRIVATE KEY)")
 }
 
 // validTLSProtocols allows a list of TLSv1.2 and TLSv1.3, explaining why the

@@ -122,10 +122,9 @@ func TestCheckSecurityKeys(t *testing.T) {
 		{"ssl.keystore.key", testKey, nil},
 		{"ssl.keystore.key", "-----BEGIN RSA PRIVATE KEY----- MIIE -----END RSA PRIVATE KEY-----", nil},
 		{"ssl.keystore.key", "-----BEGIN EC PRIVATE KEY-----\nx\n-----END EC PRIVATE KEY-----", nil},
-		{"ssl.keystore.key", "-----BEGIN ENCRYPTED PRIVATE KEY-----\nx\n-----END ENCRYPTED PRIVATE KEY-----",
-			[]string{"encrypted PEM keys are not supported", "openssl pkey -in key.pem -out plain.pem"}},
+		{"ssl.keystore.key", "-----BEGIN ENCRYPTED PRIVATE KEY-----\nx\n-----END ENCRYPTED PRIVATE KEY-----", nil},
 		{"ssl.keystore.key", "-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nx\n-----END RSA PRIVATE KEY-----",
-			[]string{"encrypted PEM keys are not supported"}},
+			[]string{"traditional OpenSSL encrypted keys", "openssl pkcs8 -topk8 -v2 aes-256-cbc"}},
 		{"ssl.keystore.key", testCert, []string{"inline PEM private key"}},
 		{"ssl.truststore.certificates", testCert + testCert, nil},
 		{"ssl.truststore.certificates", "x", []string{"inline PEM certificates"}},
@@ -354,8 +353,12 @@ func TestStorePasswords(t *testing.T) {
 	}{
 		{"keystore password with PEM", withKeys(ks, "ssl.keystore.password", "s3cret"),
 			"ssl.keystore.password", []string{"is for a PKCS12 or JKS keystore (ssl.keystore.type)", "[hidden]"}},
-		{"key password with PEM", withKeys(ks, "ssl.key.password", "s3cret"),
-			"ssl.key.password", []string{"encrypted PEM keys are not supported", "use a PKCS12 or JKS keystore"}},
+		{"key password with an inline key in the clear", withKeys(nil, "listeners", "SSL://:9093", "ssl.keystore.certificate.chain", testCert,
+			"ssl.keystore.key", testKey, "ssl.key.password", "s3cret"),
+			"ssl.key.password", []string{"is set but ssl.keystore.key is not encrypted: unset it"}},
+		{"an encrypted inline key without its password", withKeys(nil, "listeners", "SSL://:9093", "ssl.keystore.certificate.chain", testCert,
+			"ssl.keystore.key", "-----BEGIN ENCRYPTED PRIVATE KEY-----\nx\n-----END ENCRYPTED PRIVATE KEY-----"),
+			"ssl.key.password", []string{"must be set: ssl.keystore.key is an encrypted private key"}},
 		{"truststore password with PEM", withKeys(ks, "ssl.truststore.location", "/ca.pem", "ssl.truststore.password", "s3cret"),
 			"ssl.truststore.password", []string{"is for a PKCS12 or JKS truststore"}},
 		{"PKCS12 keystore without a password", withKeys(ks, "ssl.keystore.type", "PKCS12"),
@@ -390,6 +393,7 @@ func TestStorePasswords(t *testing.T) {
 	for _, flags := range []map[string]string{
 		withKeys(ks, "ssl.keystore.type", "PKCS12", "ssl.keystore.password", "p", "ssl.key.password", "p"),
 		withKeys(ks, "ssl.keystore.type", "JKS", "ssl.keystore.password", "p", "ssl.key.password", "k"),
+		withKeys(ks, "ssl.key.password", "k"), // a PEM file's key: checked when the file is read
 		withKeys(ks, "ssl.keystore.type", "JKS", "ssl.keystore.password", "p", "ssl.truststore.type", "PKCS12", "ssl.truststore.location", "/ts"),
 		withKeys(ks, "listener.name.ssl.ssl.keystore.type", "JKS", "listener.name.ssl.ssl.keystore.password", "p"),
 	} {

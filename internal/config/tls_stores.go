@@ -1,10 +1,14 @@
 package config
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // storeError is the first disagreement among the keystore and truststore
 // settings of t: a store in a file or inline but not both; inline stores
-// are PEM; passwords only for the PKCS12 and JKS stores that need them.
+// are PEM; store passwords only for the PKCS12 and JKS stores that need
+// them, a key password for their keys and encrypted PEM keys.
 // ks and ts name the key that set a keystore or truststore value (the
 // broker-wide key, or a listener's own).
 func storeError(t TLSConfig, ks, ts func(string) string) error {
@@ -27,8 +31,12 @@ func storeError(t TLSConfig, ks, ts func(string) string) error {
 	case t.KeystoreType == StorePEM && t.KeystorePassword != "":
 		return &Error{Key: ks("ssl.keystore.password"), Value: hiddenValue,
 			Msg: fmt.Sprintf("is for a PKCS12 or JKS keystore (%s); a PEM keystore has no password: unset it", ks("ssl.keystore.type"))}
-	case t.KeystoreType == StorePEM && t.KeyPassword != "":
-		return &Error{Key: ks("ssl.key.password"), Value: hiddenValue, Msg: decryptKey}
+	case t.KeystoreKey != "" && strings.Contains(t.KeystoreKey, encryptedKeyPEM) && t.KeyPassword == "":
+		return &Error{Key: ks("ssl.key.password"), Value: "",
+			Msg: fmt.Sprintf("must be set: %s is an encrypted private key", ks("ssl.keystore.key"))}
+	case t.KeystoreKey != "" && !strings.Contains(t.KeystoreKey, encryptedKeyPEM) && t.KeyPassword != "":
+		return &Error{Key: ks("ssl.key.password"), Value: hiddenValue,
+			Msg: fmt.Sprintf("is set but %s is not encrypted: unset it", ks("ssl.keystore.key"))}
 	case t.KeystoreType == StorePKCS12 && t.KeyPassword != "" && t.KeyPassword != t.KeystorePassword:
 		return &Error{Key: ks("ssl.key.password"), Value: hiddenValue,
 			Msg: fmt.Sprintf("differs from %s, but a PKCS12 keystore has one password (keytool ignores -keypass for PKCS12): unset it", ks("ssl.keystore.password"))}

@@ -154,6 +154,13 @@ func TestCLISecurityConfigErrors(t *testing.T) {
 	if err := os.WriteFile(garbage, []byte("not a certificate"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	pki := newTestPKI(t, dir)
+	encryptedKey, err := pki.EncryptedServerKeyPEM("pw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	encrypted := filepath.Join(dir, "encrypted.pem")
+	writeFile(t, encrypted, append(append([]byte{}, pki.ServerCertPEM...), encryptedKey...))
 	cases := []struct {
 		name     string
 		args     []string
@@ -172,7 +179,10 @@ func TestCLISecurityConfigErrors(t *testing.T) {
 		{"gssapi", []string{"--override", "sasl.enabled.mechanisms=GSSAPI"}, []string{"sasl.enabled.mechanisms", "GSSAPI"}},
 		{"plain without users", []string{"--override", "listeners=SASL_PLAINTEXT://127.0.0.1:0", "--override", "sasl.enabled.mechanisms=PLAIN"},
 			[]string{"listener.name.sasl_plaintext.plain.sasl.jaas.config"}},
-		{"encrypted PEM key", []string{"--override", "ssl.key.password=x"}, []string{"ssl.key.password", "encrypted"}},
+		{"encrypted PEM key without its password", []string{"--override", "listeners=SSL://127.0.0.1:0", "--override", "ssl.keystore.location=" + encrypted},
+			[]string{"ssl.keystore.location", encrypted, "the private key is encrypted: set ssl.key.password"}},
+		{"encrypted PEM key with a wrong password", []string{"--override", "listeners=SSL://127.0.0.1:0", "--override", "ssl.keystore.location=" + encrypted,
+			"--override", "ssl.key.password=nope"}, []string{"ssl.keystore.location", "the password is wrong"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
