@@ -205,8 +205,10 @@ type node struct {
 	listenerTLS *listenerTLSSet
 	tlsWatch    *imageWatcher
 	// cleanerWatch applies the log cleaner's dynamic configs; nil
-	// without a cleaner.
+	// without a cleaner. quotaWatch applies the remote tier's; nil
+	// without a tier.
 	cleanerWatch *imageWatcher
+	quotaWatch   *imageWatcher
 	// tokens validate the OAUTHBEARER tokens of the SASL listeners.
 	tokens *tokenValidators
 	// tokenSweep removes expired delegation tokens.
@@ -249,6 +251,7 @@ func start(ctx context.Context, cfg *config.Broker, logger *slog.Logger) (*node,
 			return nil, errors.Join(err, n.shutdown())
 		}
 		tierOpts = tierDeps(cfg, n.remote, meta, n.reader)
+		n.quotaWatch = watchRemoteQuotas(cfg, meta, tierOpts.Copier.Quota, n.reader.FetchQuota, logger)
 		n.metrics.countTier(tierOpts)
 	}
 	if cfg.Clustered() {
@@ -450,6 +453,9 @@ func (n *node) shutdown() error {
 	}
 	if n.cleanerWatch != nil {
 		n.cleanerWatch.close()
+	}
+	if n.quotaWatch != nil {
+		n.quotaWatch.close()
 	}
 	if n.connWatch != nil {
 		n.connWatch.close()

@@ -54,7 +54,7 @@ func remoteReader(cfg *config.Broker, store objstore.Store, logger *slog.Logger)
 	r := &tier.Reader{
 		Store:           store,
 		IndexCacheBytes: rt.IndexCacheBytes,
-		FetchQuota:      tier.NewByteRate(rt.FetchBytesPerSec, clock.Real{}),
+		FetchQuota:      tier.NewByteRate(cfg.RemoteQuotas().FetchBytesPerSec, clock.Real{}),
 	}
 	if rt.CacheBytes > 0 {
 		c, err := tier.NewChunkCache(tier.ChunkCacheOptions{
@@ -77,7 +77,7 @@ func remoteReader(cfg *config.Broker, store objstore.Store, logger *slog.Logger)
 func tierDeps(cfg *config.Broker, store objstore.Store, meta *metadata.Store, reader *tier.Reader) *broker.TierDeps {
 	return &broker.TierDeps{
 		Copier: &tier.Copier{Store: store, Meta: meta, Random: rand.Reader, Clock: clock.Real{},
-			Quota: tier.NewByteRate(cfg.RemoteTier.CopyBytesPerSec, clock.Real{})},
+			Quota: tier.NewByteRate(cfg.RemoteQuotas().CopyBytesPerSec, clock.Real{})},
 		Deleter:            &tier.Deleter{Store: store, Meta: meta},
 		Reader:             reader,
 		Interval:           cfg.RemoteLogManagerTaskInterval,

@@ -217,8 +217,6 @@ type Broker struct {
 type RemoteTier struct {
 	RetryBackoff       time.Duration // remote.log.manager.task.retry.backoff.ms
 	RetryBackoffMax    time.Duration // remote.log.manager.task.retry.backoff.max.ms
-	CopyBytesPerSec    int64         // remote.log.manager.copy.max.bytes.per.second
-	FetchBytesPerSec   int64         // remote.log.manager.fetch.max.bytes.per.second
 	FetchMaxWait       time.Duration // remote.fetch.max.wait.ms
 	ListOffsetsTimeout time.Duration // remote.list.offsets.request.timeout.ms
 	IndexCacheBytes    int64         // remote.log.index.file.cache.total.size.bytes
@@ -348,8 +346,6 @@ func newBroker(raw, origin map[string]string) (*Broker, error) {
 		RemoteTier: RemoteTier{
 			RetryBackoff:       msDuration(g.i64("remote.log.manager.task.retry.backoff.ms")),
 			RetryBackoffMax:    msDuration(g.i64("remote.log.manager.task.retry.backoff.max.ms")),
-			CopyBytesPerSec:    g.i64("remote.log.manager.copy.max.bytes.per.second"),
-			FetchBytesPerSec:   g.i64("remote.log.manager.fetch.max.bytes.per.second"),
 			FetchMaxWait:       msDuration(g.i64("remote.fetch.max.wait.ms")),
 			ListOffsetsTimeout: msDuration(g.i64("remote.list.offsets.request.timeout.ms")),
 			IndexCacheBytes:    g.i64("remote.log.index.file.cache.total.size.bytes"),

@@ -66,3 +66,18 @@ func TestCheckCleanerChange(t *testing.T) {
 		}
 	}
 }
+
+func TestRemoteQuotasAreDynamic(t *testing.T) {
+	b := mustLoad(t, "", nil, map[string]string{"remote.log.manager.copy.max.bytes.per.second": "1000"})
+	if got, want := b.RemoteQuotas(), (RemoteQuotas{CopyBytesPerSec: 1000, FetchBytesPerSec: math.MaxInt64}); got != want {
+		t.Fatalf("static RemoteQuotas() = %+v, want %+v", got, want)
+	}
+	dyn := b.WithDynamic(Dynamic{Default: map[string]string{"remote.log.manager.fetch.max.bytes.per.second": "2000"},
+		Node: map[string]string{"remote.log.manager.copy.max.bytes.per.second": "3000"}})
+	if got, want := dyn.RemoteQuotas(), (RemoteQuotas{CopyBytesPerSec: 3000, FetchBytesPerSec: 2000}); got != want {
+		t.Fatalf("dynamic RemoteQuotas() = %+v, want %+v", got, want)
+	}
+	if _, err := ValidateDynamic(map[string]string{"remote.log.manager.copy.max.bytes.per.second": "0"}); err == nil {
+		t.Fatal("a zero copy quota was taken")
+	}
+}

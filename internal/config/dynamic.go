@@ -18,7 +18,8 @@ import (
 // DynamicLogConfig does; every partition takes the new default at once.
 // The replication throttle rates (KIP-73), the connection limits
 // (max.connections*, broker-wide and per listener), the log cleaner's
-// threads, memory, backoff and I/O rate (Broker.Cleaner) and a listener's
+// threads, memory, backoff and I/O rate (Broker.Cleaner), the remote
+// tier's quotas (Broker.RemoteQuotas) and a listener's
 // keystore and truststore files (listener.name.<l>.ssl.keystore.location,
 // ...truststore.location, one broker at a time) are dynamic too, read
 // where they apply. Every other broker config applies at start only.
@@ -59,13 +60,14 @@ func layersOf(b *Broker) layers {
 // dynamicKeys are the broker configs Strata changes at run time: the
 // replication throttle rates (read where they apply, at each use), the
 // connection limits (applied to the listeners as they change), the log
-// cleaner's settings (applied to its threads as they change), and the
+// cleaner's settings (applied to its threads as they change), the remote
+// tier's quotas, and the
 // broker synonyms of the topic configs, with the longer-unit keys of their
 // chains (log.retention.hours for log.retention.ms), as Kafka's
 // ServerTopicConfigSynonyms lists them.
 var dynamicKeys = func() map[string]bool {
 	keys := map[string]bool{LeaderThrottledRate: true, FollowerThrottledRate: true}
-	for _, k := range slices.Concat(connectionLimitKeys, cleanerDynamicKeys) {
+	for _, k := range slices.Concat(connectionLimitKeys, cleanerDynamicKeys, remoteQuotaKeys) {
 		keys[k] = true
 	}
 	for _, d := range topicDefs {

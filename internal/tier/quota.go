@@ -14,24 +14,51 @@ import (
 // …fetch.max.bytes.per.second). It is a token bucket holding at most one
 // second of bytes; taking more than the bucket holds puts it in debt, so a
 // single large segment or chunk is never refused, only followed by a pause.
-// A nil *ByteRate is unlimited. Safe for concurrent use.
+// Its rate changes with SetRate (both keys are dynamic, as in Kafka). A nil
+// *ByteRate is unlimited. Safe for concurrent use.
 type ByteRate struct {
-	perSec float64
-	clock  clock.Clock
+	clock clock.Clock
 
 	mu     sync.Mutex
+	perSec float64 // +Inf: unlimited
 	tokens float64 // may be negative: debt
 	last   time.Time
+	// changed is closed and replaced by SetRate: Wait looks at its debt
+	// again under the new rate.
+	changed chan struct{}
 }
 
-// NewByteRate returns a quota of perSec bytes per second, or nil (no
-// quota) when perSec is at least half of math.MaxInt64, Kafka's "unlimited"
-// default, or not positive.
+// NewByteRate returns a quota of perSec bytes per second; perSec of at
+// least half of math.MaxInt64 (Kafka's "unlimited" default) or not
+// positive is unlimited.
 func NewByteRate(perSec int64, clk clock.Clock) *ByteRate {
+	r := &ByteRate{clock: clk, last: clk.Now(), changed: make(chan struct{})}
+	r.perSec = ratePerSec(perSec)
+	r.tokens = r.perSec
+	return r
+}
+
+func ratePerSec(perSec int64) float64 {
 	if perSec <= 0 || perSec >= math.MaxInt64/2 {
-		return nil
+		return math.Inf(1)
 	}
-	return &ByteRate{perSec: float64(perSec), clock: clk, tokens: float64(perSec), last: clk.Now()}
+	return float64(perSec)
+}
+
+// SetRate changes the rate from now on: the bytes already earned are kept
+// up to one second of the new rate, a debt is kept (an unlimited rate
+// forgives it).
+func (r *ByteRate) SetRate(perSec int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.refillLocked()
+	r.perSec = ratePerSec(perSec)
+	r.tokens = min(r.tokens, r.perSec)
+	if math.IsInf(r.perSec, 1) {
+		r.tokens = r.perSec
+	}
+	close(r.changed)
+	r.changed = make(chan struct{})
 }
 
 // refillLocked adds the tokens earned since the last call, up to one
@@ -39,7 +66,9 @@ func NewByteRate(perSec int64, clk clock.Clock) *ByteRate {
 func (r *ByteRate) refillLocked() {
 	now := r.clock.Now()
 	if d := now.Sub(r.last); d > 0 {
-		r.tokens = min(r.perSec, r.tokens+d.Seconds()*r.perSec)
+		if !math.IsInf(r.perSec, 1) {
+			r.tokens = min(r.perSec, r.tokens+d.Seconds()*r.perSec)
+		}
 		r.last = now
 	}
 }
@@ -58,7 +87,7 @@ func (r *ByteRate) Take(n int64) time.Duration {
 }
 
 func (r *ByteRate) debtLocked() time.Duration {
-	if r.tokens >= 0 {
+	if r.tokens >= 0 || math.IsInf(r.perSec, 1) {
 		return 0
 	}
 	return time.Duration(-r.tokens / r.perSec * float64(time.Second))
@@ -74,22 +103,36 @@ func (r *ByteRate) Exceeded() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.refillLocked()
-	return r.tokens < 0
+	return r.tokens < 0 && !math.IsInf(r.perSec, 1)
 }
 
 // Wait takes n bytes and then blocks until the bucket is out of debt, or
-// ctx ends. Copies call it for each object they upload.
+// ctx ends; a new rate (SetRate) shortens or lengthens the wait at once.
+// Copies call it for each object they upload.
 func (r *ByteRate) Wait(ctx context.Context, n int64) error {
-	d := r.Take(n)
-	if d <= 0 {
+	if r == nil {
 		return nil
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
+	r.mu.Lock()
+	r.refillLocked()
+	r.tokens -= float64(n)
+	for {
+		d, changed := r.debtLocked(), r.changed
+		r.mu.Unlock()
+		if d <= 0 {
+			return nil
+		}
+		t := time.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+			return nil
+		case <-changed:
+			t.Stop()
+		}
+		r.mu.Lock()
+		r.refillLocked()
 	}
 }

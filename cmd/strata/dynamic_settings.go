@@ -1,0 +1,83 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+
+	"github.com/strata-broker/strata/internal/broker"
+	"github.com/strata-broker/strata/internal/config"
+	"github.com/strata-broker/strata/internal/metadata"
+	"github.com/strata-broker/strata/internal/tier"
+)
+
+// watchSetting applies a dynamic broker setting (kafka-configs
+// --entity-type brokers) where it is used as the metadata image changes
+// it: read takes it from the broker configs as this broker's and the
+// cluster-wide dynamic values leave them, apply puts it to work. Each
+// change is logged with its values (describe), each failure once; a
+// failed change keeps the setting in force and is tried again at the next
+// image.
+func watchSetting[T comparable](cfg *config.Broker, meta *metadata.Store, logger *slog.Logger, what string, applied T,
+	read func(*config.Broker) T, apply func(T) error, describe func(T) []any) *imageWatcher {
+	failed := ""
+	return watchImages(meta, func(_ context.Context, img *metadata.Image) {
+		cluster, own := img.DynamicConfigsOf(cfg.NodeID)
+		next := read(cfg.WithDynamic(config.Dynamic{Default: cluster, Node: own}))
+		if next == applied {
+			return
+		}
+		if err := apply(next); err != nil {
+			if err.Error() != failed {
+				failed = err.Error()
+				logger.Error("dynamic "+what+" not applied; the previous ones stay", "err", err)
+			}
+			return
+		}
+		applied, failed = next, ""
+		logger.Info("changed "+what, describe(next)...)
+	})
+}
+
+// watchCleaner applies the log cleaner's dynamic configs to the running
+// cleaner (log.cleaner.threads, log.cleaner.dedupe.buffer.size,
+// log.cleaner.backoff.ms, log.cleaner.io.max.bytes.per.second), as Kafka's
+// LogCleaner.reconfigure does. It returns nil when the broker runs no
+// cleaner (they then wait for a restart).
+func watchCleaner(cfg *config.Broker, meta *metadata.Store, b *broker.Broker, logger *slog.Logger) *imageWatcher {
+	running, ok := b.CleanerOptions()
+	if !ok {
+		return nil
+	}
+	return watchSetting(cfg, meta, logger, "log cleaner settings", running,
+		func(c *config.Broker) broker.CleanerOptions { return cleanerOptionsOf(c.Cleaner()) },
+		func(o broker.CleanerOptions) error {
+			if o.Threads < 1 {
+				return errCleanerStopped
+			}
+			return b.SetCleanerOptions(o)
+		},
+		func(o broker.CleanerOptions) []any {
+			return []any{"log.cleaner.threads", o.Threads, "log.cleaner.dedupe.buffer.size", o.DedupeBytes,
+				"log.cleaner.backoff.ms", o.Backoff.Milliseconds(), "log.cleaner.io.max.bytes.per.second", o.IOBytesPerSecond}
+		})
+}
+
+var errCleanerStopped = errors.New("log.cleaner.threads=0 does not stop a running cleaner; set it in server.properties and restart")
+
+// watchRemoteQuotas applies remote.log.manager.copy.max.bytes.per.second
+// and remote.log.manager.fetch.max.bytes.per.second (KIP-956, dynamic in
+// Kafka too) to the tier's quotas.
+func watchRemoteQuotas(cfg *config.Broker, meta *metadata.Store, copyQuota, fetchQuota *tier.ByteRate, logger *slog.Logger) *imageWatcher {
+	return watchSetting(cfg, meta, logger, "remote tier quotas", cfg.RemoteQuotas(),
+		(*config.Broker).RemoteQuotas,
+		func(q config.RemoteQuotas) error {
+			copyQuota.SetRate(q.CopyBytesPerSec)
+			fetchQuota.SetRate(q.FetchBytesPerSec)
+			return nil
+		},
+		func(q config.RemoteQuotas) []any {
+			return []any{"remote.log.manager.copy.max.bytes.per.second", q.CopyBytesPerSec,
+				"remote.log.manager.fetch.max.bytes.per.second", q.FetchBytesPerSec}
+		})
+}
