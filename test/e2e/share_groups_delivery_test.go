@@ -661,16 +661,8 @@ func TestShareAcknowledgeErrors(t *testing.T) {
 // other members.
 func TestShareFetchAcknowledgeOnly(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, t.TempDir())
 	const topic, group, n = "ack-only", "ack-only", 10
-	adm := newAdmin(t, b.Addr)
-	createTopic(t, adm, topic, 1, nil)
-	shareEarliest(t, b.Addr, group)
-	prod := newClient(t, b.Addr)
-	for range n {
-		produceN(t, prod, topic, 1) // a batch each: four are acquired alone
-	}
-	topicID := topicIDOf(t, adm, topic)
+	b, topicID := startShareBatches(t, topic, group, n) // a batch each: four are acquired alone
 
 	first := newRawShareMember(t, b.Addr, group, "first", topicID)
 	first.join(topic)
@@ -699,16 +691,9 @@ func TestShareFetchAcknowledgeOnly(t *testing.T) {
 // offsets are reached, as Kafka lists them; a redelivery is cut alike.
 func TestShareFetchBatchSize(t *testing.T) {
 	t.Parallel()
-	b := startBroker(t, t.TempDir())
 	const topic, group, n = "batch-size", "batch-size", 10
-	adm := newAdmin(t, b.Addr)
-	createTopic(t, adm, topic, 1, nil)
-	shareEarliest(t, b.Addr, group)
-	prod := newClient(t, b.Addr)
-	for range n {
-		produceN(t, prod, topic, 1) // one record per log batch
-	}
-	m := newRawShareMember(t, b.Addr, group, "member", topicIDOf(t, adm, topic))
+	b, topicID := startShareBatches(t, topic, group, n)
+	m := newRawShareMember(t, b.Addr, group, "member", topicID)
 	m.batchSize = 3
 	m.join(topic)
 	want := [][3]int64{{0, 2, 1}, {3, 5, 1}, {6, 8, 1}, {9, 9, 1}}
@@ -722,6 +707,22 @@ func TestShareFetchBatchSize(t *testing.T) {
 	}
 	resp = m.fetch(2, 100, 5*time.Second)
 	requireAcquiredPieces(t, "the redelivery", resp, want)
+}
+
+// startShareBatches starts a broker with a one-partition topic of n
+// records, one per log batch, that share group group reads from the
+// earliest offset, and returns the broker and the topic's id.
+func startShareBatches(t *testing.T, topic, group string, n int) (*Broker, [16]byte) {
+	t.Helper()
+	b := startBroker(t, t.TempDir())
+	adm := newAdmin(t, b.Addr)
+	createTopic(t, adm, topic, 1, nil)
+	shareEarliest(t, b.Addr, group)
+	prod := newClient(t, b.Addr)
+	for range n {
+		produceN(t, prod, topic, 1)
+	}
+	return b, topicIDOf(t, adm, topic)
 }
 
 // requireAcquiredPieces checks the AcquiredRecords of partition 0 in
