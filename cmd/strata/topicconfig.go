@@ -12,12 +12,13 @@ import (
 // image's dynamic broker configs, into a partition.Config.
 func topicResolver(b *config.Broker) broker.ConfigResolver {
 	return func(cs broker.ConfigSources) (partition.Config, error) {
-		t, err := config.ResolveTopic(cs.Topic, b.WithDynamic(config.Dynamic{Default: cs.ClusterDynamic, Node: cs.NodeDynamic}))
+		dyn := b.WithDynamic(config.Dynamic{Default: cs.ClusterDynamic, Node: cs.NodeDynamic})
+		t, err := config.ResolveTopic(cs.Topic, dyn)
 		if err != nil {
 			return partition.Config{}, err
 		}
 		c := partitionConfig(t)
-		c.ProducerIDExpiration = b.ProducerIDExpiration
+		c.ProducerIDExpiration = dyn.ProducerIDExpirationNow()
 		return c, nil
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/strata-broker/strata/internal/base"
 	"github.com/strata-broker/strata/internal/broker"
@@ -130,6 +131,33 @@ func TestCompressionLevelReachesThePartition(t *testing.T) {
 		pc := partitionConfig(topic)
 		if !pc.RecompressSet || pc.Recompress != c.codec || pc.RecompressLevel != c.level {
 			t.Errorf("%v: recompress %v (set %v) at %d, want %v at %d", c.overrides, pc.Recompress, pc.RecompressSet, pc.RecompressLevel, c.codec, c.level)
+		}
+	}
+}
+
+// producer.id.expiration.ms reaches the partitions through the dynamic
+// layers, as the topic defaults do.
+func TestProducerIDExpirationIsDynamic(t *testing.T) {
+	b, err := config.LoadBroker("", nil, map[string]string{"producer.id.expiration.ms": "60000"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resolve := topicResolver(b)
+	for _, tt := range []struct {
+		sources broker.ConfigSources
+		want    time.Duration
+	}{
+		{broker.ConfigSources{}, time.Minute},
+		{broker.ConfigSources{ClusterDynamic: map[string]string{"producer.id.expiration.ms": "1000"}}, time.Second},
+		{broker.ConfigSources{ClusterDynamic: map[string]string{"producer.id.expiration.ms": "1000"},
+			NodeDynamic: map[string]string{"producer.id.expiration.ms": "2000"}}, 2 * time.Second},
+	} {
+		c, err := resolve(tt.sources)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.ProducerIDExpiration != tt.want {
+			t.Errorf("%+v: ProducerIDExpiration %v, want %v", tt.sources, c.ProducerIDExpiration, tt.want)
 		}
 	}
 }

@@ -42,7 +42,7 @@ func (h *Handler) handleProduce(ctx context.Context, req *Request) Reply {
 	checks := h.transactionalChecks(r, img, req.Version >= 13, denied)
 	// A version 2 client's partitions are added to its transaction here,
 	// verification on or off: nothing else adds them.
-	if len(checks.verify) > 0 && (h.opts.Config.TxnPartitionVerification || checks.add) {
+	if len(checks.verify) > 0 && (checks.add || h.txnPartitionVerification()) {
 		// The first transactional batch of a producer on a partition
 		// waits for its coordinator to confirm the partition is in the
 		// transaction (KIP-890 part 1). It waits here, holding up the

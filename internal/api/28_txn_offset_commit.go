@@ -121,7 +121,7 @@ func (h *Handler) txnCommitDenial(req *Request, r *kmsg.TxnOffsetCommitRequest) 
 func (h *Handler) addOffsetsPartition(ctx context.Context, r *kmsg.TxnOffsetCommitRequest, p int32, add bool, timeout time.Duration) int16 {
 	c := &txnChecks{pid: r.ProducerID, epoch: r.ProducerEpoch, add: add,
 		verify: []txnVerify{{tp: base.TopicPartition{Topic: h.groups.topic, Partition: p}}}}
-	if !c.add && !h.opts.Config.TxnPartitionVerification {
+	if !c.add && !h.txnPartitionVerification() {
 		return 0
 	}
 	code := producerVerifyCode(h.askTxnCoordinator(ctx, r.TransactionalID, min(max(timeout, verifyPeerMinTimeout), verifyPeerMaxTimeout), c)[0])

@@ -51,3 +51,9 @@ func dynamicOf(img *metadata.Image, node int32) config.Dynamic {
 	cluster, own := img.DynamicConfigsOf(node)
 	return config.Dynamic{Default: cluster, Node: own}
 }
+
+// txnPartitionVerification is transaction.partition.verification.enable
+// as this broker runs with it now (dynamic, as in Kafka).
+func (h *Handler) txnPartitionVerification() bool {
+	return h.opts.Config.WithDynamic(dynamicOf(h.opts.Meta.Image(), h.opts.Broker.NodeID())).TxnPartitionVerificationNow()
+}

@@ -162,7 +162,6 @@ type Broker struct {
 	TxnIDExpiration           time.Duration
 	TxnAbortCheckInterval     time.Duration
 	TxnExpiryCheckInterval    time.Duration
-	TxnPartitionVerification  bool
 
 	RemoteStorageSystemEnable    bool
 	RemoteLogManagerTaskInterval time.Duration
@@ -339,7 +338,6 @@ func newBroker(raw, origin map[string]string) (*Broker, error) {
 		TxnIDExpiration:           msDuration(g.i64("transactional.id.expiration.ms")),
 		TxnAbortCheckInterval:     msDuration(g.i64("transaction.abort.timed.out.transaction.cleanup.interval.ms")),
 		TxnExpiryCheckInterval:    msDuration(g.i64("transaction.remove.expired.transaction.cleanup.interval.ms")),
-		TxnPartitionVerification:  g.flag("transaction.partition.verification.enable"),
 
 		RemoteStorageSystemEnable:    g.flag("remote.log.storage.system.enable"),
 		RemoteLogManagerTaskInterval: msDuration(g.i64("remote.log.manager.task.interval.ms")),

@@ -81,3 +81,18 @@ func TestRemoteQuotasAreDynamic(t *testing.T) {
 		t.Fatal("a zero copy quota was taken")
 	}
 }
+
+func TestProducerStateSettingsAreDynamic(t *testing.T) {
+	b := mustLoad(t, "", nil, nil)
+	if b.ProducerIDExpirationNow() != 24*time.Hour || !b.TxnPartitionVerificationNow() {
+		t.Fatalf("defaults: %v, %v", b.ProducerIDExpirationNow(), b.TxnPartitionVerificationNow())
+	}
+	in := map[string]string{"producer.id.expiration.ms": "60000", "transaction.partition.verification.enable": "false"}
+	if _, err := ValidateDynamic(in); err != nil {
+		t.Fatal(err)
+	}
+	dyn := b.WithDynamic(Dynamic{Default: in})
+	if dyn.ProducerIDExpirationNow() != time.Minute || dyn.TxnPartitionVerificationNow() {
+		t.Fatalf("dynamic: %v, %v", dyn.ProducerIDExpirationNow(), dyn.TxnPartitionVerificationNow())
+	}
+}

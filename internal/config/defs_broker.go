@@ -185,7 +185,7 @@ var brokerDefs = readOnly(slices.Concat([]Def{
 
 	def("offsets.topic.num.partitions", Int, "50", "", atLeast(1), "Partitions of __consumer_offsets."),
 	def("offsets.topic.replication.factor", Short, "1", "", atLeast(1), "Replication factor of __consumer_offsets."),
-	def("producer.id.expiration.ms", Int, "86400000", "", atLeast(1), "How long an idle idempotent producer's state is kept."),
+	def("producer.id.expiration.ms", Int, "86400000", "", atLeast(1), "How long an idle idempotent producer's state is kept; dynamic (a partition takes a new value at once; the group coordinator's transactional offset commits at start)."),
 	def("offsets.topic.segment.bytes", Int, "104857600", "", atLeast(minSegmentBytes), "segment.bytes of __consumer_offsets."),
 	def("offsets.retention.minutes", Int, "10080", "", atLeast(1), "How long the offsets of an empty group are kept."),
 	def("offsets.retention.check.interval.ms", Long, "600000", "", atLeast(1), "How often expired offsets are looked for."),
@@ -201,7 +201,7 @@ var brokerDefs = readOnly(slices.Concat([]Def{
 	def("transaction.max.timeout.ms", Int, "900000", "", atLeast(1), "Longest transaction timeout a producer may ask for."),
 	def("transactional.id.expiration.ms", Int, "604800000", "", atLeast(1), "How long an idle transactional id is kept."),
 	def("transaction.abort.timed.out.transaction.cleanup.interval.ms", Int, "10000", "", atLeast(1), "How often transactions past their timeout are looked for and aborted."),
-	def("transaction.partition.verification.enable", Boolean, "true", "", nil, "Verify with the coordinator that a partition is in a producer's transaction before its first transactional batch there (KIP-890 part 1); off, a late or zombie produce can leave a hanging transaction."),
+	def("transaction.partition.verification.enable", Boolean, "true", "", nil, "Verify with the coordinator that a partition is in a producer's transaction before its first transactional batch there (KIP-890 part 1); off, a late or zombie produce can leave a hanging transaction. Dynamic, as in Kafka."),
 	def("transaction.remove.expired.transaction.cleanup.interval.ms", Int, "3600000", "", atLeast(1), "How often expired transactional ids are looked for."),
 	def("group.max.size", Int, "2147483647", "", atLeast(1), "Most members of one consumer group."),
 	def("group.coordinator.rebalance.protocols", List, "classic,consumer", "", groupProtocols,

@@ -349,3 +349,29 @@ func TestTransactionVersionDowngrade(t *testing.T) {
 	writeSentinels(t, b.Addr, topic, partitions)
 	requirePartitionValues(t, "read_committed", readToSentinels(t, b.Addr, topic, partitions, kgo.ReadCommitted()), valuesByPartition(committed, again))
 }
+
+// TestVerificationTurnedOffAtRunTime: transaction.partition.verification.enable
+// is a dynamic broker config, as in Kafka: an unverified batch refused
+// while it is on is appended once it is turned off cluster-wide.
+func TestVerificationTurnedOffAtRunTime(t *testing.T) {
+	t.Parallel()
+	const topic, id = "txn-verify-dynamic", "txn-verify-dynamic-producer"
+	s := startTxnProducer(t, topic, id)
+	produce := func() error {
+		t.Helper()
+		return rawTxnProduce(t, s.ctx, s.cl, s.topicID, topic, id, s.pid, s.epoch, 0, "never added")
+	}
+	if err := produce(); !errors.Is(err, kerr.InvalidTxnState) {
+		t.Fatalf("with verification on: %v, want INVALID_TXN_STATE", err)
+	}
+	off := kadm.AlterConfig{Op: kadm.SetConfig, Name: "transaction.partition.verification.enable", Value: kadm.StringPtr("false")}
+	if err := alterBrokerConfigs(t, s.adm, []kadm.AlterConfig{off}); err != nil {
+		t.Fatalf("turning verification off cluster-wide: %v", err)
+	}
+	if err := produce(); err != nil {
+		t.Fatalf("with verification turned off: %v", err)
+	}
+	if lso, hw := listedOffset(t, s.adm, topic, true), listedOffset(t, s.adm, topic, false); lso != 0 || hw != 1 {
+		t.Fatalf("last stable offset %d, high watermark %d; want 0 and 1", lso, hw)
+	}
+}
