@@ -203,14 +203,22 @@ func (l *listenerTLS) next(t config.TLSConfig) (*loadedTLS, error) {
 		return nil, nil
 	}
 	keystoreErr := func(err error) error {
-		return &config.Error{Key: listenerSSLKey(l.name, "keystore"), Value: keystoreName(t), Msg: err.Error()}
+		key, value := listenerSSLKey(l.name, "ssl.keystore.location"), keystoreName(t)
+		if t.KeystoreLocation == "" {
+			key = listenerSSLKey(l.name, "ssl.keystore.key")
+		}
+		return &config.Error{Key: key, Value: value, Msg: err.Error()}
 	}
 	if _, err := loadKeystore(t); err != nil {
 		return nil, keystoreErr(err)
 	}
 	next, err := l.load(t)
 	if err != nil { // the keystore loaded: the truststore did not
-		return nil, &config.Error{Key: listenerSSLKey(l.name, "truststore"), Value: t.TruststoreLocation, Msg: err.Error()}
+		key, value := listenerSSLKey(l.name, "ssl.truststore.location"), t.TruststoreLocation
+		if t.TruststoreLocation == "" {
+			key, value = listenerSSLKey(l.name, "ssl.truststore.certificates"), "(inline PEM)"
+		}
+		return nil, &config.Error{Key: key, Value: value, Msg: err.Error()}
 	}
 	if err := compatibleCertificates(cur.config.Certificates[0].Leaf, next.config.Certificates[0].Leaf, t.AllowDNChanges, t.AllowSANChanges); err != nil {
 		return nil, keystoreErr(err)
@@ -332,10 +340,9 @@ func missingNames(want, have []string) []string {
 	return out
 }
 
-// listenerSSLKey is the dynamic key that sets listener's store, keystore
-// or truststore.
-func listenerSSLKey(listener, store string) string {
-	return "listener.name." + strings.ToLower(listener) + ".ssl." + store + ".location"
+// listenerSSLKey is listener's own form of the TLS key key.
+func listenerSSLKey(listener, key string) string {
+	return "listener.name." + strings.ToLower(listener) + "." + key
 }
 
 // keystoreName is where t's keystore comes from, for messages.

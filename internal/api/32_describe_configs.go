@@ -136,6 +136,9 @@ func describedConfigs(entries []configEntry, names []string, synonyms, docs bool
 				sy := kmsg.NewDescribeConfigsResponseResourceConfigConfigSynonym()
 				v := s.Value
 				sy.Name, sy.Value, sy.Source = s.Name, &v, kmsg.ConfigSource(s.Source)
+				if s.IsNull { // a sensitive value, as Kafka hides it
+					sy.Value = nil
+				}
 				c.ConfigSynonyms = append(c.ConfigSynonyms, sy)
 			}
 		}

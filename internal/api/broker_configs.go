@@ -71,7 +71,7 @@ func (h *Handler) setBrokerConfigs(ctx context.Context, name string, change func
 	if clusterWide {
 		resource = "the cluster-wide default"
 	}
-	h.logger.Info("changed dynamic broker configs of "+resource, "configs", next)
+	h.logger.Info("changed dynamic broker configs of "+resource, "configs", config.Redacted(next))
 	return 0, ""
 }
 

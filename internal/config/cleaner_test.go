@@ -96,3 +96,40 @@ func TestProducerStateSettingsAreDynamic(t *testing.T) {
 		t.Fatalf("dynamic: %v, %v", dyn.ProducerIDExpirationNow(), dyn.TxnPartitionVerificationNow())
 	}
 }
+
+// A listener's whole keystore and truststore set is dynamic on one
+// broker, passwords and inline PEM too (Kafka's RECONFIGURABLE_CONFIGS),
+// and never logged in the clear.
+func TestListenerStoresAreDynamic(t *testing.T) {
+	in := map[string]string{
+		"listener.name.ssl.ssl.keystore.type":       "JKS",
+		"listener.name.ssl.ssl.keystore.location":   "/ks.jks",
+		"listener.name.ssl.ssl.keystore.password":   "s3cret",
+		"listener.name.ssl.ssl.key.password":        "s3cret",
+		"listener.name.ssl.ssl.truststore.type":     "PKCS12",
+		"listener.name.ssl.ssl.truststore.password": "s3cret",
+	}
+	if _, err := ValidateDynamic(in); err != nil {
+		t.Fatalf("a listener's stores: %v", err)
+	}
+	var pb *PerBrokerOnlyError
+	if err := CheckClusterWide(in); !errors.As(err, &pb) || len(pb.Keys) != len(in) {
+		t.Fatalf("cluster-wide: %v, want all %d refused", err, len(in))
+	}
+	var nd *NotDynamicError
+	if _, err := ValidateDynamic(map[string]string{"ssl.keystore.password": "s3cret"}); !errors.As(err, &nd) {
+		t.Fatalf("the broker-wide keystore password at run time: %v, want not dynamic (listener keys only, as Kafka)", err)
+	}
+	if _, err := ValidateDynamic(map[string]string{"listener.name.sasl_ssl.plain.sasl.jaas.config": "x"}); !errors.As(err, &nd) {
+		t.Fatalf("a listener's JAAS config at run time: %v, want not dynamic", err)
+	}
+	red := Redacted(in)
+	for k, v := range red {
+		if strings.Contains(v, "s3cret") {
+			t.Errorf("Redacted kept %s=%s", k, v)
+		}
+	}
+	if red["listener.name.ssl.ssl.keystore.location"] != "/ks.jks" {
+		t.Errorf("Redacted hid a value that is no secret: %v", red)
+	}
+}

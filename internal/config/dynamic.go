@@ -105,7 +105,27 @@ func IsDynamic(key string) bool {
 		return true
 	}
 	k, ok := parseListenerSSLKey(key)
-	return ok && (slices.Contains(listenerConnKeys, k.key) || slices.Contains(reloadableSSLKeys, k.key))
+	return ok && slices.Contains(listenerConnKeys, k.key) || isReloadableSSLKey(key)
+}
+
+// isReloadableSSLKey reports whether key is a listener's own TLS key that
+// changes at run time (reloadableSSLKeys).
+func isReloadableSSLKey(key string) bool {
+	k, ok := parseListenerSSLKey(key)
+	return ok && slices.Contains(reloadableSSLKeys, k.key)
+}
+
+// Redacted is m with the values of sensitive broker configs hidden, for
+// logs.
+func Redacted(m map[string]string) map[string]string {
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		if d, _ := LookupBroker(k); d.Sensitive {
+			v = hiddenValue
+		}
+		out[k] = v
+	}
+	return out
 }
 
 // PerBrokerOnlyError refuses configs on the cluster-wide broker resource
@@ -126,7 +146,7 @@ func (e *PerBrokerOnlyError) Error() string {
 func CheckClusterWide(m map[string]string) error {
 	var perBroker []string
 	for _, key := range sortedKeys(m) {
-		if k, ok := parseListenerSSLKey(key); ok && slices.Contains(reloadableSSLKeys, k.key) {
+		if isReloadableSSLKey(key) {
 			perBroker = append(perBroker, key)
 		}
 	}
@@ -162,7 +182,7 @@ func ValidateDynamic(m map[string]string) (map[string]string, error) {
 			return nil, &Error{Key: k, Value: m[k], Msg: "unknown broker config"}
 		case !IsDynamic(k):
 			static = append(static, k)
-		case d.Sensitive:
+		case d.Sensitive && !isReloadableSSLKey(k):
 			return nil, &Error{Key: k, Msg: "sensitive configs cannot be set dynamically"}
 		}
 	}

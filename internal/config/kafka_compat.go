@@ -96,7 +96,7 @@ var compatDefs = noEffectDefs([]Def{
 	def("unstable.api.versions.enable", Boolean, "false", "", nil,
 		"Whether Kafka advertises API versions still in development. "+noEffect+"Strata advertises only what it implements."),
 	secret(nullDef("password.encoder.secret", Password, "", nil,
-		"Kafka's key for the dynamic password configs it stores. "+noEffect+"Strata refuses sensitive configs at run time, so stores none.")),
+		"Kafka's key for the dynamic password configs it stored in ZooKeeper. "+noEffect+"as Kafka's KRaft brokers, Strata keeps a listener's dynamic keystore and truststore passwords in the metadata log as given (never described, never logged).")),
 	def("sasl.login.refresh.window.factor", Double, "0.8", "", ratio(0.5, 1.0),
 		"Kafka's refresh point of an expiring login (OAUTHBEARER). "+noEffect+"Strata's brokers log in to each other with PLAIN or SCRAM, which do not expire (OAUTHBEARER is for clients)."),
 	def("sasl.login.refresh.window.jitter", Double, "0.05", "", ratio(0, 0.25),

@@ -24,11 +24,18 @@ var listenerSSLKeys = []string{
 // replace the broker-wide limit but add one for that listener alone.
 var listenerConnKeys = []string{maxConnectionsKey, maxCreationRateKey}
 
-// reloadableSSLKeys are the listener TLS keys that change at run time
-// (Kafka's ReloadableFileConfigs): a listener's keystore and truststore
-// files, set on one broker (PerBrokerOnlyError), reloaded for new
-// connections; setting the same path again reloads the file.
-var reloadableSSLKeys = []string{"ssl.keystore.location", "ssl.truststore.location"}
+// reloadableSSLKeys are the listener TLS keys that change at run time,
+// Kafka's SslConfigs.RECONFIGURABLE_CONFIGS: a listener's keystore and
+// truststore, as files (setting the same path again reloads the file, as
+// Kafka's ReloadableFileConfigs) or inline PEM, with their types and
+// passwords; set on one broker only (PerBrokerOnlyError), taken by new
+// connections. The sensitive ones are kept in the metadata log in the
+// clear, as Kafka's KRaft brokers keep them, and never described.
+var reloadableSSLKeys = []string{
+	"ssl.keystore.type", "ssl.keystore.location", "ssl.keystore.password", "ssl.key.password",
+	"ssl.keystore.certificate.chain", "ssl.keystore.key",
+	"ssl.truststore.type", "ssl.truststore.location", "ssl.truststore.password", "ssl.truststore.certificates",
+}
 
 // listenerKeys are every key a listener-prefixed key may name.
 var listenerKeys = slices.Concat(listenerSSLKeys, listenerConnKeys)
@@ -93,7 +100,7 @@ func listenerSSLDef(key string) (Def, bool) {
 	}
 	d.Doc = fmt.Sprintf("%s for listener %s only, overriding the broker-wide value. %s", k.key, strings.ToUpper(k.listener), d.Doc)
 	if slices.Contains(reloadableSSLKeys, k.key) {
-		d.Doc += " Dynamic on one broker's resource: new connections get the file it names once it loads and, for a keystore, holds a certificate with the same subject and subject alternative names (ssl.allow.dn.changes, ssl.allow.san.changes); setting the same path again reloads a file renewed in place."
+		d.Doc += " Dynamic on one broker's resource: new connections get the listener's keystore and truststore once they load and, for a keystore, hold a certificate with the same subject and subject alternative names (ssl.allow.dn.changes, ssl.allow.san.changes); setting a file's path again reloads a file renewed in place."
 	}
 	return d, true
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -19,8 +20,10 @@ import (
 // without a restart. New connections get the renewed certificate; setting
 // the same path again reloads a file renewed in place; a certificate for
 // another subject, a file that is no keystore and the cluster-wide resource
-// are refused and change nothing; clients keep producing and consuming over
-// TLS; and a restart starts with the renewed keystore (kept in the quorum).
+// are refused and change nothing; the keystore becomes a JKS one with its
+// type and password (refused with a wrong one; the password never
+// described or logged); clients keep producing and consuming over TLS; and
+// a restart starts with the dynamic keystore (kept in the quorum).
 func TestListenerKeystoreRotation(t *testing.T) {
 	t.Parallel()
 	b, pki := startSecureBroker(t, t.TempDir(), "strata.metrics.listener=127.0.0.1:0")
@@ -108,6 +111,43 @@ func TestListenerKeystoreRotation(t *testing.T) {
 		t.Fatalf("serving %s after refused changes, want %s", got, third)
 	}
 
+	// The keystore becomes a JKS one, its type and password set with it
+	// (Kafka's whole RECONFIGURABLE_CONFIGS set is dynamic): a wrong
+	// password is refused, the right one taken; the password is never
+	// described or logged.
+	stores, err := pki.WriteStores(dir, "changeit")
+	if err != nil {
+		t.Fatal(err)
+	}
+	toJKS := func(password string) error {
+		return alterBrokerConfigs(t, adm, []kadm.AlterConfig{
+			{Op: kadm.SetConfig, Name: "listener.name.ssl.ssl.keystore.type", Value: kadm.StringPtr("JKS")},
+			{Op: kadm.SetConfig, Name: key, Value: kadm.StringPtr(stores.ServerJKS)},
+			{Op: kadm.SetConfig, Name: "listener.name.ssl.ssl.keystore.password", Value: kadm.StringPtr(password)},
+		}, node)
+	}
+	if err := toJKS("not-it"); !errors.Is(err, kerr.InvalidConfig) {
+		t.Fatalf("a JKS keystore with a wrong password: %v, want INVALID_CONFIG", err)
+	}
+	if err := toJKS(stores.Password); err != nil {
+		t.Fatalf("switching to a JKS keystore: %v", err)
+	}
+	if got := waitServed(third); got != first {
+		t.Fatalf("serving %s after the switch to the JKS keystore, want its certificate %s", got, first)
+	}
+	described, err = adm.DescribeBrokerConfigs(testContext(t, clientDeliveryTimeout), node)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, err := described.On(strconv.Itoa(int(node)), nil); err != nil {
+		t.Fatal(err)
+	} else if v, ok := configValue(c, "listener.name.ssl.ssl.keystore.password"); !ok || v.Value != nil || !v.Sensitive || v.Source != kmsg.ConfigSourceDynamicBrokerConfig {
+		t.Errorf("described the keystore password as %+v (found %v), want a sensitive DYNAMIC_BROKER_CONFIG without its value", v, ok)
+	}
+	if strings.Contains(b.output.String(), stores.Password) || strings.Contains(b.output.String(), "not-it") {
+		t.Errorf("the broker logged a keystore password:\n%s", b.output.String())
+	}
+
 	createTopic(t, adm, "after-rotation", 1, nil)
 	roundTrip(t, b.Listeners["SSL"], "after-rotation", 20, tlsOpt(pki.clientTLS(false)))
 
@@ -121,8 +161,8 @@ func TestListenerKeystoreRotation(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.Restart()
-	if got := served(); got != third {
-		t.Fatalf("after a restart serving %s, want the dynamic keystore's %s", got, third)
+	if got := served(); got != first {
+		t.Fatalf("after a restart serving %s, want the dynamic JKS keystore's %s", got, first)
 	}
 }
 
