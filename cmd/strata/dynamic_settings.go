@@ -65,19 +65,26 @@ func watchCleaner(cfg *config.Broker, meta *metadata.Store, b *broker.Broker, lo
 
 var errCleanerStopped = errors.New("log.cleaner.threads=0 does not stop a running cleaner; set it in server.properties and restart")
 
-// watchRemoteQuotas applies remote.log.manager.copy.max.bytes.per.second
-// and remote.log.manager.fetch.max.bytes.per.second (KIP-956, dynamic in
-// Kafka too) to the tier's quotas.
-func watchRemoteQuotas(cfg *config.Broker, meta *metadata.Store, copyQuota, fetchQuota *tier.ByteRate, logger *slog.Logger) *imageWatcher {
-	return watchSetting(cfg, meta, logger, "remote tier quotas", cfg.RemoteQuotas(),
-		(*config.Broker).RemoteQuotas,
-		func(q config.RemoteQuotas) error {
-			copyQuota.SetRate(q.CopyBytesPerSec)
-			fetchQuota.SetRate(q.FetchBytesPerSec)
+// watchRemoteSettings applies the remote tier's dynamic configs (Kafka's
+// DynamicRemoteLogConfig) where they are used: the copy and fetch quotas
+// (KIP-956), the remote index cache's bound and ListOffsets' wait for the
+// tier; remote.fetch.max.wait.ms is read by each fetch.
+func watchRemoteSettings(cfg *config.Broker, meta *metadata.Store, b *broker.Broker, copyQuota *tier.ByteRate, reader *tier.Reader,
+	logger *slog.Logger) *imageWatcher {
+	return watchSetting(cfg, meta, logger, "remote tier settings", cfg.RemoteSettings(),
+		(*config.Broker).RemoteSettings,
+		func(s config.RemoteSettings) error {
+			copyQuota.SetRate(s.CopyBytesPerSec)
+			reader.FetchQuota.SetRate(s.FetchBytesPerSec)
+			reader.SetIndexCacheBytes(s.IndexCacheBytes)
+			b.SetRemoteListOffsetsTimeout(s.ListOffsetsTimeout)
 			return nil
 		},
-		func(q config.RemoteQuotas) []any {
-			return []any{"remote.log.manager.copy.max.bytes.per.second", q.CopyBytesPerSec,
-				"remote.log.manager.fetch.max.bytes.per.second", q.FetchBytesPerSec}
+		func(s config.RemoteSettings) []any {
+			return []any{"remote.log.manager.copy.max.bytes.per.second", s.CopyBytesPerSec,
+				"remote.log.manager.fetch.max.bytes.per.second", s.FetchBytesPerSec,
+				"remote.fetch.max.wait.ms", s.FetchMaxWait.Milliseconds(),
+				"remote.list.offsets.request.timeout.ms", s.ListOffsetsTimeout.Milliseconds(),
+				"remote.log.index.file.cache.total.size.bytes", s.IndexCacheBytes}
 		})
 }

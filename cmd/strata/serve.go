@@ -205,10 +205,10 @@ type node struct {
 	listenerTLS *listenerTLSSet
 	tlsWatch    *imageWatcher
 	// cleanerWatch applies the log cleaner's dynamic configs; nil
-	// without a cleaner. quotaWatch applies the remote tier's; nil
+	// without a cleaner. remoteWatch applies the remote tier's; nil
 	// without a tier.
 	cleanerWatch *imageWatcher
-	quotaWatch   *imageWatcher
+	remoteWatch  *imageWatcher
 	// tokens validate the OAUTHBEARER tokens of the SASL listeners.
 	tokens *tokenValidators
 	// tokenSweep removes expired delegation tokens.
@@ -251,7 +251,6 @@ func start(ctx context.Context, cfg *config.Broker, logger *slog.Logger) (*node,
 			return nil, errors.Join(err, n.shutdown())
 		}
 		tierOpts = tierDeps(cfg, n.remote, meta, n.reader)
-		n.quotaWatch = watchRemoteQuotas(cfg, meta, tierOpts.Copier.Quota, n.reader.FetchQuota, logger)
 		n.metrics.countTier(tierOpts)
 	}
 	if cfg.Clustered() {
@@ -302,6 +301,9 @@ func start(ctx context.Context, cfg *config.Broker, logger *slog.Logger) (*node,
 	}
 	n.txns.setBroker(n.broker)
 	n.cleanerWatch = watchCleaner(cfg, n.meta, n.broker, logger)
+	if tierOpts != nil {
+		n.remoteWatch = watchRemoteSettings(cfg, n.meta, n.broker, tierOpts.Copier.Quota, n.reader, logger)
+	}
 	h, err := n.serveListeners(cfg, ls, addrs, logger)
 	if err != nil {
 		return nil, errors.Join(err, n.shutdown())
@@ -454,8 +456,8 @@ func (n *node) shutdown() error {
 	if n.cleanerWatch != nil {
 		n.cleanerWatch.close()
 	}
-	if n.quotaWatch != nil {
-		n.quotaWatch.close()
+	if n.remoteWatch != nil {
+		n.remoteWatch.close()
 	}
 	if n.connWatch != nil {
 		n.connWatch.close()

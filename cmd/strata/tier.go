@@ -53,8 +53,8 @@ func remoteReader(cfg *config.Broker, store objstore.Store, logger *slog.Logger)
 	rt := cfg.RemoteTier
 	r := &tier.Reader{
 		Store:           store,
-		IndexCacheBytes: rt.IndexCacheBytes,
-		FetchQuota:      tier.NewByteRate(cfg.RemoteQuotas().FetchBytesPerSec, clock.Real{}),
+		IndexCacheBytes: cfg.RemoteSettings().IndexCacheBytes,
+		FetchQuota:      tier.NewByteRate(cfg.RemoteSettings().FetchBytesPerSec, clock.Real{}),
 	}
 	if rt.CacheBytes > 0 {
 		c, err := tier.NewChunkCache(tier.ChunkCacheOptions{
@@ -77,14 +77,14 @@ func remoteReader(cfg *config.Broker, store objstore.Store, logger *slog.Logger)
 func tierDeps(cfg *config.Broker, store objstore.Store, meta *metadata.Store, reader *tier.Reader) *broker.TierDeps {
 	return &broker.TierDeps{
 		Copier: &tier.Copier{Store: store, Meta: meta, Random: rand.Reader, Clock: clock.Real{},
-			Quota: tier.NewByteRate(cfg.RemoteQuotas().CopyBytesPerSec, clock.Real{})},
+			Quota: tier.NewByteRate(cfg.RemoteSettings().CopyBytesPerSec, clock.Real{})},
 		Deleter:            &tier.Deleter{Store: store, Meta: meta},
 		Reader:             reader,
 		Interval:           cfg.RemoteLogManagerTaskInterval,
 		RetryBackoff:       cfg.RemoteTier.RetryBackoff,
 		RetryBackoffMax:    cfg.RemoteTier.RetryBackoffMax,
 		Jitter:             mathrand.Float64,
-		ListOffsetsTimeout: cfg.RemoteTier.ListOffsetsTimeout,
+		ListOffsetsTimeout: cfg.RemoteSettings().ListOffsetsTimeout,
 		Orphans: &tier.Reconciler{Store: store, Clock: clock.Real{},
 			Grace: cfg.RemoteTier.OrphanGrace, DryRun: cfg.RemoteTier.OrphanDryRun},
 		OrphanScanInterval: cfg.RemoteTier.OrphanScanInterval,

@@ -128,9 +128,14 @@ func (h *Handler) applyRemoteRead(rr *remoteRead, bufs *fetchBuffers) int {
 	return n
 }
 
+// remoteFetchMaxWait is remote.fetch.max.wait.ms as this broker runs with
+// it now (dynamic, as in Kafka).
 func (h *Handler) remoteFetchMaxWait() time.Duration {
-	if w := h.opts.Config.RemoteTier.FetchMaxWait; w > 0 {
-		return w
+	if h.opts.Meta != nil && h.opts.Broker != nil {
+		b := h.opts.Config.WithDynamic(dynamicOf(h.opts.Meta.Image(), h.opts.Broker.NodeID()))
+		if w := b.RemoteSettings().FetchMaxWait; w > 0 {
+			return w
+		}
 	}
 	return defaultRemoteFetchMaxWait
 }

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/strata-broker/strata/internal/base"
@@ -128,6 +129,9 @@ type Broker struct {
 	cleaner cleanerState
 	// cleaners runs the cleaner's threads (cleaner_pool.go).
 	cleaners cleanerPool
+	// listOffsetsTimeout is Tier.ListOffsetsTimeout as last set
+	// (SetRemoteListOffsetsTimeout), in nanoseconds.
+	listOffsetsTimeout atomic.Int64
 
 	// hosting is held while partitions are opened, deleted or reopened
 	// (Reconcile, reopenFailedLogs) and while Close closes them, so that

@@ -311,6 +311,22 @@ func (b *Broker) EarliestPendingUpload(p *partition.Partition) (base.Offset, boo
 	return b.views(p).View().EarliestPendingUpload(p.Lineage(), local)
 }
 
+// SetRemoteListOffsetsTimeout changes how long a ListOffsets search of the
+// remote tier may take (remote.list.offsets.request.timeout.ms, dynamic as
+// in Kafka), from the next search on.
+func (b *Broker) SetRemoteListOffsetsTimeout(d time.Duration) {
+	if d > 0 {
+		b.listOffsetsTimeout.Store(int64(d))
+	}
+}
+
+func (b *Broker) remoteListOffsetsTimeout() time.Duration {
+	if d := b.listOffsetsTimeout.Load(); d > 0 {
+		return time.Duration(d)
+	}
+	return b.opts.Tier.ListOffsetsTimeout
+}
+
 // RemoteOffsetForTimestamp searches the remote tier for the first record
 // whose timestamp is >= ts, from the log start, within
 // remote.list.offsets.request.timeout.ms; ok is false when the remote
@@ -320,7 +336,7 @@ func (b *Broker) RemoteOffsetForTimestamp(ctx context.Context, p *partition.Part
 		return 0, 0, false, nil
 	}
 	logStart := p.Offsets().LogStart
-	ctx, cancel := context.WithTimeout(ctx, b.opts.Tier.ListOffsetsTimeout)
+	ctx, cancel := context.WithTimeout(ctx, b.remoteListOffsetsTimeout())
 	defer cancel()
 	for _, s := range b.views(p).View().FinishedFrom(p.Lineage(), logStart) {
 		if s.MaxTimestampMs < ts {

@@ -44,7 +44,7 @@ func (b *Broker) MaxTimestamp(ctx context.Context, p *partition.Partition) (ts i
 		return best.Ts, best.Offset, best.Ok, nil
 	}
 	logStart := p.Offsets().LogStart
-	ctx, cancel := context.WithTimeout(ctx, b.opts.Tier.ListOffsetsTimeout)
+	ctx, cancel := context.WithTimeout(ctx, b.remoteListOffsetsTimeout())
 	defer cancel()
 	var won *remotemeta.RemoteSegment // where best was found, if remote
 	for _, s := range maxTimestampCandidates(b.views(p).View().FinishedFrom(p.Lineage(), logStart)) {

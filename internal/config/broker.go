@@ -212,13 +212,11 @@ type Broker struct {
 }
 
 // RemoteTier are the broker's remote.log.manager.*, remote.fetch.* and
-// strata.remote.* settings beyond where the store is.
+// strata.remote.* settings beyond where the store is and the dynamic ones
+// (Broker.RemoteSettings).
 type RemoteTier struct {
 	RetryBackoff       time.Duration // remote.log.manager.task.retry.backoff.ms
 	RetryBackoffMax    time.Duration // remote.log.manager.task.retry.backoff.max.ms
-	FetchMaxWait       time.Duration // remote.fetch.max.wait.ms
-	ListOffsetsTimeout time.Duration // remote.list.offsets.request.timeout.ms
-	IndexCacheBytes    int64         // remote.log.index.file.cache.total.size.bytes
 	CacheDir           string        // strata.remote.cache.dir, resolved
 	CacheBytes         int64         // strata.remote.cache.size.bytes; 0 = no chunk cache
 	ChunkBytes         int32         // strata.remote.chunk.bytes
@@ -344,9 +342,6 @@ func newBroker(raw, origin map[string]string) (*Broker, error) {
 		RemoteTier: RemoteTier{
 			RetryBackoff:       msDuration(g.i64("remote.log.manager.task.retry.backoff.ms")),
 			RetryBackoffMax:    msDuration(g.i64("remote.log.manager.task.retry.backoff.max.ms")),
-			FetchMaxWait:       msDuration(g.i64("remote.fetch.max.wait.ms")),
-			ListOffsetsTimeout: msDuration(g.i64("remote.list.offsets.request.timeout.ms")),
-			IndexCacheBytes:    g.i64("remote.log.index.file.cache.total.size.bytes"),
 			CacheBytes:         g.i64("strata.remote.cache.size.bytes"),
 			ChunkBytes:         g.i32("strata.remote.chunk.bytes"),
 			ReadAheadChunks:    g.i32("strata.remote.readahead.chunks"),

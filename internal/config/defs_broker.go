@@ -247,9 +247,9 @@ var brokerDefs = readOnly(slices.Concat([]Def{
 	def("remote.log.manager.task.retry.backoff.max.ms", Long, "30000", "", atLeast(1), "Longest wait between retries of a failing tier pass."),
 	def("remote.log.manager.copy.max.bytes.per.second", Long, longMax, "", atLeast(1), "Byte rate of all uploads to the remote tier (KIP-956); dynamic."),
 	def("remote.log.manager.fetch.max.bytes.per.second", Long, longMax, "", atLeast(1), "Byte rate of all reads from the remote tier (KIP-956); dynamic."),
-	def("remote.fetch.max.wait.ms", Int, "500", "", atLeast(1), "Longest a fetch waits for its partitions read from the remote tier."),
-	def("remote.list.offsets.request.timeout.ms", Long, "30000", "", atLeast(1), "Longest a ListOffsets waits for a search of the remote tier."),
-	def("remote.log.index.file.cache.total.size.bytes", Long, "1073741824", "", atLeast(1), "Bytes of remote offset and time indexes kept in memory."),
+	def("remote.fetch.max.wait.ms", Int, "500", "", atLeast(1), "Longest a fetch waits for its partitions read from the remote tier; dynamic."),
+	def("remote.list.offsets.request.timeout.ms", Long, "30000", "", atLeast(1), "Longest a ListOffsets waits for a search of the remote tier; dynamic."),
+	def("remote.log.index.file.cache.total.size.bytes", Long, "1073741824", "", atLeast(1), "Bytes of remote offset and time indexes kept in memory; dynamic."),
 	def("log.remote.copy.lag.ms", Long, "0", "", atLeast(0), "Default of remote.copy.lag.ms."),
 	def("log.remote.copy.lag.bytes", Long, "0", "", atLeast(0), "Default of remote.copy.lag.bytes."),
 

@@ -19,7 +19,8 @@ import (
 // The replication throttle rates (KIP-73), the connection limits
 // (max.connections*, broker-wide and per listener), the log cleaner's
 // threads, memory, backoff and I/O rate (Broker.Cleaner), the remote
-// tier's quotas (Broker.RemoteQuotas), producer.id.expiration.ms and
+// tier's quotas, waits and index cache (Broker.RemoteSettings),
+// producer.id.expiration.ms and
 // transaction.partition.verification.enable and a listener's
 // keystore and truststore files (listener.name.<l>.ssl.keystore.location,
 // ...truststore.location, one broker at a time) are dynamic too, read
@@ -62,13 +63,13 @@ func layersOf(b *Broker) layers {
 // replication throttle rates (read where they apply, at each use), the
 // connection limits (applied to the listeners as they change), the log
 // cleaner's settings (applied to its threads as they change), the remote
-// tier's quotas, the producer-state settings, and the
+// tier's settings, the producer-state settings, and the
 // broker synonyms of the topic configs, with the longer-unit keys of their
 // chains (log.retention.hours for log.retention.ms), as Kafka's
 // ServerTopicConfigSynonyms lists them.
 var dynamicKeys = func() map[string]bool {
 	keys := map[string]bool{LeaderThrottledRate: true, FollowerThrottledRate: true}
-	for _, k := range slices.Concat(connectionLimitKeys, cleanerDynamicKeys, remoteQuotaKeys, producerStateKeys) {
+	for _, k := range slices.Concat(connectionLimitKeys, cleanerDynamicKeys, remoteDynamicKeys, producerStateKeys) {
 		keys[k] = true
 	}
 	for _, d := range topicDefs {

@@ -67,15 +67,23 @@ func TestCheckCleanerChange(t *testing.T) {
 	}
 }
 
-func TestRemoteQuotasAreDynamic(t *testing.T) {
+func TestRemoteSettingsAreDynamic(t *testing.T) {
 	b := mustLoad(t, "", nil, map[string]string{"remote.log.manager.copy.max.bytes.per.second": "1000"})
-	if got, want := b.RemoteQuotas(), (RemoteQuotas{CopyBytesPerSec: 1000, FetchBytesPerSec: math.MaxInt64}); got != want {
-		t.Fatalf("static RemoteQuotas() = %+v, want %+v", got, want)
+	want := RemoteSettings{CopyBytesPerSec: 1000, FetchBytesPerSec: math.MaxInt64, FetchMaxWait: 500 * time.Millisecond,
+		ListOffsetsTimeout: 30 * time.Second, IndexCacheBytes: 1 << 30}
+	if got := b.RemoteSettings(); got != want {
+		t.Fatalf("static RemoteSettings() = %+v, want %+v", got, want)
 	}
-	dyn := b.WithDynamic(Dynamic{Default: map[string]string{"remote.log.manager.fetch.max.bytes.per.second": "2000"},
-		Node: map[string]string{"remote.log.manager.copy.max.bytes.per.second": "3000"}})
-	if got, want := dyn.RemoteQuotas(), (RemoteQuotas{CopyBytesPerSec: 3000, FetchBytesPerSec: 2000}); got != want {
-		t.Fatalf("dynamic RemoteQuotas() = %+v, want %+v", got, want)
+	in := map[string]string{"remote.log.manager.fetch.max.bytes.per.second": "2000", "remote.fetch.max.wait.ms": "100",
+		"remote.list.offsets.request.timeout.ms": "5000", "remote.log.index.file.cache.total.size.bytes": "1048576"}
+	if _, err := ValidateDynamic(in); err != nil {
+		t.Fatal(err)
+	}
+	dyn := b.WithDynamic(Dynamic{Default: in, Node: map[string]string{"remote.log.manager.copy.max.bytes.per.second": "3000"}})
+	want = RemoteSettings{CopyBytesPerSec: 3000, FetchBytesPerSec: 2000, FetchMaxWait: 100 * time.Millisecond,
+		ListOffsetsTimeout: 5 * time.Second, IndexCacheBytes: 1 << 20}
+	if got := dyn.RemoteSettings(); got != want {
+		t.Fatalf("dynamic RemoteSettings() = %+v, want %+v", got, want)
 	}
 	if _, err := ValidateDynamic(map[string]string{"remote.log.manager.copy.max.bytes.per.second": "0"}); err == nil {
 		t.Fatal("a zero copy quota was taken")

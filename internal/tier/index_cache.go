@@ -34,6 +34,15 @@ func newIndexCache(maxBytes int64) *indexCache {
 	return &indexCache{maxBytes: maxBytes, order: list.New(), byKey: make(map[indexCacheKey]*list.Element)}
 }
 
+// resize bounds the cache to maxBytes, evicting the least recently used
+// entries over it.
+func (c *indexCache) resize(maxBytes int64) {
+	c.maxBytes = maxBytes
+	for c.usedBytes > c.maxBytes && c.order.Len() > 0 {
+		c.remove(c.order.Back())
+	}
+}
+
 func (c *indexCache) get(k indexCacheKey) (any, bool) {
 	e, ok := c.byKey[k]
 	if !ok {

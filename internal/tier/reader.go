@@ -1,6 +1,7 @@
 package tier
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -37,6 +38,21 @@ type Reader struct {
 	mu struct {
 		sync.Mutex
 		cache *indexCache // created on first use
+		// indexCacheBytes is the bound SetIndexCacheBytes set; 0 until then
+		// (IndexCacheBytes applies).
+		indexCacheBytes int64
+	}
+}
+
+// SetIndexCacheBytes bounds the remote index cache anew
+// (remote.log.index.file.cache.total.size.bytes, dynamic as in Kafka): a
+// smaller bound evicts the least recently used indexes at once.
+func (r *Reader) SetIndexCacheBytes(n int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.mu.indexCacheBytes = n
+	if r.mu.cache != nil {
+		r.mu.cache.resize(n)
 	}
 }
 
@@ -263,7 +279,7 @@ func (r *Reader) index(ctx context.Context, seg remotemeta.RemoteSegment, suffix
 	ck := indexCacheKey{id: seg.ID, suffix: suffix}
 	r.mu.Lock()
 	if r.mu.cache == nil {
-		r.mu.cache = newIndexCache(r.IndexCacheBytes)
+		r.mu.cache = newIndexCache(cmp.Or(r.mu.indexCacheBytes, r.IndexCacheBytes))
 	}
 	v, ok := r.mu.cache.get(ck)
 	r.mu.Unlock()

@@ -30,7 +30,7 @@ func TestTieredCopyQuotaIsDynamic(t *testing.T) {
 	// take minutes each.
 	waitRolledTieredWithin(t, b.Addr, topic, segs, tierSettle)
 	checkAll(t, b.Addr, topic, values)
-	if out := b.output.String(); !strings.Contains(out, "changed remote tier quotas") {
+	if out := b.output.String(); !strings.Contains(out, "changed remote tier settings") {
 		t.Errorf("the broker did not log the new quota:\n%s", out)
 	}
 }
