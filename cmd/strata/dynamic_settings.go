@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 
 	"github.com/strata-broker/strata/internal/broker"
@@ -52,8 +51,12 @@ func watchCleaner(cfg *config.Broker, meta *metadata.Store, b *broker.Broker, lo
 	return watchSetting(cfg, meta, logger, "log cleaner settings", running,
 		func(c *config.Broker) broker.CleanerOptions { return cleanerOptionsOf(c.Cleaner()) },
 		func(o broker.CleanerOptions) error {
-			if o.Threads < 1 {
-				return errCleanerStopped
+			// A cluster-wide change was checked against the broker that
+			// took it; each broker checks it against its own threads too.
+			running, _ := b.CleanerOptions()
+			if err := config.CheckCleanerChange(true, config.CleanerSettings{Threads: int32(running.Threads)},
+				config.CleanerSettings{Threads: int32(o.Threads)}); err != nil {
+				return err
 			}
 			return b.SetCleanerOptions(o)
 		},
@@ -62,8 +65,6 @@ func watchCleaner(cfg *config.Broker, meta *metadata.Store, b *broker.Broker, lo
 				"log.cleaner.backoff.ms", o.Backoff.Milliseconds(), "log.cleaner.io.max.bytes.per.second", o.IOBytesPerSecond}
 		})
 }
-
-var errCleanerStopped = errors.New("log.cleaner.threads=0 does not stop a running cleaner; set it in server.properties and restart")
 
 // watchRemoteSettings applies the remote tier's dynamic configs (Kafka's
 // DynamicRemoteLogConfig) where they are used: the copy and fetch quotas

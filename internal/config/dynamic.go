@@ -164,8 +164,23 @@ type NotDynamicError struct {
 }
 
 func (e *NotDynamicError) Error() string {
-	return fmt.Sprintf("Cannot update these configs dynamically: [%s]; Strata applies them at start only: set them in server.properties, STRATA_* variables or flags, and restart",
-		strings.Join(e.Keys, ", "))
+	var static, inert []string
+	for _, k := range e.Keys {
+		if d, ok := brokerByName[k]; ok && d.NoEffect {
+			inert = append(inert, k)
+		} else {
+			static = append(static, k)
+		}
+	}
+	var parts []string
+	if len(static) > 0 {
+		parts = append(parts, fmt.Sprintf("Strata applies [%s] at start only: set them in server.properties, STRATA_* variables or flags, and restart",
+			strings.Join(static, ", ")))
+	}
+	if len(inert) > 0 {
+		parts = append(parts, fmt.Sprintf("[%s] change nothing in Strata (accepted in server.properties for Kafka's sake only)", strings.Join(inert, ", ")))
+	}
+	return fmt.Sprintf("Cannot update these configs dynamically: [%s]; %s", strings.Join(e.Keys, ", "), strings.Join(parts, "; "))
 }
 
 // ValidateDynamic checks the whole set of dynamic configs of one broker

@@ -141,3 +141,19 @@ func TestListenerStoresAreDynamic(t *testing.T) {
 		t.Errorf("Redacted hid a value that is no secret: %v", red)
 	}
 }
+
+// Refusing a static key at run time says how to set it; refusing one of
+// Kafka's keys that change nothing here says so instead.
+func TestNotDynamicErrorSaysWhy(t *testing.T) {
+	_, err := ValidateDynamic(map[string]string{"num.partitions": "3", "num.io.threads": "16"})
+	var nd *NotDynamicError
+	if !errors.As(err, &nd) {
+		t.Fatalf("err %v", err)
+	}
+	for _, want := range []string{"[num.io.threads, num.partitions]", "Strata applies [num.partitions] at start only",
+		"[num.io.threads] change nothing in Strata"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+}
