@@ -7,6 +7,7 @@ import (
 	"github.com/strata-broker/strata/internal/broker"
 	"github.com/strata-broker/strata/internal/config"
 	"github.com/strata-broker/strata/internal/metadata"
+	"github.com/strata-broker/strata/internal/replication"
 	"github.com/strata-broker/strata/internal/tier"
 )
 
@@ -88,4 +89,20 @@ func watchRemoteSettings(cfg *config.Broker, meta *metadata.Store, b *broker.Bro
 				"remote.list.offsets.request.timeout.ms", s.ListOffsetsTimeout.Milliseconds(),
 				"remote.log.index.file.cache.total.size.bytes", s.IndexCacheBytes}
 		})
+}
+
+// watchReplicaFetchers applies num.replica.fetchers to the replica
+// fetchers, each broker checking the change against its own count (as
+// Kafka's DynamicThreadPool does).
+func watchReplicaFetchers(cfg *config.Broker, meta *metadata.Store, fetchers *replication.Fetchers, logger *slog.Logger) *imageWatcher {
+	return watchSetting(cfg, meta, logger, "replica fetchers", int32(fetchers.Count()),
+		(*config.Broker).ReplicaFetchersNow,
+		func(n int32) error {
+			if err := config.CheckReplicaFetchersChange(int32(fetchers.Count()), n); err != nil {
+				return err
+			}
+			fetchers.SetFetchers(int(n))
+			return nil
+		},
+		func(n int32) []any { return []any{"num.replica.fetchers", n} })
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"fmt"
 	"testing"
 	"time"
 
@@ -66,6 +68,86 @@ func TestReplicaFetchersSplitALeadersPartitions(t *testing.T) {
 	for f := range 3 {
 		if _, ok := rc.byKey[replicaClientKey{broker: 1, fetcher: f}]; !ok {
 			t.Errorf("node 2 has no connection of fetcher %d to broker 1 (connections: %v)", f, rc.byKey)
+		}
+	}
+}
+
+// num.replica.fetchers changes at run time (Kafka's DynamicThreadPool):
+// going from one fetcher to three and back to one moves the partitions to
+// their new fetchers, and every acks=all record produced before, between
+// and after the changes is replicated exactly once, in order.
+func TestReplicaFetchersResizeAtRunTime(t *testing.T) {
+	const partitions = 6
+	assignments := make([][]int32, partitions)
+	for p := range assignments {
+		assignments[p] = []int32{1, 2}
+	}
+	nodes := startTwoNodesWith(t, openTestQuorum(t), nil, metadata.CreateTopic{Name: "r", Assignments: assignments})
+	cl, err := kgo.NewClient(kgo.SeedBrokers(nodes[1].addr), kgo.RequiredAcks(kgo.AllISRAcks()), kgo.DisableClientMetrics(),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.RecordDeliveryTimeout(30*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	for p := range int32(partitions) {
+		waitUntil(t, "r's leaders from the image", func() bool {
+			lp, ok := nodes[1].broker.Partition(base.TopicPartition{Topic: "r", Partition: p})
+			return ok && lp.IsLeader()
+		})
+	}
+	produced := 0
+	produceRound := func() {
+		t.Helper()
+		for p := range int32(partitions) {
+			r := &kgo.Record{Topic: "r", Partition: p, Value: []byte{byte(p), byte(produced)}}
+			if err := cl.ProduceSync(t.Context(), r).FirstErr(); err != nil {
+				t.Fatalf("producing to r-%d: %v", p, err)
+			}
+		}
+		produced++
+	}
+	requireReplicated := func(when string) {
+		t.Helper()
+		for p := range int32(partitions) {
+			tp := base.TopicPartition{Topic: "r", Partition: p}
+			fp, ok := nodes[2].broker.Partition(tp)
+			if !ok {
+				t.Fatalf("node 2 does not host %v", tp)
+			}
+			waitUntil(t, when+": the follower's high watermark", func() bool { return fp.Offsets().HighWatermark == base.Offset(produced) })
+			if fe := fp.Offsets().LogEnd; fe != base.Offset(produced) {
+				t.Fatalf("%s: %v's follower ends at %d, want %d", when, tp, fe, produced)
+			}
+		}
+	}
+	produceRound()
+	requireReplicated("with one fetcher")
+	for _, n := range []int{3, 1, 2} {
+		nodes[2].fetchers.SetFetchers(n)
+		if got := nodes[2].fetchers.Count(); got != n {
+			t.Fatalf("Count() = %d after SetFetchers(%d)", got, n)
+		}
+		for range 3 {
+			produceRound()
+		}
+		requireReplicated(fmt.Sprintf("after the change to %d fetchers", n))
+	}
+	// The follower's log is the leader's, byte for byte: each record once,
+	// in order.
+	for p := range int32(partitions) {
+		tp := base.TopicPartition{Topic: "r", Partition: p}
+		lp, _ := nodes[1].broker.Partition(tp)
+		fp, _ := nodes[2].broker.Partition(tp)
+		lr, err := lp.Read(0, 1<<20, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fr, err := fp.Read(0, 1<<20, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(lr.Records, fr.Records) {
+			t.Fatalf("%v: the follower's log (%d bytes) is not the leader's (%d bytes)", tp, len(fr.Records), len(lr.Records))
 		}
 	}
 }

@@ -209,6 +209,8 @@ type node struct {
 	// without a tier.
 	cleanerWatch *imageWatcher
 	remoteWatch  *imageWatcher
+	// fetchersWatch applies num.replica.fetchers; nil on a single node.
+	fetchersWatch *imageWatcher
 	// tokens validate the OAUTHBEARER tokens of the SASL listeners.
 	tokens *tokenValidators
 	// tokenSweep removes expired delegation tokens.
@@ -303,6 +305,9 @@ func start(ctx context.Context, cfg *config.Broker, logger *slog.Logger) (*node,
 	n.cleanerWatch = watchCleaner(cfg, n.meta, n.broker, logger)
 	if tierOpts != nil {
 		n.remoteWatch = watchRemoteSettings(cfg, n.meta, n.broker, tierOpts.Copier.Quota, n.reader, logger)
+	}
+	if n.fetchers != nil {
+		n.fetchersWatch = watchReplicaFetchers(cfg, n.meta, n.fetchers, logger)
 	}
 	h, err := n.serveListeners(cfg, ls, addrs, logger)
 	if err != nil {
@@ -458,6 +463,9 @@ func (n *node) shutdown() error {
 	}
 	if n.remoteWatch != nil {
 		n.remoteWatch.close()
+	}
+	if n.fetchersWatch != nil {
+		n.fetchersWatch.close()
 	}
 	if n.connWatch != nil {
 		n.connWatch.close()

@@ -46,8 +46,11 @@ func (h *Handler) setBrokerConfigs(ctx context.Context, name string, change func
 			_, err = b.ConnectionLimits()
 		}
 		if err == nil {
-			running := h.opts.Config.WithDynamic(dynamicOf(img, node)).Cleaner()
-			err = config.CheckCleanerChange(h.opts.Config.CleanerEnable, running, b.Cleaner())
+			running := h.opts.Config.WithDynamic(dynamicOf(img, node))
+			err = config.CheckCleanerChange(h.opts.Config.CleanerEnable, running.Cleaner(), b.Cleaner())
+			if err == nil {
+				err = config.CheckReplicaFetchersChange(running.ReplicaFetchersNow(), b.ReplicaFetchersNow())
+			}
 		}
 		if err == nil {
 			err = checkListenerTLS(b, clusterWide, next, h.opts.CheckListenerTLS)

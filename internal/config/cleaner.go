@@ -40,24 +40,33 @@ func (b *Broker) Cleaner() CleanerSettings {
 }
 
 // CheckCleanerChange refuses what Kafka's LogCleaner.validateReconfiguration
-// refuses of a dynamic change of the threads of a running cleaner: fewer
-// than 1, fewer than half the threads running, more than double. A broker
-// without a cleaner (log.cleaner.enable=false) checks nothing: the value
-// waits for a restart.
+// refuses of a dynamic change of the threads of a running cleaner
+// (checkThreadsChange). A broker without a cleaner
+// (log.cleaner.enable=false) checks nothing: the value waits for a restart.
 func CheckCleanerChange(enabled bool, running, next CleanerSettings) error {
-	if !enabled || next.Threads == running.Threads {
+	if !enabled {
 		return nil
 	}
-	v := strconv.Itoa(int(next.Threads))
+	return checkThreadsChange("log.cleaner.threads", running.Threads, next.Threads)
+}
+
+// checkThreadsChange is the rule Kafka applies to a dynamic change of a
+// thread count (LogCleaner's and DynamicThreadPool's validateReconfiguration):
+// at least 1, at least half the count running and at most double it.
+func checkThreadsChange(key string, running, next int32) error {
+	if next == running {
+		return nil
+	}
+	v := strconv.Itoa(int(next))
 	switch {
-	case next.Threads < 1:
-		return &Error{Key: "log.cleaner.threads", Value: v, Msg: "must be at least 1 at run time (0 stops the cleaner: set it in server.properties and restart)"}
-	case next.Threads < running.Threads/2:
-		return &Error{Key: "log.cleaner.threads", Value: v,
-			Msg: fmt.Sprintf("cannot be reduced to less than half the current value %d at once; step down", running.Threads)}
-	case next.Threads > running.Threads*2:
-		return &Error{Key: "log.cleaner.threads", Value: v,
-			Msg: fmt.Sprintf("cannot be increased to more than double the current value %d at once; step up", running.Threads)}
+	case next < 1:
+		return &Error{Key: key, Value: v, Msg: "must be at least 1 at run time (0 is for server.properties and a restart)"}
+	case next < running/2:
+		return &Error{Key: key, Value: v,
+			Msg: fmt.Sprintf("cannot be reduced to less than half the current value %d at once; step down", running)}
+	case next > running*2:
+		return &Error{Key: key, Value: v,
+			Msg: fmt.Sprintf("cannot be increased to more than double the current value %d at once; step up", running)}
 	}
 	return nil
 }

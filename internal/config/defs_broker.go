@@ -127,7 +127,7 @@ var brokerDefs = readOnly(slices.Concat([]Def{
 	def("replica.fetch.wait.max.ms", Int, "500", "", atLeast(0),
 		"Longest a leader holds a follower's fetch waiting for replica.fetch.min.bytes; at most replica.socket.timeout.ms and replica.lag.time.max.ms."),
 	def("num.replica.fetchers", Int, "1", "", atLeast(1),
-		"Fetchers a follower runs per leader broker, each with its own connection; a partition always goes to the same one (Kafka's hash of its topic and number). More fetchers replicate in parallel where one connection's fetches would queue."),
+		"Fetchers a follower runs per leader broker, each with its own connection; a partition always goes to the same one (Kafka's hash of its topic and number). More fetchers replicate in parallel where one connection's fetches would queue. Dynamic, as in Kafka within half to double the fetchers running: the partitions whose fetcher changes move to it."),
 	def("replica.fetch.backoff.ms", Int, "1000", "", atLeast(0),
 		"How long a follower waits before it fetches again from a partition's leader after an error."),
 	def("replica.socket.timeout.ms", Int, "30000", "", atLeast(1),

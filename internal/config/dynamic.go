@@ -20,7 +20,7 @@ import (
 // (max.connections*, broker-wide and per listener), the log cleaner's
 // threads, memory, backoff and I/O rate (Broker.Cleaner), the remote
 // tier's quotas, waits and index cache (Broker.RemoteSettings),
-// producer.id.expiration.ms and
+// num.replica.fetchers, producer.id.expiration.ms and
 // transaction.partition.verification.enable and a listener's
 // keystore and truststore files (listener.name.<l>.ssl.keystore.location,
 // ...truststore.location, one broker at a time) are dynamic too, read
@@ -68,7 +68,7 @@ func layersOf(b *Broker) layers {
 // chains (log.retention.hours for log.retention.ms), as Kafka's
 // ServerTopicConfigSynonyms lists them.
 var dynamicKeys = func() map[string]bool {
-	keys := map[string]bool{LeaderThrottledRate: true, FollowerThrottledRate: true}
+	keys := map[string]bool{LeaderThrottledRate: true, FollowerThrottledRate: true, replicaFetchersKey: true}
 	for _, k := range slices.Concat(connectionLimitKeys, cleanerDynamicKeys, remoteDynamicKeys, producerStateKeys) {
 		keys[k] = true
 	}

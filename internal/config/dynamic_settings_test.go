@@ -157,3 +157,28 @@ func TestNotDynamicErrorSaysWhy(t *testing.T) {
 		}
 	}
 }
+
+func TestReplicaFetchersAreDynamic(t *testing.T) {
+	b := mustLoad(t, "", nil, map[string]string{"num.replica.fetchers": "2"})
+	if b.ReplicaFetchersNow() != 2 {
+		t.Fatalf("static: %d", b.ReplicaFetchersNow())
+	}
+	if _, err := ValidateDynamic(map[string]string{"num.replica.fetchers": "4"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.WithDynamic(Dynamic{Node: map[string]string{"num.replica.fetchers": "4"}}).ReplicaFetchersNow(); got != 4 {
+		t.Fatalf("dynamic: %d", got)
+	}
+	for _, tt := range []struct {
+		running, next int32
+		want          string
+	}{
+		{2, 4, ""}, {2, 1, ""}, {2, 5, "more than double the current value 2"}, {4, 1, "less than half the current value 4"},
+		{1, 0, "must be at least 1"},
+	} {
+		err := CheckReplicaFetchersChange(tt.running, tt.next)
+		if (tt.want == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%d -> %d: %v, want %q", tt.running, tt.next, err, tt.want)
+		}
+	}
+}

@@ -107,6 +107,17 @@ func (f *fetcher) set(r Replica, epoch base.Epoch) {
 	f.nudge()
 }
 
+// followed is the replica and leader epoch f follows tp in.
+func (f *fetcher) followed(tp base.TopicPartition) (Replica, base.Epoch, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fl, ok := f.parts[tp]
+	if !ok {
+		return nil, 0, false
+	}
+	return fl.r, fl.leaderEpoch, true
+}
+
 // remove forgets tp; it reports whether the fetcher has nothing left.
 func (f *fetcher) remove(tp base.TopicPartition) bool {
 	f.mu.Lock()

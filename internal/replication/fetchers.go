@@ -100,6 +100,7 @@ type Fetchers struct {
 
 	mu        sync.Mutex
 	closed    bool
+	n         int // fetchers per leader: opts.Fetchers, then SetFetchers
 	byKey     map[fetcherKey]*fetcher
 	fetcherOf map[base.TopicPartition]fetcherKey
 }
@@ -147,7 +148,46 @@ func NewFetchers(o FetchersOptions) (*Fetchers, error) {
 	}
 	o.Logger = o.Logger.With("component", "replica-fetcher", "node", o.NodeID)
 	o.Fetchers = max(o.Fetchers, 1)
-	return &Fetchers{opts: o, byKey: map[fetcherKey]*fetcher{}, fetcherOf: map[base.TopicPartition]fetcherKey{}}, nil
+	return &Fetchers{opts: o, n: o.Fetchers, byKey: map[fetcherKey]*fetcher{}, fetcherOf: map[base.TopicPartition]fetcherKey{}}, nil
+}
+
+// SetFetchers changes how many fetchers run per leader broker
+// (num.replica.fetchers, dynamic as in Kafka's DynamicThreadPool): each
+// partition whose FetcherID changes moves to its new fetcher as it does
+// on a leader change (its old fetcher applies nothing to it once it is
+// removed there), the others stay; a fetcher left empty stops.
+func (fs *Fetchers) SetFetchers(n int) {
+	n = max(n, 1)
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if fs.closed || n == fs.n {
+		return
+	}
+	fs.n = n
+	type move struct {
+		r      Replica
+		leader int32
+		epoch  base.Epoch
+	}
+	var moves []move
+	for tp, key := range fs.fetcherOf {
+		if key.id == FetcherID(tp, n) {
+			continue
+		}
+		if r, epoch, ok := fs.byKey[key].followed(tp); ok {
+			moves = append(moves, move{r: r, leader: key.leader, epoch: epoch})
+		}
+	}
+	for _, m := range moves {
+		fs.followLocked(m.r, m.leader, m.epoch)
+	}
+}
+
+// Count is how many fetchers run per leader broker now.
+func (fs *Fetchers) Count() int {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	return fs.n
 }
 
 // Follow replicates p from broker leader in leaderEpoch, moving it from the
@@ -162,8 +202,12 @@ func (fs *Fetchers) follow(r Replica, leader int32, leaderEpoch base.Epoch) {
 	if fs.closed {
 		return
 	}
+	fs.followLocked(r, leader, leaderEpoch)
+}
+
+func (fs *Fetchers) followLocked(r Replica, leader int32, leaderEpoch base.Epoch) {
 	tp := r.TP()
-	key := fetcherKey{leader: leader, id: FetcherID(tp, fs.opts.Fetchers)}
+	key := fetcherKey{leader: leader, id: FetcherID(tp, fs.n)}
 	if old, ok := fs.fetcherOf[tp]; ok && old != key {
 		fs.removeLocked(tp)
 	}
