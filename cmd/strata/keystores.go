@@ -22,7 +22,7 @@ import (
 // errors say what is wrong with the store, not where it is: the caller
 // names the file and the key.
 func decodeKeystore(typ string, data []byte, storePassword, keyPassword string) (tls.Certificate, error) {
-	switch typ {
+	switch storeFormat(typ, data) {
 	case config.StorePKCS12:
 		key, leaf, others, err := pkcs12.DecodeChain(data, storePassword)
 		if err != nil {
@@ -65,13 +65,13 @@ func decodeKeystore(typ string, data []byte, storePassword, keyPassword string) 
 		}
 		return keyPair(key, chain)
 	}
-	return tls.Certificate{}, fmt.Errorf("keystore type %s is not read here", typ)
+	return tls.Certificate{}, errNotAStore
 }
 
 // decodeTruststore reads the trusted certificates of a PKCS12 or JKS
 // truststore (keytool -importcert entries).
 func decodeTruststore(typ string, data []byte, password string) ([]*x509.Certificate, error) {
-	switch typ {
+	switch storeFormat(typ, data) {
 	case config.StorePKCS12:
 		certs, err := pkcs12.DecodeTrustStore(data, password)
 		if err != nil {
@@ -106,8 +106,31 @@ func decodeTruststore(typ string, data []byte, password string) ([]*x509.Certifi
 		}
 		return certs, nil
 	}
-	return nil, fmt.Errorf("truststore type %s is not read here", typ)
+	return nil, errNotAStore
 }
+
+// jksMagic begins every JKS store.
+var jksMagic = []byte{0xfe, 0xed, 0xfe, 0xed}
+
+// storeFormat is how a store of type typ is read: JKS and PKCS12 each
+// read the other's files too, as Java's keystores do
+// (keystore.type.compat), so a keytool-made store works whichever of the
+// two types names it (keytool writes PKCS12 since Java 9).
+// It is "" for a file that is neither.
+func storeFormat(typ string, data []byte) string {
+	switch {
+	case typ != config.StoreJKS && typ != config.StorePKCS12:
+		return typ
+	case bytes.HasPrefix(data, jksMagic):
+		return config.StoreJKS
+	case len(data) > 0 && data[0] == 0x30: // a DER SEQUENCE: PKCS#12's PFX
+		return config.StorePKCS12
+	}
+	return ""
+}
+
+// errNotAStore is a file of type JKS or PKCS12 that is neither.
+var errNotAStore = errors.New("is neither a JKS nor a PKCS12 store (a PEM file takes type PEM)")
 
 // loadJKS parses a JKS store and checks its integrity with password.
 func loadJKS(data []byte, password string) (keystore.KeyStore, error) {

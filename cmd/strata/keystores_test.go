@@ -42,6 +42,9 @@ func TestKafkaStoresServeTLS(t *testing.T) {
 		"PKCS12":         {config.StorePKCS12, s.ServerP12, config.StorePKCS12, s.TrustP12},
 		"JKS":            {config.StoreJKS, s.ServerJKS, config.StoreJKS, s.TrustJKS},
 		"PKCS12 and JKS": {config.StorePKCS12, s.ServerP12, config.StoreJKS, s.TrustJKS},
+		// Either type reads the other's files, as Java's keystores do.
+		"PKCS12 files typed JKS": {config.StoreJKS, s.ServerP12, config.StoreJKS, s.TrustP12},
+		"JKS files typed PKCS12": {config.StorePKCS12, s.ServerJKS, config.StorePKCS12, s.TrustJKS},
 	}
 	if ksJKS, ksP12, tsJKS, tsP12, err := s.WriteKeytoolStores(dir); err == nil {
 		cases["keytool JKS"] = stores{config.StoreJKS, ksJKS, config.StoreJKS, tsJKS}
@@ -78,6 +81,10 @@ func TestKafkaStoresServeTLS(t *testing.T) {
 
 func TestKafkaStoreErrorsNameTheFileAndTheFix(t *testing.T) {
 	_, s, dir := newStores(t)
+	caPEM, err := s.CAFile()
+	if err != nil {
+		t.Fatal(err)
+	}
 	twoKeys := filepath.Join(dir, "two.jks")
 	if err := s.WriteJKSWithTwoKeys(twoKeys); err != nil {
 		t.Fatal(err)
@@ -104,8 +111,8 @@ func TestKafkaStoreErrorsNameTheFileAndTheFix(t *testing.T) {
 			[]string{`private key "localhost" cannot be recovered with ssl.key.password`}},
 		{"JKS with two keys", keystore(config.StoreJKS, twoKeys, s.Password, ""),
 			[]string{"holds 2 private keys (aliases one, two); keep one"}},
-		{"a PKCS12 file read as JKS", keystore(config.StoreJKS, s.ServerP12, s.Password, ""),
-			[]string{"is not a JKS store"}},
+		{"a PEM file read as JKS", keystore(config.StoreJKS, caPEM, s.Password, ""),
+			[]string{"is neither a JKS nor a PKCS12 store (a PEM file takes type PEM)"}},
 		{"a JKS file read as PEM", keystore(config.StorePEM, s.ServerJKS, "", ""),
 			[]string{"it is a JKS store: set ssl.keystore.type=JKS and its password"}},
 		{"a PKCS12 file read as PEM", keystore("", s.ServerP12, "", ""),

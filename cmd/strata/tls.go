@@ -131,7 +131,7 @@ func isPEM(typ string) bool { return typ == "" || typ == config.StorePEM }
 // a JKS or PKCS12 store (Kafka's default type is JKS, Strata's PEM).
 func storeTypeHint(store string, data []byte) string {
 	switch {
-	case bytes.HasPrefix(data, []byte{0xfe, 0xed, 0xfe, 0xed}):
+	case bytes.HasPrefix(data, jksMagic):
 		return fmt.Sprintf("; it is a JKS store: set ssl.%s.type=JKS and its password", store)
 	case len(data) > 0 && data[0] == 0x30 && !bytes.Contains(data, []byte("-----BEGIN")):
 		return fmt.Sprintf("; it looks like a PKCS12 store: set ssl.%s.type=PKCS12 and its password", store)

@@ -46,7 +46,7 @@ var brokerDefs = readOnly(slices.Concat([]Def{
 		"The share (in percent) of a broker's preferred partitions that may be led by others before the controller gives them back to it, with auto.leader.rebalance.enable."),
 
 	def("ssl.keystore.type", String, StorePEM, "", validStoreType,
-		"Format of the keystore: PEM (the default; Kafka's is JKS), PKCS12 or JKS, in any case."),
+		"Format of the keystore: PEM (the default; Kafka's is JKS, which an unset type with ssl.keystore.password set means), PKCS12 or JKS, in any case; JKS and PKCS12 each read the other's files, as Java's keystores do."),
 	nullDef("ssl.keystore.location", String, "", nonEmpty,
 		"The keystore file: with ssl.keystore.type PEM, the certificate chain (leaf first) and its private key (PKCS#8, PKCS#1 or EC, or encrypted PKCS#8 with ssl.key.password); with PKCS12 or JKS, a store holding one private key and its certificate chain (trusted certificate entries, such as a CA imported into it, are ignored). Needed by SSL and SASL_SSL listeners, unless ssl.keystore.certificate.chain and ssl.keystore.key are set."),
 	secret(nullDef("ssl.keystore.password", Password, "", nil,
@@ -58,7 +58,7 @@ var brokerDefs = readOnly(slices.Concat([]Def{
 	secret(nullDef("ssl.keystore.key", Password, "", pemPrivateKey,
 		"The private key as inline PEM (PKCS#8, PKCS#1 or EC, or encrypted PKCS#8 with ssl.key.password), with ssl.keystore.certificate.chain.")),
 	def("ssl.truststore.type", String, StorePEM, "", validStoreType,
-		"Format of the truststore: PEM (the default; Kafka's is JKS), PKCS12 or JKS, in any case."),
+		"Format of the truststore: PEM (the default; Kafka's is JKS, which an unset type with ssl.truststore.password set means), PKCS12 or JKS, in any case; JKS and PKCS12 each read the other's files."),
 	nullDef("ssl.truststore.location", String, "", nonEmpty,
 		"The file of the CA certificates that client certificates are verified against (ssl.client.auth): PEM certificates, or a PKCS12 or JKS store of trusted certificate entries (as keytool -importcert makes them)."),
 	secret(nullDef("ssl.truststore.password", Password, "", nil,

@@ -140,8 +140,9 @@
 //     fetcher always asks for data.
 //
 // On security Strata differs from Kafka in:
-//   - ssl.keystore.type and ssl.truststore.type default to PEM (Kafka: JKS)
-//     and take PEM, PKCS12 or JKS (not JCEKS or BCFKS). A PKCS12 or JKS
+//   - ssl.keystore.type and ssl.truststore.type default to PEM (Kafka: JKS;
+//     an unset type with the store's password set is JKS, as Kafka's
+//     default) and take PEM, PKCS12 or JKS (not JCEKS or BCFKS). A PKCS12 or JKS
 //     keystore needs ssl.keystore.password and holds one private key; a JKS
 //     truststore needs ssl.truststore.password (Kafka reads it unchecked
 //     without one). A PEM key is in the clear or encrypted PKCS#8 (PBES2)

@@ -191,7 +191,22 @@ func (b *Broker) TLSFor(listener string) TLSConfig {
 			*field = v
 		}
 	}
-	t.KeystoreType, t.TruststoreType = strings.ToUpper(t.KeystoreType), strings.ToUpper(t.TruststoreType)
+	// A type is implied anew from what the listener has: its own password
+	// under the broker-wide default type means Kafka's JKS (storeType).
+	for _, st := range []struct {
+		key      string
+		typ      *string
+		password string
+	}{
+		{"ssl.keystore.type", &t.KeystoreType, t.KeystorePassword},
+		{"ssl.truststore.type", &t.TruststoreType, t.TruststorePassword},
+	} {
+		v, own := o.get(st.key)
+		if !own {
+			v = b.value(st.key)
+		}
+		*st.typ = storeType(v, own || b.isSet(st.key), st.password)
+	}
 	if v, ok := o.get("ssl.client.auth"); ok {
 		t.ClientAuth = v
 	} else if l.Protocol != ProtocolSSL {

@@ -278,13 +278,13 @@ func validSASLMechanisms(v string) error {
 // overrides (see checkListenerTLS): a TLS listener needs a keystore.
 func (b *Broker) setTLS(g getter) error {
 	b.TLS = TLSConfig{
-		KeystoreType:           strings.ToUpper(g.str("ssl.keystore.type")),
+		KeystoreType:           storeType(g.str("ssl.keystore.type"), b.isSet("ssl.keystore.type"), g.str("ssl.keystore.password")),
 		KeystoreLocation:       g.str("ssl.keystore.location"),
 		KeystorePassword:       g.str("ssl.keystore.password"),
 		KeyPassword:            g.str("ssl.key.password"),
 		KeystoreChain:          g.str("ssl.keystore.certificate.chain"),
 		KeystoreKey:            g.str("ssl.keystore.key"),
-		TruststoreType:         strings.ToUpper(g.str("ssl.truststore.type")),
+		TruststoreType:         storeType(g.str("ssl.truststore.type"), b.isSet("ssl.truststore.type"), g.str("ssl.truststore.password")),
 		TruststoreLocation:     g.str("ssl.truststore.location"),
 		TruststorePassword:     g.str("ssl.truststore.password"),
 		TruststoreCertificates: g.str("ssl.truststore.certificates"),

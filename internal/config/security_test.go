@@ -351,7 +351,7 @@ func TestStorePasswords(t *testing.T) {
 		key   string
 		want  []string
 	}{
-		{"keystore password with PEM", withKeys(ks, "ssl.keystore.password", "s3cret"),
+		{"keystore password with PEM", withKeys(ks, "ssl.keystore.type", "PEM", "ssl.keystore.password", "s3cret"),
 			"ssl.keystore.password", []string{"is for a PKCS12 or JKS keystore (ssl.keystore.type)", "[hidden]"}},
 		{"key password with an inline key in the clear", withKeys(nil, "listeners", "SSL://:9093", "ssl.keystore.certificate.chain", testCert,
 			"ssl.keystore.key", testKey, "ssl.key.password", "s3cret"),
@@ -359,7 +359,7 @@ func TestStorePasswords(t *testing.T) {
 		{"an encrypted inline key without its password", withKeys(nil, "listeners", "SSL://:9093", "ssl.keystore.certificate.chain", testCert,
 			"ssl.keystore.key", "-----BEGIN ENCRYPTED PRIVATE KEY-----\nx\n-----END ENCRYPTED PRIVATE KEY-----"),
 			"ssl.key.password", []string{"must be set: ssl.keystore.key is an encrypted private key"}},
-		{"truststore password with PEM", withKeys(ks, "ssl.truststore.location", "/ca.pem", "ssl.truststore.password", "s3cret"),
+		{"truststore password with PEM", withKeys(ks, "ssl.truststore.type", "pem", "ssl.truststore.location", "/ca.pem", "ssl.truststore.password", "s3cret"),
 			"ssl.truststore.password", []string{"is for a PKCS12 or JKS truststore"}},
 		{"PKCS12 keystore without a password", withKeys(ks, "ssl.keystore.type", "PKCS12"),
 			"ssl.keystore.password", []string{"must be set: the PKCS12 keystore /ks is read with it"}},
@@ -377,7 +377,7 @@ func TestStorePasswords(t *testing.T) {
 		{"a listener's JKS keystore inherits no password", withKeys(ks, "listener.name.ssl.ssl.keystore.type", "JKS",
 			"listener.name.ssl.ssl.keystore.location", "/l.jks"),
 			"listener.name.ssl.ssl.keystore.password", []string{"the JKS keystore /l.jks"}},
-		{"a listener's password with the broker-wide PEM type", withKeys(ks, "listener.name.ssl.ssl.keystore.password", "s3cret"),
+		{"a listener's password with the broker-wide PEM type", withKeys(ks, "ssl.keystore.type", "PEM", "listener.name.ssl.ssl.keystore.password", "s3cret"),
 			"listener.name.ssl.ssl.keystore.password", []string{"(listener.name.ssl.ssl.keystore.type)"}},
 	}
 	for _, tt := range tests {
@@ -389,6 +389,19 @@ func TestStorePasswords(t *testing.T) {
 			}
 		})
 	}
+	// A password without a type is Kafka's default type, JKS, as a
+	// server.properties written for Kafka means it (Strata's default PEM
+	// has no password), broker-wide and for a listener's own password.
+	b := mustLoad(t, "", nil, withKeys(ks, "ssl.keystore.password", "p", "ssl.truststore.location", "/ts", "ssl.truststore.password", "p",
+		"listener.name.ssl.ssl.keystore.location", "/l.p12"))
+	if b.TLS.KeystoreType != StoreJKS || b.TLS.TruststoreType != StoreJKS {
+		t.Errorf("implied types %s, %s; want JKS, JKS", b.TLS.KeystoreType, b.TLS.TruststoreType)
+	}
+	b = mustLoad(t, "", nil, withKeys(ks, "listener.name.ssl.ssl.keystore.location", "/l.jks", "listener.name.ssl.ssl.keystore.password", "p"))
+	if got := b.TLSFor("SSL"); got.KeystoreType != StoreJKS || b.TLS.KeystoreType != StorePEM {
+		t.Errorf("a listener's own password: type %s (broker-wide %s), want JKS (PEM)", got.KeystoreType, b.TLS.KeystoreType)
+	}
+
 	// Consistent, they load; PKCS12 truststores may have no password.
 	for _, flags := range []map[string]string{
 		withKeys(ks, "ssl.keystore.type", "PKCS12", "ssl.keystore.password", "p", "ssl.key.password", "p"),

@@ -60,3 +60,23 @@ func storeError(t TLSConfig, ks, ts func(string) string) error {
 	}
 	return nil
 }
+
+// storeType is a store's type (upper case, as TLSConfig has it): the one
+// set, else Strata's default PEM, unless the store has a password, which
+// only Kafka's default type takes (a PEM store has none): then JKS, as a
+// server.properties written for Kafka means it. A JKS store is read as
+// PKCS12 when its file is one, as Java's JKS keystores do
+// (keystore.type.compat).
+func storeType(typ string, set bool, password string) string {
+	if !set && password != "" {
+		return StoreJKS
+	}
+	return strings.ToUpper(typ)
+}
+
+// isSet reports whether static config key was given (in the file, the
+// environment or a flag), rather than left to its default.
+func (b *Broker) isSet(key string) bool {
+	_, ok := b.Raw[key]
+	return ok
+}

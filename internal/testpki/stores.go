@@ -69,6 +69,13 @@ func (p *PKI) WriteStores(dir, password string) (*Stores, error) {
 	return s, nil
 }
 
+// CAFile writes the CA certificate as PEM next to the stores and returns
+// its path.
+func (s *Stores) CAFile() (string, error) {
+	path := filepath.Join(filepath.Dir(s.ServerP12), "ca-of-stores.pem")
+	return path, os.WriteFile(path, pemBlock("CERTIFICATE", s.caCert.Raw), 0o600)
+}
+
 // WriteJKSWithTwoKeys writes a JKS keystore holding the server key twice,
 // under two aliases: a store Strata refuses (it serves one key).
 func (s *Stores) WriteJKSWithTwoKeys(path string) error {

@@ -174,7 +174,7 @@ func TestCLISecurityConfigErrors(t *testing.T) {
 		{"jks keystore without its password", []string{"--override", "listeners=SSL://127.0.0.1:0", "--override", "ssl.keystore.type=JKS",
 			"--override", "ssl.keystore.location=" + garbage}, []string{"ssl.keystore.password", "must be set", garbage}},
 		{"jks keystore that is not one", []string{"--override", "listeners=SSL://127.0.0.1:0", "--override", "ssl.keystore.type=JKS",
-			"--override", "ssl.keystore.location=" + garbage, "--override", "ssl.keystore.password=x"}, []string{"ssl.keystore.location", garbage, "is not a JKS store"}},
+			"--override", "ssl.keystore.location=" + garbage, "--override", "ssl.keystore.password=x"}, []string{"ssl.keystore.location", garbage, "is neither a JKS nor a PKCS12 store"}},
 		{"jceks keystore", []string{"--override", "ssl.keystore.type=JCEKS"}, []string{"ssl.keystore.type", "PEM, PKCS12, JKS"}},
 		{"gssapi", []string{"--override", "sasl.enabled.mechanisms=GSSAPI"}, []string{"sasl.enabled.mechanisms", "GSSAPI"}},
 		{"plain without users", []string{"--override", "listeners=SASL_PLAINTEXT://127.0.0.1:0", "--override", "sasl.enabled.mechanisms=PLAIN"},

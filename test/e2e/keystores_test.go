@@ -14,8 +14,9 @@ import (
 )
 
 // TestKafkaKeystores: a broker configured as Kafka's documentation sets up
-// TLS (a JKS keystore and truststore made with keytool, their passwords,
-// client certificates required, all in server.properties) serves clients
+// TLS (a JKS keystore and truststore made with keytool, their passwords and
+// no store type, client certificates required, all in server.properties)
+// serves clients
 // that present a certificate of its CA and refuses the others; kcat
 // (librdkafka) connects with a PKCS12 client keystore. A wrong keystore
 // password is one clear line at start.
@@ -33,12 +34,12 @@ func TestKafkaKeystores(t *testing.T) {
 	} else if !errors.Is(err, exec.ErrNotFound) {
 		t.Fatal(err)
 	}
+	// As Kafka's documentation writes them: no store type (Kafka's default
+	// is JKS), the passwords, client certificates required.
 	props := strings.Join([]string{
-		"ssl.keystore.type=JKS",
 		"ssl.keystore.location=" + keystore,
 		"ssl.keystore.password=" + stores.Password,
 		"ssl.key.password=" + stores.Password,
-		"ssl.truststore.type=JKS",
 		"ssl.truststore.location=" + truststore,
 		"ssl.truststore.password=" + stores.Password,
 		"ssl.client.auth=required",
