@@ -57,6 +57,9 @@ func DescribeBroker(b *Broker) []Entry {
 	for i := range defs {
 		d := &defs[i]
 		v, src, ok := brokerValue(l, d.Name)
+		if src == Default {
+			v = b.impliedDefault(d.Name, v)
+		}
 		out = append(out, entry(d, v, src, ok, brokerSynonyms(l, d.Name)))
 	}
 	return out

@@ -432,3 +432,24 @@ func withKeys(base map[string]string, kv ...string) map[string]string {
 	}
 	return m
 }
+
+// An unset store type is described as the store's password makes it: JKS,
+// Kafka's default, with a password; PEM, Strata's, without.
+func TestImpliedStoreTypeIsDescribed(t *testing.T) {
+	described := func(b *Broker, key string) Entry {
+		for _, e := range DescribeBroker(b) {
+			if e.Name == key {
+				return e
+			}
+		}
+		t.Fatalf("%s not described", key)
+		return Entry{}
+	}
+	b := mustLoad(t, "", nil, map[string]string{"ssl.keystore.password": "p"})
+	if e := described(b, "ssl.keystore.type"); e.Value != StoreJKS || e.Source != Default {
+		t.Errorf("ssl.keystore.type with a password: %q from %v, want JKS from the default", e.Value, e.Source)
+	}
+	if e := described(b, "ssl.truststore.type"); e.Value != StorePEM {
+		t.Errorf("ssl.truststore.type without a password: %q, want PEM", e.Value)
+	}
+}

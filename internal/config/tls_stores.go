@@ -80,3 +80,17 @@ func (b *Broker) isSet(key string) bool {
 	_, ok := b.Raw[key]
 	return ok
 }
+
+// impliedDefault is how a broker config left to its default v is
+// described: ssl.keystore.type and ssl.truststore.type as the store's
+// password makes them (storeType: JKS, Kafka's default), so that what is
+// described is what is read.
+func (b *Broker) impliedDefault(key, v string) string {
+	switch key {
+	case "ssl.keystore.type":
+		return storeType(v, false, b.value("ssl.keystore.password"))
+	case "ssl.truststore.type":
+		return storeType(v, false, b.value("ssl.truststore.password"))
+	}
+	return v
+}
