@@ -15,7 +15,7 @@ import (
 )
 
 // tlsConfig builds the server TLS configuration of a TLS listener from its
-// effective ssl.* settings (Broker.TLSFor: PEM keystore and truststore, and
+// effective ssl.* settings (Broker.TLSFor: keystore and truststore of any type, and
 // the client auth that applies to that listener, KIP-684). Each error is one
 // line naming the config to fix.
 func tlsConfig(c config.TLSConfig) (*tls.Config, error) {
