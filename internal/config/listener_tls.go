@@ -184,15 +184,15 @@ func (b *Broker) TLSFor(listener string) TLSConfig {
 	// listener may name its own keystore file and keep the broker-wide
 	// type and password.
 	for key, field := range map[string]*string{
-		keystoreFallbackKeys[0]: &t.KeystoreType, keystoreFallbackKeys[1]: &t.KeystorePassword, keystoreFallbackKeys[2]: &t.KeyPassword,
-		truststoreFallbackKeys[0]: &t.TruststoreType, truststoreFallbackKeys[1]: &t.TruststorePassword,
+		"ssl.keystore.password": &t.KeystorePassword, "ssl.key.password": &t.KeyPassword, "ssl.truststore.password": &t.TruststorePassword,
 	} {
 		if v, ok := o.get(key); ok {
 			*field = v
 		}
 	}
-	// A type is implied anew from what the listener has: its own password
-	// under the broker-wide default type means Kafka's JKS (storeType).
+	// The types: the listener's own, else the broker-wide one, implied
+	// from the passwords the listener ends with when neither is set
+	// (storeType: a password under the default type is Kafka's JKS).
 	for _, st := range []struct {
 		key      string
 		typ      *string
