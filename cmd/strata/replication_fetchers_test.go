@@ -28,20 +28,8 @@ func TestReplicaFetchersSplitALeadersPartitions(t *testing.T) {
 	if len(used) != 3 {
 		t.Fatalf("the partitions of r use fetchers %v; the test wants all three", used)
 	}
-	nodes := startTwoNodesWith(t, openTestQuorum(t), map[string]string{"num.replica.fetchers": "3"},
-		metadata.CreateTopic{Name: "r", Assignments: assignments})
-
-	cl, err := kgo.NewClient(kgo.SeedBrokers(nodes[1].addr), kgo.RequiredAcks(kgo.AllISRAcks()), kgo.DisableClientMetrics(),
-		kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.RecordDeliveryTimeout(30*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
+	nodes, cl := startFetcherPair(t, map[string]string{"num.replica.fetchers": "3"}, assignments)
 	for p := range int32(partitions) {
-		waitUntil(t, "r's leaders from the image", func() bool {
-			lp, ok := nodes[1].broker.Partition(base.TopicPartition{Topic: "r", Partition: p})
-			return ok && lp.IsLeader()
-		})
 		for i := range 3 {
 			r := &kgo.Record{Topic: "r", Partition: p, Value: []byte{byte(p), byte(i)}}
 			if err := cl.ProduceSync(t.Context(), r).FirstErr(); err != nil {
@@ -82,19 +70,7 @@ func TestReplicaFetchersResizeAtRunTime(t *testing.T) {
 	for p := range assignments {
 		assignments[p] = []int32{1, 2}
 	}
-	nodes := startTwoNodesWith(t, openTestQuorum(t), nil, metadata.CreateTopic{Name: "r", Assignments: assignments})
-	cl, err := kgo.NewClient(kgo.SeedBrokers(nodes[1].addr), kgo.RequiredAcks(kgo.AllISRAcks()), kgo.DisableClientMetrics(),
-		kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.RecordDeliveryTimeout(30*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	for p := range int32(partitions) {
-		waitUntil(t, "r's leaders from the image", func() bool {
-			lp, ok := nodes[1].broker.Partition(base.TopicPartition{Topic: "r", Partition: p})
-			return ok && lp.IsLeader()
-		})
-	}
+	nodes, cl := startFetcherPair(t, nil, assignments)
 	produced := 0
 	produceRound := func() {
 		t.Helper()
@@ -150,4 +126,25 @@ func TestReplicaFetchersResizeAtRunTime(t *testing.T) {
 			t.Fatalf("%v: the follower's log (%d bytes) is not the leader's (%d bytes)", tp, len(fr.Records), len(lr.Records))
 		}
 	}
+}
+
+// startFetcherPair starts nodes 1 and 2 with configs and topic r of the
+// given assignments, waits until node 1 leads each partition, and returns
+// them with an acks=all client that picks partitions by hand.
+func startFetcherPair(t *testing.T, configs map[string]string, assignments [][]int32) (map[int32]*replicaNode, *kgo.Client) {
+	t.Helper()
+	nodes := startTwoNodesWith(t, openTestQuorum(t), configs, metadata.CreateTopic{Name: "r", Assignments: assignments})
+	cl, err := kgo.NewClient(kgo.SeedBrokers(nodes[1].addr), kgo.RequiredAcks(kgo.AllISRAcks()), kgo.DisableClientMetrics(),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.RecordDeliveryTimeout(30*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	for p := range int32(len(assignments)) {
+		waitUntil(t, "r's leaders from the image", func() bool {
+			lp, ok := nodes[1].broker.Partition(base.TopicPartition{Topic: "r", Partition: p})
+			return ok && lp.IsLeader()
+		})
+	}
+	return nodes, cl
 }
