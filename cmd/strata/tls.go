@@ -130,11 +130,13 @@ func isPEM(typ string) bool { return typ == "" || typ == config.StorePEM }
 // storeTypeHint tells, after a PEM store failed to load, when the file is
 // a JKS or PKCS12 store (Kafka's default type is JKS, Strata's PEM).
 func storeTypeHint(store string, data []byte) string {
-	switch {
-	case bytes.HasPrefix(data, jksMagic):
+	switch storeFormat(config.StoreJKS, data) { // tells the two apart by content
+	case config.StoreJKS:
 		return fmt.Sprintf("; it is a JKS store: set ssl.%s.type=JKS and its password", store)
-	case len(data) > 0 && data[0] == 0x30 && !bytes.Contains(data, []byte("-----BEGIN")):
-		return fmt.Sprintf("; it looks like a PKCS12 store: set ssl.%s.type=PKCS12 and its password", store)
+	case config.StorePKCS12:
+		if !bytes.Contains(data, []byte("-----BEGIN")) { // not PEM text that starts with '0'
+			return fmt.Sprintf("; it looks like a PKCS12 store: set ssl.%s.type=PKCS12 and its password", store)
+		}
 	}
 	return ""
 }
