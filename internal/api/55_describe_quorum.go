@@ -17,7 +17,8 @@ import (
 // controller sees it, asked of the controller by any broker, as Kafka's
 // brokers forward it; `kafka-metadata-quorum --bootstrap-server` and the
 // admin clients' describeMetadataQuorum read it. Needs DESCRIBE on the
-// cluster. Offsets are metadata versions (the Raft index of the newest
+// cluster. A v2 replica carries its log directory id (its voter key for
+// AddRaftVoter and RemoveRaftVoter). Offsets are metadata versions (the Raft index of the newest
 // command a node has applied); a replica's times are those of its latest
 // heartbeat, -1 before the controller has heard one. The only partition is
 // __cluster_metadata-0, as in Kafka; anything else is
@@ -49,8 +50,9 @@ func (h *Handler) handleDescribeQuorum(ctx context.Context, req *Request) Reply 
 	}
 	p := kmsg.NewDescribeQuorumResponseTopicPartition()
 	p.LeaderID, p.LeaderEpoch, p.HighWatermark = q.LeaderID, q.LeaderEpoch, q.HighWatermark
-	p.CurrentVoters = replicaStates(q.Voters)
-	p.Observers = replicaStates(q.Observers)
+	img := h.opts.Meta.Image()
+	p.CurrentVoters = replicaStates(q.Voters, img)
+	p.Observers = replicaStates(q.Observers, img)
 	t := kmsg.NewDescribeQuorumResponseTopic()
 	t.Topic = quorumTopic
 	t.Partitions = []kmsg.DescribeQuorumResponseTopicPartition{p}
@@ -97,11 +99,16 @@ func quorumErrorCode(err error) (int16, string) {
 	return errorCode(err)
 }
 
-func replicaStates(rs []metadata.QuorumReplica) []kmsg.DescribeQuorumResponseTopicPartitionReplicaState {
+// replicaStates lists rs, each (v2) with its registered log directory id:
+// the directory id AddRaftVoter and RemoveRaftVoter name.
+func replicaStates(rs []metadata.QuorumReplica, img *metadata.Image) []kmsg.DescribeQuorumResponseTopicPartitionReplicaState {
 	out := make([]kmsg.DescribeQuorumResponseTopicPartitionReplicaState, 0, len(rs))
 	for _, r := range rs {
 		s := kmsg.NewDescribeQuorumResponseTopicPartitionReplicaState()
 		s.ReplicaID, s.LogEndOffset = r.NodeID, r.LogEndOffset
+		if b, ok := img.Brokers[r.NodeID]; ok {
+			s.ReplicaDirectoryID = b.LogDir
+		}
 		s.LastFetchTimestamp, s.LastCaughtUpTimestamp = r.LastFetchMs, r.LastCaughtUpMs
 		out = append(out, s)
 	}

@@ -77,24 +77,21 @@ func (b *Broker) setCluster(g getter) error {
 }
 
 // checkRoles checks process.roles against controller.quorum.voters: with
-// voters, a node is a controller exactly when it is a voter; without, it is
-// its own controller.
+// voters, a voter is a controller; a controller outside them joins as a
+// non-voter until AddRaftVoter (kafka-metadata-quorum add-controller)
+// makes it a voter; without voters, a node is its own controller.
 func (b *Broker) checkRoles(g getter) error {
 	roles := g.str("process.roles")
 	controller := slices.Contains(b.ProcessRoles, RoleController)
 	if !b.Clustered() {
 		if !controller {
 			return &Error{Key: "process.roles", Value: roles,
-				Msg: "has no controller while controller.quorum.voters is empty: a broker-only node needs controller.quorum.voters to find its controllers (Strata's quorum is static: controller.quorum.bootstrap.servers does not find them); set controller.quorum.voters, or process.roles=broker,controller for a single node"}
+				Msg: "has no controller while controller.quorum.voters is empty: a broker-only node needs controller.quorum.voters to find its controllers (Strata finds the quorum by controller.quorum.voters, not controller.quorum.bootstrap.servers); set controller.quorum.voters, or process.roles=broker,controller for a single node"}
 		}
 		return nil
 	}
 	addr, voter := b.QuorumVoters[b.NodeID]
 	switch {
-	case controller && !voter:
-		return &Error{Key: "process.roles", Value: roles,
-			Msg: fmt.Sprintf("includes controller, but node.id %d is not in controller.quorum.voters (%s); add %d@<host>:<port> to controller.quorum.voters, or set process.roles=broker",
-				b.NodeID, g.str("controller.quorum.voters"), b.NodeID)}
 	case !controller && voter:
 		return &Error{Key: "process.roles", Value: roles,
 			Msg: fmt.Sprintf("has no controller, but node.id %d is a voter in controller.quorum.voters (%d@%s); set process.roles=broker,controller, or remove %d from controller.quorum.voters",

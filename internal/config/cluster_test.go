@@ -122,6 +122,14 @@ func TestClusterListeners(t *testing.T) {
 			controller: "CONTROLLER://0.0.0.0:9093", controllerAdvertised: "broker-4:9093", interBroker: "PLAINTEXT",
 		},
 		{
+			name: "a controller outside the voters joins as a non-voter (add-controller makes it one)",
+			node: "4",
+			extra: map[string]string{"process.roles": "broker,controller",
+				"advertised.listeners": "PLAINTEXT://broker-4:9092,CONTROLLER://broker-4:9093"},
+			listeners: "PLAINTEXT://0.0.0.0:9092", advertised: "PLAINTEXT://broker-4:9092",
+			controller: "CONTROLLER://0.0.0.0:9093", controllerAdvertised: "broker-4:9093", interBroker: "PLAINTEXT",
+		},
+		{
 			name: "non-voter listens on a specific host",
 			node: "4",
 			extra: map[string]string{"process.roles": "broker", "advertised.listeners": "",
@@ -290,7 +298,6 @@ func TestClusterErrors(t *testing.T) {
 		{"unknown role", node("1", map[string]string{"process.roles": "broker,worker"}), "process.roles", "broker, controller"},
 		{"role twice", node("1", map[string]string{"process.roles": "broker,broker"}), "process.roles", "broker, controller"},
 		{"broker-only single node", single(map[string]string{"process.roles": "broker"}), "process.roles", "controller.quorum.voters"},
-		{"controller that is no voter", node("4", nil), "process.roles", "add 4@<host>:<port> to controller.quorum.voters"},
 		{"voter without the controller role", node("2", map[string]string{"process.roles": "broker"}), "process.roles", "remove 2 from controller.quorum.voters"},
 
 		// controller.listener.names and the controller listener.

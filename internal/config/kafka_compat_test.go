@@ -105,11 +105,11 @@ func TestBootstrapServersStandaloneOnly(t *testing.T) {
 	}{
 		{with(map[string]string{"controller.quorum.bootstrap.servers": "localhost:9094"}), "controller.quorum.bootstrap.servers", "controller.quorum.voters"},
 		{with(map[string]string{"controller.quorum.bootstrap.servers": "localhost:9093,ctrl-2:9093"}), "controller.quorum.bootstrap.servers", "ctrl-2:9093"},
-		{with(map[string]string{"controller.quorum.bootstrap.servers": "10.0.0.7:9093"}), "controller.quorum.bootstrap.servers", "static"},
+		{with(map[string]string{"controller.quorum.bootstrap.servers": "10.0.0.7:9093"}), "controller.quorum.bootstrap.servers", "finds its metadata quorum by controller.quorum.voters"},
 		{with(map[string]string{"listeners": "PLAINTEXT://127.0.0.1:9092"}), "controller.quorum.bootstrap.servers", "no controller listener"},
 		{with(map[string]string{"controller.quorum.bootstrap.servers": ""}), "listeners", "only a cluster uses"},
 		{with(map[string]string{"listeners": "CONTROLLER://127.0.0.1:9093"}), "listeners", "serves no client"},
-		{with(map[string]string{"process.roles": "broker"}), "process.roles", "controller.quorum.bootstrap.servers does not find them"},
+		{with(map[string]string{"process.roles": "broker"}), "process.roles", "not controller.quorum.bootstrap.servers"},
 		{with(map[string]string{"controller.quorum.bootstrap.servers": "localhost"}), "controller.quorum.bootstrap.servers", "host:port"},
 	}
 	for _, c := range bad {
@@ -119,7 +119,7 @@ func TestBootstrapServersStandaloneOnly(t *testing.T) {
 			t.Errorf("%v: err = %v, want %s mentioning %q", c.flags, err, c.key, c.mention)
 		}
 	}
-	// With voters the bootstrap servers are ignored: the static quorum wins.
+	// With voters the bootstrap servers are ignored: the voters find the quorum.
 	b := mustLoad(t, "", nil, clusterFlags("1", map[string]string{"controller.quorum.bootstrap.servers": "ctrl-9:9093"}))
 	if !b.Clustered() || b.StandaloneController.Name != "" {
 		t.Errorf("with voters: Clustered %v, StandaloneController %+v", b.Clustered(), b.StandaloneController)

@@ -40,7 +40,7 @@ func (b *Broker) cutStandaloneController(g getter, names []string) error {
 		return nil
 	case i < 0:
 		return &Error{Key: "controller.quorum.bootstrap.servers", Value: g.str("controller.quorum.bootstrap.servers"),
-			Msg: fmt.Sprintf("names controllers, but listeners (%s) has no controller listener (controller.listener.names): Strata's metadata quorum is static; on a single node remove controller.quorum.bootstrap.servers, for a cluster list its voters in controller.quorum.voters (id@host:port,...)", listeners)}
+			Msg: fmt.Sprintf("names controllers, but listeners (%s) has no controller listener (controller.listener.names): a Strata cluster finds its metadata quorum by controller.quorum.voters; on a single node remove controller.quorum.bootstrap.servers, for a cluster list its voters in controller.quorum.voters (id@host:port,...)", listeners)}
 	case len(bootstrap) == 0:
 		return &Error{Key: "listeners", Value: listeners,
 			Msg: fmt.Sprintf("%s is the controller listener (controller.listener.names), which only a cluster uses; set controller.quorum.voters or remove it from listeners", b.Listeners[i].Name)}
@@ -49,7 +49,7 @@ func (b *Broker) cutStandaloneController(g getter, names []string) error {
 	for _, s := range bootstrap {
 		if !namesListener(s, ctrl) {
 			return &Error{Key: "controller.quorum.bootstrap.servers", Value: g.str("controller.quorum.bootstrap.servers"),
-				Msg: fmt.Sprintf("names %s, not this node's controller listener %s: Strata's metadata quorum is static; for a cluster list its voters in controller.quorum.voters (id@host:port,...), for a single node name only its own controller listener or nothing", s, ctrl)}
+				Msg: fmt.Sprintf("names %s, not this node's controller listener %s: a Strata cluster finds its metadata quorum by controller.quorum.voters; for a cluster list its voters in controller.quorum.voters (id@host:port,...), for a single node name only its own controller listener or nothing", s, ctrl)}
 		}
 	}
 	if slices.ContainsFunc(b.Listeners[i+1:], func(l Listener) bool { return slices.Contains(names, l.Name) }) {

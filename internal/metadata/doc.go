@@ -187,8 +187,12 @@
 // non-voter never bootstraps: a background loop asks the leader (or, while it
 // knows none, each voter in turn) to add it with raft.AddNonvoter, until the
 // configuration holds it at its address; a restart at a new address updates
-// it. Voters is read for nothing else: the voter set of an existing log is the
-// one in the log, and changing it is not supported yet. Whoever wins an
+// it. Voters is read for nothing else but finding the quorum: the voter set
+// of an existing log is the one in the log, which AddVoter and RemoveVoter
+// change (voters.go: Kafka's AddRaftVoter and RemoveRaftVoter; a non-voter
+// becomes a voter, a voter a non-voter). Any node that starts without Raft
+// state and does not bootstrap catches up before it may vote (rejoin.go),
+// since the log may make it a voter it forgot being. Whoever wins an
 // election takes office as a single node does (barrier, cluster id, controller
 // record). Open returns on the leader once it has taken office, and on any
 // other member once a leader is known and this node's image holds the cluster

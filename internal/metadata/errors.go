@@ -117,6 +117,20 @@ var (
 	// ErrIneligibleReplica: an ISR change adding a fenced or unregistered
 	// broker. Kafka's INELIGIBLE_REPLICA.
 	ErrIneligibleReplica = errors.New("metadata: ineligible replica")
+	// ErrDuplicateVoter: AddVoter of a node that is already a voter.
+	// Kafka's DUPLICATE_VOTER.
+	ErrDuplicateVoter = errors.New("metadata: already a voter")
+	// ErrVoterNotFound: RemoveVoter of a node that is not a voter, or by a
+	// directory id that is not the voter's. Kafka's VOTER_NOT_FOUND.
+	ErrVoterNotFound = errors.New("metadata: voter not found")
+	// ErrInvalidVoter: a voter change with a directory id or addresses
+	// that are not the node's, removing the last voter, or on a
+	// single-node quorum. Kafka's INVALID_REQUEST.
+	ErrInvalidVoter = errors.New("metadata: invalid voter change")
+	// ErrVoterNotReady: AddVoter of a node that has not joined, registered
+	// or caught up, or a change that did not commit in time or raced
+	// another. Kafka's REQUEST_TIMED_OUT: try again.
+	ErrVoterNotReady = errors.New("metadata: voter change not ready")
 	// ErrClosed: the Store is closed.
 	ErrClosed = errors.New("metadata: store closed")
 

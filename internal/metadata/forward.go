@@ -249,6 +249,8 @@ func (s *Store) serveRequest(body []byte) forwardResponse {
 		return s.serveDescribeQuorum(payload)
 	case forwardRejoin:
 		return s.serveRejoin(payload)
+	case forwardVoters:
+		return s.serveVoters(payload)
 	default:
 		return s.rejection(fmt.Errorf("%w: unknown forwarding request kind %d", ErrInvalidCommand, kind))
 	}

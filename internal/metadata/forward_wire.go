@@ -52,6 +52,8 @@ const (
 	// forwardProbe and forwardRejoin are new too (rejoin.go).
 	forwardProbe  byte = 5
 	forwardRejoin byte = 6
+	// forwardVoters changes the voter set (voters.go).
+	forwardVoters byte = 7
 
 	// maxForwardRequestBytes bounds a request frame: a kind byte and a command.
 	maxForwardRequestBytes = 1 + maxCommandBytes
@@ -174,6 +176,10 @@ var forwardErrorCodes = []struct {
 	{40, ErrDelegationTokenOwnership},
 	{41, ErrEligibleLeadersNotAvailable},
 	{42, ErrBrokerNotFenced},
+	{43, ErrDuplicateVoter},
+	{44, ErrVoterNotFound},
+	{45, ErrInvalidVoter},
+	{46, ErrVoterNotReady},
 
 	// Errors of other packages that the package's errors wrap.
 	{1000, remotemeta.ErrInvalidTransition},

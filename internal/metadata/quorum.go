@@ -206,7 +206,7 @@ func (s *Store) joinLoop() {
 	if s.askLeaderUntil("joining the metadata quorum", func(*forwardResponse) ([]byte, bool) {
 		return request, s.inConfiguration(addr)
 	}) {
-		s.log.Info("member of the metadata quorum as a non-voter", "addr", addr)
+		s.log.Info("member of the metadata quorum", "addr", addr, "voter", s.isVoterNow(s.opts.NodeID))
 	}
 }
 

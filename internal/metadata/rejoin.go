@@ -160,16 +160,20 @@ func (s *Store) serveProbe() forwardResponse {
 	return forwardResponse{Err: encodeWireError(fmt.Errorf("%w: node %d is not running raft", ErrNotController, s.opts.NodeID), true)}
 }
 
-// mustRejoin decides whether this node starts as a rejoining voter: a
-// voter with state that has not finished rejoining, or a voter without
-// state whose quorum has a history (decideFresh). It writes the marker.
+// mustRejoin decides whether this member of a cluster starts rejoining: one
+// with state that has not finished rejoining, a configured voter without
+// state whose quorum has a history (decideFresh), or any other node
+// without state: it never bootstraps, and the quorum may have made it a
+// voter (AddVoter) before it lost its disk. It writes the marker.
 func (s *Store) mustRejoin(ctx context.Context, existing bool) (bool, error) {
 	o := s.opts
-	if !o.clustered() || !o.isVoter() {
+	switch {
+	case !o.clustered():
 		return false, nil
-	}
-	if existing {
+	case existing:
 		return rejoining(o.Dir)
+	case !o.isVoter():
+		return true, writeRejoinMarker(o.Dir)
 	}
 	s.deciding.Store(true)
 	defer s.deciding.Store(false)
@@ -192,20 +196,18 @@ func rejoining(dir string) (bool, error) {
 	return false, fmt.Errorf("metadata: %w", err)
 }
 
-// serveRejoin, on the leader, answers a rejoining voter with an index
+// serveRejoin, on the leader, answers a rejoining node with an index
 // committed after its request arrived: it commits a barrier and answers
-// its commit index. Only a configured voter at its configured address may
-// ask.
+// its commit index. A configured voter must ask from its configured
+// address.
 func (s *Store) serveRejoin(payload []byte) forwardResponse {
 	req, err := decodeJoinRequest(payload)
 	if err != nil {
 		return s.rejection(err)
 	}
-	want, ok := s.opts.Voters[req.NodeID]
+	want, configured := s.opts.Voters[req.NodeID]
 	switch {
-	case !ok:
-		return s.rejection(fmt.Errorf("%w: node %d is not a voter; only voters rejoin", ErrInvalidCommand, req.NodeID))
-	case base.CanonicalAddr(want) != base.CanonicalAddr(req.Address):
+	case configured && base.CanonicalAddr(want) != base.CanonicalAddr(req.Address):
 		return s.rejection(fmt.Errorf("%w: voter %d is at %s, not %s", ErrInvalidCommand, req.NodeID, want, req.Address))
 	case req.NodeID == s.opts.NodeID:
 		return s.rejection(fmt.Errorf("%w: node %d leads; a leader does not rejoin", ErrInvalidCommand, req.NodeID))
@@ -217,8 +219,10 @@ func (s *Store) serveRejoin(payload []byte) forwardResponse {
 		return s.rejection(raftFutureError(err))
 	}
 	index := s.raft.CommitIndex()
-	s.log.Warn("a voter lost its metadata state; it votes again once it holds what is committed now",
-		"voter", req.NodeID, "index", index)
+	if s.isVoterNow(req.NodeID) {
+		s.log.Warn("a voter lost its metadata state; it votes again once it holds what is committed now",
+			"voter", req.NodeID, "index", index)
+	}
 	return forwardResponse{Index: index}
 }
 
@@ -250,11 +254,28 @@ func (s *Store) rejoinLoop() {
 		// It rejoins again on its next start: safe, and only slower.
 		s.log.Warn("rejoined, but could not remove the rejoin marker", "err", err)
 	}
-	s.log.Info("rejoined the metadata quorum as a voter", "committed", s.raft.CommitIndex())
+	if s.isVoterNow(s.opts.NodeID) {
+		s.log.Info("rejoined the metadata quorum as a voter", "committed", s.raft.CommitIndex())
+	}
 }
 
-// VoteWithheld reports whether this node is a voter that lost its Raft
-// state and catches up without voting (rejoin.go).
+// isVoterNow reports whether node is a voter in the latest Raft
+// configuration this node knows.
+func (s *Store) isVoterNow(node int32) bool {
+	f := s.raft.GetConfiguration()
+	if f.Error() != nil {
+		return false
+	}
+	for _, srv := range f.Configuration().Servers {
+		if srv.ID == nodeServerID(node) {
+			return srv.Suffrage == raft.Voter
+		}
+	}
+	return false
+}
+
+// VoteWithheld reports whether this node started without Raft state and
+// catches up before it may vote (rejoin.go).
 func (s *Store) VoteWithheld() bool { return s.gate != nil && !s.gate.IsOpen() }
 
 func writeRejoinMarker(dir string) error {

@@ -191,6 +191,9 @@ func (s *Store) start(ctx context.Context) error {
 	conf := raft.DefaultConfig()
 	conf.LocalID = raft.ServerID(strconv.Itoa(int(o.NodeID)))
 	conf.Logger = hlog
+	// A leader that RemoveVoter demotes stays up as a non-voter: the
+	// node goes on as a broker and replicates the metadata.
+	conf.ShutdownOnRemove = false
 	if o.BindAddr == "" {
 		_, s.trans = raft.NewInmemTransport(raft.ServerAddress("inmem-metadata-" + string(conf.LocalID)))
 		// Nothing to wait for across a network: elect quickly.
@@ -225,7 +228,9 @@ func (s *Store) start(ctx context.Context) error {
 	if rejoin {
 		s.gate = newVoteGate(s.trans)
 		s.trans = s.gate
-		s.log.Warn("this voter has no record of the metadata quorum's history (a new disk or data dir?): it catches up without a vote, and votes again once it holds what the quorum has committed")
+		if o.isVoter() {
+			s.log.Warn("this voter has no record of the metadata quorum's history (a new disk or data dir?): it catches up without a vote, and votes again once it holds what the quorum has committed")
+		}
 	} else if boot, ok := s.bootstrapConfiguration(); ok && !existing {
 		if err := raft.BootstrapCluster(conf, wal, wal, snaps, s.trans, boot); err != nil {
 			return fmt.Errorf("metadata: bootstrap: %w", err)
@@ -240,11 +245,11 @@ func (s *Store) start(ctx context.Context) error {
 	s.started.Store(true)
 	s.loopWG.Add(1)
 	go s.leaderLoop(r.LeaderCh())
-	switch {
-	case s.gate != nil:
+	if s.gate != nil {
 		s.loopWG.Add(1)
 		go s.rejoinLoop()
-	case o.clustered() && !o.isVoter():
+	}
+	if o.clustered() && !o.isVoter() {
 		s.loopWG.Add(1)
 		go s.joinLoop()
 	}

@@ -52,12 +52,17 @@ var clusterDefaults = []string{
 }
 
 // Cluster is n strata processes that are together one cluster: every node is
-// a broker and a voter of the metadata quorum (controller.quorum.voters).
+// a broker and (but for startClusterOfVoters) a voter of the metadata quorum
+// (controller.quorum.voters).
 // Nodes[i] has node.id i+1; each node keeps its ports and data directory
 // across Stop/Kill and Restart.
 type Cluster struct {
 	Nodes []*Broker
 	t     *testing.T
+	// voters is how many nodes, from node 1 on, controller.quorum.voters
+	// names; the others are controllers outside it, which join as
+	// non-voters until AddRaftVoter makes them voters.
+	voters int
 }
 
 // startCluster starts n nodes at once (a lone voter never becomes ready: it
@@ -69,10 +74,18 @@ type Cluster struct {
 // node that exited without being asked fails the test.
 func startCluster(t *testing.T, n int, overrides ...string) *Cluster {
 	t.Helper()
+	return startClusterOfVoters(t, n, n, overrides...)
+}
+
+// startClusterOfVoters is startCluster with only nodes 1..voters in
+// controller.quorum.voters; the others start as controllers outside it
+// (process.roles=broker,controller), members of the quorum without a vote.
+func startClusterOfVoters(t *testing.T, n, voters int, overrides ...string) *Cluster {
+	t.Helper()
 	// The data directories live under one made before the cleanups below
 	// are registered, so that it is removed only after the nodes stopped.
 	parent := t.TempDir()
-	c := &Cluster{t: t, Nodes: make([]*Broker, n)}
+	c := &Cluster{t: t, Nodes: make([]*Broker, n), voters: voters}
 	for i := range c.Nodes {
 		c.Nodes[i] = &Broker{
 			t:            t,
@@ -108,8 +121,8 @@ func startCluster(t *testing.T, n int, overrides ...string) *Cluster {
 // port, so a retry moves them all.
 func (c *Cluster) tryStart(dir string, overrides []string) error {
 	ports := freePorts(c.t, 2*len(c.Nodes))
-	voters := make([]string, len(c.Nodes))
-	for i := range c.Nodes {
+	voters := make([]string, c.voters)
+	for i := range voters {
 		voters[i] = fmt.Sprintf("%d@127.0.0.1:%d", i+1, ports[2*i+1])
 	}
 	for i, b := range c.Nodes {
@@ -126,6 +139,9 @@ func (c *Cluster) tryStart(dir string, overrides []string) error {
 			"node.id=" + strconv.Itoa(i+1),
 			"controller.quorum.voters=" + strings.Join(voters, ","),
 		}, append(slices.Clone(clusterDefaults), perNode(overrides, i+1)...)...)
+		if i >= c.voters {
+			b.overrides = append(b.overrides, "process.roles=broker,controller")
+		}
 		fmt.Fprintf(b.output, "---- start: node.id %d, %v ----\n", i+1, b.Listeners)
 	}
 

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -30,24 +31,33 @@ func (c *Cluster) requireQuorumDescribed(ask int32) {
 	}
 }
 
-func quorumDescribedBy(c *Cluster, cl *kgo.Client) error {
+// describeQuorum sends DescribeQuorum v2 for the metadata log and returns
+// the answer and its one partition.
+func describeQuorum(ctx context.Context, cl *kgo.Client) (*kmsg.DescribeQuorumResponse, kmsg.DescribeQuorumResponseTopicPartition, error) {
 	req := kmsg.NewPtrDescribeQuorumRequest()
 	req.Version = 2
 	rt := kmsg.NewDescribeQuorumRequestTopic()
 	rt.Topic = "__cluster_metadata"
 	rt.Partitions = append(rt.Partitions, kmsg.NewDescribeQuorumRequestTopicPartition())
 	req.Topics = append(req.Topics, rt)
-	ctx := testContext(c.t, 10*time.Second)
 	resp, err := req.RequestWith(ctx, cl)
 	if err != nil {
-		return err
+		return nil, kmsg.DescribeQuorumResponseTopicPartition{}, err
 	}
 	if resp.ErrorCode != 0 || len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
-		return fmt.Errorf("answered error %d with %d topics", resp.ErrorCode, len(resp.Topics))
+		return nil, kmsg.DescribeQuorumResponseTopicPartition{}, fmt.Errorf("answered error %d with %d topics", resp.ErrorCode, len(resp.Topics))
 	}
 	p := resp.Topics[0].Partitions[0]
 	if p.ErrorCode != 0 {
-		return fmt.Errorf("partition error %d: %v", p.ErrorCode, p.ErrorMessage)
+		return nil, p, fmt.Errorf("partition error %d: %v", p.ErrorCode, p.ErrorMessage)
+	}
+	return resp, p, nil
+}
+
+func quorumDescribedBy(c *Cluster, cl *kgo.Client) error {
+	resp, p, err := describeQuorum(testContext(c.t, 10*time.Second), cl)
+	if err != nil {
+		return err
 	}
 	if p.LeaderID < 1 || int(p.LeaderID) > len(c.Nodes) || p.LeaderEpoch < 1 {
 		return fmt.Errorf("leader %d in epoch %d, want one of the nodes", p.LeaderID, p.LeaderEpoch)
