@@ -1,9 +1,13 @@
 package e2e
 
 import (
+	"encoding/base64"
 	"net"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -59,7 +63,12 @@ func TestClusterAddAndRemoveControllers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitAddRaftVoter(t, cl2, c, &md.Cluster, 3, dirs[3]) // this cluster's id, as the Kafka tool sends
+	// Node 3 is named as kafka-metadata-quorum add-controller names it:
+	// by the directory id of its meta.properties, with the cluster's id.
+	if dir := metaPropertiesDirectoryID(t, c.Node(3)); dir != dirs[3] {
+		t.Fatalf("node 3's meta.properties names directory %x, DescribeQuorum %x", dir, dirs[3])
+	}
+	waitAddRaftVoter(t, cl2, c, &md.Cluster, 3, dirs[3])
 	c.requireQuorumDescribed(3)
 
 	const topic, partitions = "added-controllers", 3
@@ -172,4 +181,25 @@ func errorMessage(m *string) string {
 		return ""
 	}
 	return *m
+}
+
+// metaPropertiesDirectoryID reads the directory.id of b's meta.properties,
+// where Kafka's tools look for it.
+func metaPropertiesDirectoryID(t *testing.T, b *Broker) [16]byte {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(b.Dir, "meta.properties"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.Lines(string(data)) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "directory.id="); ok {
+			raw, err := base64.RawURLEncoding.DecodeString(v)
+			if err != nil || len(raw) != 16 {
+				t.Fatalf("directory.id %q: %v", v, err)
+			}
+			return [16]byte(raw)
+		}
+	}
+	t.Fatalf("no directory.id in %s:\n%s", b.Dir, data)
+	return [16]byte{}
 }
