@@ -6,10 +6,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/strata-broker/strata/internal/acl"
 )
 
 // AddRaftVoter: v0 (KIP-853), what `kafka-metadata-quorum add-controller`
@@ -31,22 +28,13 @@ func init() { register(80, 0, 0, (*Handler).handleAddRaftVoter) }
 func (h *Handler) handleAddRaftVoter(ctx context.Context, req *Request) Reply {
 	r := req.Body.(*kmsg.AddRaftVoterRequest)
 	resp := r.ResponseKind().(*kmsg.AddRaftVoterResponse)
-	code, msg, refused := h.voterChangeRefusal(r.ClusterID)
-	switch {
-	case !h.allowedCluster(req, acl.OpAlter):
-		code, msg = kerr.ClusterAuthorizationFailed.Code, ""
-	case !refused:
-		addrs := make([]string, 0, len(r.Listeners))
-		for _, l := range r.Listeners {
-			addrs = append(addrs, net.JoinHostPort(l.Host, strconv.Itoa(int(l.Port))))
-		}
-		code, msg = voterChangeAnswerCode(changeVoter(ctx, r.TimeoutMillis, func(ctx context.Context, timeout time.Duration) error {
+	addrs := make([]string, 0, len(r.Listeners))
+	for _, l := range r.Listeners {
+		addrs = append(addrs, net.JoinHostPort(l.Host, strconv.Itoa(int(l.Port))))
+	}
+	resp.ErrorCode, resp.ErrorMessage = h.answerVoterChange(ctx, req, r.ClusterID, r.TimeoutMillis,
+		func(ctx context.Context, timeout time.Duration) error {
 			return h.opts.Meta.AddVoter(ctx, r.VoterID, r.VoterDirectoryID, addrs, timeout)
-		}))
-	}
-	resp.ErrorCode = code
-	if msg != "" {
-		resp.ErrorMessage = &msg
-	}
+		})
 	return done(resp)
 }

@@ -4,10 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/strata-broker/strata/internal/acl"
 )
 
 // RemoveRaftVoter: v0 (KIP-853), what `kafka-metadata-quorum
@@ -24,18 +21,9 @@ func init() { register(81, 0, 0, (*Handler).handleRemoveRaftVoter) }
 func (h *Handler) handleRemoveRaftVoter(ctx context.Context, req *Request) Reply {
 	r := req.Body.(*kmsg.RemoveRaftVoterRequest)
 	resp := r.ResponseKind().(*kmsg.RemoveRaftVoterResponse)
-	code, msg, refused := h.voterChangeRefusal(r.ClusterID)
-	switch {
-	case !h.allowedCluster(req, acl.OpAlter):
-		code, msg = kerr.ClusterAuthorizationFailed.Code, ""
-	case !refused:
-		code, msg = voterChangeAnswerCode(changeVoter(ctx, 0, func(ctx context.Context, timeout time.Duration) error {
+	resp.ErrorCode, resp.ErrorMessage = h.answerVoterChange(ctx, req, r.ClusterID, 0,
+		func(ctx context.Context, timeout time.Duration) error {
 			return h.opts.Meta.RemoveVoter(ctx, r.VoterID, r.VoterDirectoryID, timeout)
-		}))
-	}
-	resp.ErrorCode = code
-	if msg != "" {
-		resp.ErrorMessage = &msg
-	}
+		})
 	return done(resp)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/strata-broker/strata/internal/acl"
 	"github.com/strata-broker/strata/internal/metadata"
 )
 
@@ -55,10 +56,24 @@ func voterChangeAnswerCode(err error) (int16, string) {
 	return controllerAnswerCode(err)
 }
 
-// changeVoter runs change with the request's timeout (0: the default).
-func changeVoter(ctx context.Context, timeoutMs int32, change func(context.Context, time.Duration) error) error {
-	timeout := voterChangeTimeout(timeoutMs)
-	ctx, cancel := context.WithTimeout(ctx, timeout+time.Second) // the controller answers first
-	defer cancel()
-	return change(ctx, timeout)
+// answerVoterChange is the answer to a voter change (an error code and
+// message, nil for none): it needs ALTER on the cluster, passes
+// voterChangeRefusal, then runs change with the request's timeout (0: the
+// default).
+func (h *Handler) answerVoterChange(ctx context.Context, req *Request, clusterID *string, timeoutMs int32,
+	change func(context.Context, time.Duration) error) (int16, *string) {
+	if !h.allowedCluster(req, acl.OpAlter) {
+		return kerr.ClusterAuthorizationFailed.Code, nil
+	}
+	code, msg, refused := h.voterChangeRefusal(clusterID)
+	if !refused {
+		timeout := voterChangeTimeout(timeoutMs)
+		ctx, cancel := context.WithTimeout(ctx, timeout+time.Second) // the controller answers first
+		defer cancel()
+		code, msg = voterChangeAnswerCode(change(ctx, timeout))
+	}
+	if msg == "" {
+		return code, nil
+	}
+	return code, &msg
 }
