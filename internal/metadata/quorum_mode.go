@@ -13,10 +13,13 @@ import (
 // quorumModeFile records, in Options.Dir, whether the Raft state there was
 // created by a single node or by a member of a multi-node quorum. The two
 // cannot be swapped by changing the configuration: a single node's log
-// holds a configuration of itself at an in-memory address, so with Voters
-// it would keep electing itself while the other voters bootstrap a second
-// quorum; a member's log without Voters would wait for peers it cannot
-// reach.
+// holds a configuration of itself at an in-memory address, so with other
+// voters in Voters it would keep electing itself while they bootstrap a
+// second quorum; a member's log without Voters would wait for peers it
+// cannot reach. One change is allowed: a single node started with Voters
+// naming only itself becomes the one voter of a cluster's quorum (its
+// address is corrected when it takes office, takeOffice), which others
+// then join and AddVoter grows.
 const quorumModeFile = "quorum-mode"
 
 const (
@@ -52,8 +55,13 @@ func (o Options) checkQuorumMode(existing bool) error {
 	switch {
 	case mode == o.quorumMode():
 		return nil
+	case mode == modeSingle && o.isVoter() && len(o.Voters) == 1:
+		if err := vfs.WriteFileAtomic(o.Dir, quorumModeFile, []byte(modeCluster+"\n")); err != nil {
+			return fmt.Errorf("metadata: write %s: %w", path, err)
+		}
+		return nil
 	case mode == modeSingle:
-		return fmt.Errorf("metadata in %s belongs to a single-node broker, which cannot become a cluster member (controller.quorum.voters); give this node a new data dir, or remove controller.quorum.voters", o.Dir)
+		return fmt.Errorf("metadata in %s belongs to a single-node broker, which cannot join other voters (controller.quorum.voters); to grow it into a cluster, start it with controller.quorum.voters naming only itself, start the other nodes with that, and add them with AddRaftVoter (kafka-metadata-quorum add-controller); or give this node a new data dir", o.Dir)
 	case mode == modeCluster:
 		return fmt.Errorf("metadata in %s belongs to a cluster member; start it with the cluster's controller.quorum.voters", o.Dir)
 	}

@@ -319,6 +319,9 @@ func (s *Store) takeOffice() error {
 	if _, err := s.await(context.Background(), s.raft.Barrier(barrierTimeout)); err != nil {
 		return fmt.Errorf("barrier: %w", err)
 	}
+	if err := s.correctOwnAddress(); err != nil {
+		return err
+	}
 	if s.Image().ClusterID == "" {
 		if _, err := s.proposeNoCtx(&initClusterCmd{ClusterID: newClusterID()}); err != nil {
 			return fmt.Errorf("set cluster id: %w", err)
@@ -326,6 +329,31 @@ func (s *Store) takeOffice() error {
 	}
 	if _, err := s.proposeNoCtx(&controllerChangeCmd{NodeID: s.opts.NodeID}); err != nil {
 		return fmt.Errorf("record controller: %w", err)
+	}
+	return nil
+}
+
+// correctOwnAddress makes the leader's entry in the Raft configuration name
+// its transport's address: a single node grown into a cluster's first voter
+// (quorum_mode.go) comes with the in-memory address it had alone, which no
+// other node could reach in an election.
+func (s *Store) correctOwnAddress() error {
+	if !s.opts.clustered() {
+		return nil
+	}
+	cf := s.raft.GetConfiguration()
+	if err := cf.Error(); err != nil {
+		return fmt.Errorf("reading the raft configuration: %w", err)
+	}
+	id, addr := nodeServerID(s.opts.NodeID), s.trans.LocalAddr()
+	for _, srv := range cf.Configuration().Servers {
+		if srv.ID != id || srv.Suffrage != raft.Voter || srv.Address == addr {
+			continue
+		}
+		if _, err := s.await(context.Background(), s.raft.AddVoter(id, addr, cf.Index(), barrierTimeout)); err != nil {
+			return fmt.Errorf("correcting this voter's address from %s to %s: %w", srv.Address, addr, err)
+		}
+		s.log.Info("this voter's address in the metadata quorum is now its controller listener", "was", srv.Address, "addr", addr)
 	}
 	return nil
 }

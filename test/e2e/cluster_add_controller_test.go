@@ -203,3 +203,48 @@ func metaPropertiesDirectoryID(t *testing.T, b *Broker) [16]byte {
 	t.Fatalf("no directory.id in %s:\n%s", b.Dir, data)
 	return [16]byte{}
 }
+
+// TestSingleNodeGrowsIntoACluster: from `strata serve` alone to a cluster.
+// A single node takes acks=all writes and stops; started again with
+// controller.quorum.voters naming only itself, it is the one voter of a
+// cluster that two new nodes join, and AddRaftVoter makes them voters.
+// What the single node acknowledged is all there; with the first node
+// killed, the two others elect and serve a three-replica topic.
+func TestSingleNodeGrowsIntoACluster(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	single := startBroker(t, dir)
+	const alone, grown = "written-alone", "written-grown"
+	createTopic(t, newAdmin(t, single.Addr), alone, 2, nil)
+	p := startAckedProducer(t, newClient(t, single.Addr, ackedProducerOpts...), alone, 2)
+	p.waitTotalAcked(t, 400)
+	p.stop(t)
+	single.Stop()
+
+	c := startClusterOn(t, 3, 1, map[int32]string{1: dir})
+	cl3 := newClient(t, c.Node(3).Addr)
+	_, q := mustDescribeQuorum(t, cl3)
+	dirs := map[int32][16]byte{}
+	for _, r := range q.Observers {
+		dirs[r.ReplicaID] = r.ReplicaDirectoryID
+	}
+	waitAddRaftVoter(t, cl3, c, nil, 2, dirs[2])
+	waitAddRaftVoter(t, cl3, c, nil, 3, dirs[3])
+	c.requireQuorumDescribed(2)
+	p.check(t, consumeAll(t, c.Node(2).Addr, alone))
+
+	adm := c.newAdmin()
+	c.createTopic(adm, grown, 3, 3, nil)
+	c.waitISR(adm, grown, 3)
+	p = startAckedProducer(t, newClient(t, c.Node(2).Addr, ackedProducerOpts...), grown, 3)
+	p.waitTotalAcked(t, 300)
+	c.Node(1).Kill()
+	acked := p.totalAcked()
+	t.Logf("killed node 1, once the single node, with %d records acknowledged", acked)
+	p.waitTotalAcked(t, acked+300)
+	p.stop(t)
+	p.check(t, consumeAll(t, c.Node(3).Addr, grown))
+	if !strings.Contains(c.Node(1).output.String(), "this voter's address in the metadata quorum is now its controller listener") {
+		t.Error("node 1 did not correct its in-memory address when it took office")
+	}
+}

@@ -63,6 +63,9 @@ type Cluster struct {
 	// names; the others are controllers outside it, which join as
 	// non-voters until AddRaftVoter makes them voters.
 	voters int
+	// dataDirs are data directories some nodes start on (by node id)
+	// instead of new ones.
+	dataDirs map[int32]string
 }
 
 // startCluster starts n nodes at once (a lone voter never becomes ready: it
@@ -82,10 +85,17 @@ func startCluster(t *testing.T, n int, overrides ...string) *Cluster {
 // (process.roles=broker,controller), members of the quorum without a vote.
 func startClusterOfVoters(t *testing.T, n, voters int, overrides ...string) *Cluster {
 	t.Helper()
+	return startClusterOn(t, n, voters, nil, overrides...)
+}
+
+// startClusterOn is startClusterOfVoters with the nodes of dataDirs (by
+// node id) started on those data directories.
+func startClusterOn(t *testing.T, n, voters int, dataDirs map[int32]string, overrides ...string) *Cluster {
+	t.Helper()
 	// The data directories live under one made before the cleanups below
 	// are registered, so that it is removed only after the nodes stopped.
 	parent := t.TempDir()
-	c := &Cluster{t: t, Nodes: make([]*Broker, n), voters: voters}
+	c := &Cluster{t: t, Nodes: make([]*Broker, n), voters: voters, dataDirs: dataDirs}
 	for i := range c.Nodes {
 		c.Nodes[i] = &Broker{
 			t:            t,
@@ -132,6 +142,9 @@ func (c *Cluster) tryStart(dir string, overrides []string) error {
 		}
 		b.Addr = b.Listeners["PLAINTEXT"]
 		b.Dir = filepath.Join(dir, fmt.Sprintf("node%d", i+1))
+		if d, ok := c.dataDirs[int32(i+1)]; ok {
+			b.Dir = d
+		}
 		if err := os.MkdirAll(b.Dir, 0o755); err != nil {
 			c.t.Fatal(err)
 		}
