@@ -32,7 +32,11 @@ import (
 // gate once it knows that index committed in its own log. Its log then
 // matches a leader's past every entry committed before it came back, so
 // its vote is as good as any. A file in the metadata dir keeps the node
-// rejoining across restarts until then.
+// rejoining across restarts until then. A node outside the configured
+// voters that starts without state rejoins the same way (without the
+// probe: it never bootstraps), since the log may hold it as a voter that
+// AddVoter made before it lost its disk; for a non-voter the closed gate
+// changes nothing.
 const rejoinMarkerFile = "rejoining"
 
 // bootstrapIndex is the Raft index of the configuration BootstrapCluster
