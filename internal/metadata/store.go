@@ -169,6 +169,7 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	leader, _ := s.Leader()
 	s.log.Info("metadata quorum ready", "cluster_id", img.ClusterID, "version", img.Version,
 		"topics", len(img.Topics), "leader", leader, "took", o.Clock.Now().Sub(start))
+	s.warnStaleVoters()
 	return s, nil
 }
 

@@ -6,6 +6,8 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -235,5 +237,36 @@ func (s *Store) changeVotersLocal(ctx context.Context, req voterRequest) error {
 		what = "removed a voter from the metadata quorum (it stays a non-voter)"
 	}
 	s.log.Info(what, "node", req.NodeID, "addr", srv.Address, "index", f.Index())
+	s.warnStaleVoters()
 	return nil
+}
+
+// warnStaleVoters warns when Options.Voters (controller.quorum.voters) no
+// longer names the quorum's voters: a configured voter that starts without
+// state asks only those it names whether the quorum has a history, so one
+// that names only itself would bootstrap a new quorum of its own. The
+// voters' addresses are in the log; the line names them.
+func (s *Store) warnStaleVoters() {
+	if !s.opts.clustered() {
+		return
+	}
+	f := s.raft.GetConfiguration()
+	if f.Error() != nil {
+		return
+	}
+	current := map[int32]string{}
+	for _, srv := range f.Configuration().Servers {
+		if id, ok := parseServerID(srv.ID); ok && srv.Suffrage == raft.Voter {
+			current[id] = string(srv.Address)
+		}
+	}
+	if maps.EqualFunc(current, s.opts.Voters, func(a, b string) bool { return base.CanonicalAddr(a) == base.CanonicalAddr(b) }) {
+		return
+	}
+	var list []string
+	for _, id := range slices.Sorted(maps.Keys(current)) {
+		list = append(list, fmt.Sprintf("%d@%s", id, current[id]))
+	}
+	s.log.Warn("controller.quorum.voters no longer names the metadata quorum's voters: set it on every node to the current voters, so that a voter that loses its disk finds the quorum instead of starting a new one",
+		"controller.quorum.voters", strings.Join(list, ","))
 }
