@@ -9,7 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// AddRaftVoter: v0 (KIP-853), what `kafka-metadata-quorum add-controller`
+// AddRaftVoter: v0-1 (KIP-853), what `kafka-metadata-quorum add-controller`
 // and Admin.addRaftVoter send. ALTER on the cluster. Any broker takes it to
 // the controller, as Kafka's brokers forward it. The node must have joined
 // the quorum as a non-voter (started with the cluster's
@@ -17,13 +17,15 @@ import (
 // (its log directory's id, which DescribeQuorum v2 shows), be caught up
 // with the controller's metadata, and one of the listeners must be its
 // controller address. The answer comes once the new voter set is
-// committed (v1's AckWhenCommitted=false is not served). Errors as
+// committed, also for v1's AckWhenCommitted=false (answer once the leader
+// has written it): Raft reports the change only when committed, which is
+// after it was written. Errors as
 // Kafka's: DUPLICATE_VOTER for a voter, REQUEST_TIMED_OUT for a node not
 // (yet) ready or a change that did not commit in time, INVALID_REQUEST for
 // a directory id or listeners that are not the node's,
 // INCONSISTENT_CLUSTER_ID, and INVALID_REQUEST on a single node, whose
 // quorum cannot grow.
-func init() { register(80, 0, 0, (*Handler).handleAddRaftVoter) }
+func init() { register(80, 0, 1, (*Handler).handleAddRaftVoter) }
 
 func (h *Handler) handleAddRaftVoter(ctx context.Context, req *Request) Reply {
 	r := req.Body.(*kmsg.AddRaftVoterRequest)
