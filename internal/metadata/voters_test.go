@@ -165,9 +165,12 @@ func TestClusterVotersChange(t *testing.T) {
 	if err := leader.RemoveVoter(ctx, leader.opts.NodeID, [16]byte{byte(leader.opts.NodeID)}, 5*time.Second); err != nil {
 		t.Fatalf("RemoveVoter of the leader: %v", err)
 	}
+	// The answer comes as the change commits; the leader steps down just
+	// after.
+	waitFor(t, "the removed leader to step down", func() bool { return !leader.IsController() })
 	last := c.leader()
 	if last == leader {
-		t.Fatal("the removed leader still leads")
+		t.Fatal("the removed leader leads again")
 	}
 	if err := last.RemoveVoter(ctx, last.opts.NodeID, [16]byte{byte(last.opts.NodeID)}, time.Second); !errors.Is(err, ErrInvalidVoter) {
 		t.Errorf("RemoveVoter of the last voter: %v, want ErrInvalidVoter", err)
