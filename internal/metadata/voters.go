@@ -182,7 +182,11 @@ func (s *Store) serveVoters(payload []byte) forwardResponse {
 	if err := dec.Decode(&req); err != nil || dec.More() || req.NodeID < 0 {
 		return s.rejection(fmt.Errorf("%w: malformed voter change (node %d): %v", ErrInvalidCommand, req.NodeID, err))
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(max(req.TimeoutMs, 0))*time.Millisecond)
+	timeout := time.Duration(req.TimeoutMs) * time.Millisecond
+	if timeout <= 0 {
+		timeout = joinAttemptTimeout
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	if err := s.changeVotersLocal(ctx, req); err != nil {
 		return s.rejection(err)
