@@ -29,6 +29,7 @@ func newGroupCoordinator(cfg *config.Broker, meta *metadata.Store, clk clock.Clo
 	opts := groupOptions(cfg, api.GroupTopics(meta))
 	opts.ConsumerGroupSettings = api.GroupConsumerSettings(meta, cfg)
 	opts.ShareGroupSettings = api.GroupShareSettings(meta, cfg)
+	opts.ProducerIDExpirationNow = api.ProducerIDExpiration(meta, cfg)
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}

@@ -57,6 +57,16 @@ func GroupShareSettings(meta *metadata.Store, cfg *config.Broker) func(group str
 	})
 }
 
+// ProducerIDExpiration is producer.id.expiration.ms through the dynamic
+// broker configs of the image of the moment
+// (group.Options.ProducerIDExpirationNow): the group coordinator forgets
+// idle transactional producers by the value in force, as the partitions do.
+func ProducerIDExpiration(meta *metadata.Store, cfg *config.Broker) func() time.Duration {
+	return func() time.Duration {
+		return cfg.WithDynamic(dynamicOf(meta.Image(), cfg.NodeID)).ProducerIDExpirationNow()
+	}
+}
+
 func groupTimeouts(meta *metadata.Store, cfg *config.Broker, pick func(config.GroupSettings) (time.Duration, time.Duration)) func(string) (time.Duration, time.Duration, bool) {
 	return func(group string) (time.Duration, time.Duration, bool) {
 		img := meta.Image()

@@ -37,6 +37,9 @@ type Options struct {
 	// counted from its last write (producer.id.expiration.ms). A zombie
 	// older than that is no longer fenced by epoch.
 	ProducerIDExpiration time.Duration
+	// ProducerIDExpirationNow, when set, gives ProducerIDExpiration as it
+	// is now (a dynamic broker config), read at each expiry check.
+	ProducerIDExpirationNow func() time.Duration
 	// ConsumerSessionTimeout ends a consumer-protocol member (KIP-848)
 	// that sent no heartbeat for that long
 	// (group.consumer.session.timeout.ms).

@@ -71,10 +71,20 @@ type producer struct {
 	coordinatorEpoch int32 // of its last marker; meaningful when hasMarker
 	hasMarker        bool
 	groups           map[string]bool
-	// idle is when an entry without pending offsets is forgotten
-	// (Options.ProducerIDExpiration after its last write). Unarmed after
-	// Replay until the first Tick.
-	idle deadline
+	// lastWrite is when it last wrote here: an entry without pending
+	// offsets is forgotten producerIDExpiration after it. Unarmed after
+	// Replay until the first Tick, which counts as its last write.
+	lastWrite deadline
+}
+
+// producerIDExpiration is producer.id.expiration.ms as it is now: each
+// check reads it, so a dynamic change applies to every idle producer at
+// once, as Kafka's ProducerStateManager compares with the current value.
+func (c *Coordinator) producerIDExpiration() time.Duration {
+	if c.opts.ProducerIDExpirationNow != nil {
+		return c.opts.ProducerIDExpirationNow()
+	}
+	return c.opts.ProducerIDExpiration
 }
 
 func (c *Coordinator) producerFor(id int64) *producer {
@@ -152,7 +162,7 @@ func (c *Coordinator) txnOffsetCommit(op runtime.Op, req *kmsg.TxnOffsetCommitRe
 		return
 	}
 	p := c.noteWrite(req.ProducerID, req.ProducerEpoch)
-	p.idle = armAt(now.Add(c.opts.ProducerIDExpiration))
+	p.lastWrite = armAt(now)
 	for _, a := range accept {
 		a.e.order = c.nextOffsetOrder()
 		c.putTxnOffset(g, req.ProducerID, a.tp, a.e)
@@ -250,7 +260,7 @@ func (c *Coordinator) txnCompleted(op runtime.Op, ev TxnCompleted, now time.Time
 		Commit:           ev.Commit,
 		CoordinatorEpoch: ev.CoordinatorEpoch,
 	}
-	c.completeTxn(m).idle = armAt(now.Add(c.opts.ProducerIDExpiration))
+	c.completeTxn(m).lastWrite = armAt(now)
 	res.Markers = append(res.Markers, m)
 	res.Replies = append(res.Replies, runtime.Reply{Token: op.Token})
 }
@@ -306,16 +316,16 @@ func (c *Coordinator) dropTxnOffsetsAt(g *group, tp base.TopicPartition) {
 }
 
 // expireProducers forgets producers that hold no pending offsets and wrote
-// nothing here for Options.ProducerIDExpiration (Kafka's
+// nothing here for producerIDExpiration (Kafka's
 // producer.id.expiration.ms). Entries loaded by Replay start their period
 // at the first Tick.
 func (c *Coordinator) expireProducers(now time.Time) {
 	for id, p := range c.producers {
 		switch {
 		case len(p.groups) > 0:
-		case !p.idle.armed:
-			p.idle = armAt(now.Add(c.opts.ProducerIDExpiration))
-		case p.idle.passed(now):
+		case !p.lastWrite.armed:
+			p.lastWrite = armAt(now)
+		case !now.Before(p.lastWrite.at.Add(c.producerIDExpiration())):
 			delete(c.producers, id)
 		}
 	}

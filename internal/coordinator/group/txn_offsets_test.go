@@ -461,6 +461,30 @@ func TestIdleProducersExpire(t *testing.T) {
 	}
 }
 
+// producer.id.expiration.ms is read at each check: shortened at run time,
+// it forgets a producer idle for longer at once; lengthened, it keeps one
+// that the old value would have forgotten.
+func TestProducerExpirationFollowsItsCurrentValue(t *testing.T) {
+	opts := testOptions()
+	expiration := time.Hour
+	opts.ProducerIDExpirationNow = func() time.Duration { return expiration }
+	h := newHarness(t, opts)
+	h.txnCommit(txnCommitReq("g", 1, 5, "t", 10), nil)
+	if err := h.event(ended(1, 5, true)); err != nil {
+		t.Fatal(err)
+	}
+	expiration = 3 * time.Hour
+	h.advance(2 * time.Hour)
+	if _, ok := h.c.producers[1]; !ok {
+		t.Fatal("forgotten by the old expiration after it was lengthened")
+	}
+	expiration = 30 * time.Minute
+	h.advance(time.Minute)
+	if _, ok := h.c.producers[1]; ok {
+		t.Fatal("an idle producer outlived a shortened expiration")
+	}
+}
+
 func TestReplayTxnRejectsGarbage(t *testing.T) {
 	c, _ := New(testOptions())
 	p := runtime.Producer{ID: 1}
