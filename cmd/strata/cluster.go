@@ -42,6 +42,11 @@ func openMetadata(ctx context.Context, cfg *config.Broker, logger *slog.Logger) 
 		}
 		return meta, nil
 	}
+	dirID, err := logDirID(cfg.LogDirs[0])
+	if err != nil {
+		return nil, err
+	}
+	opts.DirectoryID = dirID
 	opts.BindAddr = cfg.ControllerListener.Addr()
 	opts.AdvertiseAddr = cfg.ControllerAdvertised
 	opts.Voters = cfg.QuorumVoters

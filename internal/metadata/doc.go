@@ -226,8 +226,10 @@
 // then. A non-empty BindAddr starts a TCP transport with Raft's default (safe)
 // timeouts. The Raft configuration stored in the log records this node's
 // address (Options.AdvertiseAddr, else its entry in Voters, else the
-// listener's address); a cluster member must keep a stable address across
-// restarts (a non-voter's is updated when it rejoins).
+// listener's address). A member that restarts with its state at another
+// address has its entry moved when it rejoins: a non-voter's on its word,
+// a voter's on its registered directory id (Options.DirectoryID; Kafka's
+// UpdateRaftVoter), a leader's by itself when it takes office.
 //
 // One TCP listener serves both Raft and forwarding (transport.go). Each new
 // connection's first byte decides: Raft's connections start with an RPC type

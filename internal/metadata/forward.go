@@ -295,11 +295,11 @@ func (s *Store) serveJoin(payload []byte) forwardResponse {
 		if srv.ID != id {
 			continue
 		}
-		if srv.Suffrage == raft.Voter {
-			return s.rejection(fmt.Errorf("%w: node %d is a voter; voters do not join", ErrInvalidCommand, req.NodeID))
-		}
 		if srv.Address == raft.ServerAddress(req.Address) {
 			return forwardResponse{Index: cf.Index()} // already a member: nothing to change
+		}
+		if srv.Suffrage == raft.Voter {
+			return s.serveVoterMove(req, srv)
 		}
 	}
 	f := s.raft.AddNonvoter(id, raft.ServerAddress(req.Address), 0, 0)
@@ -309,6 +309,28 @@ func (s *Store) serveJoin(payload []byte) forwardResponse {
 		return s.rejection(raftFutureError(err))
 	}
 	s.log.Info("added non-voter to the metadata quorum", "joiner", req.NodeID, "addr", req.Address)
+	return forwardResponse{Index: f.Index()}
+}
+
+// serveVoterMove moves voter srv to the address req names (Kafka's
+// UpdateRaftVoter): only the node itself may ask, proven by the log
+// directory id it registered with, so that a misconfigured node cannot take
+// over a voter's entry.
+func (s *Store) serveVoterMove(req joinRequest, srv raft.Server) forwardResponse {
+	b, registered := s.Image().Brokers[req.NodeID]
+	switch {
+	case req.DirectoryID == nil:
+		return s.rejection(fmt.Errorf("%w: node %d is a voter at %s; a voter moves to another address only with its directory id", ErrInvalidCommand, req.NodeID, srv.Address))
+	case !registered || b.LogDir == ([16]byte{}) || b.LogDir != *req.DirectoryID:
+		return s.rejection(fmt.Errorf("%w: node %d asks to move from %s with a directory id that is not the one it registered with", ErrInvalidCommand, req.NodeID, srv.Address))
+	}
+	f := s.raft.AddVoter(srv.ID, raft.ServerAddress(req.Address), 0, 0)
+	if resolved, err := s.await(context.Background(), f); !resolved {
+		return s.rejection(err)
+	} else if err != nil {
+		return s.rejection(raftFutureError(err))
+	}
+	s.log.Info("moved a voter of the metadata quorum", "voter", req.NodeID, "from", srv.Address, "to", req.Address)
 	return forwardResponse{Index: f.Index()}
 }
 

@@ -75,6 +75,9 @@ var errForwardFrame = errors.New("metadata: malformed forwarding frame")
 type joinRequest struct {
 	NodeID  int32  `json:"node_id"`
 	Address string `json:"address"`
+	// DirectoryID, sent only by a voter asking to move its address, is
+	// its registered log directory id.
+	DirectoryID *[16]byte `json:"directory_id,omitempty"`
 }
 
 // probeReply is the last Raft index a node holds; 0 while it has none.

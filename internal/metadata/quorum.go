@@ -196,15 +196,26 @@ func (s *Store) caughtUp() bool {
 	return img.ClusterID != "" && img.ControllerID == leader
 }
 
-// joinLoop runs on a non-voter until the Raft configuration holds it at its
-// address: it asks the leader, or while none is known each voter in turn,
-// to add it. Owned by the Store; Close stops it.
+// joinLoop runs on a non-voter, and on a configured voter with state, until
+// the Raft configuration holds it at its address: it asks the leader, or
+// while none is known each voter in turn, to add it, or, for a voter that
+// came back at another address, to move it. Owned by the Store; Close
+// stops it.
 func (s *Store) joinLoop() {
 	defer s.loopWG.Done()
 	addr := s.trans.LocalAddr()
-	request := encodeForwardRequest(forwardJoin, encodeJoinRequest(joinRequest{NodeID: s.opts.NodeID, Address: string(addr)}))
+	join := joinRequest{NodeID: s.opts.NodeID, Address: string(addr)}
+	request := encodeForwardRequest(forwardJoin, encodeJoinRequest(join))
+	join.DirectoryID = &s.opts.DirectoryID
+	move := encodeForwardRequest(forwardJoin, encodeJoinRequest(join))
 	if s.askLeaderUntil("joining the metadata quorum", func(*forwardResponse) ([]byte, bool) {
-		return request, s.inConfiguration(addr)
+		if s.inConfiguration(addr) {
+			return nil, true
+		}
+		if s.isVoterNow(s.opts.NodeID) {
+			return move, false // a voter elsewhere: moving needs its directory id
+		}
+		return request, false
 	}) {
 		s.log.Info("member of the metadata quorum", "addr", addr, "voter", s.isVoterNow(s.opts.NodeID))
 	}

@@ -54,6 +54,12 @@ type Options struct {
 	// asks the leader to add it. Voters is read only for that: the voter set
 	// of an existing log is the one in the log.
 	Voters map[int32]string
+	// DirectoryID is this node's log directory id, the one it registers
+	// with as a broker (Broker.LogDir). A voter that comes back at another
+	// address sends it to have its entry in the Raft configuration moved
+	// (Kafka's UpdateRaftVoter); the controller checks it against the
+	// registration. Zero: such a voter cannot move.
+	DirectoryID [16]byte
 	// Clock is the time seam (used for reporting; Raft keeps its own timers).
 	Clock clock.Clock
 	// Logger receives Store events and Raft's warnings and errors. nil discards.
@@ -250,7 +256,9 @@ func (s *Store) start(ctx context.Context) error {
 		s.loopWG.Add(1)
 		go s.rejoinLoop()
 	}
-	if o.clustered() && !o.isVoter() {
+	// A configured voter with state runs it too, in case it came back at
+	// another address; it is done at once otherwise.
+	if o.clustered() && (!o.isVoter() || existing) {
 		s.loopWG.Add(1)
 		go s.joinLoop()
 	}

@@ -1,7 +1,9 @@
 package metadata
 
 import (
+	"bytes"
 	"errors"
+	"maps"
 	"testing"
 	"time"
 
@@ -216,5 +218,63 @@ func TestClusterAddedVoterRejoinsAfterLosingItsState(t *testing.T) {
 	c.converge(want)
 	if conf := configuration(t, leader); conf[id].Suffrage != raft.Voter {
 		t.Fatalf("configuration %+v: node %d is no longer a voter", conf, id)
+	}
+}
+
+// TestClusterVoterMovesToAnotherAddress: a configured voter restarted with
+// its state at another address (a new IP, the voters updated to say so)
+// has its entry moved on the strength of its registered directory id, and
+// takes part in elections from there; a node without the directory id
+// cannot move a voter.
+func TestClusterVoterMovesToAnotherAddress(t *testing.T) {
+	c := newTestCluster(t, 3, 0)
+	for id, o := range c.opts {
+		o.DirectoryID = [16]byte{byte(id)}
+		c.opts[id] = o
+	}
+	stores := c.openAll(1, 2, 3)
+	for _, s := range stores {
+		registerWithDir(t, s)
+	}
+	leader := c.leader()
+	moved := c.follower(leader)
+	id := moved.opts.NodeID
+	addr := string(leader.trans.LocalAddr())
+
+	// Another node's join under the voter's id, without the directory id
+	// or with another one, is refused.
+	for name, dir := range map[string]*[16]byte{"no directory id": nil, "another directory id": {9}} {
+		raw := encodeForwardRequest(forwardJoin, encodeJoinRequest(joinRequest{NodeID: id, Address: "127.0.0.1:1", DirectoryID: dir}))
+		body, err := readFrame(bytes.NewReader(exchange(t, addr, raw)), maxForwardResponseBytes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp, err := decodeForwardResponse(body); err != nil || resp.Err == nil {
+			t.Errorf("%s: a voter's entry moved: %+v, %v", name, resp, err)
+		}
+	}
+
+	c.close(moved)
+	newAddr := freeAddrs(t, 1)[0]
+	voters := maps.Clone(c.voters)
+	voters[id] = newAddr
+	o := c.opts[id]
+	o.BindAddr, o.Voters = newAddr, voters
+	c.opts[id] = o
+	back := c.openAll(id)[0]
+	waitFor(t, "the voter's entry to move", func() bool {
+		return configuration(t, leader)[id].Address == raft.ServerAddress(newAddr)
+	})
+	if conf := configuration(t, leader); conf[id].Suffrage != raft.Voter {
+		t.Fatalf("configuration %+v: the moved node is no longer a voter", conf)
+	}
+	want := populate(t, back, "moved")
+	c.converge(want)
+
+	// With the leader gone, the moved voter and the third elect.
+	c.close(leader)
+	next := c.leader()
+	if _, err := next.CreateTopic(t.Context(), CreateTopic{Name: "after-the-move", Partitions: 1, ReplicationFactor: 1}); err != nil {
+		t.Fatalf("CreateTopic with the moved voter in a quorum of two: %v", err)
 	}
 }
