@@ -248,3 +248,45 @@ func TestSingleNodeGrowsIntoACluster(t *testing.T) {
 		t.Error("node 1 did not correct its in-memory address when it took office")
 	}
 }
+
+// TestClusterVoterComesBackAtAnotherAddress: a voter restarted with its data
+// on another controller port (its controller.quorum.voters entry updated on
+// it alone) is moved by the controller on the strength of its directory id
+// (Kafka's UpdateRaftVoter), and its vote counts from there: with another
+// voter killed, it and the third keep an acks=all producer going.
+func TestClusterVoterComesBackAtAnotherAddress(t *testing.T) {
+	t.Parallel()
+	c := startCluster(t, 3)
+	adm := c.newAdmin()
+	const topic, partitions = "voter-moved", 3
+	c.createTopic(adm, topic, partitions, 3, nil)
+	c.waitISR(adm, topic, 3)
+	p := startAckedProducer(t, c.newClient(ackedProducerOpts...), topic, partitions)
+	p.waitTotalAcked(t, 300)
+
+	moved := c.Node(3)
+	moved.Stop()
+	old := moved.Listeners[controllerListener]
+	moved.Listeners[controllerListener] = net.JoinHostPort("127.0.0.1", strconv.Itoa(freePorts(t, 1)[0]))
+	for i, o := range moved.overrides {
+		if strings.HasPrefix(o, "controller.quorum.voters=") {
+			moved.overrides[i] = strings.Replace(o, "3@"+old, "3@"+moved.Listeners[controllerListener], 1)
+		}
+	}
+	moved.Restart()
+	c.waitBrokers(1, 2, 3)
+	c.waitISR(adm, topic, 3)
+	// The controller moves it; had node 3 been elected first, it would
+	// have moved its own entry on taking office.
+	if out := c.Node(1).output.String() + c.Node(2).output.String(); !strings.Contains(out, "moved a voter of the metadata quorum") &&
+		!strings.Contains(moved.output.String(), "this voter's address in the metadata quorum is now its controller listener") {
+		t.Fatal("no controller said it moved voter 3")
+	}
+
+	acked := p.totalAcked()
+	c.Node(1).Kill()
+	t.Logf("killed node 1 with %d records acknowledged", acked)
+	p.waitTotalAcked(t, acked+300)
+	p.stop(t)
+	p.check(t, consumeAll(t, moved.Addr, topic))
+}
