@@ -14,8 +14,8 @@ import (
 // UnregisterBroker: v0 (KIP-631), what `kafka-cluster unregister --id N`
 // and Admin.unregisterBroker send for a decommissioned broker. ALTER on
 // the cluster. The controller removes the broker's registration, so it
-// leaves DescribeCluster (fenced brokers included) and the fenced-broker
-// count; its partitions keep naming it as an offline replica (reassign
+// leaves DescribeCluster (fenced brokers included), the fenced-broker
+// count and, unless it is a voter, the metadata quorum; its partitions keep naming it as an offline replica (reassign
 // them away first). BROKER_ID_NOT_REGISTERED for an unknown id; a running
 // (unfenced) broker is refused with INVALID_REQUEST, where Kafka would
 // unregister it under its feet: stop it first.

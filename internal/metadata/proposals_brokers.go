@@ -2,8 +2,10 @@ package metadata
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/strata-broker/strata/internal/base"
 )
@@ -65,8 +67,35 @@ func (s *Store) UnregisterBroker(ctx context.Context, id int32) error {
 	if !b.Fenced {
 		return fmt.Errorf("%w: broker %d is running (unfenced); stop it first", ErrBrokerNotFenced, id)
 	}
-	_, err := s.propose(ctx, &unregisterBrokerCmd{ID: id, Epoch: b.Epoch})
-	return err
+	if _, err := s.propose(ctx, &unregisterBrokerCmd{ID: id, Epoch: b.Epoch}); err != nil {
+		return err
+	}
+	s.forgetMember(ctx, id)
+	return nil
+}
+
+// forgetMemberTimeout bounds forgetMember's wait.
+const forgetMemberTimeout = 10 * time.Second
+
+// forgetMember takes an unregistered broker's node out of the Raft
+// configuration if it is a non-voter there, so that the leader stops
+// replicating to a node that is gone (it joins again if it comes back).
+// Best effort: the unregistration stands either way; a voter stays, with
+// a warning to remove it as a voter.
+func (s *Store) forgetMember(ctx context.Context, id int32) {
+	if !s.opts.clustered() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, forgetMemberTimeout)
+	defer cancel()
+	err := s.changeVoters(ctx, voterRequest{Op: voterForget, NodeID: id, TimeoutMs: forgetMemberTimeout.Milliseconds()})
+	switch {
+	case err == nil, errors.Is(err, ErrVoterNotFound):
+	case errors.Is(err, ErrInvalidVoter):
+		s.log.Warn("the unregistered broker's node is still a voter of the metadata quorum", "node", id, "err", err)
+	default:
+		s.log.Warn("the unregistered broker's node stays a member of the metadata quorum", "node", id, "err", err)
+	}
 }
 
 // UnfenceBroker unfences broker id's registration of epoch (errors as

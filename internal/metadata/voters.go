@@ -38,10 +38,23 @@ const (
 	voterFreshness = 10 * time.Second
 )
 
+// voterOp is what a voter change does.
+type voterOp string
+
+const (
+	// voterAdd makes a non-voter a voter (AddVoter).
+	voterAdd voterOp = "add"
+	// voterRemove makes a voter a non-voter (RemoveVoter).
+	voterRemove voterOp = "remove"
+	// voterForget takes a non-voter out of the Raft configuration, so that
+	// the leader stops replicating to it (an unregistered broker's node).
+	voterForget voterOp = "forget"
+)
+
 // voterRequest is a voter change as forwarded to the controller.
 type voterRequest struct {
-	Remove bool  `json:"remove,omitempty"`
-	NodeID int32 `json:"node_id"`
+	Op     voterOp `json:"op"`
+	NodeID int32   `json:"node_id"`
 	// DirectoryID is the node's log directory id (Broker.LogDir).
 	DirectoryID [16]byte `json:"directory_id"`
 	// Addresses are the host:port endpoints the voter is reachable at
@@ -65,10 +78,11 @@ type voterView struct {
 
 // planVoterChange checks req against v and returns the server it changes.
 // Errors: ErrDuplicateVoter (adding a voter), ErrVoterNotFound (removing a
-// node that is not a voter, or by another directory id), ErrInvalidVoter (a
-// directory id or addresses that are not the node's, removing the last
-// voter), ErrVoterNotReady (adding a node that is not a member, not
-// registered, or not caught up).
+// node that is not a voter, or by another directory id; forgetting a node
+// that is not a member), ErrInvalidVoter (a directory id or addresses that
+// are not the node's, removing the last voter, forgetting a voter),
+// ErrVoterNotReady (adding a node that is not a member, not registered, or
+// not caught up).
 func planVoterChange(req voterRequest, v voterView) (raft.Server, error) {
 	var srv raft.Server
 	found := false
@@ -82,7 +96,16 @@ func planVoterChange(req voterRequest, v voterView) (raft.Server, error) {
 		}
 	}
 	dir, registered := v.dirs[req.NodeID]
-	if req.Remove {
+	switch req.Op {
+	case voterForget:
+		switch {
+		case !found:
+			return srv, fmt.Errorf("%w: node %d is not a member of the metadata quorum", ErrVoterNotFound, req.NodeID)
+		case srv.Suffrage == raft.Voter:
+			return srv, fmt.Errorf("%w: node %d is a voter of the metadata quorum; remove it with RemoveRaftVoter (kafka-metadata-quorum remove-controller) first", ErrInvalidVoter, req.NodeID)
+		}
+		return srv, nil
+	case voterRemove:
 		switch {
 		case !found || srv.Suffrage != raft.Voter:
 			return srv, fmt.Errorf("%w: node %d is not a voter of the metadata quorum", ErrVoterNotFound, req.NodeID)
@@ -144,7 +167,7 @@ func hasAddress(addrs []string, want string) bool {
 // returns once the new voter set is committed. timeout bounds the
 // controller's wait; ctx bounds the caller's.
 func (s *Store) AddVoter(ctx context.Context, node int32, dirID [16]byte, addrs []string, timeout time.Duration) error {
-	return s.changeVoters(ctx, voterRequest{NodeID: node, DirectoryID: dirID,
+	return s.changeVoters(ctx, voterRequest{Op: voterAdd, NodeID: node, DirectoryID: dirID,
 		Addresses: addrs, TimeoutMs: timeout.Milliseconds()})
 }
 
@@ -152,7 +175,7 @@ func (s *Store) AddVoter(ctx context.Context, node int32, dirID [16]byte, addrs 
 // must be its log directory id. The node, if it runs, keeps replicating the
 // metadata. Removing the leader makes it step down once the change commits.
 func (s *Store) RemoveVoter(ctx context.Context, node int32, dirID [16]byte, timeout time.Duration) error {
-	return s.changeVoters(ctx, voterRequest{Remove: true, NodeID: node, DirectoryID: dirID,
+	return s.changeVoters(ctx, voterRequest{Op: voterRemove, NodeID: node, DirectoryID: dirID,
 		TimeoutMs: timeout.Milliseconds()})
 }
 
@@ -179,7 +202,7 @@ func (s *Store) serveVoters(payload []byte) forwardResponse {
 	var req voterRequest
 	dec := json.NewDecoder(bytes.NewReader(payload))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil || dec.More() || req.NodeID < 0 {
+	if err := dec.Decode(&req); err != nil || dec.More() || req.NodeID < 0 || !slices.Contains([]voterOp{voterAdd, voterRemove, voterForget}, req.Op) {
 		return s.rejection(fmt.Errorf("%w: malformed voter change (node %d): %v", ErrInvalidCommand, req.NodeID, err))
 	}
 	timeout := time.Duration(req.TimeoutMs) * time.Millisecond
@@ -222,9 +245,15 @@ func (s *Store) changeVotersLocal(ctx context.Context, req voterRequest) error {
 		return err
 	}
 	var f raft.IndexFuture
-	if req.Remove {
+	what := "added a voter to the metadata quorum"
+	switch req.Op {
+	case voterRemove:
 		f = s.raft.DemoteVoter(srv.ID, cf.Index(), 0)
-	} else {
+		what = "removed a voter from the metadata quorum (it stays a non-voter)"
+	case voterForget:
+		f = s.raft.RemoveServer(srv.ID, cf.Index(), 0)
+		what = "took an unregistered broker's node out of the metadata quorum"
+	default:
 		f = s.raft.AddVoter(srv.ID, srv.Address, cf.Index(), 0)
 	}
 	resolved, err := s.await(ctx, f)
@@ -235,10 +264,6 @@ func (s *Store) changeVotersLocal(ctx context.Context, req voterRequest) error {
 		return fmt.Errorf("%w: another voter change committed meanwhile; try again: %w", ErrVoterNotReady, err)
 	case err != nil:
 		return raftFutureError(err)
-	}
-	what := "added a voter to the metadata quorum"
-	if req.Remove {
-		what = "removed a voter from the metadata quorum (it stays a non-voter)"
 	}
 	s.log.Info(what, "node", req.NodeID, "addr", srv.Address, "index", f.Index())
 	s.warnStaleVoters()

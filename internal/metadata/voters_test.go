@@ -32,10 +32,10 @@ func TestPlanVoterChange(t *testing.T) {
 		return v
 	}
 	add := func(node int32, dir byte, addrs ...string) voterRequest {
-		return voterRequest{NodeID: node, DirectoryID: [16]byte{dir}, Addresses: addrs}
+		return voterRequest{Op: voterAdd, NodeID: node, DirectoryID: [16]byte{dir}, Addresses: addrs}
 	}
 	remove := func(node int32, dir byte) voterRequest {
-		return voterRequest{Remove: true, NodeID: node, DirectoryID: [16]byte{dir}}
+		return voterRequest{Op: voterRemove, NodeID: node, DirectoryID: [16]byte{dir}}
 	}
 	for _, tc := range []struct {
 		name string
@@ -73,6 +73,9 @@ func TestPlanVoterChange(t *testing.T) {
 		{"remove a non-voter", remove(2, 2), view(nil), ErrVoterNotFound},
 		{"remove a stranger", remove(8, 8), view(nil), ErrVoterNotFound},
 		{"remove the last voter", remove(1, 1), view(nil), ErrInvalidVoter},
+		{"forget a non-voter", voterRequest{Op: voterForget, NodeID: 2}, view(nil), nil},
+		{"forget a voter", voterRequest{Op: voterForget, NodeID: 1}, view(nil), ErrInvalidVoter},
+		{"forget a stranger", voterRequest{Op: voterForget, NodeID: 8}, view(nil), ErrVoterNotFound},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv, err := planVoterChange(tc.req, tc.view)
@@ -276,5 +279,41 @@ func TestClusterVoterMovesToAnotherAddress(t *testing.T) {
 	next := c.leader()
 	if _, err := next.CreateTopic(t.Context(), CreateTopic{Name: "after-the-move", Partitions: 1, ReplicationFactor: 1}); err != nil {
 		t.Fatalf("CreateTopic with the moved voter in a quorum of two: %v", err)
+	}
+}
+
+// TestClusterUnregisteredNodeLeavesTheQuorum: unregistering a stopped
+// broker takes its non-voter node out of the Raft configuration, so the
+// leader stops replicating to it; started again, it joins back.
+func TestClusterUnregisteredNodeLeavesTheQuorum(t *testing.T) {
+	c := newTestCluster(t, 3, 1)
+	for id, o := range c.opts {
+		o.BrokerSessionTimeout = 1500 * time.Millisecond
+		c.opts[id] = o
+	}
+	stores := c.openAll(1, 2, 3, 4)
+	for _, s := range stores {
+		registerWithDir(t, s)
+	}
+	leader := c.leader()
+	if _, ok := configuration(t, leader)[4]; !ok {
+		t.Fatal("node 4 never joined")
+	}
+	c.close(stores[3])
+	waitFor(t, "node 4 to be fenced", func() bool {
+		b, ok := leader.Image().Brokers[4]
+		return ok && b.Fenced
+	})
+	c.converge(leader.Image()) // the follower checks its own image first
+	if err := c.follower(leader).UnregisterBroker(t.Context(), 4); err != nil {
+		t.Fatal(err)
+	}
+	if srv, ok := configuration(t, leader)[4]; ok {
+		t.Fatalf("the unregistered node is still in the configuration: %+v", srv)
+	}
+	back := c.openAll(4)[0]
+	registerWithDir(t, back)
+	if srv := configuration(t, leader)[4]; srv.Suffrage != raft.Nonvoter || srv.Address != back.trans.LocalAddr() {
+		t.Fatalf("node 4 back in the configuration as %+v, want a non-voter at %s", srv, back.trans.LocalAddr())
 	}
 }
