@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/base64"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/strata-broker/strata/internal/config"
+	"github.com/strata-broker/strata/internal/metadata"
 	"github.com/strata-broker/strata/internal/vfs"
 )
 
@@ -26,7 +26,7 @@ func metaProperties(nodeID int32, clusterID string, dirID [16]byte) []byte {
 	var b bytes.Buffer
 	b.WriteString("# Written by Strata for Kafka's tools (kafka-metadata-quorum add-controller); Strata does not read it.\n")
 	fmt.Fprintf(&b, "cluster.id=%s\n", clusterID)
-	fmt.Fprintf(&b, "directory.id=%s\n", base64.RawURLEncoding.EncodeToString(dirID[:]))
+	fmt.Fprintf(&b, "directory.id=%s\n", metadata.UUIDString(dirID))
 	fmt.Fprintf(&b, "node.id=%s\n", strconv.Itoa(int(nodeID)))
 	b.WriteString("version=1\n")
 	return b.Bytes()

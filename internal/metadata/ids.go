@@ -34,10 +34,12 @@ func newClusterID() string { return newUUIDString() }
 
 // newUUIDString draws a UUID in Kafka's string form (Uuid.toString): 22
 // characters of unpadded base64url.
-func newUUIDString() string {
-	u := newUUID()
-	return base64.RawURLEncoding.EncodeToString(u[:])
-}
+func newUUIDString() string { return UUIDString(newUUID()) }
+
+// UUIDString writes id as Kafka writes a Uuid (Uuid.toString: 22
+// characters of unpadded base64url), as its tools show cluster, topic and
+// directory ids.
+func UUIDString(id [16]byte) string { return base64.RawURLEncoding.EncodeToString(id[:]) }
 
 func validateClusterID(id string) error {
 	raw, err := base64.RawURLEncoding.DecodeString(id)

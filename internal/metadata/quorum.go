@@ -278,15 +278,6 @@ func (s *Store) askLeaderUntil(what string, next func(answer *forwardResponse) (
 // inConfiguration reports whether the latest Raft configuration this node
 // knows holds it at addr.
 func (s *Store) inConfiguration(addr raft.ServerAddress) bool {
-	f := s.raft.GetConfiguration()
-	if f.Error() != nil {
-		return false
-	}
-	id := nodeServerID(s.opts.NodeID)
-	for _, srv := range f.Configuration().Servers {
-		if srv.ID == id {
-			return srv.Address == addr
-		}
-	}
-	return false
+	srv, ok := s.configEntry(s.opts.NodeID)
+	return ok && srv.Address == addr
 }

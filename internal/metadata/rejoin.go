@@ -266,16 +266,23 @@ func (s *Store) rejoinLoop() {
 // isVoterNow reports whether node is a voter in the latest Raft
 // configuration this node knows.
 func (s *Store) isVoterNow(node int32) bool {
+	srv, ok := s.configEntry(node)
+	return ok && srv.Suffrage == raft.Voter
+}
+
+// configEntry is node's entry in the latest Raft configuration this node
+// knows; ok is false when it has none (or the configuration is unreadable).
+func (s *Store) configEntry(node int32) (raft.Server, bool) {
 	f := s.raft.GetConfiguration()
 	if f.Error() != nil {
-		return false
+		return raft.Server{}, false
 	}
 	for _, srv := range f.Configuration().Servers {
 		if srv.ID == nodeServerID(node) {
-			return srv.Suffrage == raft.Voter
+			return srv, true
 		}
 	}
-	return false
+	return raft.Server{}, false
 }
 
 // VoteWithheld reports whether this node started without Raft state and

@@ -3,7 +3,6 @@ package metadata
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -110,7 +109,7 @@ func planVoterChange(req voterRequest, v voterView) (raft.Server, error) {
 		case !found || srv.Suffrage != raft.Voter:
 			return srv, fmt.Errorf("%w: node %d is not a voter of the metadata quorum", ErrVoterNotFound, req.NodeID)
 		case registered && dir != req.DirectoryID:
-			return srv, fmt.Errorf("%w: voter %d has directory id %s, not %s", ErrVoterNotFound, req.NodeID, kafkaUUID(dir), kafkaUUID(req.DirectoryID))
+			return srv, fmt.Errorf("%w: voter %d has directory id %s, not %s", ErrVoterNotFound, req.NodeID, UUIDString(dir), UUIDString(req.DirectoryID))
 		case voters == 1:
 			return srv, fmt.Errorf("%w: node %d is the quorum's only voter; add another voter first", ErrInvalidVoter, req.NodeID)
 		}
@@ -124,7 +123,7 @@ func planVoterChange(req voterRequest, v voterView) (raft.Server, error) {
 	case !registered:
 		return srv, fmt.Errorf("%w: node %d has not registered as a broker yet", ErrVoterNotReady, req.NodeID)
 	case dir != req.DirectoryID:
-		return srv, fmt.Errorf("%w: node %d has directory id %s, not %s (DescribeQuorum shows each node's)", ErrInvalidVoter, req.NodeID, kafkaUUID(dir), kafkaUUID(req.DirectoryID))
+		return srv, fmt.Errorf("%w: node %d has directory id %s, not %s (DescribeQuorum shows each node's)", ErrInvalidVoter, req.NodeID, UUIDString(dir), UUIDString(req.DirectoryID))
 	case !hasAddress(req.Addresses, string(srv.Address)):
 		return srv, fmt.Errorf("%w: node %d's controller listener is at %s; the listeners given (%s) do not include it", ErrInvalidVoter, req.NodeID, srv.Address, strings.Join(req.Addresses, ", "))
 	}
@@ -146,10 +145,6 @@ func caughtUpRecently(p replicaProgress, leaderVersion uint64, nowMs, freshMs in
 	}
 	return p.AppliedVersion+maxVoterLag >= leaderVersion
 }
-
-// kafkaUUID writes id as Kafka writes a Uuid (URL-safe base64, no padding),
-// as kafka-metadata-quorum shows directory ids.
-func kafkaUUID(id [16]byte) string { return base64.RawURLEncoding.EncodeToString(id[:]) }
 
 func hasAddress(addrs []string, want string) bool {
 	for _, a := range addrs {
