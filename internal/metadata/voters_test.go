@@ -3,6 +3,7 @@ package metadata
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"maps"
 	"testing"
 	"time"
@@ -101,6 +102,10 @@ func registerWithDir(t *testing.T, s *Store) {
 		t.Fatalf("node %d registering: %v", s.opts.NodeID, err)
 	}
 	beat(t, s, b, 20*time.Millisecond)
+	waitFor(t, fmt.Sprintf("broker %d unfenced", b.ID), func() bool {
+		r, ok := s.Image().Brokers[b.ID]
+		return ok && !r.Fenced
+	})
 }
 
 // addVoter adds node through s once the controller has heard it caught up.
