@@ -287,6 +287,8 @@ func (s *Store) serveJoin(payload []byte) forwardResponse {
 		return s.rejection(err)
 	}
 	id := nodeServerID(req.NodeID)
+	s.configMu.Lock()
+	defer s.configMu.Unlock()
 	cf := s.raft.GetConfiguration()
 	if err := cf.Error(); err != nil {
 		return s.rejection(raftFutureError(err))
@@ -296,7 +298,7 @@ func (s *Store) serveJoin(payload []byte) forwardResponse {
 			continue
 		}
 		if srv.Address == raft.ServerAddress(req.Address) {
-			return forwardResponse{Index: cf.Index()} // already a member: nothing to change
+			return forwardResponse{Index: s.Image().Version} // already a member: nothing to change
 		}
 		if srv.Suffrage == raft.Voter {
 			return s.serveVoterMove(req, srv)

@@ -80,9 +80,12 @@ type joinRequest struct {
 	DirectoryID *[16]byte `json:"directory_id,omitempty"`
 }
 
-// probeReply is the last Raft index a node holds; 0 while it has none.
+// probeReply is the last Raft index a node holds, 0 while it has none,
+// and the voters of its latest Raft configuration, ascending
+// (voters_hold.go).
 type probeReply struct {
-	LastIndex uint64 `json:"last_index"`
+	LastIndex uint64  `json:"last_index"`
+	Voters    []int32 `json:"voters,omitempty"`
 }
 
 // forwardResponse answers one request. Index is the applied Raft index (the

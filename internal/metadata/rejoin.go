@@ -152,12 +152,17 @@ func (s *Store) probeVoters(ctx context.Context) (answered []uint64, errs []erro
 }
 
 // serveProbe answers any node, leader or not: the last Raft index here,
-// 0 while this node is itself deciding how to start. A node about to start
+// 0 while this node is itself deciding how to start, and the voters of its
+// latest configuration. A node about to start
 // Raft on its existing state answers an error, as one not yet listening.
 func (s *Store) serveProbe() forwardResponse {
 	switch {
 	case s.started.Load() && !s.closing():
-		return forwardResponse{Probe: &probeReply{LastIndex: s.raft.LastIndex()}}
+		reply := &probeReply{LastIndex: s.raft.LastIndex()}
+		if cf := s.raft.GetConfiguration(); cf.Error() == nil {
+			reply.Voters = voterIDs(cf.Configuration().Servers)
+		}
+		return forwardResponse{Probe: reply}
 	case s.deciding.Load():
 		return forwardResponse{Probe: &probeReply{}}
 	}

@@ -131,6 +131,11 @@ type Store struct {
 	inOffice atomic.Bool
 	// hb is the controller's record of broker heartbeats in its term.
 	hb heartbeatBook
+	// configMu serializes this controller's Raft configuration changes,
+	// so that each is planned against the configuration the one before it
+	// left: hashicorp/raft's GetConfiguration reports no index that a
+	// change could be conditioned on (its Index is always 0).
+	configMu sync.Mutex
 	// forwardSlots bounds the forwarding connections served at once.
 	forwardSlots chan struct{}
 
@@ -350,6 +355,8 @@ func (s *Store) correctOwnAddress() error {
 	if !s.opts.clustered() {
 		return nil
 	}
+	s.configMu.Lock()
+	defer s.configMu.Unlock()
 	cf := s.raft.GetConfiguration()
 	if err := cf.Error(); err != nil {
 		return fmt.Errorf("reading the raft configuration: %w", err)
@@ -359,7 +366,7 @@ func (s *Store) correctOwnAddress() error {
 		if srv.ID != id || srv.Suffrage != raft.Voter || srv.Address == addr {
 			continue
 		}
-		if _, err := s.await(context.Background(), s.raft.AddVoter(id, addr, cf.Index(), barrierTimeout)); err != nil {
+		if _, err := s.await(context.Background(), s.raft.AddVoter(id, addr, 0, barrierTimeout)); err != nil {
 			return fmt.Errorf("correcting this voter's address from %s to %s: %w", srv.Address, addr, err)
 		}
 		s.log.Info("this voter's address in the metadata quorum is now its controller listener", "was", srv.Address, "addr", addr)

@@ -159,7 +159,8 @@ func hasAddress(addrs []string, want string) bool {
 // AddRaftVoter): it must have joined as a non-voter, be registered with
 // log directory dirID, be caught up with the controller, and be at one of
 // addrs (host:port, its controller listener). It works on every member and
-// returns once the new voter set is committed. timeout bounds the
+// returns once the new voter set is committed and every voter holds it
+// (voters_hold.go). timeout bounds the
 // controller's wait; ctx bounds the caller's.
 func (s *Store) AddVoter(ctx context.Context, node int32, dirID [16]byte, addrs []string, timeout time.Duration) error {
 	return s.changeVoters(ctx, voterRequest{Op: voterAdd, NodeID: node, DirectoryID: dirID,
@@ -168,7 +169,8 @@ func (s *Store) AddVoter(ctx context.Context, node int32, dirID [16]byte, addrs 
 
 // RemoveVoter makes voter node a non-voter (Kafka's RemoveRaftVoter); dirID
 // must be its log directory id. The node, if it runs, keeps replicating the
-// metadata. Removing the leader makes it step down once the change commits.
+// metadata. Removing the leader makes it step down once the change commits;
+// the answer comes once every remaining voter holds it.
 func (s *Store) RemoveVoter(ctx context.Context, node int32, dirID [16]byte, timeout time.Duration) error {
 	return s.changeVoters(ctx, voterRequest{Op: voterRemove, NodeID: node, DirectoryID: dirID,
 		TimeoutMs: timeout.Milliseconds()})
@@ -183,6 +185,8 @@ func (s *Store) changeVoters(ctx context.Context, req voterRequest) error {
 		return fmt.Errorf("%w: a single-node broker's metadata quorum is itself alone; a cluster's quorum starts from controller.quorum.voters", ErrInvalidVoter)
 	}
 	if s.raft.State() == raft.Leader {
+		ctx, cancel := context.WithTimeout(ctx, voterChangeTimeout(req.TimeoutMs))
+		defer cancel()
 		return s.changeVotersLocal(ctx, req)
 	}
 	payload, err := json.Marshal(req)
@@ -200,11 +204,7 @@ func (s *Store) serveVoters(payload []byte) forwardResponse {
 	if err := dec.Decode(&req); err != nil || dec.More() || req.NodeID < 0 || !slices.Contains([]voterOp{voterAdd, voterRemove, voterForget}, req.Op) {
 		return s.rejection(fmt.Errorf("%w: malformed voter change (node %d): %v", ErrInvalidCommand, req.NodeID, err))
 	}
-	timeout := time.Duration(req.TimeoutMs) * time.Millisecond
-	if timeout <= 0 {
-		timeout = joinAttemptTimeout
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	ctx, cancel := context.WithTimeout(context.Background(), voterChangeTimeout(req.TimeoutMs))
 	defer cancel()
 	if err := s.changeVotersLocal(ctx, req); err != nil {
 		return s.rejection(err)
@@ -212,10 +212,30 @@ func (s *Store) serveVoters(payload []byte) forwardResponse {
 	return forwardResponse{Index: s.Image().Version}
 }
 
-// changeVotersLocal plans and makes a voter change on the controller. The
-// change is made against the configuration it was planned on: a change
-// committed in between fails it (ErrVoterNotReady).
+// voterChangeTimeout is how long the controller works on a voter change
+// whose request allows timeoutMs (none: joinAttemptTimeout).
+func voterChangeTimeout(timeoutMs int64) time.Duration {
+	if timeoutMs <= 0 {
+		return joinAttemptTimeout
+	}
+	return time.Duration(timeoutMs) * time.Millisecond
+}
+
+// changeVotersLocal plans and makes a voter change on the controller, one
+// at a time (configMu), then waits until every voter holds it.
 func (s *Store) changeVotersLocal(ctx context.Context, req voterRequest) error {
+	err := s.commitVoterChange(ctx, req)
+	if err != nil || req.Op == voterForget {
+		return err // forgetting a non-voter leaves the voters as they are
+	}
+	return s.awaitVotersHold(ctx)
+}
+
+// commitVoterChange plans req against the latest configuration and makes
+// it; it returns once the configuration entry is committed.
+func (s *Store) commitVoterChange(ctx context.Context, req voterRequest) error {
+	s.configMu.Lock()
+	defer s.configMu.Unlock()
 	if !s.inOffice.Load() || s.closing() {
 		return fmt.Errorf("%w: node %d is not in office: %w", ErrNotController, s.opts.NodeID, raft.ErrNotLeader)
 	}
@@ -243,20 +263,18 @@ func (s *Store) changeVotersLocal(ctx context.Context, req voterRequest) error {
 	what := "added a voter to the metadata quorum"
 	switch req.Op {
 	case voterRemove:
-		f = s.raft.DemoteVoter(srv.ID, cf.Index(), 0)
+		f = s.raft.DemoteVoter(srv.ID, 0, 0)
 		what = "removed a voter from the metadata quorum (it stays a non-voter)"
 	case voterForget:
-		f = s.raft.RemoveServer(srv.ID, cf.Index(), 0)
+		f = s.raft.RemoveServer(srv.ID, 0, 0)
 		what = "took an unregistered broker's node out of the metadata quorum"
 	default:
-		f = s.raft.AddVoter(srv.ID, srv.Address, cf.Index(), 0)
+		f = s.raft.AddVoter(srv.ID, srv.Address, 0, 0)
 	}
 	resolved, err := s.await(ctx, f)
 	switch {
 	case !resolved:
 		return fmt.Errorf("%w: %w", ErrVoterNotReady, err)
-	case err != nil && strings.Contains(err.Error(), "configuration changed since"):
-		return fmt.Errorf("%w: another voter change committed meanwhile; try again: %w", ErrVoterNotReady, err)
 	case err != nil:
 		return raftFutureError(err)
 	}

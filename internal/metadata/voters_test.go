@@ -147,21 +147,17 @@ func TestClusterVotersChange(t *testing.T) {
 		t.Errorf("AddVoter twice: %v, want ErrDuplicateVoter", err)
 	}
 	addVoter(t, second, third)
-	// Every node must know the new voters before the first one goes:
-	// hashicorp/raft refuses a vote to a candidate its own configuration
-	// does not hold as a voter, so a node that lagged behind the change
-	// would keep the two added voters from electing without the first.
-	waitFor(t, "every node to know the three voters", func() bool {
-		for _, s := range c.open() {
-			conf := configuration(t, s)
-			for id := int32(1); id <= 3; id++ {
-				if conf[id].Suffrage != raft.Voter {
-					return false
-				}
+	// The answer came once every voter held the change (voters_hold.go):
+	// a node that lagged behind it would refuse the added voters' votes
+	// and keep them from electing without the first.
+	for _, s := range c.open() {
+		conf := configuration(t, s)
+		for id := int32(1); id <= 3; id++ {
+			if conf[id].Suffrage != raft.Voter {
+				t.Fatalf("AddVoter(3) answered before node %d held it: %+v", s.opts.NodeID, conf)
 			}
 		}
-		return true
-	})
+	}
 	if q, err := second.DescribeQuorum(ctx); err != nil || len(q.Voters) != 3 {
 		t.Fatalf("DescribeQuorum: %+v, %v; want three voters", q, err)
 	}
