@@ -50,12 +50,20 @@ func openMetadata(ctx context.Context, cfg *config.Broker, logger *slog.Logger) 
 	opts.BindAddr = cfg.ControllerListener.Addr()
 	opts.AdvertiseAddr = cfg.ControllerAdvertised
 	opts.Voters = cfg.QuorumVoters
+	opts.Bootstrap = cfg.QuorumBootstrap
 	opts.BrokerSessionTimeout = cfg.BrokerSessionTimeout
+	found := "controller.quorum.voters " + votersString(cfg.QuorumVoters)
+	switch {
+	case cfg.StandaloneQuorum:
+		found = "controller.quorum.bootstrap.servers naming this node alone, its voter at " + cfg.QuorumVoters[cfg.NodeID]
+	case len(cfg.QuorumBootstrap) > 0:
+		found = "controller.quorum.bootstrap.servers " + strings.Join(cfg.QuorumBootstrap, ",")
+	}
 	logger.Info("joining the metadata quorum; a quorum needs a majority of its voters running",
-		"voters", votersString(cfg.QuorumVoters), "controller_listener", opts.BindAddr)
+		"by", found, "controller_listener", opts.BindAddr)
 	meta, err := metadata.Open(ctx, opts)
 	if err != nil {
-		return nil, fmt.Errorf("metadata quorum (controller.quorum.voters %s, data in %s): %w", votersString(cfg.QuorumVoters), cfg.MetadataDir, err)
+		return nil, fmt.Errorf("metadata quorum (%s, data in %s): %w", found, cfg.MetadataDir, err)
 	}
 	return meta, nil
 }

@@ -56,12 +56,14 @@ type Broker struct {
 	// ControllerListenerName (Raft and forwarding), PLAINTEXT; it is in
 	// neither Listeners nor AdvertisedListeners. Zero on a single node.
 	ControllerListener Listener
-	// StandaloneController is, on a single node whose
-	// controller.quorum.bootstrap.servers names its own controller listener
-	// (Kafka's standalone quorum), that listener, left closed: a single node
-	// is its own quorum. It is in neither Listeners nor AdvertisedListeners.
-	// Zero otherwise.
-	StandaloneController Listener
+	// QuorumBootstrap is controller.quorum.bootstrap.servers on a node
+	// without voters whose list names other nodes: the addresses of the
+	// controllers it joins (bootstrap_servers.go). nil otherwise.
+	QuorumBootstrap []string
+	// StandaloneQuorum: controller.quorum.bootstrap.servers names this
+	// node's own controller listener alone (Kafka's standalone quorum), and
+	// QuorumVoters holds this node alone, at that listener's address.
+	StandaloneQuorum bool
 	// ControllerAdvertised is, in a cluster, the host:port other nodes dial
 	// for ControllerListener: a voter's entry in QuorumVoters, else the
 	// controller entry of advertised.listeners or the listener itself, with

@@ -38,10 +38,11 @@ type ReplicaFetch struct {
 	Fetchers         int           // num.replica.fetchers, per leader broker
 }
 
-// Clustered reports whether the node is a member of a multi-node cluster
-// (controller.quorum.voters set). Otherwise it is a single node, its own
-// quorum, without a controller listener.
-func (b *Broker) Clustered() bool { return len(b.QuorumVoters) > 0 }
+// Clustered reports whether the node is a member of a cluster's quorum
+// (controller.quorum.voters, or controller.quorum.bootstrap.servers).
+// Otherwise it is a single node, its own quorum, without a controller
+// listener.
+func (b *Broker) Clustered() bool { return len(b.QuorumVoters) > 0 || len(b.QuorumBootstrap) > 0 }
 
 // setCluster fills the cluster fields that do not depend on listeners and
 // checks the rules between them: process.roles against
@@ -55,6 +56,11 @@ func (b *Broker) setCluster(g getter) error {
 	b.QuorumVoters = voters
 	b.ProcessRoles = splitList(g.str("process.roles"))
 	b.ControllerListenerName = splitList(g.str("controller.listener.names"))[0] // validListenerNames: not empty
+	if len(voters) == 0 {
+		if err := b.setQuorumBootstrap(g); err != nil {
+			return err
+		}
+	}
 	b.BrokerRack = g.str("broker.rack")
 	b.BrokerSessionTimeout = msDuration(g.i64("broker.session.timeout.ms"))
 	b.BrokerHeartbeatInterval = msDuration(g.i64("broker.heartbeat.interval.ms"))
@@ -86,7 +92,7 @@ func (b *Broker) checkRoles(g getter) error {
 	if !b.Clustered() {
 		if !controller {
 			return &Error{Key: "process.roles", Value: roles,
-				Msg: "has no controller while controller.quorum.voters is empty: a broker-only node needs controller.quorum.voters to find its controllers (Strata finds the quorum by controller.quorum.voters, not controller.quorum.bootstrap.servers); set controller.quorum.voters, or process.roles=broker,controller for a single node"}
+				Msg: "has no controller while controller.quorum.voters and controller.quorum.bootstrap.servers are empty: a broker-only node needs one of them to find its controllers; set controller.quorum.bootstrap.servers (host:port of the controllers) or controller.quorum.voters, or process.roles=broker,controller for a single node"}
 		}
 		return nil
 	}
@@ -131,7 +137,11 @@ func (b *Broker) cutControllerListener(g getter, protocols map[string]string) er
 	names := splitList(g.str("controller.listener.names"))
 	listeners := g.str("listeners")
 	if !b.Clustered() {
-		return b.cutStandaloneController(g, names)
+		if i := slices.IndexFunc(b.Listeners, func(l Listener) bool { return slices.Contains(names, l.Name) }); i >= 0 {
+			return &Error{Key: "listeners", Value: listeners,
+				Msg: fmt.Sprintf("%s is the controller listener (controller.listener.names), which only a cluster uses; set controller.quorum.voters or controller.quorum.bootstrap.servers, or remove it from listeners", b.Listeners[i].Name)}
+		}
+		return nil
 	}
 	name := b.ControllerListenerName
 	for _, l := range b.Listeners {
@@ -143,7 +153,7 @@ func (b *Broker) cutControllerListener(g getter, protocols map[string]string) er
 	i := slices.IndexFunc(b.Listeners, func(l Listener) bool { return l.Name == name })
 	if i < 0 {
 		return &Error{Key: "listeners", Value: listeners,
-			Msg: fmt.Sprintf("has no listener %s, the controller listener (controller.listener.names) that a cluster (controller.quorum.voters) needs for Raft and forwarding; add one, e.g. %s://<host>:9093", name, name)}
+			Msg: fmt.Sprintf("has no listener %s, the controller listener (controller.listener.names) that every member of a cluster (controller.quorum.voters or controller.quorum.bootstrap.servers) needs for Raft and forwarding; add one, e.g. %s://<host>:9093", name, name)}
 	}
 	if p, ok := protocols[name]; ok && p != ProtocolPlaintext {
 		return &Error{Key: "listener.security.protocol.map", Value: g.str("listener.security.protocol.map"),
@@ -164,9 +174,6 @@ func (b *Broker) cutControllerListener(g getter, protocols map[string]string) er
 // the node is not clustered.
 func (b *Broker) cutControllerAdvertised() (adv Listener, ok bool) {
 	if !b.Clustered() {
-		if name := b.StandaloneController.Name; name != "" {
-			b.AdvertisedListeners = slices.DeleteFunc(b.AdvertisedListeners, func(l Listener) bool { return l.Name == name })
-		}
 		return Listener{}, false
 	}
 	i := slices.IndexFunc(b.AdvertisedListeners, func(l Listener) bool { return l.Name == b.ControllerListenerName })

@@ -309,7 +309,7 @@ func TestClusterErrors(t *testing.T) {
 		{"controller listener over TLS", node("1", map[string]string{"listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:SSL"}), "listener.security.protocol.map", "PLAINTEXT only"},
 		{"second controller listener name in listeners", node("1", map[string]string{"controller.listener.names": "CONTROLLER,RAFT",
 			"listeners": "PLAINTEXT://:9092,CONTROLLER://:9093,RAFT://:9094", "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,RAFT:PLAINTEXT"}), "listeners", "only the first"},
-		{"controller listener on a single node", single(map[string]string{"listeners": "PLAINTEXT://:9092,CONTROLLER://:9093"}), "listeners", "set controller.quorum.voters or remove it from listeners"},
+		{"controller listener on a single node", single(map[string]string{"listeners": "PLAINTEXT://:9092,CONTROLLER://:9093"}), "listeners", "set controller.quorum.voters or controller.quorum.bootstrap.servers, or remove it from listeners"},
 		{"client listener without protocol in a cluster", node("1", map[string]string{"listeners": "CLIENT://:9092,CONTROLLER://:9093", "advertised.listeners": ""}), "listener.security.protocol.map", "no protocol for listener CLIENT"},
 		{"TLS client listener without keystore in a cluster", node("1", map[string]string{"listeners": "SSL://:9094,CONTROLLER://:9093", "advertised.listeners": ""}), "ssl.keystore.location", "SSL"},
 

@@ -23,7 +23,7 @@ var brokerDefs = readOnly(slices.Concat([]Def{
 	def("controller.quorum.voters", List, "", "", validVoters,
 		"The metadata quorum's voters as id@host:port, comma-separated (1@ctrl-1:9093,2@ctrl-2:9093,3@ctrl-3:9093), each the address other nodes dial for that node's controller listener. On fresh data the voters bootstrap the quorum and other nodes join it as non-voters. Empty: a single node, its own quorum."),
 	def("controller.quorum.bootstrap.servers", List, "", "", validBootstrapServers,
-		"Kafka's dynamic quorum (KIP-853): where a node finds its controllers. A Strata cluster finds its quorum by controller.quorum.voters (whose voters then change with AddRaftVoter and RemoveRaftVoter), so this may only name this node's own controller listener, on a node without voters: the standalone quorum of Kafka's own server.properties, which Strata runs as a single node, its controller listener left closed. Ignored when controller.quorum.voters is set."),
+		"Kafka's dynamic quorum (KIP-853): host:port of controllers, where a node without controller.quorum.voters finds its quorum. Naming this node's own controller listener alone (Kafka's standalone quorum, as in Kafka's own server.properties), the node is the first voter of a quorum that other nodes join; naming others, the node joins their quorum as a non-voter and never starts one (AddRaftVoter makes it a voter). Ignored when controller.quorum.voters is set."),
 	def("process.roles", List, "broker,controller", "", validRoles,
 		"broker, or broker,controller: controller exactly when node.id is one of controller.quorum.voters, and always on a single node. Strata has no controller-only nodes: every node is a broker."),
 	def("controller.listener.names", List, "CONTROLLER", "", validListenerNames,

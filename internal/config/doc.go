@@ -52,14 +52,15 @@
 // and an enabled mechanism; with PLAIN enabled every SASL listener has PLAIN
 // users. Files are not read here: whoever loads them reports their errors.
 //
-// Cluster: without controller.quorum.voters a node is a single node, its own
+// Cluster: without controller.quorum.voters and
+// controller.quorum.bootstrap.servers a node is a single node, its own
 // metadata quorum, with both process.roles and no controller listener (a
-// listener named in controller.listener.names is an error), unless
-// controller.quorum.bootstrap.servers names that listener and nothing else:
-// Kafka 4's standalone quorum, whose listener is set aside, closed, in
-// Broker.StandaloneController (standalone.go). With voters
-// (Broker.Clustered), a node is a controller exactly when node.id is a
-// voter, and listeners must have the controller listener, which serves Raft
+// listener named in controller.listener.names is an error). Bootstrap
+// servers naming only this node's controller listener (Kafka 4's standalone
+// quorum) make it the one voter of controller.quorum.voters; naming others,
+// the node joins them (Broker.QuorumBootstrap, bootstrap_servers.go). With
+// voters or bootstrap servers (Broker.Clustered), a voter is a controller,
+// and listeners must have the controller listener, which serves Raft
 // and forwarding only: it leaves Listeners and AdvertisedListeners for
 // Broker.ControllerListener, and Broker.ControllerAdvertised is the address
 // other nodes dial (a voter's entry in controller.quorum.voters, which its

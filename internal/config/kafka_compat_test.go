@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -11,10 +12,10 @@ import (
 	"time"
 )
 
-// Kafka 4's own server.properties runs unchanged: a single node, its
-// controller listener left closed, the thread pool sizes accepted and
-// listed as changing nothing, the socket buffers and the share state
-// topic's settings taken.
+// Kafka 4's own server.properties runs unchanged: its standalone quorum is
+// the first voter of a quorum others may join, at its advertised controller
+// address; the thread pool sizes accepted and listed as changing nothing,
+// the socket buffers and the share state topic's settings taken.
 func TestKafka4ServerPropertiesLoads(t *testing.T) {
 	b := mustLoad(t, filepath.Join("testdata", "kafka4-server.properties"), nil, nil)
 	plain := Listener{Name: "PLAINTEXT", Host: "", Port: 9092, Protocol: ProtocolPlaintext}
@@ -22,11 +23,14 @@ func TestKafka4ServerPropertiesLoads(t *testing.T) {
 		name      string
 		got, want any
 	}{
-		{"Clustered", b.Clustered(), false},
+		{"Clustered", b.Clustered(), true},
+		{"StandaloneQuorum", b.StandaloneQuorum, true},
+		{"QuorumVoters", b.QuorumVoters, map[int32]string{1: "localhost:9093"}},
+		{"QuorumBootstrap", b.QuorumBootstrap, []string(nil)},
+		{"ControllerAdvertised", b.ControllerAdvertised, "localhost:9093"},
 		{"Listeners", b.Listeners, []Listener{plain}},
 		{"AdvertisedListeners", b.AdvertisedListeners, []Listener{{Name: "PLAINTEXT", Host: "localhost", Port: 9092, Protocol: ProtocolPlaintext}}},
-		{"StandaloneController", b.StandaloneController, Listener{Name: "CONTROLLER", Host: "", Port: 9093}},
-		{"ControllerListener", b.ControllerListener, Listener{}},
+		{"ControllerListener", b.ControllerListener, Listener{Name: "CONTROLLER", Host: "", Port: 9093, Protocol: ProtocolPlaintext}},
 		{"InterBrokerListener", b.InterBrokerListener, "PLAINTEXT"},
 		{"MetadataDir", b.MetadataDir, filepath.Join("/tmp/kraft-combined-logs", "__metadata")},
 		{"Connections", b.Connections, Connections{SendBufferBytes: 102400, ReceiveBufferBytes: 102400,
@@ -79,23 +83,42 @@ func nonZookeeperLines(t *testing.T, file string) map[string]string {
 	return m
 }
 
-// controller.quorum.bootstrap.servers is taken only as a single node's own
-// quorum; every other use is refused with what to write instead.
-func TestBootstrapServersStandaloneOnly(t *testing.T) {
+// controller.quorum.bootstrap.servers naming this node's controller
+// listener alone makes it a quorum's first voter; naming any other address
+// makes it a member that joins them; what cannot be read either way is
+// refused with what to write instead.
+func TestBootstrapServers(t *testing.T) {
 	standalone := map[string]string{
+		"node.id":                             "1",
 		"listeners":                           "PLAINTEXT://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093",
 		"controller.quorum.bootstrap.servers": "localhost:9093",
 	}
 	with := func(extra map[string]string) map[string]string { return withFlags(standalone, extra) }
-	for _, ok := range []map[string]string{
-		standalone,
-		with(map[string]string{"controller.quorum.bootstrap.servers": "127.0.0.1:9093"}),
-		with(map[string]string{"listeners": "PLAINTEXT://:9092,CONTROLLER://:9093", "controller.quorum.bootstrap.servers": "node-1.example.com:9093"}),
-		with(map[string]string{"listeners": "PLAINTEXT://10.0.0.5:9092,CONTROLLER://10.0.0.5:9093", "controller.quorum.bootstrap.servers": "10.0.0.5:9093"}),
+	for flags, voter := range map[*map[string]string]string{
+		&standalone: "localhost:9093",
+		ptr(with(map[string]string{"controller.quorum.bootstrap.servers": "127.0.0.1:9093"})):                                                                     "127.0.0.1:9093",
+		ptr(with(map[string]string{"listeners": "PLAINTEXT://10.0.0.5:9092,CONTROLLER://10.0.0.5:9093", "controller.quorum.bootstrap.servers": "10.0.0.5:9093"})): "10.0.0.5:9093",
+		ptr(with(map[string]string{"listeners": "PLAINTEXT://:9092,CONTROLLER://:9093", "advertised.listeners": "PLAINTEXT://node-1:9092,CONTROLLER://node-1:9093",
+			"controller.quorum.bootstrap.servers": "node-1:9093"})): "node-1:9093",
 	} {
-		b := mustLoad(t, "", nil, ok)
-		if b.StandaloneController.Name != "CONTROLLER" || len(b.Listeners) != 1 || b.Clustered() {
-			t.Errorf("%v: StandaloneController %+v, Listeners %+v", ok, b.StandaloneController, b.Listeners)
+		b := mustLoad(t, "", nil, *flags)
+		if !b.StandaloneQuorum || !reflect.DeepEqual(b.QuorumVoters, map[int32]string{1: voter}) || b.QuorumBootstrap != nil ||
+			b.ControllerAdvertised != voter || b.ControllerListener.Name != "CONTROLLER" || len(b.Listeners) != 1 {
+			t.Errorf("%v: StandaloneQuorum %v, QuorumVoters %v, QuorumBootstrap %v, ControllerAdvertised %q, ControllerListener %+v",
+				*flags, b.StandaloneQuorum, b.QuorumVoters, b.QuorumBootstrap, b.ControllerAdvertised, b.ControllerListener)
+		}
+	}
+	for _, flags := range []map[string]string{
+		with(map[string]string{"node.id": "2", "listeners": "PLAINTEXT://127.0.0.1:9192,CONTROLLER://127.0.0.1:9193"}),
+		with(map[string]string{"controller.quorum.bootstrap.servers": "localhost:9093,ctrl-2:9093"}),
+		// Another host on the same port: without DNS, surely not this node.
+		with(map[string]string{"listeners": "PLAINTEXT://:9092,CONTROLLER://:9093", "advertised.listeners": "PLAINTEXT://node-2:9092,CONTROLLER://node-2:9093",
+			"controller.quorum.bootstrap.servers": "node-1:9093"}),
+		with(map[string]string{"process.roles": "broker", "controller.quorum.bootstrap.servers": "ctrl-1:9093"}),
+	} {
+		b := mustLoad(t, "", nil, flags)
+		if b.StandaloneQuorum || b.QuorumVoters != nil || !reflect.DeepEqual(b.QuorumBootstrap, splitList(flags["controller.quorum.bootstrap.servers"])) || !b.Clustered() {
+			t.Errorf("%v: StandaloneQuorum %v, QuorumVoters %v, QuorumBootstrap %v", flags, b.StandaloneQuorum, b.QuorumVoters, b.QuorumBootstrap)
 		}
 	}
 	bad := []struct {
@@ -103,14 +126,12 @@ func TestBootstrapServersStandaloneOnly(t *testing.T) {
 		key     string
 		mention string
 	}{
-		{with(map[string]string{"controller.quorum.bootstrap.servers": "localhost:9094"}), "controller.quorum.bootstrap.servers", "controller.quorum.voters"},
-		{with(map[string]string{"controller.quorum.bootstrap.servers": "localhost:9093,ctrl-2:9093"}), "controller.quorum.bootstrap.servers", "ctrl-2:9093"},
-		{with(map[string]string{"controller.quorum.bootstrap.servers": "10.0.0.7:9093"}), "controller.quorum.bootstrap.servers", "finds its metadata quorum by controller.quorum.voters"},
-		{with(map[string]string{"listeners": "PLAINTEXT://127.0.0.1:9092"}), "controller.quorum.bootstrap.servers", "no controller listener"},
+		{with(map[string]string{"listeners": "PLAINTEXT://127.0.0.1:9092"}), "listeners", "has no listener CONTROLLER"},
 		{with(map[string]string{"controller.quorum.bootstrap.servers": ""}), "listeners", "only a cluster uses"},
 		{with(map[string]string{"listeners": "CONTROLLER://127.0.0.1:9093"}), "listeners", "serves no client"},
-		{with(map[string]string{"process.roles": "broker"}), "process.roles", "not controller.quorum.bootstrap.servers"},
+		{with(map[string]string{"process.roles": "broker"}), "process.roles", "names only this node's own controller listener"},
 		{with(map[string]string{"controller.quorum.bootstrap.servers": "localhost"}), "controller.quorum.bootstrap.servers", "host:port"},
+		{withFlags(standalone, map[string]string{"listeners": "PLAINTEXT://127.0.0.1:9092", "controller.quorum.bootstrap.servers": "", "process.roles": "broker"}), "process.roles", "controller.quorum.bootstrap.servers"},
 	}
 	for _, c := range bad {
 		_, err := LoadBroker("", nil, c.flags)
@@ -121,8 +142,42 @@ func TestBootstrapServersStandaloneOnly(t *testing.T) {
 	}
 	// With voters the bootstrap servers are ignored: the voters find the quorum.
 	b := mustLoad(t, "", nil, clusterFlags("1", map[string]string{"controller.quorum.bootstrap.servers": "ctrl-9:9093"}))
-	if !b.Clustered() || b.StandaloneController.Name != "" {
-		t.Errorf("with voters: Clustered %v, StandaloneController %+v", b.Clustered(), b.StandaloneController)
+	if !b.Clustered() || b.StandaloneQuorum || b.QuorumBootstrap != nil {
+		t.Errorf("with voters: Clustered %v, StandaloneQuorum %v, QuorumBootstrap %v", b.Clustered(), b.StandaloneQuorum, b.QuorumBootstrap)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func TestNamesThisNode(t *testing.T) {
+	wildcard := Listener{Name: "CONTROLLER", Port: 9093}
+	specific := Listener{Name: "CONTROLLER", Host: "10.0.0.5", Port: 9093}
+	loopback := Listener{Name: "CONTROLLER", Host: "127.0.0.1", Port: 9093}
+	adv := Listener{Name: "CONTROLLER", Host: "node-1", Port: 9093}
+	local := []net.IP{net.ParseIP("10.0.0.5"), net.ParseIP("127.0.0.1")}
+	for _, c := range []struct {
+		addr   string
+		ctrl   Listener
+		hasAdv bool
+		want   bool
+	}{
+		{"node-1:9093", wildcard, true, true},
+		{"NODE-1:9093", wildcard, true, true},
+		{"node-1:9094", wildcard, true, false},
+		{"node-2:9093", wildcard, true, false},
+		{"node-1:9093", wildcard, false, false}, // a name, without DNS
+		{"localhost:9093", wildcard, false, true},
+		{"10.0.0.5:9093", wildcard, false, true},
+		{"10.0.0.6:9093", wildcard, false, false},
+		{"10.0.0.5:9093", specific, false, true},
+		{"localhost:9093", specific, false, false},
+		{"localhost:9093", loopback, false, true},
+		{"127.0.0.2:9093", loopback, false, true},
+		{"10.0.0.5:9093", loopback, false, false},
+	} {
+		if got := namesThisNode(c.addr, c.ctrl, adv, c.hasAdv, local); got != c.want {
+			t.Errorf("namesThisNode(%s, %+v, advertised %v) = %v, want %v", c.addr, c.ctrl, c.hasAdv, got, c.want)
+		}
 	}
 }
 

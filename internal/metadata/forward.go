@@ -235,7 +235,12 @@ func (s *Store) serveRequest(body []byte) forwardResponse {
 		return s.serveProbe()
 	}
 	if !s.started.Load() || s.closing() || s.raft.State() != raft.Leader {
-		return forwardResponse{Err: encodeWireError(fmt.Errorf("%w: node %d", ErrNotController, s.opts.NodeID), true)}
+		resp := forwardResponse{Err: encodeWireError(fmt.Errorf("%w: node %d", ErrNotController, s.opts.NodeID), true)}
+		if s.started.Load() && !s.closing() {
+			leader, _ := s.raft.LeaderWithID()
+			resp.Leader = string(leader)
+		}
+		return resp
 	}
 	kind, payload := body[0], body[1:]
 	switch kind {

@@ -101,6 +101,10 @@ type forwardResponse struct {
 	Quorum *QuorumState `json:"quorum,omitempty"`
 	// Probe answers a forwardProbe request.
 	Probe *probeReply `json:"probe,omitempty"`
+	// Leader is, from a node that does not lead, the Raft address of the
+	// leader it knows ("": none), for a node that found it by
+	// Options.Bootstrap.
+	Leader string `json:"leader,omitempty"`
 }
 
 // wireError is an error as forwarding carries it: the codes of every error of

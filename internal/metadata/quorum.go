@@ -30,8 +30,24 @@ const (
 )
 
 // clustered reports whether the node is configured as a member of a
-// multi-node quorum (Voters set).
-func (o Options) clustered() bool { return len(o.Voters) > 0 }
+// multi-node quorum (Voters or Bootstrap set).
+func (o Options) clustered() bool { return len(o.Voters) > 0 || len(o.Bootstrap) > 0 }
+
+// contacts are the addresses a member asks, in turn, while it knows no
+// leader: the voters' by id, else Bootstrap.
+func (o Options) contacts() []raft.ServerAddress {
+	var out []raft.ServerAddress
+	for _, id := range slices.Sorted(maps.Keys(o.Voters)) {
+		out = append(out, raft.ServerAddress(o.Voters[id]))
+	}
+	if len(out) > 0 {
+		return out
+	}
+	for _, addr := range o.Bootstrap {
+		out = append(out, raft.ServerAddress(addr))
+	}
+	return out
+}
 
 // isVoter reports whether this node is one of the configured voters.
 func (o Options) isVoter() bool {
@@ -63,7 +79,15 @@ func (o Options) validateQuorum() error {
 		return nil
 	}
 	if o.BindAddr == "" {
-		return errors.New("metadata: Options.Voters needs a TCP Options.BindAddr")
+		return errors.New("metadata: Options.Voters and Options.Bootstrap need a TCP Options.BindAddr")
+	}
+	if len(o.Voters) > 0 && len(o.Bootstrap) > 0 {
+		return errors.New("metadata: Options.Voters and Options.Bootstrap are exclusive: a configured voter set is found by the voters")
+	}
+	for _, addr := range o.Bootstrap {
+		if err := validateDialAddr(addr); err != nil {
+			return fmt.Errorf("metadata: Options.Bootstrap: %w", err)
+		}
 	}
 	ids := slices.Sorted(maps.Keys(o.Voters))
 	byAddr := make(map[string]int32, len(ids))
@@ -222,16 +246,18 @@ func (s *Store) joinLoop() {
 }
 
 // askLeaderUntil sends the request next gives to the leader this node
-// knows, or to each voter in turn (on every other attempt, so that a stale
-// leader cannot keep the voters from being asked), pausing between
+// knows, or else the one the last node asked named, or to each of its
+// contacts in turn (on every other attempt, so that a stale leader cannot
+// keep them from being asked), pausing between
 // attempts, until next reports done (true) or the node closes (false).
 // next gets the answer to the previous request when it succeeded; a nil
 // request sends nothing this time. what names the errand in warnings.
 func (s *Store) askLeaderUntil(what string, next func(answer *forwardResponse) (request []byte, done bool)) bool {
 	addr := s.trans.LocalAddr()
-	voters := slices.Sorted(maps.Keys(s.opts.Voters))
+	contacts := s.opts.contacts()
 	backoff := joinBackoffMin
 	var answer *forwardResponse
+	var named raft.ServerAddress // the leader a node that does not lead named
 	for attempt := 0; ; attempt++ {
 		request, done := next(answer)
 		if done {
@@ -245,15 +271,20 @@ func (s *Store) askLeaderUntil(what string, next func(answer *forwardResponse) (
 			continue
 		}
 		target, _ := s.raft.LeaderWithID()
+		if target == "" {
+			target = named
+		}
 		if target == "" || target == addr || attempt%2 == 1 {
-			target = raft.ServerAddress(s.opts.Voters[voters[(attempt/2)%len(voters)]])
+			target = contacts[(attempt/2)%len(contacts)]
 		}
 		ctx, stop := s.untilClosed(context.Background())
 		ctx, cancel := context.WithTimeout(ctx, joinAttemptTimeout)
 		resp, _, err := s.roundTrip(ctx, target, request)
 		cancel()
 		stop()
+		named = ""
 		if err == nil && resp.Err != nil {
+			named = raft.ServerAddress(resp.Leader)
 			err = decodeWireError(resp.Err)
 		}
 		if s.closing() {

@@ -63,7 +63,7 @@ func (o Options) checkQuorumMode(existing bool) error {
 	case mode == modeSingle:
 		return fmt.Errorf("metadata in %s belongs to a single-node broker, which cannot join other voters (controller.quorum.voters); to grow it into a cluster, start it with controller.quorum.voters naming only itself, start the other nodes with that, and add them with AddRaftVoter (kafka-metadata-quorum add-controller); or give this node a new data dir", o.Dir)
 	case mode == modeCluster:
-		return fmt.Errorf("metadata in %s belongs to a cluster member; start it with the cluster's controller.quorum.voters", o.Dir)
+		return fmt.Errorf("metadata in %s belongs to a cluster member; start it with the cluster's controller.quorum.voters or controller.quorum.bootstrap.servers", o.Dir)
 	}
 	return fmt.Errorf("metadata: %s holds %q, neither %s nor %s; restore it or remove it", path, mode, modeSingle, modeCluster)
 }

@@ -54,6 +54,13 @@ type Options struct {
 	// asks the leader to add it. Voters is read only for that: the voter set
 	// of an existing log is the one in the log.
 	Voters map[int32]string
+	// Bootstrap, for a node without Voters, are Raft addresses (host:port)
+	// of members of a multi-node quorum: Kafka's
+	// controller.quorum.bootstrap.servers. The node is a member that never
+	// bootstraps: it asks them in turn, while it knows no leader, to add
+	// it as a non-voter, and AddVoter may make it a voter. With Bootstrap,
+	// BindAddr must be set. nil with Voters.
+	Bootstrap []string
 	// DirectoryID is this node's log directory id, the one it registers
 	// with as a broker (Broker.LogDir). A voter that comes back at another
 	// address sends it to have its entry in the Raft configuration moved

@@ -289,8 +289,8 @@ func (s *Store) commitVoterChange(ctx context.Context, req voterRequest) error {
 // that names only itself would bootstrap a new quorum of its own. The
 // voters' addresses are in the log; the line names them.
 func (s *Store) warnStaleVoters() {
-	if !s.opts.clustered() {
-		return
+	if len(s.opts.Voters) == 0 {
+		return // a single node, or a member found by Bootstrap, which names no voters
 	}
 	f := s.raft.GetConfiguration()
 	if f.Error() != nil {
@@ -309,6 +309,6 @@ func (s *Store) warnStaleVoters() {
 	for _, id := range slices.Sorted(maps.Keys(current)) {
 		list = append(list, fmt.Sprintf("%d@%s", id, current[id]))
 	}
-	s.log.Warn("controller.quorum.voters no longer names the metadata quorum's voters: set it on every node to the current voters, so that a voter that loses its disk finds the quorum instead of starting a new one",
+	s.log.Warn("controller.quorum.voters (or a standalone node's controller.quorum.bootstrap.servers) no longer names the metadata quorum's voters: set controller.quorum.voters on every node to the current voters, or controller.quorum.bootstrap.servers to their controller addresses, so that a voter that loses its disk finds the quorum instead of starting a new one",
 		"controller.quorum.voters", strings.Join(list, ","))
 }

@@ -54,7 +54,7 @@ func TestClusterAddAndRemoveControllers(t *testing.T) {
 			t.Errorf("%s: AddRaftVoter answered %d (%s), want %s", tc.name, code, msg, tc.wantError.Message)
 		}
 	}
-	waitAddRaftVoter(t, cl3, c, nil, 2, dirs[2])
+	waitAddRaftVoter(t, cl3, nil, 2, dirs[2], c.Node(2).Listeners[controllerListener])
 	if code, msg := addRaftVoter(t, cl3, nil, 2, dirs[2], c.Node(2).Listeners[controllerListener]); code != kerr.DuplicateVoter.Code {
 		t.Errorf("AddRaftVoter twice answered %d (%s), want DUPLICATE_VOTER", code, msg)
 	}
@@ -68,7 +68,7 @@ func TestClusterAddAndRemoveControllers(t *testing.T) {
 	if dir := metaPropertiesDirectoryID(t, c.Node(3)); dir != dirs[3] {
 		t.Fatalf("node 3's meta.properties names directory %x, DescribeQuorum %x", dir, dirs[3])
 	}
-	waitAddRaftVoter(t, cl2, c, &md.Cluster, 3, dirs[3])
+	waitAddRaftVoter(t, cl2, &md.Cluster, 3, dirs[3], c.Node(3).Listeners[controllerListener])
 	c.requireQuorumDescribed(3)
 
 	const topic, partitions = "added-controllers", 3
@@ -148,13 +148,14 @@ func addRaftVoter(t *testing.T, cl *kgo.Client, clusterID *string, node int32, d
 	return resp.ErrorCode, errorMessage(resp.ErrorMessage)
 }
 
-// waitAddRaftVoter adds node, asking again while the controller answers
-// that the node is not ready (it has not caught up or registered yet).
-func waitAddRaftVoter(t *testing.T, cl *kgo.Client, c *Cluster, clusterID *string, node int32, dir [16]byte) {
+// waitAddRaftVoter adds node at its controller listener (host:port),
+// asking again while the controller answers that the node is not ready (it
+// has not caught up or registered yet).
+func waitAddRaftVoter(t *testing.T, cl *kgo.Client, clusterID *string, node int32, dir [16]byte, listener string) {
 	t.Helper()
 	deadline := time.Now().Add(clusterSettleTimeout)
 	for {
-		code, msg := addRaftVoter(t, cl, clusterID, node, dir, c.Node(node).Listeners[controllerListener])
+		code, msg := addRaftVoter(t, cl, clusterID, node, dir, listener)
 		switch {
 		case code == 0:
 			return
@@ -228,8 +229,8 @@ func TestSingleNodeGrowsIntoACluster(t *testing.T) {
 	for _, r := range q.Observers {
 		dirs[r.ReplicaID] = r.ReplicaDirectoryID
 	}
-	waitAddRaftVoter(t, cl3, c, nil, 2, dirs[2])
-	waitAddRaftVoter(t, cl3, c, nil, 3, dirs[3])
+	waitAddRaftVoter(t, cl3, nil, 2, dirs[2], c.Node(2).Listeners[controllerListener])
+	waitAddRaftVoter(t, cl3, nil, 3, dirs[3], c.Node(3).Listeners[controllerListener])
 	c.requireQuorumDescribed(2)
 	p.check(t, consumeAll(t, c.Node(2).Addr, alone))
 

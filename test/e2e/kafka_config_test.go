@@ -6,11 +6,13 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // kafka4ServerProperties is Kafka 4's own config/server.properties (a
@@ -18,9 +20,16 @@ import (
 // data directory moved to the test's.
 func kafka4ServerProperties(plaintext, controller, dir string) string {
 	_, cport, _ := net.SplitHostPort(controller)
+	return kafka4NodeProperties(1, "localhost:"+cport, plaintext, controller, dir)
+}
+
+// kafka4NodeProperties is kafka4ServerProperties for node id, which finds
+// its controllers at bootstrap (controller.quorum.bootstrap.servers).
+func kafka4NodeProperties(id int, bootstrap, plaintext, controller, dir string) string {
+	_, cport, _ := net.SplitHostPort(controller)
 	return fmt.Sprintf(`process.roles=broker,controller
-node.id=1
-controller.quorum.bootstrap.servers=localhost:%[2]s
+node.id=%[5]d
+controller.quorum.bootstrap.servers=%[6]s
 listeners=PLAINTEXT://%[1]s,CONTROLLER://%[3]s
 inter.broker.listener.name=PLAINTEXT
 advertised.listeners=PLAINTEXT://%[1]s,CONTROLLER://localhost:%[2]s
@@ -42,12 +51,15 @@ transaction.state.log.min.isr=1
 log.retention.hours=168
 log.segment.bytes=1073741824
 log.retention.check.interval.ms=300000
-`, plaintext, cport, controller, dir)
+`, plaintext, cport, controller, dir, id, bootstrap)
 }
 
 // A Kafka operator's first try: Strata started with Kafka 4's own
-// server.properties serves clients as a single node, says which settings
-// change nothing, and leaves the controller port closed.
+// server.properties serves clients, says which settings change nothing,
+// and is the first voter of a quorum (Kafka's standalone quorum) that a
+// second node, its controller.quorum.bootstrap.servers naming the first's
+// controller listener, joins, and AddRaftVoter makes a voter: Kafka 4's
+// way to grow a cluster, with Kafka's own files.
 func TestKafka4ServerPropertiesServe(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(t.TempDir(), "server.properties")
@@ -59,14 +71,10 @@ func TestKafka4ServerPropertiesServe(t *testing.T) {
 		return file
 	})
 	out := b.output.String()
-	for _, want := range []string{"num.io.threads=8", "num.network.threads=3", "change nothing", "stays closed"} {
+	for _, want := range []string{"num.io.threads=8", "num.network.threads=3", "change nothing", "first voter of a quorum"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("broker output lacks %q:\n%s", want, out)
 		}
-	}
-	if c, err := net.DialTimeout("tcp", b.Listeners[controllerListener], time.Second); err == nil {
-		c.Close()
-		t.Errorf("the controller listener %s accepts connections; a single node leaves it closed", b.Listeners[controllerListener])
 	}
 
 	const topic, n = "kafka4-config", 200
@@ -89,6 +97,35 @@ func TestKafka4ServerPropertiesServe(t *testing.T) {
 	b.Restart()
 	if again := consumeAll(t, b.Addr, topic); len(again[0]) != n {
 		t.Fatalf("after a restart: %d records, want %d", len(again[0]), n)
+	}
+
+	dir2 := t.TempDir()
+	file2 := filepath.Join(t.TempDir(), "server.properties")
+	_, cport, _ := net.SplitHostPort(b.Listeners[controllerListener])
+	second := startBrokerListenersConfig(t, dir2, []string{"PLAINTEXT", controllerListener}, func(s *Broker) string {
+		props := kafka4NodeProperties(2, "localhost:"+cport, s.Listeners["PLAINTEXT"], s.Listeners[controllerListener], dir2)
+		if err := os.WriteFile(file2, []byte(props), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return file2
+	})
+	admin := newClient(t, second.Addr)
+	var observer kmsg.DescribeQuorumResponseTopicPartitionReplicaState
+	waitFor(t, clusterSettleTimeout, "node 2 to join the quorum as an observer", func() bool {
+		_, q := mustDescribeQuorum(t, admin)
+		i := slices.IndexFunc(q.Observers, func(r kmsg.DescribeQuorumResponseTopicPartitionReplicaState) bool { return r.ReplicaID == 2 })
+		if i >= 0 {
+			observer = q.Observers[i]
+		}
+		return i >= 0
+	})
+	_, sport, _ := net.SplitHostPort(second.Listeners[controllerListener])
+	waitAddRaftVoter(t, admin, nil, 2, observer.ReplicaDirectoryID, "localhost:"+sport)
+	if _, q := mustDescribeQuorum(t, newClient(t, b.Addr)); !slices.Equal(sorted(replicaIDs(q.CurrentVoters)), []int32{1, 2}) {
+		t.Fatalf("voters %v, want 1 and 2", replicaIDs(q.CurrentVoters))
+	}
+	if again := consumeAll(t, second.Addr, topic); len(again[0]) != n {
+		t.Fatalf("through node 2: %d records, want %d", len(again[0]), n)
 	}
 }
 
