@@ -54,9 +54,6 @@ func joinCluster(ctx context.Context, cfg *config.Broker, meta *metadata.Store, 
 		return nil, err
 	}
 	reg.LogDir = logDir
-	if err := writeMetaProperties(metaPropertiesDirs(cfg), cfg.NodeID, meta.Image().ClusterID, logDir); err != nil {
-		return nil, err
-	}
 	b, err := registerBroker(ctx, meta, reg, logger)
 	if err != nil {
 		return nil, err

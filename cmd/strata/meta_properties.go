@@ -13,10 +13,11 @@ import (
 	"github.com/strata-broker/strata/internal/vfs"
 )
 
-// metaPropertiesFile is Kafka's meta.properties. Strata does not read it:
-// it writes one for Kafka's tools that do, chiefly `kafka-metadata-quorum
+// metaPropertiesFile is Kafka's meta.properties. Strata writes one for
+// Kafka's tools that read it, chiefly `kafka-metadata-quorum
 // add-controller`, which takes the directory id of the node to add from
-// the meta.properties of its metadata.log.dir (else its first log.dirs).
+// the meta.properties of its metadata.log.dir (else its first log.dirs),
+// and reads only the cluster.id of its first log dir's (log_dir_cluster.go).
 const metaPropertiesFile = "meta.properties"
 
 // metaProperties is the file's text: Kafka's version 1 layout, with the
@@ -24,7 +25,7 @@ const metaPropertiesFile = "meta.properties"
 // Uuid (URL-safe base64 without padding).
 func metaProperties(nodeID int32, clusterID string, dirID [16]byte) []byte {
 	var b bytes.Buffer
-	b.WriteString("# Written by Strata for Kafka's tools (kafka-metadata-quorum add-controller); Strata does not read it.\n")
+	b.WriteString("# Written by Strata: the cluster these logs belong to (checked at start), and for Kafka's tools (kafka-metadata-quorum add-controller).\n")
 	fmt.Fprintf(&b, "cluster.id=%s\n", clusterID)
 	fmt.Fprintf(&b, "directory.id=%s\n", metadata.UUIDString(dirID))
 	fmt.Fprintf(&b, "node.id=%s\n", strconv.Itoa(int(nodeID)))

@@ -232,6 +232,9 @@ func start(ctx context.Context, cfg *config.Broker, logger *slog.Logger) (*node,
 	if err != nil {
 		return nil, err
 	}
+	if err := claimLogDir(cfg, meta.Image().ClusterID); err != nil {
+		return nil, errors.Join(err, meta.Close())
+	}
 	n := &node{meta: meta, logger: logger, metrics: newBrokerMetrics(cfg, logger), listenerTLS: newListenerTLSSet(logger)}
 	// The coordinator exists before the broker: opening the broker opens
 	// the __consumer_offsets partitions, which start their coordinators.

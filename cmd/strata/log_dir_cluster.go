@@ -1,0 +1,62 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/strata-broker/strata/internal/config"
+)
+
+// A log dir's meta.properties names the cluster its logs were written in.
+// Metadata of another cluster (a metadata dir lost, emptied or moved away
+// with metadata.log.dir: a fresh one bootstraps a new cluster with no
+// topics) would make the broker take every partition directory for a
+// deleted topic's and remove it, so a node whose first log dir belongs to
+// another cluster than its metadata refuses to start, as Kafka does on a
+// cluster.id mismatch. A log dir without the file (a new one, or one
+// written before Strata recorded it) is claimed for the metadata's cluster.
+
+// claimLogDir checks that cfg's first log dir belongs to the cluster of
+// the metadata (clusterID), then records it there (meta.properties, also
+// in metadata.log.dir for Kafka's tools).
+func claimLogDir(cfg *config.Broker, clusterID string) error {
+	dir := cfg.LogDirs[0]
+	path := filepath.Join(dir, metaPropertiesFile)
+	data, err := os.ReadFile(path)
+	switch {
+	case err == nil:
+		if have, ok := metaPropertiesClusterID(data); ok && have != clusterID {
+			return fmt.Errorf("log dir %s holds the logs of cluster %s (cluster.id in %s), but the metadata in %s is cluster %s's: the metadata these logs were written under is not there (lost, emptied, or elsewhere: see metadata.log.dir). Restore it there, or point metadata.log.dir at it; to start a new cluster instead, move %s away. Nothing in it was changed",
+				dir, have, path, cfg.MetadataDir, clusterID, dir)
+		}
+	case !errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("reading %s: %w", path, err)
+	}
+	dirID, err := logDirID(dir)
+	if err != nil {
+		return err
+	}
+	return writeMetaProperties(metaPropertiesDirs(cfg), cfg.NodeID, clusterID, dirID)
+}
+
+// metaPropertiesClusterID is the cluster.id of a meta.properties file; ok
+// is false when it has none.
+func metaPropertiesClusterID(data []byte) (id string, ok bool) {
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if strings.HasPrefix(line, "#") || strings.HasPrefix(line, "!") {
+			continue
+		}
+		key, value, found := strings.Cut(line, "=")
+		if found && strings.TrimSpace(key) == "cluster.id" {
+			id = strings.TrimSpace(value)
+		}
+	}
+	return id, id != ""
+}
