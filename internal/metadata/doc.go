@@ -195,9 +195,10 @@
 // since the log may make it a voter it forgot being. Whoever wins an
 // election takes office as a single node does (barrier, cluster id, controller
 // record). Open returns on the leader once it has taken office, and on any
-// other member once a leader is known and this node's image holds the cluster
-// id and that leader's controller record: it has caught up at least to the
-// leader's taking office. Store.Leader names the leader this node knows of;
+// other member once a leader is known, this node's image holds the cluster
+// id and that leader's controller record, and it has applied everything the
+// controller had committed when asked (read_index.go): a restarted member's
+// first image is never older than the one it had. Store.Leader names the leader this node knows of;
 // Store.IsController says whether this node leads and has taken office.
 //
 // Every proposing method works on every member. Raft does not forward, so a

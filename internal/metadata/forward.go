@@ -256,6 +256,8 @@ func (s *Store) serveRequest(body []byte) forwardResponse {
 		return s.serveRejoin(payload)
 	case forwardVoters:
 		return s.serveVoters(payload)
+	case forwardReadIndex:
+		return s.serveReadIndex(payload)
 	default:
 		return s.rejection(fmt.Errorf("%w: unknown forwarding request kind %d", ErrInvalidCommand, kind))
 	}

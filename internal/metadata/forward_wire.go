@@ -37,6 +37,9 @@ import (
 //	                    the response carries a probeReply
 //	forwardRejoin  (6): the rest is JSON of joinRequest, from a voter that
 //	                    lost its Raft state
+//	forwardVoters  (7): the rest is JSON of voterRequest
+//	forwardReadIndex (8): nothing more; the response's Index is the
+//	                    controller's image version after a barrier
 //
 // A response is JSON of forwardResponse. A new layout takes a new version
 // byte; the server closes a connection whose version it does not know.
@@ -54,6 +57,9 @@ const (
 	forwardRejoin byte = 6
 	// forwardVoters changes the voter set (voters.go).
 	forwardVoters byte = 7
+	// forwardReadIndex asks the controller for its image version once it
+	// has applied everything committed before (read_index.go).
+	forwardReadIndex byte = 8
 
 	// maxForwardRequestBytes bounds a request frame: a kind byte and a command.
 	maxForwardRequestBytes = 1 + maxCommandBytes

@@ -177,8 +177,8 @@ func (s *Store) IsController() bool {
 // waitReady waits until Open may return. A single node waits to take office.
 // A member of a multi-node quorum waits to take office if it is the leader,
 // and otherwise until a leader is known and this node's image holds the
-// cluster id and that leader's controller record, so that it has caught up
-// at least to the leader's taking office.
+// cluster id and that leader's controller record, and then until its image
+// holds everything the controller had committed (read_index.go).
 func (s *Store) waitReady(ctx context.Context) error {
 	if !s.opts.clustered() {
 		select {
@@ -205,7 +205,14 @@ func (s *Store) waitReady(ctx context.Context) error {
 				leader, ok, s.Image().Version, ctx.Err())
 		}
 	}
-	return nil
+	if s.IsController() {
+		return nil // in office: every earlier entry is applied here
+	}
+	index, err := s.readIndex(ctx)
+	if err != nil {
+		return err
+	}
+	return s.awaitVersion(ctx, index)
 }
 
 func (s *Store) caughtUp() bool {
