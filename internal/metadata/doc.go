@@ -198,8 +198,9 @@
 // other member once a leader is known, this node's image holds the cluster
 // id and that leader's controller record, and it has applied everything the
 // controller had committed when asked (read_index.go): a restarted member's
-// first image is never older than the one it had. Store.Leader names the leader this node knows of;
-// Store.IsController says whether this node leads and has taken office.
+// first image is never older than the one it had. Store.Leader names the
+// leader this node knows of; Store.IsController says whether this node leads
+// and has taken office.
 //
 // Every proposing method works on every member. Raft does not forward, so a
 // member that does not lead sends the encoded command to the leader over the
