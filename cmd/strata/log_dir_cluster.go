@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/strata-broker/strata/internal/config"
+	"github.com/strata-broker/strata/internal/metadata"
+	"github.com/strata-broker/strata/internal/vfs"
 )
 
 // A log dir's meta.properties names the cluster its logs were written in.
@@ -19,13 +21,15 @@ import (
 // deleted topic's and remove it, so a node whose first log dir belongs to
 // another cluster than its metadata refuses to start, as Kafka does on a
 // cluster.id mismatch. A log dir without the file (a new one, or one
-// written before Strata recorded it) is claimed for the metadata's cluster.
+// written before Strata recorded it) is claimed for the metadata's cluster,
+// unless, on a single node, the metadata has no topic while the log dir
+// holds partitions: metadata lost before the file was written.
 
 // claimLogDir checks that cfg's first log dir belongs to the cluster of
-// the metadata (clusterID), then records it there (meta.properties, also
-// in metadata.log.dir for Kafka's tools).
-func claimLogDir(cfg *config.Broker, clusterID string) error {
-	dir := cfg.LogDirs[0]
+// the metadata img, then records it there (meta.properties, also in
+// metadata.log.dir for Kafka's tools).
+func claimLogDir(cfg *config.Broker, img *metadata.Image) error {
+	dir, clusterID := cfg.LogDirs[0], img.ClusterID
 	path := filepath.Join(dir, metaPropertiesFile)
 	data, err := os.ReadFile(path)
 	switch {
@@ -36,6 +40,16 @@ func claimLogDir(cfg *config.Broker, clusterID string) error {
 		}
 	case !errors.Is(err, os.ErrNotExist):
 		return fmt.Errorf("reading %s: %w", path, err)
+	case !cfg.Clustered() && len(img.Topics) == 0:
+		if part, err := anyPartitionDir(dir); err != nil {
+			return err
+		} else if part != "" {
+			return fmt.Errorf("log dir %s holds partitions (%s, ...), but the metadata in %s has no topic: the metadata these logs were written under is not there (lost, emptied, or elsewhere: see metadata.log.dir). Restore it there, or point metadata.log.dir at it; to start afresh instead, move %s away. Nothing in it was changed",
+				dir, part, cfg.MetadataDir, dir)
+		}
+	}
+	if err := vfs.MkdirAllSynced(vfs.Default, dir); err != nil {
+		return fmt.Errorf("creating log dir %s: %w", dir, err)
 	}
 	dirID, err := logDirID(dir)
 	if err != nil {
@@ -43,6 +57,31 @@ func claimLogDir(cfg *config.Broker, clusterID string) error {
 	}
 	return writeMetaProperties(metaPropertiesDirs(cfg), cfg.NodeID, clusterID, dirID)
 }
+
+// anyPartitionDir names a partition directory of dir (one holding a
+// partition.metadata file), "" when it has none.
+func anyPartitionDir(dir string) (string, error) {
+	entries, err := os.ReadDir(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return "", nil
+	case err != nil:
+		return "", fmt.Errorf("reading log dir %s: %w", dir, err)
+	}
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(dir, e.Name(), partitionMetadataFile)); err == nil {
+			return e.Name(), nil
+		}
+	}
+	return "", nil
+}
+
+// partitionMetadataFile is the file the broker keeps in every partition
+// directory (Kafka's partition.metadata: the topic id).
+const partitionMetadataFile = "partition.metadata"
 
 // metaPropertiesClusterID is the cluster.id of a meta.properties file; ok
 // is false when it has none.

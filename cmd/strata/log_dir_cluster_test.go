@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/strata-broker/strata/internal/config"
+	"github.com/strata-broker/strata/internal/metadata"
 )
 
 func TestMetaPropertiesClusterID(t *testing.T) {
@@ -28,24 +29,68 @@ func TestMetaPropertiesClusterID(t *testing.T) {
 // A log dir is claimed by the first metadata it starts with, and refused
 // to metadata of another cluster, without a change to it.
 func TestClaimLogDir(t *testing.T) {
-	dir := t.TempDir()
-	cfg := &config.Broker{LogDirs: []string{dir}, MetadataDir: filepath.Join(dir, "__metadata"), NodeID: 1,
+	dir := filepath.Join(t.TempDir(), "logs") // not made yet
+	cfg := &config.Broker{LogDirs: []string{dir}, MetadataDir: filepath.Join(t.TempDir(), "__metadata"), NodeID: 1,
 		Raw: map[string]string{}}
-	if err := claimLogDir(cfg, "cluster-a"); err != nil {
+	a, b := &metadata.Image{ClusterID: "cluster-a"}, &metadata.Image{ClusterID: "cluster-b"}
+	if err := claimLogDir(cfg, a); err != nil {
 		t.Fatalf("claiming a new log dir: %v", err)
 	}
 	data, err := os.ReadFile(filepath.Join(dir, metaPropertiesFile))
 	if err != nil || !strings.Contains(string(data), "cluster.id=cluster-a\n") {
 		t.Fatalf("meta.properties after the claim: %q, %v", data, err)
 	}
-	if err := claimLogDir(cfg, "cluster-a"); err != nil {
+	if err := claimLogDir(cfg, a); err != nil {
 		t.Fatalf("the same cluster again: %v", err)
 	}
-	err = claimLogDir(cfg, "cluster-b")
+	err = claimLogDir(cfg, b)
 	if err == nil || !strings.Contains(err.Error(), "cluster-a") || !strings.Contains(err.Error(), "cluster-b") {
 		t.Fatalf("another cluster's metadata: %v; want an error naming both clusters", err)
 	}
 	if again, _ := os.ReadFile(filepath.Join(dir, metaPropertiesFile)); string(again) != string(data) {
 		t.Errorf("a refused claim changed meta.properties:\n%s", again)
+	}
+}
+
+// A single node's log dir from before meta.properties, holding partitions,
+// is not claimed by metadata without topics; without partitions, or with
+// metadata that has topics, it is.
+func TestClaimLegacyLogDir(t *testing.T) {
+	dir := t.TempDir()
+	cfg := &config.Broker{LogDirs: []string{dir}, MetadataDir: filepath.Join(dir, "__metadata"), NodeID: 1,
+		Raw: map[string]string{}}
+	empty := &metadata.Image{ClusterID: "fresh"}
+	if err := os.MkdirAll(filepath.Join(dir, "__metadata"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := claimLogDir(cfg, empty); err != nil {
+		t.Fatalf("no partitions: %v", err)
+	}
+	if err := os.Remove(filepath.Join(dir, metaPropertiesFile)); err != nil {
+		t.Fatal(err)
+	}
+	part := filepath.Join(dir, "orders-0")
+	if err := os.MkdirAll(part, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(part, partitionMetadataFile), []byte("version: 0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := claimLogDir(cfg, empty); err == nil || !strings.Contains(err.Error(), "orders-0") {
+		t.Fatalf("partitions under metadata without topics: %v; want an error naming orders-0", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, metaPropertiesFile)); !os.IsNotExist(err) {
+		t.Errorf("a refused claim wrote meta.properties: %v", err)
+	}
+	withTopic := &metadata.Image{ClusterID: "kept", Topics: map[string]*metadata.Topic{"orders": {}}}
+	if err := claimLogDir(cfg, withTopic); err != nil {
+		t.Fatalf("metadata with topics: %v", err)
+	}
+	cfg.QuorumBootstrap = []string{"127.0.0.1:9093"} // a cluster member: the quorum vouches for its metadata
+	if err := os.Remove(filepath.Join(dir, metaPropertiesFile)); err != nil {
+		t.Fatal(err)
+	}
+	if err := claimLogDir(cfg, empty); err != nil {
+		t.Fatalf("a cluster member: %v", err)
 	}
 }

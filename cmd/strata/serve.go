@@ -232,7 +232,7 @@ func start(ctx context.Context, cfg *config.Broker, logger *slog.Logger) (*node,
 	if err != nil {
 		return nil, err
 	}
-	if err := claimLogDir(cfg, meta.Image().ClusterID); err != nil {
+	if err := claimLogDir(cfg, meta.Image()); err != nil {
 		return nil, errors.Join(err, meta.Close())
 	}
 	n := &node{meta: meta, logger: logger, metrics: newBrokerMetrics(cfg, logger), listenerTLS: newListenerTLSSet(logger)}

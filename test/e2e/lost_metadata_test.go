@@ -11,8 +11,9 @@ import (
 // metadata dir deleted, or metadata.log.dir pointed elsewhere) would start
 // a new cluster without topics and take every partition directory for a
 // deleted topic's. It refuses to start instead, naming the log dir's
-// cluster and where the metadata should be, and removes nothing; with the
-// metadata back, every acknowledged record is there.
+// cluster and where the metadata should be, and removes nothing (also for a
+// log dir from before its cluster was recorded); with the metadata back,
+// every acknowledged record is there.
 func TestLostMetadataKeepsTheLogs(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -43,6 +44,19 @@ func TestLostMetadataKeepsTheLogs(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, part)); err != nil {
 			t.Errorf("partition directory %s: %v", part, err)
 		}
+	}
+
+	// A log dir written before Strata recorded its cluster (no
+	// meta.properties) is refused the same way: the new metadata has no
+	// topic, the log dir has partitions.
+	for _, gone := range []string{metadataDir, filepath.Join(dir, "meta.properties")} {
+		if err := os.RemoveAll(gone); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, code = runCLI(t, "serve", "--listen", "127.0.0.1:0", "--data-dir", dir)
+	if lines := strings.Split(strings.TrimSpace(out), "\n"); code == 0 || !strings.Contains(lines[len(lines)-1], "holds partitions") {
+		t.Fatalf("a log dir without meta.properties, started without its metadata (exit %d):\n%s", code, out)
 	}
 
 	// The metadata back where it was (the refused start left a new one).
