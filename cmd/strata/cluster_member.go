@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -27,10 +28,14 @@ type clusterMember struct {
 	shutdownWait time.Duration
 	log          *slog.Logger
 
-	fenced  atomic.Bool
-	running bool          // set by start
-	stop    chan struct{} // closed to end the heartbeat loop
-	done    chan struct{} // closed when the heartbeat loop has ended
+	fenced atomic.Bool
+	// unfenced is closed at the first heartbeat that finds the broker
+	// unfenced (awaitUnfenced).
+	unfenced     chan struct{}
+	unfencedOnce sync.Once
+	running      bool          // set by start
+	stop         chan struct{} // closed to end the heartbeat loop
+	done         chan struct{} // closed when the heartbeat loop has ended
 	// lost receives once if another process took over this node id's
 	// registration: this process can no longer lead or follow anything.
 	lost chan error
@@ -67,6 +72,7 @@ func joinCluster(ctx context.Context, cfg *config.Broker, meta *metadata.Store, 
 		shutdownWait: min(cfg.BrokerSessionTimeout, maxControlledShutdownWait),
 		log:          logger.With("component", "cluster-member"),
 		stop:         make(chan struct{}), done: make(chan struct{}), lost: make(chan error, 1),
+		unfenced: make(chan struct{}),
 	}
 	m.fenced.Store(true)
 	m.log.Info("registered with the controller", "broker_epoch", b.Epoch, "endpoints", len(reg.Endpoints))
@@ -122,6 +128,21 @@ func (m *clusterMember) start() {
 	go m.run()
 }
 
+// awaitUnfenced waits, after start, until the controller has unfenced the
+// broker, as Kafka's broker finishes starting only then: before, it leads
+// nothing and clients get LEADER_NOT_AVAILABLE. Another process taking
+// over the registration ends the wait with that error, as does ctx.
+func (m *clusterMember) awaitUnfenced(ctx context.Context) error {
+	select {
+	case <-m.unfenced:
+		return nil
+	case err := <-m.lost:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("waiting for the controller to unfence this broker (node.id %d): %w", m.id, ctx.Err())
+	}
+}
+
 func (m *clusterMember) run() {
 	defer close(m.done)
 	tick := time.NewTicker(m.interval)
@@ -151,6 +172,9 @@ func (m *clusterMember) beat() {
 	case reply.Fenced != m.fenced.Load():
 		m.fenced.Store(reply.Fenced)
 		m.log.Info("fencing changed", "fenced", reply.Fenced, "caught_up", reply.CaughtUp)
+		if !reply.Fenced {
+			m.unfencedOnce.Do(func() { close(m.unfenced) })
+		}
 	}
 }
 

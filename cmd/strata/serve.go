@@ -321,6 +321,9 @@ func start(ctx context.Context, cfg *config.Broker, logger *slog.Logger) (*node,
 	}
 	if n.member != nil {
 		n.member.start()
+		if err := n.member.awaitUnfenced(ctx); err != nil {
+			return nil, errors.Join(err, n.shutdown())
+		}
 	}
 	return n, nil
 }
