@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/strata-broker/strata/internal/broker"
 	"github.com/strata-broker/strata/internal/config"
 	"github.com/strata-broker/strata/internal/metadata"
 	"github.com/strata-broker/strata/internal/vfs"
@@ -72,16 +73,12 @@ func anyPartitionDir(dir string) (string, error) {
 		if !e.IsDir() {
 			continue
 		}
-		if _, err := os.Stat(filepath.Join(dir, e.Name(), partitionMetadataFile)); err == nil {
+		if _, err := os.Stat(filepath.Join(dir, e.Name(), broker.PartitionMetadataFile)); err == nil {
 			return e.Name(), nil
 		}
 	}
 	return "", nil
 }
-
-// partitionMetadataFile is the file the broker keeps in every partition
-// directory (Kafka's partition.metadata: the topic id).
-const partitionMetadataFile = "partition.metadata"
 
 // metaPropertiesClusterID is the cluster.id of a meta.properties file; ok
 // is false when it has none.

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/strata-broker/strata/internal/broker"
 	"github.com/strata-broker/strata/internal/config"
 	"github.com/strata-broker/strata/internal/metadata"
 )
@@ -73,7 +74,7 @@ func TestClaimLegacyLogDir(t *testing.T) {
 	if err := os.MkdirAll(part, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(part, partitionMetadataFile), []byte("version: 0\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(part, broker.PartitionMetadataFile), []byte("version: 0\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := claimLogDir(cfg, empty); err == nil || !strings.Contains(err.Error(), "orders-0") {

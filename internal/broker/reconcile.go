@@ -15,7 +15,9 @@ import (
 	"github.com/strata-broker/strata/internal/vfs"
 )
 
-const partitionMetadataFile = "partition.metadata"
+// PartitionMetadataFile is the file kept in every partition directory
+// (Kafka's partition.metadata: the topic id).
+const PartitionMetadataFile = "partition.metadata"
 
 // Reconcile brings the hosted partitions in line with the current image
 // (planHosting): it deletes the data of those whose topic is gone or that
@@ -249,7 +251,7 @@ func (b *Broker) partitionDir(tp base.TopicPartition) string {
 // of the same name is removed first.
 func claimDir(dir string, id base.TopicID) error {
 	want := "version: 0\ntopic_id: " + hex.EncodeToString(id[:]) + "\n"
-	data, err := os.ReadFile(filepath.Join(dir, partitionMetadataFile))
+	data, err := os.ReadFile(filepath.Join(dir, PartitionMetadataFile))
 	switch {
 	case err == nil && string(data) == want:
 		return nil
@@ -263,7 +265,7 @@ func claimDir(dir string, id base.TopicID) error {
 	if err := vfs.MkdirAllSynced(vfs.Default, dir); err != nil {
 		return err
 	}
-	return vfs.WriteFileAtomic(dir, partitionMetadataFile, []byte(want))
+	return vfs.WriteFileAtomic(dir, PartitionMetadataFile, []byte(want))
 }
 
 // removeStrayDirs deletes partition directories of topics that no longer
@@ -290,7 +292,7 @@ func (b *Broker) removeStrayDirs() error {
 			}
 			continue
 		}
-		if _, err := os.Stat(filepath.Join(b.opts.DataDir, name, partitionMetadataFile)); err != nil {
+		if _, err := os.Stat(filepath.Join(b.opts.DataDir, name, PartitionMetadataFile)); err != nil {
 			continue // not a partition directory
 		}
 		b.logger.Info("removing the directory of a deleted topic", "dir", name)

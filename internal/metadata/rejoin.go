@@ -121,34 +121,50 @@ func (s *Store) decideFresh(ctx context.Context) (freshStart, error) {
 
 // probeVoters asks every other voter, at once, for its last Raft index.
 func (s *Store) probeVoters(ctx context.Context) (answered []uint64, errs []error) {
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	request := encodeForwardRequest(forwardProbe, nil)
+	var ids []int32
+	var addrs []raft.ServerAddress
 	for _, id := range slices.Sorted(maps.Keys(s.opts.Voters)) {
-		if id == s.opts.NodeID {
+		if id != s.opts.NodeID {
+			ids, addrs = append(ids, id), append(addrs, raft.ServerAddress(s.opts.Voters[id]))
+		}
+	}
+	replies, probeErrs := s.probeAll(ctx, addrs)
+	for i, r := range replies {
+		if r == nil {
+			errs = append(errs, fmt.Errorf("voter %d: %w", ids[i], probeErrs[i]))
 			continue
 		}
+		answered = append(answered, r.LastIndex)
+	}
+	return answered, errs
+}
+
+// probeAll sends forwardProbe to every address at once. replies[i] is the
+// answer of addrs[i], nil when it gave none, and errs[i] then says why.
+func (s *Store) probeAll(ctx context.Context, addrs []raft.ServerAddress) (replies []*probeReply, errs []error) {
+	replies, errs = make([]*probeReply, len(addrs)), make([]error, len(addrs))
+	request := encodeForwardRequest(forwardProbe, nil)
+	var wg sync.WaitGroup
+	for i, addr := range addrs {
 		wg.Go(func() {
 			pctx, cancel := context.WithTimeout(ctx, probeTimeout)
 			defer cancel()
-			resp, _, err := s.roundTrip(pctx, raft.ServerAddress(s.opts.Voters[id]), request)
+			resp, _, err := s.roundTrip(pctx, addr, request)
 			switch {
 			case err == nil && resp.Err != nil:
 				err = decodeWireError(resp.Err)
 			case err == nil && resp.Probe == nil:
 				err = errors.New("no probe reply")
 			}
-			mu.Lock()
-			defer mu.Unlock()
 			if err != nil {
-				errs = append(errs, fmt.Errorf("voter %d: %w", id, err))
+				errs[i] = err
 				return
 			}
-			answered = append(answered, resp.Probe.LastIndex)
+			replies[i] = resp.Probe
 		})
 	}
 	wg.Wait()
-	return answered, errs
+	return replies, errs
 }
 
 // serveProbe answers any node, leader or not: the last Raft index here,

@@ -6,7 +6,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -95,23 +94,16 @@ func (s *Store) awaitVotersHold(ctx context.Context) error {
 // probeVoterSets asks each of servers at once for the voters of its latest
 // configuration; one that does not answer is left out.
 func (s *Store) probeVoterSets(ctx context.Context, servers []raft.Server) map[raft.ServerID][]int32 {
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	out := make(map[raft.ServerID][]int32, len(servers))
-	request := encodeForwardRequest(forwardProbe, nil)
-	for _, srv := range servers {
-		wg.Go(func() {
-			pctx, cancel := context.WithTimeout(ctx, probeTimeout)
-			defer cancel()
-			resp, _, err := s.roundTrip(pctx, srv.Address, request)
-			if err != nil || resp.Err != nil || resp.Probe == nil {
-				return
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			out[srv.ID] = resp.Probe.Voters
-		})
+	addrs := make([]raft.ServerAddress, len(servers))
+	for i, srv := range servers {
+		addrs[i] = srv.Address
 	}
-	wg.Wait()
+	replies, _ := s.probeAll(ctx, addrs)
+	out := make(map[raft.ServerID][]int32, len(servers))
+	for i, r := range replies {
+		if r != nil {
+			out[servers[i].ID] = r.Voters
+		}
+	}
 	return out
 }
