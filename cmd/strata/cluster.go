@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"net"
 	"slices"
 	"strconv"
 	"strings"
@@ -26,8 +27,9 @@ const singleNodeOpenTimeout = 30 * time.Second
 
 // openMetadata opens the metadata quorum member: a quorum of this node
 // alone, or with controller.quorum.voters a member of the cluster's quorum,
-// serving Raft on the controller listener.
-func openMetadata(ctx context.Context, cfg *config.Broker, logger *slog.Logger) (*metadata.Store, error) {
+// serving Raft on the controller listener and sending the Kafka clients
+// that connect there on kafkaConns.
+func openMetadata(ctx context.Context, cfg *config.Broker, logger *slog.Logger, kafkaConns chan<- net.Conn) (*metadata.Store, error) {
 	opts := metadata.Options{Dir: cfg.MetadataDir, NodeID: cfg.NodeID, Clock: clock.Real{}, Logger: logger,
 		LeaderImbalancePercentage: int(cfg.LeaderImbalancePercentage)}
 	if cfg.AutoLeaderRebalance {
@@ -48,6 +50,7 @@ func openMetadata(ctx context.Context, cfg *config.Broker, logger *slog.Logger) 
 	}
 	opts.DirectoryID = dirID
 	opts.BindAddr = cfg.ControllerListener.Addr()
+	opts.KafkaConns = kafkaConns
 	opts.AdvertiseAddr = cfg.ControllerAdvertised
 	opts.Voters = cfg.QuorumVoters
 	opts.Bootstrap = cfg.QuorumBootstrap

@@ -185,7 +185,7 @@ func startReplicaNode(t *testing.T, spec replicaSpec) *replicaNode {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n.srv, err = server.New(server.Options{Listener: spec.ln, Handler: handlerAdapter{h}, MaxRequestBytes: cfg.SocketRequestMaxBytes,
+	n.srv, err = server.New(server.Options{Listener: spec.ln, Handler: handlerAdapter{h: h}, MaxRequestBytes: cfg.SocketRequestMaxBytes,
 		Logger: logger, ListenerName: l.Name, TLS: tc, SASL: sc, FailedAuthenticationDelay: cfg.FailedAuthenticationDelay})
 	if err != nil {
 		t.Fatal(err)

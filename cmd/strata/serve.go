@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"runtime/pprof"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -132,8 +134,8 @@ func serve(ctx context.Context, f serveFlags) error {
 	// signal: a cluster node's leaderships move first (clients keep being
 	// answered meanwhile, NOT_LEADER_OR_FOLLOWER once they moved), and the
 	// requests in flight are answered before the connections close.
-	serveErr := make(chan error, len(node.servers))
-	for _, srv := range node.servers {
+	serveErr := make(chan error, len(node.allServers()))
+	for _, srv := range node.allServers() {
 		go func() { serveErr <- srv.Serve(context.Background()) }()
 	}
 	select {
@@ -191,7 +193,12 @@ type node struct {
 	// servers serve the listeners, in the order of listeners.
 	servers       []*server.Server
 	listenerNames []string
-	logger        *slog.Logger
+	// controllerServer serves the Kafka clients of a cluster node's
+	// controller listener, which controllerConns hands it; nil on a
+	// single node.
+	controllerServer *server.Server
+	controllerConns  *connQueue
+	logger           *slog.Logger
 	// metrics is the /metrics and /healthz endpoint; nil when
 	// strata.metrics.listener is "".
 	metrics *brokerMetrics
@@ -228,14 +235,19 @@ type node struct {
 }
 
 func start(ctx context.Context, cfg *config.Broker, logger *slog.Logger) (*node, error) {
-	meta, err := openMetadata(ctx, cfg, logger)
+	// A cluster node's controller listener opens with the quorum, before
+	// its server: the Kafka clients that connect meanwhile wait for it (or
+	// for the quorum to close).
+	controllerConns := newConnQueue(cfg.ControllerListener.Addr())
+	meta, err := openMetadata(ctx, cfg, logger, controllerConns.conns)
 	if err != nil {
 		return nil, err
 	}
+	n := &node{meta: meta, logger: logger, metrics: newBrokerMetrics(cfg, logger), listenerTLS: newListenerTLSSet(logger),
+		controllerConns: controllerConns}
 	if err := claimLogDir(cfg, meta.Image()); err != nil {
-		return nil, errors.Join(err, meta.Close())
+		return nil, errors.Join(err, n.shutdown())
 	}
-	n := &node{meta: meta, logger: logger, metrics: newBrokerMetrics(cfg, logger), listenerTLS: newListenerTLSSet(logger)}
 	// The coordinator exists before the broker: opening the broker opens
 	// the __consumer_offsets partitions, which start their coordinators.
 	if n.groups, err = newGroupCoordinator(cfg, meta, clock.Real{}, logger); err != nil {
@@ -360,7 +372,7 @@ func (n *node) serveListeners(cfg *config.Broker, ls []boundListener, addrs map[
 		defer close(n.sharesDone)
 		h.RunShares(shareCtx)
 	}()
-	handler := n.metrics.countRequests(handlerAdapter{h})
+	handler := n.metrics.countRequests(handlerAdapter{h: h})
 	limits, err := currentConnectionLimits(cfg, n.meta.Image())
 	if err != nil {
 		closeAll(ls)
@@ -389,26 +401,14 @@ func (n *node) serveListeners(cfg *config.Broker, ls []boundListener, addrs map[
 			closeAll(ls[i:])
 			return nil, err
 		}
-		srv, err := server.New(server.Options{
-			Listener:           l.ln,
-			Handler:            handler,
-			MaxRequestBytes:    cfg.SocketRequestMaxBytes,
-			IdleTimeout:        cfg.Connections.MaxIdle,
-			SendBufferBytes:    cfg.Connections.SendBufferBytes,
-			ReceiveBufferBytes: cfg.Connections.ReceiveBufferBytes,
-			Limits:             n.connLimits,
-			InterBroker:        protectedListener(cfg, l.cfg.Name),
-			Logger:             logger.With("listener", l.cfg.Name),
-			RequestTimes:       n.metrics.timeRequests(),
-			ListenerName:       l.cfg.Name,
-			TLS:                tc,
-			SASL:               sc,
-
-			FailedAuthenticationDelay: cfg.FailedAuthenticationDelay,
-			Authentications:           n.metrics.countAuthentications(),
-			MapCertificate:            cfg.PrincipalRulesFor(l.cfg.Name).Map,
-			MaxReauth:                 sessionLifetime(cfg, sc),
-		})
+		opts := n.serverOptions(cfg, l.cfg.Name, l.ln, handler, logger)
+		opts.InterBroker = protectedListener(cfg, l.cfg.Name)
+		opts.TLS, opts.SASL = tc, sc
+		opts.FailedAuthenticationDelay = cfg.FailedAuthenticationDelay
+		opts.Authentications = n.metrics.countAuthentications()
+		opts.MapCertificate = cfg.PrincipalRulesFor(l.cfg.Name).Map
+		opts.MaxReauth = sessionLifetime(cfg, sc)
+		srv, err := server.New(opts)
 		if err != nil {
 			closeAll(ls[i:])
 			return nil, err
@@ -417,7 +417,30 @@ func (n *node) serveListeners(cfg *config.Broker, ls []boundListener, addrs map[
 		n.listenerNames = append(n.listenerNames, l.cfg.Name)
 	}
 	n.tlsWatch = n.listenerTLS.watch(cfg, n.meta)
+	if cfg.Clustered() {
+		if err := n.serveControllerListener(cfg, h, logger); err != nil {
+			return nil, err
+		}
+	}
 	return h, nil
+}
+
+// serverOptions are what the server of every listener gets: Kafka's
+// socket and connection settings, the broker's connection limits and
+// request metrics.
+func (n *node) serverOptions(cfg *config.Broker, name string, ln net.Listener, handler server.Handler, logger *slog.Logger) server.Options {
+	return server.Options{
+		Listener:           ln,
+		Handler:            handler,
+		MaxRequestBytes:    cfg.SocketRequestMaxBytes,
+		IdleTimeout:        cfg.Connections.MaxIdle,
+		SendBufferBytes:    cfg.Connections.SendBufferBytes,
+		ReceiveBufferBytes: cfg.Connections.ReceiveBufferBytes,
+		Limits:             n.connLimits,
+		Logger:             logger.With("listener", name),
+		RequestTimes:       n.metrics.timeRequests(),
+		ListenerName:       name,
+	}
 }
 
 // onPartitionOpen and onPartitionClose start and resign the coordinators
@@ -476,9 +499,9 @@ func (n *node) shutdown() error {
 	if n.connWatch != nil {
 		n.connWatch.close()
 	}
-	if len(n.servers) > 0 {
+	if servers := n.allServers(); len(servers) > 0 {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		errs = append(errs, shutdownServers(ctx, n.servers))
+		errs = append(errs, shutdownServers(ctx, servers))
 		cancel()
 	}
 	// After the servers: the share acknowledgements in flight are written.
@@ -507,11 +530,29 @@ func (n *node) shutdown() error {
 	return errors.Join(errs...)
 }
 
-// handlerAdapter lets the api package serve the server's requests without
-// either package knowing the other.
-type handlerAdapter struct{ h *api.Handler }
+// allServers are the listeners' servers and, on a cluster node, the
+// controller listener's.
+func (n *node) allServers() []*server.Server {
+	if n.controllerServer == nil {
+		return n.servers
+	}
+	return append(slices.Clip(n.servers), n.controllerServer)
+}
 
-func (a handlerAdapter) Supported(key, version int16) bool { return a.h.Supported(key, version) }
+// handlerAdapter lets the api package serve the server's requests without
+// either package knowing the other. On the controller listener
+// (controller), only the controller's APIs are served.
+type handlerAdapter struct {
+	h          *api.Handler
+	controller bool
+}
+
+func (a handlerAdapter) Supported(key, version int16) bool {
+	if a.controller {
+		return a.h.SupportedOnControllerListener(key, version)
+	}
+	return a.h.Supported(key, version)
+}
 
 func (a handlerAdapter) Handle(ctx context.Context, req *server.Request) server.Reply {
 	ar := &api.Request{Key: req.Key, Version: req.Version, ClientID: req.ClientID, Body: req.Body, Stopping: req.Stopping}

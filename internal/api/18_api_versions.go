@@ -8,7 +8,9 @@ import (
 )
 
 // ApiVersions: v0-4. The answer lists exactly the registered versions of
-// the APIs the config leaves on, and (v3+) the features (features.go).
+// the APIs the config leaves on (on the controller listener, the
+// controller's APIs among them: controller_listener.go), and (v3+) the
+// features (features.go).
 func init() { register(18, 0, 4, (*Handler).handleAPIVersions) }
 
 func (h *Handler) handleAPIVersions(ctx context.Context, req *Request) Reply {
@@ -25,7 +27,7 @@ func (h *Handler) handleAPIVersions(ctx context.Context, req *Request) Reply {
 		resp.ErrorCode = kerr.UnsupportedVersion.Code
 	}
 	for _, reg := range registrations() {
-		if h.off[reg.key] {
+		if !h.servedOn(req, reg.key) {
 			continue
 		}
 		k := kmsg.NewApiVersionsResponseApiKey()

@@ -24,7 +24,7 @@ import (
 // __cluster_metadata-0, as in Kafka; anything else is
 // UNKNOWN_TOPIC_OR_PARTITION. A v2 answer lists each replica's listener
 // of the one the request came in on (each broker answers DescribeQuorum
-// there).
+// there; on the controller listener, the voters' controller addresses).
 func init() { register(55, 0, 2, (*Handler).handleDescribeQuorum) }
 
 // quorumTopic is the name Kafka gives the metadata log.
@@ -58,7 +58,7 @@ func (h *Handler) handleDescribeQuorum(ctx context.Context, req *Request) Reply 
 	t.Partitions = []kmsg.DescribeQuorumResponseTopicPartition{p}
 	resp.Topics = []kmsg.DescribeQuorumResponseTopic{t}
 	if r.Version >= 2 {
-		resp.Nodes = h.quorumNodes(q, req.Listener)
+		resp.Nodes = h.quorumNodes(q, req)
 	}
 	return done(resp)
 }
@@ -115,29 +115,57 @@ func replicaStates(rs []metadata.QuorumReplica, img *metadata.Image) []kmsg.Desc
 	return out
 }
 
-// quorumNodes lists each replica of q with its address on listener: this
-// broker's own, a registered broker's endpoint, or no listener for a node
-// that has not registered one.
-func (h *Handler) quorumNodes(q metadata.QuorumState, listener string) []kmsg.DescribeQuorumResponseNode {
-	img := h.opts.Meta.Image()
-	self := h.opts.Broker.NodeID()
+// quorumNodes lists each replica of q with its address on the listener req
+// came on: this broker's own, a registered broker's endpoint, or no
+// listener for a node that has not registered one. On the controller
+// listener, the voters' controller addresses.
+func (h *Handler) quorumNodes(q metadata.QuorumState, req *Request) []kmsg.DescribeQuorumResponseNode {
+	addressOf := h.brokerAddressOn(req.Listener)
+	if h.onControllerListener(req) {
+		addressOf = h.controllerAddress()
+	}
 	var out []kmsg.DescribeQuorumResponseNode
 	for _, r := range slices.Concat(q.Voters, q.Observers) {
 		n := kmsg.NewDescribeQuorumResponseNode()
 		n.NodeID = r.NodeID
-		addr, ok := Address{}, false
-		if r.NodeID == self {
-			addr, ok = h.advertised(listener), true
-		} else if b, registered := img.Brokers[r.NodeID]; registered {
-			addr, ok = endpointOf(b, listener)
-		}
-		if ok && addr.Port > 0 && addr.Port <= 65535 {
+		if addr, ok := addressOf(r.NodeID); ok && addr.Port > 0 && addr.Port <= 65535 {
 			l := kmsg.NewDescribeQuorumResponseNodeListener()
-			l.Name, l.Host, l.Port = listener, addr.Host, uint16(addr.Port)
+			l.Name, l.Host, l.Port = req.Listener, addr.Host, uint16(addr.Port)
 			n.Listeners = append(n.Listeners, l)
 		}
 		out = append(out, n)
 	}
 	slices.SortFunc(out, func(a, b kmsg.DescribeQuorumResponseNode) int { return int(a.NodeID) - int(b.NodeID) })
 	return out
+}
+
+// brokerAddressOn is each node's address on a broker listener: this
+// broker's own, or a registered broker's endpoint.
+func (h *Handler) brokerAddressOn(listener string) func(node int32) (Address, bool) {
+	img := h.opts.Meta.Image()
+	self := h.opts.Broker.NodeID()
+	return func(node int32) (Address, bool) {
+		if node == self {
+			return h.advertised(listener), true
+		}
+		if b, registered := img.Brokers[node]; registered {
+			return endpointOf(b, listener)
+		}
+		return Address{}, false
+	}
+}
+
+// controllerAddress is each voter's controller address.
+func (h *Handler) controllerAddress() func(node int32) (Address, bool) {
+	addrs := map[int32]string{}
+	for _, c := range h.opts.Meta.Controllers() {
+		addrs[c.NodeID] = c.Addr
+	}
+	return func(node int32) (Address, bool) {
+		a, ok := addrs[node]
+		if !ok {
+			return Address{}, false
+		}
+		return splitAddress(a)
+	}
 }

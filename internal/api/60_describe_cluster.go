@@ -18,7 +18,8 @@ import (
 // (controllers, kafka-metadata-quorum --bootstrap-controller) is
 // MISMATCHED_ENDPOINT_TYPE, another value UNSUPPORTED_ENDPOINT_TYPE. Open
 // to every principal, as in Kafka; the authorized operations on the
-// cluster are computed when asked for.
+// cluster are computed when asked for. The controller listener answers
+// with the controllers instead (controller_listener.go).
 func init() { register(60, 0, 2, (*Handler).handleDescribeCluster) }
 
 const (
@@ -31,6 +32,9 @@ func (h *Handler) handleDescribeCluster(_ context.Context, req *Request) Reply {
 	resp := r.ResponseKind().(*kmsg.DescribeClusterResponse)
 	img := h.opts.Meta.Image()
 	resp.ClusterID = img.ClusterID
+	if h.onControllerListener(req) {
+		return h.describeControllers(req, r, resp)
+	}
 	switch r.EndpointType {
 	case endpointTypeBroker:
 	case endpointTypeController:

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -61,6 +62,13 @@ type Options struct {
 	// it as a non-voter, and AddVoter may make it a voter. With Bootstrap,
 	// BindAddr must be set. nil with Voters.
 	Bootstrap []string
+	// KafkaConns, with a BindAddr, receives each connection to it that
+	// opens with a Kafka request (an admin client bootstrapped from the
+	// controllers, KIP-919: kafka-metadata-quorum --bootstrap-controller),
+	// its opening bytes pushed back; the receiver owns the connection from
+	// then on. A connection waits to be received until Close, which closes
+	// it. nil closes such connections.
+	KafkaConns chan<- net.Conn
 	// DirectoryID is this node's log directory id, the one it registers
 	// with as a broker (Broker.LogDir). A voter that comes back at another
 	// address sends it to have its entry in the Raft configuration moved
@@ -221,7 +229,7 @@ func (s *Store) start(ctx context.Context) error {
 		conf.LeaderLeaseTimeout = 50 * time.Millisecond
 		conf.CommitTimeout = 5 * time.Millisecond
 	} else {
-		mux, err := newMuxListener(o.BindAddr, o.advertised(), s.log, s.serveForward)
+		mux, err := newMuxListener(o.BindAddr, o.advertised(), s.log, s.serveForward, o.KafkaConns)
 		if err != nil {
 			return err
 		}

@@ -12,17 +12,53 @@ import (
 	"github.com/hashicorp/raft"
 )
 
-// One TCP listener per node carries both Raft's RPCs and forwarded
-// proposals. Every connection Raft's NetworkTransport opens starts with an
-// RPC type byte (rpcAppendEntries..rpcRequestPreVote, 0..4 in raft v1.8), so a
-// forwarding connection announces itself with forwardMagic, a byte Raft never
-// sends first; any other first byte is pushed back and the connection handed
-// to Raft, which rejects what it cannot decode.
+// One TCP listener per node (the controller listener) carries Raft's RPCs,
+// forwarded proposals and Kafka requests from admin clients bootstrapped
+// from the controllers (KIP-919). Every connection Raft's NetworkTransport
+// opens starts with an RPC type byte (rpcAppendEntries..rpcRequestPreVote,
+// 0..4 in raft v1.8), so a forwarding connection announces itself with
+// forwardMagic, a byte Raft never sends first. A Kafka request frame starts
+// with its int32 size, big-endian: under 8 MiB, a 0x00 and then a byte
+// under 0x80. Raft's AppendEntries opens with 0x00 too, but then comes its
+// request as a msgpack map, whose first byte is 0x80 or more (fixmap
+// 0x80-0x8f, map16 0xde, map32 0xdf). Any other opening is pushed back and
+// the connection handed to Raft, which rejects what it cannot decode (a
+// Kafka request of 8 MiB or more among them: no admin request is that big).
 const (
 	forwardMagic byte = 0xF5
-	// sniffTimeout bounds the wait for a new connection's first byte.
+	// kafkaSizeHigh is the first byte of a Kafka frame under 16 MiB, and
+	// kafkaSizeNextLimit bounds its second byte under 8 MiB.
+	kafkaSizeHigh      byte = 0x00
+	kafkaSizeNextLimit byte = 0x80
+	// sniffTimeout bounds the wait for a new connection's first bytes.
 	sniffTimeout = tcpTimeout
 )
+
+// connKind is whom a new connection on the controller listener is for.
+type connKind int
+
+const (
+	connRaft connKind = iota
+	connForward
+	connKafka
+)
+
+// kindOf tells a new connection's kind from its opening bytes: first is
+// its first byte, and next, needed only when first is kafkaSizeHigh, its
+// second (needsNext says so; call again with it).
+func kindOf(first byte, next []byte) (kind connKind, needsNext bool) {
+	switch {
+	case first == forwardMagic:
+		return connForward, false
+	case first != kafkaSizeHigh:
+		return connRaft, false
+	case len(next) == 0:
+		return connRaft, true
+	case next[0] < kafkaSizeNextLimit:
+		return connKafka, false
+	}
+	return connRaft, false
+}
 
 // muxListener is the raft.StreamLayer of a TCP quorum member. It owns one
 // accept goroutine and one goroutine per connection until that connection's
@@ -37,6 +73,10 @@ type muxListener struct {
 	// serveForward handles a forwarding connection whose magic byte has been
 	// read; it returns when it is done with conn (mux closes conn afterwards).
 	serveForward func(conn net.Conn)
+	// kafkaConns takes the Kafka clients' connections, their opening
+	// bytes pushed back; its receiver owns them from then on. nil closes
+	// such connections, as does Close those still waiting to be taken.
+	kafkaConns chan<- net.Conn
 
 	raftConns chan net.Conn // to Accept; unbuffered
 	closed    chan struct{} // closed by Close
@@ -61,7 +101,8 @@ func (a addrString) String() string  { return string(a) }
 
 // newMuxListener listens on bindAddr. advertise is the address others dial;
 // "" advertises the listener's address, which must then be a specific IP.
-func newMuxListener(bindAddr, advertise string, log *slog.Logger, serveForward func(net.Conn)) (*muxListener, error) {
+// kafkaConns may be nil.
+func newMuxListener(bindAddr, advertise string, log *slog.Logger, serveForward func(net.Conn), kafkaConns chan<- net.Conn) (*muxListener, error) {
 	ln, err := net.Listen("tcp", bindAddr)
 	if err != nil {
 		return nil, fmt.Errorf("metadata: listen on %s: %w", bindAddr, err)
@@ -70,6 +111,7 @@ func newMuxListener(bindAddr, advertise string, log *slog.Logger, serveForward f
 		ln:           ln,
 		log:          log,
 		serveForward: serveForward,
+		kafkaConns:   kafkaConns,
 		raftConns:    make(chan net.Conn),
 		closed:       make(chan struct{}),
 	}
@@ -118,25 +160,47 @@ func (m *muxListener) acceptLoop() {
 	}
 }
 
-// route reads the first byte of a new connection and hands the connection to
-// the forward server or to Raft. A connection that sends nothing within
-// sniffTimeout is closed.
+// route reads the opening bytes of a new connection and hands the
+// connection to the forward server, the Kafka server or Raft. A connection
+// that sends nothing within sniffTimeout is closed.
 func (m *muxListener) route(c *trackedConn) {
 	defer m.wg.Done()
-	var first [1]byte
+	opening := make([]byte, 1, 2)
 	_ = c.SetReadDeadline(time.Now().Add(sniffTimeout))
-	if _, err := io.ReadFull(c, first[:]); err != nil {
+	if _, err := io.ReadFull(c, opening); err != nil {
 		_ = c.Close()
 		return
 	}
+	kind, needsNext := kindOf(opening[0], nil)
+	if needsNext {
+		opening = opening[:2]
+		if _, err := io.ReadFull(c, opening[1:]); err != nil {
+			_ = c.Close()
+			return
+		}
+		kind, _ = kindOf(opening[0], opening[1:])
+	}
 	_ = c.SetReadDeadline(time.Time{})
-	if first[0] == forwardMagic {
+	switch kind {
+	case connForward:
 		defer c.Close()
 		m.serveForward(c)
+	case connKafka:
+		m.handOver(m.kafkaConns, &peekedConn{trackedConn: c, opening: opening})
+	default:
+		m.handOver(m.raftConns, &peekedConn{trackedConn: c, opening: opening})
+	}
+}
+
+// handOver gives c to whoever receives from to, or closes it when to is
+// nil or once the mux is closed.
+func (m *muxListener) handOver(to chan<- net.Conn, c *peekedConn) {
+	if to == nil {
+		_ = c.Close()
 		return
 	}
 	select {
-	case m.raftConns <- &peekedConn{trackedConn: c, first: first[0]}:
+	case to <- c:
 	case <-m.closed:
 		_ = c.Close()
 	}
@@ -248,12 +312,12 @@ func (c *trackedConn) Close() error {
 	return c.closeErr
 }
 
-// peekedConn returns the byte the mux read to route it before anything else.
+// peekedConn returns the bytes the mux read to route it before anything
+// else.
 type peekedConn struct {
 	*trackedConn
-	mu    sync.Mutex
-	first byte
-	read  bool
+	mu      sync.Mutex
+	opening []byte // what is left of them
 }
 
 func (c *peekedConn) Read(p []byte) (int, error) {
@@ -261,12 +325,12 @@ func (c *peekedConn) Read(p []byte) (int, error) {
 		return 0, nil
 	}
 	c.mu.Lock()
-	pending := !c.read
-	c.read = true
-	c.mu.Unlock()
-	if pending {
-		p[0] = c.first
-		return 1, nil
+	if len(c.opening) > 0 {
+		n := copy(p, c.opening)
+		c.opening = c.opening[n:]
+		c.mu.Unlock()
+		return n, nil
 	}
+	c.mu.Unlock()
 	return c.trackedConn.Read(p)
 }

@@ -13,15 +13,17 @@ import (
 	"github.com/strata-broker/strata/internal/clock"
 )
 
-// TestMuxRoutesByFirstByte: a connection that starts with forwardMagic goes
-// to the forward server, any other to Raft with its first byte intact;
+// TestMuxRoutesByOpeningBytes: a connection that starts with forwardMagic
+// goes to the forward server, one that starts as a Kafka frame to the Kafka
+// server with its opening intact, any other to Raft with its opening intact;
 // Close ends Accept and every connection.
-func TestMuxRoutesByFirstByte(t *testing.T) {
+func TestMuxRoutesByOpeningBytes(t *testing.T) {
 	forwarded := make(chan string, 1)
+	kafka := make(chan net.Conn, 1)
 	m, err := newMuxListener("127.0.0.1:0", "", slog.New(slog.DiscardHandler), func(c net.Conn) {
 		b, _ := io.ReadAll(c)
 		forwarded <- string(b)
-	})
+	}, kafka)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,6 +66,32 @@ func TestMuxRoutesByFirstByte(t *testing.T) {
 		t.Fatal("forwarding connection not served")
 	}
 
+	// A Kafka frame: size 0x00000010, then its body.
+	frame := "\x00\x00\x00\x10" + "0123456789abcdef"
+	toKafka := dial(frame)
+	defer toKafka.Close()
+	select {
+	case c := <-kafka:
+		got := make([]byte, len(frame))
+		if _, err := io.ReadFull(c, got); err != nil || string(got) != frame {
+			t.Fatalf("Kafka server read %q, %v", got, err)
+		}
+		c.Close()
+	case <-time.After(clusterTimeout):
+		t.Fatal("Kafka connection not handed over")
+	}
+	// Raft's AppendEntries opens with 0x00 and a msgpack map.
+	appendEntries := dial("\x00\x87rest")
+	defer appendEntries.Close()
+	raftConn, err := m.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	opened := make([]byte, 6)
+	if _, err := io.ReadFull(raftConn, opened); err != nil || string(opened) != "\x00\x87rest" {
+		t.Fatalf("Raft read %q, %v", opened, err)
+	}
+
 	dialed, err := m.Dial(raft.ServerAddress(addr), time.Second)
 	if err != nil {
 		t.Fatal(err)
@@ -90,12 +118,37 @@ func TestMuxRoutesByFirstByte(t *testing.T) {
 	}
 }
 
+func TestKindOf(t *testing.T) {
+	for _, tc := range []struct {
+		opening   string
+		kind      connKind
+		needsNext bool
+	}{
+		{"\xf5", connForward, false},
+		{"\x01", connRaft, false}, // RequestVote
+		{"\x04", connRaft, false}, // RequestPreVote
+		{"\x00", connRaft, true},
+		{"\x00\x00", connKafka, false}, // a frame under 64 KiB
+		{"\x00\x7f", connKafka, false}, // just under 8 MiB
+		{"\x00\x80", connRaft, false},  // AppendEntries: a fixmap
+		{"\x00\x8f", connRaft, false},  // the largest fixmap
+		{"\x00\xde", connRaft, false},  // map16
+		{"\x00\xdf", connRaft, false},  // map32
+		{"\x05\x00", connRaft, false},  // Raft decides what it cannot decode
+	} {
+		kind, needsNext := kindOf(tc.opening[0], []byte(tc.opening[1:]))
+		if kind != tc.kind || needsNext != tc.needsNext {
+			t.Errorf("kindOf(%q) = %v, %v; want %v, %v", tc.opening, kind, needsNext, tc.kind, tc.needsNext)
+		}
+	}
+}
+
 func TestMuxNeedsADialableAddress(t *testing.T) {
-	if _, err := newMuxListener("0.0.0.0:0", "", slog.New(slog.DiscardHandler), nil); err == nil ||
+	if _, err := newMuxListener("0.0.0.0:0", "", slog.New(slog.DiscardHandler), nil, nil); err == nil ||
 		!strings.Contains(err.Error(), "AdvertiseAddr") {
 		t.Fatalf("listening on 0.0.0.0 without an advertised address: %v", err)
 	}
-	m, err := newMuxListener("0.0.0.0:0", "broker-1.example:9093", slog.New(slog.DiscardHandler), nil)
+	m, err := newMuxListener("0.0.0.0:0", "broker-1.example:9093", slog.New(slog.DiscardHandler), nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -103,7 +103,7 @@ func TestClusterAddAndRemoveControllers(t *testing.T) {
 	p.check(t, consumeAll(t, c.Node(2).Addr, topic))
 }
 
-func mustDescribeQuorum(t *testing.T, cl *kgo.Client) (*kmsg.DescribeQuorumResponse, kmsg.DescribeQuorumResponseTopicPartition) {
+func mustDescribeQuorum(t *testing.T, cl kmsg.Requestor) (*kmsg.DescribeQuorumResponse, kmsg.DescribeQuorumResponseTopicPartition) {
 	t.Helper()
 	var err error
 	deadline := time.Now().Add(clusterSettleTimeout)
@@ -129,7 +129,7 @@ func replicaIDs(rs []kmsg.DescribeQuorumResponseTopicPartitionReplicaState) []in
 
 // addRaftVoter asks for node to be made a voter at its controller address
 // listener (host:port).
-func addRaftVoter(t *testing.T, cl *kgo.Client, clusterID *string, node int32, dir [16]byte, listener string) (int16, string) {
+func addRaftVoter(t *testing.T, cl kmsg.Requestor, clusterID *string, node int32, dir [16]byte, listener string) (int16, string) {
 	t.Helper()
 	host, port, err := net.SplitHostPort(listener)
 	if err != nil {
@@ -151,7 +151,7 @@ func addRaftVoter(t *testing.T, cl *kgo.Client, clusterID *string, node int32, d
 // waitAddRaftVoter adds node at its controller listener (host:port),
 // asking again while the controller answers that the node is not ready (it
 // has not caught up or registered yet).
-func waitAddRaftVoter(t *testing.T, cl *kgo.Client, clusterID *string, node int32, dir [16]byte, listener string) {
+func waitAddRaftVoter(t *testing.T, cl kmsg.Requestor, clusterID *string, node int32, dir [16]byte, listener string) {
 	t.Helper()
 	deadline := time.Now().Add(clusterSettleTimeout)
 	for {

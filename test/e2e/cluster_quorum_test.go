@@ -33,7 +33,7 @@ func (c *Cluster) requireQuorumDescribed(ask int32) {
 
 // describeQuorum sends DescribeQuorum v2 for the metadata log and returns
 // the answer and its one partition.
-func describeQuorum(ctx context.Context, cl *kgo.Client) (*kmsg.DescribeQuorumResponse, kmsg.DescribeQuorumResponseTopicPartition, error) {
+func describeQuorum(ctx context.Context, cl kmsg.Requestor) (*kmsg.DescribeQuorumResponse, kmsg.DescribeQuorumResponseTopicPartition, error) {
 	req := kmsg.NewPtrDescribeQuorumRequest()
 	req.Version = 2
 	rt := kmsg.NewDescribeQuorumRequestTopic()

@@ -15,16 +15,54 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// kafka4ServerProperties is Kafka 4's own config/server.properties (a
-// combined broker and controller node, a standalone quorum), its ports and
-// data directory moved to the test's.
-func kafka4ServerProperties(plaintext, controller, dir string) string {
-	_, cport, _ := net.SplitHostPort(controller)
-	return kafka4NodeProperties(1, "localhost:"+cport, plaintext, controller, dir)
+// startKafka4Node starts node id from Kafka 4's own
+// config/server.properties (a combined broker and controller node), its
+// ports and data directory moved to the test's, finding its controllers
+// at bootstrap (controller.quorum.bootstrap.servers); "" names the node's
+// own controller listener: the first voter of a standalone quorum, as
+// Kafka's file has it.
+func startKafka4Node(t *testing.T, id int, bootstrap string) *Broker {
+	t.Helper()
+	dir := t.TempDir()
+	file := filepath.Join(t.TempDir(), "server.properties")
+	return startBrokerListenersConfig(t, dir, []string{"PLAINTEXT", controllerListener}, func(b *Broker) string {
+		boot := bootstrap
+		if boot == "" {
+			boot = advertisedController(b)
+		}
+		props := kafka4NodeProperties(id, boot, b.Listeners["PLAINTEXT"], b.Listeners[controllerListener], dir)
+		if err := os.WriteFile(file, []byte(props), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return file
+	})
 }
 
-// kafka4NodeProperties is kafka4ServerProperties for node id, which finds
-// its controllers at bootstrap (controller.quorum.bootstrap.servers).
+// advertisedController is b's controller listener as its Kafka 4
+// server.properties advertises it.
+func advertisedController(b *Broker) string {
+	_, port, _ := net.SplitHostPort(b.Listeners[controllerListener])
+	return "localhost:" + port
+}
+
+// waitObserver waits for node to be an observer of the metadata quorum and
+// returns its state there.
+func waitObserver(t *testing.T, cl kmsg.Requestor, node int32) kmsg.DescribeQuorumResponseTopicPartitionReplicaState {
+	t.Helper()
+	var observer kmsg.DescribeQuorumResponseTopicPartitionReplicaState
+	waitFor(t, clusterSettleTimeout, fmt.Sprintf("node %d to join the quorum as an observer", node), func() bool {
+		_, q := mustDescribeQuorum(t, cl)
+		i := slices.IndexFunc(q.Observers, func(r kmsg.DescribeQuorumResponseTopicPartitionReplicaState) bool { return r.ReplicaID == node })
+		if i >= 0 {
+			observer = q.Observers[i]
+		}
+		return i >= 0
+	})
+	return observer
+}
+
+// kafka4NodeProperties is Kafka 4's config/server.properties for node id,
+// which finds its controllers at bootstrap.
 func kafka4NodeProperties(id int, bootstrap, plaintext, controller, dir string) string {
 	_, cport, _ := net.SplitHostPort(controller)
 	return fmt.Sprintf(`process.roles=broker,controller
@@ -61,15 +99,7 @@ log.retention.check.interval.ms=300000
 // controller listener, joins, and AddRaftVoter makes a voter: Kafka 4's
 // way to grow a cluster, with Kafka's own files.
 func TestKafka4ServerPropertiesServe(t *testing.T) {
-	dir := t.TempDir()
-	file := filepath.Join(t.TempDir(), "server.properties")
-	b := startBrokerListenersConfig(t, dir, []string{"PLAINTEXT", controllerListener}, func(b *Broker) string {
-		props := kafka4ServerProperties(b.Listeners["PLAINTEXT"], b.Listeners[controllerListener], dir)
-		if err := os.WriteFile(file, []byte(props), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return file
-	})
+	b := startKafka4Node(t, 1, "")
 	out := b.output.String()
 	for _, want := range []string{"num.io.threads=8", "num.network.threads=3", "change nothing", "first voter of a quorum"} {
 		if !strings.Contains(out, want) {
@@ -105,28 +135,10 @@ func TestKafka4ServerPropertiesServe(t *testing.T) {
 		t.Fatalf("after a restart: %d records, want %d", len(again[0]), n)
 	}
 
-	dir2 := t.TempDir()
-	file2 := filepath.Join(t.TempDir(), "server.properties")
-	_, cport, _ := net.SplitHostPort(b.Listeners[controllerListener])
-	second := startBrokerListenersConfig(t, dir2, []string{"PLAINTEXT", controllerListener}, func(s *Broker) string {
-		props := kafka4NodeProperties(2, "localhost:"+cport, s.Listeners["PLAINTEXT"], s.Listeners[controllerListener], dir2)
-		if err := os.WriteFile(file2, []byte(props), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return file2
-	})
+	second := startKafka4Node(t, 2, advertisedController(b))
 	admin := newClient(t, second.Addr)
-	var observer kmsg.DescribeQuorumResponseTopicPartitionReplicaState
-	waitFor(t, clusterSettleTimeout, "node 2 to join the quorum as an observer", func() bool {
-		_, q := mustDescribeQuorum(t, admin)
-		i := slices.IndexFunc(q.Observers, func(r kmsg.DescribeQuorumResponseTopicPartitionReplicaState) bool { return r.ReplicaID == 2 })
-		if i >= 0 {
-			observer = q.Observers[i]
-		}
-		return i >= 0
-	})
-	_, sport, _ := net.SplitHostPort(second.Listeners[controllerListener])
-	waitAddRaftVoter(t, admin, nil, 2, observer.ReplicaDirectoryID, "localhost:"+sport)
+	observer := waitObserver(t, admin, 2)
+	waitAddRaftVoter(t, admin, nil, 2, observer.ReplicaDirectoryID, advertisedController(second))
 	if _, q := mustDescribeQuorum(t, newClient(t, b.Addr)); !slices.Equal(sorted(replicaIDs(q.CurrentVoters)), []int32{1, 2}) {
 		t.Fatalf("voters %v, want 1 and 2", replicaIDs(q.CurrentVoters))
 	}
