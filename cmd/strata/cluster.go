@@ -30,8 +30,12 @@ const singleNodeOpenTimeout = 30 * time.Second
 // serving Raft on the controller listener and sending the Kafka clients
 // that connect there on kafkaConns.
 func openMetadata(ctx context.Context, cfg *config.Broker, logger *slog.Logger, kafkaConns chan<- net.Conn) (*metadata.Store, error) {
+	formatted, err := formattedClusterID(cfg)
+	if err != nil {
+		return nil, err
+	}
 	opts := metadata.Options{Dir: cfg.MetadataDir, NodeID: cfg.NodeID, Clock: clock.Real{}, Logger: logger,
-		LeaderImbalancePercentage: int(cfg.LeaderImbalancePercentage)}
+		LeaderImbalancePercentage: int(cfg.LeaderImbalancePercentage), ClusterID: formatted}
 	if cfg.AutoLeaderRebalance {
 		opts.LeaderImbalanceCheckInterval = cfg.LeaderImbalanceCheckInterval
 	}

@@ -59,6 +59,36 @@ func claimLogDir(cfg *config.Broker, img *metadata.Image) error {
 	return writeMetaProperties(metaPropertiesDirs(cfg), cfg.NodeID, clusterID, dirID)
 }
 
+// formattedClusterID is the cluster.id that Kafka's `kafka-storage format`
+// (or an earlier start) wrote into cfg's first log dir's meta.properties,
+// for a quorum this node bootstraps to take: Kafka 4 has every node's
+// storage formatted with the cluster's id before its first start, and the
+// logs are then that cluster's. "" when there is no such file or id, and
+// when the log dir holds partitions: a quorum bootstrapped then has lost
+// the metadata they were written under, and claimLogDir refuses it.
+func formattedClusterID(cfg *config.Broker) (string, error) {
+	dir := cfg.LogDirs[0]
+	path := filepath.Join(dir, metaPropertiesFile)
+	data, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return "", nil
+	case err != nil:
+		return "", fmt.Errorf("reading %s: %w", path, err)
+	}
+	id, ok := metaPropertiesClusterID(data)
+	if !ok {
+		return "", nil
+	}
+	if err := metadata.ValidClusterID(id); err != nil {
+		return "", fmt.Errorf("%s: %v; format the log dir again with kafka-storage format -t <an id from kafka-storage random-uuid>, or remove the file", path, err)
+	}
+	if part, err := anyPartitionDir(dir); err != nil || part != "" {
+		return "", err
+	}
+	return id, nil
+}
+
 // anyPartitionDir names a partition directory of dir (one holding a
 // partition.metadata file), "" when it has none.
 func anyPartitionDir(dir string) (string, error) {

@@ -95,3 +95,44 @@ func TestClaimLegacyLogDir(t *testing.T) {
 		t.Fatalf("a cluster member: %v", err)
 	}
 }
+
+// A quorum bootstrapped on a log dir takes the cluster id formatted into
+// it, unless the log dir holds partitions (metadata lost: claimLogDir
+// refuses it) or has none; a malformed one is refused.
+func TestFormattedClusterID(t *testing.T) {
+	const id = "MkU3OEVBNTcwNTJENDM2Qg"
+	for _, tc := range []struct {
+		name      string
+		meta      string // "" writes no meta.properties
+		partition bool
+		want      string
+		err       string
+	}{
+		{name: "unformatted"},
+		{name: "formatted", meta: "node.id=1\nversion=1\ncluster.id=" + id + "\n", want: id},
+		{name: "without a cluster id", meta: "node.id=1\nversion=1\n"},
+		{name: "with partitions", meta: "cluster.id=" + id + "\n", partition: true},
+		{name: "malformed", meta: "cluster.id=cluster-a\n", err: "kafka-storage"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if tc.meta != "" {
+				if err := os.WriteFile(filepath.Join(dir, metaPropertiesFile), []byte(tc.meta), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tc.partition {
+				if err := os.MkdirAll(filepath.Join(dir, "t-0"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(dir, "t-0", broker.PartitionMetadataFile), nil, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, err := formattedClusterID(&config.Broker{LogDirs: []string{dir}})
+			if got != tc.want || (err == nil) != (tc.err == "") || err != nil && !strings.Contains(err.Error(), tc.err) {
+				t.Fatalf("formattedClusterID = %q, %v; want %q, error with %q", got, err, tc.want, tc.err)
+			}
+		})
+	}
+}

@@ -42,9 +42,19 @@ func newUUIDString() string { return UUIDString(newUUID()) }
 func UUIDString(id [16]byte) string { return base64.RawURLEncoding.EncodeToString(id[:]) }
 
 func validateClusterID(id string) error {
+	if err := ValidClusterID(id); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidCommand, err)
+	}
+	return nil
+}
+
+// ValidClusterID reports whether id is a cluster id in Kafka's form (a
+// Uuid: 16 bytes as 22 characters of unpadded base64url), as
+// kafka-storage random-uuid prints one.
+func ValidClusterID(id string) error {
 	raw, err := base64.RawURLEncoding.DecodeString(id)
 	if err != nil || len(raw) != 16 {
-		return fmt.Errorf("%w: cluster id %q is not 16 bytes of base64url", ErrInvalidCommand, id)
+		return fmt.Errorf("cluster id %q is not 16 bytes of base64url (22 characters, as kafka-storage random-uuid prints)", id)
 	}
 	return nil
 }

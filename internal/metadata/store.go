@@ -62,6 +62,10 @@ type Options struct {
 	// it as a non-voter, and AddVoter may make it a voter. With Bootstrap,
 	// BindAddr must be set. nil with Voters.
 	Bootstrap []string
+	// ClusterID is the id a quorum this node bootstraps takes: the one
+	// Kafka's `kafka-storage format --cluster-id` wrote into the log dir.
+	// "" draws one. Read only while the metadata log has no cluster id.
+	ClusterID string
 	// KafkaConns, with a BindAddr, receives each connection to it that
 	// opens with a Kafka request (an admin client bootstrapped from the
 	// controllers, KIP-919: kafka-metadata-quorum --bootstrap-controller),
@@ -112,6 +116,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("metadata: Options.LeaderImbalanceCheckInterval %v is negative", o.LeaderImbalanceCheckInterval)
 	case o.LeaderImbalancePercentage < 0 || o.LeaderImbalancePercentage > 100:
 		return fmt.Errorf("metadata: Options.LeaderImbalancePercentage %d is not in 0..100", o.LeaderImbalancePercentage)
+	case o.ClusterID != "" && ValidClusterID(o.ClusterID) != nil:
+		return fmt.Errorf("metadata: Options.ClusterID: %w", ValidClusterID(o.ClusterID))
 	}
 	return o.validateQuorum()
 }
@@ -352,7 +358,11 @@ func (s *Store) takeOffice() error {
 		return err
 	}
 	if s.Image().ClusterID == "" {
-		if _, err := s.proposeNoCtx(&initClusterCmd{ClusterID: newClusterID()}); err != nil {
+		id := s.opts.ClusterID
+		if id == "" {
+			id = newClusterID()
+		}
+		if _, err := s.proposeNoCtx(&initClusterCmd{ClusterID: id}); err != nil {
 			return fmt.Errorf("set cluster id: %w", err)
 		}
 	}

@@ -317,6 +317,25 @@ func TestStoreRestartRestoresImage(t *testing.T) {
 	}
 }
 
+// A quorum bootstrapped with Options.ClusterID takes it (Kafka's formatted
+// cluster id); a log that has one keeps it whatever the option says.
+func TestStoreTakesTheGivenClusterID(t *testing.T) {
+	const formatted, other = "MkU3OEVBNTcwNTJENDM2Qg", "AAAAAAAAAAAAAAAAAAAAAA"
+	o := testOptions(t, t.TempDir(), "")
+	o.ClusterID = formatted
+	s := openStore(t, o)
+	if got := s.Image().ClusterID; got != formatted {
+		t.Fatalf("ClusterID = %q, want %q", got, formatted)
+	}
+	closeStore(t, s)
+	o.ClusterID = other
+	s = openStore(t, o)
+	defer closeStore(t, s)
+	if got := s.Image().ClusterID; got != formatted {
+		t.Fatalf("after a restart with another ClusterID: %q, want %q", got, formatted)
+	}
+}
+
 func TestStoreTCPTransport(t *testing.T) {
 	if testing.Short() {
 		t.Skip("TCP transport uses Raft's default (second-scale) election timeouts")
@@ -381,6 +400,7 @@ func TestOptionsValidate(t *testing.T) {
 		"no dir":      {NodeID: 1, Clock: clock.Real{}},
 		"negative id": {Dir: "d", NodeID: -1, Clock: clock.Real{}},
 		"no clock":    {Dir: "d", NodeID: 1},
+		"bad cluster": {Dir: "d", NodeID: 1, Clock: clock.Real{}, ClusterID: "cluster-a"},
 	} {
 		if o.Validate() == nil {
 			t.Errorf("%s: Validate accepted %+v", name, o)

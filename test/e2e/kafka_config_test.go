@@ -23,7 +23,12 @@ import (
 // Kafka's file has it.
 func startKafka4Node(t *testing.T, id int, bootstrap string) *Broker {
 	t.Helper()
-	dir := t.TempDir()
+	return startKafka4NodeIn(t, t.TempDir(), id, bootstrap)
+}
+
+// startKafka4NodeIn is startKafka4Node with its log dir at dir.
+func startKafka4NodeIn(t *testing.T, dir string, id int, bootstrap string) *Broker {
+	t.Helper()
 	file := filepath.Join(t.TempDir(), "server.properties")
 	return startBrokerListenersConfig(t, dir, []string{"PLAINTEXT", controllerListener}, func(b *Broker) string {
 		boot := bootstrap

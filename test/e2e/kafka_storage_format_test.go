@@ -1,0 +1,92 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// formattedClusterID is a cluster id as `kafka-storage random-uuid` prints
+// one.
+const formattedClusterID = "MkU3OEVBNTcwNTJENDM2Qg"
+
+// formatLikeKafka lays out dir as Kafka 4's `kafka-storage format
+// --standalone -t <id>` leaves a log dir: meta.properties naming the
+// cluster, and the bootstrap files Kafka's controller reads (Strata keeps
+// its metadata elsewhere and leaves them alone).
+func formatLikeKafka(t *testing.T, dir, clusterID string) {
+	t.Helper()
+	files := map[string]string{
+		"meta.properties":      "#\n#Sat Dec 05 14:00:00 UTC 2026\nnode.id=1\ndirectory.id=0SjJ2JvbTJ6vVf2Qv5PZ2g\nversion=1\ncluster.id=" + clusterID + "\n",
+		"bootstrap.checkpoint": "kafka's bootstrap records",
+		filepath.Join("__cluster_metadata-0", "00000000000000000000-0000000000.checkpoint"): "kafka's voter set",
+	}
+	for name, text := range files {
+		path := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func clusterIDOf(t *testing.T, addr string) string {
+	t.Helper()
+	resp, err := kmsg.NewPtrDescribeClusterRequest().RequestWith(testContext(t, 10*time.Second), newClient(t, addr))
+	if err != nil || resp.ErrorCode != 0 {
+		t.Fatalf("DescribeCluster: %v, %+v", err, resp)
+	}
+	return resp.ClusterID
+}
+
+// Kafka 4's quickstart formats the storage before the first start
+// (kafka-storage format -t <id>). Strata started on a log dir formatted so
+// takes that cluster id, whether it runs as Kafka's standalone quorum or
+// as a single node, keeps it across a restart and leaves Kafka's bootstrap
+// files alone; a meta.properties whose cluster.id is not one is refused
+// with one line naming the file.
+func TestKafkaFormattedStorage(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	formatLikeKafka(t, dir, formattedClusterID)
+	b := startKafka4NodeIn(t, dir, 1, "")
+	if got := clusterIDOf(t, b.Addr); got != formattedClusterID {
+		t.Fatalf("cluster id %q, want the formatted %q", got, formattedClusterID)
+	}
+	const topic = "formatted"
+	produceSync(t, newClient(t, b.Addr, kgo.AllowAutoTopicCreation()), &kgo.Record{Topic: topic, Value: []byte("v")})
+	b.Stop()
+	b.Restart()
+	if got := clusterIDOf(t, b.Addr); got != formattedClusterID {
+		t.Fatalf("after a restart: cluster id %q, want %q", got, formattedClusterID)
+	}
+	if got := consumeAll(t, b.Addr, topic); len(got[0]) != 1 {
+		t.Fatalf("after a restart: %d records, want 1", len(got[0]))
+	}
+	for _, kept := range []string{"bootstrap.checkpoint", filepath.Join("__cluster_metadata-0", "00000000000000000000-0000000000.checkpoint")} {
+		if _, err := os.Stat(filepath.Join(dir, kept)); err != nil {
+			t.Errorf("Kafka's %s: %v", kept, err)
+		}
+	}
+
+	single := t.TempDir()
+	formatLikeKafka(t, single, formattedClusterID)
+	if got := clusterIDOf(t, startBroker(t, single).Addr); got != formattedClusterID {
+		t.Fatalf("single node: cluster id %q, want the formatted %q", got, formattedClusterID)
+	}
+
+	bad := t.TempDir()
+	formatLikeKafka(t, bad, "not-a-cluster-id")
+	out, code := runCLI(t, "serve", "--listen", "127.0.0.1:0", "--data-dir", bad)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if code == 0 || !strings.Contains(lines[len(lines)-1], filepath.Join(bad, "meta.properties")) || !strings.Contains(lines[len(lines)-1], "kafka-storage") {
+		t.Fatalf("a meta.properties with a bad cluster.id (exit %d):\n%s", code, out)
+	}
+}
