@@ -60,6 +60,11 @@ func (s *Store) FenceBroker(ctx context.Context, id int32, epoch int64) error {
 // UnregisterBroker): ErrUnknownBroker when none, ErrBrokerNotFenced while
 // the broker runs. Its partitions keep naming it as a replica.
 func (s *Store) UnregisterBroker(ctx context.Context, id int32) error {
+	// A follower's image may not have the broker's fence (or its return)
+	// yet: check against the controller's.
+	if err := s.catchUp(ctx); err != nil {
+		return err
+	}
 	b, ok := s.Image().Brokers[id]
 	if !ok {
 		return fmt.Errorf("%w: broker %d is not registered", ErrUnknownBroker, id)

@@ -205,14 +205,7 @@ func (s *Store) waitReady(ctx context.Context) error {
 				leader, ok, s.Image().Version, ctx.Err())
 		}
 	}
-	if s.IsController() {
-		return nil // in office: every earlier entry is applied here
-	}
-	index, err := s.readIndex(ctx)
-	if err != nil {
-		return err
-	}
-	return s.awaitVersion(ctx, index)
+	return s.catchUp(ctx) // in office, every earlier entry is applied here
 }
 
 func (s *Store) caughtUp() bool {

@@ -30,6 +30,21 @@ func (s *Store) serveReadIndex(payload []byte) forwardResponse {
 	return forwardResponse{Index: s.Image().Version}
 }
 
+// catchUp waits until this node's image holds everything the controller
+// had committed when asked, so that a check made on the image is made on
+// the controller's (a fence it has just committed, say). Nothing to wait
+// for on the controller in office or a single node.
+func (s *Store) catchUp(ctx context.Context) error {
+	if !s.opts.clustered() || s.IsController() {
+		return nil
+	}
+	index, err := s.readIndex(ctx)
+	if err != nil {
+		return err
+	}
+	return s.awaitVersion(ctx, index)
+}
+
 // readIndex asks the controller for its read index, retrying through
 // elections until ctx ends. A controller of an older version, which does
 // not know forwardReadIndex, is asked for its image version without the
