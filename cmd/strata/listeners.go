@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/strata-broker/strata/internal/api"
@@ -73,7 +74,8 @@ func advertisedAddresses(cfg *config.Broker, ls []boundListener) (map[string]api
 
 // security is what a listener's protocol asks of its server: TLS for SSL
 // and SASL_SSL, from tlsFor, and SASL for SASL_PLAINTEXT and SASL_SSL.
-func security(cfg *config.Broker, l config.Listener, meta *metadata.Store, tokens sasl.TokenValidator, tlsFor func(config.Listener) (*tls.Config, error)) (*tls.Config, *sasl.Config, error) {
+func security(cfg *config.Broker, l config.Listener, meta *metadata.Store, tokens sasl.TokenValidator, tlsFor func(config.Listener) (*tls.Config, error),
+	plainUsers func(listener string) *atomic.Pointer[map[string]string]) (*tls.Config, *sasl.Config, error) {
 	var (
 		tc  *tls.Config
 		sc  *sasl.Config
@@ -87,7 +89,7 @@ func security(cfg *config.Broker, l config.Listener, meta *metadata.Store, token
 	if l.UsesSASL() {
 		sc = &sasl.Config{
 			Mechanisms:     cfg.SASLMechanisms,
-			Credentials:    credentials{plain: cfg.PlainUsers[l.Name], meta: meta},
+			Credentials:    credentials{plain: plainUsers(l.Name), meta: meta},
 			Reauthenticate: cfg.MaxReauth > 0,
 			Tokens:         tokens,
 			// SCRAM's tokenauth (KIP-48).
@@ -101,15 +103,16 @@ func security(cfg *config.Broker, l config.Listener, meta *metadata.Store, token
 }
 
 // credentials are what SASL sessions check: PLAIN users from the
-// listener's JAAS config, SCRAM credentials from the metadata quorum (so an
+// listener's JAAS config (this broker's dynamic one first: plainUsersSet),
+// SCRAM credentials from the metadata quorum (so an
 // AlterUserScramCredentials applies to the next authentication).
 type credentials struct {
-	plain map[string]string
+	plain *atomic.Pointer[map[string]string]
 	meta  *metadata.Store
 }
 
 func (c credentials) PlainPassword(user string) (string, bool) {
-	pw, ok := c.plain[user]
+	pw, ok := (*c.plain.Load())[user]
 	return pw, ok
 }
 

@@ -9,6 +9,7 @@ import (
 	"maps"
 	"net"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -181,7 +182,8 @@ func startReplicaNode(t *testing.T, spec replicaSpec) *replicaNode {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tc, sc, err := security(cfg, l, meta, nil, func(l config.Listener) (*tls.Config, error) { return tlsConfig(cfg.TLSFor(l.Name)) })
+	plainUsers := func(name string) *atomic.Pointer[map[string]string] { return newPlainUsersSet(logger).add(name, cfg) }
+	tc, sc, err := security(cfg, l, meta, nil, func(l config.Listener) (*tls.Config, error) { return tlsConfig(cfg.TLSFor(l.Name)) }, plainUsers)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"runtime/pprof"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -211,6 +212,10 @@ type node struct {
 	// tlsWatch reloads it as this broker's dynamic configs change.
 	listenerTLS *listenerTLSSet
 	tlsWatch    *imageWatcher
+	// plainUsers are each SASL listener's PLAIN users;
+	// plainUsersWatch applies this broker's dynamic JAAS configs.
+	plainUsers      *plainUsersSet
+	plainUsersWatch *imageWatcher
 	// cleanerWatch applies the log cleaner's dynamic configs; nil
 	// without a cleaner. remoteWatch applies the remote tier's; nil
 	// without a tier.
@@ -244,7 +249,7 @@ func start(ctx context.Context, cfg *config.Broker, logger *slog.Logger) (*node,
 		return nil, err
 	}
 	n := &node{meta: meta, logger: logger, metrics: newBrokerMetrics(cfg, logger), listenerTLS: newListenerTLSSet(logger),
-		controllerConns: controllerConns}
+		plainUsers: newPlainUsersSet(logger), controllerConns: controllerConns}
 	if err := claimLogDir(cfg, meta.Image()); err != nil {
 		return nil, errors.Join(err, n.shutdown())
 	}
@@ -395,8 +400,9 @@ func (n *node) serveListeners(cfg *config.Broker, ls []boundListener, addrs map[
 	tlsFor := func(l config.Listener) (*tls.Config, error) {
 		return n.listenerTLS.add(l.Name, l.Name == cfg.InterBrokerListener, dynamic.TLSFor(l.Name), cfg.TLSFor(l.Name))
 	}
+	plainUsers := func(listener string) *atomic.Pointer[map[string]string] { return n.plainUsers.add(listener, dynamic) }
 	for i, l := range ls {
-		tc, sc, err := security(cfg, l.cfg, n.meta, n.tokens.forListener(l.cfg.Name), tlsFor)
+		tc, sc, err := security(cfg, l.cfg, n.meta, n.tokens.forListener(l.cfg.Name), tlsFor, plainUsers)
 		if err != nil {
 			closeAll(ls[i:])
 			return nil, err
@@ -417,6 +423,7 @@ func (n *node) serveListeners(cfg *config.Broker, ls []boundListener, addrs map[
 		n.listenerNames = append(n.listenerNames, l.cfg.Name)
 	}
 	n.tlsWatch = n.listenerTLS.watch(cfg, n.meta)
+	n.plainUsersWatch = n.plainUsers.watch(cfg, n.meta)
 	if cfg.Clustered() {
 		if err := n.serveControllerListener(cfg, h, logger); err != nil {
 			return nil, err
@@ -486,6 +493,9 @@ func (n *node) shutdown() error {
 	n.tokenSweep.close()
 	if n.tlsWatch != nil {
 		n.tlsWatch.close()
+	}
+	if n.plainUsersWatch != nil {
+		n.plainUsersWatch.close()
 	}
 	if n.cleanerWatch != nil {
 		n.cleanerWatch.close()

@@ -101,15 +101,18 @@ func explainForTopic(what string, err error) error {
 	return &config.Error{Key: ce.Key, Value: ce.Value, Msg: fmt.Sprintf("%s, for %s with these broker defaults", ce.Msg, what)}
 }
 
-// checkListenerTLS checks the listener keystores and truststores that a
-// change leaves b with: none on the cluster-wide resource
-// (config.CheckClusterWide); on this broker's, settings that hold
+// checkListenerTLS checks the listener keystores and truststores (and
+// PLAIN users) that a change leaves b with: none on the cluster-wide
+// resource (config.CheckClusterWide); on this broker's, settings that hold
 // together, then files that load (check, when set).
 func checkListenerTLS(b *config.Broker, clusterWide bool, next map[string]string, check func(*config.Broker) error) error {
 	if clusterWide {
 		return config.CheckClusterWide(next)
 	}
 	if err := b.CheckDynamicTLS(); err != nil {
+		return err
+	}
+	if err := b.CheckDynamicSASL(); err != nil {
 		return err
 	}
 	if check == nil {

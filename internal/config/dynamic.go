@@ -100,13 +100,14 @@ func (b *Broker) value(key string) string {
 // IsDynamic reports whether Strata can change broker config key at run
 // time: a key of dynamicKeys, or a listener's own connection limit
 // (listener.name.<listener>.max.connections, ....max.connection.creation.rate),
-// dynamic in Kafka too (its ListenerConnectionQuota is reconfigurable).
+// dynamic in Kafka too (its ListenerConnectionQuota is reconfigurable), a
+// listener's keystore or truststore, or its PLAIN users (jaas_dynamic.go).
 func IsDynamic(key string) bool {
 	if dynamicKeys[key] {
 		return true
 	}
 	k, ok := parseListenerSSLKey(key)
-	return ok && slices.Contains(listenerConnKeys, k.key) || isReloadableSSLKey(key)
+	return ok && slices.Contains(listenerConnKeys, k.key) || isReloadableSSLKey(key) || isDynamicJAASKey(key)
 }
 
 // isReloadableSSLKey reports whether key is a listener's own TLS key that
@@ -131,7 +132,8 @@ func Redacted(m map[string]string) map[string]string {
 
 // PerBrokerOnlyError refuses configs on the cluster-wide broker resource
 // that only one broker's resource may hold: a listener's keystore and
-// truststore files (each broker has its own certificate). Kafka answers it
+// truststore files (each broker has its own certificate) and its JAAS
+// config (Kafka's sasl.jaas.config is per broker too). Kafka answers it
 // with INVALID_REQUEST, as NotDynamicError.
 type PerBrokerOnlyError struct {
 	Keys []string // sorted
@@ -147,7 +149,7 @@ func (e *PerBrokerOnlyError) Error() string {
 func CheckClusterWide(m map[string]string) error {
 	var perBroker []string
 	for _, key := range sortedKeys(m) {
-		if isReloadableSSLKey(key) {
+		if isReloadableSSLKey(key) || isDynamicJAASKey(key) {
 			perBroker = append(perBroker, key)
 		}
 	}
@@ -198,7 +200,7 @@ func ValidateDynamic(m map[string]string) (map[string]string, error) {
 			return nil, &Error{Key: k, Value: m[k], Msg: "unknown broker config"}
 		case !IsDynamic(k):
 			static = append(static, k)
-		case d.Sensitive && !isReloadableSSLKey(k):
+		case d.Sensitive && !isReloadableSSLKey(k) && !isDynamicJAASKey(k):
 			return nil, &Error{Key: k, Msg: "sensitive configs cannot be set dynamically"}
 		}
 	}
