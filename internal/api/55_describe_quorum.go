@@ -22,9 +22,10 @@ import (
 // command a node has applied); a replica's times are those of its latest
 // heartbeat, -1 before the controller has heard one. The only partition is
 // __cluster_metadata-0, as in Kafka; anything else is
-// UNKNOWN_TOPIC_OR_PARTITION. A v2 answer lists each replica's listener
-// of the one the request came in on (each broker answers DescribeQuorum
-// there; on the controller listener, the voters' controller addresses).
+// UNKNOWN_TOPIC_OR_PARTITION. A v2 answer's nodes are the voters, each
+// with its controller address (the listener a new node's
+// controller.quorum.bootstrap.servers names), as Kafka's, on whichever
+// listener it is asked; a single node has no controller listener, so none.
 func init() { register(55, 0, 2, (*Handler).handleDescribeQuorum) }
 
 // quorumTopic is the name Kafka gives the metadata log.
@@ -58,7 +59,7 @@ func (h *Handler) handleDescribeQuorum(ctx context.Context, req *Request) Reply 
 	t.Partitions = []kmsg.DescribeQuorumResponseTopicPartition{p}
 	resp.Topics = []kmsg.DescribeQuorumResponseTopic{t}
 	if r.Version >= 2 {
-		resp.Nodes = h.quorumNodes(q, req)
+		resp.Nodes = h.quorumNodes(q)
 	}
 	return done(resp)
 }
@@ -115,57 +116,25 @@ func replicaStates(rs []metadata.QuorumReplica, img *metadata.Image) []kmsg.Desc
 	return out
 }
 
-// quorumNodes lists each replica of q with its address on the listener req
-// came on: this broker's own, a registered broker's endpoint, or no
-// listener for a node that has not registered one. On the controller
-// listener, the voters' controller addresses.
-func (h *Handler) quorumNodes(q metadata.QuorumState, req *Request) []kmsg.DescribeQuorumResponseNode {
-	addressOf := h.brokerAddressOn(req.Listener)
-	if h.onControllerListener(req) {
-		addressOf = h.controllerAddress()
+// quorumNodes lists the voters of q, each with its controller address
+// (named by this node's controller listener name), as Kafka lists them;
+// on a single node, which has no controller listener, without one.
+func (h *Handler) quorumNodes(q metadata.QuorumState) []kmsg.DescribeQuorumResponseNode {
+	addrs := map[int32]string{}
+	for _, c := range h.opts.Meta.Controllers() {
+		addrs[c.NodeID] = c.Addr
 	}
-	var out []kmsg.DescribeQuorumResponseNode
-	for _, r := range slices.Concat(q.Voters, q.Observers) {
+	out := make([]kmsg.DescribeQuorumResponseNode, 0, len(q.Voters))
+	for _, r := range q.Voters {
 		n := kmsg.NewDescribeQuorumResponseNode()
 		n.NodeID = r.NodeID
-		if addr, ok := addressOf(r.NodeID); ok && addr.Port > 0 && addr.Port <= 65535 {
+		if addr, ok := splitAddress(addrs[r.NodeID]); ok {
 			l := kmsg.NewDescribeQuorumResponseNodeListener()
-			l.Name, l.Host, l.Port = req.Listener, addr.Host, uint16(addr.Port)
+			l.Name, l.Host, l.Port = h.opts.Config.ControllerListenerName, addr.Host, uint16(addr.Port)
 			n.Listeners = append(n.Listeners, l)
 		}
 		out = append(out, n)
 	}
 	slices.SortFunc(out, func(a, b kmsg.DescribeQuorumResponseNode) int { return int(a.NodeID) - int(b.NodeID) })
 	return out
-}
-
-// brokerAddressOn is each node's address on a broker listener: this
-// broker's own, or a registered broker's endpoint.
-func (h *Handler) brokerAddressOn(listener string) func(node int32) (Address, bool) {
-	img := h.opts.Meta.Image()
-	self := h.opts.Broker.NodeID()
-	return func(node int32) (Address, bool) {
-		if node == self {
-			return h.advertised(listener), true
-		}
-		if b, registered := img.Brokers[node]; registered {
-			return endpointOf(b, listener)
-		}
-		return Address{}, false
-	}
-}
-
-// controllerAddress is each voter's controller address.
-func (h *Handler) controllerAddress() func(node int32) (Address, bool) {
-	addrs := map[int32]string{}
-	for _, c := range h.opts.Meta.Controllers() {
-		addrs[c.NodeID] = c.Addr
-	}
-	return func(node int32) (Address, bool) {
-		a, ok := addrs[node]
-		if !ok {
-			return Address{}, false
-		}
-		return splitAddress(a)
-	}
 }

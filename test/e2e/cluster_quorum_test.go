@@ -13,7 +13,7 @@ import (
 // (DescribeQuorum v2, as `kafka-metadata-quorum --bootstrap-server` does)
 // until the controller has heard every node: each is a voter, the leader is
 // one of them, every voter has applied metadata and has
-// a heartbeat time, and each node is listed with its listener.
+// a heartbeat time, and each node is listed with its controller listener.
 func (c *Cluster) requireQuorumDescribed(ask int32) {
 	t := c.t
 	t.Helper()
@@ -73,10 +73,12 @@ func quorumDescribedBy(c *Cluster, cl *kgo.Client) error {
 	if len(resp.Nodes) != len(c.Nodes) {
 		return fmt.Errorf("nodes %+v", resp.Nodes)
 	}
+	// Each voter at its controller listener, as Kafka lists them: where a
+	// new node's controller.quorum.bootstrap.servers points.
 	for _, n := range resp.Nodes {
-		want := c.Node(n.NodeID).Addr
-		if len(n.Listeners) != 1 || fmt.Sprintf("%s:%d", n.Listeners[0].Host, n.Listeners[0].Port) != want {
-			return fmt.Errorf("node %d listeners %+v, want %s", n.NodeID, n.Listeners, want)
+		want := c.Node(n.NodeID).Listeners[controllerListener]
+		if len(n.Listeners) != 1 || n.Listeners[0].Name != controllerListener || fmt.Sprintf("%s:%d", n.Listeners[0].Host, n.Listeners[0].Port) != want {
+			return fmt.Errorf("node %d listeners %+v, want %s at %s", n.NodeID, n.Listeners, controllerListener, want)
 		}
 	}
 	return nil
