@@ -84,9 +84,17 @@ func TestWatchSettingAppliesEachChangeOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitApplied(2, 3, 4) // tried again at the next image, now taken
-	mu.Lock()
-	out := logs.String()
-	mu.Unlock()
+	// The watcher logs a change after applying it: wait for the line.
+	logged := func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return logs.String()
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for strings.Count(logged(), "changed replica fetchers") < 3 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	out := logged()
 	if n := strings.Count(out, "dynamic replica fetchers not applied"); n != 1 {
 		t.Errorf("the refusal was logged %d times, want once:\n%s", n, out)
 	}
