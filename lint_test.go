@@ -92,6 +92,7 @@ var allowedImports = map[string][]string{
 	"internal/acl":                   {},
 	"internal/quota":                 {},
 	"internal/testpki":               {},
+	"internal/testkraft":             {"record", "base"},
 	"internal/base":                  {},
 	"internal/invariants":            {},
 

@@ -59,8 +59,17 @@ func openMetadata(ctx context.Context, cfg *config.Broker, logger *slog.Logger, 
 	opts.Voters = cfg.QuorumVoters
 	opts.Bootstrap = cfg.QuorumBootstrap
 	opts.BrokerSessionTimeout = cfg.BrokerSessionTimeout
+	initial, snapshot, err := kafkaInitialVoters(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if initial != nil {
+		opts.Voters, opts.Bootstrap = initial, nil
+	}
 	found := "controller.quorum.voters " + votersString(cfg.QuorumVoters)
 	switch {
+	case initial != nil:
+		found = "the initial controllers " + votersString(initial) + " of Kafka's bootstrap snapshot " + snapshot
 	case cfg.StandaloneQuorum:
 		found = "controller.quorum.bootstrap.servers naming this node alone, its voter at " + cfg.QuorumVoters[cfg.NodeID]
 	case len(cfg.QuorumBootstrap) > 0:

@@ -66,6 +66,10 @@ type Cluster struct {
 	// dataDirs are data directories some nodes start on (by node id)
 	// instead of new ones.
 	dataDirs map[int32]string
+	// quorum is the config that makes the nodes one quorum, given the
+	// controller addresses of the voters (node i+1 at voters[i]) and each
+	// node before its start: controller.quorum.voters unless set.
+	quorum func(voters []string, b *Broker) string
 }
 
 // startCluster starts n nodes at once (a lone voter never becomes ready: it
@@ -92,10 +96,17 @@ func startClusterOfVoters(t *testing.T, n, voters int, overrides ...string) *Clu
 // node id) started on those data directories.
 func startClusterOn(t *testing.T, n, voters int, dataDirs map[int32]string, overrides ...string) *Cluster {
 	t.Helper()
+	return startClusterWith(t, &Cluster{voters: voters, dataDirs: dataDirs}, n, overrides...)
+}
+
+// startClusterWith starts n nodes of c, its voters, data dirs and quorum
+// config as set.
+func startClusterWith(t *testing.T, c *Cluster, n int, overrides ...string) *Cluster {
+	t.Helper()
 	// The data directories live under one made before the cleanups below
 	// are registered, so that it is removed only after the nodes stopped.
 	parent := t.TempDir()
-	c := &Cluster{t: t, Nodes: make([]*Broker, n), voters: voters, dataDirs: dataDirs}
+	c.t, c.Nodes = t, make([]*Broker, n)
 	for i := range c.Nodes {
 		c.Nodes[i] = &Broker{
 			t:            t,
@@ -132,8 +143,10 @@ func startClusterOn(t *testing.T, n, voters int, dataDirs map[int32]string, over
 func (c *Cluster) tryStart(dir string, overrides []string) error {
 	ports := freePorts(c.t, 2*len(c.Nodes))
 	voters := make([]string, c.voters)
+	addrs := make([]string, c.voters)
 	for i := range voters {
-		voters[i] = fmt.Sprintf("%d@127.0.0.1:%d", i+1, ports[2*i+1])
+		addrs[i] = fmt.Sprintf("127.0.0.1:%d", ports[2*i+1])
+		voters[i] = fmt.Sprintf("%d@%s", i+1, addrs[i])
 	}
 	for i, b := range c.Nodes {
 		b.Listeners = map[string]string{
@@ -148,9 +161,13 @@ func (c *Cluster) tryStart(dir string, overrides []string) error {
 		if err := os.MkdirAll(b.Dir, 0o755); err != nil {
 			c.t.Fatal(err)
 		}
+		quorum := "controller.quorum.voters=" + strings.Join(voters, ",")
+		if c.quorum != nil {
+			quorum = c.quorum(addrs, b)
+		}
 		b.overrides = append([]string{
 			"node.id=" + strconv.Itoa(i+1),
-			"controller.quorum.voters=" + strings.Join(voters, ","),
+			quorum,
 		}, append(slices.Clone(clusterDefaults), perNode(overrides, i+1)...)...)
 		if i >= c.voters {
 			b.overrides = append(b.overrides, "process.roles=broker,controller")

@@ -1,14 +1,18 @@
 package e2e
 
 import (
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-broker/strata/internal/testkraft"
 )
 
 // formattedClusterID is a cluster id as `kafka-storage random-uuid` prints
@@ -88,5 +92,42 @@ func TestKafkaFormattedStorage(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if code == 0 || !strings.Contains(lines[len(lines)-1], filepath.Join(bad, "meta.properties")) || !strings.Contains(lines[len(lines)-1], "kafka-storage") {
 		t.Fatalf("a meta.properties with a bad cluster.id (exit %d):\n%s", code, out)
+	}
+}
+
+// Kafka 4's way to start a quorum of several controllers: each node's
+// storage formatted with `kafka-storage format --initial-controllers`
+// (the voters in a bootstrap snapshot of its metadata log dir) and its
+// controller.quorum.bootstrap.servers naming them all. The voters
+// bootstrap the quorum together, with the formatted cluster id, serve a
+// replicated topic, and a restarted one comes back from its metadata.
+func TestKafkaInitialControllers(t *testing.T) {
+	t.Parallel()
+	c := startClusterWith(t, &Cluster{voters: 3, quorum: func(addrs []string, b *Broker) string {
+		voters := make([]testkraft.Voter, len(addrs))
+		for i, a := range addrs {
+			host, port, _ := net.SplitHostPort(a)
+			p, _ := strconv.Atoi(port)
+			voters[i] = testkraft.Voter{ID: int32(i + 1), DirectoryID: [16]byte{byte(i + 1)},
+				Endpoints: []testkraft.Endpoint{{Name: controllerListener, Host: host, Port: uint16(p)}}}
+		}
+		formatLikeKafka(t, b.Dir, formattedClusterID)
+		if err := os.WriteFile(filepath.Join(b.Dir, testkraft.SnapshotPath), testkraft.BootstrapSnapshot(voters), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return "controller.quorum.bootstrap.servers=" + strings.Join(addrs, ",")
+	}}, 3)
+	c.requireQuorumDescribed(1)
+	if got := clusterIDOf(t, c.Node(2).Addr); got != formattedClusterID {
+		t.Fatalf("cluster id %q, want the formatted %q", got, formattedClusterID)
+	}
+	const topic = "initial-controllers"
+	c.createTopic(newAdmin(t, c.Node(1).Addr), topic, 1, 3, nil)
+	produceSync(t, newClient(t, c.Node(1).Addr, ackedProducerOpts...), &kgo.Record{Topic: topic, Value: []byte("v")})
+	c.Node(2).Stop()
+	c.Node(2).Restart()
+	c.requireQuorumDescribed(2)
+	if got := consumeAll(t, c.Node(2).Addr, topic); len(got[0]) != 1 {
+		t.Fatalf("%d records through the restarted node, want 1", len(got[0]))
 	}
 }
