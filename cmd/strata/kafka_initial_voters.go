@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kbin"
 
 	"github.com/strata-broker/strata/internal/config"
+	"github.com/strata-broker/strata/internal/metadata"
 	"github.com/strata-broker/strata/internal/record"
 )
 
@@ -18,8 +19,8 @@ import (
 // `kafka-storage format --initial-controllers id@host:port:dir,...`, which
 // writes the voters into a bootstrap snapshot in the metadata log dir,
 // while every node's controller.quorum.bootstrap.servers names them all.
-// Strata reads that snapshot's voters on a node's first start (its
-// metadata dir still empty) and takes them as controller.quorum.voters:
+// Strata reads that snapshot's voters on a node's first start (no Raft
+// state in its metadata dir yet) and takes them as controller.quorum.voters:
 // the voters bootstrap the quorum together, as Kafka's do, where otherwise
 // every node would wait to join a quorum none of them started. Later
 // starts find the voters in the metadata log.
@@ -36,13 +37,13 @@ const (
 )
 
 // kafkaInitialVoters are the voters (node id → host:port) of the bootstrap
-// snapshot that Kafka's formatter left in cfg's metadata log dir, when this
-// node bootstraps from controller.quorum.bootstrap.servers and its metadata
-// dir is still empty; ok is false otherwise, and when there is no such
-// snapshot (a standalone or a non-voter format writes one naming this node
-// alone, or none).
+// snapshot that Kafka's formatter left in cfg's metadata log dir, and its
+// path, when this node bootstraps from controller.quorum.bootstrap.servers
+// and its metadata holds no Raft state yet; nil otherwise, and when there
+// is no such snapshot (`--standalone` writes one naming this node alone,
+// which the list names alone too: config's standalone quorum).
 func kafkaInitialVoters(cfg *config.Broker) (voters map[int32]string, path string, err error) {
-	if len(cfg.QuorumBootstrap) == 0 || hasEntries(cfg.MetadataDir) {
+	if len(cfg.QuorumBootstrap) == 0 {
 		return nil, "", nil
 	}
 	dir := cfg.Raw["metadata.log.dir"]
@@ -56,6 +57,9 @@ func kafkaInitialVoters(cfg *config.Broker) (voters map[int32]string, path strin
 		return nil, "", nil
 	case err != nil:
 		return nil, "", fmt.Errorf("reading Kafka's bootstrap snapshot %s: %w", path, err)
+	}
+	if has, err := metadata.HasRaftState(cfg.MetadataDir); err != nil || has {
+		return nil, "", err
 	}
 	voters, err = snapshotVoters(data, cfg.ControllerListenerName)
 	if err != nil {

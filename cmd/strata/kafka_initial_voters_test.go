@@ -7,7 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/strata-broker/strata/internal/clock"
 	"github.com/strata-broker/strata/internal/config"
+	"github.com/strata-broker/strata/internal/metadata"
 	"github.com/strata-broker/strata/internal/testkraft"
 )
 
@@ -60,11 +62,23 @@ func TestKafkaInitialVoters(t *testing.T) {
 	if v, p, err := kafkaInitialVoters(cfg); err != nil || p != path || !maps.Equal(v, map[int32]string{1: "c1:9093"}) {
 		t.Fatalf("first start: %v, %s, %v", v, p, err)
 	}
+	// A metadata dir made by a start interrupted before the quorum
+	// bootstrapped holds no Raft state: the snapshot is still read.
 	if err := os.MkdirAll(filepath.Join(cfg.MetadataDir, "wal"), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	if v, _, err := kafkaInitialVoters(cfg); err != nil || !maps.Equal(v, map[int32]string{1: "c1:9093"}) {
+		t.Fatalf("after an interrupted first start: %v, %v", v, err)
+	}
+	meta, err := metadata.Open(t.Context(), metadata.Options{Dir: cfg.MetadataDir, NodeID: 1, Clock: clock.Real{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := meta.Close(); err != nil {
+		t.Fatal(err)
+	}
 	if v, _, err := kafkaInitialVoters(cfg); v != nil || err != nil {
-		t.Fatalf("with metadata already: %v, %v; want nothing taken", v, err)
+		t.Fatalf("with Raft state already: %v, %v; want nothing taken", v, err)
 	}
 	if err := os.WriteFile(path, snap[:30], 0o644); err != nil {
 		t.Fatal(err)
