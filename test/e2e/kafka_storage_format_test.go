@@ -131,3 +131,37 @@ func TestKafkaInitialControllers(t *testing.T) {
 		t.Fatalf("%d records through the restarted node, want 1", len(got[0]))
 	}
 }
+
+// Kafka's docs also grow a quorum from one node formatted with
+// `--standalone` while every node's controller.quorum.bootstrap.servers
+// names all the controllers. The formatted node starts the quorum as its
+// one voter, from its snapshot, though its list names a controller that is
+// not running yet.
+func TestKafkaStandaloneFormatWithAFullList(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	file := filepath.Join(t.TempDir(), "server.properties")
+	notYet := net.JoinHostPort("localhost", strconv.Itoa(freePorts(t, 1)[0]))
+	b := startBrokerListenersConfig(t, dir, []string{"PLAINTEXT", controllerListener}, func(b *Broker) string {
+		own := advertisedController(b)
+		host, port, _ := net.SplitHostPort(own)
+		p, _ := strconv.Atoi(port)
+		formatLikeKafka(t, dir, formattedClusterID)
+		self := []testkraft.Voter{{ID: 1, Endpoints: []testkraft.Endpoint{{Name: controllerListener, Host: host, Port: uint16(p)}}}}
+		if err := os.WriteFile(filepath.Join(dir, testkraft.SnapshotPath), testkraft.BootstrapSnapshot(self), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		props := kafka4NodeProperties(1, own+","+notYet, b.Listeners["PLAINTEXT"], b.Listeners[controllerListener], dir)
+		if err := os.WriteFile(file, []byte(props), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return file
+	})
+	_, q := mustDescribeQuorum(t, newClient(t, b.Addr))
+	if q.LeaderID != 1 || len(q.CurrentVoters) != 1 || q.CurrentVoters[0].ReplicaID != 1 {
+		t.Fatalf("leader %d, voters %+v; want node 1 the one voter", q.LeaderID, q.CurrentVoters)
+	}
+	if got := clusterIDOf(t, b.Addr); got != formattedClusterID {
+		t.Fatalf("cluster id %q, want the formatted %q", got, formattedClusterID)
+	}
+}
