@@ -66,3 +66,50 @@ func TestSplitAddress(t *testing.T) {
 		}
 	}
 }
+
+// On a cluster node's controller listener, DescribeCluster asks for ALTER
+// on the cluster (Kafka's controllers do), and ApiVersions lists the
+// controller's APIs only; the broker listeners answer as before.
+func TestControllerListenerRequests(t *testing.T) {
+	rh := newReplicaHarness(t, map[string]string{
+		"authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+		"super.users":           "User:admin",
+	})
+	rh.h.opts.Config.QuorumVoters = map[int32]string{1: "127.0.0.1:9093"} // a cluster node
+	ctrl := rh.h.opts.Config.ControllerListenerName
+	ask := func(listener, principal string, body kmsg.Request) kmsg.Response {
+		t.Helper()
+		body.SetVersion(body.MaxVersion())
+		reply := rh.h.Handle(t.Context(), &Request{Key: body.Key(), Version: body.MaxVersion(), Body: body, Principal: principal, Listener: listener})
+		return reply.Resp
+	}
+	controllers := kmsg.NewPtrDescribeClusterRequest()
+	controllers.EndpointType = endpointTypeController
+	if resp := ask(ctrl, "User:mallory", controllers).(*kmsg.DescribeClusterResponse); resp.ErrorCode != clusterDenied {
+		t.Errorf("DescribeCluster on the controller listener without ALTER: error %d, want CLUSTER_AUTHORIZATION_FAILED", resp.ErrorCode)
+	}
+	if resp := ask(ctrl, "User:admin", controllers).(*kmsg.DescribeClusterResponse); resp.ErrorCode != 0 || resp.EndpointType != endpointTypeController {
+		t.Errorf("DescribeCluster on the controller listener as a super user: %+v", resp)
+	}
+	brokers := kmsg.NewPtrDescribeClusterRequest()
+	if resp := ask("PLAINTEXT", "User:mallory", brokers).(*kmsg.DescribeClusterResponse); resp.ErrorCode != 0 || len(resp.Brokers) != 3 {
+		t.Errorf("DescribeCluster on a broker listener, open to all: %+v", resp)
+	}
+	served := func(listener string) map[int16]bool {
+		out := map[int16]bool{}
+		for _, k := range ask(listener, "User:admin", kmsg.NewPtrApiVersionsRequest()).(*kmsg.ApiVersionsResponse).ApiKeys {
+			out[k.ApiKey] = true
+		}
+		return out
+	}
+	onCtrl, onBroker := served(ctrl), served("PLAINTEXT")
+	if onCtrl[kmsg.Produce.Int16()] || onCtrl[kmsg.Metadata.Int16()] || !onCtrl[kmsg.DescribeCluster.Int16()] || !onCtrl[kmsg.AddRaftVoter.Int16()] {
+		t.Errorf("ApiVersions on the controller listener lists %v", onCtrl)
+	}
+	if !onBroker[kmsg.Produce.Int16()] || !onBroker[kmsg.Metadata.Int16()] {
+		t.Errorf("ApiVersions on a broker listener lists %v", onBroker)
+	}
+	if rh.h.SupportedOnControllerListener(kmsg.Produce.Int16(), 9) || !rh.h.SupportedOnControllerListener(kmsg.DescribeQuorum.Int16(), 2) {
+		t.Error("SupportedOnControllerListener does not follow the controller's APIs")
+	}
+}
