@@ -1,13 +1,10 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/strata-broker/strata/internal/broker"
 	"github.com/strata-broker/strata/internal/config"
@@ -111,18 +108,12 @@ func anyPartitionDir(dir string) (string, error) {
 }
 
 // metaPropertiesClusterID is the cluster.id of a meta.properties file; ok
-// is false when it has none.
+// is false when it has none, or does not parse as a properties file.
 func metaPropertiesClusterID(data []byte) (id string, ok bool) {
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if strings.HasPrefix(line, "#") || strings.HasPrefix(line, "!") {
-			continue
-		}
-		key, value, found := strings.Cut(line, "=")
-		if found && strings.TrimSpace(key) == "cluster.id" {
-			id = strings.TrimSpace(value)
-		}
+	props, err := config.PropertiesOf(metaPropertiesFile, data)
+	if err != nil {
+		return "", false
 	}
+	id = props["cluster.id"]
 	return id, id != ""
 }

@@ -16,6 +16,21 @@ type property struct {
 	line       int
 }
 
+// PropertiesOf parses data, a Java properties file (the subset
+// parseProperties reads), into its keys' values, the last of a repeated
+// key winning; name is only used in errors. Kafka's meta.properties is one.
+func PropertiesOf(name string, data []byte) (map[string]string, error) {
+	props, err := parseProperties(name, data)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(props))
+	for _, p := range props {
+		out[p.key] = p.value
+	}
+	return out, nil
+}
+
 // parseProperties parses the subset of Java's .properties format that Kafka
 // users write:
 //   - key=value, key: value or key value (see splitProperty), with whitespace
