@@ -28,16 +28,15 @@ import (
 // metadata.log.dir for Kafka's tools).
 func claimLogDir(cfg *config.Broker, img *metadata.Image) error {
 	dir, clusterID := cfg.LogDirs[0], img.ClusterID
-	path := filepath.Join(dir, metaPropertiesFile)
-	data, err := os.ReadFile(path)
+	have, path, present, err := logDirClusterID(dir)
 	switch {
-	case err == nil:
-		if have, ok := metaPropertiesClusterID(data); ok && have != clusterID {
+	case err != nil:
+		return err
+	case present:
+		if have != "" && have != clusterID {
 			return fmt.Errorf("log dir %s holds the logs of cluster %s (cluster.id in %s), but the metadata in %s is cluster %s's: the metadata these logs were written under is not there (lost, emptied, or elsewhere: see metadata.log.dir). Restore it there, or point metadata.log.dir at it; to start a new cluster instead, move %s away. Nothing in it was changed",
 				dir, have, path, cfg.MetadataDir, clusterID, dir)
 		}
-	case !errors.Is(err, os.ErrNotExist):
-		return fmt.Errorf("reading %s: %w", path, err)
 	case !cfg.Clustered() && len(img.Topics) == 0:
 		if part, err := anyPartitionDir(dir); err != nil {
 			return err
@@ -65,17 +64,9 @@ func claimLogDir(cfg *config.Broker, img *metadata.Image) error {
 // the metadata they were written under, and claimLogDir refuses it.
 func formattedClusterID(cfg *config.Broker) (string, error) {
 	dir := cfg.LogDirs[0]
-	path := filepath.Join(dir, metaPropertiesFile)
-	data, err := os.ReadFile(path)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		return "", nil
-	case err != nil:
-		return "", fmt.Errorf("reading %s: %w", path, err)
-	}
-	id, ok := metaPropertiesClusterID(data)
-	if !ok {
-		return "", nil
+	id, path, _, err := logDirClusterID(dir)
+	if err != nil || id == "" {
+		return "", err
 	}
 	if err := metadata.ValidClusterID(id); err != nil {
 		return "", fmt.Errorf("%s: %v; format the log dir again with kafka-storage format -t <an id from kafka-storage random-uuid>, or remove the file", path, err)
@@ -84,6 +75,21 @@ func formattedClusterID(cfg *config.Broker) (string, error) {
 		return "", err
 	}
 	return id, nil
+}
+
+// logDirClusterID is the cluster.id of dir's meta.properties (at path):
+// "" when the file names none; present is false when there is no file.
+func logDirClusterID(dir string) (id, path string, present bool, err error) {
+	path = filepath.Join(dir, metaPropertiesFile)
+	data, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return "", path, false, nil
+	case err != nil:
+		return "", path, false, fmt.Errorf("reading %s: %w", path, err)
+	}
+	id, _ = metaPropertiesClusterID(data)
+	return id, path, true, nil
 }
 
 // anyPartitionDir names a partition directory of dir (one holding a
