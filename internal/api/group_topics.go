@@ -1,6 +1,7 @@
 package api
 
 import (
+	"maps"
 	"slices"
 
 	"github.com/strata-broker/strata/internal/base"
@@ -33,17 +34,12 @@ func (v imageTopics) TopicName(id base.TopicID) (string, bool) {
 	return t.Name, true
 }
 
-// Names leaves out the internal topics, which no regular expression
-// subscribes to.
+// Names is every topic, the internal ones too: Kafka's coordinator
+// resolves a group's regular expressions against every topic in its
+// metadata image, and a client that subscribes to __consumer_offsets by
+// expression is assigned it (franz-go's Test848RegexBrokerResolves).
 func (v imageTopics) Names() []string {
-	names := make([]string, 0, len(v.img.Topics))
-	for name := range v.img.Topics {
-		if !isInternalTopic(name) {
-			names = append(names, name)
-		}
-	}
-	slices.Sort(names)
-	return names
+	return slices.Sorted(maps.Keys(v.img.Topics))
 }
 
 func (v imageTopics) Version() int64 { return int64(v.img.Version) }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -121,6 +122,33 @@ func TestConsumerProtocolRegexSubscription(t *testing.T) {
 	if _, ok := assigned["other"]; ok || len(g.Members) != 2 {
 		t.Fatalf("group %s: %d members, assigned %v", g.Group, len(g.Members), assigned)
 	}
+}
+
+// TestConsumerProtocolRegexMatchesInternalTopic: the broker resolves a
+// regular expression against every topic, the internal ones too, as
+// Kafka's coordinator does (franz-go's Test848RegexBrokerResolves): a
+// member subscribing to __consumer_offsets by expression is assigned its
+// partitions. (The client joins once a topic it matches itself exists:
+// rx-a.)
+func TestConsumerProtocolRegexMatchesInternalTopic(t *testing.T) {
+	t.Parallel()
+	b := startBroker(t, t.TempDir(), groupBrokerOverrides...)
+	createTopic(t, newAdmin(t, b.Addr), "rx-a", 1, nil)
+	member := startRegexMember(t, b.Addr, "g-internal", "rx-a|"+regexp.QuoteMeta("__consumer_offsets"), &consumedSet{seen: map[string]int{}})
+	waitFor(t, 30*time.Second, "__consumer_offsets assigned to the member", func() bool {
+		req := kmsg.NewPtrConsumerGroupDescribeRequest()
+		req.Groups = []string{"g-internal"}
+		resp, err := req.RequestWith(testContext(t, 10*time.Second), member)
+		if err != nil || len(resp.Groups) != 1 || len(resp.Groups[0].Members) != 1 {
+			return false
+		}
+		for _, tp := range resp.Groups[0].Members[0].Assignment.TopicPartitions {
+			if tp.Topic == "__consumer_offsets" && len(tp.Partitions) > 0 {
+				return true
+			}
+		}
+		return false
+	})
 }
 
 // TestACLsConsumerProtocolGroup: a ConsumerGroupHeartbeat needs READ on the

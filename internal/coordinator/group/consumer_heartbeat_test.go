@@ -324,9 +324,10 @@ func TestConsumerMembersExpire(t *testing.T) {
 	}
 }
 
-// A member subscribed by regular expression gets the matching topics (no
-// internal one); a topic created later that matches is assigned at the
-// next heartbeat; an expression nobody uses any more is deleted.
+// A member subscribed by regular expression gets the matching topics; a
+// topic created later that matches is assigned at the next heartbeat; an
+// expression nobody uses any more is deleted. An internal topic matches as
+// any other (Kafka resolves against every topic).
 func TestConsumerHeartbeatRegex(t *testing.T) {
 	h := newCGHarness(t, 1)
 	h.view = viewOf(map[string]int32{"t1": 2, "t2": 1, "other": 3, "__consumer_offsets": 50})
@@ -345,6 +346,14 @@ func TestConsumerHeartbeatRegex(t *testing.T) {
 	h.view = viewOf(map[string]int32{"t1": 2, "t2": 1, "t3": 2, "other": 3, "__consumer_offsets": 50})
 	wantResp(t, "after t3 was created", h.send(beat("a", 1, assignor.Assignment{cgT1: {0, 1}, cgT2: {0}})), 0, 2,
 		assignor.Assignment{cgT1: {0, 1}, cgT2: {0}, cgTopicIDs["t3"]: {0, 1}})
+
+	internal := join("b", nil)
+	internal.SubscribedTopicNames, internal.SubscribedTopicRegex = nil, ptr("__consumer_offsets")
+	h.send(internal)
+	if re := h.cg.regexes["__consumer_offsets"]; !slices.Equal(re.Topics, []string{"__consumer_offsets"}) {
+		t.Fatalf("an expression naming the internal topic resolved to %v", re.Topics)
+	}
+	h.send(leaveReq("b", -1, nil))
 
 	sub := beat("a", 2, nil)
 	sub.SubscribedTopicNames, sub.SubscribedTopicRegex = []string{"other"}, ptr("")

@@ -12,7 +12,8 @@ import (
 // metadata changed since (view.Version), and its record written when the
 // topics it matches change; one no member uses any more is deleted. It
 // reports whether a resolution changed, which changes the subscriptions.
-// Internal topics never match (the view leaves them out).
+// Internal topics match as any other: Kafka resolves against every topic
+// (the client decides whether to consume what it is assigned).
 func (w *consumerWrite) resolveRegexes(view TopicsView, now time.Time) bool {
 	changed := false
 	for _, expr := range slices.Sorted(maps.Keys(w.cg.regexes)) {

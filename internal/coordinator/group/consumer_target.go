@@ -23,7 +23,8 @@ type TopicsView interface {
 	// TopicName is the name of the topic with id, if it exists.
 	TopicName(id base.TopicID) (string, bool)
 	// Names is the names of the topics a regular expression may match:
-	// every topic but the internal ones.
+	// every topic, the internal ones too (as Kafka's coordinator), in
+	// ascending order.
 	Names() []string
 	// Version moves on whenever the topics change (the metadata image's
 	// version).

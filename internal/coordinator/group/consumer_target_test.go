@@ -6,7 +6,6 @@ import (
 	"maps"
 	"reflect"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -34,16 +33,9 @@ func (v topicsView) TopicName(id base.TopicID) (string, bool) {
 	return "", false
 }
 
-// Names is the view's topics but the internal ones, ascending.
+// Names is the view's topics, ascending.
 func (v topicsView) Names() []string {
-	var names []string
-	for name := range v {
-		if !strings.HasPrefix(name, "__") {
-			names = append(names, name)
-		}
-	}
-	slices.Sort(names)
-	return names
+	return slices.Sorted(maps.Keys(v))
 }
 
 // Version is a function of the view's contents, so a changed view has
