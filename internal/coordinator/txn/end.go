@@ -89,8 +89,8 @@ func refuseEnd(code int16) endVerdict { return endVerdict{action: endRefuse, cod
 // done, and any end waits while markers are written
 // (CONCURRENT_TRANSACTIONS). Version 2 bumps the epoch at every end, so a retry presents the epoch
 // before the bump (or, when that end moved the producer to a new id, the
-// last epoch of the old id): a retry of the completed outcome is done, a
-// retry while markers are written waits; an abort at the current epoch of a
+// last epoch of the old id): a retry of the completed outcome is done; any
+// end of the producer while markers are written waits; an abort at the current epoch of a
 // transaction that added nothing is accepted and bumps the epoch (how a
 // client fences itself after a failure it cannot classify).
 func endDecision(t *txnMetadata, p producer, commit, v2 bool) endVerdict {
@@ -103,6 +103,14 @@ func endDecision(t *txnMetadata, p producer, commit, v2 bool) endVerdict {
 		}
 		return endByState(t.state, commit, true, false)
 	}
+	if t.state.preparing() && (t.producerID == p.id || t.movingTo(p.id)) {
+		// The markers of the last end are being written. The client's next
+		// end (at the epoch that end gave it, or the next producer id)
+		// waits for them rather than being fenced, as Kafka since
+		// KAFKA-18464 checks the pending transition before the epoch; an
+		// end at an older epoch is fenced once they are written.
+		return refuseEnd(kerr.ConcurrentTransactions.Code)
+	}
 	retryOnBump := t.producerID == p.id && t.epoch == p.epoch+1
 	retryOnRotation := t.lastProducerID.ok && t.lastProducerID.v == p.id && t.producerID != p.id &&
 		p.epoch == math.MaxInt16-1 && t.epoch == 0
@@ -111,11 +119,9 @@ func endDecision(t *txnMetadata, p producer, commit, v2 bool) endVerdict {
 	}
 	current := t.producerID == p.id && t.epoch == p.epoch
 	var valid bool
-	switch {
-	case t.state == stateOngoing, t.state == stateEmpty:
+	switch t.state {
+	case stateOngoing, stateEmpty:
 		valid = current
-	case t.state.preparing():
-		valid = retryOnBump
 	default: // Complete*
 		valid = current || retryOnBump || retryOnRotation
 	}

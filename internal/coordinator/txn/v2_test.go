@@ -53,6 +53,10 @@ func TestVersion2TransactionsBumpTheEpoch(t *testing.T) {
 	}
 	wantCode(t, "a retry while the markers are written", first(h.endV2("tx", p, true)), kerr.ConcurrentTransactions)
 	wantCode(t, "the next transaction waits for them", h.implicitAdd("tx", next, tp("t", 0)), kerr.ConcurrentTransactions)
+	// franz-go aborts a transaction whose produces it dropped before
+	// sending, at once: that abort waits too, and is not fenced
+	// (KAFKA-18464; franz-go's TestTxnEtl failed on PRODUCER_FENCED).
+	wantCode(t, "an abort of nothing at the bumped epoch waits for them", first(h.endV2("tx", next, false)), kerr.ConcurrentTransactions)
 	h.reload()
 	h.flushMarkers()
 	if tx := h.c.txns["tx"]; tx.state != stateCompleteCommit || tx.epoch != epoch+1 {
@@ -141,6 +145,11 @@ func TestEndDecisionTable(t *testing.T) {
 		return &txnMetadata{producerID: pid, epoch: epoch, state: s, lastProducerID: some[int64](other)}
 	}
 	rotated := func(s txnState) *txnMetadata { return txn(s, 0) }
+	moving := func(s txnState) *txnMetadata {
+		m := txn(s, math.MaxInt16)
+		m.nextProducerID = some[int64](other + 1)
+		return m
+	}
 	prepare := endVerdict{action: endPrepare}
 	nothing := endVerdict{action: endPrepare, nothingAdded: true}
 	done := endVerdict{action: endDone}
@@ -166,7 +175,10 @@ func TestEndDecisionTable(t *testing.T) {
 		{"v2 abort of Empty", txn(stateEmpty, 5), producer{pid, 5}, false, true, nothing},
 		{"v2 commit of Empty", txn(stateEmpty, 5), producer{pid, 5}, true, true, refuse(kerr.InvalidTxnState)},
 		{"v2 retry while preparing", txn(statePrepareCommit, 6), producer{pid, 5}, true, true, refuse(kerr.ConcurrentTransactions)},
-		{"v2 current epoch while preparing", txn(statePrepareCommit, 6), producer{pid, 6}, true, true, refuse(kerr.ProducerFenced)},
+		{"v2 next end while preparing (KAFKA-18464)", txn(statePrepareCommit, 6), producer{pid, 6}, false, true, refuse(kerr.ConcurrentTransactions)},
+		{"v2 older epoch while preparing", txn(statePrepareCommit, 6), producer{pid, 3}, false, true, refuse(kerr.ConcurrentTransactions)},
+		{"v2 next producer id while preparing", moving(statePrepareCommit), producer{other + 1, 0}, false, true, refuse(kerr.ConcurrentTransactions)},
+		{"v2 another id while preparing", txn(statePrepareCommit, 6), producer{other, 6}, false, true, refuse(kerr.InvalidProducerIDMapping)},
 		{"v2 retry of a commit", txn(stateCompleteCommit, 6), producer{pid, 5}, true, true, done},
 		{"v2 retry of an abort", txn(stateCompleteAbort, 6), producer{pid, 5}, false, true, done},
 		{"v2 retry of a commit as an abort", txn(stateCompleteCommit, 6), producer{pid, 5}, false, true, refuse(kerr.InvalidTxnState)},
