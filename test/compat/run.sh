@@ -29,7 +29,9 @@
 # Kafka 4's floor (1 MiB) and Strata's (1 KiB): INVALID_CONFIG, as Kafka 4.
 #
 # CLIENT_TEST_RUN [""] passes -run to the library's go test; CLIENT_LOG
-# [none] sets franz-go's KGO_LOG_LEVEL; STRATA_BIN uses that binary.
+# [none] sets franz-go's KGO_LOG_LEVEL; STRATA_BIN uses that binary (one
+# built with -race makes the run fail on a race the broker reports; session
+# 33: franz-go's suite, one node and three, found none).
 set -uo pipefail
 BENCH_NAME=compat
 source "$(dirname "${BASH_SOURCE[0]}")/../../bench/lib.sh"
@@ -137,5 +139,10 @@ franz-go) run_franz_go ;;
 kafka-go) run_kafka_go ;;
 esac
 rc=$?
+# A broker built with -race (STRATA_BIN) reports a race in its log.
+if grep -l 'WARNING: DATA RACE' "$OUT"/node*.log 2>/dev/null; then
+	echo "compat: the broker reported a data race (the logs above)"
+	rc=66
+fi
 echo "compat: $client: $([[ $rc == 0 ]] && echo passed || echo "FAILED (exit $rc)"); broker logs in $OUT"
 exit "$rc"
