@@ -54,12 +54,13 @@ func (h *Handler) createOneTopic(ctx context.Context, req *Request, r *kmsg.Crea
 		if rt.NumPartitions != -1 || rt.ReplicationFactor != -1 {
 			return kerr.InvalidRequest.Code, "give either a replica assignment or partitions and replication factor, not both"
 		}
-		if code, msg := h.checkAssignment(rt.ReplicaAssignment); code != 0 {
+		lists, code, msg := h.checkAssignment(rt.ReplicaAssignment)
+		if code != 0 {
 			return code, msg
 		}
-		spec.partitions = int32(len(rt.ReplicaAssignment))
-		spec.replicationFactor = int16(len(rt.ReplicaAssignment[0].Replicas))
-		spec.assignments = assignmentLists(rt.ReplicaAssignment)
+		spec.partitions = int32(len(lists))
+		spec.replicationFactor = int16(len(lists[0]))
+		spec.assignments = lists
 	}
 	for _, c := range rt.Configs {
 		if c.Value == nil {

@@ -43,27 +43,48 @@ func plural(n int, one, many string) string {
 	return many
 }
 
-// checkAssignment checks a manual replica assignment of CreateTopics: each
-// partition, numbered from 0 in order, names distinct registered brokers
-// (this broker alone on a single node), all partitions as many.
-func (h *Handler) checkAssignment(as []kmsg.CreateTopicsRequestTopicReplicaAssignment) (int16, string) {
+// checkAssignment checks a manual replica assignment of CreateTopics and
+// returns its replica lists by partition: the partitions are 0, 1, ...,
+// each once, in any order (Kafka takes any; sarama sends a map's), each
+// naming distinct registered brokers (this broker alone on a single node),
+// all partitions as many.
+func (h *Handler) checkAssignment(as []kmsg.CreateTopicsRequestTopicReplicaAssignment) ([][]int32, int16, string) {
+	lists, code, msg := assignmentByPartition(as)
+	if code != 0 {
+		return nil, code, msg
+	}
 	img := h.opts.Meta.Image()
-	single := len(img.Brokers) == 0
-	for i, a := range as {
-		if a.Partition != int32(i) {
-			return kerr.InvalidReplicaAssignment.Code, fmt.Sprintf("the assignment lists partition %d where partition %d belongs; list partitions 0, 1, ... in order", a.Partition, i)
-		}
-		if single {
-			if len(a.Replicas) != 1 || a.Replicas[0] != h.opts.Broker.NodeID() {
-				return kerr.InvalidReplicaAssignment.Code, "every partition must be assigned to exactly this broker in a one-broker cluster"
+	for p, replicas := range lists {
+		if len(img.Brokers) == 0 {
+			if len(replicas) != 1 || replicas[0] != h.opts.Broker.NodeID() {
+				return nil, kerr.InvalidReplicaAssignment.Code, "every partition must be assigned to exactly this broker in a one-broker cluster"
 			}
 			continue
 		}
-		if code, msg := checkReplicaList(img, a.Partition, a.Replicas, len(as[0].Replicas)); code != 0 {
-			return code, msg
+		if code, msg := checkReplicaList(img, int32(p), replicas, len(lists[0])); code != 0 {
+			return nil, code, msg
 		}
 	}
-	return 0, ""
+	return lists, 0, ""
+}
+
+// assignmentByPartition orders a manual assignment's replica lists by
+// partition; the partitions must be 0 to n-1, each once.
+func assignmentByPartition(as []kmsg.CreateTopicsRequestTopicReplicaAssignment) ([][]int32, int16, string) {
+	lists := make([][]int32, len(as))
+	for _, a := range as {
+		switch {
+		case a.Partition < 0 || int(a.Partition) >= len(as):
+			return nil, kerr.InvalidReplicaAssignment.Code, fmt.Sprintf("the assignment lists partition %d of %d; number the partitions 0 to %d", a.Partition, len(as), len(as)-1)
+		case lists[a.Partition] != nil:
+			return nil, kerr.InvalidReplicaAssignment.Code, fmt.Sprintf("the assignment lists partition %d twice", a.Partition)
+		}
+		lists[a.Partition] = slices.Clone(a.Replicas)
+		if lists[a.Partition] == nil {
+			lists[a.Partition] = []int32{} // listed, with no replicas: checked below
+		}
+	}
+	return lists, 0, ""
 }
 
 // checkReplicaList checks one partition's replicas in a cluster.
@@ -80,13 +101,4 @@ func checkReplicaList(img *metadata.Image, partition int32, replicas []int32, wa
 		}
 	}
 	return 0, ""
-}
-
-// assignmentLists turns a checked manual assignment into metadata's form.
-func assignmentLists(as []kmsg.CreateTopicsRequestTopicReplicaAssignment) [][]int32 {
-	out := make([][]int32, len(as))
-	for i, a := range as {
-		out[i] = slices.Clone(a.Replicas)
-	}
-	return out
 }
