@@ -10,10 +10,10 @@ import (
 )
 
 // ListGroups: versions as the coordinator implements them (v4+ filter by
-// state, v5+ by type). Every __consumer_offsets partition is asked and the
-// answers are concatenated; the first error a partition reports (e.g.
-// COORDINATOR_LOAD_IN_PROGRESS, retriable) is the response's error, as
-// Kafka reports a loading partition. Without DESCRIBE on the cluster only
+// state, v5+ by type). Every __consumer_offsets partition coordinated here
+// is asked (clients ask every broker) and the answers are concatenated; the
+// first error a partition reports (e.g. COORDINATOR_LOAD_IN_PROGRESS,
+// retriable) is the response's error, as Kafka reports a loading partition. Without DESCRIBE on the cluster only
 // the groups the principal may DESCRIBE are listed.
 func init() { register(16, 0, groupMax(16), (*Handler).handleListGroups) }
 
@@ -22,7 +22,7 @@ func (h *Handler) handleListGroups(ctx context.Context, req *Request) Reply {
 	resp := r.ResponseKind().(*kmsg.ListGroupsResponse)
 	byPart, ok := h.groups.every()
 	if !ok {
-		return done(resp) // no group was ever coordinated here
+		return done(resp) // no group is coordinated here
 	}
 	wait := h.groups.fanOut(req, byPart, func([]string) kmsg.Request {
 		sub := kmsg.NewPtrListGroupsRequest()

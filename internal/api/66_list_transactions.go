@@ -9,9 +9,9 @@ import (
 	"github.com/strata-broker/strata/internal/acl"
 )
 
-// ListTransactions: every __transaction_state partition is asked (with the
-// request's state, producer id and, v1+, duration filters) and the answers
-// concatenated; the first error a partition reports (e.g.
+// ListTransactions: every __transaction_state partition coordinated here is
+// asked (with the request's state, producer id and, v1+, duration filters;
+// clients ask every broker) and the answers concatenated; the first error a partition reports (e.g.
 // COORDINATOR_LOAD_IN_PROGRESS, retriable) is the response's error.
 func init() { register(66, 0, txnMax(66), (*Handler).handleListTransactions) }
 
@@ -20,7 +20,7 @@ func (h *Handler) handleListTransactions(ctx context.Context, req *Request) Repl
 	resp := r.ResponseKind().(*kmsg.ListTransactionsResponse)
 	byPart, ok := h.txns.every()
 	if !ok {
-		return done(resp) // no transaction was ever coordinated here
+		return done(resp) // no transaction is coordinated here
 	}
 	wait := h.txns.fanOut(req, byPart, func([]string) kmsg.Request {
 		sub := *r

@@ -175,19 +175,30 @@ func (c *coordinators) split(keys []string) (map[int32][]string, bool) {
 	return out, true
 }
 
-// every maps each partition of the topic to no key: for requests every
-// partition answers (ListGroups, ListTransactions); ok is false while the
-// topic does not exist.
+// every maps each partition of the topic coordinated here to no key: a
+// list request (ListGroups, ListTransactions) is answered, as in Kafka, by
+// each broker for the coordinators it hosts, and clients ask every broker.
+// On a broker that runs no such coordinator every partition is mapped (each
+// answers COORDINATOR_NOT_AVAILABLE). ok is false while the topic does not
+// exist or no partition of it is coordinated here.
 func (c *coordinators) every() (map[int32][]string, bool) {
 	n, ok := c.partitions()
 	if !ok {
 		return nil, false
 	}
-	out := make(map[int32][]string, n)
-	for p := range n {
-		out[p] = nil
+	out := make(map[int32][]string)
+	if c.rt == nil {
+		for p := range n {
+			out[p] = nil
+		}
+		return out, true
 	}
-	return out, true
+	for _, p := range c.rt.Hosted() {
+		if p < n {
+			out[p] = nil
+		}
+	}
+	return out, len(out) > 0
 }
 
 // fanOut submits one request per coordinator partition (made by build from

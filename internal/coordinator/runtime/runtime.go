@@ -82,6 +82,14 @@ func (r *Runtime) Close() {
 	}
 }
 
+// Hosted is the partitions this runtime serves (loading or loaded), in
+// order: the ones a broker answers list requests for.
+func (r *Runtime) Hosted() []int32 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Sorted(maps.Keys(r.mu.parts))
+}
+
 // Submit hands req for partition p to its goroutine. done is called exactly
 // once with the response: from the partition's goroutine once the op's
 // records are durable, or at once from the caller's goroutine when the op
