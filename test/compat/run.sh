@@ -3,11 +3,13 @@
 # against Strata, as the library's maintainers run them against Kafka. The
 # library is the version go.mod names (its module is copied out of the Go
 # module cache); its suite finds bugs that our tests, written from the same
-# reading of Kafka, would not (session 33: three).
+# reading of Kafka, would not (session 33: three; session 34, sarama's:
+# two).
 #
 #   test/compat/run.sh franz-go            # franz-go's pkg/kgo, one node (~2 min)
 #   test/compat/run.sh franz-go --cluster  # the same against three nodes, RF 3 (~3 min)
 #   test/compat/run.sh kafka-go            # segmentio/kafka-go's root and sasl packages (~4 min)
+#   test/compat/run.sh sarama              # IBM/sarama's functional tests, five nodes (~5 min)
 #
 # Not part of `make test`: these suites take minutes and their timing is
 # tuned to their maintainers' machines. What they found is pinned by tests
@@ -33,10 +35,12 @@
 # built with -race makes the run fail on a race the broker reports; session
 # 33: franz-go's suite, one node and three, found none).
 set -uo pipefail
+TOXIPROXY_VERSION=v2.5.0   # sarama's network faults (the module proxy here serves this one)
+SARAMA_KAFKA_VERSION=4.3.1 # the Kafka its docker-compose.yml runs: it gates its tests by version
 BENCH_NAME=compat
 source "$(dirname "${BASH_SOURCE[0]}")/../../bench/lib.sh"
 
-usage() { die "usage: test/compat/run.sh franz-go [--cluster] | kafka-go"; }
+usage() { die "usage: test/compat/run.sh franz-go [--cluster] | kafka-go | sarama"; }
 [[ $# -ge 1 ]] || usage
 client=$1
 cluster=false
@@ -44,6 +48,7 @@ case "$client:${2:-}" in
 franz-go:) ;;
 franz-go:--cluster) cluster=true ;;
 kafka-go:) ;;
+sarama:) ;;
 *) usage ;;
 esac
 
@@ -134,9 +139,85 @@ PROPS
 		${CLIENT_TEST_RUN:+-run "$CLIENT_TEST_RUN"} . ./sasl/...)
 }
 
+# stop_restarted_nodes stops the nodes test/compat/docker started again
+# (not children of this script).
+stop_restarted_nodes() {
+	local f pid
+	for f in "$WORK"/node*.pid; do
+		[[ -f $f ]] || continue
+		pid=$(cat "$f")
+		[[ " ${NODE_PIDS[*]} " == *" $pid "* ]] && continue
+		kill -TERM "$pid" 2>/dev/null || continue
+		for _ in $(seq 150); do
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill -KILL "$pid" 2>/dev/null
+	done
+}
+
+# run_sarama runs sarama's functional tests as its docker-compose.yml and
+# CI run them against Kafka: five brokers (racks 1-5, replication factor
+# 2, the rack-aware replica selector), each reached through a toxiproxy
+# (127.0.0.1:29091-29095, fixed in sarama's tests) that its tests use to
+# cut connections; the brokers advertise those proxies. Its tests that
+# stop and start a broker with `docker compose` get test/compat/docker,
+# which does that to a Strata node.
+run_sarama() {
+	local p n ports=() lports=() cports=() voters=() proxies=() args=() api tests
+	trap 'stop_restarted_nodes; bench_cleanup' EXIT
+	for p in 29091 29092 29093 29094 29095; do
+		if (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+			die "sarama's tests dial localhost:$p, and something listens there: stop it first"
+		fi
+	done
+	copy_module github.com/IBM/sarama
+	(cd "$CLIENT_DIR" && go mod download) || die "cannot download sarama's test dependencies"
+	GOBIN=$BIN go install "github.com/Shopify/toxiproxy/v2/cmd/server@$TOXIPROXY_VERSION" ||
+		die "cannot build toxiproxy $TOXIPROXY_VERSION"
+	for n in 1 2 3 4 5; do
+		ports+=("$(free_port)") lports+=("$(free_port)") cports+=("$(free_port)") || die "no free port"
+		voters+=("$n@127.0.0.1:${cports[-1]}")
+		proxies+=("{\"name\":\"kafka$n\",\"listen\":\"127.0.0.1:$((29090 + n))\",\"upstream\":\"127.0.0.1:${lports[-1]}\",\"enabled\":true}")
+	done
+	echo "[$(IFS=,; echo "${proxies[*]}")]" >"$WORK/toxiproxy.json"
+	api=$(free_port) || die "no free port"
+	"$BIN/server" -host 127.0.0.1 -port "$api" -config "$WORK/toxiproxy.json" >"$OUT/toxiproxy.log" 2>&1 &
+	started $! toxiproxy
+	wait_port "$api" $! toxiproxy "$OUT/toxiproxy.log"
+	for n in 1 2 3 4 5; do
+		args=(--data-dir "$WORK/node$n" --override "node.id=$n" --override "broker.rack=$n"
+			--override "listeners=INTERNAL://127.0.0.1:${ports[n - 1]},LOCAL://127.0.0.1:${lports[n - 1]},CONTROLLER://127.0.0.1:${cports[n - 1]}"
+			--override "advertised.listeners=INTERNAL://127.0.0.1:${ports[n - 1]},LOCAL://localhost:$((29090 + n))"
+			--override "listener.security.protocol.map=INTERNAL:PLAINTEXT,LOCAL:PLAINTEXT,CONTROLLER:PLAINTEXT"
+			--override inter.broker.listener.name=INTERNAL --override controller.listener.names=CONTROLLER
+			--override "controller.quorum.voters=$(IFS=,; echo "${voters[*]}")"
+			--override default.replication.factor=2 --override offsets.topic.replication.factor=2
+			--override transaction.state.log.replication.factor=2
+			--override auto.create.topics.enable=false --override group.initial.rebalance.delay.ms=0
+			--override replica.selector.class=org.apache.kafka.common.replica.RackAwareReplicaSelector)
+		launch_node "$n" "${args[@]:2}"
+		# test/compat/docker stops and restarts nodes from these.
+		printf '%s\n' "${args[@]}" >"$WORK/node$n.args"
+		echo "${NODE_PIDS[n]}" >"$WORK/node$n.pid"
+	done
+	for n in 1 2 3 4 5; do
+		await_node "$n"
+	done
+	# Only the tests of the functional files: the package's unit tests run
+	# against sarama's mock broker.
+	tests=$(cd "$CLIENT_DIR" && grep -l '^//go:build functional' ./*_test.go | xargs sed -n 's/^func \(Test[A-Za-z0-9_]*\)(t \*testing.T).*/\1/p' | grep -vx TestMain | paste -sd'|')
+	[[ -n $tests ]] || die "found no functional tests in sarama's copy"
+	mkdir -p "$WORK/shim" && cp "$ROOT/test/compat/docker" "$WORK/shim/docker" || die "cannot set up test/compat/docker"
+	(cd "$CLIENT_DIR" && TOXIPROXY_ADDR=http://127.0.0.1:$api KAFKA_VERSION=$SARAMA_KAFKA_VERSION \
+		PATH="$WORK/shim:$PATH" COMPAT_WORK=$WORK COMPAT_OUT=$OUT COMPAT_STRATA=$BIN/strata \
+		run_limited 1500 go test -tags functional -count=1 -timeout 24m -run "${CLIENT_TEST_RUN:-^($tests)\$}" .)
+}
+
 case $client in
 franz-go) run_franz_go ;;
 kafka-go) run_kafka_go ;;
+sarama) run_sarama ;;
 esac
 rc=$?
 # A broker built with -race (STRATA_BIN) reports a race in its log.
