@@ -30,7 +30,8 @@
 # to deliver some twice); one creates a topic with segment.bytes=200, under
 # Kafka 4's floor (1 MiB) and Strata's (1 KiB): INVALID_CONFIG, as Kafka 4.
 #
-# CLIENT_TEST_RUN [""] passes -run to the library's go test; CLIENT_LOG
+# CLIENT_TEST_RUN [""] passes -run to the library's go test and
+# CLIENT_TEST_FLAGS [""] more flags (e.g. -v, split at spaces); CLIENT_LOG
 # [none] sets franz-go's KGO_LOG_LEVEL; STRATA_BIN uses that binary (one
 # built with -race makes the run fail on a race the broker reports; session
 # 33: franz-go's suite, one node and three, found none).
@@ -38,6 +39,7 @@ set -uo pipefail
 TOXIPROXY_VERSION=v2.5.0   # sarama's network faults (the module proxy here serves this one)
 SARAMA_KAFKA_VERSION=4.3.1 # the Kafka its docker-compose.yml runs: it gates its tests by version
 BENCH_NAME=compat
+read -ra TEST_FLAGS <<<"${CLIENT_TEST_FLAGS:-}"
 source "$(dirname "${BASH_SOURCE[0]}")/../../bench/lib.sh"
 
 usage() { die "usage: test/compat/run.sh franz-go [--cluster] | kafka-go | sarama"; }
@@ -109,7 +111,7 @@ run_franz_go() {
 		await_node "$n"
 	done
 	(cd "$CLIENT_DIR/pkg/kgo" && KGO_SEEDS=$(IFS=,; echo "${seeds[*]}") KGO_TEST_RF=$rf KGO_TEST_RECORDS=50000 \
-		KGO_LOG_LEVEL=${CLIENT_LOG:-none} run_limited 1500 go test -count=1 -timeout 24m ${CLIENT_TEST_RUN:+-run "$CLIENT_TEST_RUN"} .)
+		KGO_LOG_LEVEL=${CLIENT_LOG:-none} run_limited 1500 go test -count=1 -timeout 24m "${TEST_FLAGS[@]}" ${CLIENT_TEST_RUN:+-run "$CLIENT_TEST_RUN"} .)
 }
 
 run_kafka_go() {
@@ -134,7 +136,7 @@ PROPS
 	await_node 1
 	(cd "$ROOT" && go run ./test/compat/scramuser -bootstrap 127.0.0.1:9092 -user adminscram \
 		-sha256 admin-secret-256 -sha512 admin-secret-512) || die "cannot create kafka-go's SCRAM user"
-	(cd "$CLIENT_DIR" && KAFKA_VERSION=3.7.0 run_limited 1500 go test -count=1 -timeout 24m \
+	(cd "$CLIENT_DIR" && KAFKA_VERSION=3.7.0 run_limited 1500 go test -count=1 -timeout 24m "${TEST_FLAGS[@]}" \
 		-skip 'TestConn/test_delete_topics|TestReaderConsumerGroup/(verify_offset_committed|consumer_group_commits_on_close|consumer_group_rebalance$)|TestReaderReadCompactedMessage' \
 		${CLIENT_TEST_RUN:+-run "$CLIENT_TEST_RUN"} . ./sasl/...)
 }
@@ -211,7 +213,7 @@ run_sarama() {
 	mkdir -p "$WORK/shim" && cp "$ROOT/test/compat/docker" "$WORK/shim/docker" || die "cannot set up test/compat/docker"
 	(cd "$CLIENT_DIR" && TOXIPROXY_ADDR=http://127.0.0.1:$api KAFKA_VERSION=$SARAMA_KAFKA_VERSION \
 		PATH="$WORK/shim:$PATH" COMPAT_WORK=$WORK COMPAT_OUT=$OUT COMPAT_STRATA=$BIN/strata \
-		run_limited 1500 go test -tags functional -count=1 -timeout 24m -run "${CLIENT_TEST_RUN:-^($tests)\$}" .)
+		run_limited 1500 go test -tags functional -count=1 -timeout 24m "${TEST_FLAGS[@]}" -run "${CLIENT_TEST_RUN:-^($tests)\$}" .)
 }
 
 case $client in
