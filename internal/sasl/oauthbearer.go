@@ -94,8 +94,12 @@ func (x *oauthExchange) step(msg []byte) ([]byte, bool, error) {
 	if err != nil {
 		rejection := &TokenRejection{Status: "invalid_token", Message: err.Error()}
 		errors.As(err, &rejection)
-		x.failure = "Authentication failed: " + rejection.Message
-		return errorChallenge(rejection), false, nil
+		challenge := errorChallenge(rejection)
+		// Kafka's failure message is the challenge itself; clients and
+		// their tests look for its status (franz-go's TestOAuthAuth wants
+		// invalid_token). The reason follows it.
+		x.failure = string(challenge) + ": Authentication failed: " + rejection.Message
+		return challenge, false, nil
 	}
 	if authzid != "" && authzid != principal {
 		return nil, false, authFailed("Authentication failed: Client requested an authorization id that is different from the token's principal name")

@@ -58,7 +58,8 @@ func TestOAuthBearerAuthenticates(t *testing.T) {
 }
 
 // An invalid token is answered with RFC 7628's error challenge; the
-// client's 0x01 then fails the exchange with the reason.
+// client's 0x01 then fails the exchange with the challenge (Kafka's
+// message) and the reason.
 func TestOAuthBearerRefusesAToken(t *testing.T) {
 	for _, tc := range []struct {
 		token, challenge, reason string
@@ -72,8 +73,9 @@ func TestOAuthBearerRefusesAToken(t *testing.T) {
 			t.Fatalf("%s: reply %q, err %v; want the challenge %s, still pending", tc.token, reply, err, tc.challenge)
 		}
 		_, err = s.Authenticate([]byte{1})
-		if code(t, err) != CodeAuthenticationFailed || !strings.Contains(err.Error(), tc.reason) || s.Pending() {
-			t.Fatalf("%s: after the acknowledgement: %v; want AUTHENTICATION_FAILED naming %q", tc.token, err, tc.reason)
+		if code(t, err) != CodeAuthenticationFailed || !strings.Contains(err.Error(), tc.challenge) ||
+			!strings.Contains(err.Error(), tc.reason) || s.Pending() {
+			t.Fatalf("%s: after the acknowledgement: %v; want AUTHENTICATION_FAILED with the challenge (as Kafka) and %q", tc.token, err, tc.reason)
 		}
 		if _, err := s.Authenticate([]byte{1}); code(t, err) != CodeIllegalState {
 			t.Fatalf("%s: a failed session answered %v", tc.token, err)
