@@ -33,7 +33,9 @@
 #
 # CLIENT_TEST_RUN [""] passes -run to the library's go test and
 # CLIENT_TEST_FLAGS [""] more flags (e.g. -v, split at spaces); CLIENT_LOG
-# [none] sets franz-go's KGO_LOG_LEVEL; STRATA_BIN uses that binary (one
+# [none] sets franz-go's KGO_LOG_LEVEL, KGO_TEST_RECORDS [50000] the records
+# of its ETL tests (its default is 500000) and KGO_TEST_CHAOS=1 makes its
+# group tests' connections fail at random; STRATA_BIN uses that binary (one
 # built with -race makes the run fail on a race the broker reports; session
 # 33: franz-go's suite, one node and three, found none).
 set -uo pipefail
@@ -112,7 +114,7 @@ run_franz_go() {
 	for n in $(seq "$nodes"); do
 		await_node "$n"
 	done
-	(cd "$CLIENT_DIR/pkg/kgo" && KGO_SEEDS=$(IFS=,; echo "${seeds[*]}") KGO_TEST_RF=$rf KGO_TEST_RECORDS=50000 \
+	(cd "$CLIENT_DIR/pkg/kgo" && KGO_SEEDS=$(IFS=,; echo "${seeds[*]}") KGO_TEST_RF=$rf KGO_TEST_RECORDS=${KGO_TEST_RECORDS:-50000} \
 		KGO_LOG_LEVEL=${CLIENT_LOG:-none} run_limited 1500 go test -count=1 -timeout 24m "${TEST_FLAGS[@]}" ${CLIENT_TEST_RUN:+-run "$CLIENT_TEST_RUN"} .)
 }
 
@@ -134,7 +136,7 @@ run_franz_go_secured() {
 	await_node 1
 	(cd "$ROOT" && go run ./test/compat/scramuser -bootstrap "127.0.0.1:$plain" -user compat \
 		-sha256 compat-secret -sha512 compat-secret) || die "cannot create the SCRAM user"
-	(cd "$CLIENT_DIR/pkg/kgo" && KGO_SEEDS=127.0.0.1:$tls KGO_TEST_TLS=ca:$WORK/ca.pem KGO_TEST_RF=1 KGO_TEST_RECORDS=50000 \
+	(cd "$CLIENT_DIR/pkg/kgo" && KGO_SEEDS=127.0.0.1:$tls KGO_TEST_TLS=ca:$WORK/ca.pem KGO_TEST_RF=1 KGO_TEST_RECORDS=${KGO_TEST_RECORDS:-50000} \
 		KGO_TEST_SCRAM=compat:compat-secret:256 KGO_TEST_SCRAM_SEEDS=127.0.0.1:$sasl KGO_TEST_OAUTH_SEEDS=127.0.0.1:$sasl \
 		KGO_LOG_LEVEL=${CLIENT_LOG:-none} run_limited 1500 go test -count=1 -timeout 24m -skip '^TestIssue769$' "${TEST_FLAGS[@]}" \
 		${CLIENT_TEST_RUN:+-run "$CLIENT_TEST_RUN"} .)
@@ -185,19 +187,13 @@ PROPS
 }
 
 # stop_restarted_nodes stops the nodes test/compat/docker started again
-# (not children of this script).
+# (not children of this script: stop_pid's wait returns at once for them).
 stop_restarted_nodes() {
 	local f pid
 	for f in "$WORK"/node*.pid; do
 		[[ -f $f ]] || continue
 		pid=$(cat "$f")
-		[[ " ${NODE_PIDS[*]} " == *" $pid "* ]] && continue
-		kill -TERM "$pid" 2>/dev/null || continue
-		for _ in $(seq 150); do
-			kill -0 "$pid" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill -KILL "$pid" 2>/dev/null
+		[[ " ${NODE_PIDS[*]} " == *" $pid "* ]] || stop_pid "$pid"
 	done
 }
 
