@@ -76,8 +76,14 @@ func (p *Partition) ExpireProducers(nowMs int64) {
 
 // DeleteRecords moves the log start to before (DeleteRecords API) and
 // returns the resulting log start. A follower refuses it with
-// ErrNotLeader.
+// ErrNotLeader; an offset past the high watermark with
+// ErrDeleteBeyondHighWatermark and a negative one (the API's -1, the
+// high watermark, is resolved by the caller) with ErrOffsetOutOfRange,
+// as Kafka's Partition.deleteRecordsOnLeader answers them.
 func (p *Partition) DeleteRecords(before base.Offset) (base.Offset, error) {
+	if before < 0 {
+		return 0, fmt.Errorf("%w: DeleteRecords to offset %d", ErrOffsetOutOfRange, before)
+	}
 	defer p.compactAbortedIndexLogged() // after the unlock
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-broker/strata/internal/base"
 	"github.com/strata-broker/strata/internal/retention"
 )
 
@@ -49,6 +50,15 @@ func TestDeleteRecords(t *testing.T) {
 	hw := p.Offsets().HighWatermark
 	if _, err := p.DeleteRecords(hw + 1); !errors.Is(err, ErrDeleteBeyondHighWatermark) {
 		t.Fatalf("DeleteRecords beyond the high watermark: %v", err)
+	}
+	// A negative offset (a client's; -1 is resolved before) is out of
+	// range, as in Kafka: it used to reach the retention planner, whose
+	// contract it broke, and panic the broker (librdkafka's 0081_admin
+	// sends -1001).
+	for _, before := range []base.Offset{-1, -2, -1001} {
+		if start, err := p.DeleteRecords(before); !errors.Is(err, ErrOffsetOutOfRange) || p.Offsets().LogStart != target {
+			t.Fatalf("DeleteRecords(%d) = %d, %v; want ErrOffsetOutOfRange and the log start kept", before, start, err)
+		}
 	}
 	if err := p.Close(); err != nil {
 		t.Fatal(err)

@@ -135,6 +135,20 @@ func TestAdmin(t *testing.T) {
 		requireListed(t, "start", listOffsets(t, adm.ListStartOffsets, topic), 4)
 		requireListed(t, "end", listOffsets(t, adm.ListEndOffsets, topic), 10)
 
+		// A negative offset other than -1 (the high watermark) is
+		// OFFSET_OUT_OF_RANGE, as in Kafka; it used to crash the broker
+		// (librdkafka's 0081_admin sends -1001).
+		var negative kadm.Offsets
+		negative.Add(kadm.Offset{Topic: topic, Partition: 0, At: -1001})
+		resps, err = adm.DeleteRecords(ctx, negative)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r, _ := resps.On(topic, 0, nil); !errors.Is(r.Err, kerr.OffsetOutOfRange) {
+			t.Fatalf("DeleteRecords to -1001: %v, want OFFSET_OUT_OF_RANGE", r.Err)
+		}
+		requireListed(t, "start", listOffsets(t, adm.ListStartOffsets, topic), 4)
+
 		got := consumeAll(t, b.Addr, topic)[0]
 		requireOffsetsContiguous(t, got, 4)
 		if len(got) != 6 || string(got[0].Value) != value(topic, 4) {
