@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -180,6 +181,7 @@ func (h *Handler) producePartition(t *metadata.Topic, rp kmsg.ProduceRequestTopi
 	res, wait, err := p.Append(rp.Records, acks)
 	if err != nil {
 		code, msg := errorCode(err)
+		sp.ErrorRecords = recordErrors(err)
 		return code, msg, pendingSync{}
 	}
 	sp.BaseOffset = int64(res.BaseOffset)
@@ -199,6 +201,21 @@ func (h *Handler) producePartition(t *metadata.Topic, rp kmsg.ProduceRequestTopi
 		ps.replicated, ps.end = p, res.BaseOffset+base.Offset(hd.LastOffsetDelta)+1
 	}
 	return 0, "", ps
+}
+
+// recordErrors lists the records a refused batch was refused for (KIP-467,
+// v8+; older versions do not encode them), none for other errors.
+func recordErrors(err error) []kmsg.ProduceResponseTopicPartitionErrorRecord {
+	var recErr *record.Error
+	if !errors.As(err, &recErr) {
+		return nil
+	}
+	out := make([]kmsg.ProduceResponseTopicPartitionErrorRecord, len(recErr.Records))
+	for i, r := range recErr.Records {
+		out[i] = kmsg.NewProduceResponseTopicPartitionErrorRecord()
+		out[i].RelativeOffset, out[i].ErrorMessage = r.Index, strPtr(r.Msg)
+	}
+	return out
 }
 
 func produceAcks(wire int16) (partition.Acks, bool) {

@@ -10,23 +10,31 @@ import (
 // recordReaders reuse decompression buffers across produce requests.
 var recordReaders = sync.Pool{New: func() any { return new(record.RecordReader) }}
 
-// requireKeys refuses a batch with a record that has no key, as Kafka's
-// LogValidator does for a compacted topic: the cleaner could never tell
-// which record such a one supersedes.
+// requireKeys refuses a batch with records that have no key, as Kafka's
+// LogValidator does for a compacted topic (the cleaner could never tell
+// which record such a one supersedes), naming each of them (KIP-467).
 func requireKeys(batch []byte, tp fmt.Stringer) error {
 	rr := recordReaders.Get().(*record.RecordReader)
 	defer recordReaders.Put(rr)
 	if err := rr.Reset(batch); err != nil {
 		return err
 	}
-	for {
+	var keyless []record.RecordError
+	for i := int32(0); ; i++ {
 		rec, ok := rr.Next()
 		if !ok {
-			return rr.Err()
+			break
 		}
 		if rec.Key == nil {
-			return &record.Error{Code: record.CodeInvalidRecord,
-				Msg: fmt.Sprintf("Compacted topic cannot accept message without key in topic partition %s.", tp)}
+			keyless = append(keyless, record.RecordError{Index: i,
+				Msg: fmt.Sprintf("Compacted topic cannot accept message without key in topic partition %s.", tp)})
 		}
 	}
+	if err := rr.Err(); err != nil {
+		return err
+	}
+	if keyless != nil {
+		return record.RecordsError(record.CodeInvalidRecord, keyless)
+	}
+	return nil
 }

@@ -2,9 +2,11 @@ package partition
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -237,6 +239,25 @@ func TestCompactedTopicRefusesKeylessRecords(t *testing.T) {
 	mustAppend(t, p, batch(t, spec{keys: []string{"k"}}), AcksAll)
 	plain := newEnv(t).open(t)
 	mustAppend(t, plain, batch(t, spec{keyless: true}), AcksAll)
+
+	// The refusal names each keyless record (KIP-467): clients fail those
+	// with INVALID_RECORD and the batch's others as collateral
+	// (librdkafka's 0011_produce_batch checks the split).
+	for _, codec := range []record.Codec{record.CodecNone, record.CodecLZ4} {
+		_, _, err := p.Append(batch(t, spec{records: 10, keylessAt: []int{0, 4, 9}, codec: codec}), AcksAll)
+		wantCode(t, err, record.CodeInvalidRecord)
+		var recErr *record.Error
+		if !errors.As(err, &recErr) {
+			t.Fatalf("%v is not a *record.Error", err)
+		}
+		var named []int32
+		for _, r := range recErr.Records {
+			named = append(named, r.Index)
+		}
+		if !slices.Equal(named, []int32{0, 4, 9}) {
+			t.Fatalf("codec %v: the refusal names records %v, want [0 4 9]", codec, named)
+		}
+	}
 }
 
 // TestCleanWhileAppendingAndRetaining runs cleaning passes while a

@@ -34,6 +34,7 @@ type spec struct {
 	keys       []string // record i's key; nil keys record i "k<i>"
 	tombstone  bool     // every record's value is null
 	keyless    bool     // every record's key is null
+	keylessAt  []int    // these records' keys are null
 	// transactional sets the transactional bit (with pid set).
 	transactional bool
 	// noSeq sends base sequence -1 with the producer id, as a
@@ -72,7 +73,7 @@ func batch(t testing.TB, s spec) []byte {
 		if s.tombstone {
 			r.Value = nil
 		}
-		if s.keyless {
+		if s.keyless || slices.Contains(s.keylessAt, i) {
 			r.Key = nil
 		}
 		r.Length = int32(len(r.AppendTo(nil)) - 1) // Length 0 takes one varint byte

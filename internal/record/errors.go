@@ -13,10 +13,31 @@ const (
 )
 
 // Error is a batch rejected with a Kafka error code. Msg says which check
-// failed, for logs and for the produce response's error message.
+// failed, for logs and for the produce response's error message. Records,
+// when set, are the records that failed a per-record check (KIP-467): the
+// produce response lists them, and clients fail those records with the
+// error and the batch's others as collateral.
 type Error struct {
-	Code int16
-	Msg  string
+	Code    int16
+	Msg     string
+	Records []RecordError
+}
+
+// RecordError is one record of a refused batch and why: Index is its
+// position in the batch (its offset delta).
+type RecordError struct {
+	Index int32
+	Msg   string
+}
+
+// RecordsError is the error of a batch refused with code for the records
+// errs names (at least one).
+func RecordsError(code int16, errs []RecordError) *Error {
+	msg := fmt.Sprintf("record %d: %s", errs[0].Index, errs[0].Msg)
+	if len(errs) > 1 {
+		msg = fmt.Sprintf("%d records refused; the first, %s", len(errs), msg)
+	}
+	return &Error{Code: code, Msg: msg, Records: errs}
 }
 
 func (e *Error) Error() string {

@@ -79,9 +79,11 @@ func skipHeaders(rd *reader, n int32) error {
 }
 
 // walkRecords checks producer input: payload holds exactly h.NumRecords
-// records whose offset deltas are their indexes, with timestamps in ts.
+// records whose offset deltas are their indexes, with timestamps in ts (an
+// INVALID_TIMESTAMP naming every record outside it, as Kafka lists them).
 func walkRecords(h Header, payload []byte, ts TimestampRange) error {
 	var i int32
+	var late []RecordError
 	for len(payload) > 0 {
 		rec, rest, err := parseRecord(payload)
 		if err != nil {
@@ -91,13 +93,16 @@ func walkRecords(h Header, payload []byte, ts TimestampRange) error {
 			return invalid("record %d has offset delta %d", i, rec.OffsetDelta)
 		}
 		if err := ts.check(h, h.BaseTimestamp+rec.TimestampDelta); err != nil {
-			return err
+			late = append(late, RecordError{Index: i, Msg: err.Msg})
 		}
 		payload = rest
 		i++
 	}
 	if i != h.NumRecords {
 		return invalid("batch claims %d records, holds %d", h.NumRecords, i)
+	}
+	if late != nil {
+		return RecordsError(CodeInvalidTimestamp, late)
 	}
 	return nil
 }

@@ -27,7 +27,7 @@ type TimestampRange struct {
 	EndMs   int64
 }
 
-func (t TimestampRange) check(h Header, tsMs int64) error {
+func (t TimestampRange) check(h Header, tsMs int64) *Error {
 	if !t.Check || h.LogAppendTime() {
 		return nil
 	}
@@ -35,6 +35,31 @@ func (t TimestampRange) check(h Header, tsMs int64) error {
 		return newError(CodeInvalidTimestamp, "timestamp %d outside [%d, %d)", tsMs, t.StartMs, t.EndMs)
 	}
 	return nil
+}
+
+// compressedTimestampError is err, a compressed batch's header timestamp
+// outside ts, with the records outside it named: the batch is
+// decompressed to find them (only on this refusal). Without them (the
+// records do not decompress) it is err alone.
+func compressedTimestampError(b []byte, ts TimestampRange, err *Error) error {
+	var rr RecordReader
+	if rr.Reset(b) != nil {
+		return err
+	}
+	var late []RecordError
+	for i := int32(0); ; i++ {
+		rec, ok := rr.Next()
+		if !ok {
+			break
+		}
+		if e := ts.check(rr.Header(), rr.Header().BaseTimestamp+rec.TimestampDelta); e != nil {
+			late = append(late, RecordError{Index: i, Msg: e.Msg})
+		}
+	}
+	if rr.Err() != nil || late == nil {
+		return err
+	}
+	return RecordsError(CodeInvalidTimestamp, late)
 }
 
 // Validate checks one batch from a producer, which occupies exactly b. It
@@ -62,10 +87,10 @@ func Validate(b []byte, lim Limits) (Header, error) {
 		// Records stay compressed, so the header's first and max
 		// timestamps stand in for theirs.
 		if err := lim.Timestamps.check(h, h.BaseTimestamp); err != nil {
-			return Header{}, err
+			return Header{}, compressedTimestampError(b, lim.Timestamps, err)
 		}
 		if err := lim.Timestamps.check(h, h.MaxTimestamp); err != nil {
-			return Header{}, err
+			return Header{}, compressedTimestampError(b, lim.Timestamps, err)
 		}
 		return h, nil
 	}

@@ -3,6 +3,7 @@ package record
 import (
 	"encoding/binary"
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -156,4 +157,25 @@ func TestValidateZeroAndNegativeLimit(t *testing.T) {
 		}
 	}()
 	_, _ = Validate(b, Limits{MaxBatchBytes: -1})
+}
+
+// A batch refused for its records' timestamps names each record outside
+// the range (KIP-467), compressed or not: clients fail those records with
+// INVALID_TIMESTAMP and the batch's others as collateral.
+func TestValidateNamesRecordsOutsideTheTimestampRange(t *testing.T) {
+	lim := Limits{MaxBatchBytes: 1 << 20, Timestamps: TimestampRange{Check: true, StartMs: testBaseTs + 1, EndMs: testBaseTs + 4}}
+	for _, codec := range []Codec{CodecNone, CodecZstd} {
+		_, err := Validate(buildBatch(t, batchSpec{codec: codec, records: recs(5)}), lim)
+		mustCode(t, err, CodeInvalidTimestamp)
+		var got []int32
+		for _, r := range err.(*Error).Records {
+			if r.Msg == "" {
+				t.Fatalf("codec %v: record %d named without a reason", codec, r.Index)
+			}
+			got = append(got, r.Index)
+		}
+		if !slices.Equal(got, []int32{0, 4}) {
+			t.Fatalf("codec %v: records %v named, want [0 4] (timestamps base+0..4, range [base+1, base+4))", codec, got)
+		}
+	}
 }

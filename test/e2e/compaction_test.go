@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // compactedTopicConfigs makes a topic that the cleaner compacts soon
@@ -211,6 +213,46 @@ func TestCompactedTopicRefusesRecordsWithoutKey(t *testing.T) {
 		t.Fatalf("keyless record on a compacted topic: got %v, want INVALID_RECORD", err)
 	}
 	produceSync(t, cl, &kgo.Record{Key: []byte("k"), Value: []byte("keyed")})
+
+	// The response names the keyless records of a batch (KIP-467, Produce
+	// v8+), so that clients fail those alone with INVALID_RECORD and the
+	// others as collateral; librdkafka's 0011_produce_batch checks it.
+	var recs []kmsg.Record
+	for i := range 10 {
+		r := kmsg.Record{Key: fmt.Appendf(nil, "k%d", i), Value: []byte("v")}
+		if i%4 == 0 {
+			r.Key = nil
+		}
+		recs = append(recs, r)
+	}
+	topics, err := adm.ListTopics(testContext(t, clientDeliveryTimeout), topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := kmsg.NewPtrProduceRequest()
+	req.Acks, req.TimeoutMillis = -1, 5000
+	rt := kmsg.NewProduceRequestTopic()
+	rt.Topic, rt.TopicID = topic, topics[topic].ID // v13+ name topics by id
+	rp := kmsg.NewProduceRequestTopicPartition()
+	rp.Records = recordBatchOf(time.Now(), recs)
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(testContext(t, clientDeliveryTimeout), cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := resp.Topics[0].Partitions[0]
+	var named []int32
+	for _, r := range p.ErrorRecords {
+		if r.ErrorMessage == nil || *r.ErrorMessage == "" {
+			t.Fatalf("record %d named without a reason", r.RelativeOffset)
+		}
+		named = append(named, r.RelativeOffset)
+	}
+	if p.ErrorCode != kerr.InvalidRecord.Code || !slices.Equal(named, []int32{0, 4, 8}) || p.ErrorMessage == nil {
+		t.Fatalf("a batch with keyless records 0, 4 and 8 (v%d): code %d, records %v, message %v; want INVALID_RECORD naming [0 4 8]",
+			req.GetVersion(), p.ErrorCode, named, p.ErrorMessage)
+	}
 }
 
 // saramaKeyedState reads partition 0 from the oldest offset through last.

@@ -171,22 +171,30 @@ func requireHealthy(t *testing.T, addr, topic, after string) {
 // recordBatch encodes one magic-2 record batch, without producer id, holding
 // one record with value v and a correct CRC.
 func recordBatch(ts time.Time, v []byte) []byte {
-	rec := kmsg.Record{Value: v}
-	body := rec.AppendTo(nil)[1:] // drop the placeholder zero-length varint
-	records := binary.AppendVarint(nil, int64(len(body)))
-	records = append(records, body...)
+	return recordBatchOf(ts, []kmsg.Record{{Value: v}})
+}
 
+// recordBatchOf is a batch of recs (their offset deltas set here), all
+// stamped ts.
+func recordBatchOf(ts time.Time, recs []kmsg.Record) []byte {
+	var records []byte
+	for i, rec := range recs {
+		rec.OffsetDelta = int32(i)
+		body := rec.AppendTo(nil)[1:] // drop the placeholder zero-length varint
+		records = binary.AppendVarint(records, int64(len(body)))
+		records = append(records, body...)
+	}
 	batch := kmsg.RecordBatch{
 		FirstOffset:          0,
 		PartitionLeaderEpoch: -1,
 		Magic:                2,
-		LastOffsetDelta:      0,
+		LastOffsetDelta:      int32(len(recs) - 1),
 		FirstTimestamp:       ts.UnixMilli(),
 		MaxTimestamp:         ts.UnixMilli(),
 		ProducerID:           -1,
 		ProducerEpoch:        -1,
 		FirstSequence:        -1,
-		NumRecords:           1,
+		NumRecords:           int32(len(recs)),
 		Records:              records,
 	}
 	out := batch.AppendTo(nil)
