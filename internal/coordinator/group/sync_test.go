@@ -188,3 +188,31 @@ func TestStaticMemberReplacedWhileWaitingInJoin(t *testing.T) {
 	}
 	checkInvariants(t, h.c)
 }
+
+// A static member that stops without leaving (as clients close one) is
+// removed once its session times out, like any member, and its group is
+// Empty then: DeleteGroups may go ahead (librdkafka's 0081_admin deletes
+// its static groups a session timeout after closing them).
+func TestStaticMemberSessionTimesOut(t *testing.T) {
+	opts := testOptions()
+	opts.InitialRebalanceDelay = 3 * time.Second // Kafka's default
+	h := newHarness(t, opts)
+	inst := kmsg.StringPtr("instance-1")
+	join := h.do(joinReq("g", "", inst), "c")
+	h.advance(opts.InitialRebalanceDelay) // a new group's first join waits that long
+	r := h.joinResp(join)
+	wantCode(t, "static join", r.ErrorCode, nil)
+	h.syncResp(h.do(syncReq("g", r.MemberID, r.Generation, map[string][]byte{r.MemberID: []byte("P")}), "c"))
+	h.advance(testSession / 2)
+	hb := heartbeatReq("g", r.MemberID, r.Generation)
+	hb.InstanceID = inst
+	wantCode(t, "heartbeat", h.resp(h.do(hb, "c")).(*kmsg.HeartbeatResponse).ErrorCode, nil)
+	h.advance(testSession - time.Millisecond)
+	if g := h.c.groups["g"]; len(g.members) != 1 {
+		t.Fatalf("the member went before its session ended: %d members", len(g.members))
+	}
+	h.advance(2 * time.Millisecond)
+	if g := h.c.groups["g"]; len(g.members) != 0 || g.state != stateEmpty || len(g.static) != 0 {
+		t.Fatalf("a session past its timeout: %d members, state %v, static %v; want none, Empty", len(g.members), g.state, g.static)
+	}
+}
