@@ -59,7 +59,7 @@ const module = "github.com/strata-broker/strata/"
 var allowedImports = map[string][]string{
 	"cmd/strata":                     {"*"},
 	"test/e2e":                       {"*"},
-	"test/compat/scramuser":          {},
+	"test/compat/admin":              {},
 	"internal/server":                {"config", "metrics", "clock", "sasl"},
 	"internal/api":                   {"broker", "coordinator", "metadata", "record", "base", "config", "partition", "partition/producers", "sasl", "acl", "quota", "share", "clientmetrics"},
 	"internal/broker":                {"partition", "replication", "tier", "metadata", "base", "clock", "vfs"},

@@ -20,14 +20,17 @@ func requireKeys(batch []byte, tp fmt.Stringer) error {
 		return err
 	}
 	var keyless []record.RecordError
+	var msg string
 	for i := int32(0); ; i++ {
 		rec, ok := rr.Next()
 		if !ok {
 			break
 		}
 		if rec.Key == nil {
-			keyless = append(keyless, record.RecordError{Index: i,
-				Msg: fmt.Sprintf("Compacted topic cannot accept message without key in topic partition %s.", tp)})
+			if msg == "" {
+				msg = fmt.Sprintf("Compacted topic cannot accept message without key in topic partition %s.", tp)
+			}
+			keyless = append(keyless, record.RecordError{Index: i, Msg: msg})
 		}
 	}
 	if err := rr.Err(); err != nil {

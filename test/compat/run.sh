@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
 # test/compat/run.sh: runs a Kafka client library's own integration tests
-# against Strata, as the library's maintainers run them against Kafka. The
+# against Strata, as the library's maintainers run them against Kafka. A Go
 # library is the version go.mod names (its module is copied out of the Go
-# module cache); its suite finds bugs that our tests, written from the same
-# reading of Kafka, would not (session 33: three; session 34, sarama's:
-# two).
+# module cache), KafkaJS the checkout KAFKAJS_DIR names; a suite finds bugs
+# that our tests, written from the same reading of Kafka, would not
+# (session 33: three; session 34, sarama's: two; session 35, KafkaJS's
+# 1,250 tests: none).
 #
 #   test/compat/run.sh franz-go            # franz-go's pkg/kgo, one node (~2 min)
 #   test/compat/run.sh franz-go --cluster  # the same against three nodes, RF 3 (~3 min)
 #   test/compat/run.sh franz-go --secured  # the same over TLS, and its SCRAM and OAUTHBEARER tests (~2 min)
 #   test/compat/run.sh kafka-go            # segmentio/kafka-go's root and sasl packages (~4 min)
 #   test/compat/run.sh sarama              # IBM/sarama's functional tests, five nodes (~5 min)
+#   KAFKAJS_DIR=DIR test/compat/run.sh kafkajs  # KafkaJS's jest suite from a checkout, three nodes (~5 min)
 #
 # Not part of `make test`: these suites take minutes and their timing is
 # tuned to their maintainers' machines. What they found is pinned by tests
@@ -31,7 +33,8 @@
 # to deliver some twice); one creates a topic with segment.bytes=200, under
 # Kafka 4's floor (1 MiB) and Strata's (1 KiB): INVALID_CONFIG, as Kafka 4.
 #
-# CLIENT_TEST_RUN [""] passes -run to the library's go test and
+# CLIENT_TEST_RUN [""] passes -run to the library's go test (for KafkaJS,
+# a jest test path pattern, and its OAUTHBEARER group is left out) and
 # CLIENT_TEST_FLAGS [""] more flags (e.g. -v, split at spaces); CLIENT_LOG
 # [none] sets franz-go's KGO_LOG_LEVEL, KGO_TEST_RECORDS [50000] the records
 # of its ETL tests (its default is 500000) and KGO_TEST_CHAOS=1 makes its
@@ -45,7 +48,7 @@ BENCH_NAME=compat
 read -ra TEST_FLAGS <<<"${CLIENT_TEST_FLAGS:-}"
 source "$(dirname "${BASH_SOURCE[0]}")/../../bench/lib.sh"
 
-usage() { die "usage: test/compat/run.sh franz-go [--cluster|--secured] | kafka-go | sarama"; }
+usage() { die "usage: test/compat/run.sh franz-go [--cluster|--secured] | kafka-go | sarama | kafkajs"; }
 [[ $# -ge 1 ]] || usage
 client=$1
 cluster=false secured=false
@@ -55,11 +58,13 @@ franz-go:--cluster) cluster=true ;;
 franz-go:--secured) secured=true ;;
 kafka-go:) ;;
 sarama:) ;;
+kafkajs:) ;;
 *) usage ;;
 esac
 
 bench_dirs compat
 build_strata
+(cd "$ROOT" && go build -o "$BIN/admin" ./test/compat/admin) || die "cannot build test/compat/admin"
 
 # copy_module MODULE puts a writable copy of go.mod's version of MODULE in
 # WORK/client and sets CLIENT_DIR.
@@ -85,6 +90,18 @@ launch_node() {
 }
 await_node() {
 	wait_ready "${NODE_PIDS[$1]}" "node$1" "$OUT/node$1.log" || die "node $1 did not start (log $OUT/node$1.log)"
+}
+
+# require_free_ports SUITE PORT... dies if something listens on a port the
+# suite dials itself.
+require_free_ports() {
+	local suite=$1 p
+	shift
+	for p in "$@"; do
+		if (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+			die "$suite's tests dial localhost:$p, and something listens there: stop it first"
+		fi
+	done
 }
 
 run_franz_go() {
@@ -134,8 +151,8 @@ run_franz_go_secured() {
 		--override "ssl.keystore.location=$WORK/keystore.pem" \
 		--override sasl.enabled.mechanisms=SCRAM-SHA-256,SCRAM-SHA-512,OAUTHBEARER
 	await_node 1
-	(cd "$ROOT" && go run ./test/compat/scramuser -bootstrap "127.0.0.1:$plain" -user compat \
-		-sha256 compat-secret -sha512 compat-secret) || die "cannot create the SCRAM user"
+	"$BIN/admin" -bootstrap "127.0.0.1:$plain" scram-user compat compat-secret compat-secret ||
+		die "cannot create the SCRAM user"
 	(cd "$CLIENT_DIR/pkg/kgo" && KGO_SEEDS=127.0.0.1:$tls KGO_TEST_TLS=ca:$WORK/ca.pem KGO_TEST_RF=1 KGO_TEST_RECORDS=${KGO_TEST_RECORDS:-50000} \
 		KGO_TEST_SCRAM=compat:compat-secret:256 KGO_TEST_SCRAM_SEEDS=127.0.0.1:$sasl KGO_TEST_OAUTH_SEEDS=127.0.0.1:$sasl \
 		KGO_LOG_LEVEL=${CLIENT_LOG:-none} run_limited 1500 go test -count=1 -timeout 24m -skip '^TestIssue769$' "${TEST_FLAGS[@]}" \
@@ -160,12 +177,7 @@ make_certificates() {
 }
 
 run_kafka_go() {
-	local p
-	for p in 9092 9093; do
-		if (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
-			die "kafka-go's tests dial localhost:$p, and something listens there: stop it first"
-		fi
-	done
+	require_free_ports kafka-go 9092 9093
 	copy_module github.com/segmentio/kafka-go
 	(cd "$CLIENT_DIR" && go mod tidy >/dev/null 2>&1) || die "go mod tidy in kafka-go's copy failed"
 	cat >"$WORK/server.properties" <<'PROPS'
@@ -179,8 +191,8 @@ message.max.bytes=200000000
 PROPS
 	launch_node 1 --config "$WORK/server.properties"
 	await_node 1
-	(cd "$ROOT" && go run ./test/compat/scramuser -bootstrap 127.0.0.1:9092 -user adminscram \
-		-sha256 admin-secret-256 -sha512 admin-secret-512) || die "cannot create kafka-go's SCRAM user"
+	"$BIN/admin" -bootstrap 127.0.0.1:9092 scram-user adminscram admin-secret-256 admin-secret-512 ||
+		die "cannot create kafka-go's SCRAM user"
 	(cd "$CLIENT_DIR" && KAFKA_VERSION=3.7.0 run_limited 1500 go test -count=1 -timeout 24m "${TEST_FLAGS[@]}" \
 		-skip 'TestConn/test_delete_topics|TestReaderConsumerGroup/(verify_offset_committed|consumer_group_commits_on_close|consumer_group_rebalance$)|TestReaderReadCompactedMessage' \
 		${CLIENT_TEST_RUN:+-run "$CLIENT_TEST_RUN"} . ./sasl/...)
@@ -207,11 +219,7 @@ stop_restarted_nodes() {
 run_sarama() {
 	local p n ports=() lports=() cports=() voters=() proxies=() args=() api tests
 	trap 'stop_restarted_nodes; bench_cleanup' EXIT
-	for p in 29091 29092 29093 29094 29095; do
-		if (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
-			die "sarama's tests dial localhost:$p, and something listens there: stop it first"
-		fi
-	done
+	require_free_ports sarama 29091 29092 29093 29094 29095
 	copy_module github.com/IBM/sarama
 	(cd "$CLIENT_DIR" && go mod download) || die "cannot download sarama's test dependencies"
 	GOBIN=$BIN go install "github.com/Shopify/toxiproxy/v2/cmd/server@$TOXIPROXY_VERSION" ||
@@ -255,10 +263,88 @@ run_sarama() {
 		run_limited 1500 go test -tags functional -count=1 -timeout 24m "${TEST_FLAGS[@]}" -run "${CLIENT_TEST_RUN:-^($tests)\$}" .)
 }
 
+# KAFKAJS_SKIP names the tests of KafkaJS's suite that pin Kafka 2.4 where
+# Strata answers as Kafka 4 does or by design (jest's full names):
+#   - describeConfigs: 2.4's topic configs and defaults (max.message.bytes
+#     1000012, no compression levels or remote storage keys), and its empty
+#     synonyms for retention.ms, a quirk of Kafka's ConfigHelper (it drops
+#     every synonym before log.retention.ms, so log.retention.hours never
+#     shows; Strata lists it, with its true source);
+#   - alter broker configs: it sets cleanup.policy, a topic key, on a
+#     broker, which Kafka's dynamic broker config accepts and ignores and
+#     Strata refuses (INVALID_CONFIG names the key);
+#   - ListOffsets v0: Kafka 4 removed it (KIP-896) and closes the
+#     connection, as Strata does;
+#   - request timeout events: they need a request to take over 1 ms.
+# Its client-side timing tests (src/utils/lock.spec.js wants a 50 ms timer
+# to take 50 ms) can miss by a millisecond on a loaded machine.
+KAFKAJS_SKIP='Broker > describeConfigs request|Broker > describeConfigs request without config names returns all config entries|Admin alter broker configs|Broker > ListOffsets v0 request|Consumer > Instrumentation Events emits request timeout events'
+
+# run_kafkajs runs KafkaJS's own jest suite, from a checkout of
+# github.com/tulios/kafkajs in KAFKAJS_DIR (npm's package has no tests), as
+# its CI runs it against docker-compose.2_4.yml: three brokers, ids 0-2,
+# each with PLAINTEXT, SSL and SASL_SSL listeners at localhost:9092-9100
+# (fixed in its testHelpers), PLAIN users test, bob and alice, the SCRAM
+# user testscram, replication factor 2 and two partitions by default, an
+# authorizer that allows everything without ACLs; then its OAUTHBEARER
+# group (unsecured tokens, connections.max.reauth.ms of 15 s, as its
+# docker-compose.2_4_oauthbearer.yml). Its client-side encoder test of
+# gzip bytes (which vary with Node's zlib) is left out.
+run_kafkajs() {
+	local dir=${KAFKAJS_DIR:-} n base voters=() iports=() cports=() args=() opts
+	[[ -n $dir && -f $dir/testHelpers/index.js ]] ||
+		die "set KAFKAJS_DIR to a checkout of github.com/tulios/kafkajs (npm's package has no tests)"
+	command -v npm >/dev/null || die "npm is not on PATH (KafkaJS's suite needs Node.js 14+ and npm)"
+	require_free_ports kafkajs $(seq 9092 9100)
+	CLIENT_DIR=$WORK/client
+	cp -r "$dir" "$CLIENT_DIR" || die "cannot copy $dir"
+	(cd "$CLIENT_DIR" && npm install --no-audit --no-fund >"$OUT/npm.log" 2>&1) ||
+		die "npm install in KafkaJS's copy failed (log $OUT/npm.log)"
+	echo "compat: kafkajs $(cd "$CLIENT_DIR" && node -p 'require("./package.json").version')"
+	make_certificates
+	for n in 0 1 2; do
+		iports+=("$(free_port)") cports+=("$(free_port)") || die "no free port"
+		voters+=("$n@127.0.0.1:${cports[-1]}")
+	done
+	for n in 0 1 2; do
+		base=$((9092 + 3 * n))
+		args=(--override "node.id=$n"
+			--override "listeners=PLAINTEXT_HOST://127.0.0.1:$base,SSL_HOST://127.0.0.1:$((base + 1)),SASL_SSL_HOST://127.0.0.1:$((base + 2)),INTERNAL://127.0.0.1:${iports[n]},CONTROLLER://127.0.0.1:${cports[n]}"
+			--override "advertised.listeners=PLAINTEXT_HOST://localhost:$base,SSL_HOST://localhost:$((base + 1)),SASL_SSL_HOST://localhost:$((base + 2)),INTERNAL://127.0.0.1:${iports[n]}"
+			--override "listener.security.protocol.map=PLAINTEXT_HOST:PLAINTEXT,SSL_HOST:SSL,SASL_SSL_HOST:SASL_SSL,INTERNAL:PLAINTEXT,CONTROLLER:PLAINTEXT"
+			--override inter.broker.listener.name=INTERNAL --override controller.listener.names=CONTROLLER
+			--override "controller.quorum.voters=$(IFS=,; echo "${voters[*]}")"
+			--override "ssl.keystore.location=$WORK/keystore.pem"
+			--override sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512,OAUTHBEARER
+			--override 'listener.name.sasl_ssl_host.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_test="testtest" user_bob="bobbob" user_alice="alicealice";'
+			--override authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer
+			--override allow.everyone.if.no.acl.found=true
+			--override default.replication.factor=2 --override num.partitions=2
+			--override group.initial.rebalance.delay.ms=0 --override connections.max.reauth.ms=15000)
+		launch_node "$n" "${args[@]}"
+	done
+	for n in 0 1 2; do
+		await_node "$n"
+	done
+	"$BIN/admin" -bootstrap 127.0.0.1:9092 scram-user testscram 'testtestscram=256' 'testtestscram=512' ||
+		die "cannot create KafkaJS's SCRAM user"
+	mkdir -p "$WORK/shim" && cp "$ROOT/test/compat/docker" "$WORK/shim/docker" || die "cannot set up test/compat/docker"
+	# jest's options come after its test path patterns: an array option
+	# (--testPathIgnorePatterns) takes every word after it.
+	opts=(--ci --maxWorkers=2 --forceExit --testPathIgnorePatterns '/node_modules/|src/protocol/requests/produce/v2/request[.]spec[.]js')
+	(cd "$CLIENT_DIR" && export KAFKA_VERSION=2.4 KAFKAJS_DEBUG_PROTOCOL_BUFFERS=1 PATH="$WORK/shim:$PATH" \
+		COMPAT_ADMIN=$BIN/admin COMPAT_BOOTSTRAP=127.0.0.1:9092 &&
+		run_limited 1200 npx jest ${CLIENT_TEST_RUN:+"$CLIENT_TEST_RUN"} "${opts[@]}" -t "^(?!($KAFKAJS_SKIP)\$)" "${TEST_FLAGS[@]}" &&
+		{ [[ -n ${CLIENT_TEST_RUN:-} ]] || OAUTHBEARER_ENABLED=1 run_limited 300 npx jest src/producer/index.spec.js \
+			src/broker/__tests__/connect.spec.js src/consumer/__tests__/connection.spec.js src/broker/__tests__/disconnect.spec.js \
+			src/admin/__tests__/connection.spec.js src/broker/__tests__/reauthenticate.spec.js "${opts[@]}" "${TEST_FLAGS[@]}"; })
+}
+
 case $client in
 franz-go) if $secured; then run_franz_go_secured; else run_franz_go; fi ;;
 kafka-go) run_kafka_go ;;
 sarama) run_sarama ;;
+kafkajs) run_kafkajs ;;
 esac
 rc=$?
 # A broker built with -race (STRATA_BIN) reports a race in its log.
