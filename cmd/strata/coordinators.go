@@ -13,8 +13,12 @@ import (
 
 const (
 	// coordinatorTickInterval is how often each coordinator partition
-	// fires its due timers: the resolution of session, rebalance and
-	// transaction timeouts.
+	// fires its due timers. A group's session and rebalance timeouts fire
+	// when due (a tick wakes the partition at the soonest one it saw,
+	// runtime.Result.WakeAt) once a tick has seen them, within this
+	// interval of their arming; transaction timeouts, checked every
+	// transaction.abort.timed.out.transaction.cleanup.interval.ms as in
+	// Kafka, are not that exact.
 	coordinatorTickInterval = 100 * time.Millisecond
 	// coordinatorMaxQueuedOps bounds the requests waiting for one
 	// coordinator partition; beyond it clients get

@@ -134,7 +134,7 @@ func (c *Coordinator) dropConsumerState(g *group, res *runtime.Result) {
 // group, whose classic timers then take over); the group's settings are
 // read only for members that need a session timer.
 func (c *Coordinator) tickConsumer(g *group, view TopicsView, now time.Time, res *runtime.Result) {
-	for _, m := range g.consumer.due(func() time.Duration { return c.consumerSettings(g.id).sessionTimeout }, now) {
+	for _, m := range g.consumer.due(func() time.Duration { return c.consumerSettings(g.id).sessionTimeout }, &c.timers) {
 		if c.groups[g.id] != g || g.consumer == nil {
 			return // downgraded: the classic group's timers take over
 		}

@@ -333,9 +333,13 @@ func equalPtr(a, b *string) bool { return (a == nil) == (b == nil) && (a == nil 
 // a session timer (just loaded) gets one from now: its classic session
 // timeout, or sessionTimeout. Tick calls it for every group, so a group
 // where nothing is due costs one pass over its members and nothing more.
-func (cg *consumerGroup) due(sessionTimeout func() time.Duration, now time.Time) []*consumerMember {
+func (cg *consumerGroup) due(sessionTimeout func() time.Duration, timers *timerScan) []*consumerMember {
+	now := timers.now
 	isDue := func(m *consumerMember) bool {
-		return m.session.passed(now) || m.revocation.passed(now) || m.classicJoin.passed(now) || m.classicSync.passed(now)
+		// Each timer is scanned, so the soonest ahead is known.
+		session, revocation := timers.due(m.session), timers.due(m.revocation)
+		join, sync := timers.due(m.classicJoin), timers.due(m.classicSync)
+		return session || revocation || join || sync
 	}
 	anything := false
 	for _, m := range cg.members {

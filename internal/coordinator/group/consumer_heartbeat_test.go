@@ -271,7 +271,7 @@ func (h *cgHarness) tick(d time.Duration) {
 	h.t.Helper()
 	h.now = h.now.Add(d)
 	w := consumerWrite{id: "g", cg: h.cg}
-	for _, m := range h.cg.due(func() time.Duration { return h.set.sessionTimeout }, h.now) {
+	for _, m := range h.cg.due(func() time.Duration { return h.set.sessionTimeout }, &timerScan{now: h.now}) {
 		w.fence(m, h.view, h.now)
 	}
 	h.cg = w.cg
@@ -318,7 +318,7 @@ func TestConsumerMembersExpire(t *testing.T) {
 	// A loaded member gets a session at the first tick.
 	loaded := &cgHarness{t: t, cg: stableGroup(t), view: h.view, now: h.now, set: h.set}
 	loaded.records = nil
-	due := loaded.cg.due(func() time.Duration { return loaded.set.sessionTimeout }, loaded.now)
+	due := loaded.cg.due(func() time.Duration { return loaded.set.sessionTimeout }, &timerScan{now: loaded.now})
 	if len(due) != 0 || !loaded.cg.members["a"].session.armed {
 		t.Fatalf("first tick after a load: %d due, a's session %+v", len(due), loaded.cg.members["a"].session)
 	}

@@ -48,7 +48,8 @@ type Coordinator struct {
 	// shares are the share groups (KIP-932): a group id names a share
 	// group or a classic/consumer group, never both.
 	shares      map[string]*shareGroup
-	expiryCheck deadline // next offsets-expiry scan; armed by the first Tick
+	expiryCheck deadline  // next offsets-expiry scan; armed by the first Tick
+	timers      timerScan // the running Tick's pass over the timers
 	// producers are the transactional producers that wrote offsets or
 	// markers here: their fencing epochs and the groups where they hold
 	// pending offsets (txn_offsets.go).
@@ -141,6 +142,7 @@ func (c *Coordinator) Handle(op runtime.Op, now time.Time) runtime.Result {
 // producers.
 func (c *Coordinator) Tick(now time.Time) runtime.Result {
 	var res runtime.Result
+	c.timers = timerScan{now: now}
 	var view TopicsView
 	for _, id := range slices.Sorted(maps.Keys(c.groups)) {
 		g := c.groups[id]
@@ -159,17 +161,19 @@ func (c *Coordinator) Tick(now time.Time) runtime.Result {
 	c.expireProducers(now)
 	if !c.expiryCheck.armed {
 		c.expiryCheck = armAt(now.Add(c.opts.OffsetsRetentionCheckInterval))
-	} else if c.expiryCheck.passed(now) {
+	} else if c.timers.due(c.expiryCheck) {
 		c.expireOffsets(now, &res)
 		c.expiryCheck = armAt(now.Add(c.opts.OffsetsRetentionCheckInterval))
 	}
+	c.timers.due(c.expiryCheck) // the next check may be the soonest timer
 	c.publishCensus()
+	res.WakeAt = c.timers.soonest
 	return res
 }
 
 func (c *Coordinator) tickGroup(g *group, now time.Time, res *runtime.Result) {
 	for id, d := range g.pending {
-		if d.passed(now) {
+		if c.timers.due(d) {
 			delete(g.pending, id)
 		}
 	}
@@ -183,12 +187,12 @@ func (c *Coordinator) tickGroup(g *group, now time.Time, res *runtime.Result) {
 			m.session = armAt(now.Add(m.sessionTimeout))
 			continue
 		}
-		if m.session.passed(now) {
+		if c.timers.due(m.session) {
 			c.removeMember(g, m, res)
 			removed = true
 		}
 	}
-	if g.syncDeadline.passed(now) && (g.state == stateCompletingRebalance || g.state == stateStable) {
+	if c.timers.due(g.syncDeadline) && (g.state == stateCompletingRebalance || g.state == stateStable) {
 		g.syncDeadline = deadline{}
 		for _, id := range slices.Clone(g.order) {
 			if g.pendingSync[id] {
@@ -200,7 +204,7 @@ func (c *Coordinator) tickGroup(g *group, now time.Time, res *runtime.Result) {
 	if removed {
 		c.afterRemoval(g, now, res)
 	}
-	if g.state == statePreparingRebalance && g.joinDeadline.passed(now) {
+	if g.state == statePreparingRebalance && c.timers.due(g.joinDeadline) {
 		if g.initialDelay && g.initialNewJoin && g.initialLeft > 0 {
 			d := min(c.opts.InitialRebalanceDelay, g.initialLeft)
 			g.initialLeft -= d

@@ -299,7 +299,7 @@ func (c *Coordinator) tickShare(id string, sg *shareGroup, now time.Time, res *r
 		switch {
 		case !m.session.armed:
 			m.session = armAt(now.Add(c.shareSettings(id).sessionTimeout))
-		case m.session.passed(now):
+		case c.timers.due(m.session):
 			due = append(due, mid)
 		}
 	}

@@ -67,3 +67,26 @@ func armAt(t time.Time) deadline { return deadline{at: t, armed: true} }
 
 // passed reports whether the timer is armed and now is at or after it.
 func (d deadline) passed(now time.Time) bool { return d.armed && !now.Before(d.at) }
+
+// timerScan is one Tick's pass over the timers: which are due at now, and
+// the soonest still ahead, when the runtime ticks again
+// (runtime.Result.WakeAt): a session or rebalance timeout then fires when
+// due, as Kafka's do, not at the next periodic tick.
+type timerScan struct {
+	now     time.Time
+	soonest time.Time
+}
+
+// due reports whether d is armed and has passed; one armed and still ahead
+// may be the soonest.
+func (s *timerScan) due(d deadline) bool {
+	switch {
+	case !d.armed:
+		return false
+	case d.passed(s.now):
+		return true
+	case s.soonest.IsZero() || d.at.Before(s.soonest):
+		s.soonest = d.at
+	}
+	return false
+}

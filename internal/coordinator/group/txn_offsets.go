@@ -325,7 +325,7 @@ func (c *Coordinator) expireProducers(now time.Time) {
 		case len(p.groups) > 0:
 		case !p.lastWrite.armed:
 			p.lastWrite = armAt(now)
-		case !now.Before(p.lastWrite.at.Add(c.producerIDExpiration())):
+		case c.timers.due(armAt(p.lastWrite.at.Add(c.producerIDExpiration()))):
 			delete(c.producers, id)
 		}
 	}

@@ -30,6 +30,9 @@
 //     TxnReplayer side; a shard without one cannot load such a partition.
 //   - Timers: each partition has a Ticker (Options.NewTicker); every tick
 //     calls Shard.Tick(Options.Clock.Now()), and so does the end of a load.
+//     A tick whose Result has a WakeAt ticks once more at that moment
+//     (Options.After), so a timer seen ahead fires when due, not at the
+//     next periodic tick.
 //
 // Invariants: every goroutine here belongs to a started partition and exits
 // on Resign or Close (tests check with goleak); only a partition's goroutine

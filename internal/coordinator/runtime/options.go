@@ -82,6 +82,9 @@ type Options struct {
 	// once its records are durable. It must not block. Required only if a
 	// shard returns effects.
 	OnEffects func(partition int32, effects []any)
+	// After is the one-shot timer of a tick's Result.WakeAt; nil means
+	// time.After.
+	After func(time.Duration) <-chan time.Time
 }
 
 // Validate reports the first missing or out-of-range option.

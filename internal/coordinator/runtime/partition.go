@@ -70,6 +70,8 @@ type partition struct {
 	shard       Shard
 	nextToken   uint64
 	outstanding map[uint64]queued
+	// wake fires at the last tick's Result.WakeAt (nil: none pending).
+	wake <-chan time.Time
 }
 
 func newPartition(rt *Runtime, id int32) *partition {
@@ -142,8 +144,31 @@ func (p *partition) run() {
 				p.load() // an earlier load failed: retry
 				continue
 			}
-			p.apply(p.shard.Tick(p.rt.opts.Clock.Now()))
+			p.tick()
+		case <-p.wake:
+			p.wake = nil
+			if p.shard != nil {
+				p.tick()
+			}
 		}
+	}
+}
+
+// tick fires the shard's due timers and arms the wake-up for the soonest
+// one still ahead (Result.WakeAt).
+func (p *partition) tick() {
+	now := p.rt.opts.Clock.Now()
+	res := p.shard.Tick(now)
+	p.apply(res)
+	p.wake = nil
+	if !res.WakeAt.IsZero() {
+		after := p.rt.opts.After
+		if after == nil {
+			after = time.After
+		}
+		// At least a millisecond: a timer the tick saw as ahead is not due
+		// again at once, whatever the clock's resolution.
+		p.wake = after(max(res.WakeAt.Sub(now), time.Millisecond))
 	}
 }
 
@@ -184,7 +209,7 @@ func (p *partition) load() {
 	}
 	p.shard = shard
 	p.loading.Store(false)
-	p.apply(shard.Tick(p.rt.opts.Clock.Now()))
+	p.tick()
 }
 
 // refuseHeldTooLong answers COORDINATOR_LOAD_IN_PROGRESS to the ops held

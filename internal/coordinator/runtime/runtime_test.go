@@ -86,6 +86,8 @@ func (l *memLog) store(recs []Record) (func() error, error) {
 type kvShard struct {
 	kv    map[string]string
 	joins []Op
+	// wakeIn, when set, is how far ahead of each Tick its WakeAt lies.
+	wakeIn time.Duration
 }
 
 func (s *kvShard) Handle(op Op, now time.Time) Result {
@@ -115,6 +117,9 @@ func (s *kvShard) Tick(now time.Time) Result {
 		res.Replies = append(res.Replies, Reply{Token: op.Token, Resp: resp})
 	}
 	s.joins = nil
+	if s.wakeIn > 0 {
+		res.WakeAt = now.Add(s.wakeIn)
+	}
 	return res
 }
 

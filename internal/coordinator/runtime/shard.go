@@ -74,12 +74,19 @@ type Reply struct {
 // Records, one control batch each. Effects are handed to Options.OnEffects
 // once everything above is durable, before the replies are released: work
 // for other parts of the broker, such as writing a transaction's markers.
+//
+// WakeAt, from Tick, is the soonest timer still ahead that the tick saw (zero:
+// none): the partition ticks again at that moment, so a timer fires on time
+// rather than at the next periodic tick (Kafka's session and rebalance
+// timeouts fire when due). A timer armed between ticks is seen by the next
+// periodic one.
 type Result struct {
 	Records []Record
 	Txn     *Producer
 	Markers []Marker
 	Replies []Reply
 	Effects []any
+	WakeAt  time.Time
 }
 
 // Shard is the pure state machine of one coordinator partition. It does no
