@@ -131,8 +131,9 @@ run_franz_go() {
 	for n in $(seq "$nodes"); do
 		await_node "$n"
 	done
-	(cd "$CLIENT_DIR/pkg/kgo" && KGO_SEEDS=$(IFS=,; echo "${seeds[*]}") KGO_TEST_RF=$rf KGO_TEST_RECORDS=${KGO_TEST_RECORDS:-50000} \
-		KGO_LOG_LEVEL=${CLIENT_LOG:-none} run_limited 1500 go test -count=1 -timeout 24m "${TEST_FLAGS[@]}" ${CLIENT_TEST_RUN:+-run "$CLIENT_TEST_RUN"} .)
+	run_limited 1500 env -C "$CLIENT_DIR/pkg/kgo" KGO_SEEDS="$(IFS=,; echo "${seeds[*]}")" KGO_TEST_RF=$rf \
+		KGO_TEST_RECORDS="${KGO_TEST_RECORDS:-50000}" KGO_LOG_LEVEL="${CLIENT_LOG:-none}" \
+		go test -count=1 -timeout 24m "${TEST_FLAGS[@]}" ${CLIENT_TEST_RUN:+-run "$CLIENT_TEST_RUN"} .
 }
 
 # run_franz_go_secured runs franz-go's suite over TLS (KGO_TEST_TLS: a CA
@@ -153,10 +154,10 @@ run_franz_go_secured() {
 	await_node 1
 	"$BIN/admin" -bootstrap "127.0.0.1:$plain" scram-user compat compat-secret compat-secret ||
 		die "cannot create the SCRAM user"
-	(cd "$CLIENT_DIR/pkg/kgo" && KGO_SEEDS=127.0.0.1:$tls KGO_TEST_TLS=ca:$WORK/ca.pem KGO_TEST_RF=1 KGO_TEST_RECORDS=${KGO_TEST_RECORDS:-50000} \
-		KGO_TEST_SCRAM=compat:compat-secret:256 KGO_TEST_SCRAM_SEEDS=127.0.0.1:$sasl KGO_TEST_OAUTH_SEEDS=127.0.0.1:$sasl \
-		KGO_LOG_LEVEL=${CLIENT_LOG:-none} run_limited 1500 go test -count=1 -timeout 24m -skip '^TestIssue769$' "${TEST_FLAGS[@]}" \
-		${CLIENT_TEST_RUN:+-run "$CLIENT_TEST_RUN"} .)
+	run_limited 1500 env -C "$CLIENT_DIR/pkg/kgo" KGO_SEEDS="127.0.0.1:$tls" KGO_TEST_TLS="ca:$WORK/ca.pem" KGO_TEST_RF=1 \
+		KGO_TEST_RECORDS="${KGO_TEST_RECORDS:-50000}" KGO_TEST_SCRAM=compat:compat-secret:256 \
+		KGO_TEST_SCRAM_SEEDS="127.0.0.1:$sasl" KGO_TEST_OAUTH_SEEDS="127.0.0.1:$sasl" KGO_LOG_LEVEL="${CLIENT_LOG:-none}" \
+		go test -count=1 -timeout 24m -skip '^TestIssue769$' "${TEST_FLAGS[@]}" ${CLIENT_TEST_RUN:+-run "$CLIENT_TEST_RUN"} .
 }
 
 # make_certificates writes WORK/ca.pem (a CA made for this run) and
@@ -193,9 +194,9 @@ PROPS
 	await_node 1
 	"$BIN/admin" -bootstrap 127.0.0.1:9092 scram-user adminscram admin-secret-256 admin-secret-512 ||
 		die "cannot create kafka-go's SCRAM user"
-	(cd "$CLIENT_DIR" && KAFKA_VERSION=3.7.0 run_limited 1500 go test -count=1 -timeout 24m "${TEST_FLAGS[@]}" \
+	run_limited 1500 env -C "$CLIENT_DIR" KAFKA_VERSION=3.7.0 go test -count=1 -timeout 24m "${TEST_FLAGS[@]}" \
 		-skip 'TestConn/test_delete_topics|TestReaderConsumerGroup/(verify_offset_committed|consumer_group_commits_on_close|consumer_group_rebalance$)|TestReaderReadCompactedMessage' \
-		${CLIENT_TEST_RUN:+-run "$CLIENT_TEST_RUN"} . ./sasl/...)
+		${CLIENT_TEST_RUN:+-run "$CLIENT_TEST_RUN"} . ./sasl/...
 }
 
 # stop_restarted_nodes stops the nodes test/compat/docker started again
@@ -258,9 +259,9 @@ run_sarama() {
 	tests=$(cd "$CLIENT_DIR" && grep -l '^//go:build functional' ./*_test.go | xargs sed -n 's/^func \(Test[A-Za-z0-9_]*\)(t \*testing.T).*/\1/p' | grep -vx TestMain | paste -sd'|')
 	[[ -n $tests ]] || die "found no functional tests in sarama's copy"
 	mkdir -p "$WORK/shim" && cp "$ROOT/test/compat/docker" "$WORK/shim/docker" || die "cannot set up test/compat/docker"
-	(cd "$CLIENT_DIR" && TOXIPROXY_ADDR=http://127.0.0.1:$api KAFKA_VERSION=$SARAMA_KAFKA_VERSION \
-		PATH="$WORK/shim:$PATH" COMPAT_WORK=$WORK COMPAT_OUT=$OUT COMPAT_STRATA=$BIN/strata \
-		run_limited 1500 go test -tags functional -count=1 -timeout 24m "${TEST_FLAGS[@]}" -run "${CLIENT_TEST_RUN:-^($tests)\$}" .)
+	run_limited 1500 env -C "$CLIENT_DIR" TOXIPROXY_ADDR="http://127.0.0.1:$api" KAFKA_VERSION=$SARAMA_KAFKA_VERSION \
+		PATH="$WORK/shim:$PATH" COMPAT_WORK="$WORK" COMPAT_OUT="$OUT" COMPAT_STRATA="$BIN/strata" \
+		go test -tags functional -count=1 -timeout 24m "${TEST_FLAGS[@]}" -run "${CLIENT_TEST_RUN:-^($tests)\$}" .
 }
 
 # KAFKAJS_SKIP names the tests of KafkaJS's suite that pin Kafka 2.4 where
@@ -291,7 +292,7 @@ KAFKAJS_SKIP='Broker > describeConfigs request|Broker > describeConfigs request 
 # docker-compose.2_4_oauthbearer.yml). Its client-side encoder test of
 # gzip bytes (which vary with Node's zlib) is left out.
 run_kafkajs() {
-	local dir=${KAFKAJS_DIR:-} n base voters=() iports=() cports=() args=() opts
+	local dir=${KAFKAJS_DIR:-} n base voters=() iports=() cports=() args=() opts jest
 	[[ -n $dir && -f $dir/testHelpers/index.js ]] ||
 		die "set KAFKAJS_DIR to a checkout of github.com/tulios/kafkajs (npm's package has no tests)"
 	command -v npm >/dev/null || die "npm is not on PATH (KafkaJS's suite needs Node.js 14+ and npm)"
@@ -332,12 +333,14 @@ run_kafkajs() {
 	# jest's options come after its test path patterns: an array option
 	# (--testPathIgnorePatterns) takes every word after it.
 	opts=(--ci --maxWorkers=2 --forceExit --testPathIgnorePatterns '/node_modules/|src/protocol/requests/produce/v2/request[.]spec[.]js')
-	(cd "$CLIENT_DIR" && export KAFKA_VERSION=2.4 KAFKAJS_DEBUG_PROTOCOL_BUFFERS=1 PATH="$WORK/shim:$PATH" \
-		COMPAT_ADMIN=$BIN/admin COMPAT_BOOTSTRAP=127.0.0.1:9092 &&
-		run_limited 1200 npx jest ${CLIENT_TEST_RUN:+"$CLIENT_TEST_RUN"} "${opts[@]}" -t "^(?!($KAFKAJS_SKIP)\$)" "${TEST_FLAGS[@]}" &&
-		{ [[ -n ${CLIENT_TEST_RUN:-} ]] || OAUTHBEARER_ENABLED=1 run_limited 300 npx jest src/producer/index.spec.js \
-			src/broker/__tests__/connect.spec.js src/consumer/__tests__/connection.spec.js src/broker/__tests__/disconnect.spec.js \
-			src/admin/__tests__/connection.spec.js src/broker/__tests__/reauthenticate.spec.js "${opts[@]}" "${TEST_FLAGS[@]}"; })
+	jest=(env -C "$CLIENT_DIR" KAFKA_VERSION=2.4 KAFKAJS_DEBUG_PROTOCOL_BUFFERS=1 PATH="$WORK/shim:$PATH"
+		COMPAT_ADMIN="$BIN/admin" COMPAT_BOOTSTRAP=127.0.0.1:9092)
+	run_limited 1200 "${jest[@]}" npx jest ${CLIENT_TEST_RUN:+"$CLIENT_TEST_RUN"} "${opts[@]}" -t "^(?!($KAFKAJS_SKIP)\$)" "${TEST_FLAGS[@]}" ||
+		return
+	[[ -n ${CLIENT_TEST_RUN:-} ]] && return
+	run_limited 300 "${jest[@]}" OAUTHBEARER_ENABLED=1 npx jest src/producer/index.spec.js \
+		src/broker/__tests__/connect.spec.js src/consumer/__tests__/connection.spec.js src/broker/__tests__/disconnect.spec.js \
+		src/admin/__tests__/connection.spec.js src/broker/__tests__/reauthenticate.spec.js "${opts[@]}" "${TEST_FLAGS[@]}"
 }
 
 case $client in
