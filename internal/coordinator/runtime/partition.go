@@ -162,13 +162,9 @@ func (p *partition) tick() {
 	p.apply(res)
 	p.wake = nil
 	if !res.WakeAt.IsZero() {
-		after := p.rt.opts.After
-		if after == nil {
-			after = time.After
-		}
 		// At least a millisecond: a timer the tick saw as ahead is not due
 		// again at once, whatever the clock's resolution.
-		p.wake = after(max(res.WakeAt.Sub(now), time.Millisecond))
+		p.wake = p.rt.opts.After(max(res.WakeAt.Sub(now), time.Millisecond))
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -35,6 +36,9 @@ type Runtime struct {
 func New(opts Options) (*Runtime, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
+	}
+	if opts.After == nil {
+		opts.After = time.After
 	}
 	r := &Runtime{opts: opts, log: opts.Logger}
 	if r.log == nil {
