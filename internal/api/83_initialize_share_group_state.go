@@ -14,9 +14,5 @@ func init() { register(83, 0, shareStateMax(83), (*Handler).handleInitializeShar
 
 func (h *Handler) handleInitializeShareGroupState(ctx context.Context, req *Request) Reply {
 	r := req.Body.(*kmsg.InitializeShareGroupStateRequest)
-	n := 0
-	for _, t := range r.Topics {
-		n += len(t.Partitions)
-	}
-	return h.serveShareState(ctx, req, r.GroupID, n)
+	return h.serveShareState(ctx, req, r.GroupID)
 }

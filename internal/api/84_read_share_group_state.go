@@ -14,9 +14,5 @@ func init() { register(84, 0, shareStateMax(84), (*Handler).handleReadShareGroup
 
 func (h *Handler) handleReadShareGroupState(ctx context.Context, req *Request) Reply {
 	r := req.Body.(*kmsg.ReadShareGroupStateRequest)
-	n := 0
-	for _, t := range r.Topics {
-		n += len(t.Partitions)
-	}
-	return h.serveShareState(ctx, req, r.GroupID, n)
+	return h.serveShareState(ctx, req, r.GroupID)
 }

@@ -14,9 +14,5 @@ func init() { register(85, 0, shareStateMax(85), (*Handler).handleWriteShareGrou
 
 func (h *Handler) handleWriteShareGroupState(ctx context.Context, req *Request) Reply {
 	r := req.Body.(*kmsg.WriteShareGroupStateRequest)
-	n := 0
-	for _, t := range r.Topics {
-		n += len(t.Partitions)
-	}
-	return h.serveShareState(ctx, req, r.GroupID, n)
+	return h.serveShareState(ctx, req, r.GroupID)
 }

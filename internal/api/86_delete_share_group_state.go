@@ -14,9 +14,5 @@ func init() { register(86, 0, shareStateMax(86), (*Handler).handleDeleteShareGro
 
 func (h *Handler) handleDeleteShareGroupState(ctx context.Context, req *Request) Reply {
 	r := req.Body.(*kmsg.DeleteShareGroupStateRequest)
-	n := 0
-	for _, t := range r.Topics {
-		n += len(t.Partitions)
-	}
-	return h.serveShareState(ctx, req, r.GroupID, n)
+	return h.serveShareState(ctx, req, r.GroupID)
 }

@@ -14,9 +14,5 @@ func init() { register(87, 0, shareStateMax(87), (*Handler).handleReadShareGroup
 
 func (h *Handler) handleReadShareGroupStateSummary(ctx context.Context, req *Request) Reply {
 	r := req.Body.(*kmsg.ReadShareGroupStateSummaryRequest)
-	n := 0
-	for _, t := range r.Topics {
-		n += len(t.Partitions)
-	}
-	return h.serveShareState(ctx, req, r.GroupID, n)
+	return h.serveShareState(ctx, req, r.GroupID)
 }

@@ -61,32 +61,45 @@ func shareStateMax(key int16) int16 {
 // share-partition leader) from the coordinator here. As Kafka: it needs
 // CLUSTER_ACTION; it names exactly one share-partition, as leaders send
 // them (INVALID_REQUEST otherwise).
-func (h *Handler) serveShareState(ctx context.Context, req *Request, group string, partitions int) Reply {
-	switch {
-	case !h.allowedCluster(req, acl.OpClusterAction):
+func (h *Handler) serveShareState(ctx context.Context, req *Request, group string) Reply {
+	if !h.allowedCluster(req, acl.OpClusterAction) {
 		return done(sharestate.ErrorResponse(req.Body, clusterDenied))
-	case partitions != 1:
+	}
+	topicID, partition, ok := shareStateTarget(req.Body)
+	if !ok {
 		return done(sharestate.ErrorResponse(req.Body, kerr.InvalidRequest.Code))
 	}
-	topicID, partition := shareStateTarget(req.Body)
 	return h.shareStates.reply(ctx, req, sharestate.Key(group, topicID, partition))
 }
 
-// shareStateTarget is the one share-partition a share-state request names.
-func shareStateTarget(body kmsg.Request) ([16]byte, int32) {
+// shareStateTarget is the one share-partition a share-state request names;
+// ok is false unless it names one topic with one partition.
+func shareStateTarget(body kmsg.Request) (topicID [16]byte, partition int32, ok bool) {
 	switch r := body.(type) {
 	case *kmsg.InitializeShareGroupStateRequest:
-		return r.Topics[0].TopicID, r.Topics[0].Partitions[0].Partition
+		if len(r.Topics) == 1 && len(r.Topics[0].Partitions) == 1 {
+			return r.Topics[0].TopicID, r.Topics[0].Partitions[0].Partition, true
+		}
 	case *kmsg.ReadShareGroupStateRequest:
-		return r.Topics[0].TopicID, r.Topics[0].Partitions[0].Partition
+		if len(r.Topics) == 1 && len(r.Topics[0].Partitions) == 1 {
+			return r.Topics[0].TopicID, r.Topics[0].Partitions[0].Partition, true
+		}
 	case *kmsg.WriteShareGroupStateRequest:
-		return r.Topics[0].TopicID, r.Topics[0].Partitions[0].Partition
+		if len(r.Topics) == 1 && len(r.Topics[0].Partitions) == 1 {
+			return r.Topics[0].TopicID, r.Topics[0].Partitions[0].Partition, true
+		}
 	case *kmsg.DeleteShareGroupStateRequest:
-		return r.Topics[0].TopicID, r.Topics[0].Partitions[0].Partition
+		if len(r.Topics) == 1 && len(r.Topics[0].Partitions) == 1 {
+			return r.Topics[0].TopicID, r.Topics[0].Partitions[0].Partition, true
+		}
 	case *kmsg.ReadShareGroupStateSummaryRequest:
-		return r.Topics[0].TopicID, r.Topics[0].Partitions[0].Partition
+		if len(r.Topics) == 1 && len(r.Topics[0].Partitions) == 1 {
+			return r.Topics[0].TopicID, r.Topics[0].Partitions[0].Partition, true
+		}
+	default:
+		panic(fmt.Sprintf("api: %T is no share-state request", body))
 	}
-	panic(fmt.Sprintf("api: %T is no share-state request", body))
+	return topicID, partition, false
 }
 
 // shareExpiryInterval is how often acquisition locks are checked for

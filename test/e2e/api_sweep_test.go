@@ -174,7 +174,7 @@ func sendRaw(t *testing.T, addr string, req kmsg.Request) (body []byte, closed b
 	defer c.Close()
 	const correlationID = 7
 	writeAll(t, c, kmsg.NewRequestFormatter(kmsg.FormatterClientID("strata-e2e-sweep")).AppendRequest(nil, req, correlationID))
-	frame, err := readFrameOrClose(c)
+	frame, err := readFrameOrClose(c, rawIOTimeout)
 	if err != nil {
 		return nil, true
 	}
@@ -191,10 +191,10 @@ func sendRaw(t *testing.T, addr string, req kmsg.Request) (body []byte, closed b
 	return body, false
 }
 
-// readFrameOrClose reads one size-prefixed frame of at most 1 MiB, or
-// returns the error that ended the connection.
-func readFrameOrClose(c net.Conn) ([]byte, error) {
-	if err := c.SetReadDeadline(time.Now().Add(rawIOTimeout)); err != nil {
+// readFrameOrClose reads one size-prefixed frame of at most 1 MiB within
+// wait, or returns the error that ended the connection.
+func readFrameOrClose(c net.Conn, wait time.Duration) ([]byte, error) {
+	if err := c.SetReadDeadline(time.Now().Add(wait)); err != nil {
 		return nil, err
 	}
 	var size [4]byte
