@@ -178,17 +178,27 @@ func sendRaw(t *testing.T, addr string, req kmsg.Request) (body []byte, closed b
 	if err != nil {
 		return nil, true
 	}
-	if len(frame) < 4 || int32(binary.BigEndian.Uint32(frame)) != correlationID {
-		t.Fatalf("response of %d bytes without correlation id %d", len(frame), correlationID)
-	}
-	body = frame[4:]
-	// Every flexible response header has tags, but ApiVersions' (KIP-511).
-	if req.IsFlexible() && req.Key() != kmsg.ApiVersions.Int16() {
-		if body, err = skipTags(body); err != nil {
-			t.Fatalf("response header: %v", err)
-		}
+	if body, err = responseBody(req, frame, correlationID); err != nil {
+		t.Fatal(err)
 	}
 	return body, false
+}
+
+// responseBody is the body of frame, the response to req sent with
+// correlationID, after its header.
+func responseBody(req kmsg.Request, frame []byte, correlationID int32) ([]byte, error) {
+	if len(frame) < 4 || int32(binary.BigEndian.Uint32(frame)) != correlationID {
+		return nil, fmt.Errorf("response of %d bytes without correlation id %d", len(frame), correlationID)
+	}
+	body := frame[4:]
+	// Every flexible response header has tags, but ApiVersions' (KIP-511).
+	if req.IsFlexible() && req.Key() != kmsg.ApiVersions.Int16() {
+		var err error
+		if body, err = skipTags(body); err != nil {
+			return nil, fmt.Errorf("response header: %w", err)
+		}
+	}
+	return body, nil
 }
 
 // readFrameOrClose reads one size-prefixed frame of at most 1 MiB within

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -20,14 +21,91 @@ import (
 // the code behind it.
 type requestFiller struct {
 	rng   *rand.Rand
-	names []string   // topics, groups, ids, config keys and values, principals
-	ids   [][16]byte // topic ids that exist
-	batch []byte     // a valid record batch
+	names []string // config keys and values, principals, hosts, protocols
+	// topics, groups and transactional ids that exist; a field whose name
+	// says which it holds takes from its list most of the time.
+	topics, groups, txns []string
+	ids                  [][16]byte // topic ids that exist
+	batch                []byte     // a valid record batch
+	// learned holds values of the broker's answers by field name (member
+	// ids, generations, producer ids and epochs): a request field of the
+	// same name takes one half the time, so that a JoinGroup's member id
+	// reaches a later SyncGroup and Heartbeat.
+	learned map[string][]reflect.Value
+}
+
+// maxLearned bounds the values kept for one field name.
+const maxLearned = 16
+
+// learn keeps the integer and string fields of resp (error codes,
+// messages and throttles aside) for later requests.
+func (f *requestFiller) learn(resp kmsg.Response) {
+	if f.learned == nil {
+		f.learned = map[string][]reflect.Value{}
+	}
+	var walk func(v reflect.Value)
+	walk = func(v reflect.Value) {
+		t := v.Type()
+		for i := range t.NumField() {
+			field, fv := t.Field(i), v.Field(i)
+			switch {
+			case !field.IsExported() || field.Type == reflect.TypeFor[kmsg.Tags]():
+			case fv.Kind() == reflect.Struct:
+				walk(fv)
+			case fv.Kind() == reflect.Slice && fv.Type().Elem().Kind() == reflect.Struct:
+				for j := range fv.Len() {
+					walk(fv.Index(j))
+				}
+			case fv.Kind() == reflect.String || fv.CanInt():
+				switch field.Name {
+				case "ErrorCode", "ErrorMessage", "ThrottleMillis", "Version":
+					continue
+				}
+				kept := append(f.learned[field.Name], fv)
+				if len(kept) > maxLearned {
+					kept = kept[1:]
+				}
+				f.learned[field.Name] = kept
+			}
+		}
+	}
+	walk(reflect.ValueOf(resp).Elem())
+}
+
+// recall sets v, a field named name, to a value an answer held in a field
+// of that name and type, and reports whether it did.
+func (f *requestFiller) recall(v reflect.Value, name string) bool {
+	var fits []reflect.Value
+	for _, l := range f.learned[name] {
+		if l.Type() == v.Type() {
+			fits = append(fits, l)
+		}
+	}
+	if len(fits) == 0 {
+		return false
+	}
+	v.Set(pickFrom(f.rng, fits))
+	return true
 }
 
 // maxFillDepth bounds nesting; kmsg's types are finite, this only keeps
 // arrays of arrays small.
 const maxFillDepth = 6
+
+// request is a random request of key at version v: half the time, when
+// the version sweep has a fill for key (sweepFills), that valid request with
+// one to three fields made random; otherwise every field random.
+func (f *requestFiller) request(sweep *sweepState, key, v int16) kmsg.Request {
+	req := kmsg.RequestForKey(key)
+	req.SetVersion(v)
+	if fill := sweepFills[key]; fill != nil && f.rng.IntN(2) == 0 {
+		fill(sweep, req, v)
+		f.mutate(req, 1+f.rng.IntN(3))
+	} else {
+		f.fillRequest(req)
+	}
+	return req
+}
 
 // fillRequest randomizes req's fields; its version stays as set.
 func (f *requestFiller) fillRequest(req kmsg.Request) {
@@ -50,6 +128,9 @@ func (f *requestFiller) fill(v reflect.Value, depth int) {
 
 // value sets v (a field named name) to a random value of its kind.
 func (f *requestFiller) value(v reflect.Value, name string, depth int) {
+	if (v.Kind() == reflect.String || v.CanInt()) && f.rng.IntN(2) == 0 && f.recall(v, name) {
+		return
+	}
 	switch v.Kind() {
 	case reflect.Bool:
 		v.SetBool(f.rng.IntN(2) == 0)
@@ -60,7 +141,7 @@ func (f *requestFiller) value(v reflect.Value, name string, depth int) {
 	case reflect.Float64:
 		v.SetFloat(pickFrom(f.rng, []float64{0, -1, 0.5, 1, math.MaxFloat64, math.NaN(), math.Inf(1)}))
 	case reflect.String:
-		v.SetString(f.name())
+		v.SetString(f.name(name))
 	case reflect.Pointer:
 		if f.rng.IntN(4) == 0 {
 			v.SetZero() // null
@@ -144,8 +225,17 @@ func isWait(name string) bool {
 func clampInt(n, lo, hi int64) int64 { return min(max(n, lo), hi) }
 
 // name is a name the broker knows (topic, group, config key) or one it
-// does not, empty, or long.
-func (f *requestFiller) name() string {
+// does not, empty, or long. A field named for topics, groups or
+// transactional ids mostly gets one of those.
+func (f *requestFiller) name(field string) string {
+	for _, hint := range []struct {
+		word string
+		from []string
+	}{{"Topic", f.topics}, {"Group", f.groups}, {"Transactional", f.txns}} {
+		if strings.Contains(field, hint.word) && len(hint.from) > 0 && f.rng.IntN(3) != 0 {
+			return pickFrom(f.rng, hint.from)
+		}
+	}
 	switch f.rng.IntN(6) {
 	case 0:
 		return ""
@@ -156,7 +246,52 @@ func (f *requestFiller) name() string {
 		}
 		return string(b)
 	default:
-		return pickFrom(f.rng, f.names)
+		return pickFrom(f.rng, slices.Concat(f.names, f.topics, f.groups, f.txns))
+	}
+}
+
+// mutate sets n fields of req, anywhere in it, to random values: a valid
+// request with one thing wrong reaches further into a handler than a
+// random one.
+func (f *requestFiller) mutate(req kmsg.Request, n int) {
+	var fields []namedValue
+	collectFields(reflect.ValueOf(req).Elem(), &fields)
+	if len(fields) == 0 {
+		return
+	}
+	for range n {
+		field := pickFrom(f.rng, fields)
+		f.value(field.v, field.name, maxFillDepth-2)
+	}
+}
+
+// namedValue is a settable field and its name.
+type namedValue struct {
+	v    reflect.Value
+	name string
+}
+
+// collectFields lists the fields of struct v that mutate may set: leaves,
+// and arrays as a whole next to their elements' fields. Nested structs are
+// walked, not listed.
+func collectFields(v reflect.Value, out *[]namedValue) {
+	t := v.Type()
+	for i := range t.NumField() {
+		field := t.Field(i)
+		if !field.IsExported() || field.Name == "Version" || field.Type == reflect.TypeFor[kmsg.Tags]() {
+			continue
+		}
+		fv := v.Field(i)
+		switch {
+		case fv.Kind() == reflect.Struct:
+			collectFields(fv, out)
+			continue
+		case fv.Kind() == reflect.Slice && fv.Type().Elem().Kind() == reflect.Struct:
+			for j := range fv.Len() {
+				collectFields(fv.Index(j), out)
+			}
+		}
+		*out = append(*out, namedValue{fv, field.Name})
 	}
 }
 

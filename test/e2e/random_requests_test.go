@@ -1,16 +1,19 @@
 package e2e
 
 import (
-	"encoding/binary"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
 	"os"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -22,43 +25,99 @@ import (
 // it with a response that decodes, or close the connection; it must not
 // exit, and a client must be able to produce and consume afterwards. A
 // librdkafka test once found a DeleteRecords to offset -1001 that panicked
-// the broker: this test looks for the next one.
-//
-// E2E_RANDOM_SEED picks the first seed (default 1) and
-// E2E_RANDOM_ROUNDS the number of rounds (default 3), each a sweep of
-// every advertised version with its own seed. A failure names the seed,
-// the round and the request as JSON.
+// the broker: this test looks for the next one (sendRandomRequests: how to
+// run it longer, with other seeds).
 func TestRandomRequestsLeaveTheBrokerServing(t *testing.T) {
+	b := startBroker(t, t.TempDir())
+	f, sweep := prepareRandomRequests(t, b.Addr)
+	sendRandomRequests(t, f, sweep, []*Broker{b})
+	requireHealthy(t, b.Addr, randomHealthTopic, "random requests")
+}
+
+// TestRandomRequestsWithTheAuthorizerOn is the same against a broker that
+// keeps ACLs: random CreateAcls, DescribeAcls and DeleteAcls filters reach
+// the ACL store. The test's principal is a super user, so that no ACL the
+// requests create locks it out of the final check.
+func TestRandomRequestsWithTheAuthorizerOn(t *testing.T) {
+	t.Parallel()
+	b := startBroker(t, t.TempDir(),
+		"authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+		"super.users=User:ANONYMOUS")
+	f, sweep := prepareRandomRequests(t, b.Addr)
+	sendRandomRequests(t, f, sweep, []*Broker{b})
+	requireHealthy(t, b.Addr, randomHealthTopic, "random requests")
+}
+
+// TestClusterRandomRequestsLeaveTheNodesServing is the same against a
+// three-node cluster, each request to the next node: requests the
+// controller serves are forwarded to it, replica fetches and elections
+// name other nodes, reassignments move partitions between them. No node
+// may exit, and each must serve a client afterwards.
+func TestClusterRandomRequestsLeaveTheNodesServing(t *testing.T) {
+	t.Parallel()
+	c := startCluster(t, 3, "min.insync.replicas=1")
+	f, sweep := prepareRandomRequests(t, c.Nodes[0].Addr)
+	sendRandomRequests(t, f, sweep, c.Nodes)
+	for _, b := range c.Nodes {
+		requireHealthy(t, b.Addr, randomHealthTopic, "random requests")
+	}
+}
+
+// sendRandomRequests sends E2E_RANDOM_ROUNDS rounds of random requests
+// (default 3), each every version of every API the first node advertises,
+// request i to node i modulo their number; the seed of round r is
+// (E2E_RANDOM_SEED, r), E2E_RANDOM_SEED 1 by default. It fails when a node
+// exits, or answers with something that is not the request's response or
+// with UNKNOWN_SERVER_ERROR, naming the seed, round and request (as JSON).
+// E2E_RANDOM_VERBOSE=1 logs each request left unanswered and the nodes'
+// warnings and errors.
+func sendRandomRequests(t *testing.T, f *requestFiller, sweep *sweepState, nodes []*Broker) {
+	t.Helper()
 	seed := envInt(t, "E2E_RANDOM_SEED", 1)
 	rounds := envInt(t, "E2E_RANDOM_ROUNDS", 3)
-	b := startBroker(t, t.TempDir())
-	f := prepareRandomRequests(t, b.Addr)
-	apis := advertisedAPIs(t, b.Addr)
-	var answered, closed, timedOut int
+	verbose := os.Getenv("E2E_RANDOM_VERBOSE") != ""
+	apis := advertisedAPIs(t, nodes[0].Addr)
+	var sent, answered, closed, timedOut int
+	unknown := map[string]int{} // UNKNOWN_SERVER_ERROR answers by API
+	clean := map[string]int{}   // answers without an error code by API
 	for round := range rounds {
 		f.rng = rand.New(rand.NewPCG(uint64(seed), uint64(round)))
 		for _, k := range apis {
 			for v := k.MinVersion; v <= k.MaxVersion; v++ {
-				req := kmsg.RequestForKey(k.ApiKey)
-				req.SetVersion(v)
-				f.fillRequest(req)
+				req := f.request(sweep, k.ApiKey, v)
+				to := nodes[sent%len(nodes)]
+				sent++
 				what := func() string {
-					return fmt.Sprintf("seed %d round %d: %s v%d %s", seed, round, kmsg.NameForKey(k.ApiKey), v, requestJSON(req))
+					return fmt.Sprintf("seed %d round %d: %s v%d to %s %s", seed, round, kmsg.NameForKey(k.ApiKey), v, to.Addr, requestJSON(req))
 				}
-				outcome, err := sendRandomRequest(b.Addr, req)
-				if !b.running() {
-					t.Fatalf("the broker exited after %s%s", what(), b.crashReport())
+				outcome, resp, err := sendRandomRequest(to.Addr, req)
+				for _, b := range nodes {
+					if !b.running() {
+						t.Fatalf("the node at %s exited after %s%s", b.Addr, what(), b.crashReport())
+					}
 				}
 				switch {
 				case err != nil:
 					t.Fatalf("%s: %v", what(), err)
 				case outcome == randomAnswered:
 					answered++
+					if resp != nil {
+						f.learn(resp)
+					}
+					if resp != nil && !hasErrorCode(resp) {
+						clean[kmsg.NameForKey(k.ApiKey)]++
+					}
+					if resp != nil && hasUnknownServerError(resp) {
+						unknown[kmsg.NameForKey(k.ApiKey)]++
+						if verbose {
+							t.Logf("UNKNOWN_SERVER_ERROR: %s", what())
+						}
+					}
 				case outcome == randomClosed:
 					closed++
 				default:
 					timedOut++
-					if os.Getenv("E2E_RANDOM_VERBOSE") != "" {
+					if verbose {
 						t.Logf("not answered: %s", what())
 					}
 				}
@@ -67,7 +126,23 @@ func TestRandomRequestsLeaveTheBrokerServing(t *testing.T) {
 	}
 	t.Logf("%d rounds from seed %d: %d answered, %d connections closed, %d not answered within %v",
 		rounds, seed, answered, closed, timedOut, randomRequestWait)
-	requireHealthy(t, b.Addr, randomHealthTopic, "random requests")
+	if len(unknown) > 0 {
+		t.Errorf("UNKNOWN_SERVER_ERROR (a fault the broker did not name) in answers to %v", unknown)
+	}
+	if verbose {
+		for _, k := range apis {
+			if name := kmsg.NameForKey(k.ApiKey); clean[name] == 0 {
+				t.Logf("no answer to %s was free of error codes: the random requests may not reach far into its handler", name)
+			}
+		}
+		for _, b := range nodes {
+			for line := range strings.Lines(b.output.String()) {
+				if strings.Contains(line, "level=ERROR") || strings.Contains(line, "level=WARN") {
+					t.Logf("%s: %s", b.Addr, strings.TrimSpace(line))
+				}
+			}
+		}
+	}
 }
 
 const (
@@ -85,10 +160,17 @@ const (
 
 // prepareRandomRequests creates topics, records, a committed group and a
 // transactional producer for the random requests to find, and returns a
-// filler whose names include them.
-func prepareRandomRequests(t *testing.T, addr string) *requestFiller {
+// filler whose names include them. It prepares what the version sweep's
+// requests need too (sweepFills): half the random requests are one of
+// those, valid, with a few fields made random.
+func prepareRandomRequests(t *testing.T, addr string) (*requestFiller, *sweepState) {
 	t.Helper()
 	adm := newAdmin(t, addr)
+	for _, topic := range sweepTopics {
+		createTopic(t, adm, topic, 1, nil)
+	}
+	sweep := prepareSweep(t, adm, newClient(t, addr), &sweepState{nodes: 1, addr: addr})
+	sweep.groupAddr = addr
 	compact := "compact"
 	createTopic(t, adm, "random", 3, nil)
 	createTopic(t, adm, "random-compact", 1, map[string]*string{"cleanup.policy": &compact})
@@ -112,10 +194,11 @@ func prepareRandomRequests(t *testing.T, addr string) *requestFiller {
 		t.Fatal(err)
 	}
 	f := &requestFiller{
+		topics: slices.Concat([]string{"random", "random-compact", "__consumer_offsets", "__transaction_state"}, sweepTopics),
+		groups: []string{"random-group", "random-share", sweepGroup},
+		txns:   []string{"random-txn"},
 		names: []string{
-			"random", "random-compact", "__consumer_offsets", "__transaction_state", "random-group",
-			"random-share", "random-txn", "consumer", "range", "share",
-			"retention.ms", "retention.bytes", "cleanup.policy", "min.insync.replicas", "segment.bytes",
+			"consumer", "range", "share", "retention.ms", "retention.bytes", "cleanup.policy", "min.insync.replicas", "segment.bytes",
 			"max.message.bytes", "compression.type", "-1", "0", "1", "compact", "delete",
 			"User:ANONYMOUS", "User:alice", "User:", "*", "127.0.0.1", "PLAIN", "SCRAM-SHA-256",
 		},
@@ -124,7 +207,8 @@ func prepareRandomRequests(t *testing.T, addr string) *requestFiller {
 	for _, d := range details {
 		f.ids = append(f.ids, d.ID)
 	}
-	return f
+	f.ids = append(f.ids, sweep.topicID)
+	return f, sweep
 }
 
 type randomOutcome int
@@ -139,31 +223,33 @@ const (
 // comes back: an answer that must decode at req's version, the connection
 // closed, or nothing within randomRequestWait. An error is a broker fault:
 // no connection, or an answer that is not req's response.
-func sendRandomRequest(addr string, req kmsg.Request) (randomOutcome, error) {
+func sendRandomRequest(addr string, req kmsg.Request) (randomOutcome, kmsg.Response, error) {
 	c, err := net.DialTimeout("tcp", addr, clientDialTimeout)
 	if err != nil {
-		return 0, fmt.Errorf("the broker takes no connection: %w", err)
+		return 0, nil, fmt.Errorf("the broker takes no connection: %w", err)
 	}
 	defer c.Close()
 	const correlationID = 11
 	frame := kmsg.NewRequestFormatter(kmsg.FormatterClientID("strata-e2e-random")).AppendRequest(nil, req, correlationID)
 	if err := c.SetWriteDeadline(time.Now().Add(randomRequestWait)); err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	if _, err := c.Write(frame); err != nil {
-		return randomClosed, nil // closed while the request was written
+		return randomClosed, nil, nil // closed while the request was written
 	}
 	if p, ok := req.(*kmsg.ProduceRequest); ok && p.Acks == 0 {
-		return expectNoAnswer(c)
+		outcome, err := expectNoAnswer(c)
+		return outcome, nil, err
 	}
-	resp, err := readFrameOrClose(c, randomRequestWait)
+	got, err := readFrameOrClose(c, randomRequestWait)
 	switch {
 	case errors.Is(err, os.ErrDeadlineExceeded):
-		return randomTimedOut, nil
+		return randomTimedOut, nil, nil
 	case err != nil:
-		return randomClosed, nil
+		return randomClosed, nil, nil
 	}
-	return randomAnswered, checkResponseFrame(req, resp, correlationID)
+	resp, err := decodeResponseFrame(req, got, correlationID)
+	return randomAnswered, resp, err
 }
 
 // expectNoAnswer checks that nothing comes back on c for a while: a
@@ -181,29 +267,45 @@ func expectNoAnswer(c net.Conn) (randomOutcome, error) {
 	return 0, fmt.Errorf("a Produce with acks 0 got a response of %d bytes", len(frame))
 }
 
-// checkResponseFrame checks that frame is req's response: its correlation
-// id, then a body that decodes at req's version and encodes back to the
-// same bytes.
-func checkResponseFrame(req kmsg.Request, frame []byte, correlationID int32) error {
-	if len(frame) < 4 || int32(binary.BigEndian.Uint32(frame)) != correlationID {
-		return fmt.Errorf("response of %d bytes without correlation id %d", len(frame), correlationID)
-	}
-	body := frame[4:]
-	if req.IsFlexible() && req.Key() != kmsg.ApiVersions.Int16() {
-		var err error
-		if body, err = skipTags(body); err != nil {
-			return fmt.Errorf("response header: %w", err)
-		}
+// decodeResponseFrame decodes frame as req's response: its correlation id,
+// then a body that decodes at req's version and encodes back to the same
+// bytes.
+func decodeResponseFrame(req kmsg.Request, frame []byte, correlationID int32) (kmsg.Response, error) {
+	body, err := responseBody(req, frame, correlationID)
+	if err != nil {
+		return nil, err
 	}
 	resp := req.ResponseKind()
 	resp.SetVersion(req.GetVersion())
 	if err := resp.ReadFrom(body); err != nil {
-		return fmt.Errorf("decoding the response: %w", err)
+		return nil, fmt.Errorf("decoding the response: %w", err)
 	}
-	if again := resp.AppendTo(nil); len(again) != len(body) {
-		return fmt.Errorf("the response is %d bytes, its decoded form encodes to %d: fields are missing or left over", len(body), len(again))
+	if again := resp.AppendTo(nil); !bytes.Equal(again, body) {
+		return nil, fmt.Errorf("the response is %d bytes, its decoded form encodes to %d (first difference at byte %d): fields are missing or left over",
+			len(body), len(again), firstDifference(body, again))
 	}
-	return nil
+	return resp, nil
+}
+
+// hasErrorCode reports whether any error code in resp is not zero.
+func hasErrorCode(resp kmsg.Response) bool {
+	for _, ec := range errorCodes(resp) {
+		if ec.code != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// hasUnknownServerError reports whether any error code in resp is
+// UNKNOWN_SERVER_ERROR.
+func hasUnknownServerError(resp kmsg.Response) bool {
+	for _, ec := range errorCodes(resp) {
+		if ec.code == kerr.UnknownServerError.Code {
+			return true
+		}
+	}
+	return false
 }
 
 // requestJSON shows a request for a failure message.
