@@ -35,7 +35,8 @@ func openMetadata(ctx context.Context, cfg *config.Broker, logger *slog.Logger, 
 		return nil, err
 	}
 	opts := metadata.Options{Dir: cfg.MetadataDir, NodeID: cfg.NodeID, Clock: clock.Real{}, Logger: logger,
-		LeaderImbalancePercentage: int(cfg.LeaderImbalancePercentage), ClusterID: formatted}
+		LeaderImbalancePercentage: int(cfg.LeaderImbalancePercentage), ClusterID: formatted,
+		UncleanLeaderElection: cfg.UncleanLeaderElection}
 	if cfg.AutoLeaderRebalance {
 		opts.LeaderImbalanceCheckInterval = cfg.LeaderImbalanceCheckInterval
 	}

@@ -82,6 +82,11 @@ type Broker struct {
 	AutoLeaderRebalance          bool
 	LeaderImbalanceCheckInterval time.Duration
 	LeaderImbalancePercentage    int32
+	// UncleanLeaderElection is unclean.leader.election.enable as this
+	// node's configuration sets it: the default of the topic config, which
+	// the controller reads for a topic that does not set it (below its
+	// dynamic broker configs).
+	UncleanLeaderElection bool
 
 	// MaxRequestPartitionSizeLimit is max.request.partition.size.limit:
 	// the most partitions a DescribeTopicPartitions answer holds.

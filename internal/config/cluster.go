@@ -67,6 +67,7 @@ func (b *Broker) setCluster(g getter) error {
 	b.AutoLeaderRebalance = g.flag("auto.leader.rebalance.enable")
 	b.LeaderImbalanceCheckInterval = secondsDuration(g.i64("leader.imbalance.check.interval.seconds"))
 	b.LeaderImbalancePercentage = g.i32("leader.imbalance.per.broker.percentage")
+	b.UncleanLeaderElection = g.flag("unclean.leader.election.enable")
 	b.ReplicaFetch = ReplicaFetch{
 		MaxBytes:         g.i32("replica.fetch.max.bytes"),
 		ResponseMaxBytes: g.i32("replica.fetch.response.max.bytes"),

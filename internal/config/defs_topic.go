@@ -92,7 +92,7 @@ var topicDefs = slices.Concat([]Def{
 	def("segment.ms", Long, "604800000", "log.roll.ms", atLeast(1),
 		"Age at which the active segment rolls."),
 	def("unclean.leader.election.enable", Boolean, "false", "unclean.leader.election.enable", nil,
-		"Whether an out-of-sync replica may become leader, losing data. Accepted for compatibility: Strata never elects one on its own; an operator does, for a partition whose in-sync replicas are gone, with ElectLeaders UNCLEAN (kafka-leader-election --election-type UNCLEAN)."),
+		"Whether a replica outside the ISR may become leader when no in-sync replica can lead, losing the records only the ISR held. With true the controller elects one as soon as the partition has no leader and such a replica is live (as Kafka does on a fence and every unclean.leader.election.interval.ms); with false only an operator's ElectLeaders UNCLEAN does (kafka-leader-election --election-type UNCLEAN). Never on a tiered topic (remote.storage.enable=true)."),
 	def("remote.storage.enable", Boolean, "false", "", nil,
 		"Tier this topic's rolled segments to the remote store."),
 	def("local.retention.ms", Long, "-2", "log.local.retention.ms", atLeast(-2),

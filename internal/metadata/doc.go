@@ -152,9 +152,10 @@
 //     of and re-elects, within the ISR, the partitions it led; a partition
 //     whose last ISR member is fenced has NoLeader until that member is
 //     unfenced. No election of the controller's own picks a replica outside
-//     the ISR (it could lose acknowledged records); only an operator's
-//     UNCLEAN election (electUncleanCmd) does, for a partition without a
-//     leader, making that replica the only ISR member.
+//     the ISR (it could lose acknowledged records) unless the topic enables
+//     unclean.leader.election.enable (unclean_auto.go); otherwise only an
+//     operator's UNCLEAN election (electUncleanCmd) does, for a partition
+//     without a leader, making that replica the only ISR member.
 //   - AlterPartition is a leader's ISR change, fenced by its broker epoch,
 //     leader epoch and partition epoch (Kafka's STALE_BROKER_EPOCH,
 //     FENCED_LEADER_EPOCH, INVALID_UPDATE_VERSION); a fenced broker cannot

@@ -99,6 +99,11 @@ type Options struct {
 	// partitions are given back to it once more than this share of them is
 	// led by others.
 	LeaderImbalancePercentage int
+	// UncleanLeaderElection is this node's static
+	// unclean.leader.election.enable: while it is the controller, the
+	// default for topics that do not set it, below the dynamic broker
+	// configs (see uncleanElectionEnabled).
+	UncleanLeaderElection bool
 }
 
 // Validate reports the first invalid option.
@@ -318,6 +323,8 @@ func (s *Store) leaderLoop(leaderCh <-chan bool) {
 				s.loopWG.Add(1)
 				go s.leaderBalanceLoop(term)
 			}
+			s.loopWG.Add(1)
+			go s.uncleanElectionLoop(term)
 			s.readyO.Do(func() { close(s.ready) })
 		}
 	}

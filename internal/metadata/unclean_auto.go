@@ -1,0 +1,107 @@
+package metadata
+
+import (
+	"maps"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Automatic unclean leader election (Kafka's unclean.leader.election.enable):
+// a partition of a topic that enables it does not wait for its last
+// in-sync replica to return. When it has no leader and a live replica
+// outside the ISR could lead, the controller elects that replica, as an
+// operator's UNCLEAN election would (electUncleanCmd, uncleanElection):
+// records only the lost ISR held are gone, the topic's owner having chosen
+// availability over them. Kafka elects so when it fences the leader and
+// every 5 minutes (unclean.leader.election.interval.ms); Strata's
+// controller looks each time the image changes (a fence, a replica that
+// comes back, the config turned on), so the partition is led again within
+// one proposal.
+
+// uncleanElectionKey is the topic config, and the broker config of its
+// default, that enables automatic unclean election.
+const uncleanElectionKey = "unclean.leader.election.enable"
+
+// uncleanElectionRetry is how soon the controller tries again after a
+// proposal of unclean elections failed.
+const uncleanElectionRetry = time.Second
+
+// uncleanElectionEnabled resolves unclean.leader.election.enable for t as
+// Kafka's controller does (ConfigurationControlManager.getTopicConfig): the
+// topic's own config, else the controller node's dynamic broker config,
+// else the dynamic cluster-wide default, else the controller's static
+// config (static). A value that is not true or false counts as false:
+// configs are validated when set.
+func uncleanElectionEnabled(img *Image, controller int32, t *Topic, static bool) bool {
+	for _, configs := range []map[string]string{t.Configs, img.NodeConfigs[controller], img.BrokerConfigs} {
+		if v, ok := configs[uncleanElectionKey]; ok {
+			return strings.EqualFold(v, "true")
+		}
+	}
+	return static
+}
+
+// uncleanCandidates lists the partitions the controller elects uncleanly
+// on its own: those without a leader, of topics enabled says enable it,
+// not tiered (uncleanElectionErr), where uncleanElection would elect a
+// replica. By topic name, then partition index.
+func uncleanCandidates(img *Image, enabled func(*Topic) bool) []partitionRef {
+	var out []partitionRef
+	for _, name := range slices.Sorted(maps.Keys(img.Topics)) {
+		t := img.Topics[name]
+		if tiered(t) || !leaderless(t) || !enabled(t) {
+			continue
+		}
+		for _, p := range t.Partitions {
+			if _, ok := uncleanElection(p, img.Eligible, img.brokerLostLogs); ok {
+				out = append(out, partitionRef{TopicID: t.ID, Partition: p.Index})
+			}
+		}
+	}
+	return out
+}
+
+// leaderless reports whether a partition of t has no leader.
+func leaderless(t *Topic) bool {
+	return slices.ContainsFunc(t.Partitions, func(p Partition) bool { return p.Leader == NoLeader })
+}
+
+// uncleanElectionLoop elects, while term lasts, what uncleanCandidates
+// picks, looking again each time the image changes. It is owned by the
+// Store (loopWG) and ends with the term or Close.
+func (s *Store) uncleanElectionLoop(term uint64) {
+	defer s.loopWG.Done()
+	changed, stopWatching := s.Watch()
+	defer stopWatching()
+	var retry <-chan time.Time
+	for {
+		if !s.hb.inTerm(term) || !s.inOffice.Load() {
+			return
+		}
+		retry = nil
+		img := s.Image()
+		refs := uncleanCandidates(img, func(t *Topic) bool {
+			return uncleanElectionEnabled(img, s.opts.NodeID, t, s.opts.UncleanLeaderElection)
+		})
+		for batch := range slices.Chunk(refs, maxPreferredElectionsPerCommand) {
+			before := s.Image()
+			next, err := s.proposeNoCtx(&electUncleanCmd{Partitions: batch})
+			if err != nil {
+				s.log.Warn("unclean leader election failed; trying again", "partitions", len(batch), "err", err)
+				retry = time.After(uncleanElectionRetry)
+				break
+			}
+			if moves := leadershipMoves(before, next, batch); len(moves) > 0 {
+				s.log.Error("elected leaders outside the ISR (unclean.leader.election.enable): records only the lost in-sync replicas held are gone",
+					"partitions", len(moves), "moves", summarizeMoves(moves))
+			}
+		}
+		select {
+		case <-s.stopCh:
+			return
+		case <-changed:
+		case <-retry:
+		}
+	}
+}
