@@ -269,7 +269,7 @@ var brokerDefs = readOnly(slices.Concat([]Def{
 	nullDef("strata.metadata.dir", String, "", nonEmpty, "Directory of the metadata log. Default: <metadata.log.dir>/__metadata."),
 	nullDef("metadata.log.dir", String, "", nonEmpty, "The directory under which the metadata log is kept, in __metadata (Kafka: __cluster_metadata-0). Default: the first of log.dirs."),
 	def("strata.metrics.listener", String, "", "", optionalHostPort, `host:port serving /metrics and /healthz; "" means off.`),
-}, connectionDefs, replicationThrottleBrokerDefs, compatDefs, onlyDefaultDefs, oauthDefs, delegationTokenDefs))
+}, connectionDefs, replicationThrottleBrokerDefs, compatDefs, onlyDefaultDefs, oauthDefs, delegationTokenDefs, providerDefs))
 
 // fallback is a broker key that supplies another key's value when that one is
 // not set. scale converts its value to the first key's unit (hours → ms);
@@ -303,6 +303,7 @@ var brokerPatterns = []func(key string) (Def, bool){
 	jaasDef,          // listener.name.<listener>.<mechanism>.sasl.jaas.config
 	listenerSSLDef,   // listener.name.<listener>.ssl.<key>
 	oauthListenerDef, // listener.name.<listener>.oauthbearer.<key>
+	providerDef,      // config.providers.<name>.class, config.providers.<name>.param.<param>
 }
 
 // envToKey maps STRATA_* environment variable names to broker keys.
@@ -352,6 +353,9 @@ func envKey(name string) (string, bool) {
 		return k, true
 	}
 	if k, ok := oauthListenerEnvKey(name); ok {
+		return k, true
+	}
+	if k, ok := providerEnvKey(name); ok {
 		return k, true
 	}
 	return listenerSSLEnvKey(name)

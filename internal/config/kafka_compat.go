@@ -140,8 +140,6 @@ var onlyDefaultDefs = []Def{
 		"Kafka's metrics reporter classes. Strata loads no Java classes; only empty is accepted (its metrics are at strata.metrics.listener)."),
 	def("kafka.metrics.reporters", List, "", "", emptyOr("Strata loads no Java classes: its metrics are served in the Prometheus format at strata.metrics.listener; remove kafka.metrics.reporters"),
 		"Kafka's Yammer metrics reporter classes. Strata loads no Java classes; only empty is accepted (its metrics are at strata.metrics.listener)."),
-	def("config.providers", List, "", "", emptyOr("Strata does not expand ${provider:path:key} references (KIP-297); write the values into the file or pass them as STRATA_* variables, and remove config.providers"),
-		"Kafka's config providers (KIP-297), Java classes. Strata loads none; only empty is accepted."),
 	def("eligible.leader.replicas.enable", Boolean, "false", "", onlyFalse("Strata does not keep eligible leader replicas (KIP-966): it elects leaders from the ISR, and outside it only by unclean election; set it to false or remove it"),
 		"Kafka's eligible leader replicas (KIP-966). Only false is accepted: Strata elects leaders from the ISR only."),
 }

@@ -322,7 +322,6 @@ func TestOnlyDefaultKeysRefuseOtherValues(t *testing.T) {
 		"client.quota.callback.class":     "com.example.Callback",
 		"metric.reporters":                "io.confluent.metrics.reporter.ConfluentMetricsReporter",
 		"kafka.metrics.reporters":         "com.example.Reporter",
-		"config.providers":                "file",
 		"eligible.leader.replicas.enable": "true",
 	} {
 		_, err := LoadBroker("", nil, map[string]string{key: value})

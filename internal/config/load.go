@@ -19,26 +19,30 @@ const unknownBroker = "unknown broker config; see `strata serve --help`"
 //     log.dirs, STRATA_REMOTE_DIR sets strata.remote.dir; see EnvName), or
 //     STRATA_LISTENER_NAME_<LISTENER>_<MECH>_SASL_JAAS_CONFIG (see
 //     jaasEnvKey) or STRATA_LISTENER_NAME_<LISTENER>_SSL_<KEY> (see
-//     listenerSSLEnvKey), except the few in envNotConfig; variables
+//     listenerSSLEnvKey) or STRATA_CONFIG_PROVIDERS_<NAME>_CLASS /
+//     _PARAM_<PARAM> (see providerEnvKey), except the few in envNotConfig; variables
 //     without the prefix are ignored;
 //   - flags, broker config key → value, as the CLI parsed them.
 //
-// Values are trimmed. An unknown key, or a bad value, is an error of one line
+// References to config providers (${provider:path:key}, providers.go) are
+// resolved in every value. Values are trimmed. An unknown key, or a bad
+// value, is an error of one line
 // that says where it was set and wraps an *Error naming the key and what is
 // allowed.
 func LoadBroker(file string, env []string, flags map[string]string) (*Broker, error) {
-	raw := make(map[string]string)
-	origin := make(map[string]string)
+	// Every assignment, in order of precedence, is checked; the last one
+	// of a key wins. References to config providers are resolved first
+	// (providers.go), with the providers the final values set up.
+	type assignment struct{ key, value, where string }
+	var assignments []assignment
+	final := make(map[string]string)
 	set := func(key, value, where string) error {
-		d, ok := LookupBroker(key)
-		if !ok {
+		if _, ok := LookupBroker(key); !ok {
 			return fmt.Errorf("%s: %w", where, unknownBrokerKey(key, value))
 		}
 		value = strings.TrimSpace(value)
-		if err := d.Check(value); err != nil {
-			return fmt.Errorf("%s: %w", where, err)
-		}
-		raw[key], origin[key] = value, where
+		assignments = append(assignments, assignment{key, value, where})
+		final[key] = value
 		return nil
 	}
 	if file != "" {
@@ -70,6 +74,23 @@ func LoadBroker(file string, env []string, flags map[string]string) (*Broker, er
 		if err := set(key, flags[key], "flag"); err != nil {
 			return nil, err
 		}
+	}
+	providers, err := newProviders(final, env)
+	if err != nil {
+		return nil, fmt.Errorf("config providers: %w", err)
+	}
+	raw := make(map[string]string)
+	origin := make(map[string]string)
+	for _, a := range assignments {
+		d, _ := LookupBroker(a.key)
+		value, err := resolveReferences(a.value, providers)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s: %w", a.where, a.key, err)
+		}
+		if err := d.Check(value); err != nil {
+			return nil, fmt.Errorf("%s: %w", a.where, err)
+		}
+		raw[a.key], origin[a.key] = value, a.where
 	}
 	b, err := newBroker(raw, origin)
 	if err != nil {

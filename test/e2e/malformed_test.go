@@ -136,20 +136,20 @@ func requireClosed(t *testing.T, c net.Conn) {
 	}
 }
 
-// requireHealthy produces one record with a fresh kgo client and reads it
-// back.
-func requireHealthy(t *testing.T, addr, topic, after string) {
+// requireHealthy produces one record with a fresh kgo client (with opts)
+// and reads it back.
+func requireHealthy(t *testing.T, addr, topic, after string, opts ...kgo.Opt) {
 	t.Helper()
-	cl := newClient(t, addr)
+	cl := newClient(t, addr, opts...)
 	v := []byte(fmt.Sprintf("healthy after %s at %d", after, time.Now().UnixNano()))
 	results := cl.ProduceSync(testContext(t, 20*time.Second), &kgo.Record{Topic: topic, Value: v})
 	r, err := results.First()
 	if err != nil {
 		t.Fatalf("producing after %s: %v", after, err)
 	}
-	reader := newClient(t, addr, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{
+	reader := newClient(t, addr, append(opts, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{
 		topic: {r.Partition: kgo.NewOffset().At(r.Offset)},
-	}))
+	}))...)
 	ctx := testContext(t, 20*time.Second)
 	for {
 		fetches := reader.PollFetches(ctx)
