@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -44,6 +45,24 @@ func TestRandomRequestsWithTheAuthorizerOn(t *testing.T) {
 		"authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer",
 		"super.users=User:ANONYMOUS")
 	f, sweep := prepareRandomRequests(t, b.Addr)
+	sendRandomRequests(t, f, sweep, []*Broker{b})
+	requireHealthy(t, b.Addr, randomHealthTopic, "random requests")
+}
+
+// TestRandomRequestsAgainstATieredTopic is the same with a topic most of
+// whose segments are in the remote tier only: fetches, offset lookups,
+// record deletions and epoch queries at random offsets reach the remote
+// read path.
+func TestRandomRequestsAgainstATieredTopic(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	b := startTieredBroker(t, dir)
+	const tiered = "random-tiered"
+	fillTieredTopic(t, b.Addr, tiered, 100)
+	waitTiered(t, b.Addr, tiered)
+	waitRolledTiered(t, b.Addr, tiered, newSegmentSizes(filepath.Join(dir, tiered+"-0")))
+	f, sweep := prepareRandomRequests(t, b.Addr)
+	f.topics = append(f.topics, tiered, tiered, tiered) // most topic fields name it
 	sendRandomRequests(t, f, sweep, []*Broker{b})
 	requireHealthy(t, b.Addr, randomHealthTopic, "random requests")
 }
