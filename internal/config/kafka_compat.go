@@ -16,6 +16,12 @@ const noEffect = "Accepted so that a Kafka server.properties runs unchanged; cha
 // OAUTHBEARER login.
 const brokerLoginNoEffect = noEffect + "Strata's brokers log in to each other with PLAIN or SCRAM (OAUTHBEARER is for clients)."
 
+// kerberosNoEffect documents a sasl.kerberos.* key: set in many Kafka
+// server.properties files, used only by GSSAPI.
+func kerberosNoEffect(what string) string {
+	return what + " (GSSAPI). " + noEffect + "Strata has no GSSAPI (sasl.enabled.mechanisms may not name it)."
+}
+
 // compatDefs are Kafka broker configs that size the JVM broker's thread
 // pools and queues, or set up features Strata does not have. Each is
 // validated as Kafka validates it and changes nothing; the broker logs the
@@ -97,6 +103,12 @@ var compatDefs = noEffectDefs([]Def{
 		"Whether Kafka advertises API versions still in development. "+noEffect+"Strata advertises only what it implements."),
 	secret(nullDef("password.encoder.secret", Password, "", nil,
 		"Kafka's key for the dynamic password configs it stored in ZooKeeper. "+noEffect+"as Kafka's KRaft brokers, Strata keeps a listener's dynamic keystore and truststore passwords in the metadata log as given (never described, never logged).")),
+	nullDef("sasl.kerberos.service.name", String, "", nil, kerberosNoEffect("The Kerberos service name of the broker")),
+	def("sasl.kerberos.kinit.cmd", String, "/usr/bin/kinit", "", nil, kerberosNoEffect("Kafka's kinit command")),
+	def("sasl.kerberos.ticket.renew.window.factor", Double, "0.8", "", nil, kerberosNoEffect("Kafka's renewal point of a Kerberos ticket")),
+	def("sasl.kerberos.ticket.renew.jitter", Double, "0.05", "", nil, kerberosNoEffect("Kafka's jitter of Kerberos ticket renewal")),
+	def("sasl.kerberos.min.time.before.relogin", Long, "60000", "", nil, kerberosNoEffect("Kafka's least time between Kerberos logins")),
+	def("sasl.kerberos.principal.to.local.rules", List, "DEFAULT", "", nil, kerberosNoEffect("Kafka's rules mapping Kerberos principals to short names")),
 	def("sasl.login.refresh.window.factor", Double, "0.8", "", ratio(0.5, 1.0),
 		"Kafka's refresh point of an expiring login (OAUTHBEARER). "+noEffect+"Strata's brokers log in to each other with PLAIN or SCRAM, which do not expire (OAUTHBEARER is for clients)."),
 	def("sasl.login.refresh.window.jitter", Double, "0.05", "", ratio(0, 0.25),

@@ -302,7 +302,7 @@ func TestKafkaProductionPropertiesLoad(t *testing.T) {
 			b.InterBrokerListener, b.FetchMaxBytes, b.HWCheckpointInterval, b.ReplicaFetch.Fetchers)
 	}
 	for _, want := range []string{"early.start.listeners=CONTROLLER", "group.coordinator.threads=8", "metrics.num.samples=2",
-		"request.timeout.ms=30000", "controller.quorum.election.timeout.ms=2000"} {
+		"request.timeout.ms=30000", "controller.quorum.election.timeout.ms=2000", "sasl.kerberos.service.name=kafka"} {
 		if !slices.Contains(b.NoEffectSettings(), want) {
 			t.Errorf("NoEffectSettings %v lacks %s", b.NoEffectSettings(), want)
 		}

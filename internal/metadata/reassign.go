@@ -142,8 +142,10 @@ func startReassignment(p Partition, target []int32, eligible func(int32) bool) (
 // replicas stay, in replica order. It is refused with
 // ErrNoReassignmentInProgress when none is in flight, and with
 // ErrInvalidReplicaAssignment when every ISR member is an adding replica
-// (Kafka reverts that only with an unclean election, which Strata does
-// only when an operator asks for one).
+// (Kafka reverts that with an unclean election where the topic enables
+// unclean.leader.election.enable; Strata refuses it even then, so that
+// no cancellation loses records: the reassignment can complete, or the
+// operator elects uncleanly first).
 func cancelReassignment(p Partition, eligible func(int32) bool) (Partition, bool, error) {
 	if !p.Reassigning() {
 		return p, false, fmt.Errorf("%w: replicas %v", ErrNoReassignmentInProgress, p.Replicas)
