@@ -1,7 +1,6 @@
 package metadata
 
 import (
-	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -46,13 +45,17 @@ func uncleanElectionEnabled(img *Image, controller int32, t *Topic, static bool)
 // on its own: those without a leader, of topics enabled says enable it,
 // not tiered (uncleanElectionErr), where uncleanElection would elect a
 // replica. By topic name, then partition index.
+// It runs on every image change, so it sorts only the topics it picks.
 func uncleanCandidates(img *Image, enabled func(*Topic) bool) []partitionRef {
-	var out []partitionRef
-	for _, name := range slices.Sorted(maps.Keys(img.Topics)) {
-		t := img.Topics[name]
-		if tiered(t) || !leaderless(t) || !enabled(t) {
-			continue
+	var picked []*Topic
+	for _, t := range img.Topics {
+		if leaderless(t) && !tiered(t) && enabled(t) {
+			picked = append(picked, t)
 		}
+	}
+	slices.SortFunc(picked, func(a, b *Topic) int { return strings.Compare(a.Name, b.Name) })
+	var out []partitionRef
+	for _, t := range picked {
 		for _, p := range t.Partitions {
 			if _, ok := uncleanElection(p, img.Eligible, img.brokerLostLogs); ok {
 				out = append(out, partitionRef{TopicID: t.ID, Partition: p.Index})

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // chaosRoundsDefault is how many faults TestClusterChaos injects in a plain
@@ -176,21 +175,9 @@ func TestClusterChaos(t *testing.T) {
 	// Enough records for every round, whatever its length: at most 2,000
 	// a round at the producer's pace, 100 of which each round waits for.
 	p := startAckedProducerUpTo(t, c.newClient(ackedProducerOpts...), topic, partitions, ackedProducerMaxRecords+2000*rounds)
-	consumer := startGroupConsumer(t, c.newClient(
-		kgo.ConsumerGroup(group),
-		kgo.ConsumeTopics(topic),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-		kgo.AutoCommitInterval(300*time.Millisecond),
-	))
 	// A consumer-protocol group (KIP-848) reads too: its coordinator's
 	// records reload wherever the group's partition moves.
-	consumer848 := startGroupConsumer(t, c.newClient(
-		kgo.ConsumerGroup(group+"-848"),
-		kgo.ConsumeTopics(topic),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-		kgo.AutoCommitInterval(300*time.Millisecond),
-		kgo.Balancers(kgo.CooperativeStickyBalancer()), kgo.ServerSideBalancer(),
-	))
+	consumer, consumer848 := c.startGroupConsumers(group, topic)
 	txns := startTxnProducers(t, c.Addrs(), txnTopic, 2, partitions)
 	p.waitTotalAcked(t, 100)
 	consumer.waitConsumed(t, 1)

@@ -145,21 +145,9 @@ func TestClusterRollingRestart(t *testing.T) {
 	c.waitISR(adm, topic, 3)
 
 	p := startAckedProducer(t, c.newClient(ackedProducerOpts...), topic, partitions)
-	consumer := startGroupConsumer(t, c.newClient(
-		kgo.ConsumerGroup(group),
-		kgo.ConsumeTopics(topic),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-		kgo.AutoCommitInterval(300*time.Millisecond),
-	))
 	// A consumer-protocol group (KIP-848) too: its records move with its
 	// coordinator from node to node.
-	consumer848 := startGroupConsumer(t, c.newClient(
-		kgo.ConsumerGroup(group+"-848"),
-		kgo.ConsumeTopics(topic),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-		kgo.AutoCommitInterval(300*time.Millisecond),
-		kgo.Balancers(kgo.CooperativeStickyBalancer()), kgo.ServerSideBalancer(),
-	))
+	consumer, consumer848 := c.startGroupConsumers(group, topic)
 	p.waitAcked(t, 0, 100)
 	consumer.waitConsumed(t, 1)
 	consumer848.waitConsumed(t, 1)
@@ -459,6 +447,22 @@ type groupConsumer struct {
 
 // startGroupConsumer starts polling cl; the test's cleanup stops it if the
 // test does not.
+// startGroupConsumers starts two consumers of topic from its start,
+// committing every 300 ms: one in group, a classic group, and one in
+// group-848, a consumer-protocol group (KIP-848).
+func (c *Cluster) startGroupConsumers(group, topic string) (classic, consumer848 *groupConsumer) {
+	c.t.Helper()
+	opts := []kgo.Opt{
+		kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.AutoCommitInterval(300 * time.Millisecond),
+	}
+	classic = startGroupConsumer(c.t, c.newClient(slices.Concat(opts, []kgo.Opt{kgo.ConsumerGroup(group)})...))
+	consumer848 = startGroupConsumer(c.t, c.newClient(slices.Concat(opts, []kgo.Opt{kgo.ConsumerGroup(group + "-848"),
+		kgo.Balancers(kgo.CooperativeStickyBalancer()), kgo.ServerSideBalancer()})...))
+	return classic, consumer848
+}
+
 func startGroupConsumer(t *testing.T, cl *kgo.Client) *groupConsumer {
 	ctx, cancel := context.WithCancel(context.Background())
 	g := &groupConsumer{cl: cl, cancel: cancel, done: make(chan struct{})}
