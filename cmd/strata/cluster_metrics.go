@@ -56,6 +56,7 @@ func clusterSource(meta *metadata.Store, b *broker.Broker) func() metrics.Cluste
 		}
 		v := clusterValues(meta.Image(), b.NodeID(), meta.IsController(), minISR)
 		v.VoteWithheld = meta.VoteWithheld()
+		v.UncleanElections = meta.UncleanElections()
 		return v
 	}
 }

@@ -155,6 +155,9 @@ type Store struct {
 	gate *voteGate
 	// inOffice: this node leads and has taken office in its current term.
 	inOffice atomic.Bool
+	// uncleanElections counts the leaders this node, as controller,
+	// elected outside the ISR on its own (UncleanElections).
+	uncleanElections atomic.Uint64
 	// hb is the controller's record of broker heartbeats in its term.
 	hb heartbeatBook
 	// configMu serializes this controller's Raft configuration changes,

@@ -70,6 +70,12 @@ func leaderless(t *Topic) bool {
 	return slices.ContainsFunc(t.Partitions, func(p Partition) bool { return p.Leader == NoLeader })
 }
 
+// UncleanElections is how many leaders this node, as controller, has
+// elected outside the ISR on its own (unclean.leader.election.enable)
+// since it started (Kafka's ControllerStats UncleanLeaderElectionsPerSec
+// counts an operator's too; those the operator knows of).
+func (s *Store) UncleanElections() uint64 { return s.uncleanElections.Load() }
+
 // uncleanElectionLoop elects, while term lasts, what uncleanCandidates
 // picks, looking again each time the image changes. It is owned by the
 // Store (loopWG) and ends with the term or Close.
@@ -96,6 +102,7 @@ func (s *Store) uncleanElectionLoop(term uint64) {
 				break
 			}
 			if moves := leadershipMoves(before, next, batch); len(moves) > 0 {
+				s.uncleanElections.Add(uint64(len(moves)))
 				s.log.Error("elected leaders outside the ISR (unclean.leader.election.enable): records only the lost in-sync replicas held are gone",
 					"partitions", len(moves), "moves", summarizeMoves(moves))
 			}

@@ -99,6 +99,7 @@ func TestControllerElectsUncleanlyWhereTheTopicAllows(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitLeader(t, s, "u", 0, 2, []int32{2})
+	waitUncleanElections(t, s, 1) // counted once the proposal returns
 	time.Sleep(100 * time.Millisecond)
 	if p := s.Image().Topics["t"].Partitions[0]; p.Leader != NoLeader {
 		t.Fatalf("t-0, whose topic does not allow it, got leader %d", p.Leader)
@@ -107,6 +108,19 @@ func TestControllerElectsUncleanlyWhereTheTopicAllows(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitLeader(t, s, "t", 0, 2, []int32{2})
+	waitLeader(t, s, "t", 1, 2, []int32{2})
+	waitUncleanElections(t, s, 3)
+}
+
+func waitUncleanElections(t *testing.T, s *Store, want uint64) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for s.UncleanElections() != want {
+		if time.Now().After(deadline) {
+			t.Fatalf("UncleanElections %d, want %d", s.UncleanElections(), want)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // waitLeader waits until topic's partition has leader and isr.

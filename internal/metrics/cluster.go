@@ -18,13 +18,17 @@ type ClusterValues struct {
 	// that a sum over brokers counts each once):
 	OfflinePartitions int // without a leader
 	FencedBrokers     int
+	// UncleanElections counts the leaders this node elected outside the
+	// ISR as controller, since it started (a counter).
+	UncleanElections uint64
 }
 
 // NewClusterGauges returns the gauges of read: strata_leader_partitions,
 // strata_under_replicated_partitions, strata_at_min_isr_partitions,
 // strata_under_min_isr_partitions, strata_active_controller,
-// strata_offline_partitions, strata_fenced_brokers and
-// strata_metadata_vote_withheld.
+// strata_offline_partitions, strata_fenced_brokers,
+// strata_metadata_vote_withheld and the counter
+// strata_unclean_leader_elections_total.
 func NewClusterGauges(read func() ClusterValues) prometheus.Collector {
 	return clusterGauges{read: read, descs: []*prometheus.Desc{
 		prometheus.NewDesc(namespace+"_leader_partitions",
@@ -43,6 +47,8 @@ func NewClusterGauges(read func() ClusterValues) prometheus.Collector {
 			"Registered brokers that are fenced, counted by the active controller (0 elsewhere). Kafka: kafka.controller:type=KafkaController,name=FencedBrokerCount.", nil, nil),
 		prometheus.NewDesc(namespace+"_metadata_vote_withheld",
 			"1 while this node, a voter of the metadata quorum that came back without its metadata state, catches up without voting; 0 otherwise.", nil, nil),
+		prometheus.NewDesc(namespace+"_unclean_leader_elections_total",
+			"Leaders this node, as controller, elected outside the ISR on its own (unclean.leader.election.enable) since it started: each lost the records only the old ISR held. Kafka: kafka.controller:type=ControllerStats,name=UncleanLeaderElectionsPerSec.", nil, nil),
 	}}
 }
 
@@ -63,6 +69,7 @@ func (g clusterGauges) Collect(ch chan<- prometheus.Metric) {
 		v.OfflinePartitions, v.FencedBrokers, boolGauge(v.VoteWithheld)} {
 		ch <- prometheus.MustNewConstMetric(g.descs[i], prometheus.GaugeValue, float64(n))
 	}
+	ch <- prometheus.MustNewConstMetric(g.descs[len(g.descs)-1], prometheus.CounterValue, float64(v.UncleanElections))
 }
 
 func boolGauge(b bool) int {
