@@ -103,6 +103,8 @@ var compatDefs = noEffectDefs([]Def{
 		"Whether Kafka advertises API versions still in development. "+noEffect+"Strata advertises only what it implements."),
 	secret(nullDef("password.encoder.secret", Password, "", nil,
 		"Kafka's key for the dynamic password configs it stored in ZooKeeper. "+noEffect+"as Kafka's KRaft brokers, Strata keeps a listener's dynamic keystore and truststore passwords in the metadata log as given (never described, never logged).")),
+	def("unclean.leader.election.interval.ms", Long, "300000", "", atLeast(1),
+		"How often Kafka's controller looks for leaderless partitions to elect uncleanly. "+noEffect+"Strata's controller looks each time the metadata changes (a fence, a replica back, a config turned on)."),
 	nullDef("sasl.kerberos.service.name", String, "", nil, kerberosNoEffect("The Kerberos service name of the broker")),
 	def("sasl.kerberos.kinit.cmd", String, "/usr/bin/kinit", "", nil, kerberosNoEffect("Kafka's kinit command")),
 	def("sasl.kerberos.ticket.renew.window.factor", Double, "0.8", "", nil, kerberosNoEffect("Kafka's renewal point of a Kerberos ticket")),
