@@ -65,6 +65,16 @@ func uncleanCandidates(img *Image, enabled func(*Topic) bool) []partitionRef {
 	return out
 }
 
+// outsideISR keeps the moves whose new leader was not in the partition's
+// ISR in before: another command applied meanwhile may have elected from
+// the ISR (a member back), which is no unclean election.
+func outsideISR(before *Image, moves []leadershipMove) []leadershipMove {
+	return slices.DeleteFunc(moves, func(m leadershipMove) bool {
+		t, ok := before.Topics[m.tp.Topic]
+		return ok && int(m.tp.Partition) < len(t.Partitions) && slices.Contains(t.Partitions[m.tp.Partition].ISR, m.to)
+	})
+}
+
 // leaderless reports whether a partition of t has no leader.
 func leaderless(t *Topic) bool {
 	return slices.ContainsFunc(t.Partitions, func(p Partition) bool { return p.Leader == NoLeader })
@@ -101,7 +111,7 @@ func (s *Store) uncleanElectionLoop(term uint64) {
 				retry = time.After(uncleanElectionRetry)
 				break
 			}
-			if moves := leadershipMoves(before, next, batch); len(moves) > 0 {
+			if moves := outsideISR(before, leadershipMoves(before, next, batch)); len(moves) > 0 {
 				s.uncleanElections.Add(uint64(len(moves)))
 				s.log.Error("elected leaders outside the ISR (unclean.leader.election.enable): records only the lost in-sync replicas held are gone",
 					"partitions", len(moves), "moves", summarizeMoves(moves))

@@ -138,3 +138,19 @@ func waitLeader(t *testing.T, s *Store, topic string, partition, leader int32, i
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+func TestOutsideISR(t *testing.T) {
+	before := emptyImage()
+	before.Topics["t"] = &Topic{Name: "t", Partitions: []Partition{
+		{Index: 0, Leader: NoLeader, Replicas: []int32{1, 2}, ISR: []int32{1}},
+		{Index: 1, Leader: NoLeader, Replicas: []int32{1, 2}, ISR: []int32{1}},
+	}}
+	moves := []leadershipMove{
+		{tp: base.TopicPartition{Topic: "t", Partition: 0}, from: NoLeader, to: 2}, // unclean
+		{tp: base.TopicPartition{Topic: "t", Partition: 1}, from: NoLeader, to: 1}, // its ISR member came back
+	}
+	got := outsideISR(before, moves)
+	if len(got) != 1 || got[0].tp.Partition != 0 {
+		t.Fatalf("outsideISR = %v, want t-0's move alone", got)
+	}
+}
