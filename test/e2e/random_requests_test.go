@@ -31,7 +31,7 @@ import (
 func TestRandomRequestsLeaveTheBrokerServing(t *testing.T) {
 	b := startBroker(t, t.TempDir())
 	f, sweep := prepareRandomRequests(t, b.Addr)
-	sendRandomRequests(t, f, sweep, []*Broker{b})
+	sendRandomRequests(t, f, sweep, []*Broker{b}, dialBroker)
 	requireHealthy(t, b.Addr, randomHealthTopic, "random requests")
 }
 
@@ -45,7 +45,7 @@ func TestRandomRequestsWithTheAuthorizerOn(t *testing.T) {
 		"authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer",
 		"super.users=User:ANONYMOUS")
 	f, sweep := prepareRandomRequests(t, b.Addr)
-	sendRandomRequests(t, f, sweep, []*Broker{b})
+	sendRandomRequests(t, f, sweep, []*Broker{b}, dialBroker)
 	requireHealthy(t, b.Addr, randomHealthTopic, "random requests")
 }
 
@@ -63,7 +63,7 @@ func TestRandomRequestsAgainstATieredTopic(t *testing.T) {
 	waitRolledTiered(t, b.Addr, tiered, newSegmentSizes(filepath.Join(dir, tiered+"-0")))
 	f, sweep := prepareRandomRequests(t, b.Addr)
 	f.topics = append(f.topics, tiered, tiered, tiered) // most topic fields name it
-	sendRandomRequests(t, f, sweep, []*Broker{b})
+	sendRandomRequests(t, f, sweep, []*Broker{b}, dialBroker)
 	requireHealthy(t, b.Addr, randomHealthTopic, "random requests")
 }
 
@@ -76,7 +76,7 @@ func TestClusterRandomRequestsLeaveTheNodesServing(t *testing.T) {
 	t.Parallel()
 	c := startCluster(t, 3, "min.insync.replicas=1")
 	f, sweep := prepareRandomRequests(t, c.Nodes[0].Addr)
-	sendRandomRequests(t, f, sweep, c.Nodes)
+	sendRandomRequests(t, f, sweep, c.Nodes, dialBroker)
 	for _, b := range c.Nodes {
 		requireHealthy(t, b.Addr, randomHealthTopic, "random requests")
 	}
@@ -90,7 +90,7 @@ func TestClusterRandomRequestsLeaveTheNodesServing(t *testing.T) {
 // with UNKNOWN_SERVER_ERROR, naming the seed, round and request (as JSON).
 // E2E_RANDOM_VERBOSE=1 logs each request left unanswered and the nodes'
 // warnings and errors.
-func sendRandomRequests(t *testing.T, f *requestFiller, sweep *sweepState, nodes []*Broker) {
+func sendRandomRequests(t *testing.T, f *requestFiller, sweep *sweepState, nodes []*Broker, dial func(*Broker) (net.Conn, error)) {
 	t.Helper()
 	seed := envInt(t, "E2E_RANDOM_SEED", 1)
 	rounds := envInt(t, "E2E_RANDOM_ROUNDS", 3)
@@ -109,7 +109,7 @@ func sendRandomRequests(t *testing.T, f *requestFiller, sweep *sweepState, nodes
 				what := func() string {
 					return fmt.Sprintf("seed %d round %d: %s v%d to %s %s", seed, round, kmsg.NameForKey(k.ApiKey), v, to.Addr, requestJSON(req))
 				}
-				outcome, resp, err := sendRandomRequest(to.Addr, req)
+				outcome, resp, err := sendRandomRequest(dial, to, req)
 				for _, b := range nodes {
 					if !b.running() {
 						t.Fatalf("the node at %s exited after %s%s", b.Addr, what(), b.crashReport())
@@ -134,6 +134,9 @@ func sendRandomRequests(t *testing.T, f *requestFiller, sweep *sweepState, nodes
 					}
 				case outcome == randomClosed:
 					closed++
+					if verbose {
+						t.Logf("connection closed: %s", what())
+					}
 				default:
 					timedOut++
 					if verbose {
@@ -238,12 +241,15 @@ const (
 	randomTimedOut
 )
 
-// sendRandomRequest sends req on a connection of its own and reads what
+// dialBroker connects to b's first listener.
+func dialBroker(b *Broker) (net.Conn, error) { return net.DialTimeout("tcp", b.Addr, clientDialTimeout) }
+
+// sendRandomRequest sends req on a connection of its own (dial's) and reads what
 // comes back: an answer that must decode at req's version, the connection
 // closed, or nothing within randomRequestWait. An error is a broker fault:
 // no connection, or an answer that is not req's response.
-func sendRandomRequest(addr string, req kmsg.Request) (randomOutcome, kmsg.Response, error) {
-	c, err := net.DialTimeout("tcp", addr, clientDialTimeout)
+func sendRandomRequest(dial func(*Broker) (net.Conn, error), to *Broker, req kmsg.Request) (randomOutcome, kmsg.Response, error) {
+	c, err := dial(to)
 	if err != nil {
 		return 0, nil, fmt.Errorf("the broker takes no connection: %w", err)
 	}
