@@ -242,7 +242,9 @@ const (
 )
 
 // dialBroker connects to b's first listener.
-func dialBroker(b *Broker) (net.Conn, error) { return net.DialTimeout("tcp", b.Addr, clientDialTimeout) }
+func dialBroker(b *Broker) (net.Conn, error) {
+	return net.DialTimeout("tcp", b.Addr, clientDialTimeout)
+}
 
 // sendRandomRequest sends req on a connection of its own (dial's) and reads what
 // comes back: an answer that must decode at req's version, the connection
