@@ -8,6 +8,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // Every client gets bounded timeouts so that a broker that stops answering
@@ -178,4 +179,30 @@ func value(stream string, i int) string { return fmt.Sprintf("%s-%08d", stream, 
 // record's delivery timeout at its timestamp, does not expire them at once.
 func pastBase() time.Time {
 	return time.Now().Add(-10 * time.Second).Truncate(time.Millisecond)
+}
+
+// listPartitionOffsets asks ListOffsets for the offset at timestamp (-1 latest, -2
+// earliest, -4 the local log start, or a time) of each partition of topic,
+// at an isolation level (0 read_uncommitted, 1 read_committed), and
+// returns the partitions' answers.
+func listPartitionOffsets(t *testing.T, cl *kgo.Client, topic string, partitions int32, timestamp int64, isolation int8) []kmsg.ListOffsetsResponseTopicPartition {
+	t.Helper()
+	req := kmsg.NewPtrListOffsetsRequest()
+	req.IsolationLevel = isolation
+	rt := kmsg.NewListOffsetsRequestTopic()
+	rt.Topic = topic
+	for p := range partitions {
+		rp := kmsg.NewListOffsetsRequestTopicPartition()
+		rp.Partition, rp.Timestamp = p, timestamp
+		rt.Partitions = append(rt.Partitions, rp)
+	}
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(testContext(t, 10*time.Second), cl)
+	if err != nil {
+		t.Fatalf("ListOffsets of %s: %v", topic, err)
+	}
+	if len(resp.Topics) != 1 {
+		t.Fatalf("ListOffsets of %s: %d topics answered", topic, len(resp.Topics))
+	}
+	return resp.Topics[0].Partitions
 }

@@ -175,8 +175,23 @@ func recordBatch(ts time.Time, v []byte) []byte {
 }
 
 // recordBatchOf is a batch of recs (their offset deltas set here), all
-// stamped ts.
+// stamped ts, without a producer.
 func recordBatchOf(ts time.Time, recs []kmsg.Record) []byte {
+	return encodeBatch(ts, recs, batchProducer{id: -1, epoch: -1, seq: -1})
+}
+
+// batchProducer is what a batch says of its producer: id, epoch, first
+// sequence number, and attributes (0x10: transactional).
+type batchProducer struct {
+	id    int64
+	epoch int16
+	seq   int32
+	attrs int16
+}
+
+// encodeBatch is a magic-2 batch of recs (their offset deltas set here),
+// all stamped ts, from producer, with its length and CRC.
+func encodeBatch(ts time.Time, recs []kmsg.Record, producer batchProducer) []byte {
 	var records []byte
 	for i, rec := range recs {
 		rec.OffsetDelta = int32(i)
@@ -188,12 +203,13 @@ func recordBatchOf(ts time.Time, recs []kmsg.Record) []byte {
 		FirstOffset:          0,
 		PartitionLeaderEpoch: -1,
 		Magic:                2,
+		Attributes:           producer.attrs,
 		LastOffsetDelta:      int32(len(recs) - 1),
 		FirstTimestamp:       ts.UnixMilli(),
 		MaxTimestamp:         ts.UnixMilli(),
-		ProducerID:           -1,
-		ProducerEpoch:        -1,
-		FirstSequence:        -1,
+		ProducerID:           producer.id,
+		ProducerEpoch:        producer.epoch,
+		FirstSequence:        producer.seq,
 		NumRecords:           int32(len(recs)),
 		Records:              records,
 	}

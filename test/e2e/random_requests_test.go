@@ -336,7 +336,7 @@ func hasUnknownServerError(resp kmsg.Response) bool {
 }
 
 // requestJSON shows a request for a failure message.
-func requestJSON(req kmsg.Request) string {
+func requestJSON(req any) string {
 	b, err := json.Marshal(req)
 	if err != nil {
 		return fmt.Sprintf("%+v", req)

@@ -129,21 +129,8 @@ func waitLocalStartAtLeast(t *testing.T, cl *kgo.Client, topic string, partition
 	t.Helper()
 	deadline := time.Now().Add(tierSettle)
 	for {
-		req := kmsg.NewPtrListOffsetsRequest()
-		rt := kmsg.NewListOffsetsRequestTopic()
-		rt.Topic = topic
-		for p := range partitions {
-			rp := kmsg.NewListOffsetsRequestTopicPartition()
-			rp.Partition, rp.Timestamp = p, -4
-			rt.Partitions = append(rt.Partitions, rp)
-		}
-		req.Topics = append(req.Topics, rt)
-		resp, err := req.RequestWith(testContext(t, 10*time.Second), cl)
-		if err != nil {
-			t.Fatal(err)
-		}
 		low := int64(-1)
-		for _, p := range resp.Topics[0].Partitions {
+		for _, p := range listPartitionOffsets(t, cl, topic, partitions, -4, 0) {
 			if p.ErrorCode != 0 || p.Offset < atLeast {
 				low = p.Offset
 			}

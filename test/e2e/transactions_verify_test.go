@@ -2,9 +2,7 @@ package e2e
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
-	"hash/crc32"
 	"testing"
 	"time"
 
@@ -181,27 +179,7 @@ func retryCoordinator(t *testing.T, ctx context.Context, cl *kgo.Client, req kms
 // transactionalBatch is one record batch of a transactional producer with
 // one record, and a correct CRC.
 func transactionalBatch(pid int64, epoch int16, seq int32, v []byte) []byte {
-	rec := kmsg.Record{Value: v}
-	body := rec.AppendTo(nil)[1:] // drop the placeholder zero-length varint
-	records := binary.AppendVarint(nil, int64(len(body)))
-	records = append(records, body...)
-	now := time.Now().UnixMilli()
-	batch := kmsg.RecordBatch{
-		PartitionLeaderEpoch: -1,
-		Magic:                2,
-		Attributes:           0x10, // transactional
-		FirstTimestamp:       now,
-		MaxTimestamp:         now,
-		ProducerID:           pid,
-		ProducerEpoch:        epoch,
-		FirstSequence:        seq,
-		NumRecords:           1,
-		Records:              records,
-	}
-	out := batch.AppendTo(nil)
-	binary.BigEndian.PutUint32(out[8:12], uint32(len(out)-12))
-	binary.BigEndian.PutUint32(out[17:21], crc32.Checksum(out[21:], crc32.MakeTable(crc32.Castagnoli)))
-	return out
+	return encodeBatch(time.Now(), []kmsg.Record{{Value: v}}, batchProducer{id: pid, epoch: epoch, seq: seq, attrs: 0x10})
 }
 
 // TestVerificationCanBeTurnedOff: with

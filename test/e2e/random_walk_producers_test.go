@@ -1,0 +1,231 @@
+package e2e
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// txnWalker is a transactional producer: it gets a producer id for its
+// transactional id, adds partitions, produces transactional batches, adds
+// a group's offsets, commits them in the transaction and ends it, commit
+// or abort. Two walkers on one transactional id fence each other.
+type txnWalker struct {
+	txnID string
+	producerSequences
+	next int
+}
+
+const (
+	txnInit = iota
+	txnAddPartitions
+	txnProduce
+	txnAddOffsets
+	txnCommitOffsets
+	txnEnd
+	txnDescribe
+	txnSteps
+)
+
+func (p *txnWalker) step(w *walker) {
+	switch w.pick(p.next, txnSteps) {
+	case txnInit:
+		req := kmsg.NewPtrInitProducerIDRequest()
+		req.TransactionalID, req.TransactionTimeoutMillis = &p.txnID, int32(500+w.rng.IntN(3000))
+		req.ProducerID, req.ProducerEpoch = p.id, p.epoch // KIP-360: bump the epoch it has
+		resp, ok := w.send(req).(*kmsg.InitProducerIDResponse)
+		switch {
+		case !ok || saysRetryLater(resp):
+		case resp.ErrorCode == 0:
+			p.restart(resp.ProducerID, resp.ProducerEpoch)
+			p.next = txnAddPartitions
+		default: // fenced by the other walker on the id: start over, as a new client would
+			p.restart(-1, -1)
+		}
+	case txnAddPartitions:
+		p.addPartitions(w)
+	case txnProduce:
+		code := p.produce(w, &p.txnID)
+		p.after(w, code, []int{txnProduce, txnAddOffsets, txnEnd}[w.rng.IntN(3)])
+	case txnAddOffsets:
+		req := kmsg.NewPtrAddOffsetsToTxnRequest()
+		req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Group = p.txnID, p.id, p.epoch, walkTxnGroup
+		if resp, ok := w.send(req).(*kmsg.AddOffsetsToTxnResponse); ok {
+			p.after(w, resp.ErrorCode, txnCommitOffsets)
+		}
+	case txnCommitOffsets:
+		req := kmsg.NewPtrTxnOffsetCommitRequest()
+		req.TransactionalID, req.Group, req.ProducerID, req.ProducerEpoch = p.txnID, walkTxnGroup, p.id, p.epoch
+		req.Generation = -1
+		rt := kmsg.NewTxnOffsetCommitRequestTopic()
+		rt.Topic, rt.TopicID = walkTopic, w.env.topicID
+		rp := kmsg.NewTxnOffsetCommitRequestTopicPartition()
+		rp.Partition, rp.Offset = int32(w.rng.IntN(walkPartitions)), w.rng.Int64N(20)
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		if resp, ok := w.send(req).(*kmsg.TxnOffsetCommitResponse); ok && len(resp.Topics) > 0 && len(resp.Topics[0].Partitions) > 0 {
+			p.after(w, resp.Topics[0].Partitions[0].ErrorCode, txnEnd)
+		}
+	case txnEnd:
+		req := kmsg.NewPtrEndTxnRequest()
+		req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Commit = p.txnID, p.id, p.epoch, !w.oneIn(3)
+		if resp, ok := w.send(req).(*kmsg.EndTxnResponse); ok {
+			if resp.ErrorCode == 0 && req.Version >= 5 && resp.ProducerEpoch > p.epoch {
+				p.restart(resp.ProducerID, resp.ProducerEpoch) // KIP-890: a new epoch per transaction
+			}
+			p.after(w, resp.ErrorCode, txnAddPartitions)
+		}
+	case txnDescribe:
+		req := kmsg.NewPtrDescribeTransactionsRequest()
+		req.TransactionalIDs = []string{p.txnID}
+		w.send(req)
+	}
+}
+
+// addPartitions adds one or two partitions of the walk topic to the
+// transaction, in the clients' form (v3 and older) and the brokers' (v4+).
+func (p *txnWalker) addPartitions(w *walker) {
+	parts := []int32{int32(w.rng.IntN(walkPartitions))}
+	if w.oneIn(2) {
+		parts = []int32{0, 1, 2}
+	}
+	req := kmsg.NewPtrAddPartitionsToTxnRequest()
+	req.TransactionalID, req.ProducerID, req.ProducerEpoch = p.txnID, p.id, p.epoch
+	rt := kmsg.NewAddPartitionsToTxnRequestTopic()
+	rt.Topic, rt.Partitions = walkTopic, parts
+	req.Topics = append(req.Topics, rt)
+	tx := kmsg.NewAddPartitionsToTxnRequestTransaction()
+	tx.TransactionalID, tx.ProducerID, tx.ProducerEpoch, tx.VerifyOnly = p.txnID, p.id, p.epoch, w.oneIn(2)
+	tt := kmsg.NewAddPartitionsToTxnRequestTransactionTopic()
+	tt.Topic, tt.Partitions = walkTopic, parts
+	tx.Topics = append(tx.Topics, tt)
+	req.Transactions = append(req.Transactions, tx)
+	resp, ok := w.send(req).(*kmsg.AddPartitionsToTxnResponse)
+	if !ok {
+		return
+	}
+	code := resp.ErrorCode
+	for _, t := range resp.Topics {
+		for _, rp := range t.Partitions {
+			code = max(code, rp.ErrorCode)
+		}
+	}
+	p.after(w, code, txnProduce)
+}
+
+// after moves the producer on after an answer: to next when it was clean,
+// to a new producer epoch when it was fenced or lost its producer state,
+// to aborting when the transaction cannot go on, or the same step again.
+func (p *txnWalker) after(w *walker, code int16, next int) {
+	switch kerr.ErrorForCode(code) {
+	case nil:
+		p.next = next
+	case kerr.ProducerFenced, kerr.InvalidProducerEpoch, kerr.InvalidProducerIDMapping, kerr.UnknownProducerID,
+		kerr.InvalidTxnState, kerr.TransactionalIDNotFound:
+		p.next = txnInit
+	case kerr.OutOfOrderSequenceNumber, kerr.TransactionAbortable:
+		p.next = txnEnd
+	}
+}
+
+// idempotentWalker produces with sequence numbers: now and then it
+// sends a batch again (a duplicate) or skips sequence numbers (out of
+// order), and bumps its epoch when the broker says its sequence is off.
+type idempotentWalker struct {
+	producerSequences
+	next int
+}
+
+const (
+	idempotentInit = iota
+	idempotentProduce
+	idempotentSteps
+)
+
+func (p *idempotentWalker) step(w *walker) {
+	switch w.pick(p.next, idempotentSteps) {
+	case idempotentInit:
+		req := kmsg.NewPtrInitProducerIDRequest()
+		req.TransactionTimeoutMillis, req.ProducerID, req.ProducerEpoch = -1, p.id, p.epoch
+		if resp, ok := w.send(req).(*kmsg.InitProducerIDResponse); ok && resp.ErrorCode == 0 {
+			p.restart(resp.ProducerID, resp.ProducerEpoch)
+			p.next = idempotentProduce
+		}
+	case idempotentProduce:
+		switch kerr.ErrorForCode(p.produce(w, nil)) {
+		case kerr.OutOfOrderSequenceNumber, kerr.UnknownProducerID, kerr.InvalidProducerEpoch, kerr.ProducerFenced:
+			p.next = idempotentInit
+		}
+	}
+}
+
+// producerSequences is a producer id and epoch with the next sequence
+// number of each partition of the walk topic.
+type producerSequences struct {
+	id    int64
+	epoch int16
+	seq   [walkPartitions]int32
+	last  [walkPartitions][]byte // the partition's last batch, to send again
+	init  bool
+}
+
+func (s *producerSequences) restart(id int64, epoch int16) {
+	s.id, s.epoch, s.init = id, epoch, true
+	s.seq = [walkPartitions]int32{}
+	s.last = [walkPartitions][]byte{}
+}
+
+// produce sends a batch of one to three records (transactional when
+// txnID is set) with acks=all to a random partition and returns the
+// partition's error code, or -1 with no answer. Now and then the batch is
+// the last one again, or starts past the next sequence number.
+func (s *producerSequences) produce(w *walker, txnID *string) int16 {
+	if !s.init {
+		s.id, s.epoch, s.init = -1, -1, true
+	}
+	p := int32(w.rng.IntN(walkPartitions))
+	n := 1 + w.rng.IntN(3)
+	seq := s.seq[p]
+	if w.oneIn(10) {
+		seq += int32(1 + w.rng.IntN(5))
+	}
+	batch := producerBatch(time.Now(), s.id, s.epoch, seq, txnID != nil, n)
+	resent := s.last[p] != nil && w.oneIn(10)
+	if resent {
+		batch = s.last[p]
+	}
+	req := kmsg.NewPtrProduceRequest()
+	req.TransactionID, req.Acks, req.TimeoutMillis = txnID, -1, 5000
+	rt := kmsg.NewProduceRequestTopic()
+	rt.Topic, rt.TopicID = walkTopic, w.env.topicID
+	rp := kmsg.NewProduceRequestTopicPartition()
+	rp.Partition, rp.Records = p, batch
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	resp, ok := w.send(req).(*kmsg.ProduceResponse)
+	if !ok || len(resp.Topics) == 0 || len(resp.Topics[0].Partitions) == 0 {
+		return -1
+	}
+	code := resp.Topics[0].Partitions[0].ErrorCode
+	if code == 0 && !resent && seq == s.seq[p] {
+		s.seq[p] += int32(n)
+		s.last[p] = batch
+	}
+	return code
+}
+
+// producerBatch is a batch of n records from producer id at epoch, its
+// first sequence number seq, marked transactional when txn is set.
+func producerBatch(ts time.Time, id int64, epoch int16, seq int32, txn bool, n int) []byte {
+	recs := make([]kmsg.Record, n)
+	for i := range recs {
+		recs[i].Value = fmt.Appendf(nil, "walk %d/%d/%d", id, epoch, int(seq)+i)
+	}
+	var attrs int16
+	if txn {
+		attrs = 0x10
+	}
+	return encodeBatch(ts, recs, batchProducer{id: id, epoch: epoch, seq: seq, attrs: attrs})
+}
