@@ -15,7 +15,12 @@ import (
 type txnWalker struct {
 	txnID string
 	producerSequences
-	next int
+	// pending are the values this transaction appended for sure: once
+	// an EndTxn (as meant) is answered cleanly they must be visible to
+	// read_committed consumers (commit) or never (abort). A new producer
+	// epoch forgets them: the transaction was aborted or not, unknown.
+	pending []string
+	next    int
 }
 
 const (
@@ -32,6 +37,7 @@ const (
 func (p *txnWalker) step(w *walker) {
 	switch w.pick(p.next, txnSteps) {
 	case txnInit:
+		p.pending = nil
 		req := kmsg.NewPtrInitProducerIDRequest()
 		req.TransactionalID, req.TransactionTimeoutMillis = &p.txnID, int32(500+w.rng.IntN(3000))
 		req.ProducerID, req.ProducerEpoch = p.id, p.epoch // KIP-360: bump the epoch it has
@@ -47,7 +53,8 @@ func (p *txnWalker) step(w *walker) {
 	case txnAddPartitions:
 		p.addPartitions(w)
 	case txnProduce:
-		code := p.produce(w, &p.txnID)
+		code, appended := p.produce(w, &p.txnID)
+		p.pending = append(p.pending, appended...)
 		p.after(w, code, []int{txnProduce, txnAddOffsets, txnEnd}[w.rng.IntN(3)])
 	case txnAddOffsets:
 		req := kmsg.NewPtrAddOffsetsToTxnRequest()
@@ -71,12 +78,23 @@ func (p *txnWalker) step(w *walker) {
 	case txnEnd:
 		req := kmsg.NewPtrEndTxnRequest()
 		req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Commit = p.txnID, p.id, p.epoch, !w.oneIn(3)
-		if resp, ok := w.send(req).(*kmsg.EndTxnResponse); ok {
-			if resp.ErrorCode == 0 && req.Version >= 5 && resp.ProducerEpoch > p.epoch {
-				p.restart(resp.ProducerID, resp.ProducerEpoch) // KIP-890: a new epoch per transaction
-			}
-			p.after(w, resp.ErrorCode, txnAddPartitions)
+		resp, ok := w.send(req).(*kmsg.EndTxnResponse)
+		switch {
+		case !ok:
+			return
+		case resp.ErrorCode == 0 && w.mutated:
+			p.pending = nil // it may have ended another transaction
+		case resp.ErrorCode == 0 && req.Commit:
+			w.env.ledger.mustSee(p.pending)
+			p.pending = nil
+		case resp.ErrorCode == 0:
+			w.env.ledger.mustNotSee(p.pending)
+			p.pending = nil
 		}
+		if resp.ErrorCode == 0 && req.Version >= 5 && resp.ProducerEpoch > p.epoch {
+			p.restart(resp.ProducerID, resp.ProducerEpoch) // KIP-890: a new epoch per transaction
+		}
+		p.after(w, resp.ErrorCode, txnAddPartitions)
 	case txnDescribe:
 		req := kmsg.NewPtrDescribeTransactionsRequest()
 		req.TransactionalIDs = []string{p.txnID}
@@ -154,7 +172,9 @@ func (p *idempotentWalker) step(w *walker) {
 			p.next = idempotentProduce
 		}
 	case idempotentProduce:
-		switch kerr.ErrorForCode(p.produce(w, nil)) {
+		code, appended := p.produce(w, nil)
+		w.env.ledger.mustSee(appended)
+		switch kerr.ErrorForCode(code) {
 		case kerr.OutOfOrderSequenceNumber, kerr.UnknownProducerID, kerr.InvalidProducerEpoch, kerr.ProducerFenced:
 			p.next = idempotentInit
 		}
@@ -169,29 +189,41 @@ type producerSequences struct {
 	seq   [walkPartitions]int32
 	last  [walkPartitions][]byte // the partition's last batch, to send again
 	init  bool
+	// tainted is set when a batch may have been appended without the
+	// sequence numbers above knowing (its request mutated or unanswered):
+	// a new batch could then be taken for a duplicate and dropped, so its
+	// records are not tracked until the next epoch.
+	tainted bool
+	batches int // batches made, to make every record's value unique
 }
 
 func (s *producerSequences) restart(id int64, epoch int16) {
-	s.id, s.epoch, s.init = id, epoch, true
+	s.id, s.epoch, s.init, s.tainted = id, epoch, true, false
 	s.seq = [walkPartitions]int32{}
 	s.last = [walkPartitions][]byte{}
 }
 
 // produce sends a batch of one to three records (transactional when
 // txnID is set) with acks=all to a random partition and returns the
-// partition's error code, or -1 with no answer. Now and then the batch is
-// the last one again, or starts past the next sequence number.
-func (s *producerSequences) produce(w *walker, txnID *string) int16 {
+// partition's error code, or -1 with no answer, and the values of the
+// records it appended for sure (none unless the answer was clean and the
+// request was what it meant). Now and then the batch is the last one
+// again, or starts past the next sequence number.
+func (s *producerSequences) produce(w *walker, txnID *string) (int16, []string) {
 	if !s.init {
 		s.id, s.epoch, s.init = -1, -1, true
 	}
 	p := int32(w.rng.IntN(walkPartitions))
-	n := 1 + w.rng.IntN(3)
 	seq := s.seq[p]
 	if w.oneIn(10) {
 		seq += int32(1 + w.rng.IntN(5))
 	}
-	batch := producerBatch(time.Now(), s.id, s.epoch, seq, txnID != nil, n)
+	s.batches++
+	values := make([]string, 1+w.rng.IntN(3))
+	for i := range values {
+		values[i] = fmt.Sprintf("%s batch %d record %d", w.name, s.batches, i)
+	}
+	batch := producerBatch(time.Now(), s.id, s.epoch, seq, txnID != nil, values)
 	resent := s.last[p] != nil && w.oneIn(10)
 	if resent {
 		batch = s.last[p]
@@ -205,23 +237,31 @@ func (s *producerSequences) produce(w *walker, txnID *string) int16 {
 	rt.Partitions = append(rt.Partitions, rp)
 	req.Topics = append(req.Topics, rt)
 	resp, ok := w.send(req).(*kmsg.ProduceResponse)
+	if w.mutated || !ok {
+		s.tainted = true
+	}
 	if !ok || len(resp.Topics) == 0 || len(resp.Topics[0].Partitions) == 0 {
-		return -1
+		return -1, nil
 	}
 	code := resp.Topics[0].Partitions[0].ErrorCode
-	if code == 0 && !resent && seq == s.seq[p] {
-		s.seq[p] += int32(n)
-		s.last[p] = batch
+	if code != 0 || resent || seq != s.seq[p] {
+		return code, nil
 	}
-	return code
+	s.seq[p] += int32(len(values))
+	s.last[p] = batch
+	if s.tainted {
+		return code, nil
+	}
+	return code, values
 }
 
-// producerBatch is a batch of n records from producer id at epoch, its
-// first sequence number seq, marked transactional when txn is set.
-func producerBatch(ts time.Time, id int64, epoch int16, seq int32, txn bool, n int) []byte {
-	recs := make([]kmsg.Record, n)
-	for i := range recs {
-		recs[i].Value = fmt.Appendf(nil, "walk %d/%d/%d", id, epoch, int(seq)+i)
+// producerBatch is a batch of records with values from producer id at
+// epoch, its first sequence number seq, marked transactional when txn is
+// set.
+func producerBatch(ts time.Time, id int64, epoch int16, seq int32, txn bool, values []string) []byte {
+	recs := make([]kmsg.Record, len(values))
+	for i, v := range values {
+		recs[i].Value = []byte(v)
 	}
 	var attrs int16
 	if txn {

@@ -32,7 +32,9 @@ import (
 // must not exit, the walks must get an answer free of error codes from
 // each API they drive (or they no longer reach what they are for), every
 // transaction must end (the last stable offset catches up with the high
-// watermark), and a client must produce and consume afterwards.
+// watermark), a read_committed consumer must find every record whose
+// append or commit was acknowledged, once, and none whose abort was
+// (walkLedger), and a client must produce and consume afterwards.
 // E2E_RANDOM_SEED picks the walks, E2E_WALK_STEPS (default 60) sets the
 // steps of each walker before the restart (half as many after),
 // E2E_RANDOM_VERBOSE=1 logs the answers by API and the broker's warnings.
@@ -50,6 +52,7 @@ func TestRandomWalksLeaveTheBrokerServing(t *testing.T) {
 	awaitCoordinators(t, newClient(t, b.Addr), 1, walkTxnIDs...)
 	env.run(t, walks, env.steps/2)
 	requireTransactionsEnd(t, b.Addr, walkTopic, walkPartitions)
+	env.ledger.requireLedger(t, b.Addr)
 	requireHealthy(t, b.Addr, randomHealthTopic, "random walks")
 }
 
@@ -80,6 +83,7 @@ func TestClusterRandomWalksLeaveTheNodesServing(t *testing.T) {
 	awaitCoordinators(t, cl, 1, walkTxnIDs...)
 	env.run(t, walks, env.steps/2)
 	requireTransactionsEnd(t, addr, walkTopic, walkPartitions)
+	env.ledger.requireLedger(t, addr)
 	for _, b := range c.Nodes {
 		requireHealthy(t, b.Addr, randomHealthTopic, "random walks")
 	}
@@ -150,6 +154,7 @@ type walkEnv struct {
 	nodes   []*Broker
 	cl      *kgo.Client // for FindCoordinator and Metadata
 	topicID [16]byte
+	ledger  *walkLedger
 	filler  requestFiller // a template: each walker has its own rng
 	seed    int
 	steps   int
@@ -191,6 +196,7 @@ func prepareWalks(t *testing.T, addr string, nodes []*Broker) *walkEnv {
 		seed:    envInt(t, "E2E_RANDOM_SEED", 1),
 		steps:   envInt(t, "E2E_WALK_STEPS", 60),
 		tally:   map[kmsg.Key]*walkTally{},
+		ledger:  newWalkLedger(),
 	}
 	for _, k := range advertisedAPIs(t, addr) {
 		env.apis[k.ApiKey] = [2]int16{k.MinVersion, k.MaxVersion}

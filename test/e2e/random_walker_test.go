@@ -28,6 +28,7 @@ type walker struct {
 	conns     map[*Broker]net.Conn
 	corr      int32
 	routes    map[walkRoute]*Broker
+	mutated   bool // whether send changed a field of its last request
 }
 
 func (env *walkEnv) newWalker(t *testing.T, i int) *walker {
@@ -67,6 +68,7 @@ func (w *walker) oneIn(n int) bool { return w.rng.IntN(n) == 0 }
 // opens another). It fails the test for an answer that does not decode,
 // one with UNKNOWN_SERVER_ERROR, or a node that exited.
 func (w *walker) send(req kmsg.Request) kmsg.Response {
+	w.mutated = false
 	key := req.Key()
 	span, ok := w.env.apis[key]
 	if !ok {
@@ -83,7 +85,8 @@ func (w *walker) send(req kmsg.Request) kmsg.Response {
 	if node == nil {
 		return nil
 	}
-	if w.oneIn(walkMutateOneIn) {
+	w.mutated = w.oneIn(walkMutateOneIn)
+	if w.mutated {
 		w.f.mutate(req, 1)
 	}
 	sentAt := time.Now()

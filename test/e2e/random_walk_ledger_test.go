@@ -1,0 +1,85 @@
+package e2e
+
+import (
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// walkLedger is what the producer walks know of the records they wrote:
+// values that a read_committed consumer must find (acknowledged outside a
+// transaction, or in one whose commit was acknowledged) and values it
+// must never find (in a transaction whose abort was acknowledged). What a
+// walk cannot be sure of (a request mutated or unanswered, a transaction
+// ended by a timeout or a fence) is in neither.
+type walkLedger struct {
+	mu      sync.Mutex
+	visible map[string]bool
+	hidden  map[string]bool
+}
+
+func newWalkLedger() *walkLedger {
+	return &walkLedger{visible: map[string]bool{}, hidden: map[string]bool{}}
+}
+
+func (l *walkLedger) mustSee(values []string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, v := range values {
+		l.visible[v] = true
+	}
+}
+
+func (l *walkLedger) mustNotSee(values []string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, v := range values {
+		l.hidden[v] = true
+	}
+}
+
+// requireLedger reads the walk topic with read_committed to a sentinel
+// written after the walks and checks it against the ledger: every value
+// that must be visible is there, once, and none that must not be.
+func (l *walkLedger) requireLedger(t *testing.T, addr string) {
+	t.Helper()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	writeSentinels(t, addr, walkTopic, walkPartitions)
+	seen := map[string]int{}
+	for _, values := range readToSentinels(t, addr, walkTopic, walkPartitions, kgo.ReadCommitted()) {
+		for _, v := range values {
+			seen[v]++
+		}
+	}
+	var missing, twice, aborted []string
+	for v := range l.visible {
+		switch {
+		case seen[v] == 0:
+			missing = append(missing, v)
+		case seen[v] > 1:
+			twice = append(twice, v)
+		}
+	}
+	for v := range l.hidden {
+		if seen[v] > 0 {
+			aborted = append(aborted, v)
+		}
+	}
+	for _, bad := range []struct {
+		what   string
+		values []string
+	}{
+		{"acknowledged records (committed, or outside a transaction) missing", missing},
+		{"acknowledged records read more than once", twice},
+		{"records of aborted transactions read with read_committed", aborted},
+	} {
+		if len(bad.values) > 0 {
+			slices.Sort(bad.values)
+			t.Errorf("%s: %d of %d tracked, e.g. %q", bad.what, len(bad.values), len(l.visible)+len(l.hidden), bad.values[:min(5, len(bad.values))])
+		}
+	}
+	t.Logf("ledger: %d values must be visible, %d must not; %d distinct values read", len(l.visible), len(l.hidden), len(seen))
+}
