@@ -64,15 +64,21 @@ func (m *member) metadataFor(name string) ([]byte, bool) {
 }
 
 func (m *member) sameProtocols(ps []kmsg.JoinGroupRequestProtocol) bool {
-	return slices.EqualFunc(m.protocols, ps, func(a protocol, b kmsg.JoinGroupRequestProtocol) bool {
-		return a.name == b.Name && bytes.Equal(a.metadata, b.Metadata)
+	return slices.EqualFunc(m.protocols, protocolsOf(ps), func(a, b protocol) bool {
+		return a.name == b.name && bytes.Equal(a.metadata, b.metadata)
 	})
 }
 
+// A name the request lists twice is kept once, at its first place (its
+// preference), as Kafka's set of protocol names does: the group counts
+// the members supporting each name, and a member counted twice made a
+// one-member group look as if no protocol were common to all.
 func protocolsOf(ps []kmsg.JoinGroupRequestProtocol) []protocol {
-	out := make([]protocol, len(ps))
-	for i, p := range ps {
-		out[i] = protocol{name: p.Name, metadata: p.Metadata}
+	out := make([]protocol, 0, len(ps))
+	for _, p := range ps {
+		if !slices.ContainsFunc(out, func(q protocol) bool { return q.name == p.Name }) {
+			out = append(out, protocol{name: p.Name, metadata: p.Metadata})
+		}
 	}
 	return out
 }

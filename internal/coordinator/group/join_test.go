@@ -98,6 +98,10 @@ func TestProtocolSelection(t *testing.T) {
 		{"only common protocols count", [][]string{{"range", "roundrobin"}, {"roundrobin", "range"}, {"roundrobin"}}, "roundrobin"},
 		{"most votes win", [][]string{{"a", "b"}, {"b", "a"}, {"b", "a"}}, "b"},
 		{"a tie goes to the earliest member", [][]string{{"a", "b"}, {"b", "a"}}, "a"},
+		// A name twice in one JoinGroup counts once (it crashed the
+		// broker: the count of members supporting it passed the members').
+		{"a name twice in one member counts once", [][]string{{"range", "range"}}, "range"},
+		{"twice, among others", [][]string{{"a", "b", "a"}, {"b", "a"}}, "a"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, testOptions())
