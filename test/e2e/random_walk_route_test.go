@@ -29,8 +29,9 @@ func leaderRoute(p int32) walkRoute     { return walkRoute{coordinator: -1, part
 // routeOf is where a client sends req, by what it holds before any
 // mutation: group requests to the group's coordinator, transactional ones
 // to the transaction's, a Produce to its partition's leader, share
-// fetches and acknowledgements to the leader of the walker's home
-// partition (shareMember asks only for the partitions that node leads).
+// fetches and acknowledgements and fetches to the leader of the walker's
+// home partition (shareMember and fetchWalker ask only for the partitions
+// that node leads).
 func (w *walker) routeOf(req kmsg.Request) walkRoute {
 	switch r := req.(type) {
 	case *kmsg.JoinGroupRequest:
@@ -71,7 +72,7 @@ func (w *walker) routeOf(req kmsg.Request) walkRoute {
 		return txnRoute(r.TransactionalIDs[0])
 	case *kmsg.ProduceRequest:
 		return leaderRoute(r.Topics[0].Partitions[0].Partition)
-	case *kmsg.ShareFetchRequest, *kmsg.ShareAcknowledgeRequest:
+	case *kmsg.ShareFetchRequest, *kmsg.ShareAcknowledgeRequest, *kmsg.FetchRequest:
 		return leaderRoute(w.home)
 	}
 	return anyNode

@@ -127,6 +127,7 @@ var walkDriven = []kmsg.Key{
 	kmsg.JoinGroup, kmsg.SyncGroup, kmsg.Heartbeat, kmsg.OffsetCommit, kmsg.OffsetFetch, kmsg.LeaveGroup,
 	kmsg.ConsumerGroupHeartbeat, kmsg.ShareGroupHeartbeat, kmsg.ShareFetch, kmsg.ShareAcknowledge,
 	kmsg.InitProducerID, kmsg.AddPartitionsToTxn, kmsg.Produce, kmsg.AddOffsetsToTxn, kmsg.TxnOffsetCommit, kmsg.EndTxn,
+	kmsg.Fetch,
 }
 
 // A walk is one client's conversation with the broker.
@@ -144,7 +145,8 @@ func walkers(env *walkEnv) []walk {
 	for _, id := range walkTxnIDs {
 		out = append(out, &txnWalker{txnID: id})
 	}
-	return append(out, &idempotentWalker{}, &idempotentWalker{})
+	out = append(out, &idempotentWalker{}, &idempotentWalker{})
+	return append(out, newFetchWalker(0), newFetchWalker(1))
 }
 
 // walkEnv is what the walks share: the broker's API ranges, the nodes,
@@ -159,6 +161,8 @@ type walkEnv struct {
 	seed    int
 	steps   int
 	failed  atomic.Bool
+	// batchesChecked counts the fetched batches fetchWalker checked.
+	batchesChecked atomic.Int64
 
 	mu    sync.Mutex
 	tally map[kmsg.Key]*walkTally
@@ -249,6 +253,7 @@ func (env *walkEnv) report(t *testing.T) {
 			n := env.tally[k]
 			t.Logf("%s: %d sent, %d clean, %d closed, %d unanswered, error codes %v", k.Name(), n.sent, n.clean, n.closed, n.timedOut, n.codes)
 		}
+		t.Logf("fetch walkers checked %d batches", env.batchesChecked.Load())
 		for _, b := range env.nodes {
 			for line := range strings.Lines(b.output.String()) {
 				if strings.Contains(line, "level=ERROR") || strings.Contains(line, "level=WARN") {
