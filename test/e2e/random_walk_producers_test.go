@@ -20,7 +20,10 @@ type txnWalker struct {
 	// read_committed consumers (commit) or never (abort). A new producer
 	// epoch forgets them: the transaction was aborted or not, unknown.
 	pending []string
-	next    int
+	// churnAdded is whether the transaction holds partition 0 of the churn
+	// topic (its AddPartitionsToTxn named it and was answered cleanly).
+	churnAdded bool
+	next       int
 }
 
 const (
@@ -31,13 +34,14 @@ const (
 	txnCommitOffsets
 	txnEnd
 	txnDescribe
+	txnProduceChurn
 	txnSteps
 )
 
 func (p *txnWalker) step(w *walker) {
 	switch w.pick(p.next, txnSteps) {
 	case txnInit:
-		p.pending = nil
+		p.pending, p.churnAdded = nil, false
 		req := kmsg.NewPtrInitProducerIDRequest()
 		req.TransactionalID, req.TransactionTimeoutMillis = &p.txnID, int32(500+w.rng.IntN(3000))
 		req.ProducerID, req.ProducerEpoch = p.id, p.epoch // KIP-360: bump the epoch it has
@@ -55,7 +59,11 @@ func (p *txnWalker) step(w *walker) {
 	case txnProduce:
 		code, appended := p.produce(w, &p.txnID)
 		p.pending = append(p.pending, appended...)
-		p.after(w, code, []int{txnProduce, txnAddOffsets, txnEnd}[w.rng.IntN(3)])
+		next := []int{txnProduce, txnProduce, txnAddOffsets, txnEnd}[w.rng.IntN(4)]
+		if p.churnAdded && w.oneIn(3) {
+			next = txnProduceChurn
+		}
+		p.after(w, code, next)
 	case txnAddOffsets:
 		req := kmsg.NewPtrAddOffsetsToTxnRequest()
 		req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Group = p.txnID, p.id, p.epoch, walkTxnGroup
@@ -91,10 +99,16 @@ func (p *txnWalker) step(w *walker) {
 			w.env.ledger.mustNotSee(p.pending)
 			p.pending = nil
 		}
+		if resp.ErrorCode == 0 {
+			p.churnAdded = false
+		}
 		if resp.ErrorCode == 0 && req.Version >= 5 && resp.ProducerEpoch > p.epoch {
 			p.restart(resp.ProducerID, resp.ProducerEpoch) // KIP-890: a new epoch per transaction
 		}
 		p.after(w, resp.ErrorCode, txnAddPartitions)
+	case txnProduceChurn:
+		p.next = txnProduce // whatever the churn topic's state
+		p.after(w, p.produceChurn(w, &p.txnID), txnProduce)
 	case txnDescribe:
 		req := kmsg.NewPtrDescribeTransactionsRequest()
 		req.TransactionalIDs = []string{p.txnID}
@@ -114,11 +128,21 @@ func (p *txnWalker) addPartitions(w *walker) {
 	rt := kmsg.NewAddPartitionsToTxnRequestTopic()
 	rt.Topic, rt.Partitions = walkTopic, parts
 	req.Topics = append(req.Topics, rt)
+	if w.oneIn(4) {
+		churn := kmsg.NewAddPartitionsToTxnRequestTopic()
+		churn.Topic, churn.Partitions = walkChurn, []int32{0}
+		req.Topics = append(req.Topics, churn)
+	}
 	tx := kmsg.NewAddPartitionsToTxnRequestTransaction()
 	tx.TransactionalID, tx.ProducerID, tx.ProducerEpoch, tx.VerifyOnly = p.txnID, p.id, p.epoch, w.oneIn(2)
 	tt := kmsg.NewAddPartitionsToTxnRequestTransactionTopic()
 	tt.Topic, tt.Partitions = walkTopic, parts
 	tx.Topics = append(tx.Topics, tt)
+	for _, churn := range req.Topics[1:] {
+		ct := kmsg.NewAddPartitionsToTxnRequestTransactionTopic()
+		ct.Topic, ct.Partitions = churn.Topic, churn.Partitions
+		tx.Topics = append(tx.Topics, ct)
+	}
 	req.Transactions = append(req.Transactions, tx)
 	resp, ok := w.send(req).(*kmsg.AddPartitionsToTxnResponse)
 	if !ok {
@@ -129,6 +153,9 @@ func (p *txnWalker) addPartitions(w *walker) {
 		for _, rp := range t.Partitions {
 			code = max(code, rp.ErrorCode)
 		}
+	}
+	if code == 0 && len(req.Topics) > 1 {
+		p.churnAdded = true
 	}
 	p.after(w, code, txnProduce)
 }
@@ -193,12 +220,13 @@ type producerSequences struct {
 	// sequence numbers above knowing (its request mutated or unanswered):
 	// a new batch could then be taken for a duplicate and dropped, so its
 	// records are not tracked until the next epoch.
-	tainted bool
-	batches int // batches made, to make every record's value unique
+	tainted  bool
+	batches  int   // batches made, to make every record's value unique
+	churnSeq int32 // the next sequence number in the churn topic
 }
 
 func (s *producerSequences) restart(id int64, epoch int16) {
-	s.id, s.epoch, s.init, s.tainted = id, epoch, true, false
+	s.id, s.epoch, s.init, s.tainted, s.churnSeq = id, epoch, true, false, 0
 	s.seq = [walkPartitions]int32{}
 	s.last = [walkPartitions][]byte{}
 }
@@ -228,22 +256,10 @@ func (s *producerSequences) produce(w *walker, txnID *string) (int16, []string) 
 	if resent {
 		batch = s.last[p]
 	}
-	req := kmsg.NewPtrProduceRequest()
-	req.TransactionID, req.Acks, req.TimeoutMillis = txnID, -1, 5000
-	rt := kmsg.NewProduceRequestTopic()
-	rt.Topic, rt.TopicID = walkTopic, w.env.topicID
-	rp := kmsg.NewProduceRequestTopicPartition()
-	rp.Partition, rp.Records = p, batch
-	rt.Partitions = append(rt.Partitions, rp)
-	req.Topics = append(req.Topics, rt)
-	resp, ok := w.send(req).(*kmsg.ProduceResponse)
-	if w.mutated || !ok {
+	code, answered := sendProduce(w, txnID, walkTopic, w.env.topicID, p, batch)
+	if w.mutated || !answered {
 		s.tainted = true
 	}
-	if !ok || len(resp.Topics) == 0 || len(resp.Topics[0].Partitions) == 0 {
-		return -1, nil
-	}
-	code := resp.Topics[0].Partitions[0].ErrorCode
 	if code != 0 || resent || seq != s.seq[p] {
 		return code, nil
 	}
@@ -253,6 +269,37 @@ func (s *producerSequences) produce(w *walker, txnID *string) (int16, []string) 
 		return code, nil
 	}
 	return code, values
+}
+
+// produceChurn sends a batch of one record to partition 0 of the churn
+// topic, which the admin walker creates and deletes: a transaction may
+// hold a partition of a topic deleted under it. Nothing is tracked.
+func (s *producerSequences) produceChurn(w *walker, txnID *string) int16 {
+	s.batches++
+	batch := producerBatch(time.Now(), s.id, s.epoch, s.churnSeq, txnID != nil, []string{fmt.Sprintf("%s churn %d", w.name, s.batches)})
+	code, _ := sendProduce(w, txnID, walkChurn, w.env.churnID(), 0, batch)
+	if code == 0 && !w.mutated {
+		s.churnSeq++
+	}
+	return code
+}
+
+// sendProduce sends batch to partition p of topic with acks=all and
+// returns the partition's error code, and whether it was answered.
+func sendProduce(w *walker, txnID *string, topic string, topicID [16]byte, p int32, batch []byte) (int16, bool) {
+	req := kmsg.NewPtrProduceRequest()
+	req.TransactionID, req.Acks, req.TimeoutMillis = txnID, -1, 5000
+	rt := kmsg.NewProduceRequestTopic()
+	rt.Topic, rt.TopicID = topic, topicID
+	rp := kmsg.NewProduceRequestTopicPartition()
+	rp.Partition, rp.Records = p, batch
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	resp, ok := w.send(req).(*kmsg.ProduceResponse)
+	if !ok || len(resp.Topics) == 0 || len(resp.Topics[0].Partitions) == 0 {
+		return -1, false
+	}
+	return resp.Topics[0].Partitions[0].ErrorCode, true
 }
 
 // producerBatch is a batch of records with values from producer id at

@@ -11,9 +11,9 @@ import (
 )
 
 // walkRoute is where a request goes: to the coordinator of a group
-// (coordinator 0) or of a transactional id (1), to the leader of a
-// partition of the walk topic, or (coordinator and partition -1) to any
-// node.
+// (coordinator 0) or of a transactional id (1), both named by key, to the
+// leader of a partition of topic key, or (coordinator and partition -1)
+// to any node.
 type walkRoute struct {
 	coordinator int8
 	key         string
@@ -24,7 +24,9 @@ var anyNode = walkRoute{coordinator: -1, partition: -1}
 
 func groupRoute(group string) walkRoute { return walkRoute{coordinator: 0, key: group, partition: -1} }
 func txnRoute(id string) walkRoute      { return walkRoute{coordinator: 1, key: id, partition: -1} }
-func leaderRoute(p int32) walkRoute     { return walkRoute{coordinator: -1, partition: p} }
+func leaderRoute(topic string, p int32) walkRoute {
+	return walkRoute{coordinator: -1, key: topic, partition: p}
+}
 
 // routeOf is where a client sends req, by what it holds before any
 // mutation: group requests to the group's coordinator, transactional ones
@@ -71,9 +73,15 @@ func (w *walker) routeOf(req kmsg.Request) walkRoute {
 	case *kmsg.DescribeTransactionsRequest:
 		return txnRoute(r.TransactionalIDs[0])
 	case *kmsg.ProduceRequest:
-		return leaderRoute(r.Topics[0].Partitions[0].Partition)
+		return leaderRoute(r.Topics[0].Topic, r.Topics[0].Partitions[0].Partition)
+	case *kmsg.DeleteRecordsRequest:
+		return leaderRoute(r.Topics[0].Topic, r.Topics[0].Partitions[0].Partition)
+	case *kmsg.DeleteGroupsRequest:
+		return groupRoute(r.Groups[0])
+	case *kmsg.OffsetDeleteRequest:
+		return groupRoute(r.Group)
 	case *kmsg.ShareFetchRequest, *kmsg.ShareAcknowledgeRequest, *kmsg.FetchRequest:
-		return leaderRoute(w.home)
+		return leaderRoute(walkTopic, w.home)
 	}
 	return anyNode
 }
@@ -92,7 +100,7 @@ func (w *walker) resolve(route walkRoute) *Broker {
 	case route.coordinator >= 0:
 		b = w.env.coordinator(w.t, route.coordinator, route.key)
 	case route.partition >= 0:
-		b = w.env.leaders(w.t)[route.partition]
+		b = w.env.leaders(w.t, route.key)[route.partition]
 	default:
 		b = w.env.nodes[w.rng.IntN(len(w.env.nodes))]
 	}
@@ -111,7 +119,7 @@ func (w *walker) homePartitions() []int32 {
 		return w.homeParts
 	}
 	w.homeParts = []int32{}
-	leaders := w.env.leaders(w.t)
+	leaders := w.env.leaders(w.t, walkTopic)
 	for p := range int32(walkPartitions) {
 		if len(w.env.nodes) == 1 || leaders[p] != nil && leaders[p] == leaders[w.home] {
 			w.homeParts = append(w.homeParts, p)
@@ -135,13 +143,13 @@ func (env *walkEnv) coordinator(t *testing.T, keyType int8, key string) *Broker 
 	return env.nodeAt(resp.Host, resp.Port)
 }
 
-// leaders is the node leading each partition of the walk topic, as
-// Metadata says now (nil for a partition without a leader).
-func (env *walkEnv) leaders(t *testing.T) [walkPartitions]*Broker {
-	var out [walkPartitions]*Broker
+// leaders is the node leading each partition of topic, as Metadata says
+// now (a partition without a leader is not in it).
+func (env *walkEnv) leaders(t *testing.T, topic string) map[int32]*Broker {
+	out := map[int32]*Broker{}
 	req := kmsg.NewPtrMetadataRequest()
 	rt := kmsg.NewMetadataRequestTopic()
-	rt.Topic = kmsg.StringPtr(walkTopic)
+	rt.Topic = kmsg.StringPtr(topic)
 	req.Topics = append(req.Topics, rt)
 	resp, err := req.RequestWith(testContext(t, 10*time.Second), env.cl)
 	if err != nil || len(resp.Topics) == 0 {
@@ -152,8 +160,8 @@ func (env *walkEnv) leaders(t *testing.T) [walkPartitions]*Broker {
 		addrs[b.NodeID] = env.nodeAt(b.Host, b.Port)
 	}
 	for _, p := range resp.Topics[0].Partitions {
-		if p.Partition >= 0 && p.Partition < walkPartitions {
-			out[p.Partition] = addrs[p.Leader]
+		if b := addrs[p.Leader]; b != nil {
+			out[p.Partition] = b
 		}
 	}
 	return out

@@ -146,7 +146,7 @@ func walkers(env *walkEnv) []walk {
 		out = append(out, &txnWalker{txnID: id})
 	}
 	out = append(out, &idempotentWalker{}, &idempotentWalker{})
-	return append(out, newFetchWalker(0), newFetchWalker(1))
+	return append(out, newFetchWalker(0), newFetchWalker(1), adminWalker{})
 }
 
 // walkEnv is what the walks share: the broker's API ranges, the nodes,
@@ -166,6 +166,19 @@ type walkEnv struct {
 
 	mu    sync.Mutex
 	tally map[kmsg.Key]*walkTally
+	churn [16]byte // the churn topic's id, when the admin walker created it
+}
+
+func (env *walkEnv) setChurnID(id [16]byte) {
+	env.mu.Lock()
+	defer env.mu.Unlock()
+	env.churn = id
+}
+
+func (env *walkEnv) churnID() [16]byte {
+	env.mu.Lock()
+	defer env.mu.Unlock()
+	return env.churn
 }
 
 // walkTally counts one API's requests and how they were answered.
