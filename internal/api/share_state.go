@@ -356,6 +356,9 @@ func (p sharePersister) delete(ctx context.Context, key leader.Key) error {
 	if err != nil {
 		return err
 	}
+	if code == kerr.UnknownTopicOrPartition.Code {
+		return nil // the topic is deleted: its share coordinator drops the state itself
+	}
 	return shareStateError(code, key)
 }
 

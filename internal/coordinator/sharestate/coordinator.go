@@ -3,6 +3,7 @@ package sharestate
 import (
 	"encoding/base64"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -54,7 +55,13 @@ type Options struct {
 type Coordinator struct {
 	opts   Options
 	states map[partitionKey]*shareState
+	// sweptAt is when Tick last looked for states of deleted topics.
+	sweptAt time.Time
 }
+
+// deletedTopicSweep is how often Tick looks for the states of deleted
+// topics: a deleted topic's state is dropped within it.
+const deletedTopicSweep = time.Second
 
 var _ runtime.Shard = (*Coordinator)(nil)
 
@@ -104,10 +111,35 @@ func (c *Coordinator) Handle(op runtime.Op, now time.Time) runtime.Result {
 	return res
 }
 
-// Tick does nothing: no state here expires. Kafka's periodic snapshot of
-// cold partitions exists to bound the ShareUpdate records a load replays,
-// and this coordinator writes only snapshots.
-func (c *Coordinator) Tick(time.Time) runtime.Result { return runtime.Result{} }
+// Tick deletes, with tombstones, the state of share-partitions whose topic
+// the metadata no longer has, as Kafka's share coordinator does when a
+// topic is deleted (KAFKA-19201): nothing will read or delete it again
+// (DeleteShareGroupState of an unknown topic is refused), and a topic
+// created again under the name has another id. A topic id leaves the
+// metadata only by a deletion: the broker's image is at least as new as
+// its leadership of this partition, and every state here was initialized
+// while its topic was known. Nothing else here expires; Kafka's periodic
+// snapshot of cold partitions exists to bound the ShareUpdate records a
+// load replays, and this coordinator writes only snapshots.
+// The runtime ticks often; the sweep runs at most every deletedTopicSweep.
+func (c *Coordinator) Tick(now time.Time) runtime.Result {
+	var res runtime.Result
+	if c.opts.PartitionCount == nil || now.Sub(c.sweptAt) < deletedTopicSweep {
+		return res
+	}
+	c.sweptAt = now
+	var gone []partitionKey
+	for k := range c.states {
+		if _, ok := c.opts.PartitionCount(k.topicID); !ok {
+			gone = append(gone, k)
+		}
+	}
+	slices.SortFunc(gone, comparePartitionKeys) // records in a stable order
+	for _, k := range gone {
+		c.remove(k, &res)
+	}
+	return res
+}
 
 // persist writes v as the new snapshot of k and applies it, through the
 // same code Replay uses, so the live state is the replayed one.

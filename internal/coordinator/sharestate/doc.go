@@ -21,9 +21,11 @@
 // each key. Replay(key, value) rebuilds the state from ShareSnapshot and
 // ShareUpdate records and tombstones, as Kafka's replay does; it rejects
 // what it cannot read with an error wrapping ErrBadRecord and then changes
-// nothing, and skips records of other types. Tick does nothing. Time only
-// enters as now; topic metadata only through Options.PartitionCount. No
-// goroutines, no I/O, not safe for concurrent use.
+// nothing, and skips records of other types. Tick deletes, with
+// tombstones, the state of share-partitions whose topic is no longer in
+// the metadata (Kafka's cleanup on topic deletion). Time only enters as
+// now; topic metadata only through Options.PartitionCount. No goroutines,
+// no I/O, not safe for concurrent use.
 //
 // Semantics, as Kafka 4.2's share coordinator (ShareCoordinatorShard and
 // ShareCoordinatorService):
@@ -63,8 +65,8 @@
 //     state or count, and none starts below a known start offset.
 //   - The fence epochs are at least the state's own epochs, and only rise
 //     until the key is deleted: a tombstone forgets them, as Kafka does.
-//   - The state only changes by applying a record that Handle also
-//     returns, through the code Replay uses; so replaying, in order, every
+//   - The state only changes by applying a record that Handle or Tick
+//     also returns, through the code Replay uses; so replaying, in order, every
 //     record a Coordinator produced yields its state (tested as a property,
 //     with every later Read and ReadSummary answered alike).
 //   - The snapshot epoch counts the snapshots of a key (wrapping at

@@ -1,8 +1,11 @@
 package sharestate
 
 import (
+	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/twmb/franz-go/pkg/kbin"
 
@@ -52,6 +55,11 @@ type partitionKey struct {
 }
 
 func (k partitionKey) String() string { return Key(k.group, k.topicID, k.partition) }
+
+// comparePartitionKeys orders keys by group, topic id, then partition.
+func comparePartitionKeys(a, b partitionKey) int {
+	return cmp.Or(strings.Compare(a.group, b.group), bytes.Compare(a.topicID[:], b.topicID[:]), cmp.Compare(a.partition, b.partition))
+}
 
 // snapshotValue is ShareSnapshotValue: the whole persisted state of one
 // share-partition.
