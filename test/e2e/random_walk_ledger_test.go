@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -43,7 +44,8 @@ func (l *walkLedger) mustNotSee(values []string) {
 // requireLedger reads the walk topic with read_committed to a sentinel
 // written after the walks and checks it against the ledger: every value
 // that must be visible is there, once, and none that must not be.
-func (l *walkLedger) requireLedger(t *testing.T, addr string) {
+// A failure prints the journals of the walkers of the values it names.
+func (l *walkLedger) requireLedger(t *testing.T, addr string, env *walkEnv) {
 	t.Helper()
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -79,6 +81,8 @@ func (l *walkLedger) requireLedger(t *testing.T, addr string) {
 		if len(bad.values) > 0 {
 			slices.Sort(bad.values)
 			t.Errorf("%s: %d of %d tracked, e.g. %q", bad.what, len(bad.values), len(l.visible)+len(l.hidden), bad.values[:min(5, len(bad.values))])
+			walker, _, _ := strings.Cut(bad.values[0], " batch")
+			t.Logf("the journal of %s:\n%s", walker, env.journalOf(walker))
 		}
 	}
 	t.Logf("ledger: %d values must be visible, %d must not; %d distinct values read", len(l.visible), len(l.hidden), len(seen))

@@ -256,6 +256,7 @@ func (s *producerSequences) produce(w *walker, txnID *string) (int16, []string) 
 	if resent {
 		batch = s.last[p]
 	}
+	w.env.journal(w.name, fmt.Sprintf("batch %d: partition %d, producer %d epoch %d seq %d, resent %v, tainted %v", s.batches, p, s.id, s.epoch, seq, resent, s.tainted))
 	code, answered := sendProduce(w, txnID, walkTopic, w.env.topicID, p, batch)
 	if w.mutated || !answered {
 		s.tainted = true

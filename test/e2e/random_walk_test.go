@@ -52,7 +52,7 @@ func TestRandomWalksLeaveTheBrokerServing(t *testing.T) {
 	awaitCoordinators(t, newClient(t, b.Addr), 1, walkTxnIDs...)
 	env.run(t, walks, env.steps/2)
 	requireTransactionsEnd(t, b.Addr, walkTopic, walkPartitions)
-	env.ledger.requireLedger(t, b.Addr)
+	env.ledger.requireLedger(t, b.Addr, env)
 	requireHealthy(t, b.Addr, randomHealthTopic, "random walks")
 }
 
@@ -83,7 +83,7 @@ func TestClusterRandomWalksLeaveTheNodesServing(t *testing.T) {
 	awaitCoordinators(t, cl, 1, walkTxnIDs...)
 	env.run(t, walks, env.steps/2)
 	requireTransactionsEnd(t, addr, walkTopic, walkPartitions)
-	env.ledger.requireLedger(t, addr)
+	env.ledger.requireLedger(t, addr, env)
 	for _, b := range c.Nodes {
 		requireHealthy(t, b.Addr, randomHealthTopic, "random walks")
 	}
@@ -167,6 +167,32 @@ type walkEnv struct {
 	mu    sync.Mutex
 	tally map[kmsg.Key]*walkTally
 	churn [16]byte // the churn topic's id, when the admin walker created it
+	// journals are each walker's last requests and answers, by name,
+	// for a failure that needs the story behind it (walkLedger).
+	journals map[string][]string
+}
+
+// walkJournalLines bounds what a walker's journal keeps.
+const walkJournalLines = 400
+
+func (env *walkEnv) journal(walker, line string) {
+	env.mu.Lock()
+	defer env.mu.Unlock()
+	if env.journals == nil {
+		env.journals = map[string][]string{}
+	}
+	j := append(env.journals[walker], line)
+	if len(j) > walkJournalLines {
+		j = j[len(j)-walkJournalLines:]
+	}
+	env.journals[walker] = j
+}
+
+// journalOf is walker's journal, one line each.
+func (env *walkEnv) journalOf(walker string) string {
+	env.mu.Lock()
+	defer env.mu.Unlock()
+	return strings.Join(env.journals[walker], "\n")
 }
 
 func (env *walkEnv) setChurnID(id [16]byte) {
@@ -219,7 +245,10 @@ func prepareWalks(t *testing.T, addr string, nodes []*Broker) *walkEnv {
 		env.apis[k.ApiKey] = [2]int16{k.MinVersion, k.MaxVersion}
 	}
 	env.filler = requestFiller{
-		topics: []string{walkTopic, walkTopic, randomHealthTopic},
+		// Not the walk topic: a mutated DeleteTopics or DeleteRecords
+		// naming it would take what the ledger and the fetch walkers
+		// check; nor randomHealthTopic, which the last check writes.
+		topics: []string{walkChurn},
 		groups: []string{walkClassic, walkConsumer, walkShare, walkTxnGroup},
 		txns:   walkTxnIDs,
 		names:  []string{"consumer", "range", "uniform", "share", "-1", "0", "1"},

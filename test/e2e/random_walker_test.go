@@ -92,6 +92,8 @@ func (w *walker) send(req kmsg.Request) kmsg.Response {
 	sentAt := time.Now()
 	resp, outcome, err := w.exchange(node, req)
 	w.env.count(kmsg.Key(key), outcome, resp)
+	w.env.journal(w.name, fmt.Sprintf("%s %s v%d mutated=%v to %s: %v %s -> %s", sentAt.Format("05.000"), kmsg.NameForKey(key), v, w.mutated,
+		node.Addr, outcome, clip(requestJSON(req), 400), clip(requestJSON(resp), 300)))
 	if os.Getenv("E2E_WALK_TRACE") != "" {
 		w.t.Logf("%s %s to %s %v after %v: %s -> %s", sentAt.Format("05.000"), w.name, node.Addr, outcome,
 			time.Since(sentAt).Round(time.Millisecond), requestJSON(req), requestJSON(resp))
@@ -190,4 +192,12 @@ func (w *walker) fail(format string, args ...any) {
 		return
 	}
 	w.t.Errorf(format, args...)
+}
+
+// clip is s cut to n bytes at most.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
 }
