@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -41,20 +42,27 @@ func (l *walkLedger) mustNotSee(values []string) {
 	}
 }
 
-// requireLedger reads the walk topic with read_committed to a sentinel
-// written after the walks and checks it against the ledger: every value
-// that must be visible is there, once, and none that must not be.
+// requireLedger reads the walk topic (and the churn topic, when it is
+// there) with read_committed to a sentinel written after the walks and
+// checks it against the ledger: every value that must be visible is
+// there, once, and none that must not be.
 // A failure prints the journals of the walkers of the values it names.
 func (l *walkLedger) requireLedger(t *testing.T, addr string, env *walkEnv) {
 	t.Helper()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	writeSentinels(t, addr, walkTopic, walkPartitions)
 	seen := map[string]int{}
-	for _, values := range readToSentinels(t, addr, walkTopic, walkPartitions, kgo.ReadCommitted()) {
-		for _, v := range values {
-			seen[v]++
+	read := func(topic string, partitions int32) {
+		writeSentinels(t, addr, topic, partitions)
+		for _, values := range readToSentinels(t, addr, topic, partitions, kgo.ReadCommitted()) {
+			for _, v := range values {
+				seen[v]++
+			}
 		}
+	}
+	read(walkTopic, walkPartitions)
+	if partitions := churnPartitions(t, addr); partitions > 0 {
+		read(walkChurn, partitions)
 	}
 	var missing, twice, aborted []string
 	for v := range l.visible {
@@ -86,4 +94,19 @@ func (l *walkLedger) requireLedger(t *testing.T, addr string, env *walkEnv) {
 		}
 	}
 	t.Logf("ledger: %d values must be visible, %d must not; %d distinct values read", len(l.visible), len(l.hidden), len(seen))
+}
+
+// churnPartitions is how many partitions the churn topic has, 0 when it
+// does not exist.
+func churnPartitions(t *testing.T, addr string) int32 {
+	t.Helper()
+	details, err := newAdmin(t, addr).ListTopics(testContext(t, 10*time.Second), walkChurn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, ok := details[walkChurn]
+	if !ok || d.Err != nil {
+		return 0
+	}
+	return int32(len(d.Partitions))
 }

@@ -20,6 +20,9 @@ type txnWalker struct {
 	// read_committed consumers (commit) or never (abort). A new producer
 	// epoch forgets them: the transaction was aborted or not, unknown.
 	pending []string
+	// pendingChurn are the values it appended to the churn topic: an
+	// acknowledged abort makes them must-never-be-visible too.
+	pendingChurn []string
 	// churnAdded is whether the transaction holds partition 0 of the churn
 	// topic (its AddPartitionsToTxn named it and was answered cleanly).
 	churnAdded bool
@@ -41,7 +44,7 @@ const (
 func (p *txnWalker) step(w *walker) {
 	switch w.pick(p.next, txnSteps) {
 	case txnInit:
-		p.pending, p.churnAdded = nil, false
+		p.pending, p.pendingChurn, p.churnAdded = nil, nil, false
 		req := kmsg.NewPtrInitProducerIDRequest()
 		req.TransactionalID, req.TransactionTimeoutMillis = &p.txnID, int32(500+w.rng.IntN(3000))
 		req.ProducerID, req.ProducerEpoch = p.id, p.epoch // KIP-360: bump the epoch it has
@@ -91,13 +94,14 @@ func (p *txnWalker) step(w *walker) {
 		case !ok:
 			return
 		case resp.ErrorCode == 0 && w.mutated:
-			p.pending = nil // it may have ended another transaction
+			p.pending, p.pendingChurn = nil, nil // it may have ended another transaction
 		case resp.ErrorCode == 0 && req.Commit:
 			w.env.ledger.mustSee(p.pending)
-			p.pending = nil
+			p.pending, p.pendingChurn = nil, nil
 		case resp.ErrorCode == 0:
 			w.env.ledger.mustNotSee(p.pending)
-			p.pending = nil
+			w.env.ledger.mustNotSee(p.pendingChurn)
+			p.pending, p.pendingChurn = nil, nil
 		}
 		if resp.ErrorCode == 0 {
 			p.churnAdded = false
@@ -108,7 +112,9 @@ func (p *txnWalker) step(w *walker) {
 		p.after(w, resp.ErrorCode, txnAddPartitions)
 	case txnProduceChurn:
 		p.next = txnProduce // whatever the churn topic's state
-		p.after(w, p.produceChurn(w, &p.txnID), txnProduce)
+		code, appended := p.produceChurn(w, &p.txnID)
+		p.pendingChurn = append(p.pendingChurn, appended...)
+		p.after(w, code, txnProduce)
 	case txnDescribe:
 		req := kmsg.NewPtrDescribeTransactionsRequest()
 		req.TransactionalIDs = []string{p.txnID}
@@ -274,15 +280,21 @@ func (s *producerSequences) produce(w *walker, txnID *string) (int16, []string) 
 
 // produceChurn sends a batch of one record to partition 0 of the churn
 // topic, which the admin walker creates and deletes: a transaction may
-// hold a partition of a topic deleted under it. Nothing is tracked.
-func (s *producerSequences) produceChurn(w *walker, txnID *string) int16 {
+// hold a partition of a topic deleted (and created again) under it. It
+// returns the error code and the record's value when it was appended for
+// sure: the topic may be deleted, so only an abort can be checked (its
+// records must not be read).
+func (s *producerSequences) produceChurn(w *walker, txnID *string) (int16, []string) {
 	s.batches++
-	batch := producerBatch(time.Now(), s.id, s.epoch, s.churnSeq, txnID != nil, []string{fmt.Sprintf("%s churn %d", w.name, s.batches)})
+	value := fmt.Sprintf("%s batch %d churn", w.name, s.batches)
+	w.env.journal(w.name, fmt.Sprintf("batch %d: churn partition 0, producer %d epoch %d seq %d", s.batches, s.id, s.epoch, s.churnSeq))
+	batch := producerBatch(time.Now(), s.id, s.epoch, s.churnSeq, txnID != nil, []string{value})
 	code, _ := sendProduce(w, txnID, walkChurn, w.env.churnID(), 0, batch)
-	if code == 0 && !w.mutated {
-		s.churnSeq++
+	if code != 0 || w.mutated {
+		return code, nil
 	}
-	return code
+	s.churnSeq++
+	return code, []string{value}
 }
 
 // sendProduce sends batch to partition p of topic with acks=all and

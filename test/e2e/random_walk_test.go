@@ -44,14 +44,14 @@ func TestRandomWalksLeaveTheBrokerServing(t *testing.T) {
 	env := prepareWalks(t, b.Addr, []*Broker{b})
 	walks := walkers(env)
 	env.run(t, walks, env.steps)
-	requireTransactionsEnd(t, b.Addr, walkTopic, walkPartitions)
+	requireWalkTransactionsEnd(t, b.Addr)
 
 	b.Kill()
 	b.Restart()
 	awaitCoordinators(t, newClient(t, b.Addr), 0, walkClassic, walkConsumer, walkShare, walkTxnGroup)
 	awaitCoordinators(t, newClient(t, b.Addr), 1, walkTxnIDs...)
 	env.run(t, walks, env.steps/2)
-	requireTransactionsEnd(t, b.Addr, walkTopic, walkPartitions)
+	requireWalkTransactionsEnd(t, b.Addr)
 	env.ledger.requireLedger(t, b.Addr, env)
 	requireHealthy(t, b.Addr, randomHealthTopic, "random walks")
 }
@@ -70,7 +70,7 @@ func TestClusterRandomWalksLeaveTheNodesServing(t *testing.T) {
 	env := prepareWalks(t, addr, c.Nodes)
 	walks := walkers(env)
 	env.run(t, walks, env.steps)
-	requireTransactionsEnd(t, addr, walkTopic, walkPartitions)
+	requireWalkTransactionsEnd(t, addr)
 
 	victim := env.coordinator(t, 1, walkTxnIDs[0])
 	if victim == nil {
@@ -82,7 +82,7 @@ func TestClusterRandomWalksLeaveTheNodesServing(t *testing.T) {
 	awaitCoordinators(t, cl, 0, walkClassic, walkConsumer, walkShare, walkTxnGroup)
 	awaitCoordinators(t, cl, 1, walkTxnIDs...)
 	env.run(t, walks, env.steps/2)
-	requireTransactionsEnd(t, addr, walkTopic, walkPartitions)
+	requireWalkTransactionsEnd(t, addr)
 	env.ledger.requireLedger(t, addr, env)
 	for _, b := range c.Nodes {
 		requireHealthy(t, b.Addr, randomHealthTopic, "random walks")
@@ -340,6 +340,16 @@ func (env *walkEnv) count(key kmsg.Key, outcome randomOutcome, resp kmsg.Respons
 				n.codes[ec.code]++
 			}
 		}
+	}
+}
+
+// requireWalkTransactionsEnd is requireTransactionsEnd of the walk topic
+// and of the churn topic when it is there.
+func requireWalkTransactionsEnd(t *testing.T, addr string) {
+	t.Helper()
+	requireTransactionsEnd(t, addr, walkTopic, walkPartitions)
+	if partitions := churnPartitions(t, addr); partitions > 0 {
+		requireTransactionsEnd(t, addr, walkChurn, partitions)
 	}
 }
 
