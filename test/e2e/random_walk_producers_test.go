@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -255,7 +256,7 @@ func (s *producerSequences) produce(w *walker, txnID *string) (int16, []string) 
 	s.batches++
 	values := make([]string, 1+w.rng.IntN(3))
 	for i := range values {
-		values[i] = fmt.Sprintf("%s batch %d record %d", w.name, s.batches, i)
+		values[i] = fmt.Sprintf("%s batch %d record %d", w.name, s.batches, i) + strings.Repeat(".", w.env.pad)
 	}
 	batch := producerBatch(time.Now(), s.id, s.epoch, seq, txnID != nil, values)
 	resent := s.last[p] != nil && w.oneIn(10)

@@ -41,7 +41,13 @@ import (
 func TestRandomWalksLeaveTheBrokerServing(t *testing.T) {
 	t.Parallel()
 	b := startBroker(t, t.TempDir(), walkBrokerOverrides...)
-	env := prepareWalks(t, b.Addr, []*Broker{b})
+	walkAcrossACrash(t, b, prepareWalks(t, b.Addr, []*Broker{b}, nil))
+}
+
+// walkAcrossACrash runs the walks against the one node b, kills and
+// restarts it, runs them on, and checks what the walks' tests check.
+func walkAcrossACrash(t *testing.T, b *Broker, env *walkEnv) {
+	t.Helper()
 	walks := walkers(env)
 	env.run(t, walks, env.steps)
 	requireWalkTransactionsEnd(t, b.Addr)
@@ -67,7 +73,7 @@ func TestClusterRandomWalksLeaveTheNodesServing(t *testing.T) {
 	t.Parallel()
 	c := startCluster(t, 3, append(walkBrokerOverrides, "min.insync.replicas=1")...)
 	addr := c.Nodes[0].Addr
-	env := prepareWalks(t, addr, c.Nodes)
+	env := prepareWalks(t, addr, c.Nodes, nil)
 	walks := walkers(env)
 	env.run(t, walks, env.steps)
 	requireWalkTransactionsEnd(t, addr)
@@ -157,6 +163,7 @@ type walkEnv struct {
 	cl      *kgo.Client // for FindCoordinator and Metadata
 	topicID [16]byte
 	ledger  *walkLedger
+	pad     int // bytes the producer walks add to each record's value
 	filler  requestFiller // a template: each walker has its own rng
 	seed    int
 	steps   int
@@ -213,13 +220,13 @@ type walkTally struct {
 	codes                         map[int16]int // error codes seen
 }
 
-// prepareWalks creates the topic the walks use, with records in it, and
-// sets the share group to start at the earliest offset.
-func prepareWalks(t *testing.T, addr string, nodes []*Broker) *walkEnv {
+// prepareWalks creates the topic the walks use, with configs and records
+// in it, and sets the share group to start at the earliest offset.
+func prepareWalks(t *testing.T, addr string, nodes []*Broker, configs map[string]*string) *walkEnv {
 	t.Helper()
 	adm := newAdmin(t, addr)
 	// The brokers' default replication factor: every node's in a cluster.
-	if _, err := adm.CreateTopic(testContext(t, 30*time.Second), walkPartitions, -1, nil, walkTopic); err != nil {
+	if _, err := adm.CreateTopic(testContext(t, 30*time.Second), walkPartitions, -1, configs, walkTopic); err != nil {
 		t.Fatalf("creating %s: %v", walkTopic, err)
 	}
 	requirePartitionCount(t, adm, walkTopic, walkPartitions)
