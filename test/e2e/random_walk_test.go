@@ -163,7 +163,7 @@ type walkEnv struct {
 	cl      *kgo.Client // for FindCoordinator and Metadata
 	topicID [16]byte
 	ledger  *walkLedger
-	pad     int // bytes the producer walks add to each record's value
+	pad     int           // bytes the producer walks add to each record's value
 	filler  requestFiller // a template: each walker has its own rng
 	seed    int
 	steps   int
