@@ -82,6 +82,7 @@ func (adminWalker) step(w *walker) {
 		req.Topics = append(req.Topics, rt)
 		w.send(req)
 	case adminDeleteGroups:
+		w.env.shares.deletions.Add(1) // before: the share group may start over now
 		req := kmsg.NewPtrDeleteGroupsRequest()
 		req.Groups = []string{[]string{walkTxnGroup, walkClassic, walkConsumer, walkShare}[w.rng.IntN(4)]}
 		w.send(req)

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -109,4 +110,53 @@ func churnPartitions(t *testing.T, addr string) int32 {
 		return 0
 	}
 	return int32(len(d.Partitions))
+}
+
+// shareCompletions is what the share members know of the share group's
+// deliveries: an offset whose acceptance or rejection (or gap) was
+// acknowledged cleanly is complete, and must never be acquired again
+// while the group lives. deletions counts the DeleteGroups the admin
+// walker sent (counted before sending: one in flight may already have
+// started the group over), so a completion only holds while it is
+// unchanged.
+type shareCompletions struct {
+	mu        sync.Mutex
+	done      map[[2]int64]int64 // partition, offset → deletions when completed
+	deletions atomic.Int64
+}
+
+func newShareCompletions() *shareCompletions { return &shareCompletions{done: map[[2]int64]int64{}} }
+
+// complete records the offsets of an acknowledgement batch [first, last]
+// whose types (one for all, or one per offset) complete them.
+func (l *shareCompletions) complete(p int32, first, last int64, types []int8) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	at := l.deletions.Load()
+	for o := first; o <= last && last-first < 1<<16; o++ {
+		typ := types[0]
+		if len(types) > 1 {
+			if int(o-first) >= len(types) {
+				return
+			}
+			typ = types[o-first]
+		}
+		if typ == 0 || typ == 1 || typ == 3 { // gap, accept, reject
+			l.done[[2]int64{int64(p), o}] = at
+		}
+	}
+}
+
+// acquiredAgain reports an offset of [first, last] that was complete
+// since the last group deletion, if any.
+func (l *shareCompletions) acquiredAgain(p int32, first, last int64) (int64, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := l.deletions.Load()
+	for o := first; o <= last && last-first < 1<<16; o++ {
+		if at, ok := l.done[[2]int64{int64(p), o}]; ok && at == now {
+			return o, true
+		}
+	}
+	return 0, false
 }

@@ -48,13 +48,16 @@ func (m *shareMember) step(w *walker) {
 		req.GroupID, req.MemberID, req.ShareSessionEpoch = kmsg.StringPtr(walkShare), kmsg.StringPtr(m.memberID), m.session
 		req.Topics = m.acknowledgements(w)
 		if resp, ok := w.send(req).(*kmsg.ShareAcknowledgeResponse); ok {
+			m.acknowledged(w, req, resp)
 			m.sessionAnswered(w, resp.ErrorCode)
 		}
 	case shareClose:
 		req := kmsg.NewPtrShareAcknowledgeRequest()
 		req.GroupID, req.MemberID, req.ShareSessionEpoch = kmsg.StringPtr(walkShare), kmsg.StringPtr(m.memberID), -1
 		req.Topics = m.acknowledgements(w)
-		w.send(req)
+		if resp, ok := w.send(req).(*kmsg.ShareAcknowledgeResponse); ok {
+			m.acknowledged(w, req, resp)
+		}
 		m.forget()
 		m.next = shareFetch
 	case shareLeave:
@@ -124,10 +127,59 @@ func (m *shareMember) fetch(w *walker) {
 	if resp.ErrorCode != 0 {
 		return
 	}
+	clean := !w.mutated
 	for _, rt := range resp.Topics {
 		for _, rp := range rt.Partitions {
+			if clean && rp.AcknowledgeErrorCode == 0 {
+				for _, b := range fetchAcksOf(req, rp.Partition) {
+					w.env.shares.complete(rp.Partition, b.FirstOffset, b.LastOffset, b.AcknowledgeTypes)
+				}
+			}
 			for _, a := range rp.AcquiredRecords {
+				if o, again := w.env.shares.acquiredAgain(rp.Partition, a.FirstOffset, a.LastOffset); clean && again {
+					w.fail("%s (seed %d): ShareFetch acquired offset %d of partition %d (delivery %d), whose acceptance or rejection was acknowledged: %s",
+						w.name, w.env.seed, o, rp.Partition, a.DeliveryCount, requestJSON(req))
+				}
 				m.acquired[rp.Partition] = append(m.acquired[rp.Partition], [2]int64{a.FirstOffset, a.LastOffset})
+			}
+		}
+	}
+}
+
+// fetchAcksOf is what req acknowledged of partition p.
+func fetchAcksOf(req *kmsg.ShareFetchRequest, p int32) []kmsg.ShareFetchRequestTopicPartitionAcknowledgementBatch {
+	var out []kmsg.ShareFetchRequestTopicPartitionAcknowledgementBatch
+	for _, rt := range req.Topics {
+		for _, rp := range rt.Partitions {
+			if rp.Partition == p {
+				out = append(out, rp.AcknowledgementBatches...)
+			}
+		}
+	}
+	return out
+}
+
+// acknowledged records, after a clean answer to a ShareAcknowledge as
+// meant, the offsets it completed in each partition answered without
+// error.
+func (m *shareMember) acknowledged(w *walker, req *kmsg.ShareAcknowledgeRequest, resp *kmsg.ShareAcknowledgeResponse) {
+	if w.mutated || resp.ErrorCode != 0 {
+		return
+	}
+	for _, rt := range resp.Topics {
+		for _, rp := range rt.Partitions {
+			if rp.ErrorCode != 0 {
+				continue
+			}
+			for _, qt := range req.Topics {
+				for _, qp := range qt.Partitions {
+					if qp.Partition != rp.Partition {
+						continue
+					}
+					for _, b := range qp.AcknowledgementBatches {
+						w.env.shares.complete(rp.Partition, b.FirstOffset, b.LastOffset, b.AcknowledgeTypes)
+					}
+				}
 			}
 		}
 	}

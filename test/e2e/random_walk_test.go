@@ -163,6 +163,7 @@ type walkEnv struct {
 	cl      *kgo.Client // for FindCoordinator and Metadata
 	topicID [16]byte
 	ledger  *walkLedger
+	shares  *shareCompletions
 	pad     int           // bytes the producer walks add to each record's value
 	filler  requestFiller // a template: each walker has its own rng
 	seed    int
@@ -247,6 +248,7 @@ func prepareWalks(t *testing.T, addr string, nodes []*Broker, configs map[string
 		steps:   envInt(t, "E2E_WALK_STEPS", 60),
 		tally:   map[kmsg.Key]*walkTally{},
 		ledger:  newWalkLedger(),
+		shares:  newShareCompletions(),
 	}
 	for _, k := range advertisedAPIs(t, addr) {
 		env.apis[k.ApiKey] = [2]int16{k.MinVersion, k.MaxVersion}

@@ -58,12 +58,13 @@ func txnRecords(topic, prefix string, partitions int32, n int) []*kgo.Record {
 const sentinel = "end-of-test"
 
 // writeSentinels appends a plain record to every partition: a reader
-// that reaches it has read everything before it.
+// that reaches it has read everything before it. It has a key, which a
+// compacted topic needs.
 func writeSentinels(t *testing.T, addr, topic string, partitions int32) {
 	t.Helper()
 	cl := newClient(t, addr, kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	for p := range partitions {
-		produceSync(t, cl, &kgo.Record{Topic: topic, Partition: p, Value: []byte(sentinel)})
+		produceSync(t, cl, &kgo.Record{Topic: topic, Partition: p, Key: []byte(sentinel), Value: []byte(sentinel)})
 	}
 }
 
