@@ -1,6 +1,9 @@
 package e2e
 
 import (
+	"fmt"
+	"sync"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -192,6 +195,7 @@ func (m *consumerMember) step(w *walker) {
 		if m.instance != nil && w.oneIn(2) {
 			req.MemberEpoch = -2 // a static member's temporary leave
 		}
+		w.env.owners.release(w.name)
 		w.send(req)
 		m.epoch, m.owned, m.next = 0, nil, cgHeartbeat
 	case cgDescribe:
@@ -221,7 +225,12 @@ func (m *consumerMember) heartbeat(w *walker) {
 		}
 		req.ServerAssignor = []*string{nil, kmsg.StringPtr("uniform"), kmsg.StringPtr("range")}[w.rng.IntN(3)]
 	}
+	w.onMutate = func() { w.env.owners.release(w.name) }
 	resp, ok := w.send(req).(*kmsg.ConsumerGroupHeartbeatResponse)
+	w.onMutate = nil
+	if !ok || w.mutated || resp.ErrorCode != 0 {
+		w.env.owners.release(w.name) // what the coordinator holds of it is unknown
+	}
 	if !ok {
 		return
 	}
@@ -237,6 +246,12 @@ func (m *consumerMember) heartbeat(w *walker) {
 				rt := kmsg.NewConsumerGroupHeartbeatRequestTopic()
 				rt.TopicID, rt.Partitions = at.TopicID, at.Partitions
 				m.owned = append(m.owned, rt)
+			}
+			if !w.mutated {
+				if p, other, taken := w.env.owners.assign(w.name, m.owned); taken {
+					w.fail("%s (seed %d): ConsumerGroupHeartbeat assigned it %s, which %s still owns (it never heard of the revocation): %s -> %s\n%s's journal:\n%s\n%s's journal:\n%s",
+						w.name, w.env.seed, p, other, requestJSON(req), requestJSON(resp), other, w.env.journalOf(other), w.name, w.env.journalOf(w.name))
+				}
 			}
 		}
 		m.next = []int{cgHeartbeat, cgHeartbeat, cgCommit, cgFetch}[w.rng.IntN(4)]
@@ -281,4 +296,51 @@ func offsetFetch(w *walker, group string, member *string, epoch int32) *kmsg.Off
 	g.Topics = append(g.Topics, gt)
 	req.Groups = append(req.Groups, g)
 	return req
+}
+
+// partitionOwners is who owns each partition of the KIP-848 group, as the
+// consumer members know it: a member owns what its last assignment gave
+// it until it leaves, is fenced, or sends what the walk cannot be sure of.
+// The coordinator gives a partition to a member only once its previous
+// owner has acknowledged the revocation, which that owner does only after
+// its assignment dropped the partition: a partition assigned while
+// another member still holds it would be consumed twice at once.
+type partitionOwners struct {
+	mu    sync.Mutex
+	owner map[string]string // "topic id/partition" → walker
+}
+
+func (o *partitionOwners) release(walker string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for p, w := range o.owner {
+		if w == walker {
+			delete(o.owner, p)
+		}
+	}
+}
+
+// assign makes walker the owner of owned, instead of what it owned
+// before, and reports a partition another walker owns.
+func (o *partitionOwners) assign(walker string, owned []kmsg.ConsumerGroupHeartbeatRequestTopic) (partition, other string, taken bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.owner == nil {
+		o.owner = map[string]string{}
+	}
+	for p, w := range o.owner {
+		if w == walker {
+			delete(o.owner, p)
+		}
+	}
+	for _, t := range owned {
+		for _, p := range t.Partitions {
+			key := fmt.Sprintf("%x/%d", t.TopicID, p)
+			if w, ok := o.owner[key]; ok && w != walker {
+				return key, w, true
+			}
+			o.owner[key] = walker
+		}
+	}
+	return "", "", false
 }

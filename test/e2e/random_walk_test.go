@@ -164,6 +164,7 @@ type walkEnv struct {
 	topicID [16]byte
 	ledger  *walkLedger
 	shares  *shareCompletions
+	owners  partitionOwners
 	pad     int           // bytes the producer walks add to each record's value
 	filler  requestFiller // a template: each walker has its own rng
 	seed    int

@@ -29,6 +29,10 @@ type walker struct {
 	corr      int32
 	routes    map[walkRoute]*Broker
 	mutated   bool // whether send changed a field of its last request
+	// onMutate, when set, runs when send has changed a field of a request,
+	// before it goes out: what the walk tracks of its own state must be
+	// forgotten before the broker can act on it.
+	onMutate func()
 }
 
 func (env *walkEnv) newWalker(t *testing.T, i int) *walker {
@@ -88,6 +92,9 @@ func (w *walker) send(req kmsg.Request) kmsg.Response {
 	w.mutated = w.oneIn(walkMutateOneIn)
 	if w.mutated {
 		w.f.mutate(req, 1)
+		if w.onMutate != nil {
+			w.onMutate()
+		}
 	}
 	sentAt := time.Now()
 	resp, outcome, err := w.exchange(node, req)
