@@ -24,8 +24,14 @@ type txnWalker struct {
 	// pendingChurn are the values it appended to the churn topic: an
 	// acknowledged abort makes them must-never-be-visible too.
 	pendingChurn []string
-	// churnAdded is whether the transaction holds partition 0 of the churn
-	// topic (its AddPartitionsToTxn named it and was answered cleanly).
+	// added are the walk topic's partitions, and churnAdded whether
+	// partition 0 of the churn topic, that an AddPartitionsToTxn of this
+	// transaction named and was answered cleanly for. Only what is
+	// appended there is tracked: that answer comes once the previous
+	// transaction's markers are written, and a produce before it (to a
+	// partition the previous transaction still held) joins the previous
+	// transaction, as in Kafka.
+	added      [walkPartitions]bool
 	churnAdded bool
 	next       int
 }
@@ -45,7 +51,7 @@ const (
 func (p *txnWalker) step(w *walker) {
 	switch w.pick(p.next, txnSteps) {
 	case txnInit:
-		p.pending, p.pendingChurn, p.churnAdded = nil, nil, false
+		p.pending, p.pendingChurn, p.added, p.churnAdded = nil, nil, [walkPartitions]bool{}, false
 		req := kmsg.NewPtrInitProducerIDRequest()
 		req.TransactionalID, req.TransactionTimeoutMillis = &p.txnID, int32(500+w.rng.IntN(3000))
 		req.ProducerID, req.ProducerEpoch = p.id, p.epoch // KIP-360: bump the epoch it has
@@ -61,8 +67,10 @@ func (p *txnWalker) step(w *walker) {
 	case txnAddPartitions:
 		p.addPartitions(w)
 	case txnProduce:
-		code, appended := p.produce(w, &p.txnID)
-		p.pending = append(p.pending, appended...)
+		code, appended, partition := p.produce(w, &p.txnID)
+		if p.added[partition] {
+			p.pending = append(p.pending, appended...)
+		}
 		next := []int{txnProduce, txnProduce, txnAddOffsets, txnEnd}[w.rng.IntN(4)]
 		if p.churnAdded && w.oneIn(3) {
 			next = txnProduceChurn
@@ -105,7 +113,7 @@ func (p *txnWalker) step(w *walker) {
 			p.pending, p.pendingChurn = nil, nil
 		}
 		if resp.ErrorCode == 0 {
-			p.churnAdded = false
+			p.added, p.churnAdded = [walkPartitions]bool{}, false
 		}
 		if resp.ErrorCode == 0 && req.Version >= 5 && resp.ProducerEpoch > p.epoch {
 			p.restart(resp.ProducerID, resp.ProducerEpoch) // KIP-890: a new epoch per transaction
@@ -114,7 +122,9 @@ func (p *txnWalker) step(w *walker) {
 	case txnProduceChurn:
 		p.next = txnProduce // whatever the churn topic's state
 		code, appended := p.produceChurn(w, &p.txnID)
-		p.pendingChurn = append(p.pendingChurn, appended...)
+		if p.churnAdded {
+			p.pendingChurn = append(p.pendingChurn, appended...)
+		}
 		p.after(w, code, txnProduce)
 	case txnDescribe:
 		req := kmsg.NewPtrDescribeTransactionsRequest()
@@ -161,8 +171,11 @@ func (p *txnWalker) addPartitions(w *walker) {
 			code = max(code, rp.ErrorCode)
 		}
 	}
-	if code == 0 && len(req.Topics) > 1 {
-		p.churnAdded = true
+	if code == 0 && !w.mutated {
+		for _, q := range parts {
+			p.added[q] = true
+		}
+		p.churnAdded = p.churnAdded || len(req.Topics) > 1
 	}
 	p.after(w, code, txnProduce)
 }
@@ -206,7 +219,7 @@ func (p *idempotentWalker) step(w *walker) {
 			p.next = idempotentProduce
 		}
 	case idempotentProduce:
-		code, appended := p.produce(w, nil)
+		code, appended, _ := p.produce(w, nil)
 		w.env.ledger.mustSee(appended)
 		switch kerr.ErrorForCode(code) {
 		case kerr.OutOfOrderSequenceNumber, kerr.UnknownProducerID, kerr.InvalidProducerEpoch, kerr.ProducerFenced:
@@ -244,7 +257,7 @@ func (s *producerSequences) restart(id int64, epoch int16) {
 // records it appended for sure (none unless the answer was clean and the
 // request was what it meant). Now and then the batch is the last one
 // again, or starts past the next sequence number.
-func (s *producerSequences) produce(w *walker, txnID *string) (int16, []string) {
+func (s *producerSequences) produce(w *walker, txnID *string) (int16, []string, int32) {
 	if !s.init {
 		s.id, s.epoch, s.init = -1, -1, true
 	}
@@ -269,14 +282,14 @@ func (s *producerSequences) produce(w *walker, txnID *string) (int16, []string) 
 		s.tainted = true
 	}
 	if code != 0 || resent || seq != s.seq[p] {
-		return code, nil
+		return code, nil, p
 	}
 	s.seq[p] += int32(len(values))
 	s.last[p] = batch
 	if s.tainted {
-		return code, nil
+		return code, nil, p
 	}
-	return code, values
+	return code, values, p
 }
 
 // produceChurn sends a batch of one record to partition 0 of the churn
