@@ -54,7 +54,7 @@ func (h *Handler) handleProduce(ctx context.Context, req *Request) Reply {
 	// The produce timeout counts from here, as Kafka's DelayedProduce
 	// from its append.
 	deadline := time.Now().Add(time.Duration(r.TimeoutMillis) * time.Millisecond)
-	resp, pending := h.produceAll(r, img, req.Version, acks, acksOK, checks.refused)
+	resp, pending := h.produceAll(r, img, req.Version, acks, acksOK, checks.refused, checks.guards())
 	throttle := h.quotaThrottle(req, quota.ProducerByteRate, produceBytes(r))
 	resp.ThrottleMillis = throttleMillis(throttle)
 	if acks == partition.AcksNone && acksOK {
@@ -76,8 +76,10 @@ func (h *Handler) handleProduce(ctx context.Context, req *Request) Reply {
 }
 
 // produceAll appends every partition's batch, except those refused (with
-// their code), and returns the response and the syncs to wait for.
-func (h *Handler) produceAll(r *kmsg.ProduceRequest, img *metadata.Image, version int16, acks partition.Acks, acksOK bool, refused map[partitionRef]int16) (*kmsg.ProduceResponse, []pendingSync) {
+// their code), each verified one with its guard, and returns the response
+// and the syncs to wait for.
+func (h *Handler) produceAll(r *kmsg.ProduceRequest, img *metadata.Image, version int16, acks partition.Acks, acksOK bool,
+	refused map[partitionRef]int16, guards map[partitionRef]partition.VerificationGuard) (*kmsg.ProduceResponse, []pendingSync) {
 	resp := r.ResponseKind().(*kmsg.ProduceResponse)
 	resp.Topics = make([]kmsg.ProduceResponseTopic, len(r.Topics))
 	var pending []pendingSync
@@ -98,7 +100,7 @@ func (h *Handler) produceAll(r *kmsg.ProduceRequest, img *metadata.Image, versio
 				sp.BaseOffset, sp.LogAppendTime, sp.LogStartOffset = -1, -1, -1
 				code, msg = c, refusalMessage(c)
 			} else {
-				code, msg, ps = h.producePartition(t, rp, acks, acksOK, sp, version >= 13)
+				code, msg, ps = h.producePartition(t, rp, acks, acksOK, sp, version >= 13, guards[partitionRef{i, j}])
 			}
 			sp.ErrorCode = code
 			if version >= 8 {
@@ -160,7 +162,8 @@ func (ps pendingSync) sync() error {
 // producePartition appends one partition's batch; it returns the code and
 // message to answer with, and what to wait for before answering (its
 // wait nil and replicated nil: nothing).
-func (h *Handler) producePartition(t *metadata.Topic, rp kmsg.ProduceRequestTopicPartition, acks partition.Acks, acksOK bool, sp *kmsg.ProduceResponseTopicPartition, byID bool) (int16, string, pendingSync) {
+func (h *Handler) producePartition(t *metadata.Topic, rp kmsg.ProduceRequestTopicPartition, acks partition.Acks, acksOK bool,
+	sp *kmsg.ProduceResponseTopicPartition, byID bool, guard partition.VerificationGuard) (int16, string, pendingSync) {
 	sp.BaseOffset, sp.LogAppendTime, sp.LogStartOffset = -1, -1, -1
 	switch {
 	case !acksOK:
@@ -178,7 +181,7 @@ func (h *Handler) producePartition(t *metadata.Topic, rp kmsg.ProduceRequestTopi
 	if code != 0 {
 		return code, "", pendingSync{}
 	}
-	res, wait, err := p.Append(rp.Records, acks)
+	res, wait, err := p.AppendVerified(rp.Records, acks, guard) // guard 0: Append
 	if err != nil {
 		code, msg := errorCode(err)
 		sp.ErrorRecords = recordErrors(err)

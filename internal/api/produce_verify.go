@@ -12,6 +12,7 @@ import (
 	"github.com/strata-broker/strata/internal/coordinator/runtime"
 	"github.com/strata-broker/strata/internal/coordinator/txn"
 	"github.com/strata-broker/strata/internal/metadata"
+	"github.com/strata-broker/strata/internal/partition"
 	"github.com/strata-broker/strata/internal/record"
 )
 
@@ -32,10 +33,13 @@ type txnChecks struct {
 	add     bool
 }
 
-// txnVerify is one partition to verify.
+// txnVerify is one partition to verify, and the guard its append must
+// present (startGuards).
 type txnVerify struct {
-	ref partitionRef
-	tp  base.TopicPartition
+	ref   partitionRef
+	tp    base.TopicPartition
+	part  *partition.Partition
+	guard partition.VerificationGuard
 }
 
 // transactionalChecks finds the partitions of r whose batch is
@@ -77,7 +81,7 @@ func (h *Handler) transactionalChecks(r *kmsg.ProduceRequest, img *metadata.Imag
 				continue
 			}
 			c.pid, c.epoch = hd.ProducerID, hd.ProducerEpoch
-			c.verify = append(c.verify, txnVerify{ref: ref, tp: tp})
+			c.verify = append(c.verify, txnVerify{ref: ref, tp: tp, part: p})
 		}
 	}
 	return c
@@ -85,18 +89,51 @@ func (h *Handler) transactionalChecks(r *kmsg.ProduceRequest, img *metadata.Imag
 
 // verifyTransactional asks the transactional id's coordinator about every
 // partition of c.verify (askTxnCoordinator) and adds the refused ones to
-// c.refused with the code a producer is told.
+// c.refused with the code a producer is told. A partition verified
+// (transaction version 1) gets a verification guard first: if the
+// transaction ends (its marker is written there) between the
+// coordinator's answer and the append, the append is refused instead of
+// opening a transaction nothing ends. One added (version 2) needs none:
+// its transaction's end bumps the producer epoch into its markers, which
+// fences the batch. And it could not have one: the coordinator answers an
+// add only once the previous transaction is complete, retried meanwhile
+// (askTxnCoordinator), and that transaction's markers would take the
+// guard of the next one.
 func (h *Handler) verifyTransactional(ctx context.Context, r *kmsg.ProduceRequest, c *txnChecks) {
+	for i := range c.verify {
+		if !c.add {
+			c.verify[i].guard = c.verify[i].part.StartVerification(base.ProducerID(c.pid))
+		}
+	}
 	codes := h.askTxnCoordinator(ctx, *r.TransactionID, verifyPeerTimeout(r.TimeoutMillis), c)
 	for i, v := range c.verify {
 		if codes[i] == 0 {
 			continue
+		}
+		if v.guard != 0 {
+			v.part.AbandonVerification(base.ProducerID(c.pid), v.guard)
 		}
 		if c.refused == nil {
 			c.refused = map[partitionRef]int16{}
 		}
 		c.refused[v.ref] = producerVerifyCode(codes[i])
 	}
+}
+
+// guards are the verification guards of the partitions c verified, for
+// their appends.
+func (c *txnChecks) guards() map[partitionRef]partition.VerificationGuard {
+	var out map[partitionRef]partition.VerificationGuard
+	for _, v := range c.verify {
+		if v.guard == 0 {
+			continue
+		}
+		if out == nil {
+			out = map[partitionRef]partition.VerificationGuard{}
+		}
+		out[v.ref] = v.guard
+	}
+	return out
 }
 
 // verifyLocally asks the coordinator here about every partition of

@@ -68,10 +68,10 @@ const (
 // the batch is fdatasynced here; an acks=all caller then also waits for
 // the high watermark to pass the batch (AdvanceHighWatermark).
 func (p *Partition) Append(batch []byte, acks Acks) (AppendResult, func() error, error) {
-	return p.appendBatch(batch, acks, originClient)
+	return p.appendBatch(batch, acks, originClient, 0)
 }
 
-func (p *Partition) appendBatch(batch []byte, acks Acks, from origin) (AppendResult, func() error, error) {
+func (p *Partition) appendBatch(batch []byte, acks Acks, from origin, guard VerificationGuard) (AppendResult, func() error, error) {
 	p.mu.Lock()
 	cfg, leader, inSync := p.mu.cfg, p.mu.role == roleLeader, p.mu.inSync
 	p.mu.Unlock()
@@ -106,7 +106,7 @@ func (p *Partition) appendBatch(batch []byte, acks Acks, from origin) (AppendRes
 			return AppendResult{}, nil, err
 		}
 	}
-	out, err := p.appendValidated(batch, h, cfg, acks, from)
+	out, err := p.appendValidated(batch, h, cfg, acks, from, guard)
 	if err != nil {
 		return AppendResult{}, nil, err
 	}
@@ -132,7 +132,7 @@ type appendOutcome struct {
 	snapshot   *producerSnapshot
 }
 
-func (p *Partition) appendValidated(batch []byte, h record.Header, cfg Config, acks Acks, from origin) (appendOutcome, error) {
+func (p *Partition) appendValidated(batch []byte, h record.Header, cfg Config, acks Acks, from origin, guard VerificationGuard) (appendOutcome, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	switch {
@@ -160,6 +160,11 @@ func (p *Partition) appendValidated(batch []byte, h record.Header, cfg Config, a
 			}
 			// A duplicate's original may not be synced yet; acks=all waits too.
 			return appendOutcome{res: res, syncNeeded: acks == AcksAll, syncTo: v.Original.LastOffset + 1}, nil
+		}
+		if h.Transactional() {
+			if err := p.checkGuardLocked(pid, h.ProducerEpoch, guard); err != nil {
+				return appendOutcome{}, err
+			}
 		}
 	}
 

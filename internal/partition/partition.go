@@ -83,8 +83,12 @@ type Partition struct {
 		// aborted are the aborted transactions whose marker is at or
 		// after the log start, ascending by LastOffset (marker order);
 		// abortedNext numbers the next one to join (aborted_index.go).
-		aborted       []AbortedTxn
-		abortedNext   uint64
+		aborted     []AbortedTxn
+		abortedNext uint64
+		// verifying is each producer's verification guard, lastGuard the
+		// last one handed out (verification.go).
+		verifying     map[base.ProducerID]VerificationGuard
+		lastGuard     VerificationGuard
 		unflushedMsgs int64
 		// oldestUnflushedAt is when the oldest unflushed message arrived
 		// (flush.ms counts from it).

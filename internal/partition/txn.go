@@ -79,6 +79,10 @@ func (p *Partition) OpenTxns() []producers.OpenTxn {
 func (p *Partition) HasOpenTxn(pid base.ProducerID, epoch int16) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	return p.openTxnLocked(pid, epoch)
+}
+
+func (p *Partition) openTxnLocked(pid base.ProducerID, epoch int16) bool {
 	e, ok := p.mu.producers.Entry(pid)
 	if !ok {
 		return false
@@ -131,6 +135,7 @@ func (p *Partition) appendMarker(m producers.Marker) (base.Offset, *producerSnap
 	if err := p.mu.producers.CheckMarker(m); err != nil {
 		return 0, nil, fmt.Errorf("partition %v: marker at %d: %w", p.opts.TP, p.log.End(), err)
 	}
+	p.forgetVerificationLocked(m.ProducerID)
 	cfg := p.mu.cfg
 	now := p.opts.Clock.Now()
 	nowMs := now.UnixMilli()
@@ -168,5 +173,5 @@ func (p *Partition) appendMarker(m producers.Marker) (base.Offset, *producerSnap
 // coordinatorReplicationTimeout): a coordinator answers only committed
 // writes.
 func (p *Partition) AppendFromCoordinator(batch []byte) (AppendResult, func() error, error) {
-	return p.appendBatch(batch, AcksAll, originCoordinator)
+	return p.appendBatch(batch, AcksAll, originCoordinator, 0)
 }
