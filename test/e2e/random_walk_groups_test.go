@@ -3,6 +3,7 @@ package e2e
 import (
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -154,8 +155,11 @@ type consumerMember struct {
 	instance *string
 	memberID string
 	epoch    int32
-	owned    []kmsg.ConsumerGroupHeartbeatRequestTopic // what the last assignment gave
-	next     int
+	// rebalance is the rebalance timeout the member last sent: within it
+	// it must acknowledge a revocation, or the coordinator fences it.
+	rebalance time.Duration
+	owned     []kmsg.ConsumerGroupHeartbeatRequestTopic // what the last assignment gave
+	next      int
 }
 
 const (
@@ -217,6 +221,7 @@ func (m *consumerMember) heartbeat(w *walker) {
 	}
 	if m.epoch == 0 || w.oneIn(6) {
 		req.RebalanceTimeoutMillis = int32(1000 + w.rng.IntN(2000))
+		m.rebalance = time.Duration(req.RebalanceTimeoutMillis) * time.Millisecond
 		switch w.rng.IntN(3) {
 		case 0:
 			req.SubscribedTopicRegex = kmsg.StringPtr("walk.*")
@@ -236,10 +241,13 @@ func (m *consumerMember) heartbeat(w *walker) {
 	}
 	switch kerr.ErrorForCode(resp.ErrorCode) {
 	case nil:
-		if resp.MemberID != nil {
+		if resp.MemberID != nil && !w.mutated { // a mutated id may be another walker's
 			m.memberID = *resp.MemberID
 		}
 		m.epoch = resp.MemberEpoch
+		if !w.mutated {
+			w.env.owners.heard(w.name, m.rebalance)
+		}
 		if a := resp.Assignment; a != nil {
 			m.owned = m.owned[:0:0]
 			for _, at := range a.Topics {
@@ -248,7 +256,7 @@ func (m *consumerMember) heartbeat(w *walker) {
 				m.owned = append(m.owned, rt)
 			}
 			if !w.mutated {
-				if p, other, taken := w.env.owners.assign(w.name, m.owned); taken {
+				if p, other, taken := w.env.owners.assign(w.name, m.owned, m.rebalance); taken {
 					w.fail("%s (seed %d): ConsumerGroupHeartbeat assigned it %s, which %s still owns (it never heard of the revocation): %s -> %s\n%s's journal:\n%s\n%s's journal:\n%s",
 						w.name, w.env.seed, p, other, requestJSON(req), requestJSON(resp), other, w.env.journalOf(other), w.name, w.env.journalOf(w.name))
 				}
@@ -304,10 +312,31 @@ func offsetFetch(w *walker, group string, member *string, epoch int32) *kmsg.Off
 // The coordinator gives a partition to a member only once its previous
 // owner has acknowledged the revocation, which that owner does only after
 // its assignment dropped the partition: a partition assigned while
-// another member still holds it would be consumed twice at once.
+// another member still holds it would be consumed twice at once. Unless
+// the owner has not been heard from for its rebalance timeout: then the
+// coordinator may have fenced it for not revoking in time (between the
+// walks' phases, always), and the partition is free.
 type partitionOwners struct {
 	mu    sync.Mutex
 	owner map[string]string // "topic id/partition" → walker
+	// lastHeard is when each walker's last clean answer came, and within
+	// what rebalance timeout it must answer a revocation.
+	lastHeard map[string]heardAt
+}
+
+// heard notes a clean answer to walker's heartbeat.
+func (o *partitionOwners) heard(walker string, rebalance time.Duration) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.lastHeard == nil {
+		o.lastHeard = map[string]heardAt{}
+	}
+	o.lastHeard[walker] = heardAt{time.Now(), rebalance}
+}
+
+type heardAt struct {
+	at        time.Time
+	rebalance time.Duration
 }
 
 func (o *partitionOwners) release(walker string) {
@@ -321,13 +350,14 @@ func (o *partitionOwners) release(walker string) {
 }
 
 // assign makes walker the owner of owned, instead of what it owned
-// before, and reports a partition another walker owns.
-func (o *partitionOwners) assign(walker string, owned []kmsg.ConsumerGroupHeartbeatRequestTopic) (partition, other string, taken bool) {
+// before, and reports a partition another walker owns and answers for.
+func (o *partitionOwners) assign(walker string, owned []kmsg.ConsumerGroupHeartbeatRequestTopic, rebalance time.Duration) (partition, other string, taken bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.owner == nil {
 		o.owner = map[string]string{}
 	}
+	now := time.Now()
 	for p, w := range o.owner {
 		if w == walker {
 			delete(o.owner, p)
@@ -337,7 +367,9 @@ func (o *partitionOwners) assign(walker string, owned []kmsg.ConsumerGroupHeartb
 		for _, p := range t.Partitions {
 			key := fmt.Sprintf("%x/%d", t.TopicID, p)
 			if w, ok := o.owner[key]; ok && w != walker {
-				return key, w, true
+				if h := o.lastHeard[w]; now.Sub(h.at) < h.rebalance {
+					return key, w, true
+				}
 			}
 			o.owner[key] = walker
 		}
