@@ -19,6 +19,7 @@ type classicClient struct {
 	gen         int32
 	owned       []int32
 	cooperative bool
+	twice       bool // its JoinGroup lists its protocol twice
 }
 
 // classicSubscription is a v3 consumer-protocol subscription to t1,
@@ -44,6 +45,9 @@ func (cl *classicClient) joinRequest(group string) *kmsg.JoinGroupRequest {
 		owned = cl.owned
 	}
 	req.Protocols[0].Metadata = classicSubscription(owned)
+	if cl.twice {
+		req.Protocols = append(req.Protocols, req.Protocols[0])
+	}
 	return req
 }
 
@@ -474,5 +478,25 @@ func TestStaticReplacementDowngrades(t *testing.T) {
 	if err := a.ReadFrom(sync.MemberAssignment); sync.ErrorCode != 0 || err != nil || len(a.Topics) != 1 || !slices.Equal(a.Topics[0].Partitions, instanceOwned) {
 		t.Fatalf("sync of the replacement: %v, %+v (%v); want the instance's %v", kerr.ErrorForCode(sync.ErrorCode), a, err, instanceOwned)
 	}
+	h.checkReload()
+}
+
+// A classic member whose JoinGroup listed its protocol twice supports it
+// once in the classic group its consumer group downgrades to. Counted
+// twice, the downgrade was refused, or, next to a member without that
+// protocol, took it for common to all; once that member was gone the join
+// phase found no protocol common to the one left and the coordinator
+// panicked (random walks, seed 502).
+func TestDowngradeCountsAProtocolListedTwiceOnce(t *testing.T) {
+	h := newHarness(t, testOptions())
+	consumers := h.stableConsumerGroup("g", 1)
+	cl := &classicClient{twice: true}
+	wantCode(t, "classic join listing its protocol twice", h.classicJoinSync("g", cl), nil)
+	wantCode(t, "the consumer leaves", h.cgBeat(cgBeatReq("g", consumers[0].id, leaveEpoch, nil)).ErrorCode, nil)
+	g := h.c.groups["g"]
+	if g.consumer != nil || len(g.members) != 1 || g.supported["cooperative-sticky"] != 1 {
+		t.Fatalf("after the downgrade: consumer %v, %d members, supported %v", g.consumer, len(g.members), g.supported)
+	}
+	h.advance(testRebalance) // the member does not rejoin: the join phase ends on its own
 	h.checkReload()
 }

@@ -183,8 +183,8 @@ func (c *Coordinator) downgrade(g *group, leaving *consumerMember, view TopicsVi
 		}
 		m := &member{id: id, instanceID: cm.instanceID, clientID: cm.clientID, clientHost: cm.clientHost,
 			rebalanceTimeout: cm.rebalanceTimeout, sessionTimeout: millis(cm.classic.SessionTimeoutMs)}
-		for _, p := range cm.classic.SupportedProtocols {
-			m.protocols = append(m.protocols, protocol{name: p.Name, metadata: p.Metadata})
+		for _, p := range cm.classic.SupportedProtocols { // as its JoinGroup listed them: once each
+			m.protocols = appendProtocol(m.protocols, p.Name, p.Metadata)
 		}
 		fresh.addMember(m, consumerProtocolType)
 	}

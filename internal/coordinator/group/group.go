@@ -76,11 +76,18 @@ func (m *member) sameProtocols(ps []kmsg.JoinGroupRequestProtocol) bool {
 func protocolsOf(ps []kmsg.JoinGroupRequestProtocol) []protocol {
 	out := make([]protocol, 0, len(ps))
 	for _, p := range ps {
-		if !slices.ContainsFunc(out, func(q protocol) bool { return q.name == p.Name }) {
-			out = append(out, protocol{name: p.Name, metadata: p.Metadata})
-		}
+		out = appendProtocol(out, p.Name, p.Metadata)
 	}
 	return out
+}
+
+// appendProtocol is ps with the protocol name added, unless ps names it
+// already (protocolsOf: a member supports each name once).
+func appendProtocol(ps []protocol, name string, metadata []byte) []protocol {
+	if slices.ContainsFunc(ps, func(q protocol) bool { return q.name == name }) {
+		return ps
+	}
+	return append(ps, protocol{name: name, metadata: metadata})
 }
 
 // offsetEntry is one committed offset, or one pending transactional offset.
