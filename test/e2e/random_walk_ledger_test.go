@@ -21,17 +21,22 @@ type walkLedger struct {
 	mu      sync.Mutex
 	visible map[string]bool
 	hidden  map[string]bool
+	// untracked are values a mutated request may have appended anywhere
+	// (a resent batch with its partition changed): never checked.
+	untracked map[string]bool
 }
 
 func newWalkLedger() *walkLedger {
-	return &walkLedger{visible: map[string]bool{}, hidden: map[string]bool{}}
+	return &walkLedger{visible: map[string]bool{}, hidden: map[string]bool{}, untracked: map[string]bool{}}
 }
 
 func (l *walkLedger) mustSee(values []string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, v := range values {
-		l.visible[v] = true
+		if !l.untracked[v] {
+			l.visible[v] = true
+		}
 	}
 }
 
@@ -39,7 +44,20 @@ func (l *walkLedger) mustNotSee(values []string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, v := range values {
-		l.hidden[v] = true
+		if !l.untracked[v] {
+			l.hidden[v] = true
+		}
+	}
+}
+
+// untrack takes values out of the ledger for good.
+func (l *walkLedger) untrack(values []string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, v := range values {
+		l.untracked[v] = true
+		delete(l.visible, v)
+		delete(l.hidden, v)
 	}
 }
 

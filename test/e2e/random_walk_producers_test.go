@@ -235,7 +235,9 @@ type producerSequences struct {
 	epoch int16
 	seq   [walkPartitions]int32
 	last  [walkPartitions][]byte // the partition's last batch, to send again
-	init  bool
+	// lastValues are the values of last.
+	lastValues [walkPartitions][]string
+	init       bool
 	// tainted is set when a batch may have been appended without the
 	// sequence numbers above knowing (its request mutated or unanswered):
 	// a new batch could then be taken for a duplicate and dropped, so its
@@ -249,6 +251,7 @@ func (s *producerSequences) restart(id int64, epoch int16) {
 	s.id, s.epoch, s.init, s.tainted, s.churnSeq = id, epoch, true, false, 0
 	s.seq = [walkPartitions]int32{}
 	s.last = [walkPartitions][]byte{}
+	s.lastValues = [walkPartitions][]string{}
 }
 
 // produce sends a batch of one to three records (transactional when
@@ -281,11 +284,16 @@ func (s *producerSequences) produce(w *walker, txnID *string) (int16, []string, 
 	if w.mutated || !answered {
 		s.tainted = true
 	}
+	if resent && w.mutated {
+		// Its partition or producer may have changed: the tracked
+		// records may now be in the log twice, or in another partition.
+		w.env.ledger.untrack(s.lastValues[p])
+	}
 	if code != 0 || resent || seq != s.seq[p] {
 		return code, nil, p
 	}
 	s.seq[p] += int32(len(values))
-	s.last[p] = batch
+	s.last[p], s.lastValues[p] = batch, values
 	if s.tainted {
 		return code, nil, p
 	}
