@@ -34,7 +34,7 @@ type txnChecks struct {
 }
 
 // txnVerify is one partition to verify, and the guard its append must
-// present (startGuards).
+// present (verifyTransactional takes it).
 type txnVerify struct {
 	ref   partitionRef
 	tp    base.TopicPartition

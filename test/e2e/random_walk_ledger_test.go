@@ -30,22 +30,16 @@ func newWalkLedger() *walkLedger {
 	return &walkLedger{visible: map[string]bool{}, hidden: map[string]bool{}, untracked: map[string]bool{}}
 }
 
-func (l *walkLedger) mustSee(values []string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for _, v := range values {
-		if !l.untracked[v] {
-			l.visible[v] = true
-		}
-	}
-}
+func (l *walkLedger) mustSee(values []string)    { l.mark(l.visible, values) }
+func (l *walkLedger) mustNotSee(values []string) { l.mark(l.hidden, values) }
 
-func (l *walkLedger) mustNotSee(values []string) {
+// mark adds values to set, unless they are untracked.
+func (l *walkLedger) mark(set map[string]bool, values []string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, v := range values {
 		if !l.untracked[v] {
-			l.hidden[v] = true
+			set[v] = true
 		}
 	}
 }
