@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-broker/strata/internal/coordinator/runtime"
@@ -63,6 +64,9 @@ type Coordinator struct {
 	// advance it alike, so entries compare by it the same way live and
 	// after a reload.
 	offsetOrder uint64
+	// topicsSeen are the topics the last look for deleted ones saw
+	// (deleted_topics.go); nil before the first.
+	topicsSeen TopicsView
 }
 
 var (
@@ -88,6 +92,11 @@ func (c *Coordinator) Handle(op runtime.Op, now time.Time) runtime.Result {
 		return res
 	}
 	if c.refuseShareGroupID(op, &res) {
+		return res
+	}
+	txn, _ := op.Req.(*kmsg.TxnOffsetCommitRequest)
+	if !c.applyTopicDeletions(c.opts.Topics(), txn != nil, &res) {
+		reply(&res, op.Token, txnCommitError(txn, kerr.CoordinatorLoadInProgress.Code))
 		return res
 	}
 	switch req := op.Req.(type) {
@@ -133,25 +142,25 @@ func (c *Coordinator) Handle(op runtime.Op, now time.Time) runtime.Result {
 	return res
 }
 
-// Tick fires the timers that are due at now: pending-member, session,
-// sync and join-phase timeouts, consumer-protocol members' session and
-// revocation timeouts, share members' session timeouts, idle producers' expiry, and (every retention check
-// interval) offset expiry; then it publishes the group census
+// Tick drops the offsets and share state of deleted topics
+// (deleted_topics.go) and fires the timers that are due at now:
+// pending-member, session, sync and join-phase timeouts, consumer-protocol
+// members' session and revocation timeouts, share members' session
+// timeouts, idle producers' expiry, and (every retention check interval)
+// offset expiry; then it publishes the group census
 // (Options.OnCensus) if it changed. The first Tick after Replay arms the
 // session timers of the loaded members and the expiry of the loaded idle
 // producers.
 func (c *Coordinator) Tick(now time.Time) runtime.Result {
 	var res runtime.Result
 	c.timers = timerScan{now: now}
-	var view TopicsView
+	view := c.opts.Topics()
+	c.applyTopicDeletions(view, false, &res)
 	for _, id := range slices.Sorted(maps.Keys(c.groups)) {
 		g := c.groups[id]
 		if g.consumer == nil {
 			c.tickGroup(g, now, &res)
 			continue
-		}
-		if view == nil {
-			view = c.opts.Topics()
 		}
 		c.tickConsumer(g, view, now, &res)
 	}
