@@ -23,6 +23,10 @@ type model struct {
 	consumers map[string]*cgClient
 	// shares are the share group members, by "group/slot".
 	shares map[string]*shareClient
+	// topics is the incarnation of each churned topic (churnedTopics);
+	// created counts the incarnations.
+	topics  map[string]int
+	created int
 }
 
 func TestPropertyRandomOps(t *testing.T) {
@@ -34,8 +38,11 @@ func TestPropertyRandomOps(t *testing.T) {
 		opts.OffsetsRetention = time.Hour
 		opts.OffsetsRetentionCheckInterval = time.Minute
 		opts.ProducerIDExpiration = rapid.SampledFrom([]time.Duration{time.Hour, 1000 * time.Hour}).Draw(rt, "producerExpiration")
+		m := &model{ids: map[string]string{}, gens: map[string]int32{}, consumers: map[string]*cgClient{}, shares: map[string]*shareClient{},
+			topics: map[string]int{"t": 1, "u": 2}, created: 2}
+		opts.Topics = m.view
 		h := newHarness(rt, opts)
-		m := &model{ids: map[string]string{}, gens: map[string]int32{}, consumers: map[string]*cgClient{}, shares: map[string]*shareClient{}}
+		h.advance(0) // the coordinator sees the topics before any commit
 		steps := rapid.IntRange(1, 120).Draw(rt, "steps")
 		for range steps {
 			step(rt, h, m)
@@ -116,7 +123,9 @@ func step(rt *rapid.T, h *harness, m *model) {
 	}
 	gen := m.gens[group] + int32(rapid.IntRange(-1, 1).Draw(rt, "genSkew"))
 	client := fmt.Sprintf("client-%d", slot)
-	switch rapid.IntRange(0, 22).Draw(rt, "op") {
+	switch rapid.IntRange(0, 23).Draw(rt, "op") {
+	case 23:
+		churnStep(rt, h, m)
 	case 20, 21, 22:
 		// Share groups: mostly their own ids, sometimes a classic or
 		// consumer group's (refused while that group exists).
@@ -162,11 +171,11 @@ func step(rt *rapid.T, h *harness, m *model) {
 		h.do(req, client)
 	case 6:
 		if rapid.Bool().Draw(rt, "simple") {
-			h.do(commitReq(group, "", -1, "t", int64(rapid.IntRange(0, 100).Draw(rt, "offset"))), client)
+			m.commit(h, commitReq(group, "", -1, "t", int64(rapid.IntRange(0, 100).Draw(rt, "offset"))), client)
 		} else {
 			req := commitReq(group, id, gen, rapid.SampledFrom([]string{"t", "u"}).Draw(rt, "topic"), int64(rapid.IntRange(0, 100).Draw(rt, "offset")))
 			req.InstanceID = instance
-			h.do(req, client)
+			m.commit(h, req, client)
 		}
 	case 7:
 		fetch := fetchV7(group, nil)
@@ -195,7 +204,7 @@ func step(rt *rapid.T, h *harness, m *model) {
 		if req.Version >= 3 && rapid.Bool().Draw(rt, "asMember") {
 			req.MemberID, req.Generation, req.InstanceID = id, gen, instance
 		}
-		h.do(req, client)
+		m.commit(h, req, client)
 	case 14:
 		pid := int64(rapid.IntRange(1, 2).Draw(rt, "endPid"))
 		coordinatorEpoch := int32(0)
@@ -244,7 +253,7 @@ func consumerStep(rt *rapid.T, h *harness, m *model, group, key string, instance
 		req = cgBeatReq(group, c.id, leave, nil)
 		req.InstanceID = instance
 	case 4:
-		h.do(offsetCommitV9(group, c.id, epoch, rapid.SampledFrom([]string{"t1", "t"}).Draw(rt, "cgTopic"), int64(rapid.IntRange(0, 100).Draw(rt, "cgOffset"))), client)
+		m.commit(h, offsetCommitV9(group, c.id, epoch, rapid.SampledFrom([]string{"t1", "t"}).Draw(rt, "cgTopic"), int64(rapid.IntRange(0, 100).Draw(rt, "cgOffset"))), client)
 		d := kmsg.NewPtrConsumerGroupDescribeRequest()
 		d.Groups = []string{group}
 		h.do(d, client)
