@@ -65,8 +65,11 @@ type Coordinator struct {
 	// after a reload.
 	offsetOrder uint64
 	// topicsSeen are the topics the last look for deleted ones saw
-	// (deleted_topics.go); nil before the first.
-	topicsSeen TopicsView
+	// (deleted_topics.go); nil before the first. offsetTopics are the
+	// topics some group has (or had, until that topic's deletion is
+	// seen) a committed or pending offset of.
+	topicsSeen   TopicsView
+	offsetTopics map[string]struct{}
 }
 
 var (

@@ -17,13 +17,15 @@ import (
 // topic's committed offsets, and the group would skip the new topic's
 // records below them.
 //
-// The coordinator finds deletions by comparing the topics it last looked at
-// with the current ones (deletedTopics) at every Tick and before it handles
-// a request: a client that sees a topic created again finds the old one's
-// offsets gone, and a commit to the new topic never lands before the
-// tombstones of the old. Like Kafka's, which hears of a deletion only while
-// it runs, it does not see a deletion that happened before it first looked
-// (a reload).
+// The coordinator looks for deletions whenever the topics' version moved
+// since its last look, at every Tick and before it handles a request: a
+// client that sees a topic created again finds the old one's offsets gone,
+// and a commit to the new topic never lands before the tombstones of the
+// old. It looks only at the topics it holds state of (offsetTopics, the
+// share groups' state topics), not at every topic, as the version moves
+// with every leader and ISR change. Like Kafka's, which hears of a
+// deletion only while it runs, it does not see a deletion that happened
+// before it first looked (a reload).
 
 // applyTopicDeletions applies the deletions between the topics the last
 // look saw and view, and reports whether it did. A transactional offset
@@ -38,31 +40,60 @@ func (c *Coordinator) applyTopicDeletions(view TopicsView, txn bool, res *runtim
 	var names []string
 	var ids []base.TopicID
 	if prev != nil {
-		names, ids = deletedTopics(prev, view)
+		names = deletedNames(slices.Sorted(maps.Keys(c.offsetTopics)), prev, view)
+		ids = deletedIDs(c.shareStateTopics(), prev, view)
 	}
-	if txn && len(names) > 0 {
+	if txn && (len(names) > 0 || len(ids) > 0) {
 		return false
 	}
 	c.topicsSeen = view
 	if len(names) > 0 {
 		c.dropOffsetsOf(names, res)
+	}
+	if len(ids) > 0 {
 		c.dropShareStateOf(ids, res)
 	}
 	return true
 }
 
-// deletedTopics lists the topics of prev that cur no longer has: those
-// whose name is gone, or names another topic (deleted and created again).
-// It returns their names and their ids in prev, in name order.
-func deletedTopics(prev, cur TopicsView) (names []string, ids []base.TopicID) {
-	for _, name := range prev.Names() {
-		was, _, _ := prev.Topic(name)
-		now, _, ok := cur.Topic(name)
-		if !ok || now != was {
-			names, ids = append(names, name), append(ids, was)
+// deletedNames are the names, of those given, of topics that prev has and
+// cur no longer does: the name is gone, or names another topic (deleted
+// and created again).
+func deletedNames(names []string, prev, cur TopicsView) []string {
+	var out []string
+	for _, name := range names {
+		was, _, ok := prev.Topic(name)
+		if !ok {
+			continue
+		}
+		if now, _, ok := cur.Topic(name); !ok || now != was {
+			out = append(out, name)
 		}
 	}
-	return names, ids
+	return out
+}
+
+// deletedIDs are the ids, of those given, of topics that prev has and cur
+// does not.
+func deletedIDs(ids []base.TopicID, prev, cur TopicsView) []base.TopicID {
+	var out []base.TopicID
+	for _, id := range ids {
+		if _, ok := prev.TopicName(id); !ok {
+			continue
+		}
+		if _, ok := cur.TopicName(id); !ok {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// noteOffsetTopic adds a topic to those the coordinator holds offsets of.
+func (c *Coordinator) noteOffsetTopic(name string) {
+	if c.offsetTopics == nil {
+		c.offsetTopics = map[string]struct{}{}
+	}
+	c.offsetTopics[name] = struct{}{}
 }
 
 // dropOffsetsOf writes a tombstone for every committed or pending offset of
@@ -77,6 +108,24 @@ func (c *Coordinator) dropOffsetsOf(names []string, res *runtime.Result) {
 		}
 		c.dropIfGarbage(g)
 	}
+	for _, name := range names {
+		delete(c.offsetTopics, name)
+	}
+}
+
+// shareStateTopics lists the topics some share group has state of.
+func (c *Coordinator) shareStateTopics() []base.TopicID {
+	seen := map[base.TopicID]bool{}
+	var ids []base.TopicID
+	for _, sg := range c.shares {
+		for id := range sg.stateTopics {
+			if !seen[id] {
+				seen[id] = true
+				ids = append(ids, id)
+			}
+		}
+	}
+	return ids
 }
 
 // dropShareStateOf removes the topics ids from every share group's

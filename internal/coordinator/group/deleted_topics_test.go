@@ -47,7 +47,7 @@ func TestDeletedTopics(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		prev, cur namedTopics
-		names     []string
+		names     []string // deleted, of "a", "b" and "c"
 		ids       []base.TopicID
 	}{
 		{"unchanged", namedTopics{"a": a1, "b": b}, namedTopics{"a": a1, "b": b}, nil, nil},
@@ -56,8 +56,10 @@ func TestDeletedTopics(t *testing.T) {
 		{"created again", namedTopics{"a": a1, "b": b}, namedTopics{"a": a2, "b": b}, []string{"a"}, []base.TopicID{a1}},
 		{"all gone", namedTopics{"a": a1, "b": b}, namedTopics{}, []string{"a", "b"}, []base.TopicID{a1, b}},
 		{"none before", namedTopics{}, namedTopics{"a": a1}, nil, nil},
+		{"created and deleted between looks", namedTopics{"b": b}, namedTopics{"b": b}, nil, nil},
 	} {
-		names, ids := deletedTopics(tc.prev, tc.cur)
+		names := deletedNames([]string{"a", "b", "c"}, tc.prev, tc.cur)
+		ids := deletedIDs([]base.TopicID{a1, a2, b}, tc.prev, tc.cur)
 		if !slices.Equal(names, tc.names) || !slices.Equal(ids, tc.ids) {
 			t.Errorf("%s: deleted %v %x, want %v %x", tc.name, names, ids, tc.names, tc.ids)
 		}

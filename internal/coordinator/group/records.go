@@ -113,6 +113,7 @@ func (c *Coordinator) nextOffsetOrder() uint64 {
 func (c *Coordinator) writeOffset(g *group, tp base.TopicPartition, e offsetEntry, res *runtime.Result) {
 	e.order = c.nextOffsetOrder()
 	g.offsets[tp] = e
+	c.noteOffsetTopic(tp.Topic)
 	res.Records = append(res.Records, runtime.Record{Key: offsetKey(g.id, tp), Value: offsetValue(e)})
 }
 
@@ -209,6 +210,7 @@ func (c *Coordinator) replayOffset(k kmsg.OffsetCommitKey, value []byte) error {
 	}
 	e.order = c.nextOffsetOrder()
 	c.loadedGroup(k.Group).offsets[tp] = e
+	c.noteOffsetTopic(tp.Topic)
 	return nil
 }
 

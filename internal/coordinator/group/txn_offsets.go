@@ -300,6 +300,7 @@ func (c *Coordinator) putTxnOffset(g *group, id int64, tp base.TopicPartition, e
 		g.txnOffsets[id] = pending
 	}
 	pending[tp] = e
+	c.noteOffsetTopic(tp.Topic)
 	c.producerFor(id).groups[g.id] = true
 }
 
