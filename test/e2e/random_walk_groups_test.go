@@ -244,6 +244,11 @@ func (m *consumerMember) heartbeat(w *walker) {
 		if resp.MemberID != nil && !w.mutated { // a mutated id may be another walker's
 			m.memberID = *resp.MemberID
 		}
+		if req.RebalanceTimeoutMillis > 0 && req.MemberID == m.memberID {
+			// The coordinator takes the timeout sent, a mutated one too
+			// (seed 824: 25 ms, and a revocation fenced the member).
+			m.rebalance = time.Duration(req.RebalanceTimeoutMillis) * time.Millisecond
+		}
 		m.epoch = resp.MemberEpoch
 		if !w.mutated {
 			w.env.owners.heard(w.name, m.rebalance)

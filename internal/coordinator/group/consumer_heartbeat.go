@@ -116,6 +116,9 @@ func (w *consumerWrite) putMember(m *consumerMember, meta memberMetadata) {
 func (w *consumerWrite) memberFor(req *kmsg.ConsumerGroupHeartbeatRequest, set consumerSettings, newMemberID func() string) (*consumerMember, heartbeatRefusal) {
 	id := req.MemberID
 	if req.MemberEpoch != joinEpoch {
+		if refusal := w.checkInstance(req); refusal.code != 0 {
+			return nil, refusal
+		}
 		m, ok := w.cg.members[id]
 		if !ok {
 			return nil, heartbeatRefusal{kerr.UnknownMemberID.Code, "member " + id + " is not in group " + w.id + "."}
@@ -147,6 +150,24 @@ func (w *consumerWrite) memberFor(req *kmsg.ConsumerGroupHeartbeatRequest, set c
 		return nil, heartbeatRefusal{kerr.GroupMaxSizeReached.Code, "the consumer group has reached its maximum size."}
 	}
 	return newConsumerMember(id), heartbeatRefusal{}
+}
+
+// checkInstance refuses a heartbeat past the join that names an instance
+// id, unless that instance is the member's own (Kafka's
+// throwIfStaticMemberIsUnknown and throwIfInstanceIdIsFenced): a member
+// cannot take an instance id, or another member's, without joining.
+func (w *consumerWrite) checkInstance(req *kmsg.ConsumerGroupHeartbeatRequest) heartbeatRefusal {
+	if req.InstanceID == nil {
+		return heartbeatRefusal{}
+	}
+	owner, ok := w.cg.static[*req.InstanceID]
+	switch {
+	case !ok:
+		return heartbeatRefusal{kerr.UnknownMemberID.Code, "Instance id " + *req.InstanceID + " is unknown."}
+	case owner != req.MemberID:
+		return heartbeatRefusal{kerr.FencedInstanceID.Code, "Static member " + req.MemberID + " with instance id " + *req.InstanceID + " was fenced by member " + owner + "."}
+	}
+	return heartbeatRefusal{}
 }
 
 // replaceStatic hands the assignment of old, a static member, to the
@@ -186,7 +207,8 @@ func (w *consumerWrite) leave(req *kmsg.ConsumerGroupHeartbeatRequest) (*kmsg.Co
 	resp := req.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
 	resp.MemberID, resp.MemberEpoch = &req.MemberID, req.MemberEpoch
 	id := req.MemberID
-	if req.MemberEpoch == staticLeaveEpoch && w.cg != nil {
+	if req.InstanceID != nil && w.cg != nil {
+		// Kafka's leave by an instance id: it must be the member's.
 		id = w.cg.static[*req.InstanceID]
 	}
 	var m *consumerMember

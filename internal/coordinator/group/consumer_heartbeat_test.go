@@ -256,6 +256,27 @@ func TestConsumerHeartbeatStaticMember(t *testing.T) {
 		t.Fatalf("after the return: members %v, static %v, epoch %d (was %d)", h.cg.memberIDs(), h.cg.static, h.cg.epoch, epoch)
 	}
 	wantResp(t, "a wrong member for the instance leaves", h.send(leaveReq("d", -2, &i)), kerr.FencedInstanceID.Code, 0, nil)
+
+	// Past the join, an instance id must be the member's own (Kafka): a
+	// heartbeat cannot make a member static, nor take another's instance.
+	stranger := "instance-2"
+	beatAs := func(id string, instance *string) *kmsg.ConsumerGroupHeartbeatRequest {
+		m := h.cg.members[id]
+		req := beat(id, m.Epoch, m.Assigned)
+		req.InstanceID = instance
+		return req
+	}
+	wantResp(t, "a dynamic member names an unknown instance", h.send(beatAs("d", &stranger)), kerr.UnknownMemberID.Code, 0, nil)
+	wantResp(t, "a dynamic member names another's instance", h.send(beatAs("d", &i)), kerr.FencedInstanceID.Code, 0, nil)
+	if d := h.cg.members["d"]; d == nil || d.instanceID != nil || h.cg.static[i] != "s2" {
+		t.Fatalf("after the refused heartbeats: d %+v, static %v", d, h.cg.static)
+	}
+	wantResp(t, "a dynamic member leaves as an unknown instance", h.send(leaveReq("d", -1, &stranger)), kerr.UnknownMemberID.Code, 0, nil)
+	wantResp(t, "a dynamic member leaves as another's instance", h.send(leaveReq("d", -1, &i)), kerr.FencedInstanceID.Code, 0, nil)
+	if h.cg.members["d"] == nil || h.cg.members["s2"] == nil {
+		t.Fatalf("a refused leave took a member: %v", h.cg.memberIDs())
+	}
+	wantResp(t, "the static member heartbeats", h.send(beatAs("s2", &i)), 0, h.cg.members["s2"].Epoch, nil)
 }
 
 // A topic that gains partitions moves the group epoch on at the next
