@@ -65,7 +65,7 @@ func BenchmarkConsumerHeartbeatSteadyState(b *testing.B) {
 
 // versionedView is a view with a fixed version: a metadata image's
 // Version is a field, and the coordinator asks for it at every request;
-// topicsView's hashes its contents, which the benchmark must not count.
+// topicsView hashes its contents, which the benchmark must not count.
 type versionedView struct {
 	topicsView
 	version int64

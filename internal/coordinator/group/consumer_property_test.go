@@ -84,8 +84,8 @@ func TestConsumerGroupProperties(t *testing.T) {
 		for _, m := range h.cg.members {
 			total += m.Assigned.Size()
 		}
-		if h.cg.state() != consumerStable || total != int(h.view["t1"].Partitions) {
-			rt.Fatalf("did not settle: %s, %d of %d partitions assigned: %s", h.cg.state(), total, h.view["t1"].Partitions, describeMembers(h.cg))
+		if h.cg.state() != consumerStable || total != int(h.view["t1"].partitions) {
+			rt.Fatalf("did not settle: %s, %d of %d partitions assigned: %s", h.cg.state(), total, h.view["t1"].partitions, describeMembers(h.cg))
 		}
 	})
 }

@@ -1,11 +1,7 @@
 package group
 
 import (
-	"fmt"
-	"hash/fnv"
-	"maps"
 	"reflect"
-	"slices"
 	"testing"
 	"time"
 
@@ -13,48 +9,6 @@ import (
 	"github.com/strata-broker/strata/internal/coordinator/assignor"
 	"github.com/strata-broker/strata/internal/coordinator/reconcile"
 )
-
-// topicsView is a TopicsView over a fixed map.
-type topicsView map[string]assignor.Topic
-
-var cgTopicIDs = map[string]base.TopicID{"t1": cgT1, "t2": cgT2, "t3": {0xa3}, "__consumer_offsets": {0xcc}}
-
-func (v topicsView) Topic(name string) (base.TopicID, int32, bool) {
-	t, ok := v[name]
-	return cgTopicIDs[name], t.Partitions, ok
-}
-
-func (v topicsView) TopicName(id base.TopicID) (string, bool) {
-	for name := range v {
-		if cgTopicIDs[name] == id {
-			return name, true
-		}
-	}
-	return "", false
-}
-
-// Names is the view's topics, ascending.
-func (v topicsView) Names() []string {
-	return slices.Sorted(maps.Keys(v))
-}
-
-// Version is a function of the view's contents, so a changed view has
-// another version.
-func (v topicsView) Version() int64 {
-	h := fnv.New64a()
-	for _, name := range slices.Sorted(maps.Keys(v)) {
-		fmt.Fprintf(h, "%s=%d;", name, v[name].Partitions)
-	}
-	return int64(h.Sum64() >> 1)
-}
-
-func viewOf(counts map[string]int32) topicsView {
-	v := topicsView{}
-	for name, n := range counts {
-		v[name] = assignor.Topic{Name: name, Partitions: n}
-	}
-	return v
-}
 
 func cgMemberWith(id string, assignorName *string, regex *string, topics ...string) cgRecord {
 	return cgRecord{memberMetadataKey("g", id), memberMetadataValue(memberMetadata{ClientID: "c", ClientHost: "/h",

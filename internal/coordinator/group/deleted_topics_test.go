@@ -2,7 +2,6 @@ package group
 
 import (
 	"fmt"
-	"hash/fnv"
 	"maps"
 	"reflect"
 	"slices"
@@ -13,34 +12,6 @@ import (
 
 	"github.com/strata-broker/strata/internal/base"
 )
-
-// namedTopics is a view of topics of four partitions each, by name, with
-// the ids given (a topic created again gets another id).
-type namedTopics map[string]base.TopicID
-
-func (v namedTopics) Topic(name string) (base.TopicID, int32, bool) {
-	id, ok := v[name]
-	return id, 4, ok
-}
-
-func (v namedTopics) TopicName(id base.TopicID) (string, bool) {
-	for name, got := range v {
-		if got == id {
-			return name, true
-		}
-	}
-	return "", false
-}
-
-func (v namedTopics) Names() []string { return slices.Sorted(maps.Keys(v)) }
-
-func (v namedTopics) Version() int64 {
-	h := fnv.New64a()
-	for _, name := range v.Names() {
-		fmt.Fprintf(h, "%s=%x;", name, v[name])
-	}
-	return int64(h.Sum64() >> 1)
-}
 
 func TestDeletedTopics(t *testing.T) {
 	a1, a2, b := base.TopicID{0xa1}, base.TopicID{0xa2}, base.TopicID{0xb}
@@ -58,8 +29,8 @@ func TestDeletedTopics(t *testing.T) {
 		{"none before", namedTopics{}, namedTopics{"a": a1}, nil, nil},
 		{"created and deleted between looks", namedTopics{"b": b}, namedTopics{"b": b}, nil, nil},
 	} {
-		names := deletedNames([]string{"a", "b", "c"}, tc.prev, tc.cur)
-		ids := deletedIDs([]base.TopicID{a1, a2, b}, tc.prev, tc.cur)
+		names := deletedNames([]string{"a", "b", "c"}, tc.prev.view(), tc.cur.view())
+		ids := deletedIDs([]base.TopicID{a1, a2, b}, tc.prev.view(), tc.cur.view())
 		if !slices.Equal(names, tc.names) || !slices.Equal(ids, tc.ids) {
 			t.Errorf("%s: deleted %v %x, want %v %x", tc.name, names, ids, tc.names, tc.ids)
 		}
@@ -70,7 +41,7 @@ func TestDeletedTopics(t *testing.T) {
 // by a first Tick.
 func harnessOver(t *testing.T, topics *namedTopics) *harness {
 	o := testOptions()
-	o.Topics = func() TopicsView { return *topics }
+	o.Topics = func() TopicsView { return topics.view() }
 	h := newHarness(t, o)
 	h.advance(0)
 	return h

@@ -23,7 +23,7 @@ type model struct {
 	consumers map[string]*cgClient
 	// shares are the share group members, by "group/slot".
 	shares map[string]*shareClient
-	// topics is the incarnation of each churned topic (churnedTopics);
+	// topics is the incarnation of each churned topic (churnedNames);
 	// created counts the incarnations.
 	topics  map[string]int
 	created int
