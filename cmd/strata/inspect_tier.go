@@ -189,7 +189,7 @@ func printRemoteSegments(w io.Writer, segs []remotemeta.RemoteSegment) {
 }
 
 // epochStarts writes a leader-epoch lineage as epoch@start, comma-separated.
-func epochStarts(l []remotemeta.EpochStart) string {
+func epochStarts(l []base.EpochStart) string {
 	parts := make([]string, len(l))
 	for i, e := range l {
 		parts[i] = fmt.Sprintf("%d@%d", e.Epoch, e.Start)

@@ -63,7 +63,7 @@ func newOrphanFixture(t *testing.T) orphanFixture {
 func fixtureSeg(n byte, t *metadata.Topic, p int32) remotemeta.RemoteSegment {
 	return remotemeta.RemoteSegment{
 		ID: remotemeta.SegmentID{0: 0xAB, 15: n}, TopicID: t.ID, TP: base.TopicPartition{Topic: t.Name, Partition: p},
-		Range: base.Range{Start: 0, End: 10}, LeaderEpochs: []remotemeta.EpochStart{{Epoch: 0, Start: 0}},
+		Range: base.Range{Start: 0, End: 10}, LeaderEpochs: []base.EpochStart{{Epoch: 0, Start: 0}},
 		SizeBytes: 5, State: remotemeta.CopyStarted,
 	}
 }

@@ -84,7 +84,7 @@ func (b *Broker) replicaFetch(f ReplicaFetch, record bool) (ReplicaFetchResult, 
 	}
 	// The lineage first: a leader's log only grows, so every start in it
 	// is within the log end read after it.
-	lineage := lineageOf(ls.p)
+	lineage := ls.p.Lineage()
 	off := ls.p.Offsets()
 	if !ls.p.IsLeader() || off.LeaderEpoch != ls.mu.leaderEpoch {
 		return ReplicaFetchResult{}, partition.ErrNotLeader
@@ -103,7 +103,7 @@ func (b *Broker) replicaFetch(f ReplicaFetch, record bool) (ReplicaFetchResult, 
 // offsets: replication.CheckFetch for a fetch that names its last fetched
 // epoch; for one that does not, only the range [log start, log end] is
 // checked, as the log's read does in Kafka.
-func checkReplicaFetch(lineage []replication.EpochStart, off partition.Offsets, f ReplicaFetch) ReplicaFetchResult {
+func checkReplicaFetch(lineage []base.EpochStart, off partition.Offsets, f ReplicaFetch) ReplicaFetchResult {
 	if f.HasLastFetchedEpoch {
 		c := replication.CheckFetch(lineage, off.LogStart, off.LogEnd, f.LastFetchedEpoch, f.FetchOffset)
 		return ReplicaFetchResult{Verdict: c.Verdict, Diverging: c.Diverging}
@@ -112,16 +112,6 @@ func checkReplicaFetch(lineage []replication.EpochStart, off partition.Offsets, 
 		return ReplicaFetchResult{Verdict: replication.FetchOutOfRange}
 	}
 	return ReplicaFetchResult{Verdict: replication.FetchFromOffset}
-}
-
-// lineageOf is p's lineage as replication takes it.
-func lineageOf(p *partition.Partition) []replication.EpochStart {
-	in := p.Lineage()
-	out := make([]replication.EpochStart, len(in))
-	for i, e := range in {
-		out[i] = replication.EpochStart{Epoch: e.Epoch, Start: e.Start}
-	}
-	return out
 }
 
 // followerIndex is the position of follower id in followers, -1 if absent.

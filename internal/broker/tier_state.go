@@ -42,7 +42,7 @@ func (s TierState) FinishedSegments(topicID base.TopicID, tp base.TopicPartition
 
 // SegmentState downloads seg's leader-epoch checkpoint and producer
 // snapshot (tier.Reader.SegmentState).
-func (s TierState) SegmentState(ctx context.Context, seg remotemeta.RemoteSegment) ([]remotemeta.EpochStart, []byte, error) {
+func (s TierState) SegmentState(ctx context.Context, seg remotemeta.RemoteSegment) ([]base.EpochStart, []byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, remoteOpTimeout)
 	defer cancel()
 	epochs, snapshot, err := s.Reader.SegmentState(ctx, seg)

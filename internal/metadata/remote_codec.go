@@ -50,9 +50,9 @@ func (w wireSegment) segment() (remotemeta.RemoteSegment, error) {
 	if !ok {
 		return remotemeta.RemoteSegment{}, fmt.Errorf("%w: remote segment %v: unknown state %q", ErrInvalidCommand, w.ID, w.State)
 	}
-	epochs := make([]remotemeta.EpochStart, len(w.LeaderEpochs))
+	epochs := make([]base.EpochStart, len(w.LeaderEpochs))
 	for i, e := range w.LeaderEpochs {
-		epochs[i] = remotemeta.EpochStart{Epoch: e.Epoch, Start: e.Start}
+		epochs[i] = base.EpochStart{Epoch: e.Epoch, Start: e.Start}
 	}
 	return remotemeta.RemoteSegment{
 		ID: w.ID, TopicID: w.TopicID, TP: base.TopicPartition{Topic: w.Topic, Partition: w.Partition},

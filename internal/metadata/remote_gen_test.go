@@ -71,7 +71,7 @@ func drawTargetedRemote(t *rapid.T, img *Image, i int) command {
 			TP: base.TopicPartition{Topic: name, Partition: p}, Range: base.Range{Start: start, End: start + 10},
 			// Epoch 0 or 1: overlapping segments are mostly of one history
 			// (their COPY_FINISHED is refused), sometimes of two (accepted).
-			LeaderEpochs: []remotemeta.EpochStart{{Epoch: base.Epoch(rapid.IntRange(0, 3).Draw(t, fmt.Sprintf("repoch%d", i)) / 3), Start: start}},
+			LeaderEpochs: []base.EpochStart{{Epoch: base.Epoch(rapid.IntRange(0, 3).Draw(t, fmt.Sprintf("repoch%d", i)) / 3), Start: start}},
 			SizeBytes:    10, State: remotemeta.CopyStarted,
 		}
 		return upd(s, epoch)

@@ -19,7 +19,7 @@ func rseg(n byte, name string, id byte, p int32, start, end base.Offset, st remo
 	return remotemeta.RemoteSegment{
 		ID: segID(n), TopicID: tid(id), TP: base.TopicPartition{Topic: name, Partition: p},
 		Range:        base.Range{Start: start, End: end},
-		LeaderEpochs: []remotemeta.EpochStart{{Epoch: 0, Start: start}},
+		LeaderEpochs: []base.EpochStart{{Epoch: 0, Start: start}},
 		SizeBytes:    int64(end - start), MaxTimestampMs: int64(end), State: st,
 	}
 }
@@ -91,16 +91,16 @@ func TestApplyRemoteSegmentCommands(t *testing.T) {
 			return then(t, build(t, createCmd("foo", 1, 2), upd(s1, 0), upd(fin1, 0)), more...)
 		}
 	}
-	withEpochs := func(s remotemeta.RemoteSegment, epochs ...remotemeta.EpochStart) remotemeta.RemoteSegment {
+	withEpochs := func(s remotemeta.RemoteSegment, epochs ...base.EpochStart) remotemeta.RemoteSegment {
 		s.LeaderEpochs = epochs
 		return s
 	}
 	over := rseg(6, "foo", 1, 0, 5, 15, remotemeta.CopyStarted) // [5, 15) in epoch 0: shares [5, 10) with fin1
-	diverged := withEpochs(rseg(7, "foo", 1, 0, 5, 15, remotemeta.CopyStarted), remotemeta.EpochStart{Epoch: 1, Start: 5})
+	diverged := withEpochs(rseg(7, "foo", 1, 0, 5, 15, remotemeta.CopyStarted), base.EpochStart{Epoch: 1, Start: 5})
 	// s1e and tail share [5, 10) in epoch 1, though s1e starts in epoch 0.
 	s1e := withEpochs(rseg(8, "foo", 1, 0, 0, 10, remotemeta.CopyStarted),
-		remotemeta.EpochStart{Epoch: 0, Start: 0}, remotemeta.EpochStart{Epoch: 1, Start: 5})
-	tail := withEpochs(rseg(9, "foo", 1, 0, 5, 15, remotemeta.CopyStarted), remotemeta.EpochStart{Epoch: 1, Start: 5})
+		base.EpochStart{Epoch: 0, Start: 0}, base.EpochStart{Epoch: 1, Start: 5})
+	tail := withEpochs(rseg(9, "foo", 1, 0, 5, 15, remotemeta.CopyStarted), base.EpochStart{Epoch: 1, Start: 5})
 	otherPartition := rseg(6, "foo", 1, 1, 5, 15, remotemeta.CopyStarted)
 
 	tests := []struct {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -16,15 +15,9 @@ import (
 
 const epochCheckpointFile = "leader-epoch-checkpoint"
 
-// epochEntry says that leader epoch Epoch began at offset Start.
-type epochEntry struct {
-	Epoch base.Epoch
-	Start base.Offset
-}
-
 // epochCache is the leader-epoch lineage, ascending in both fields.
 type epochCache struct {
-	entries []epochEntry
+	entries []base.EpochStart
 }
 
 func (c *epochCache) latestEpoch() base.Epoch {
@@ -40,7 +33,7 @@ func (c *epochCache) assign(epoch base.Epoch, start base.Offset) bool {
 	if n := len(c.entries); n > 0 && c.entries[n-1].Epoch >= epoch {
 		return false
 	}
-	c.entries = append(c.entries, epochEntry{Epoch: epoch, Start: start})
+	c.entries = append(c.entries, base.EpochStart{Epoch: epoch, Start: start})
 	return true
 }
 
@@ -67,7 +60,7 @@ func (c *epochCache) assignFromLeader(epoch base.Epoch, start base.Offset) bool 
 	for n > 0 && (c.entries[n-1].Epoch >= epoch || c.entries[n-1].Start >= start) {
 		n--
 	}
-	c.entries = append(c.entries[:n], epochEntry{Epoch: epoch, Start: start})
+	c.entries = append(c.entries[:n], base.EpochStart{Epoch: epoch, Start: start})
 	return true
 }
 
@@ -103,28 +96,6 @@ func (c *epochCache) truncateBefore(start base.Offset) bool {
 		changed = true
 	}
 	return changed
-}
-
-// endOffsetFor answers OffsetForLeaderEpoch as Kafka's
-// LeaderEpochFileCache.endOffsetFor does: for the latest epoch, logEnd; for
-// an older one, the largest known epoch at or below it and the start of the
-// next known epoch; for one below every known epoch, that epoch itself and
-// the start of the first known epoch (the data in between is gone).
-// ok=false (UNDEFINED_EPOCH_OFFSET on the wire) when the cache is empty or
-// the epoch is above the latest.
-func (c *epochCache) endOffsetFor(epoch base.Epoch, logEnd base.Offset) (base.Epoch, base.Offset, bool) {
-	n := len(c.entries)
-	switch {
-	case n == 0 || epoch > c.entries[n-1].Epoch:
-		return 0, 0, false
-	case epoch == c.entries[n-1].Epoch:
-		return epoch, logEnd, true
-	case epoch < c.entries[0].Epoch:
-		return epoch, c.entries[0].Start, true
-	}
-	// The first entry above epoch; it exists because epoch < the latest.
-	i := sort.Search(n, func(i int) bool { return c.entries[i].Epoch > epoch })
-	return c.entries[i-1].Epoch, c.entries[i].Start, true
 }
 
 // encode writes Kafka's checkpoint format: version, count, then one
@@ -205,5 +176,5 @@ func (p *Partition) becomeLeaderLocked(epoch base.Epoch) error {
 func (p *Partition) EndOffsetForEpoch(epoch base.Epoch) (base.Epoch, base.Offset, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.mu.epochs.endOffsetFor(epoch, p.log.End())
+	return base.EndOffsetForEpoch(p.mu.epochs.entries, p.log.End(), epoch)
 }

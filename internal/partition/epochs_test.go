@@ -11,34 +11,6 @@ import (
 	"github.com/strata-broker/strata/internal/base"
 )
 
-func TestEndOffsetForEpochTable(t *testing.T) {
-	c := epochCache{entries: []epochEntry{{Epoch: 2, Start: 10}, {Epoch: 4, Start: 25}, {Epoch: 7, Start: 40}}}
-	const logEnd = 55
-	for _, tc := range []struct {
-		asked     base.Epoch
-		wantEpoch base.Epoch
-		wantEnd   base.Offset
-		wantOK    bool
-	}{
-		{asked: 7, wantEpoch: 7, wantEnd: logEnd, wantOK: true}, // the latest: the log end
-		{asked: 8, wantOK: false},                               // above the latest: undefined
-		{asked: 4, wantEpoch: 4, wantEnd: 40, wantOK: true},
-		{asked: 5, wantEpoch: 4, wantEnd: 40, wantOK: true}, // between: the epoch below
-		{asked: 6, wantEpoch: 4, wantEnd: 40, wantOK: true},
-		{asked: 2, wantEpoch: 2, wantEnd: 25, wantOK: true},
-		{asked: 3, wantEpoch: 2, wantEnd: 25, wantOK: true},
-		{asked: 1, wantEpoch: 1, wantEnd: 10, wantOK: true}, // below all: the first start
-	} {
-		e, end, ok := c.endOffsetFor(tc.asked, logEnd)
-		if ok != tc.wantOK || (ok && (e != tc.wantEpoch || end != tc.wantEnd)) {
-			t.Errorf("endOffsetFor(%d) = %d, %d, %v; want %d, %d, %v", tc.asked, e, end, ok, tc.wantEpoch, tc.wantEnd, tc.wantOK)
-		}
-	}
-	if _, _, ok := (&epochCache{}).endOffsetFor(0, 0); ok {
-		t.Error("an empty cache answered")
-	}
-}
-
 func TestLeaderEpochCachePersisted(t *testing.T) {
 	e := newEnv(t, func(o *Options) { o.LeaderEpoch = 1 })
 	p := e.open(t)
@@ -104,20 +76,20 @@ func TestBecomeLeaderAfterClose(t *testing.T) {
 }
 
 func TestEpochCacheTruncateBefore(t *testing.T) {
-	base3 := []epochEntry{{Epoch: 2, Start: 10}, {Epoch: 4, Start: 25}, {Epoch: 7, Start: 40}}
+	base3 := []base.EpochStart{{Epoch: 2, Start: 10}, {Epoch: 4, Start: 25}, {Epoch: 7, Start: 40}}
 	for _, tc := range []struct {
 		start   base.Offset
-		want    []epochEntry
+		want    []base.EpochStart
 		changed bool
 	}{
 		{start: 5, want: base3, changed: false},
 		{start: 10, want: base3, changed: false},
-		{start: 12, want: []epochEntry{{2, 12}, {4, 25}, {7, 40}}, changed: true},
-		{start: 25, want: []epochEntry{{4, 25}, {7, 40}}, changed: true},
-		{start: 30, want: []epochEntry{{4, 30}, {7, 40}}, changed: true},
-		{start: 99, want: []epochEntry{{7, 99}}, changed: true},
+		{start: 12, want: lin(2, 12, 4, 25, 7, 40), changed: true},
+		{start: 25, want: lin(4, 25, 7, 40), changed: true},
+		{start: 30, want: lin(4, 30, 7, 40), changed: true},
+		{start: 99, want: lin(7, 99), changed: true},
 	} {
-		c := epochCache{entries: append([]epochEntry(nil), base3...)}
+		c := epochCache{entries: append([]base.EpochStart(nil), base3...)}
 		changed := c.truncateBefore(tc.start)
 		if changed != tc.changed || !slices.Equal(c.entries, tc.want) {
 			t.Errorf("truncateBefore(%d) = %v, %v; want %v, %v", tc.start, c.entries, changed, tc.want, tc.changed)
@@ -145,7 +117,7 @@ func TestDeleteRecordsTrimsTheEpochCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []epochEntry{{3, 4}}; !slices.Equal(c.entries, want) {
+	if want := lin(3, 4); !slices.Equal(c.entries, want) {
 		t.Fatalf("epoch cache after DeleteRecords(4): %v, want %v", c.entries, want)
 	}
 }
@@ -189,4 +161,13 @@ func TestFailedEpochCheckpointWriteIsRetried(t *testing.T) {
 	if ep, end, ok := e.open(t).EndOffsetForEpoch(1); !ok || ep != 1 || end != 3 {
 		t.Fatalf("after a restart EndOffsetForEpoch(1) = %d, %d, %v; want epoch 1 ending at 3", ep, end, ok)
 	}
+}
+
+// lin is the lineage of the (epoch, start) pairs given.
+func lin(pairs ...int64) []base.EpochStart {
+	var out []base.EpochStart
+	for i := 0; i+1 < len(pairs); i += 2 {
+		out = append(out, base.EpochStart{Epoch: base.Epoch(pairs[i]), Start: base.Offset(pairs[i+1])})
+	}
+	return out
 }

@@ -8,7 +8,6 @@ import (
 	"github.com/strata-broker/strata/internal/base"
 	"github.com/strata-broker/strata/internal/partition/producers"
 	"github.com/strata-broker/strata/internal/record"
-	"github.com/strata-broker/strata/internal/tier/remotemeta"
 )
 
 // fatalfer is what the replication helpers need of a *testing.T or a
@@ -174,16 +173,16 @@ func sameDerivedState(t fatalfer, a, b *Partition, what string) {
 // lineageOfLog is the epoch lineage that p's batches show: each epoch
 // starts at the first batch that carries it (Kafka's rule for a follower:
 // a newer epoch starts at its first batch).
-func lineageOfLog(t fatalfer, p *Partition) []remotemeta.EpochStart {
+func lineageOfLog(t fatalfer, p *Partition) []base.EpochStart {
 	t.Helper()
-	var out []remotemeta.EpochStart
+	var out []base.EpochStart
 	for it := record.SplitBatches(logBytes(t, p)); ; {
 		_, h, ok := it.Next()
 		if !ok {
 			return out
 		}
 		if e := base.Epoch(h.PartitionLeaderEpoch); len(out) == 0 || e > out[len(out)-1].Epoch {
-			out = append(out, remotemeta.EpochStart{Epoch: e, Start: h.BaseOffset})
+			out = append(out, base.EpochStart{Epoch: e, Start: h.BaseOffset})
 		}
 	}
 }
@@ -191,7 +190,7 @@ func lineageOfLog(t fatalfer, p *Partition) []remotemeta.EpochStart {
 // withData drops the last epoch of a lineage when it starts at the log
 // end: a leader's epoch before its first append, which its followers learn
 // of only from batches.
-func withData(lin []remotemeta.EpochStart, end base.Offset) []remotemeta.EpochStart {
+func withData(lin []base.EpochStart, end base.Offset) []base.EpochStart {
 	if n := len(lin); n > 0 && lin[n-1].Start >= end {
 		return lin[:n-1]
 	}

@@ -582,7 +582,7 @@ func TestSetLogStartFromLeader(t *testing.T) {
 }
 
 func TestEpochCacheAssignFromLeader(t *testing.T) {
-	type e = epochEntry
+	type e = base.EpochStart
 	for _, tc := range []struct {
 		name   string
 		have   []e
@@ -591,12 +591,12 @@ func TestEpochCacheAssignFromLeader(t *testing.T) {
 		want   []e
 		change bool
 	}{
-		{"empty", nil, 3, 10, []e{{3, 10}}, true},
-		{"newer", []e{{1, 0}}, 3, 10, []e{{1, 0}, {3, 10}}, true},
-		{"the latest, later", []e{{1, 0}, {3, 10}}, 3, 20, []e{{1, 0}, {3, 10}}, false},
-		{"the latest, earlier", []e{{1, 0}, {3, 10}}, 3, 5, []e{{1, 0}, {3, 5}}, true},
-		{"an empty epoch at the same start", []e{{1, 0}, {3, 10}}, 4, 10, []e{{1, 0}, {4, 10}}, true},
-		{"older than the latest", []e{{1, 0}, {3, 10}, {5, 20}}, 4, 30, []e{{1, 0}, {3, 10}, {4, 30}}, true},
+		{"empty", nil, 3, 10, lin(3, 10), true},
+		{"newer", lin(1, 0), 3, 10, lin(1, 0, 3, 10), true},
+		{"the latest, later", lin(1, 0, 3, 10), 3, 20, lin(1, 0, 3, 10), false},
+		{"the latest, earlier", lin(1, 0, 3, 10), 3, 5, lin(1, 0, 3, 5), true},
+		{"an empty epoch at the same start", lin(1, 0, 3, 10), 4, 10, lin(1, 0, 4, 10), true},
+		{"older than the latest", lin(1, 0, 3, 10, 5, 20), 4, 30, lin(1, 0, 3, 10, 4, 30), true},
 	} {
 		c := epochCache{entries: slices.Clone(tc.have)}
 		if got := c.assignFromLeader(tc.epoch, tc.start); got != tc.change || !slices.Equal(c.entries, tc.want) {
@@ -606,10 +606,10 @@ func TestEpochCacheAssignFromLeader(t *testing.T) {
 }
 
 func TestEpochCacheTruncateFromEnd(t *testing.T) {
-	have := []epochEntry{{1, 0}, {3, 10}, {5, 20}}
+	have := lin(1, 0, 3, 10, 5, 20)
 	for _, tc := range []struct {
 		end  base.Offset
-		want []epochEntry
+		want []base.EpochStart
 	}{
 		{25, have},
 		{21, have},

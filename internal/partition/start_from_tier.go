@@ -10,7 +10,6 @@ import (
 
 	"github.com/strata-broker/strata/internal/base"
 	"github.com/strata-broker/strata/internal/partition/producers"
-	"github.com/strata-broker/strata/internal/tier/remotemeta"
 	"github.com/strata-broker/strata/internal/vfs"
 )
 
@@ -30,7 +29,7 @@ type TierStart struct {
 	// Lineage is the leader-epoch lineage of [LogStart, LocalStart):
 	// ascending in epoch and in start, the first starting at LogStart,
 	// every one below LocalStart. Empty only when LogStart == LocalStart.
-	Lineage []remotemeta.EpochStart
+	Lineage []base.EpochStart
 	// ProducerSnapshot is the producer state valid at LocalStart, as
 	// producers.State.Snapshot encodes it (the remote segment's snapshot
 	// object); nil starts with no producer.

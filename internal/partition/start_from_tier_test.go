@@ -7,7 +7,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/strata-broker/strata/internal/tier/remotemeta"
+	"github.com/strata-broker/strata/internal/base"
 )
 
 func tieredTopic(o *Options) { o.Config.Tiered = true }
@@ -97,7 +97,7 @@ func TestStartOverFromTierInstallsTheRemoteState(t *testing.T) {
 // TestStartOverFromTierRefuses: a leader, an untiered partition and a
 // state that does not hold together are refused, and nothing changes.
 func TestStartOverFromTierRefuses(t *testing.T) {
-	good := TierStart{LocalStart: 100, LogStart: 10, Lineage: []remotemeta.EpochStart{{Epoch: 1, Start: 10}, {Epoch: 3, Start: 50}}}
+	good := TierStart{LocalStart: 100, LogStart: 10, Lineage: []base.EpochStart{{Epoch: 1, Start: 10}, {Epoch: 3, Start: 50}}}
 	for name, tc := range map[string]struct {
 		leader, untiered bool
 		mutate           func(*TierStart)
@@ -167,7 +167,7 @@ func TestStartOverFromTierInterruptedStartsEmpty(t *testing.T) {
 		t.Fatalf("offsets after an interrupted start over: %+v, want an empty log at 0", off)
 	}
 	// Open makes it a leader in its options' epoch, from 0.
-	if got, want := p.Lineage(), []remotemeta.EpochStart{{Epoch: opts.LeaderEpoch, Start: 0}}; !slices.Equal(got, want) {
+	if got, want := p.Lineage(), []base.EpochStart{{Epoch: opts.LeaderEpoch, Start: 0}}; !slices.Equal(got, want) {
 		t.Fatalf("lineage %v after recovery, want %v", got, want)
 	}
 	snaps, err := listSnapshots(opts.Dir)

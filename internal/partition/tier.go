@@ -8,7 +8,6 @@ import (
 	"github.com/strata-broker/strata/internal/base"
 	"github.com/strata-broker/strata/internal/retention"
 	"github.com/strata-broker/strata/internal/tier"
-	"github.com/strata-broker/strata/internal/tier/remotemeta"
 )
 
 // ErrOffsetInRemote means a read asked for an offset in
@@ -34,15 +33,15 @@ func (p *Partition) Config() Config {
 // Lineage is the leader-epoch cache as the tier sees it: ascending in
 // epoch and in start. An epoch that began where the next one begins held
 // no offsets and is left out (a leader that appended nothing).
-func (p *Partition) Lineage() []remotemeta.EpochStart {
+func (p *Partition) Lineage() []base.EpochStart {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	out := make([]remotemeta.EpochStart, 0, len(p.mu.epochs.entries))
+	out := make([]base.EpochStart, 0, len(p.mu.epochs.entries))
 	for _, e := range p.mu.epochs.entries {
 		if n := len(out); n > 0 && out[n-1].Start >= e.Start {
 			out = out[:n-1]
 		}
-		out = append(out, remotemeta.EpochStart{Epoch: e.Epoch, Start: e.Start})
+		out = append(out, e)
 	}
 	return out
 }

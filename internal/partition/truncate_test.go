@@ -255,7 +255,7 @@ func TestTruncateToLogEndDropsEmptyEpochs(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.p.mu.Lock()
-	r.p.mu.epochs.entries = append(r.p.mu.epochs.entries, epochEntry{Epoch: 2, Start: 2})
+	r.p.mu.epochs.entries = append(r.p.mu.epochs.entries, base.EpochStart{Epoch: 2, Start: 2})
 	r.p.mu.Unlock()
 	if err := r.p.TruncateTo(5); err != nil {
 		t.Fatal(err)

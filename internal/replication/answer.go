@@ -43,7 +43,7 @@ type Answer struct {
 
 // FollowerState is what the follower knows of its own log when it decides.
 type FollowerState struct {
-	Lineage       []EpochStart
+	Lineage       []base.EpochStart
 	LogEnd        base.Offset
 	HighWatermark base.Offset
 }

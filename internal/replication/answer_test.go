@@ -9,7 +9,7 @@ import (
 )
 
 func TestDecide(t *testing.T) {
-	lineage := []EpochStart{{Epoch: 1, Start: 0}, {Epoch: 3, Start: 50}}
+	lineage := []base.EpochStart{{Epoch: 1, Start: 0}, {Epoch: 3, Start: 50}}
 	follower := FollowerState{Lineage: lineage, LogEnd: 80, HighWatermark: 40}
 	for name, tc := range map[string]struct {
 		answer Answer

@@ -75,7 +75,7 @@ type AuxPlan struct {
 	LogStart base.Offset
 	// Lineage is the leader-epoch lineage of [LogStart, Top.Range.End),
 	// ascending in epoch and in start, the first starting at LogStart.
-	Lineage []remotemeta.EpochStart
+	Lineage []base.EpochStart
 	// Chain is the remote segments of the leader's lineage from the one
 	// holding LogStart to Top, ascending and contiguous: their
 	// transaction indexes hold the aborted transactions below Top's end.
@@ -212,7 +212,7 @@ func leaderHolds(a LeaderAnswer, e base.Epoch, o base.Offset) bool {
 
 // epochAt is the epoch of offset o in s, which holds it.
 func epochAt(s remotemeta.RemoteSegment, o base.Offset) base.Epoch {
-	i, found := slices.BinarySearchFunc(s.LeaderEpochs, o, func(e remotemeta.EpochStart, o base.Offset) int {
+	i, found := slices.BinarySearchFunc(s.LeaderEpochs, o, func(e base.EpochStart, o base.Offset) int {
 		return cmp.Compare(e.Start, o)
 	})
 	if !found {
@@ -226,8 +226,8 @@ func epochAt(s remotemeta.RemoteSegment, o base.Offset) base.Epoch {
 // cut at logStart as Kafka's LeaderEpochFileCache.truncateFromStart cuts
 // it: epochs that end at or before logStart go, and the first one left
 // starts at logStart.
-func chainLineage(chain []remotemeta.RemoteSegment, logStart base.Offset) []remotemeta.EpochStart {
-	var out []remotemeta.EpochStart
+func chainLineage(chain []remotemeta.RemoteSegment, logStart base.Offset) []base.EpochStart {
+	var out []base.EpochStart
 	for _, s := range chain {
 		for _, e := range s.LeaderEpochs {
 			n := len(out)

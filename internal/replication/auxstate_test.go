@@ -13,7 +13,7 @@ import (
 func rseg(n byte, start, end int64, st remotemeta.State, epochs ...int64) remotemeta.RemoteSegment {
 	s := remotemeta.RemoteSegment{ID: remotemeta.SegmentID{n}, Range: base.Range{Start: off(start), End: off(end)}, State: st}
 	for i := 0; i+1 < len(epochs); i += 2 {
-		s.LeaderEpochs = append(s.LeaderEpochs, remotemeta.EpochStart{Epoch: base.Epoch(epochs[i]), Start: off(epochs[i+1])})
+		s.LeaderEpochs = append(s.LeaderEpochs, base.EpochStart{Epoch: base.Epoch(epochs[i]), Start: off(epochs[i+1])})
 	}
 	return s
 }
@@ -22,10 +22,10 @@ func fin(n byte, start, end int64, epochs ...int64) remotemeta.RemoteSegment {
 	return rseg(n, start, end, remotemeta.CopyFinished, epochs...)
 }
 
-func lin(pairs ...int64) []remotemeta.EpochStart {
-	var out []remotemeta.EpochStart
+func lin(pairs ...int64) []base.EpochStart {
+	var out []base.EpochStart
 	for i := 0; i+1 < len(pairs); i += 2 {
-		out = append(out, remotemeta.EpochStart{Epoch: base.Epoch(pairs[i]), Start: off(pairs[i+1])})
+		out = append(out, base.EpochStart{Epoch: base.Epoch(pairs[i]), Start: off(pairs[i+1])})
 	}
 	return out
 }
@@ -37,7 +37,7 @@ func lin(pairs ...int64) []remotemeta.EpochStart {
 func TestPlanAuxState(t *testing.T) {
 	for name, tc := range map[string]struct {
 		segs           []remotemeta.RemoteSegment
-		leader         []EpochStart
+		leader         []base.EpochStart
 		leaderEnd      int64
 		logStart       int64
 		target         int64
@@ -45,25 +45,25 @@ func TestPlanAuxState(t *testing.T) {
 		top            byte // id of the top segment
 		chain          []byte
 		wantLogStart   int64
-		wantLineage    []remotemeta.EpochStart
+		wantLineage    []base.EpochStart
 		asks           []base.Epoch
 		wantLocalStart int64
 	}{
 		"one epoch, back to the log start": {
 			segs:   []remotemeta.RemoteSegment{fin(1, 0, 100, 0, 0), fin(2, 100, 200, 0, 100)},
-			leader: []EpochStart{{0, 0}}, leaderEnd: 300, target: 200,
+			leader: lin(0, 0), leaderEnd: 300, target: 200,
 			kind: AuxReady, top: 2, chain: []byte{1, 2}, wantLineage: lin(0, 0), asks: []base.Epoch{0}, wantLocalStart: 200,
 		},
 		"an epoch change at a segment boundary is asked about": {
 			segs:   []remotemeta.RemoteSegment{fin(1, 0, 100, 1, 0), fin(2, 100, 200, 3, 100)},
-			leader: []EpochStart{{1, 0}, {3, 100}}, leaderEnd: 300, target: 200,
+			leader: lin(1, 0, 3, 100), leaderEnd: 300, target: 200,
 			kind: AuxReady, top: 2, chain: []byte{1, 2}, wantLineage: lin(1, 0, 3, 100), asks: []base.Epoch{3, 1}, wantLocalStart: 200,
 		},
 		"epochs inside segments, continued across boundaries": {
 			segs: []remotemeta.RemoteSegment{
 				fin(1, 0, 100, 1, 0, 2, 40), fin(2, 100, 200, 2, 100, 5, 150), fin(3, 200, 260, 5, 200),
 			},
-			leader: []EpochStart{{1, 0}, {2, 40}, {5, 150}, {6, 280}}, leaderEnd: 300, target: 260,
+			leader: lin(1, 0, 2, 40, 5, 150, 6, 280), leaderEnd: 300, target: 260,
 			kind: AuxReady, top: 3, chain: []byte{1, 2, 3}, wantLineage: lin(1, 0, 2, 40, 5, 150), asks: []base.Epoch{5}, wantLocalStart: 260,
 		},
 		// A deposed leader of epoch 2 uploaded [0, 100) with offsets the
@@ -73,36 +73,36 @@ func TestPlanAuxState(t *testing.T) {
 			segs: []remotemeta.RemoteSegment{
 				fin(1, 0, 100, 1, 0, 2, 60), fin(2, 0, 100, 1, 0), fin(3, 100, 200, 3, 100),
 			},
-			leader: []EpochStart{{1, 0}, {3, 100}}, leaderEnd: 300, target: 200,
+			leader: lin(1, 0, 3, 100), leaderEnd: 300, target: 200,
 			kind: AuxReady, top: 3, chain: []byte{2, 3}, wantLineage: lin(1, 0, 3, 100), asks: []base.Epoch{3, 2, 1}, wantLocalStart: 200,
 		},
 		"a diverged top is passed over": {
 			segs: []remotemeta.RemoteSegment{
 				fin(1, 0, 100, 1, 0), fin(2, 100, 200, 2, 100), fin(3, 100, 200, 3, 100),
 			},
-			leader: []EpochStart{{1, 0}, {3, 100}}, leaderEnd: 300, target: 200,
+			leader: lin(1, 0, 3, 100), leaderEnd: 300, target: 200,
 			kind: AuxReady, top: 3, chain: []byte{1, 3}, wantLineage: lin(1, 0, 3, 100), asks: []base.Epoch{2, 3, 1}, wantLocalStart: 200,
 		},
 		"the tier begins above the log start": {
 			segs:   []remotemeta.RemoteSegment{fin(1, 100, 200, 1, 100)},
-			leader: []EpochStart{{1, 0}}, leaderEnd: 300, target: 200,
+			leader: lin(1, 0), leaderEnd: 300, target: 200,
 			kind: AuxReady, top: 1, chain: []byte{1}, wantLogStart: 100, wantLineage: lin(1, 100), asks: []base.Epoch{1}, wantLocalStart: 200,
 		},
 		"the log start inside the top segment": {
 			segs:     []remotemeta.RemoteSegment{fin(1, 0, 100, 1, 0), fin(2, 100, 200, 1, 100, 2, 150)},
-			leader:   []EpochStart{{1, 120}, {2, 150}},
+			leader:   lin(1, 120, 2, 150),
 			logStart: 120, leaderEnd: 300, target: 200,
 			kind: AuxReady, top: 2, chain: []byte{2}, wantLogStart: 120, wantLineage: lin(1, 120, 2, 150), asks: []base.Epoch{2}, wantLocalStart: 200,
 		},
 		"the log start cuts the epochs of the chain": {
 			segs:     []remotemeta.RemoteSegment{fin(1, 0, 100, 1, 0, 2, 50), fin(2, 100, 200, 2, 100)},
-			leader:   []EpochStart{{2, 60}},
+			leader:   lin(2, 60),
 			logStart: 60, leaderEnd: 300, target: 200,
 			kind: AuxReady, top: 2, chain: []byte{1, 2}, wantLogStart: 60, wantLineage: lin(2, 60), asks: []base.Epoch{2}, wantLocalStart: 200,
 		},
 		"a top segment ending past the target": {
 			segs:     []remotemeta.RemoteSegment{fin(1, 50, 150, 1, 50)},
-			leader:   []EpochStart{{1, 50}},
+			leader:   lin(1, 50),
 			logStart: 50, leaderEnd: 300, target: 100,
 			kind: AuxReady, top: 1, chain: []byte{1}, wantLogStart: 50, wantLineage: lin(1, 50), asks: []base.Epoch{1}, wantLocalStart: 150,
 		},
@@ -111,22 +111,22 @@ func TestPlanAuxState(t *testing.T) {
 				rseg(1, 0, 100, remotemeta.CopyStarted, 1, 0), rseg(2, 0, 100, remotemeta.Dangling, 1, 0),
 				rseg(3, 0, 100, remotemeta.DeleteStarted, 1, 0),
 			},
-			leader: []EpochStart{{1, 0}}, leaderEnd: 300, target: 100,
+			leader: lin(1, 0), leaderEnd: 300, target: 100,
 			kind: AuxMissing,
 		},
 		"nothing holds the offset before the target": {
 			segs:   []remotemeta.RemoteSegment{fin(1, 0, 100, 1, 0)},
-			leader: []EpochStart{{1, 0}}, leaderEnd: 300, target: 250,
+			leader: lin(1, 0), leaderEnd: 300, target: 250,
 			kind: AuxMissing,
 		},
 		"the leader never had the tier's epoch": {
 			segs:   []remotemeta.RemoteSegment{fin(1, 0, 100, 1, 0)},
-			leader: []EpochStart{{2, 0}}, leaderEnd: 300, target: 100,
+			leader: lin(2, 0), leaderEnd: 300, target: 100,
 			kind: AuxMissing, asks: []base.Epoch{1},
 		},
 		"the leader's epoch ends before the top's last offset": {
 			segs:   []remotemeta.RemoteSegment{fin(1, 0, 100, 1, 0)},
-			leader: []EpochStart{{1, 0}, {2, 90}}, leaderEnd: 300, target: 100,
+			leader: lin(1, 0, 2, 90), leaderEnd: 300, target: 100,
 			kind: AuxMissing, asks: []base.Epoch{1},
 		},
 	} {

@@ -32,7 +32,7 @@
 //   - Offsets are base.Offset; a name ending in End is exclusive, so a log
 //     end is the next offset to be written and a high watermark is the first
 //     offset that is not committed; it never exceeds the leader's log end.
-//   - A lineage ([]EpochStart) is a leader-epoch cache: epochs strictly
+//   - A lineage ([]base.EpochStart) is a leader-epoch cache: epochs strictly
 //     ascending, start offsets non-decreasing, every start below or at the
 //     log end. Functions taking a lineage panic on one that is not (a
 //     programmer error, STYLE §8).

@@ -61,7 +61,7 @@ type EpochEnd struct {
 //
 // A fetch without LastFetchedEpoch (the follower's lineage is empty, or an
 // older Fetch version) is not checked; the caller serves it.
-func CheckFetch(lineage []EpochStart, logStart, logEnd base.Offset, lastFetchedEpoch base.Epoch, fetchOffset base.Offset) FetchCheck {
+func CheckFetch(lineage []base.EpochStart, logStart, logEnd base.Offset, lastFetchedEpoch base.Epoch, fetchOffset base.Offset) FetchCheck {
 	epoch, end, ok := EndOffsetForEpoch(lineage, logEnd, lastFetchedEpoch)
 	if !ok || fetchOffset < logStart {
 		return FetchCheck{Verdict: FetchOutOfRange}

@@ -10,7 +10,7 @@ import (
 
 func TestCheckFetchTable(t *testing.T) {
 	// The leader's log: epoch 2 on [10, 25), 4 on [25, 40), 7 on [40, 55).
-	lineage := []EpochStart{{Epoch: 2, Start: 10}, {Epoch: 4, Start: 25}, {Epoch: 7, Start: 40}}
+	lineage := []base.EpochStart{{Epoch: 2, Start: 10}, {Epoch: 4, Start: 25}, {Epoch: 7, Start: 40}}
 	const logStart, logEnd = 12, 55
 	ok := FetchCheck{Verdict: FetchFromOffset}
 	outOfRange := FetchCheck{Verdict: FetchOutOfRange}

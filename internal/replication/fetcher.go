@@ -13,7 +13,6 @@ import (
 
 	"github.com/strata-broker/strata/internal/base"
 	"github.com/strata-broker/strata/internal/partition"
-	"github.com/strata-broker/strata/internal/tier/remotemeta"
 )
 
 // Replica is the follower side of one local partition, as a fetcher drives
@@ -22,7 +21,7 @@ type Replica interface {
 	TP() base.TopicPartition
 	TopicID() base.TopicID
 	Offsets() partition.Offsets
-	Lineage() []remotemeta.EpochStart
+	Lineage() []base.EpochStart
 	LatestEpoch() (base.Epoch, bool)
 	AppendAsFollower(batches []byte) (partition.FollowerAppend, error)
 	SyncFollower() (base.Offset, error)
@@ -399,7 +398,7 @@ func (f *fetcher) apply(fl *followed, rp *kmsg.FetchResponseTopicPartition) (ste
 		a.Diverging = &EpochEnd{Epoch: base.Epoch(rp.DivergingEpoch.Epoch), End: base.Offset(rp.DivergingEpoch.EndOffset)}
 	}
 	off := r.Offsets()
-	step, cut := Decide(a, FollowerState{Lineage: lineageOf(r), LogEnd: off.LogEnd, HighWatermark: off.HighWatermark})
+	step, cut := Decide(a, FollowerState{Lineage: r.Lineage(), LogEnd: off.LogEnd, HighWatermark: off.HighWatermark})
 	switch step {
 	case StepTruncate:
 		f.log.Info("follower diverged from its leader: truncating", "partition", r.TP().String(),
@@ -504,13 +503,4 @@ func (f *fetcher) listLeaderOffset(ctx context.Context, fl *followed, timestamp 
 		return 0, false, nil
 	}
 	return base.Offset(rp.Offset), true, nil
-}
-
-func lineageOf(r Replica) []EpochStart {
-	in := r.Lineage()
-	out := make([]EpochStart, len(in))
-	for i, e := range in {
-		out[i] = EpochStart{Epoch: e.Epoch, Start: e.Start}
-	}
-	return out
 }

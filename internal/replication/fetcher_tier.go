@@ -28,7 +28,7 @@ type TierState interface {
 	// SegmentState downloads seg's leader-epoch checkpoint and producer
 	// snapshot, checked as objects read from the bucket are; the snapshot
 	// is nil when the upload had none.
-	SegmentState(ctx context.Context, seg remotemeta.RemoteSegment) (epochs []remotemeta.EpochStart, producerSnapshot []byte, err error)
+	SegmentState(ctx context.Context, seg remotemeta.RemoteSegment) (epochs []base.EpochStart, producerSnapshot []byte, err error)
 	// AbortedTxns returns the entries of seg's transaction index: the
 	// aborted transactions whose ABORT marker is in seg, ascending by
 	// marker; nil when it has none.

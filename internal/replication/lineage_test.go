@@ -9,70 +9,22 @@ import (
 	"github.com/strata-broker/strata/internal/base"
 )
 
-// TestEndOffsetForEpochAgreesWithPartition has exactly the cases of
-// internal/partition's TestEndOffsetForEpochTable (epochCache.endOffsetFor):
-// a leader's fetch check and its OffsetForLeaderEpoch answer must agree.
-func TestEndOffsetForEpochAgreesWithPartition(t *testing.T) {
-	lineage := []EpochStart{{Epoch: 2, Start: 10}, {Epoch: 4, Start: 25}, {Epoch: 7, Start: 40}}
-	const logEnd = 55
-	for _, tc := range []struct {
-		asked     base.Epoch
-		wantEpoch base.Epoch
-		wantEnd   base.Offset
-		wantOK    bool
-	}{
-		{asked: 7, wantEpoch: 7, wantEnd: logEnd, wantOK: true}, // the latest: the log end
-		{asked: 8, wantOK: false},                               // above the latest: undefined
-		{asked: 4, wantEpoch: 4, wantEnd: 40, wantOK: true},
-		{asked: 5, wantEpoch: 4, wantEnd: 40, wantOK: true}, // between: the epoch below
-		{asked: 6, wantEpoch: 4, wantEnd: 40, wantOK: true},
-		{asked: 2, wantEpoch: 2, wantEnd: 25, wantOK: true},
-		{asked: 3, wantEpoch: 2, wantEnd: 25, wantOK: true},
-		{asked: 1, wantEpoch: 1, wantEnd: 10, wantOK: true}, // below all: the first start
-	} {
-		e, end, ok := EndOffsetForEpoch(lineage, logEnd, tc.asked)
-		if ok != tc.wantOK || (ok && (e != tc.wantEpoch || end != tc.wantEnd)) {
-			t.Errorf("EndOffsetForEpoch(%d) = %d, %d, %v; want %d, %d, %v", tc.asked, e, end, ok, tc.wantEpoch, tc.wantEnd, tc.wantOK)
-		}
-	}
-	if _, _, ok := EndOffsetForEpoch(nil, 0, 0); ok {
-		t.Error("an empty lineage answered")
-	}
-}
-
-func TestEndOffsetForEpochEmptyEpochs(t *testing.T) {
-	// Epoch 3 was led without an append (the partition cache keeps such an
-	// entry), and epoch 5 is the current, still empty, epoch.
-	lineage := []EpochStart{{Epoch: 1, Start: 0}, {Epoch: 3, Start: 8}, {Epoch: 4, Start: 8}, {Epoch: 5, Start: 12}}
-	for _, tc := range []struct {
-		asked, wantEpoch base.Epoch
-		wantEnd          base.Offset
-	}{
-		{3, 3, 8}, {2, 1, 8}, {4, 4, 12}, {5, 5, 12},
-	} {
-		e, end, ok := EndOffsetForEpoch(lineage, 12, tc.asked)
-		if !ok || e != tc.wantEpoch || end != tc.wantEnd {
-			t.Errorf("EndOffsetForEpoch(%d) = %d, %d, %v; want %d, %d", tc.asked, e, end, ok, tc.wantEpoch, tc.wantEnd)
-		}
-	}
-}
-
 func TestTruncateLineageTable(t *testing.T) {
-	lineage := []EpochStart{{1, 0}, {3, 10}, {4, 10}, {6, 20}}
+	lineage := lin(1, 0, 3, 10, 4, 10, 6, 20)
 	for _, tc := range []struct {
 		end  base.Offset
-		want []EpochStart
+		want []base.EpochStart
 	}{
 		{25, lineage},
 		{21, lineage},
 		// An epoch starting exactly at the new end has no data left and goes
 		// (Kafka's truncateFromEnd; the partition's recovery truncateFrom
 		// keeps it, which a follower must not do).
-		{20, []EpochStart{{1, 0}, {3, 10}, {4, 10}}},
-		{11, []EpochStart{{1, 0}, {3, 10}, {4, 10}}},
-		{10, []EpochStart{{1, 0}}},
-		{1, []EpochStart{{1, 0}}},
-		{0, []EpochStart{}},
+		{20, lin(1, 0, 3, 10, 4, 10)},
+		{11, lin(1, 0, 3, 10, 4, 10)},
+		{10, lin(1, 0)},
+		{1, lin(1, 0)},
+		{0, []base.EpochStart{}},
 	} {
 		got := TruncateLineage(lineage, tc.end)
 		if !slices.Equal(got, tc.want) {
@@ -90,18 +42,18 @@ func TestLatestEpoch(t *testing.T) {
 	if _, ok := LatestEpoch(nil); ok {
 		t.Error("an empty lineage has a latest epoch")
 	}
-	if e, ok := LatestEpoch([]EpochStart{{1, 0}, {5, 3}}); !ok || e != 5 {
+	if e, ok := LatestEpoch(lin(1, 0, 5, 3)); !ok || e != 5 {
 		t.Errorf("LatestEpoch = %d, %v; want 5", e, ok)
 	}
 }
 
 func TestMalformedLineagePanics(t *testing.T) {
-	for _, lineage := range [][]EpochStart{
-		{{2, 0}, {2, 5}},  // epochs not strictly ascending
-		{{2, 0}, {1, 5}},  // epochs descending
-		{{1, 6}, {2, 5}},  // starts descending
-		{{1, 0}, {2, 11}}, // a start past the log end
-		{{1, -1}},         // a negative start
+	for _, lineage := range [][]base.EpochStart{
+		lin(2, 0, 2, 5),  // epochs not strictly ascending
+		lin(2, 0, 1, 5),  // epochs descending
+		lin(1, 6, 2, 5),  // starts descending
+		lin(1, 0, 2, 11), // a start past the log end
+		lin(1, -1),       // a negative start
 	} {
 		func() {
 			defer func() {
@@ -116,12 +68,12 @@ func TestMalformedLineagePanics(t *testing.T) {
 
 // genLineage draws a valid lineage and a log end: 0-5 epochs, ascending
 // with gaps, each holding 0-4 offsets, starting at a random log start.
-func genLineage(t *rapid.T, label string) ([]EpochStart, base.Offset) {
-	var lineage []EpochStart
+func genLineage(t *rapid.T, label string) ([]base.EpochStart, base.Offset) {
+	var lineage []base.EpochStart
 	o := base.Offset(rapid.Int64Range(0, 5).Draw(t, label+"Start"))
 	e := base.Epoch(rapid.Int32Range(0, 2).Draw(t, label+"Epoch0"))
 	for i, n := 0, rapid.IntRange(0, 5).Draw(t, label+"Epochs"); i < n; i++ {
-		lineage = append(lineage, EpochStart{Epoch: e, Start: o})
+		lineage = append(lineage, base.EpochStart{Epoch: e, Start: o})
 		o += base.Offset(rapid.Int64Range(0, 4).Draw(t, label+"Len"))
 		e += base.Epoch(rapid.Int32Range(1, 3).Draw(t, label+"Gap"))
 	}
@@ -130,7 +82,7 @@ func genLineage(t *rapid.T, label string) ([]EpochStart, base.Offset) {
 
 // endOffsetModel answers from the definition, one epoch at a time: the data
 // of epoch e is [its start, the next start), the latest runs to the log end.
-func endOffsetModel(lineage []EpochStart, logEnd base.Offset, asked base.Epoch) (base.Epoch, base.Offset, bool) {
+func endOffsetModel(lineage []base.EpochStart, logEnd base.Offset, asked base.Epoch) (base.Epoch, base.Offset, bool) {
 	if len(lineage) == 0 || asked > lineage[len(lineage)-1].Epoch {
 		return 0, 0, false
 	}

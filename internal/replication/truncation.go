@@ -74,7 +74,7 @@ type Truncation struct {
 // test simulates it).
 //
 // TruncationPoint panics if hw > logEnd.
-func TruncationPoint(lineage []EpochStart, logEnd, hw base.Offset, leader LeaderAnswer) Truncation {
+func TruncationPoint(lineage []base.EpochStart, logEnd, hw base.Offset, leader LeaderAnswer) Truncation {
 	if hw > logEnd {
 		panic(fmt.Sprintf("replication: follower high watermark %d above its log end %d", hw, logEnd))
 	}

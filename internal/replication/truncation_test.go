@@ -11,7 +11,7 @@ import (
 
 func TestTruncationPointTable(t *testing.T) {
 	// The follower: epoch 1 on [0, 10), 3 on [10, 20), 5 on [20, 30).
-	lineage := []EpochStart{{1, 0}, {3, 10}, {5, 20}}
+	lineage := lin(1, 0, 3, 10, 5, 20)
 	const logEnd, hw = 30, 8
 	for _, tc := range []struct {
 		name   string
@@ -62,8 +62,8 @@ func TestTruncationPointPanics(t *testing.T) {
 // is its own log end, so nothing is truncated, and only dropping epoch 3
 // makes the next question a different one.
 func TestTruncationDropsAnEmptyEpochAtTheEnd(t *testing.T) {
-	follower := []EpochStart{{1, 0}, {3, 10}}
-	leader := []EpochStart{{1, 0}, {2, 6}, {4, 15}}
+	follower := lin(1, 0, 3, 10)
+	leader := lin(1, 0, 2, 6, 4, 15)
 	const followerEnd, leaderEnd = 10, 18
 	e, end, _ := EndOffsetForEpoch(leader, leaderEnd, 3)
 	step := TruncationPoint(follower, followerEnd, 0, EpochEndAnswer(EpochEnd{e, end}))
@@ -83,12 +83,12 @@ func TestTruncationDropsAnEmptyEpochAtTheEnd(t *testing.T) {
 // simLog is one replica's log in the KIP-279 simulation: its lineage and its
 // log end (every log starts at offset 0).
 type simLog struct {
-	lineage []EpochStart
+	lineage []base.EpochStart
 	end     base.Offset
 }
 
 func (l *simLog) lead(epoch base.Epoch, records int64) {
-	l.lineage = append(l.lineage, EpochStart{Epoch: epoch, Start: l.end})
+	l.lineage = append(l.lineage, base.EpochStart{Epoch: epoch, Start: l.end})
 	l.end += base.Offset(records)
 }
 

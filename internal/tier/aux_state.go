@@ -32,7 +32,7 @@ const (
 // (its content is checked by the partition that restores it). An object
 // that fails a check is an error wrapping ErrCorruptObject that names its
 // key. A segment in any other state is ErrNotReadable.
-func (r *Reader) SegmentState(ctx context.Context, seg remotemeta.RemoteSegment) ([]remotemeta.EpochStart, []byte, error) {
+func (r *Reader) SegmentState(ctx context.Context, seg remotemeta.RemoteSegment) ([]base.EpochStart, []byte, error) {
 	if seg.State != remotemeta.CopyFinished {
 		return nil, nil, fmt.Errorf("%w: state of %v segment %v", ErrNotReadable, seg.State, seg.ID)
 	}
@@ -78,7 +78,7 @@ func (r *Reader) getObject(ctx context.Context, key string, limit int64) ([]byte
 // (encodeLeaderEpochCheckpoint's format): version 0, the entry count, then
 // that many "epoch startOffset" lines, epochs and starts strictly
 // ascending, every start inside rng.
-func decodeLeaderEpochCheckpoint(key string, b []byte, rng base.Range) ([]remotemeta.EpochStart, error) {
+func decodeLeaderEpochCheckpoint(key string, b []byte, rng base.Range) ([]base.EpochStart, error) {
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	var lines []string
 	for sc.Scan() {
@@ -94,7 +94,7 @@ func decodeLeaderEpochCheckpoint(key string, b []byte, rng base.Range) ([]remote
 	if err != nil || n != len(lines)-2 {
 		return nil, corruptf(key, "entry count %q for %d entries", lines[1], len(lines)-2)
 	}
-	out := make([]remotemeta.EpochStart, 0, n)
+	out := make([]base.EpochStart, 0, n)
 	for i, l := range lines[2:] {
 		f := strings.Fields(l)
 		if len(f) != 2 {
@@ -110,7 +110,7 @@ func decodeLeaderEpochCheckpoint(key string, b []byte, rng base.Range) ([]remote
 		case i > 0 && (base.Epoch(e) <= out[i-1].Epoch || base.Offset(o) <= out[i-1].Start):
 			return nil, corruptf(key, "entry %d %q not above the one before", i, l)
 		}
-		out = append(out, remotemeta.EpochStart{Epoch: base.Epoch(e), Start: base.Offset(o)})
+		out = append(out, base.EpochStart{Epoch: base.Epoch(e), Start: base.Offset(o)})
 	}
 	return out, nil
 }

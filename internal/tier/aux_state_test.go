@@ -21,7 +21,7 @@ func TestSegmentStateReadsWhatTheCopierUploaded(t *testing.T) {
 	l := newTestLog(t, 30, 1<<20)
 	r := newRig(t, objstore.NewMem())
 	local := LocalSegmentsOf(l.Segments())[0]
-	epochs := []remotemeta.EpochStart{{Epoch: 3, Start: 0}, {Epoch: 5, Start: 10}}
+	epochs := []base.EpochStart{{Epoch: 3, Start: 0}, {Epoch: 5, Start: 10}}
 	task := CopyTask{Segment: local, Range: local.Range(), LeaderEpochs: epochs}
 	seg, err := r.copier.Copy(t.Context(), task, fullSource(l), testTopicID, testTP, 5)
 	if err != nil {
@@ -56,7 +56,7 @@ func TestSegmentStateRefusesACorruptCheckpoint(t *testing.T) {
 	seg := remotemeta.RemoteSegment{
 		ID: remotemeta.SegmentID{7}, TopicID: testTopicID, TP: testTP, State: remotemeta.CopyFinished,
 		Range: base.Range{Start: 100, End: 200}, SizeBytes: 4096,
-		LeaderEpochs: []remotemeta.EpochStart{{Epoch: 1, Start: 100}},
+		LeaderEpochs: []base.EpochStart{{Epoch: 1, Start: 100}},
 	}
 	for name, body := range map[string]string{
 		"version":          "1\n1\n1 100\n",

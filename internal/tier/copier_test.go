@@ -128,7 +128,7 @@ func TestCopyOrderAndObjects(t *testing.T) {
 	l := newTestLog(t, 30, 1<<20)
 	r := newRig(t, objstore.NewMem())
 	local := LocalSegmentsOf(l.Segments())[0]
-	epochs := []remotemeta.EpochStart{{Epoch: 3, Start: 0}, {Epoch: 5, Start: 10}}
+	epochs := []base.EpochStart{{Epoch: 3, Start: 0}, {Epoch: 5, Start: 10}}
 	task := CopyTask{Segment: local, Range: local.Range(), LeaderEpochs: epochs}
 	src := fullSource(l)
 	seg, err := r.copier.Copy(t.Context(), task, src, testTopicID, testTP, 5)
@@ -268,7 +268,7 @@ func TestCopyRefusesActiveSegment(t *testing.T) {
 	r := newRig(t, objstore.NewMem())
 	segs := LocalSegmentsOf(l.Segments())
 	act := segs[len(segs)-1]
-	_, err := r.copier.Copy(t.Context(), CopyTask{Segment: act, Range: act.Range(), LeaderEpochs: []remotemeta.EpochStart{{Start: act.BaseOffset}}},
+	_, err := r.copier.Copy(t.Context(), CopyTask{Segment: act, Range: act.Range(), LeaderEpochs: []base.EpochStart{{Start: act.BaseOffset}}},
 		LogSource{Log: l}, testTopicID, testTP, 0)
 	if !errors.Is(err, log.ErrNotSealed) || len(r.meta.view().Segments()) != 0 {
 		t.Fatalf("Copy of the active segment: %v", err)

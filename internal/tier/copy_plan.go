@@ -36,7 +36,7 @@ type CopyConfig struct {
 type CopyTask struct {
 	Segment      LocalSegment
 	Range        base.Range
-	LeaderEpochs []remotemeta.EpochStart // the lineage restricted to Range
+	LeaderEpochs []base.EpochStart // the lineage restricted to Range
 }
 
 // Partial reports whether the task uploads only part of its segment.
@@ -64,7 +64,7 @@ func (t CopyTask) Started(id remotemeta.SegmentID, topicID base.TopicID, tp base
 // lineage is the leader's epoch cache; local is ascending and
 // non-overlapping, and only its last segment may be Active (it panics
 // otherwise).
-func PlanCopies(local []LocalSegment, view PartitionView, lineage []remotemeta.EpochStart,
+func PlanCopies(local []LocalSegment, view PartitionView, lineage []base.EpochStart,
 	lastStableOffset base.Offset, cfg CopyConfig, nowMs int64,
 ) []CopyTask {
 	mustValidLocal(local)

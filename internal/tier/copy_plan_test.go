@@ -91,15 +91,15 @@ func TestPlanCopies(t *testing.T) {
 
 func TestCopyTaskCarriesLineage(t *testing.T) {
 	local := []LocalSegment{lseg(0, 10, 1), lseg(10, 20, 1), active(20, 20, 0)}
-	lineage := []remotemeta.EpochStart{es(3, 0), es(5, 4), es(6, 10), es(8, 15)}
+	lineage := []base.EpochStart{es(3, 0), es(5, 4), es(6, 10), es(8, 15)}
 	tasks := PlanCopies(local, mustView(rseg(1, 0, 6, 1, remotemeta.CopyFinished, es(3, 0), es(5, 4))), lineage, 20, CopyConfig{}, 0)
 	if len(tasks) != 2 || !tasks[0].Partial() || tasks[1].Partial() {
 		t.Fatalf("tasks %+v", tasks)
 	}
-	if want := []remotemeta.EpochStart{es(5, 6)}; !slices.Equal(tasks[0].LeaderEpochs, want) {
+	if want := []base.EpochStart{es(5, 6)}; !slices.Equal(tasks[0].LeaderEpochs, want) {
 		t.Errorf("epochs of %v = %v, want %v", tasks[0].Range, tasks[0].LeaderEpochs, want)
 	}
-	if want := []remotemeta.EpochStart{es(6, 10), es(8, 15)}; !slices.Equal(tasks[1].LeaderEpochs, want) {
+	if want := []base.EpochStart{es(6, 10), es(8, 15)}; !slices.Equal(tasks[1].LeaderEpochs, want) {
 		t.Errorf("epochs of %v = %v, want %v", tasks[1].Range, tasks[1].LeaderEpochs, want)
 	}
 	s := tasks[1].Started(sid(9), base.TopicID{1}, testTP)
@@ -107,7 +107,7 @@ func TestCopyTaskCarriesLineage(t *testing.T) {
 		t.Errorf("Started = %+v, %v", s, err)
 	}
 	// The lineage cannot name the writer of offsets below its first entry.
-	if got := PlanCopies(local, mustView(), []remotemeta.EpochStart{es(3, 5)}, 20, CopyConfig{}, 0); got != nil {
+	if got := PlanCopies(local, mustView(), []base.EpochStart{es(3, 5)}, 20, CopyConfig{}, 0); got != nil {
 		t.Errorf("below the lineage: %v", taskRanges(got))
 	}
 }

@@ -14,7 +14,6 @@ import (
 
 	"github.com/strata-broker/strata/internal/base"
 	"github.com/strata-broker/strata/internal/retention"
-	"github.com/strata-broker/strata/internal/tier/remotemeta"
 )
 
 // FollowerLocalInput is what a follower snapshots of its partition for
@@ -24,7 +23,7 @@ type FollowerLocalInput struct {
 	Local []LocalSegment
 	// Lineage is the follower's leader-epoch cache: a remote segment
 	// vouches for local offsets only where it holds the same history.
-	Lineage []remotemeta.EpochStart
+	Lineage []base.EpochStart
 	// HighWatermark is the follower's (its leader's, bounded by its log).
 	HighWatermark base.Offset
 	// LogStart is the leader's, as the follower last learned it by fetch.

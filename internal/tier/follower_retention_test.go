@@ -96,7 +96,7 @@ func TestPlanFollowerLocal(t *testing.T) {
 			// cache starts at the log start. Only [5, 10) must be held.
 			name: "log start inside the first local segment",
 			in: in(func(i *FollowerLocalInput) {
-				i.Policy, i.LogStart, i.Lineage = keepNone, 5, []remotemeta.EpochStart{es(0, 5)}
+				i.Policy, i.LogStart, i.Lineage = keepNone, 5, []base.EpochStart{es(0, 5)}
 			}),
 			view: mustView(fin(2, 5, 20), fin(3, 20, 30)),
 			want: []base.Range{rng(0, 10), rng(10, 20), rng(20, 30)}, tiered: retention.TieredUpTo(30),
@@ -143,7 +143,7 @@ func TestPlanFollowerLocalRefusesAnInvalidSnapshot(t *testing.T) {
 		"log start above watermark": {Local: local, Lineage: epoch0, HighWatermark: 15, LogStart: 16},
 		"watermark above log end": {Local: local, Lineage: epoch0, HighWatermark: 21,
 			Policy: retention.Policy{LocalRetentionBytes: retention.LimitOf(0)}},
-		"lineage not ascending": {Local: local, Lineage: []remotemeta.EpochStart{es(1, 0), es(0, 5)}, HighWatermark: 15},
+		"lineage not ascending": {Local: local, Lineage: []base.EpochStart{es(1, 0), es(0, 5)}, HighWatermark: 15},
 		"negative limit": {Local: local, Lineage: epoch0, HighWatermark: 15,
 			Policy: retention.Policy{LocalRetentionBytes: retention.Limit{Value: -1, Set: true}}},
 	} {
@@ -189,7 +189,7 @@ func drawFollowerWorld(t *rapid.T) followerWorld {
 	if rapid.Bool().Draw(t, "epochsTruncated") {
 		lineageStart = w.in.LogStart
 	}
-	w.in.Lineage = []remotemeta.EpochStart{es(0, lineageStart)}
+	w.in.Lineage = []base.EpochStart{es(0, lineageStart)}
 	if e := base.Offset(rapid.IntRange(0, int(logEnd)+5).Draw(t, "epoch1")); e > lineageStart && e < logEnd {
 		w.in.Lineage = append(w.in.Lineage, es(1, e))
 	}
@@ -227,8 +227,8 @@ func drawFollowerWorld(t *rapid.T) followerWorld {
 }
 
 // epochsOf is the lineage restricted to r, as an upload records it.
-func epochsOf(lineage []remotemeta.EpochStart, r base.Range) []remotemeta.EpochStart {
-	out := []remotemeta.EpochStart{{Epoch: lineage[0].Epoch, Start: r.Start}}
+func epochsOf(lineage []base.EpochStart, r base.Range) []base.EpochStart {
+	out := []base.EpochStart{{Epoch: lineage[0].Epoch, Start: r.Start}}
 	for _, e := range lineage {
 		switch {
 		case e.Start <= r.Start:

@@ -45,7 +45,7 @@ type Gauges struct {
 // view, whose local segments are local (ascending, the active one last),
 // whose leader-epoch cache is lineage and whose log starts at logStart.
 // It is a pure function: the broker calls it when metrics are scraped.
-func GaugesOf(view PartitionView, local []LocalSegment, lineage []remotemeta.EpochStart, logStart base.Offset) Gauges {
+func GaugesOf(view PartitionView, local []LocalSegment, lineage []base.EpochStart, logStart base.Offset) Gauges {
 	if !view.Loaded() {
 		return Gauges{}
 	}

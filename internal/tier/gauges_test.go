@@ -20,7 +20,7 @@ func TestGaugesOf(t *testing.T) {
 		name     string
 		view     PartitionView
 		local    []LocalSegment
-		lineage  []remotemeta.EpochStart
+		lineage  []base.EpochStart
 		logStart base.Offset
 		want     Gauges
 	}{

@@ -17,9 +17,9 @@ func sid(n int) remotemeta.SegmentID {
 func rng(start, end base.Offset) base.Range { return base.Range{Start: start, End: end} }
 
 // rseg is a remote segment of epoch 0 (or the given epochs).
-func rseg(n int, start, end base.Offset, size int64, st remotemeta.State, epochs ...remotemeta.EpochStart) remotemeta.RemoteSegment {
+func rseg(n int, start, end base.Offset, size int64, st remotemeta.State, epochs ...base.EpochStart) remotemeta.RemoteSegment {
 	if len(epochs) == 0 {
-		epochs = []remotemeta.EpochStart{{Epoch: 0, Start: start}}
+		epochs = []base.EpochStart{{Epoch: 0, Start: start}}
 	}
 	return remotemeta.RemoteSegment{
 		ID: sid(n), TP: testTP, Range: rng(start, end), LeaderEpochs: epochs,
@@ -35,7 +35,7 @@ func mustView(segs ...remotemeta.RemoteSegment) PartitionView {
 	return v
 }
 
-var epoch0 = []remotemeta.EpochStart{{Epoch: 0, Start: 0}}
+var epoch0 = []base.EpochStart{{Epoch: 0, Start: 0}}
 
 func lseg(start, end base.Offset, size int64) LocalSegment {
 	return LocalSegment{BaseOffset: start, NextOffset: end, SizeBytes: size, MaxTimestampMs: int64(end)}
@@ -48,6 +48,6 @@ func active(start, end base.Offset, size int64) LocalSegment {
 }
 
 // es is one lineage entry: epoch starts at offset start.
-func es(epoch base.Epoch, start base.Offset) remotemeta.EpochStart {
-	return remotemeta.EpochStart{Epoch: epoch, Start: start}
+func es(epoch base.Epoch, start base.Offset) base.EpochStart {
+	return base.EpochStart{Epoch: epoch, Start: start}
 }

@@ -167,7 +167,7 @@ func lookupOffset(es []offsetEntry, target uint32, end int64) (pos, nextPos int6
 
 // encodeLeaderEpochCheckpoint is Kafka's leader-epoch-checkpoint file:
 // version 0, the entry count, then one "epoch startOffset" line each.
-func encodeLeaderEpochCheckpoint(epochs []remotemeta.EpochStart) []byte {
+func encodeLeaderEpochCheckpoint(epochs []base.EpochStart) []byte {
 	var sb strings.Builder
 	sb.WriteString("0\n" + strconv.Itoa(len(epochs)) + "\n")
 	for _, e := range epochs {

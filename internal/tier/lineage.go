@@ -16,7 +16,7 @@ const noEnd = base.Offset(math.MaxInt64)
 // validateLineage checks that l is ascending in both epoch and start. A
 // lineage comes from the partition's leader-epoch cache, which validates
 // it on load, so a bad one here is a programmer error.
-func validateLineage(l []remotemeta.EpochStart) error {
+func validateLineage(l []base.EpochStart) error {
 	for i, e := range l {
 		if e.Epoch < 0 || e.Start < 0 {
 			return fmt.Errorf("tier: lineage entry %d is negative: %v", i, e)
@@ -28,15 +28,15 @@ func validateLineage(l []remotemeta.EpochStart) error {
 	return nil
 }
 
-func mustValidLineage(l []remotemeta.EpochStart) {
+func mustValidLineage(l []base.EpochStart) {
 	if err := validateLineage(l); err != nil {
 		panic(err.Error())
 	}
 }
 
 // epochRange is the offsets epoch e covers in l, and whether l has e.
-func epochRange(l []remotemeta.EpochStart, e base.Epoch) (base.Range, bool) {
-	i, ok := slices.BinarySearchFunc(l, e, func(x remotemeta.EpochStart, e base.Epoch) int { return cmp.Compare(x.Epoch, e) })
+func epochRange(l []base.EpochStart, e base.Epoch) (base.Range, bool) {
+	i, ok := slices.BinarySearchFunc(l, e, func(x base.EpochStart, e base.Epoch) int { return cmp.Compare(x.Epoch, e) })
 	if !ok {
 		return base.Range{}, false
 	}
@@ -56,7 +56,7 @@ func epochRange(l []remotemeta.EpochStart, e base.Epoch) (base.Range, bool) {
 // does), so the part of a segment below it cannot be checked and is
 // outside the log anyway. A segment entirely below it is not in the
 // lineage: nothing vouches for it (see PlanStrays).
-func inLineage(s remotemeta.RemoteSegment, l []remotemeta.EpochStart) bool {
+func inLineage(s remotemeta.RemoteSegment, l []base.EpochStart) bool {
 	if len(l) == 0 || s.Range.End <= l[0].Start {
 		return false
 	}

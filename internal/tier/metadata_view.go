@@ -141,7 +141,7 @@ func (v PartitionView) inState(st remotemeta.State) []remotemeta.RemoteSegment {
 // is not loaded, or segments are finished but the lineage is empty (the
 // epoch cache is not loaded), or two of them overlap (a broken invariant:
 // refusing to plan is the safe answer).
-func (v PartitionView) lineageFinished(lineage []remotemeta.EpochStart) ([]remotemeta.RemoteSegment, bool) {
+func (v PartitionView) lineageFinished(lineage []base.EpochStart) ([]remotemeta.RemoteSegment, bool) {
 	mustValidLineage(lineage)
 	if !v.loaded {
 		return nil, false
@@ -170,7 +170,7 @@ func (v PartitionView) lineageFinished(lineage []remotemeta.EpochStart) ([]remot
 // TieredNext is DESIGN §4 rule 1: one past the highest offset of a
 // COPY_FINISHED segment in lineage (the leader's epoch cache), "nothing
 // tiered" when there is none, and unknown when the view is not loaded.
-func (v PartitionView) TieredNext(lineage []remotemeta.EpochStart) retention.Tiered {
+func (v PartitionView) TieredNext(lineage []base.EpochStart) retention.Tiered {
 	fin, ok := v.lineageFinished(lineage)
 	switch {
 	case !ok:
@@ -184,7 +184,7 @@ func (v PartitionView) TieredNext(lineage []remotemeta.EpochStart) retention.Tie
 // Finished returns the COPY_FINISHED segments of lineage for a retention
 // Snapshot's Remote: ascending, non-overlapping, the last ending at
 // TieredNext(lineage). Nil when TieredNext is unknown.
-func (v PartitionView) Finished(lineage []remotemeta.EpochStart) []retention.Segment {
+func (v PartitionView) Finished(lineage []base.EpochStart) []retention.Segment {
 	fin, ok := v.lineageFinished(lineage)
 	if !ok {
 		return nil
@@ -202,7 +202,7 @@ func (v PartitionView) Finished(lineage []remotemeta.EpochStart) []retention.Seg
 // leader's watermark can trail what the old leader tiered until followers
 // catch up, and retention must not plan on it (retention.Snapshot requires
 // tieredNext <= highWatermark).
-func (v PartitionView) RetentionTier(lineage []remotemeta.EpochStart, highWatermark base.Offset) (retention.Tiered, []retention.Segment) {
+func (v PartitionView) RetentionTier(lineage []base.EpochStart, highWatermark base.Offset) (retention.Tiered, []retention.Segment) {
 	t := v.TieredNext(lineage)
 	if !t.Known || (t.Any && t.Next > highWatermark) {
 		return retention.TieredUnknown(), nil
@@ -212,7 +212,7 @@ func (v PartitionView) RetentionTier(lineage []remotemeta.EpochStart, highWaterm
 
 // LastTiered is ListOffsets -5: tieredNext-1, once anything of lineage is
 // tiered. ok is false when nothing is tiered or the tier is unknown.
-func (v PartitionView) LastTiered(lineage []remotemeta.EpochStart) (base.Offset, bool) {
+func (v PartitionView) LastTiered(lineage []base.EpochStart) (base.Offset, bool) {
 	t := v.TieredNext(lineage)
 	if !t.Any {
 		return 0, false
@@ -226,7 +226,7 @@ func (v PartitionView) LastTiered(lineage []remotemeta.EpochStart) (base.Offset,
 // is not tiered), so the answer is never below localLogStart. ok is false
 // when the tier is unknown: the leader must not guess (a follower
 // bootstrapping from it would skip data).
-func (v PartitionView) EarliestPendingUpload(lineage []remotemeta.EpochStart, localLogStart base.Offset) (base.Offset, bool) {
+func (v PartitionView) EarliestPendingUpload(lineage []base.EpochStart, localLogStart base.Offset) (base.Offset, bool) {
 	t := v.TieredNext(lineage)
 	switch {
 	case !t.Known:
@@ -239,7 +239,7 @@ func (v PartitionView) EarliestPendingUpload(lineage []remotemeta.EpochStart, lo
 
 // SegmentAt returns the COPY_FINISHED segment of lineage holding offset o,
 // for a remote read; ok is false when none does or the tier is unknown.
-func (v PartitionView) SegmentAt(lineage []remotemeta.EpochStart, o base.Offset) (remotemeta.RemoteSegment, bool) {
+func (v PartitionView) SegmentAt(lineage []base.EpochStart, o base.Offset) (remotemeta.RemoteSegment, bool) {
 	fin, ok := v.lineageFinished(lineage)
 	if !ok {
 		return remotemeta.RemoteSegment{}, false
@@ -261,7 +261,7 @@ func (v PartitionView) SegmentAt(lineage []remotemeta.EpochStart, o base.Offset)
 
 // FinishedFrom returns the COPY_FINISHED segments of lineage that end
 // after o, ascending (a timestamp search from the log start).
-func (v PartitionView) FinishedFrom(lineage []remotemeta.EpochStart, o base.Offset) []remotemeta.RemoteSegment {
+func (v PartitionView) FinishedFrom(lineage []base.EpochStart, o base.Offset) []remotemeta.RemoteSegment {
 	fin, _ := v.lineageFinished(lineage)
 	out := fin[:0:0]
 	for _, s := range fin {

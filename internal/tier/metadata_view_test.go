@@ -88,11 +88,11 @@ func TestApply(t *testing.T) {
 
 func TestTieredNext(t *testing.T) {
 	diverged := rseg(3, 20, 30, 1, remotemeta.CopyFinished, es(1, 20)) // epoch 1 ended at 25 in the lineage
-	lineage := []remotemeta.EpochStart{es(0, 0), es(1, 15), es(2, 25)}
+	lineage := []base.EpochStart{es(0, 0), es(1, 15), es(2, 25)}
 	for _, tc := range []struct {
 		name    string
 		v       PartitionView
-		lineage []remotemeta.EpochStart
+		lineage []base.EpochStart
 		want    retention.Tiered
 	}{
 		{"not loaded", PartitionView{}, lineage, retention.TieredUnknown()},
@@ -107,11 +107,11 @@ func TestTieredNext(t *testing.T) {
 			// The epoch cache was truncated from the front to log start 5:
 			// the segment holding it is still in the lineage.
 			"lineage truncated from start", mustView(rseg(1, 0, 10, 1, remotemeta.CopyFinished, es(0, 0), es(1, 3))),
-			[]remotemeta.EpochStart{es(1, 5), es(2, 12)}, retention.TieredUpTo(10),
+			[]base.EpochStart{es(1, 5), es(2, 12)}, retention.TieredUpTo(10),
 		},
 		{
 			"segment below the lineage", mustView(rseg(1, 0, 5, 1, remotemeta.CopyFinished)),
-			[]remotemeta.EpochStart{es(1, 5)}, retention.NothingTiered(),
+			[]base.EpochStart{es(1, 5)}, retention.NothingTiered(),
 		},
 	} {
 		if got := tc.v.TieredNext(tc.lineage); got != tc.want {

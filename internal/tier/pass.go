@@ -64,7 +64,7 @@ type PassInput struct {
 	TopicID          base.TopicID
 	TP               base.TopicPartition
 	LeaderEpoch      base.Epoch
-	Lineage          []remotemeta.EpochStart // the leader-epoch cache
+	Lineage          []base.EpochStart // the leader-epoch cache
 	LastStableOffset base.Offset
 	HighWatermark    base.Offset
 	LogStart         base.Offset

@@ -66,7 +66,7 @@ type passHarness struct {
 	rig     *rig
 	local   *passLocal
 	views   *passViews
-	lineage []remotemeta.EpochStart
+	lineage []base.EpochStart
 	policy  retention.Policy
 }
 

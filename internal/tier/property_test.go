@@ -22,7 +22,7 @@ type world struct {
 	t        *rapid.T
 	fail     bool // inject failures this pass
 	local    []LocalSegment
-	lineage  []remotemeta.EpochStart
+	lineage  []base.EpochStart
 	view     PartitionView
 	objects  map[remotemeta.SegmentID]bool
 	logStart base.Offset
@@ -101,7 +101,7 @@ func (w *world) roll() {
 // other boundaries, as a replica that rolled on its own schedule would.
 func (w *world) newLeader() {
 	last := w.lineage[len(w.lineage)-1]
-	next := remotemeta.EpochStart{Epoch: last.Epoch + 1, Start: w.logEnd()}
+	next := base.EpochStart{Epoch: last.Epoch + 1, Start: w.logEnd()}
 	if next.Start == last.Start {
 		w.lineage = append(w.lineage[:len(w.lineage)-1:len(w.lineage)-1], next)
 	} else {
@@ -413,7 +413,7 @@ func TestTierPassProperties(t *testing.T) {
 		w := &world{
 			t: t, view: v, objects: map[remotemeta.SegmentID]bool{},
 			local:   []LocalSegment{{Active: true}},
-			lineage: []remotemeta.EpochStart{{Epoch: 0, Start: 0}},
+			lineage: []base.EpochStart{{Epoch: 0, Start: 0}},
 			loaded:  true, crashAt: -1,
 		}
 		for range rapid.IntRange(0, 3).Draw(t, "initialConfigs") {

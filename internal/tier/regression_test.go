@@ -47,7 +47,7 @@ func TestFreshLeaderSizeRetentionDeletesNothingAtCap(t *testing.T) {
 	policy := retention.Policy{RetentionBytes: retention.LimitOf(capBytes), LocalRetentionBytes: retention.LimitOf(capBytes)}
 	for name, tc := range map[string]struct {
 		v       PartitionView
-		lineage []remotemeta.EpochStart
+		lineage []base.EpochStart
 	}{
 		"metadata not loaded":    {PartitionView{}, epoch0},
 		"epoch cache not loaded": {loaded, nil},

@@ -151,7 +151,7 @@ func PlanDeletes(view PartitionView, d retention.Decision) []DeleteTask {
 // deletion. Segments not in lineage that reach above logStart are kept
 // until log start passes them. A view that is not loaded, or an empty
 // lineage, plans nothing.
-func PlanStrays(view PartitionView, lineage []remotemeta.EpochStart, logStart base.Offset) []DeleteTask {
+func PlanStrays(view PartitionView, lineage []base.EpochStart, logStart base.Offset) []DeleteTask {
 	mustValidLineage(lineage)
 	if !view.Loaded() || len(lineage) == 0 {
 		return nil

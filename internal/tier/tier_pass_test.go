@@ -82,7 +82,7 @@ func TestDeleteTaskSteps(t *testing.T) {
 }
 
 func TestPlanStrays(t *testing.T) {
-	lineage := []remotemeta.EpochStart{es(1, 10), es(3, 20)}
+	lineage := []base.EpochStart{es(1, 10), es(3, 20)}
 	v := mustView(
 		rseg(1, 0, 10, 1, remotemeta.CopyFinished),                        // older than the epoch cache
 		rseg(2, 10, 20, 1, remotemeta.CopyFinished, es(1, 10)),            // in the lineage

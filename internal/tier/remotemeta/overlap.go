@@ -13,15 +13,15 @@ import (
 // to start there, then every epoch that starts inside r. ok is false when
 // r starts below l's first Start (l cannot say which epoch wrote it).
 // l must be ascending in both Epoch and Start.
-func EpochsFor(l []EpochStart, r base.Range) ([]EpochStart, bool) {
+func EpochsFor(l []base.EpochStart, r base.Range) ([]base.EpochStart, bool) {
 	if len(l) == 0 || r.Start < l[0].Start {
 		return nil, false
 	}
-	i, _ := slices.BinarySearchFunc(l, r.Start, func(x EpochStart, o base.Offset) int { return cmp.Compare(x.Start, o) })
+	i, _ := slices.BinarySearchFunc(l, r.Start, func(x base.EpochStart, o base.Offset) int { return cmp.Compare(x.Start, o) })
 	if i == len(l) || l[i].Start > r.Start {
 		i-- // the epoch in force at r.Start started before it
 	}
-	out := []EpochStart{{Epoch: l[i].Epoch, Start: r.Start}}
+	out := []base.EpochStart{{Epoch: l[i].Epoch, Start: r.Start}}
 	for _, e := range l[i+1:] {
 		if e.Start >= r.End {
 			break

@@ -8,9 +8,9 @@ import (
 	"github.com/strata-broker/strata/internal/base"
 )
 
-func seg(n byte, start, end base.Offset, st State, epochs ...EpochStart) RemoteSegment {
+func seg(n byte, start, end base.Offset, st State, epochs ...base.EpochStart) RemoteSegment {
 	if len(epochs) == 0 {
-		epochs = []EpochStart{{Epoch: 0, Start: start}}
+		epochs = []base.EpochStart{{Epoch: 0, Start: start}}
 	}
 	return RemoteSegment{
 		ID: SegmentID{0: 0xAA, 15: n}, TopicID: base.TopicID{15: 1}, TP: base.TopicPartition{Topic: "t"},
@@ -75,7 +75,7 @@ func TestTransitionRefusesWithTypedError(t *testing.T) {
 }
 
 func TestSameAttempt(t *testing.T) {
-	a := seg(1, 10, 20, CopyStarted, EpochStart{1, 10}, EpochStart{2, 15})
+	a := seg(1, 10, 20, CopyStarted, base.EpochStart{Epoch: 1, Start: 10}, base.EpochStart{Epoch: 2, Start: 15})
 	b := a
 	b.State = CopyFinished
 	if !a.SameAttempt(b) {
@@ -88,7 +88,7 @@ func TestSameAttempt(t *testing.T) {
 		"range":     func(s *RemoteSegment) { s.Range.End++ },
 		"size":      func(s *RemoteSegment) { s.SizeBytes++ },
 		"timestamp": func(s *RemoteSegment) { s.MaxTimestampMs++ },
-		"epochs":    func(s *RemoteSegment) { s.LeaderEpochs = []EpochStart{{1, 10}} },
+		"epochs":    func(s *RemoteSegment) { s.LeaderEpochs = lin(1, 10) },
 	} {
 		c := a
 		mut(&c)
@@ -99,7 +99,7 @@ func TestSameAttempt(t *testing.T) {
 }
 
 func TestRemoteSegmentValidate(t *testing.T) {
-	ok := seg(1, 10, 20, CopyStarted, EpochStart{1, 10}, EpochStart{2, 15})
+	ok := seg(1, 10, 20, CopyStarted, base.EpochStart{Epoch: 1, Start: 10}, base.EpochStart{Epoch: 2, Start: 15})
 	if err := ok.Validate(); err != nil {
 		t.Fatalf("valid segment: %v", err)
 	}
@@ -110,14 +110,14 @@ func TestRemoteSegmentValidate(t *testing.T) {
 		"negative start":        func(s *RemoteSegment) { s.Range.Start = -1 },
 		"negative size":         func(s *RemoteSegment) { s.SizeBytes = -1 },
 		"no epochs":             func(s *RemoteSegment) { s.LeaderEpochs = nil },
-		"epochs start late":     func(s *RemoteSegment) { s.LeaderEpochs = []EpochStart{{1, 11}} },
-		"epoch past end":        func(s *RemoteSegment) { s.LeaderEpochs = []EpochStart{{1, 10}, {2, 20}} },
-		"epochs not ascending":  func(s *RemoteSegment) { s.LeaderEpochs = []EpochStart{{2, 10}, {1, 15}} },
-		"epoch starts repeated": func(s *RemoteSegment) { s.LeaderEpochs = []EpochStart{{1, 10}, {2, 10}} },
-		"negative epoch":        func(s *RemoteSegment) { s.LeaderEpochs = []EpochStart{{-1, 10}} },
+		"epochs start late":     func(s *RemoteSegment) { s.LeaderEpochs = lin(1, 11) },
+		"epoch past end":        func(s *RemoteSegment) { s.LeaderEpochs = lin(1, 10, 2, 20) },
+		"epochs not ascending":  func(s *RemoteSegment) { s.LeaderEpochs = lin(2, 10, 1, 15) },
+		"epoch starts repeated": func(s *RemoteSegment) { s.LeaderEpochs = lin(1, 10, 2, 10) },
+		"negative epoch":        func(s *RemoteSegment) { s.LeaderEpochs = lin(-1, 10) },
 	} {
 		s := ok
-		s.LeaderEpochs = append([]EpochStart(nil), ok.LeaderEpochs...)
+		s.LeaderEpochs = append([]base.EpochStart(nil), ok.LeaderEpochs...)
 		mut(&s)
 		if err := s.Validate(); !errors.Is(err, ErrInvalidSegment) {
 			t.Errorf("%s: Validate(%+v) = %v, want ErrInvalidSegment", name, s, err)
@@ -126,16 +126,16 @@ func TestRemoteSegmentValidate(t *testing.T) {
 }
 
 func TestEpochsFor(t *testing.T) {
-	l := []EpochStart{{1, 10}, {3, 20}, {4, 30}}
+	l := lin(1, 10, 3, 20, 4, 30)
 	for _, tc := range []struct {
 		r    base.Range
-		want []EpochStart
+		want []base.EpochStart
 		ok   bool
 	}{
-		{base.Range{Start: 10, End: 15}, []EpochStart{{1, 10}}, true},
-		{base.Range{Start: 12, End: 25}, []EpochStart{{1, 12}, {3, 20}}, true},
-		{base.Range{Start: 20, End: 40}, []EpochStart{{3, 20}, {4, 30}}, true},
-		{base.Range{Start: 35, End: 36}, []EpochStart{{4, 35}}, true},
+		{base.Range{Start: 10, End: 15}, lin(1, 10), true},
+		{base.Range{Start: 12, End: 25}, lin(1, 12, 3, 20), true},
+		{base.Range{Start: 20, End: 40}, lin(3, 20, 4, 30), true},
+		{base.Range{Start: 35, End: 36}, lin(4, 35), true},
 		{base.Range{Start: 9, End: 15}, nil, false},
 	} {
 		got, ok := EpochsFor(l, tc.r)
@@ -149,7 +149,7 @@ func TestEpochsFor(t *testing.T) {
 }
 
 func TestConflictsWith(t *testing.T) {
-	fin := seg(1, 0, 10, CopyFinished, EpochStart{0, 0}, EpochStart{1, 5})
+	fin := seg(1, 0, 10, CopyFinished, base.EpochStart{Epoch: 0, Start: 0}, base.EpochStart{Epoch: 1, Start: 5})
 	for _, tc := range []struct {
 		name     string
 		segs     []RemoteSegment
@@ -157,12 +157,12 @@ func TestConflictsWith(t *testing.T) {
 		conflict bool
 	}{
 		{"none", nil, seg(2, 0, 10, CopyStarted), false},
-		{"adjacent", []RemoteSegment{fin}, seg(2, 10, 20, CopyStarted, EpochStart{1, 10}), false},
-		{"same history on the shared offsets", []RemoteSegment{fin}, seg(2, 5, 15, CopyStarted, EpochStart{1, 5}), true},
-		{"same offsets", []RemoteSegment{fin}, seg(2, 0, 10, CopyStarted, EpochStart{0, 0}, EpochStart{1, 5}), true},
-		{"inside", []RemoteSegment{fin}, seg(2, 6, 8, CopyStarted, EpochStart{1, 6}), true},
-		{"another epoch on the shared offsets", []RemoteSegment{fin}, seg(2, 5, 15, CopyStarted, EpochStart{2, 5}), false},
-		{"epoch boundary elsewhere", []RemoteSegment{fin}, seg(2, 0, 10, CopyStarted, EpochStart{0, 0}, EpochStart{1, 6}), false},
+		{"adjacent", []RemoteSegment{fin}, seg(2, 10, 20, CopyStarted, base.EpochStart{Epoch: 1, Start: 10}), false},
+		{"same history on the shared offsets", []RemoteSegment{fin}, seg(2, 5, 15, CopyStarted, base.EpochStart{Epoch: 1, Start: 5}), true},
+		{"same offsets", []RemoteSegment{fin}, seg(2, 0, 10, CopyStarted, base.EpochStart{Epoch: 0, Start: 0}, base.EpochStart{Epoch: 1, Start: 5}), true},
+		{"inside", []RemoteSegment{fin}, seg(2, 6, 8, CopyStarted, base.EpochStart{Epoch: 1, Start: 6}), true},
+		{"another epoch on the shared offsets", []RemoteSegment{fin}, seg(2, 5, 15, CopyStarted, base.EpochStart{Epoch: 2, Start: 5}), false},
+		{"epoch boundary elsewhere", []RemoteSegment{fin}, seg(2, 0, 10, CopyStarted, base.EpochStart{Epoch: 0, Start: 0}, base.EpochStart{Epoch: 1, Start: 6}), false},
 		{"the other is not finished", []RemoteSegment{seg(1, 0, 10, Dangling)}, seg(2, 0, 10, CopyStarted), false},
 		{"itself", []RemoteSegment{fin}, fin, false},
 	} {
@@ -176,4 +176,13 @@ func TestConflictsWith(t *testing.T) {
 			t.Errorf("%s: error %v (%+v), want an *OverlapError of %v and %v", tc.name, err, oe, tc.s.ID, fin.ID)
 		}
 	}
+}
+
+// lin is the lineage of the (epoch, start) pairs given.
+func lin(pairs ...int64) []base.EpochStart {
+	var out []base.EpochStart
+	for i := 0; i+1 < len(pairs); i += 2 {
+		out = append(out, base.EpochStart{Epoch: base.Epoch(pairs[i]), Start: base.Offset(pairs[i+1])})
+	}
+	return out
 }

@@ -19,14 +19,6 @@ func (id SegmentID) IsZero() bool { return id == SegmentID{} }
 
 func (id SegmentID) String() string { return hex.EncodeToString(id[:]) }
 
-// EpochStart says that leader epoch Epoch begins at offset Start. A
-// lineage is a list of them, ascending in both Epoch and Start; each epoch
-// covers offsets up to the next one's Start, and the last one has no end.
-type EpochStart struct {
-	Epoch base.Epoch
-	Start base.Offset
-}
-
 // RemoteSegment is the metadata of one copy attempt, as the metadata
 // quorum holds it. Only State changes over its life; the slices are never
 // mutated after construction, so copies may share them.
@@ -37,7 +29,7 @@ type RemoteSegment struct {
 	Range   base.Range // [base offset, next offset), never empty
 	// LeaderEpochs is the segment's leader-epoch lineage: the first entry
 	// starts at Range.Start, all start inside Range, ascending.
-	LeaderEpochs   []EpochStart
+	LeaderEpochs   []base.EpochStart
 	SizeBytes      int64
 	MaxTimestampMs int64
 	State          State
