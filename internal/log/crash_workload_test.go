@@ -169,6 +169,23 @@ func crashOptions(fsys vfs.FS) Options {
 	return o
 }
 
+// crashStop is a workload's check after each call: on success it raises
+// *acked to what *l holds durably and says go on; on the injected crash it
+// says stop; any other error fails the test.
+func crashStop(t fataler, l **Log, acked *base.Offset) func(error) bool {
+	return func(err error) bool {
+		t.Helper()
+		if err == nil {
+			*acked = max(*acked, (*l).DurableEnd())
+			return false
+		}
+		if !errors.Is(err, errCrashed) {
+			t.Fatalf("workload: %v", err)
+		}
+		return true
+	}
+}
+
 // runWorkload opens a log with o on fsys and runs steps, updating m, until
 // the end or the first error. An error other than errCrashed fails the test.
 // The log is abandoned, not closed, unless the steps close it.

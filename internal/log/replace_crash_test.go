@@ -2,7 +2,6 @@ package log
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -52,17 +51,7 @@ func replaceCrashOptions(fsys vfs.FS) Options {
 func runReplaceWorkload(t fataler, o Options, m *replModel) {
 	t.Helper()
 	var l *Log
-	stop := func(err error) bool {
-		t.Helper()
-		if err == nil {
-			m.acked = max(m.acked, l.DurableEnd())
-			return false
-		}
-		if !errors.Is(err, errCrashed) {
-			t.Fatalf("workload: %v", err)
-		}
-		return true
-	}
+	stop := crashStop(t, &l, &m.acked)
 	open := func() error {
 		var err error
 		l, err = Open(o)
@@ -295,17 +284,7 @@ type truncModel struct {
 func runTruncGapWorkload(t fataler, o Options, c *crasher, m *truncModel) {
 	t.Helper()
 	var l *Log
-	stop := func(err error) bool {
-		t.Helper()
-		if err == nil {
-			m.acked = max(m.acked, l.DurableEnd())
-			return false
-		}
-		if !errors.Is(err, errCrashed) {
-			t.Fatalf("workload: %v", err)
-		}
-		return true
-	}
+	stop := crashStop(t, &l, &m.acked)
 	var err error
 	if l, err = Open(o); stop(err) {
 		return
