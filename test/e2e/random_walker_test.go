@@ -102,7 +102,7 @@ func (w *walker) send(req kmsg.Request) kmsg.Response {
 	w.env.journal(w.name, fmt.Sprintf("%s %s v%d mutated=%v to %s: %v %s -> %s", sentAt.Format("05.000"), kmsg.NameForKey(key), v, w.mutated,
 		node.Addr, outcome, clip(requestJSON(req), 400), clip(requestJSON(resp), 300)))
 	if os.Getenv("E2E_WALK_TRACE") != "" {
-		w.t.Logf("%s %s to %s %v after %v: %s -> %s", sentAt.Format("05.000"), w.name, node.Addr, outcome,
+		w.t.Logf("%s %s %s to %s %v after %v: %s -> %s", sentAt.Format("05.000"), w.name, kmsg.NameForKey(key), node.Addr, outcome,
 			time.Since(sentAt).Round(time.Millisecond), requestJSON(req), requestJSON(resp))
 	}
 	what := func() string {
