@@ -132,6 +132,10 @@ func (w *consumerWrite) memberFor(req *kmsg.ConsumerGroupHeartbeatRequest, set c
 	if id == "" {
 		id = newMemberID()
 	}
+	if m, ok := w.cg.members[id]; ok && changesInstance(m.instanceID, req.InstanceID) {
+		return nil, heartbeatRefusal{kerr.InvalidRequest.Code, "member " + id + " joined with instance id " + *req.InstanceID +
+			" but is in group " + w.id + " " + instanceNamed(m.instanceID) + "; a member keeps its instance id: join under a new member id."}
+	}
 	if req.InstanceID != nil {
 		if prev, ok := w.cg.static[*req.InstanceID]; ok && prev != id {
 			old := w.cg.members[prev]
@@ -150,6 +154,25 @@ func (w *consumerWrite) memberFor(req *kmsg.ConsumerGroupHeartbeatRequest, set c
 		return nil, heartbeatRefusal{kerr.GroupMaxSizeReached.Code, "the consumer group has reached its maximum size."}
 	}
 	return newConsumerMember(id), heartbeatRefusal{}
+}
+
+// changesInstance reports whether a join naming instance would give a
+// member of had another instance id than it has (a join without one keeps
+// the member's). Kafka refuses that (apache/kafka#23542): a known member
+// id on a join is then the same member, static or not, and a static one
+// rejoining under its own id (its join's answer lost, or after
+// FENCED_MEMBER_EPOCH) starts over in place rather than being told its
+// instance is unreleased.
+func changesInstance(had, instance *string) bool {
+	return instance != nil && (had == nil || *had != *instance)
+}
+
+// instanceNamed says which instance id a member has, for an error message.
+func instanceNamed(instance *string) string {
+	if instance == nil {
+		return "without one"
+	}
+	return "as instance " + *instance
 }
 
 // checkInstance refuses a heartbeat past the join that names an instance

@@ -246,6 +246,19 @@ func TestConsumerHeartbeatStaticMember(t *testing.T) {
 	epoch := h.cg.epoch
 
 	wantResp(t, "another instance-1", h.send(join("s2", &i)), kerr.UnreleasedInstanceID.Code, 0, nil)
+	// s1 rejoining under its own id (its join's answer lost) is s1 again.
+	wantResp(t, "s1 rejoins as itself", h.send(join("s1", &i)), 0, h.cg.assignmentEpoch, nil)
+	h.send(beat("s1", h.cg.assignmentEpoch, assignor.Assignment{}))
+	if s := h.cg.members["s1"]; !s.Assigned.Equal(owned) || h.cg.epoch != epoch {
+		t.Fatalf("after s1 rejoins as itself: %+v, group epoch %d (was %d)", s.Member, h.cg.epoch, epoch)
+	}
+	// A member id keeps its instance id: a join cannot change it.
+	other := "instance-3"
+	wantResp(t, "s1 joins as another instance", h.send(join("s1", &other)), kerr.InvalidRequest.Code, 0, nil)
+	wantResp(t, "a dynamic member joins as an instance", h.send(join("d", &other)), kerr.InvalidRequest.Code, 0, nil)
+	if h.cg.static[i] != "s1" || h.cg.members["d"].instanceID != nil {
+		t.Fatalf("after the refused joins: static %v", h.cg.static)
+	}
 	wantResp(t, "static leave", h.send(leaveReq("s1", -2, &i)), 0, -2, nil)
 	if s := h.cg.members["s1"]; s.Epoch != staticLeaveEpoch || !s.Assigned.Equal(owned) {
 		t.Fatalf("after the static leave: %+v", s.Member)
