@@ -321,8 +321,12 @@ func (env *walkEnv) report(t *testing.T) {
 		if _, advertised := env.apis[k.Int16()]; !advertised {
 			continue
 		}
-		if n := env.tally[k]; n == nil || n.clean == 0 {
-			t.Errorf("no %s of the walks (seed %d) was answered without an error code: the walks no longer reach its handler's end", k.Name(), env.seed)
+		switch n := env.tally[k]; {
+		case n == nil:
+			t.Errorf("no %s of the walks (seed %d) was sent: the walks no longer reach its handler", k.Name(), env.seed)
+		case n.clean == 0:
+			t.Errorf("no %s of the walks (seed %d) was answered without an error code (%d sent, %d closed, %d unanswered, error codes %v): the walks no longer reach its handler's end",
+				k.Name(), env.seed, n.sent, n.closed, n.timedOut, n.codes)
 		}
 	}
 }
