@@ -34,6 +34,14 @@ type txnWalker struct {
 	added      [walkPartitions]bool
 	churnAdded bool
 	next       int
+	// group is the group whose offsets the transactions commit. It has
+	// no members, so a mutated request of another walker may make it a
+	// group of another type (a ShareGroupHeartbeat naming it makes it a
+	// share group), whose offsets no transaction may commit
+	// (GROUP_ID_NOT_FOUND): the walker then moves to a group of a new
+	// name (moves counts them), as an operator would.
+	group string
+	moves int
 }
 
 // walkInitRetries bounds the retries of one InitProducerID step.
@@ -91,13 +99,13 @@ func (p *txnWalker) step(w *walker) {
 		p.after(w, code, next)
 	case txnAddOffsets:
 		req := kmsg.NewPtrAddOffsetsToTxnRequest()
-		req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Group = p.txnID, p.id, p.epoch, walkTxnGroup
+		req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Group = p.txnID, p.id, p.epoch, p.group
 		if resp, ok := w.send(req).(*kmsg.AddOffsetsToTxnResponse); ok {
 			p.after(w, resp.ErrorCode, txnCommitOffsets)
 		}
 	case txnCommitOffsets:
 		req := kmsg.NewPtrTxnOffsetCommitRequest()
-		req.TransactionalID, req.Group, req.ProducerID, req.ProducerEpoch = p.txnID, walkTxnGroup, p.id, p.epoch
+		req.TransactionalID, req.Group, req.ProducerID, req.ProducerEpoch = p.txnID, p.group, p.id, p.epoch
 		req.Generation = -1
 		rt := kmsg.NewTxnOffsetCommitRequestTopic()
 		rt.Topic, rt.TopicID = walkTopic, w.env.topicID
@@ -106,7 +114,13 @@ func (p *txnWalker) step(w *walker) {
 		rt.Partitions = append(rt.Partitions, rp)
 		req.Topics = append(req.Topics, rt)
 		if resp, ok := w.send(req).(*kmsg.TxnOffsetCommitResponse); ok && len(resp.Topics) > 0 && len(resp.Topics[0].Partitions) > 0 {
-			p.after(w, resp.Topics[0].Partitions[0].ErrorCode, txnEnd)
+			code := resp.Topics[0].Partitions[0].ErrorCode
+			p.after(w, code, txnEnd)
+			if code == kerr.GroupIDNotFound.Code && !w.mutated {
+				p.moves++
+				p.group = fmt.Sprintf("%s-%d", walkTxnGroup, p.moves)
+				p.next = txnAddOffsets // the new group's partition joins the transaction first
+			}
 		}
 	case txnEnd:
 		req := kmsg.NewPtrEndTxnRequest()

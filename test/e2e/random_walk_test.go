@@ -149,7 +149,7 @@ func walkers(env *walkEnv) []walk {
 		out = append(out, newClassicMember(i == 0), newConsumerMember(i == 0), newShareMember(env))
 	}
 	for _, id := range walkTxnIDs {
-		out = append(out, &txnWalker{txnID: id})
+		out = append(out, &txnWalker{txnID: id, group: walkTxnGroup})
 	}
 	out = append(out, &idempotentWalker{}, &idempotentWalker{})
 	return append(out, newFetchWalker(0), newFetchWalker(1), adminWalker{})
