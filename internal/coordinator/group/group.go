@@ -266,14 +266,16 @@ func (g *group) selectProtocol() string {
 			break
 		}
 	}
-	best := ""
-	for _, name := range firstSeen {
-		if best == "" || votes[name] > votes[best] {
+	// A protocol may be named "" (Kafka does not refuse the name), so the
+	// first candidate, not an empty name, starts the count.
+	if len(firstSeen) == 0 {
+		panic(fmt.Sprintf("group %q: no protocol common to all %d members", g.id, len(g.members)))
+	}
+	best := firstSeen[0]
+	for _, name := range firstSeen[1:] {
+		if votes[name] > votes[best] {
 			best = name
 		}
-	}
-	if best == "" {
-		panic(fmt.Sprintf("group %q: no protocol common to all %d members", g.id, len(g.members)))
 	}
 	return best
 }

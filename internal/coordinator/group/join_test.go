@@ -102,6 +102,11 @@ func TestProtocolSelection(t *testing.T) {
 		// broker: the count of members supporting it passed the members').
 		{"a name twice in one member counts once", [][]string{{"range", "range"}}, "range"},
 		{"twice, among others", [][]string{{"a", "b", "a"}, {"b", "a"}}, "a"},
+		// A protocol may be named "" (Kafka does not refuse it); it
+		// crashed the broker when it was the one chosen.
+		{"an empty name alone", [][]string{{""}}, ""},
+		{"an empty name, common to all", [][]string{{"", "range"}, {"range", ""}, {""}}, ""},
+		{"an empty name, not common", [][]string{{"", "range"}, {"range"}}, "range"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, testOptions())
@@ -120,6 +125,22 @@ func TestProtocolSelection(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A group whose one protocol is named "" gets through its join and sync,
+// and what it wrote loads again (a member with no protocol would not).
+func TestEmptyProtocolNamePersists(t *testing.T) {
+	h := newHarness(t, testOptions())
+	id, tok := h.joinNew("g", "c", "")
+	if jr := h.joinResp(tok); jr.ErrorCode != 0 || jr.Protocol == nil || *jr.Protocol != "" {
+		t.Fatalf("join: %+v", jr)
+	}
+	sr := h.syncResp(h.do(syncReq("g", id, 1, map[string][]byte{id: []byte("A")}), "c"))
+	wantCode(t, "sync", sr.ErrorCode, nil)
+	g := replayAll(t, testOptions(), h.records).groups["g"]
+	if g == nil || g.state != stateStable || g.members[id] == nil || g.protocol != "" {
+		t.Fatalf("the replayed group: %+v", g)
 	}
 }
 

@@ -57,7 +57,10 @@ func metadataValue(g *group) *kmsg.GroupMetadataValue {
 	v.Version = groupValueVersion
 	v.ProtocolType = g.protocolType
 	v.Generation = g.generation
-	if g.protocol != "" {
+	// A group with members has chosen a protocol, which may be named "":
+	// Kafka persists that name as it is, and a replay refuses members
+	// without a protocol.
+	if g.protocol != "" || len(g.members) > 0 {
 		v.Protocol = kmsg.StringPtr(g.protocol)
 	}
 	if g.leader != "" {
