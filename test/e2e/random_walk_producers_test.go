@@ -205,7 +205,14 @@ func (p *txnWalker) addPartitions(w *walker) {
 		}
 		p.churnAdded = p.churnAdded || len(req.Topics) > 1
 	}
-	p.after(w, code, txnProduce)
+	// One in three adds the group's offsets before it produces, as a
+	// consume-transform-produce loop may: with the walkers fencing each
+	// other, few transactions live long enough to reach them otherwise.
+	next := txnProduce
+	if w.oneIn(3) {
+		next = txnAddOffsets
+	}
+	p.after(w, code, next)
 }
 
 // verifyOnly picks whether a brokers' AddPartitionsToTxn only asks if
