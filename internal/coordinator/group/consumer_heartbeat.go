@@ -156,9 +156,9 @@ func (w *consumerWrite) memberFor(req *kmsg.ConsumerGroupHeartbeatRequest, set c
 	return newConsumerMember(id), heartbeatRefusal{}
 }
 
-// changesInstance reports whether a join naming instance would give a
-// member of had another instance id than it has (a join without one keeps
-// the member's). Kafka refuses that (apache/kafka#23542): a known member
+// changesInstance reports whether a join naming instance would change the
+// instance id of a member that has had (a join naming none keeps the
+// member's). Kafka refuses that (apache/kafka#23542): a known member
 // id on a join is then the same member, static or not, and a static one
 // rejoining under its own id (its join's answer lost, or after
 // FENCED_MEMBER_EPOCH) starts over in place rather than being told its
