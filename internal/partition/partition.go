@@ -226,6 +226,10 @@ func (p *Partition) offsetsLocked() Offsets {
 	}
 }
 
+// DurableEnd is the offset below which the log has been fdatasynced here:
+// what a power loss now would leave of it.
+func (p *Partition) DurableEnd() base.Offset { return p.log.DurableEnd() }
+
 // SetConfig applies a changed topic configuration. Segment sizes apply from
 // the next append. A configuration the log refuses changes nothing.
 func (p *Partition) SetConfig(c Config) error {
