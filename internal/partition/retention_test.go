@@ -189,6 +189,36 @@ func TestDeleteRecordsAfterClose(t *testing.T) {
 	}
 }
 
+// TestTieredDeleteRecords: on a tiered partition DeleteRecords only moves
+// the log start (the tier loop deletes the segments below it, remote and
+// local, on its next pass); the start is persisted at once, so a restart
+// before that pass does not serve the deleted records again.
+func TestTieredDeleteRecords(t *testing.T) {
+	e := newEnv(t, smallSegments, func(o *Options) { o.Config.Tiered = true })
+	p := e.open(t)
+	for range 10 {
+		mustAppend(t, p, batch(t, spec{valueBytes: 300}), AcksAll)
+	}
+	bases := segmentBases(p)
+	target := bases[1] + 1
+	if start, err := p.DeleteRecords(target); err != nil || start != target {
+		t.Fatalf("DeleteRecords(%d) = %d, %v", target, start, err)
+	}
+	if got := segmentBases(p); !slices.Equal(got, bases) {
+		t.Fatalf("segments %v after DeleteRecords, want %v kept for the tier loop", got, bases)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	p = e.open(t)
+	if got := p.Offsets().LogStart; got != target {
+		t.Fatalf("log start %d after reopening, want %d", got, target)
+	}
+	if _, err := p.Read(target-1, 1024, nil); !errors.Is(err, ErrOffsetOutOfRange) {
+		t.Fatalf("a read below the log start after reopening: %v", err)
+	}
+}
+
 // Turning tiering off (KIP-950) moves the log start up to the local log
 // start, persisted: the remote prefix is being deleted and must not be
 // read.
