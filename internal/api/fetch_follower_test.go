@@ -57,6 +57,35 @@ func TestFollowerServesConsumerFetch(t *testing.T) {
 	}
 }
 
+// A follower that restarted serves a consumer nothing until its leader
+// confirms its high watermark: the one it took at restart may count
+// records that never committed, which the new leader may truncate.
+func TestRestartedFollowerWaitsForItsLeader(t *testing.T) {
+	rh := newReplicaHarness(t, nil)
+	rh.createTopic("followed", nil, []int32{3, 1})
+	p := rh.partition("followed", 0)
+	if _, err := p.AppendAsFollower(oneRecordBatch("one")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.SetHighWatermarkFromLeader(1); err != nil {
+		t.Fatal(err)
+	}
+	rh.restartBroker()
+	p = rh.partition("followed", 0)
+	if off := p.Offsets(); !off.RestartHW {
+		t.Fatalf("after the restart offsets %+v: want the high watermark marked as taken at restart", off)
+	}
+	if got := rh.consumerFetch(16, "followed", 0, ""); got.ErrorCode != 0 || len(got.RecordBatches) != 0 {
+		t.Fatalf("before the leader answered: code %d, %d bytes; want nothing to read", got.ErrorCode, len(got.RecordBatches))
+	}
+	if _, err := p.SetHighWatermarkFromLeader(1); err != nil {
+		t.Fatal(err)
+	}
+	if got := rh.consumerFetch(16, "followed", 0, ""); got.ErrorCode != 0 || len(got.RecordBatches) == 0 {
+		t.Fatalf("after the leader confirmed: code %d, %d bytes; want the records", got.ErrorCode, len(got.RecordBatches))
+	}
+}
+
 // With the rack-aware selector, a leader sends a consumer of another rack
 // to the in-sync follower of its rack that holds the fetch offset, with
 // no records; otherwise it serves the fetch itself.

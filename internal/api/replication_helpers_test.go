@@ -29,6 +29,10 @@ type replicaHarness struct {
 	b      *broker.Broker
 	h      *Handler
 	epochs map[int32]int64
+	self   int32
+	dir    string // the broker's data directory
+	cfg    *config.Broker
+	logger *slog.Logger
 }
 
 func newReplicaHarness(t *testing.T, brokerConfig map[string]string) *replicaHarness {
@@ -69,27 +73,51 @@ func newReplicaHarnessAs(t *testing.T, self int32, brokerConfig map[string]strin
 	if err != nil {
 		t.Fatal(err)
 	}
+	rh.self, rh.dir, rh.cfg, rh.logger = self, dir, cfg, logger
+	rh.openBroker()
+	return rh
+}
+
+// openBroker starts the harness's broker on its data directory, with a
+// fresh api over it; it is closed at cleanup unless restarted before.
+func (rh *replicaHarness) openBroker() {
+	rh.t.Helper()
 	const idle = time.Hour
-	rh.b, err = broker.New(broker.Options{
-		DataDir: dir, NodeID: self, Meta: meta,
+	b, err := broker.New(broker.Options{
+		DataDir: rh.dir, NodeID: rh.self, Meta: rh.meta,
 		Resolve:           resolveMinInsync,
 		RetentionInterval: idle, FlushCheckInterval: idle, ReplicaLagTimeMax: idle,
-		Clock: clock.Real{}, Logger: logger,
+		Clock: clock.Real{}, Logger: rh.logger,
 	})
 	if err != nil {
-		t.Fatal(err)
+		rh.t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		if err := rh.b.Close(); err != nil {
-			t.Error(err)
+	rh.b = b
+	rh.t.Cleanup(func() {
+		if rh.b != b {
+			return // restarted: closed then
+		}
+		if err := b.Close(); err != nil {
+			rh.t.Error(err)
 		}
 	})
-	rh.h, err = New(Options{Broker: rh.b, Meta: meta, Config: cfg, Logger: logger,
-		Advertised: map[string]Address{"PLAINTEXT": {Host: "127.0.0.1", Port: 9090 + self}}})
+	rh.h, err = New(Options{Broker: b, Meta: rh.meta, Config: rh.cfg, Logger: rh.logger,
+		Advertised: map[string]Address{"PLAINTEXT": {Host: "127.0.0.1", Port: 9090 + rh.self}}})
 	if err != nil {
-		t.Fatal(err)
+		rh.t.Fatal(err)
 	}
-	return rh
+}
+
+// restartBroker stops the harness's broker cleanly and starts it again on
+// the same directory, as a process restart would; its partitions reopen
+// from disk at the next reconcile.
+func (rh *replicaHarness) restartBroker() {
+	rh.t.Helper()
+	if err := rh.b.Close(); err != nil {
+		rh.t.Fatal(err)
+	}
+	rh.openBroker()
+	rh.reconcile()
 }
 
 // resolveMinInsync is a small topic config with the topic's
