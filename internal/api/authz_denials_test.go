@@ -159,6 +159,27 @@ func TestEveryChangeNeedsItsACL(t *testing.T) {
 			r.SetVersion(7) // the last with one group, not a list
 			return r
 		}(), groupDenied},
+		{"OffsetFetch of a group list", func() kmsg.Request {
+			r := kmsg.NewPtrOffsetFetchRequest()
+			g := kmsg.NewOffsetFetchRequestGroup()
+			g.Group = group
+			r.Groups = append(r.Groups, g)
+			return r
+		}(), groupDenied},
+		{"DeleteTopics by id", func() kmsg.Request {
+			r := kmsg.NewPtrDeleteTopicsRequest()
+			rt := kmsg.NewDeleteTopicsRequestTopic()
+			rt.TopicID = rh.meta.Image().Topics[topic].ID
+			r.Topics = append(r.Topics, rt)
+			return r
+		}(), topicDenied},
+		{"DescribeConfigs of a group", func() kmsg.Request {
+			r := kmsg.NewPtrDescribeConfigsRequest()
+			rr := kmsg.NewDescribeConfigsRequestResource()
+			rr.ResourceType, rr.ResourceName = kmsg.ConfigResourceTypeGroupConfig, group
+			r.Resources = append(r.Resources, rr)
+			return r
+		}(), groupDenied},
 		{"OffsetDelete", func() kmsg.Request {
 			r := kmsg.NewPtrOffsetDeleteRequest()
 			r.Group = group
@@ -268,6 +289,65 @@ func TestEveryChangeNeedsItsACL(t *testing.T) {
 		resp := rh.handle(key, version, tc.req, "User:nobody")
 		if codes := errorCodes(resp); !slices.Contains(codes, tc.want) {
 			t.Errorf("%s v%d without ACLs: error codes %v, want %d among them", tc.name, version, codes, tc.want)
+		}
+	}
+
+	// alice may use the group and the transactional id, but not the
+	// topic: the checks behind the group's and the id's refuse her.
+	for _, a := range []struct {
+		resource kmsg.ACLResourceType
+		name     string
+		op       kmsg.ACLOperation
+	}{
+		{kmsg.ACLResourceTypeGroup, group, kmsg.ACLOperationRead},
+		{kmsg.ACLResourceTypeTransactionalId, txnID, kmsg.ACLOperationWrite},
+	} {
+		create := kmsg.NewPtrCreateACLsRequest()
+		c := kmsg.NewCreateACLsRequestCreation()
+		c.ResourceType, c.ResourceName, c.ResourcePatternType = a.resource, a.name, kmsg.ACLResourcePatternTypeLiteral
+		c.Principal, c.Host, c.Operation, c.PermissionType = "User:alice", "*", a.op, kmsg.ACLPermissionTypeAllow
+		create.Creations = append(create.Creations, c)
+		if resp := rh.handle(30, 3, create, "User:admin").(*kmsg.CreateACLsResponse); resp.Results[0].ErrorCode != 0 {
+			t.Fatalf("creating an ACL: error %d", resp.Results[0].ErrorCode)
+		}
+	}
+	commit := kmsg.NewPtrOffsetCommitRequest()
+	commit.Group, commit.Generation = group, -1
+	ct := kmsg.NewOffsetCommitRequestTopic()
+	topicID := rh.meta.Image().Topics[topic].ID
+	ct.Topic, ct.TopicID = topic, topicID // v10+ names topics by id
+	cp := kmsg.NewOffsetCommitRequestTopicPartition()
+	cp.Offset, cp.LeaderEpoch = 1, -1
+	ct.Partitions = append(ct.Partitions, cp)
+	commit.Topics = append(commit.Topics, ct)
+	fetch := kmsg.NewPtrOffsetFetchRequest()
+	fg := kmsg.NewOffsetFetchRequestGroup()
+	fg.Group = group
+	ft := kmsg.NewOffsetFetchRequestGroupTopic()
+	ft.Topic, ft.TopicID, ft.Partitions = topic, topicID, []int32{0}
+	fg.Topics = append(fg.Topics, ft)
+	fetch.Groups = append(fetch.Groups, fg)
+	txnCommit := kmsg.NewPtrTxnOffsetCommitRequest()
+	txnCommit.TransactionalID, txnCommit.Group, txnCommit.Generation = txnID, "another-group", -1
+	tt := kmsg.NewTxnOffsetCommitRequestTopic()
+	tt.Topic = topic
+	tp := kmsg.NewTxnOffsetCommitRequestTopicPartition()
+	tp.Offset, tp.LeaderEpoch = 1, -1
+	tt.Partitions = append(tt.Partitions, tp)
+	txnCommit.Topics = append(txnCommit.Topics, tt)
+	for _, tc := range []struct {
+		name string
+		req  kmsg.Request
+		want int16
+	}{
+		{"OffsetCommit of a topic she may not read", commit, topicDenied},
+		{"OffsetFetch of a topic she may not see", fetch, topicDenied},
+		{"TxnOffsetCommit to a group she may not read", txnCommit, groupDenied},
+	} {
+		key := tc.req.Key()
+		resp := rh.handle(key, registry[key].max, tc.req, "User:alice")
+		if codes := errorCodes(resp); !slices.Contains(codes, tc.want) {
+			t.Errorf("%s: error codes %v, want %d among them", tc.name, codes, tc.want)
 		}
 	}
 }
