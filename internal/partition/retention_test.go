@@ -40,6 +40,11 @@ func TestDeleteRecords(t *testing.T) {
 	if _, err := p.Read(target-1, 1024, nil); !errors.Is(err, ErrOffsetOutOfRange) {
 		t.Fatalf("Read below the log start: %v", err)
 	}
+	// The region a fetch sends with sendfile too: the deleted record is
+	// still in the segment's bytes.
+	if _, _, err := p.ReadRegion(target-1, 1024); !errors.Is(err, ErrOffsetOutOfRange) {
+		t.Fatalf("ReadRegion below the log start: %v", err)
+	}
 	if off := p.Offsets(); off.LogStart != target || off.LocalStart != segs[2].BaseOffset {
 		t.Fatalf("Offsets = %+v", off)
 	}
