@@ -278,6 +278,168 @@ func TestEveryChangeNeedsItsACL(t *testing.T) {
 			r.BrokerID = 3
 			return r
 		}(), clusterDenied},
+		{"JoinGroup", func() kmsg.Request {
+			r := kmsg.NewPtrJoinGroupRequest()
+			r.Group, r.ProtocolType, r.SessionTimeoutMillis, r.RebalanceTimeoutMillis = group, "consumer", 10_000, 10_000
+			pr := kmsg.NewJoinGroupRequestProtocol()
+			pr.Name = "range"
+			r.Protocols = append(r.Protocols, pr)
+			return r
+		}(), groupDenied},
+		{"SyncGroup", func() kmsg.Request {
+			r := kmsg.NewPtrSyncGroupRequest()
+			r.Group, r.Generation, r.MemberID = group, 1, "member"
+			return r
+		}(), groupDenied},
+		{"Heartbeat", func() kmsg.Request {
+			r := kmsg.NewPtrHeartbeatRequest()
+			r.Group, r.Generation, r.MemberID = group, 1, "member"
+			return r
+		}(), groupDenied},
+		{"LeaveGroup", func() kmsg.Request {
+			r := kmsg.NewPtrLeaveGroupRequest()
+			r.Group = group
+			m := kmsg.NewLeaveGroupRequestMember()
+			m.MemberID = "member"
+			r.Members = append(r.Members, m)
+			return r
+		}(), groupDenied},
+		{"DescribeGroups", func() kmsg.Request {
+			r := kmsg.NewPtrDescribeGroupsRequest()
+			r.Groups = []string{group}
+			return r
+		}(), groupDenied},
+		{"FindCoordinator of a group", func() kmsg.Request {
+			r := kmsg.NewPtrFindCoordinatorRequest()
+			r.CoordinatorKeys = []string{group}
+			return r
+		}(), groupDenied},
+		{"FindCoordinator of a transactional id", func() kmsg.Request {
+			r := kmsg.NewPtrFindCoordinatorRequest()
+			r.CoordinatorType, r.CoordinatorKeys = 1, []string{txnID}
+			return r
+		}(), txnDenied},
+		{"ConsumerGroupHeartbeat", func() kmsg.Request {
+			r := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+			r.Group, r.MemberID, r.RebalanceTimeoutMillis, r.SubscribedTopicNames = group, "member", 10_000, []string{topic}
+			return r
+		}(), groupDenied},
+		{"ConsumerGroupDescribe", func() kmsg.Request {
+			r := kmsg.NewPtrConsumerGroupDescribeRequest()
+			r.Groups = []string{group}
+			return r
+		}(), groupDenied},
+		{"ShareGroupHeartbeat", func() kmsg.Request {
+			r := kmsg.NewPtrShareGroupHeartbeatRequest()
+			r.GroupID, r.MemberID, r.SubscribedTopicNames = group, "member", []string{topic}
+			return r
+		}(), groupDenied},
+		{"ShareGroupDescribe", func() kmsg.Request {
+			r := kmsg.NewPtrShareGroupDescribeRequest()
+			r.GroupIDs = []string{group}
+			return r
+		}(), groupDenied},
+		{"ShareFetch", func() kmsg.Request {
+			r := kmsg.NewPtrShareFetchRequest()
+			r.GroupID, r.MemberID, r.MaxBytes, r.MaxRecords = kmsg.StringPtr(group), kmsg.StringPtr("member"), 1<<20, 100
+			rt := kmsg.NewShareFetchRequestTopic()
+			rt.TopicID = rh.meta.Image().Topics[topic].ID
+			rt.Partitions = append(rt.Partitions, kmsg.NewShareFetchRequestTopicPartition())
+			r.Topics = append(r.Topics, rt)
+			return r
+		}(), groupDenied},
+		{"ShareAcknowledge", func() kmsg.Request {
+			r := kmsg.NewPtrShareAcknowledgeRequest()
+			r.GroupID, r.MemberID, r.ShareSessionEpoch = kmsg.StringPtr(group), kmsg.StringPtr("member"), 1
+			rt := kmsg.NewShareAcknowledgeRequestTopic()
+			rt.TopicID = rh.meta.Image().Topics[topic].ID
+			rt.Partitions = append(rt.Partitions, kmsg.NewShareAcknowledgeRequestTopicPartition())
+			r.Topics = append(r.Topics, rt)
+			return r
+		}(), groupDenied},
+		{"DescribeShareGroupOffsets", func() kmsg.Request {
+			r := kmsg.NewPtrDescribeShareGroupOffsetsRequest()
+			g := kmsg.NewDescribeShareGroupOffsetsRequestGroup()
+			g.GroupID = group
+			r.Groups = append(r.Groups, g)
+			return r
+		}(), groupDenied},
+		{"AlterShareGroupOffsets", func() kmsg.Request {
+			r := kmsg.NewPtrAlterShareGroupOffsetsRequest()
+			r.GroupID = group
+			rt := kmsg.NewAlterShareGroupOffsetsRequestTopic()
+			rt.Topic = topic
+			rt.Partitions = append(rt.Partitions, kmsg.NewAlterShareGroupOffsetsRequestTopicPartition())
+			r.Topics = append(r.Topics, rt)
+			return r
+		}(), groupDenied},
+		{"DeleteShareGroupOffsets", func() kmsg.Request {
+			r := kmsg.NewPtrDeleteShareGroupOffsetsRequest()
+			r.GroupID = group
+			rt := kmsg.NewDeleteShareGroupOffsetsRequestTopic()
+			rt.Topic = topic
+			r.Topics = append(r.Topics, rt)
+			return r
+		}(), groupDenied},
+		{"AddOffsetsToTxn", func() kmsg.Request {
+			r := kmsg.NewPtrAddOffsetsToTxnRequest()
+			r.TransactionalID, r.Group = txnID, group
+			return r
+		}(), txnDenied},
+		{"DescribeTransactions", func() kmsg.Request {
+			r := kmsg.NewPtrDescribeTransactionsRequest()
+			r.TransactionalIDs = []string{txnID}
+			return r
+		}(), txnDenied},
+		{"DescribeProducers", func() kmsg.Request {
+			r := kmsg.NewPtrDescribeProducersRequest()
+			rt := kmsg.NewDescribeProducersRequestTopic()
+			rt.Topic, rt.Partitions = topic, []int32{0}
+			r.Topics = append(r.Topics, rt)
+			return r
+		}(), topicDenied},
+		{"OffsetForLeaderEpoch", func() kmsg.Request {
+			r := kmsg.NewPtrOffsetForLeaderEpochRequest()
+			r.ReplicaID = -1
+			rt := kmsg.NewOffsetForLeaderEpochRequestTopic()
+			rt.Topic = topic
+			rp := kmsg.NewOffsetForLeaderEpochRequestTopicPartition()
+			rp.CurrentLeaderEpoch = -1
+			rt.Partitions = append(rt.Partitions, rp)
+			r.Topics = append(r.Topics, rt)
+			return r
+		}(), topicDenied},
+		{"DescribeLogDirs", kmsg.NewPtrDescribeLogDirsRequest(), clusterDenied},
+		{"ListPartitionReassignments", kmsg.NewPtrListPartitionReassignmentsRequest(), clusterDenied},
+		{"DescribeQuorum", func() kmsg.Request {
+			r := kmsg.NewPtrDescribeQuorumRequest()
+			rt := kmsg.NewDescribeQuorumRequestTopic()
+			rt.Topic = "__cluster_metadata"
+			rt.Partitions = append(rt.Partitions, kmsg.NewDescribeQuorumRequestTopicPartition())
+			r.Topics = append(r.Topics, rt)
+			return r
+		}(), clusterDenied},
+		{"UpdateFeatures", func() kmsg.Request {
+			r := kmsg.NewPtrUpdateFeaturesRequest()
+			u := kmsg.NewUpdateFeaturesRequestFeatureUpdate()
+			u.Feature, u.MaxVersionLevel, u.UpgradeType = "transaction.version", 2, 1
+			r.FeatureUpdates = append(r.FeatureUpdates, u)
+			return r
+		}(), clusterDenied},
+		{"AlterUserScramCredentials", func() kmsg.Request {
+			r := kmsg.NewPtrAlterUserSCRAMCredentialsRequest()
+			d := kmsg.NewAlterUserSCRAMCredentialsRequestDeletion()
+			d.Name, d.Mechanism = "admin", 1
+			r.Deletions = append(r.Deletions, d)
+			return r
+		}(), clusterDenied},
+		{"DescribeConfigs of the broker", func() kmsg.Request {
+			r := kmsg.NewPtrDescribeConfigsRequest()
+			rr := kmsg.NewDescribeConfigsRequestResource()
+			rr.ResourceType, rr.ResourceName = kmsg.ConfigResourceTypeBroker, "1"
+			r.Resources = append(r.Resources, rr)
+			return r
+		}(), clusterDenied},
 		{"DescribeUserScramCredentials", kmsg.NewPtrDescribeUserSCRAMCredentialsRequest(), clusterDenied},
 		{"DescribeClientQuotas", kmsg.NewPtrDescribeClientQuotasRequest(), clusterDenied},
 	} {
