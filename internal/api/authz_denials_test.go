@@ -440,6 +440,40 @@ func TestEveryChangeNeedsItsACL(t *testing.T) {
 			r.Resources = append(r.Resources, rr)
 			return r
 		}(), clusterDenied},
+		{"Fetch as a replica", func() kmsg.Request {
+			r := rh.replicaFetchRequest(2, topic, 0, 0, -1, 0)
+			return r
+		}(), topicDenied},
+		{"Produce in a transaction", func() kmsg.Request {
+			r := kmsg.NewPtrProduceRequest()
+			r.TransactionID, r.Acks, r.TimeoutMillis = kmsg.StringPtr(txnID), -1, 5000
+			rt := kmsg.NewProduceRequestTopic()
+			rt.Topic = topic
+			rp := kmsg.NewProduceRequestTopicPartition()
+			rp.Records = txnBatch(1, 0, 0, "v")
+			rt.Partitions = append(rt.Partitions, rp)
+			r.Topics = append(r.Topics, rt)
+			return r
+		}(), txnDenied},
+		{"AddPartitionsToTxn as a broker", func() kmsg.Request {
+			r := kmsg.NewPtrAddPartitionsToTxnRequest()
+			r.Transactions = append(r.Transactions, batchTx(txnID, 1, 0, true))
+			return r
+		}(), clusterDenied},
+		{"ReadShareGroupState", func() kmsg.Request {
+			r := kmsg.NewPtrReadShareGroupStateRequest()
+			r.GroupID = group
+			rt := kmsg.NewReadShareGroupStateRequestTopic()
+			rt.TopicID = rh.meta.Image().Topics[topic].ID
+			rt.Partitions = append(rt.Partitions, kmsg.NewReadShareGroupStateRequestTopicPartition())
+			r.Topics = append(r.Topics, rt)
+			return r
+		}(), clusterDenied},
+		{"AddRaftVoter", func() kmsg.Request {
+			r := kmsg.NewPtrAddRaftVoterRequest()
+			r.VoterID = 3
+			return r
+		}(), clusterDenied},
 		{"DescribeUserScramCredentials", kmsg.NewPtrDescribeUserSCRAMCredentialsRequest(), clusterDenied},
 		{"DescribeClientQuotas", kmsg.NewPtrDescribeClientQuotasRequest(), clusterDenied},
 	} {
