@@ -194,17 +194,29 @@ func TestDeleteRecordsAfterClose(t *testing.T) {
 	}
 }
 
-// TestTieredDeleteRecords: on a tiered partition DeleteRecords only moves
-// the log start (the tier loop deletes the segments below it, remote and
-// local, on its next pass); the start is persisted at once, so a restart
-// before that pass does not serve the deleted records again.
-func TestTieredDeleteRecords(t *testing.T) {
+// openTieredWithSegments opens a tiered partition of small segments and
+// appends ten batches to it: bases are its segments' base offsets, at
+// least three.
+func openTieredWithSegments(t *testing.T) (*env, *Partition, []base.Offset) {
+	t.Helper()
 	e := newEnv(t, smallSegments, func(o *Options) { o.Config.Tiered = true })
 	p := e.open(t)
 	for range 10 {
 		mustAppend(t, p, batch(t, spec{valueBytes: 300}), AcksAll)
 	}
 	bases := segmentBases(p)
+	if len(bases) < 3 {
+		t.Fatalf("segments %v: want several", bases)
+	}
+	return e, p, bases
+}
+
+// TestTieredDeleteRecords: on a tiered partition DeleteRecords only moves
+// the log start (the tier loop deletes the segments below it, remote and
+// local, on its next pass); the start is persisted at once, so a restart
+// before that pass does not serve the deleted records again.
+func TestTieredDeleteRecords(t *testing.T) {
+	e, p, bases := openTieredWithSegments(t)
 	target := bases[1] + 1
 	if start, err := p.DeleteRecords(target); err != nil || start != target {
 		t.Fatalf("DeleteRecords(%d) = %d, %v", target, start, err)
@@ -228,15 +240,7 @@ func TestTieredDeleteRecords(t *testing.T) {
 // start, persisted: the remote prefix is being deleted and must not be
 // read.
 func TestTieringOffMovesLogStartToLocal(t *testing.T) {
-	e := newEnv(t, smallSegments, func(o *Options) { o.Config.Tiered = true })
-	p := e.open(t)
-	for range 10 {
-		mustAppend(t, p, batch(t, spec{valueBytes: 300}), AcksAll)
-	}
-	bases := segmentBases(p)
-	if len(bases) < 3 {
-		t.Fatalf("segments %v: want several", bases)
-	}
+	e, p, bases := openTieredWithSegments(t)
 	// The tier holds the prefix; local retention deleted its segments.
 	if err := p.log.DeleteSegmentsBefore(bases[2]); err != nil {
 		t.Fatal(err)
@@ -268,12 +272,7 @@ func TestTieringOffMovesLogStartToLocal(t *testing.T) {
 // TestTieredStorageTurnedOff: the log start pointed at offsets in neither
 // tier). The stale decision is refused and nothing is deleted.
 func TestTierDecisionRefusedOnceTieringIsOff(t *testing.T) {
-	e := newEnv(t, smallSegments, func(o *Options) { o.Config.Tiered = true })
-	p := e.open(t)
-	for range 10 {
-		mustAppend(t, p, batch(t, spec{valueBytes: 300}), AcksAll)
-	}
-	bases := segmentBases(p)
+	_, p, bases := openTieredWithSegments(t)
 	stale := retention.Decision{NewLogStart: 0, DeleteLocalBefore: bases[2]}
 	cfg := p.Config()
 	cfg.Tiered = false
