@@ -474,6 +474,20 @@ func TestEveryChangeNeedsItsACL(t *testing.T) {
 			r.VoterID = 3
 			return r
 		}(), clusterDenied},
+		{"Metadata of a named topic", func() kmsg.Request {
+			r := kmsg.NewPtrMetadataRequest()
+			rt := kmsg.NewMetadataRequestTopic()
+			rt.Topic = kmsg.StringPtr(topic)
+			r.Topics = append(r.Topics, rt)
+			return r
+		}(), topicDenied},
+		{"Metadata of a topic id", func() kmsg.Request {
+			r := kmsg.NewPtrMetadataRequest()
+			rt := kmsg.NewMetadataRequestTopic()
+			rt.TopicID = rh.meta.Image().Topics[topic].ID
+			r.Topics = append(r.Topics, rt)
+			return r
+		}(), topicDenied},
 		{"DescribeUserScramCredentials", kmsg.NewPtrDescribeUserSCRAMCredentialsRequest(), clusterDenied},
 		{"DescribeClientQuotas", kmsg.NewPtrDescribeClientQuotasRequest(), clusterDenied},
 	} {
@@ -544,6 +558,71 @@ func TestEveryChangeNeedsItsACL(t *testing.T) {
 		resp := rh.handle(key, registry[key].max, tc.req, "User:alice")
 		if codes := errorCodes(resp); !slices.Contains(codes, tc.want) {
 			t.Errorf("%s: error codes %v, want %d among them", tc.name, codes, tc.want)
+		}
+	}
+}
+
+// TestListingsHideWhatAPrincipalMayNotDescribe: Metadata of every topic,
+// ListGroups and ListTransactions leave out what the principal may not
+// DESCRIBE, with no error; the admin sees each one.
+func TestListingsHideWhatAPrincipalMayNotDescribe(t *testing.T) {
+	rh := newReplicaHarness(t, map[string]string{
+		"authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+		"super.users":           "User:admin",
+	})
+	rh.createTopic("hidden", nil, []int32{1})
+	rh.withGroups()
+	rh.withTxns()
+	group, txnID := groupOnPartition(t, 0), txnIDsOn(t, 0, 1)[0]
+	if code := rh.retryLoading(func() int16 {
+		r := kmsg.NewPtrOffsetCommitRequest()
+		r.Group, r.Generation = group, -1
+		rt := kmsg.NewOffsetCommitRequestTopic()
+		rt.Topic = "hidden"
+		rp := kmsg.NewOffsetCommitRequestTopicPartition()
+		rp.Offset, rp.LeaderEpoch = 0, -1
+		rt.Partitions = append(rt.Partitions, rp)
+		r.Topics = append(r.Topics, rt)
+		return rh.handle(8, 8, r, "User:admin").(*kmsg.OffsetCommitResponse).Topics[0].Partitions[0].ErrorCode
+	}); code != 0 {
+		t.Fatalf("the admin's offset commit: error %d", code)
+	}
+	rh.initProducer("User:admin", txnID)
+
+	listed := map[string]func(principal string) []string{
+		"Metadata": func(principal string) []string {
+			r := kmsg.NewPtrMetadataRequest()
+			r.Topics = nil // every topic
+			var names []string
+			for _, t := range rh.handle(3, 12, r, principal).(*kmsg.MetadataResponse).Topics {
+				if t.Topic != nil {
+					names = append(names, *t.Topic)
+				}
+			}
+			return names
+		},
+		"ListGroups": func(principal string) []string {
+			var names []string
+			for _, g := range rh.handle(16, 4, kmsg.NewPtrListGroupsRequest(), principal).(*kmsg.ListGroupsResponse).Groups {
+				names = append(names, g.Group)
+			}
+			return names
+		},
+		"ListTransactions": func(principal string) []string {
+			var names []string
+			for _, s := range rh.handle(66, 1, kmsg.NewPtrListTransactionsRequest(), principal).(*kmsg.ListTransactionsResponse).TransactionStates {
+				names = append(names, s.TransactionalID)
+			}
+			return names
+		},
+	}
+	wants := map[string]string{"Metadata": "hidden", "ListGroups": group, "ListTransactions": txnID}
+	for name, list := range listed {
+		if got := list("User:admin"); !slices.Contains(got, wants[name]) {
+			t.Errorf("%s as the admin: %v, want %s among them", name, got, wants[name])
+		}
+		if got := list("User:nobody"); slices.Contains(got, wants[name]) {
+			t.Errorf("%s without ACLs: %v shows %s", name, got, wants[name])
 		}
 	}
 }
