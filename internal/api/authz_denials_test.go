@@ -512,14 +512,7 @@ func TestEveryChangeNeedsItsACL(t *testing.T) {
 		{kmsg.ACLResourceTypeGroup, group, kmsg.ACLOperationRead},
 		{kmsg.ACLResourceTypeTransactionalId, txnID, kmsg.ACLOperationWrite},
 	} {
-		create := kmsg.NewPtrCreateACLsRequest()
-		c := kmsg.NewCreateACLsRequestCreation()
-		c.ResourceType, c.ResourceName, c.ResourcePatternType = a.resource, a.name, kmsg.ACLResourcePatternTypeLiteral
-		c.Principal, c.Host, c.Operation, c.PermissionType = "User:alice", "*", a.op, kmsg.ACLPermissionTypeAllow
-		create.Creations = append(create.Creations, c)
-		if resp := rh.handle(30, 3, create, "User:admin").(*kmsg.CreateACLsResponse); resp.Results[0].ErrorCode != 0 {
-			t.Fatalf("creating an ACL: error %d", resp.Results[0].ErrorCode)
-		}
+		rh.allow("User:alice", a.resource, a.name, a.op)
 	}
 	commit := kmsg.NewPtrOffsetCommitRequest()
 	commit.Group, commit.Generation = group, -1

@@ -219,12 +219,5 @@ func TestClientMetricsConfigsAuthorization(t *testing.T) {
 
 func grantClusterDescribeConfigs(t *testing.T, rh *replicaHarness, principal string) {
 	t.Helper()
-	create := kmsg.NewPtrCreateACLsRequest()
-	c := kmsg.NewCreateACLsRequestCreation()
-	c.ResourceType, c.ResourceName, c.ResourcePatternType = kmsg.ACLResourceTypeCluster, "kafka-cluster", kmsg.ACLResourcePatternTypeLiteral
-	c.Principal, c.Host, c.Operation, c.PermissionType = principal, "*", kmsg.ACLOperationDescribeConfigs, kmsg.ACLPermissionTypeAllow
-	create.Creations = append(create.Creations, c)
-	if resp := rh.handle(30, 3, create, "User:admin").(*kmsg.CreateACLsResponse); resp.Results[0].ErrorCode != 0 {
-		t.Fatalf("granting DESCRIBE_CONFIGS: %d", resp.Results[0].ErrorCode)
-	}
+	rh.allow(principal, kmsg.ACLResourceTypeCluster, "kafka-cluster", kmsg.ACLOperationDescribeConfigs)
 }

@@ -18,16 +18,6 @@ func TestProduceNeedsWrite(t *testing.T) {
 		"super.users":           "User:admin",
 	})
 	rh.createTopic("ledger", nil, []int32{1})
-	grant := func(op kmsg.ACLOperation) {
-		create := kmsg.NewPtrCreateACLsRequest()
-		c := kmsg.NewCreateACLsRequestCreation()
-		c.ResourceType, c.ResourceName, c.ResourcePatternType = kmsg.ACLResourceTypeTopic, "ledger", kmsg.ACLResourcePatternTypeLiteral
-		c.Principal, c.Host, c.Operation, c.PermissionType = "User:alice", "*", op, kmsg.ACLPermissionTypeAllow
-		create.Creations = append(create.Creations, c)
-		if resp := rh.handle(30, 3, create, "User:admin").(*kmsg.CreateACLsResponse); resp.Results[0].ErrorCode != 0 {
-			t.Fatalf("creating the ACL: error %d", resp.Results[0].ErrorCode)
-		}
-	}
 	produce := func() int16 {
 		r := kmsg.NewPtrProduceRequest()
 		r.Acks, r.TimeoutMillis = -1, 5000
@@ -40,14 +30,14 @@ func TestProduceNeedsWrite(t *testing.T) {
 		return rh.handle(0, 9, r, "User:alice").(*kmsg.ProduceResponse).Topics[0].Partitions[0].ErrorCode
 	}
 
-	grant(kmsg.ACLOperationRead)
+	rh.allow("User:alice", kmsg.ACLResourceTypeTopic, "ledger", kmsg.ACLOperationRead)
 	if code := produce(); code != kerr.TopicAuthorizationFailed.Code {
 		t.Fatalf("a produce with READ only: error %d, want TOPIC_AUTHORIZATION_FAILED", code)
 	}
 	if end := rh.partition("ledger", 0).Offsets().LogEnd; end != 0 {
 		t.Fatalf("the refused produce was appended: log end %d", end)
 	}
-	grant(kmsg.ACLOperationWrite)
+	rh.allow("User:alice", kmsg.ACLResourceTypeTopic, "ledger", kmsg.ACLOperationWrite)
 	if code := produce(); code != 0 {
 		t.Fatalf("a produce with WRITE: error %d", code)
 	}

@@ -120,6 +120,20 @@ func (rh *replicaHarness) restartBroker() {
 	rh.reconcile()
 }
 
+// allow grants principal op on the literal resource name of type rt, as
+// the admin (a super user of the harnesses that run an authorizer).
+func (rh *replicaHarness) allow(principal string, rt kmsg.ACLResourceType, name string, op kmsg.ACLOperation) {
+	rh.t.Helper()
+	create := kmsg.NewPtrCreateACLsRequest()
+	c := kmsg.NewCreateACLsRequestCreation()
+	c.ResourceType, c.ResourceName, c.ResourcePatternType = rt, name, kmsg.ACLResourcePatternTypeLiteral
+	c.Principal, c.Host, c.Operation, c.PermissionType = principal, "*", op, kmsg.ACLPermissionTypeAllow
+	create.Creations = append(create.Creations, c)
+	if resp := rh.handle(30, 3, create, "User:admin").(*kmsg.CreateACLsResponse); resp.Results[0].ErrorCode != 0 {
+		rh.t.Fatalf("allowing %s %v on %v %s: error %d", principal, op, rt, name, resp.Results[0].ErrorCode)
+	}
+}
+
 // resolveMinInsync is a small topic config with the topic's
 // min.insync.replicas (1 unless set).
 func resolveMinInsync(cs broker.ConfigSources) (partition.Config, error) {
