@@ -167,6 +167,12 @@ func TestAcknowledgeBelowStartIsSkipped(t *testing.T) {
 	if got, want := runsString(p), "[3,4) [3, 4):acquired/1@a"; got != want {
 		t.Fatalf("state %s, want %s", got, want)
 	}
+	// Batches wholly below Start, one ending short of it; a release
+	// there must not make those offsets Available again.
+	mustAck(t, p, "a", accept(0, 1), release(1, 3))
+	if got, want := runsString(p), "[3,4) [3, 4):acquired/1@a"; got != want {
+		t.Fatalf("after a retry below the start: state %s, want %s", got, want)
+	}
 }
 
 func TestDeliveryLimitArchives(t *testing.T) {
