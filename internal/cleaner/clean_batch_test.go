@@ -2,7 +2,9 @@ package cleaner
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
+	"math"
 	"testing"
 
 	"github.com/strata-broker/strata/internal/base"
@@ -59,6 +61,8 @@ func cleanCases() []cleanCase {
 	txn := idem(plain(100, kv("a", "1"), kv("a", "2")))
 	txn.Transactional = true
 	emptyKey := plain(100, tRec{Key: []byte{}, Value: []byte("v")}, kv("b", "2"))
+	twoMarkers := idem(plain(100, kv("\x00\x00\x00\x00", "\x00\x00\x00\x00\x00\x00"), kv("\x00\x00\x00\x00", "\x00\x00\x00\x00\x00\x00")))
+	twoMarkers.Control, twoMarkers.Transactional = true, true
 
 	return []cleanCase{
 		{name: "nothing to remove: copied", in: plain(100, kv("a", "1"), kv("b", "2")), m: mapOf("a", 100, "b", 101),
@@ -121,6 +125,10 @@ func cleanCases() []cleanCase {
 			want: BatchCopied, keep: []int{0, 1}},
 		{name: "aborted, but the producer's last batch: its last record stays", in: txn, last: true, aborted: []AbortedTxn{{ProducerID: 7, First: 100, Last: 150}},
 			want: BatchRebuilt, keep: []int{1}},
+		{name: "a non-transactional batch is never aborted, even inside its producer's aborted range", in: idem(plain(100, kv("a", "1"))),
+			aborted: []AbortedTxn{{ProducerID: 7, First: 90, Last: 150}}, want: BatchCopied, keep: []int{0}},
+		{name: "a control batch that is not one marker stays as it is", in: twoMarkers,
+			want: BatchCopied, keep: []int{0, 1}},
 		{name: "offset gaps: span kept", in: sparse, m: mapOf("b", 200),
 			want: BatchRebuilt, keep: []int{0, 2}},
 		{name: "headers survive a rebuild", in: withHeaders, m: mapOf("a", 200),
@@ -377,6 +385,16 @@ func TestCleanBatchCorrupt(t *testing.T) {
 	badDeltas.Records[1].OffsetDelta = 0
 	beyondLast := plain(100, kv("a", "1"), kv("b", "2"))
 	beyondLast.LastDelta, beyondLast.SetLastDelta = 0, true
+	// Each of these is caught by one check only: the CRC, the strict rise
+	// of offset deltas, their bound by the last offset delta, and the
+	// record count's bound by the span (before AddBatch sizes anything by it).
+	repeatedDelta := plain(100, kv("a", "1"), kv("b", "2"))
+	repeatedDelta.Records[1].OffsetDelta = 0
+	repeatedDelta.LastDelta, repeatedDelta.SetLastDelta = 1, true
+	pastSpan := plain(100, kv("a", "1"), kv("b", "2"))
+	pastSpan.Records[1].OffsetDelta = 2
+	pastSpan.LastDelta, pastSpan.SetLastDelta = 1, true
+	countHuge := func(b []byte) []byte { binary.BigEndian.PutUint32(b[57:61], math.MaxInt32); return reCRC(b) }
 	garbageZstd := build(t, plain(100, kv("a", "1")))
 	garbageZstd[22] |= byte(record.CodecZstd) // attributes low byte
 	record.WriteCRC(garbageZstd)
@@ -396,6 +414,10 @@ func TestCleanBatchCorrupt(t *testing.T) {
 		"deltas not rising":   build(t, badDeltas),
 		"delta past the span": build(t, beyondLast),
 		"garbage zstd":        garbageZstd,
+		"bad CRC only":        mutate(func(b []byte) []byte { b[len(b)-2] ^= 1; return b }), // a value byte
+		"repeated delta":      build(t, repeatedDelta),
+		"delta past last":     build(t, pastSpan),
+		"count far too high":  mutate(countHuge),
 	}
 	for name, b := range cases {
 		r := Rules{Map: mapOf("a", 200), NowMs: testNow, LastBatchOfProducer: neverLast, Pass: NewPass()}
@@ -481,4 +503,24 @@ func FuzzCleanBatch(f *testing.F) {
 			t.Fatalf("output does not clean again: %v", err)
 		}
 	})
+}
+
+// A delete.retention.ms so large that now + it overflows means "never": the
+// horizon saturates at the largest time, and the tombstone survives any
+// later pass instead of getting a horizon in the past.
+func TestCleanBatchHugeDeleteRetentionNeverExpires(t *testing.T) {
+	in := build(t, plain(100, kv("a", "1"), tomb("b")))
+	r := Rules{NowMs: testNow, DeleteRetentionMs: math.MaxInt64, LastBatchOfProducer: neverLast, Pass: NewPass()}
+	out, res, err := CleanBatch(nil, in, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	oh, _ := readBatch(t, out)
+	if hz, ok := oh.DeleteHorizon(); !ok || hz != math.MaxInt64 || res.NextHorizonMs != math.MaxInt64 {
+		t.Fatalf("horizon %d (%v), next %d; want %d", hz, ok, res.NextHorizonMs, int64(math.MaxInt64))
+	}
+	r.NowMs, r.Pass = testNow+testRetention, NewPass()
+	if _, res, err = CleanBatch(nil, out, r); err != nil || res.Outcome != BatchCopied || res.TombstonesExpired != 0 {
+		t.Fatalf("next pass: %+v, %v; want the tombstone kept", res, err)
+	}
 }

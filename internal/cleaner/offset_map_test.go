@@ -229,3 +229,24 @@ func TestOffsetMapStartsSmallAndGrows(t *testing.T) {
 		t.Fatalf("Slots %d: the budget's capacity changed", m.Slots())
 	}
 }
+
+// Only transactional batches are aborted (Kafka's cleaner checks
+// isTransactional first): a batch of the same producer id without the
+// transactional bit that lies inside an aborted range is indexed, and so
+// supersedes older values of its keys.
+func TestOffsetMapAddBatchAbortsOnlyTransactionalBatches(t *testing.T) {
+	b := idem(plain(14, kv("a", "1")))
+	aborted := NewAbortedTxns([]AbortedTxn{{ProducerID: b.ProducerID, First: 10, Last: 20}}, 0)
+	m := NewOffsetMap(0)
+	if ok, err := m.AddBatch(build(t, b), aborted); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	if got, ok := m.Get([]byte("a")); !ok || got != 14 {
+		t.Fatalf("Get(a) = %d, %v; want 14", got, ok)
+	}
+	b.Transactional = true
+	m.Reset()
+	if ok, err := m.AddBatch(build(t, b), aborted); !ok || err != nil || m.Len() != 0 {
+		t.Fatalf("aborted transactional batch: %v, %v, %d keys; want none", ok, err, m.Len())
+	}
+}

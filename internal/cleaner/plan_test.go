@@ -95,6 +95,13 @@ func TestPlan(t *testing.T) {
 			in.Checkpoint, in.CheckpointOK, in.MinCompactionLagMs = 200, true, 25_000
 			in.Segments[0].MaxTimestampMs = planNow
 		}, want{200, 300, 2000, 1000, false}},
+		{"min lag: a young segment ending at the checkpoint is clean, it does not matter", func(in *PlanInput) {
+			in.Checkpoint, in.CheckpointOK, in.MinCompactionLagMs, in.MinCleanableRatio = 200, true, 25_000, 0.3
+			in.Segments[1].MaxTimestampMs = planNow
+		}, want{200, 300, 2000, 1000, true}},
+		{"min lag 0: a future timestamp does not hold cleaning back (Kafka checks the lag only when > 0)", func(in *PlanInput) {
+			in.Segments[1].MaxTimestampMs = planNow + 1_000
+		}, want{0, 300, 0, 3000, true}},
 		{"min lag: a segment without timestamps is cleanable", func(in *PlanInput) {
 			in.MinCompactionLagMs = 35_000
 			in.Segments[2].HasTimestamp = false
@@ -131,6 +138,9 @@ func TestPlanMaxCompactionLag(t *testing.T) {
 		{"the default (max int64) never forces, even for 1970", 0, true, math.MaxInt64, 200, false},
 		{"no overflow at the extremes", math.MinInt64, true, math.MaxInt64, 200, true},
 		{"forcing still needs dirty bytes", planNow - lag - 1, true, lag, 300, false},
+		{"a first dirty timestamp in the future never forces", planNow + 1_000, true, lag, 200, false},
+		{"nor with max lag 0", planNow + 1, true, 0, 200, false},
+		{"nor at the extremes", math.MaxInt64, true, 0, 200, false},
 	} {
 		in := basePlan()
 		in.MinCleanableRatio = 0.9 // the ratio (1/3 at most) never cleans here

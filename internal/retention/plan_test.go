@@ -358,3 +358,33 @@ func TestPlanLogStartBelowTheTier(t *testing.T) {
 		})
 	}
 }
+
+// Local retention applies to the local segments that survive total
+// retention: a segment that ends at the new log start is going anyway and
+// counts neither for the local size nor against the local time rule (here it
+// is young, and would block the expired tiered copies after it).
+func TestPlanLocalRetentionAfterTotalRetention(t *testing.T) {
+	s := Snapshot{
+		HighWatermark:   40,
+		Remote:          []Segment{seg(0, 10, 100, 1000), seg(10, 20, 100, 0), seg(20, 30, 100, 0)},
+		Local:           []Segment{seg(0, 10, 100, 1000), seg(10, 20, 100, 0), seg(20, 30, 100, 0), seg(30, 40, 100, 1000)},
+		Tiered:          TieredUpTo(30),
+		DeleteRecordsTo: 10,
+	}
+	for _, tc := range []struct {
+		name   string
+		policy Policy
+		w      want
+	}{
+		{"local ms", Policy{LocalRetentionMs: LimitOf(500)}, want{newStart: 10, localBefore: 30, remote: []base.Range{rng(0, 10)},
+			kinds: []string{KindDeleteRecords, KindDeleteRecords, KindLocalRetentionMs, KindLocalRetentionMs}}},
+		{"local bytes", Policy{LocalRetentionBytes: LimitOf(100)}, want{newStart: 10, localBefore: 30, remote: []base.Range{rng(0, 10)},
+			kinds: []string{KindDeleteRecords, KindDeleteRecords, KindLocalRetentionBytes, KindLocalRetentionBytes}}},
+		{"local bytes at the local size", Policy{LocalRetentionBytes: LimitOf(300)}, want{newStart: 10, localBefore: 10, remote: []base.Range{rng(0, 10)},
+			kinds: []string{KindDeleteRecords, KindDeleteRecords}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			checkDecision(t, s, Plan(s, tc.policy, 1000), tc.w)
+		})
+	}
+}
