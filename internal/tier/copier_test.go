@@ -325,3 +325,43 @@ func TestCopyStoppedGivesTheDanglingWriteLittleTime(t *testing.T) {
 		})
 	}
 }
+
+// A task that does not match its segment's bytes uploads nothing and
+// records nothing: metadata that claimed offsets the object does not hold
+// would move tieredNext past them, and local retention could then delete
+// the only copy.
+func TestCopyRefusesATaskItsSegmentDoesNotMatch(t *testing.T) {
+	l := newTestLog(t, 30, 1<<20)
+	seg := LocalSegmentsOf(l.Segments())[0]
+	epochs := []base.EpochStart{{Start: seg.BaseOffset}}
+	past := seg
+	past.NextOffset++ // a description of the segment that claims one offset more
+	first, err := l.Read(seg.BaseOffset, 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	it := record.SplitBatches(first)
+	_, h, _ := it.Next()
+	for name, task := range map[string]CopyTask{
+		"range ends past the batches":   {Segment: past, Range: past.Range(), LeaderEpochs: epochs},
+		"range ends before the batches": {Segment: seg, Range: rng(seg.BaseOffset, seg.NextOffset-1), LeaderEpochs: epochs},
+		"range starts inside a batch": {Segment: seg, Range: rng(h.BaseOffset+1, seg.NextOffset),
+			LeaderEpochs: []base.EpochStart{{Start: h.BaseOffset + 1}}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if h.LastOffsetDelta == 0 && name == "range starts inside a batch" {
+				t.Skip("the first batch holds one record")
+			}
+			r := newRig(t, objstore.NewMem())
+			if _, err := r.copier.Copy(t.Context(), task, LogSource{Log: l}, testTopicID, testTP, 0); err == nil {
+				t.Fatal("Copy succeeded")
+			}
+			if segs := r.meta.view().Segments(); len(segs) != 0 {
+				t.Errorf("recorded %v", segs)
+			}
+			if keys := r.keys(); len(keys) != 0 {
+				t.Errorf("uploaded %v", keys)
+			}
+		})
+	}
+}

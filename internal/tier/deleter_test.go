@@ -100,3 +100,56 @@ func mustUpdate(t *testing.T, m *memMeta, s remotemeta.RemoteSegment, to remotem
 		t.Fatal(err)
 	}
 }
+
+// A step of a delete that the quorum does not record leaves every object
+// in place: the quorum must say DELETE_STARTED before an object goes, so
+// an object never disappears under a segment that still serves reads.
+func TestDeleteStepNotRecordedTouchesNoObject(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		from    remotemeta.State
+		refused remotemeta.State
+	}{
+		{"COPY_FINISHED, DELETE_STARTED refused", remotemeta.CopyFinished, remotemeta.DeleteStarted},
+		{"COPY_STARTED, DANGLING refused", remotemeta.CopyStarted, remotemeta.Dangling},
+		{"COPY_STARTED, DELETE_STARTED refused", remotemeta.CopyStarted, remotemeta.DeleteStarted},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := newTestLog(t, 30, 8<<10)
+			r := newRig(t, objstore.NewMem())
+			seg := r.copyAll(l)[0]
+			if tc.from == remotemeta.CopyStarted {
+				// An abandoned attempt of the same segment, with its objects.
+				seg.ID[1] = 0x5E
+				seg.State = remotemeta.CopyStarted
+				if err := r.meta.UpdateRemoteSegment(t.Context(), seg, 0); err != nil {
+					t.Fatal(err)
+				}
+				for _, s := range Suffixes {
+					if err := r.inner.Put(t.Context(), SegmentKey(seg, s), strings.NewReader("x"), 1); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			keys := r.keys()
+			r.meta.setFail(func(s remotemeta.RemoteSegment) error {
+				if s.ID == seg.ID && s.State == tc.refused {
+					return errInjected
+				}
+				return nil
+			})
+			mark := len(r.events.all())
+			if err := r.deleter.Delete(t.Context(), DeleteTask{Segment: seg, Reason: DeleteRetention}, 0); err == nil {
+				t.Fatal("Delete succeeded with a step refused")
+			}
+			for _, e := range r.events.all()[mark:] {
+				if strings.HasPrefix(e, "delete ") {
+					t.Fatalf("%s before the quorum recorded %v", e, tc.refused)
+				}
+			}
+			if got := r.keys(); len(got) != len(keys) {
+				t.Fatalf("%d objects left of %d", len(got), len(keys))
+			}
+		})
+	}
+}

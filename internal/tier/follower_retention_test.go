@@ -304,3 +304,30 @@ func TestPlanFollowerLocalProperties(t *testing.T) {
 		}
 	})
 }
+
+// remoteHolds answers for every offset of the range, its end included:
+// a remote tier that stops inside the range does not hold it.
+func TestRemoteHolds(t *testing.T) {
+	remote := []retention.Segment{{Range: rng(0, 10)}, {Range: rng(10, 20)}, {Range: rng(30, 40)}}
+	for _, tc := range []struct {
+		r    base.Range
+		want bool
+	}{
+		{rng(0, 20), true},
+		{rng(5, 15), true},
+		{rng(5, 5), true}, // empty
+		{rng(15, 25), false},
+		{rng(20, 30), false},
+		{rng(25, 35), false},
+		{rng(30, 40), true},
+		{rng(35, 45), false}, // past the tier's end
+		{rng(40, 41), false},
+	} {
+		if got := remoteHolds(remote, tc.r); got != tc.want {
+			t.Errorf("remoteHolds(%v) = %v, want %v", tc.r, got, tc.want)
+		}
+	}
+	if remoteHolds(nil, rng(0, 1)) {
+		t.Error("an empty tier holds [0, 1)")
+	}
+}

@@ -113,6 +113,24 @@ func TestTieredNext(t *testing.T) {
 			"segment below the lineage", mustView(rseg(1, 0, 5, 1, remotemeta.CopyFinished)),
 			[]base.EpochStart{es(1, 5)}, retention.NothingTiered(),
 		},
+		{
+			// [5, 15) says epoch 1 wrote 5..9; the lineage says epoch 0 did
+			// (epoch 1 starts at 10): a diverged history, not this log's.
+			"epoch starts early in the segment",
+			mustView(rseg(1, 0, 5, 1, remotemeta.CopyFinished), rseg(2, 5, 15, 1, remotemeta.CopyFinished, es(1, 5))),
+			[]base.EpochStart{es(0, 0), es(1, 10)}, retention.TieredUpTo(5),
+		},
+		{
+			// Two COPY_FINISHED segments whose histories differ only below
+			// the (truncated) lineage's first offset: both are in the lineage
+			// and they overlap, so the tier cannot be known.
+			"overlap in the lineage after truncation",
+			mustView(
+				rseg(1, 0, 10, 1, remotemeta.CopyFinished, es(0, 0), es(2, 8)),
+				rseg(2, 5, 15, 1, remotemeta.CopyFinished, es(1, 5), es(2, 8)),
+			),
+			[]base.EpochStart{es(2, 8)}, retention.TieredUnknown(),
+		},
 	} {
 		if got := tc.v.TieredNext(tc.lineage); got != tc.want {
 			t.Errorf("%s: TieredNext = %+v, want %+v", tc.name, got, tc.want)
@@ -161,5 +179,47 @@ func TestRetentionTierUnknownAboveHighWatermark(t *testing.T) {
 	}
 	if d := mustView(rseg(1, 0, 1, 1, remotemeta.Dangling), rseg(2, 1, 2, 1, remotemeta.CopyFinished)).Dangling(); len(d) != 1 || d[0].ID != sid(1) {
 		t.Errorf("remotemeta.Dangling = %v", d)
+	}
+}
+
+// SegmentAt and FinishedFrom treat each segment as [Start, End): the
+// offset at a boundary belongs to the segment that starts there, and
+// tieredNext to none.
+func TestSegmentAtAndFinishedFromAreHalfOpen(t *testing.T) {
+	v := mustView(
+		rseg(1, 0, 10, 1, remotemeta.CopyFinished),
+		rseg(2, 10, 20, 1, remotemeta.CopyFinished),
+		rseg(3, 20, 30, 1, remotemeta.Dangling),
+	)
+	for _, tc := range []struct {
+		o    base.Offset
+		want remotemeta.SegmentID // zero: none
+	}{
+		{0, sid(1)}, {9, sid(1)}, {10, sid(2)}, {19, sid(2)}, {20, remotemeta.SegmentID{}}, {25, remotemeta.SegmentID{}},
+	} {
+		s, ok := v.SegmentAt(epoch0, tc.o)
+		if ok != !tc.want.IsZero() || (ok && s.ID != tc.want) {
+			t.Errorf("SegmentAt(%d) = %v %v, %v; want %v", tc.o, s.ID, s.Range, ok, tc.want)
+		}
+	}
+	if _, ok := (PartitionView{}).SegmentAt(epoch0, 0); ok {
+		t.Error("SegmentAt of a view that is not loaded is ok")
+	}
+	for _, tc := range []struct {
+		o    base.Offset
+		want []base.Range
+	}{
+		{0, []base.Range{rng(0, 10), rng(10, 20)}},
+		{9, []base.Range{rng(0, 10), rng(10, 20)}},
+		{10, []base.Range{rng(10, 20)}},
+		{20, nil},
+	} {
+		var got []base.Range
+		for _, s := range v.FinishedFrom(epoch0, tc.o) {
+			got = append(got, s.Range)
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("FinishedFrom(%d) = %v, want %v", tc.o, got, tc.want)
+		}
 	}
 }

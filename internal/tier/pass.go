@@ -152,7 +152,7 @@ func Pass(ctx context.Context, in PassInput, deps PassDeps) PassReport {
 		deletes = PlanDeletes(view, d)
 		logStart = d.NewLogStart
 	}
-	deletes = append(deletes, PlanStrays(view, in.Lineage, logStart)...)
+	deletes = appendUnplanned(deletes, PlanStrays(view, in.Lineage, logStart))
 	deletes = withoutFreshAttempts(deletes, before)
 	if len(deletes) > 0 {
 		if _, err := deps.Deleter.RunDeletes(ctx, deletes, in.LeaderEpoch); err != nil {
@@ -190,6 +190,25 @@ func withoutFreshAttempts(tasks []DeleteTask, before PartitionView) []DeleteTask
 		out = append(out, t)
 	}
 	return out
+}
+
+// appendUnplanned appends the tasks of more whose segment tasks does not
+// delete already. PlanDeletes deletes every COPY_FINISHED segment of a
+// range the decision deletes, so a diverged segment with the same range as
+// a segment of the lineage is planned there and by PlanStrays too; a
+// second delete of it would fail (DELETE_FINISHED is terminal) and fail
+// the pass.
+func appendUnplanned(tasks, more []DeleteTask) []DeleteTask {
+	planned := make(map[remotemeta.SegmentID]bool, len(tasks))
+	for _, t := range tasks {
+		planned[t.Segment.ID] = true
+	}
+	for _, t := range more {
+		if !planned[t.Segment.ID] {
+			tasks = append(tasks, t)
+		}
+	}
+	return tasks
 }
 
 // mustSafeLocal asserts §4 rule 5 and rule 6 on d: the log start does not

@@ -323,3 +323,112 @@ func idOf(v PartitionView, r base.Range) remotemeta.SegmentID {
 	}
 	return remotemeta.SegmentID{}
 }
+
+// newStrayHarness is a partition of lineage [(0,0), (1,2)] whose segments
+// [0,2) [2,4) [4,6) are tiered (the active one is [6,7)), plus a
+// COPY_FINISHED segment of a diverged history with the range [2,4), and a
+// policy under which retention moves the log start to 4.
+func newStrayHarness(t *testing.T) (*passHarness, remotemeta.RemoteSegment) {
+	t.Helper()
+	h := newPassHarness(t, 2, retention.Policy{})
+	h.lineage = []base.EpochStart{es(0, 0), es(1, 2)}
+	h.produce(7)
+	if rep := h.pass(); rep.Failed != nil || len(rep.Copied) != 3 {
+		t.Fatalf("copy pass: copied %v, failed %v", copiedRanges(rep.Copied), rep.Failed)
+	}
+	stray := remotemeta.RemoteSegment{
+		ID: sid(900), TopicID: testTopicID, TP: testTP, Range: rng(2, 4), LeaderEpochs: []base.EpochStart{es(2, 2)},
+		SizeBytes: 2 * passBatchBytes, MaxTimestampMs: 10_004,
+	}
+	for _, st := range []remotemeta.State{remotemeta.CopyStarted, remotemeta.CopyFinished} {
+		stray.State = st
+		if err := h.rig.meta.UpdateRemoteSegment(t.Context(), stray, 2); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.policy = retention.Policy{RetentionBytes: retention.LimitOf(3 * passBatchBytes)}
+	return h, stray
+}
+
+// When the local executor fails, the log start has not moved and readers
+// may still be served every offset above it: the pass deletes no remote
+// segment that holds offsets at or above the old log start, neither by
+// retention nor as a stray (a COPY_FINISHED segment of a diverged history
+// is kept until the log start passes it).
+func TestPassApplyLocalFailureDeletesNoDataOfTheLog(t *testing.T) {
+	h, _ := newStrayHarness(t)
+	h.local.failNext = errInjected
+	rep := h.pass()
+	if !rep.Decided || rep.Decision.NewLogStart != 4 || rep.LocalApplied || rep.Failed == nil {
+		t.Fatalf("failed pass: decided %v, new log start %d, applied %v, failed %v",
+			rep.Decided, rep.Decision.NewLogStart, rep.LocalApplied, rep.Failed)
+	}
+	if len(rep.Deleted) != 0 {
+		t.Fatalf("the pass whose local executor failed deleted %v", summary(rep.Deleted))
+	}
+	for _, s := range h.rig.meta.view().Segments() {
+		if s.State != remotemeta.CopyFinished {
+			t.Fatalf("segment %v %v is %v after a pass whose local executor failed", s.ID, s.Range, s.State)
+		}
+	}
+	if err := h.unreadable(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A diverged COPY_FINISHED segment with the range of a lineage segment
+// that retention deletes is planned by PlanDeletes (by range) and by
+// PlanStrays: the pass deletes it once, and does not fail on a second
+// DELETE_STARTED of a DELETE_FINISHED segment.
+func TestPassDeletesAStraySharingARetentionRangeOnce(t *testing.T) {
+	h, stray := newStrayHarness(t)
+	rep := h.pass()
+	if rep.Failed != nil || !rep.LocalApplied || h.local.logStart != 4 {
+		t.Fatalf("pass: applied %v, log start %d, failed %v", rep.LocalApplied, h.local.logStart, rep.Failed)
+	}
+	if len(rep.Deleted) != 3 || !slices.ContainsFunc(rep.Deleted, func(d DeleteTask) bool { return d.Segment.ID == stray.ID }) {
+		t.Fatalf("pass deleted %v, want [0,2), [2,4) and the stray", summary(rep.Deleted))
+	}
+	if o := h.orphans(); len(o) != 0 {
+		t.Fatalf("left behind: %v", o)
+	}
+	if err := h.unreadable(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// noActiveLocal reports its log's segments with none marked active: a
+// broken Local.
+type noActiveLocal struct{ *passLocal }
+
+func (n noActiveLocal) Segments() []LocalSegment {
+	segs := n.passLocal.Segments()
+	for i := range segs {
+		segs[i].Active = false
+	}
+	return segs
+}
+
+// retention.Plan takes the last local segment for the active one. A Local
+// that does not say the last segment is active breaks that contract, and
+// the pass plans no retention on it: nothing is deleted, locally or
+// remotely, and the pass reports the failure.
+func TestPassRefusesLocalSegmentsWithoutAnActiveLast(t *testing.T) {
+	h := newPassHarness(t, 2, retention.Policy{})
+	h.produce(7) // segments [0,2) [2,4) [4,6), active [6,7)
+	if rep := h.pass(); rep.Failed != nil || len(rep.Copied) != 3 {
+		t.Fatalf("copy pass: copied %v, failed %v", copiedRanges(rep.Copied), rep.Failed)
+	}
+	h.policy = retention.Policy{RetentionBytes: retention.LimitOf(passBatchBytes), LocalRetentionBytes: retention.LimitOf(0)}
+	end := h.log().End()
+	in := PassInput{
+		TopicID: testTopicID, TP: testTP, Lineage: h.lineage, LastStableOffset: end, HighWatermark: end,
+		LogStart: h.local.logStart, Policy: h.policy, NowMs: 20_000,
+	}
+	local := noActiveLocal{h.local}
+	rep := Pass(t.Context(), in, PassDeps{Local: local, Views: h.views, Copier: h.rig.copier, Deleter: h.rig.deleter})
+	if rep.Decided || rep.Failed == nil || rep.LocalApplied || len(rep.Deleted) != 0 || h.log().Start() != 0 || h.local.logStart != 0 {
+		t.Fatalf("pass without an active segment: decided %v, applied %v, deleted %v, local start %d, failed %v",
+			rep.Decided, rep.LocalApplied, summary(rep.Deleted), h.log().Start(), rep.Failed)
+	}
+}

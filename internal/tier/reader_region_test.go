@@ -148,6 +148,12 @@ func TestCheckChunkBatches(t *testing.T) {
 			t.Errorf("%s: table %v, want %v", tc.name, got, tc.want)
 		}
 	}
+	// A batch that runs past the segment's end is not the segment's: the
+	// chunk gets no table, and is read (and refused) through Read.
+	short := remotemeta.RemoteSegment{Range: base.Range{Start: 100, End: 110}}
+	if got := checkChunkBatches(obj, 0, 0, short); got != nil {
+		t.Errorf("a batch past the segment's end %v: table %v, want none", short.Range, got)
+	}
 }
 
 func equalTables(a, b chunkBatches) bool {
@@ -209,6 +215,25 @@ func TestFirstBatchIn(t *testing.T) {
 		pos, rel, ok := firstBatchIn(idx, tc.start, tc.end)
 		if pos != tc.pos || rel != tc.rel || ok != tc.ok {
 			t.Errorf("firstBatchIn(%d, %d) = %d, %d, %v; want %d, %d, %v", tc.start, tc.end, pos, rel, ok, tc.pos, tc.rel, tc.ok)
+		}
+	}
+}
+
+// Only COPY_FINISHED segments serve regions, as only they serve Read: a
+// segment being deleted (or an attempt that never finished) may have
+// objects in the bucket, but they are not the log's to serve.
+func TestReadRegionRefusesUnfinishedSegment(t *testing.T) {
+	c := newCachedRig(t, ChunkCacheOptions{MaxBytes: 1 << 30, ChunkBytes: 16 << 10})
+	for _, st := range []remotemeta.State{remotemeta.CopyStarted, remotemeta.DeleteStarted, remotemeta.DeleteFinished, remotemeta.Dangling} {
+		seg := c.segs[0]
+		seg.State = st
+		reg, ok, err := c.reader.ReadRegion(t.Context(), seg, seg.Range.Start, 1<<20)
+		if ok || err != nil {
+			if ok {
+				reg.File.Close()
+				reg.Release()
+			}
+			t.Errorf("ReadRegion of a %v segment: ok %v, err %v", st, ok, err)
 		}
 	}
 }

@@ -199,4 +199,90 @@ func TestReadRefusesUnfinishedSegment(t *testing.T) {
 	if _, err := r.reader.Read(t.Context(), s, 0, 100); !errors.Is(err, ErrNotReadable) {
 		t.Fatalf("Read of COPY_STARTED: %v", err)
 	}
+	for _, st := range []remotemeta.State{remotemeta.CopyStarted, remotemeta.DeleteStarted, remotemeta.DeleteFinished, remotemeta.Dangling} {
+		s := rseg(1, 0, 10, 100, st)
+		if _, _, _, err := r.reader.OffsetForTimestamp(t.Context(), s, 0, 0); !errors.Is(err, ErrNotReadable) {
+			t.Errorf("OffsetForTimestamp of %v: %v", st, err)
+		}
+	}
+}
+
+// A timestamp search from an offset inside a segment (the log start moved
+// into it) finds the first record at or after that offset whose timestamp
+// reaches ts, even when an earlier batch of the segment reached ts first.
+func TestOffsetForTimestampFromInsideASegment(t *testing.T) {
+	l := newTestLog(t, 300, 32<<10)
+	r := newRig(t, objstore.NewMem())
+	for _, s := range r.copyAll(l) {
+		b, err := l.Read(s.Range.Start, 1<<30, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var headers []record.Header
+		for it := record.SplitBatches(b); ; {
+			_, h, ok := it.Next()
+			if !ok || h.BaseOffset >= s.Range.End {
+				break
+			}
+			headers = append(headers, h)
+		}
+		for from := s.Range.Start; from < s.Range.End; from += 5 {
+			for i := 0; i < len(headers); i += 3 {
+				ts := headers[i].MaxTimestamp
+				var want *record.Header
+				for j := range headers {
+					if headers[j].NextOffset() > from && headers[j].MaxTimestamp >= ts {
+						want = &headers[j]
+						break
+					}
+				}
+				o, gotTs, ok, err := r.reader.OffsetForTimestamp(t.Context(), s, ts, from)
+				switch {
+				case err != nil:
+					t.Fatalf("OffsetForTimestamp(%d, from %d) in %v: %v", ts, from, s.Range, err)
+				case want == nil && ok:
+					t.Fatalf("OffsetForTimestamp(%d, from %d) in %v = %d, want none", ts, from, s.Range, o)
+				case want != nil && (!ok || o != max(want.BaseOffset, from) || gotTs != want.MaxTimestamp):
+					t.Fatalf("OffsetForTimestamp(%d, from %d) in %v = (%d, %d, %v), want (%d, %d)",
+						ts, from, s.Range, o, gotTs, ok, max(want.BaseOffset, from), want.MaxTimestamp)
+				}
+			}
+		}
+	}
+}
+
+// A .log object whose batches have valid CRCs but offsets that the
+// segment's metadata does not allow is corrupt: a read that reaches those
+// batches is refused, never served (a gap or an overlap would skip or
+// repeat offsets; a batch past Range.End serves offsets the segment does
+// not hold).
+func TestReadRefusesBatchesOutOfTheSegmentsOffsets(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		r       base.Range
+		batches [][2]int // base offset, records
+	}{
+		{"batch past the segment's end", rng(0, 3), [][2]int{{0, 1}, {1, 1}, {2, 2}}},
+		{"gap between batches", rng(0, 4), [][2]int{{0, 1}, {2, 2}}},
+		{"overlapping batches", rng(0, 3), [][2]int{{0, 2}, {1, 2}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var obj []byte
+			for _, b := range tc.batches {
+				obj = append(obj, makeBatch(base.Offset(b[0]), b[1], 20, 10_000)...)
+			}
+			seg := rseg(1, tc.r.Start, tc.r.End, int64(len(obj)), remotemeta.CopyFinished)
+			seg.TopicID = testTopicID
+			r := newRig(t, objstore.NewMem())
+			for suffix, b := range map[Suffix][]byte{SuffixLog: obj, SuffixIndex: nil, SuffixTimeIndex: nil} {
+				if err := r.inner.Put(t.Context(), SegmentKey(seg, suffix), bytes.NewReader(b), int64(len(b))); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, err := r.reader.Read(t.Context(), seg, tc.r.Start, 1<<20)
+			if !errors.Is(err, ErrCorruptObject) {
+				t.Fatalf("Read(%d) = %s, %v; want ErrCorruptObject", tc.r.Start, batchRanges(got), err)
+			}
+		})
+	}
 }

@@ -150,7 +150,9 @@ func PlanDeletes(view PartitionView, d retention.Decision) []DeleteTask {
 // the epoch cache after a crash between a log start move and their
 // deletion. Segments not in lineage that reach above logStart are kept
 // until log start passes them. A view that is not loaded, or an empty
-// lineage, plans nothing.
+// lineage, plans nothing. A stray with the range of a lineage segment that
+// a decision deletes is in PlanDeletes' tasks too: Pass plans it once
+// (appendUnplanned).
 func PlanStrays(view PartitionView, lineage []base.EpochStart, logStart base.Offset) []DeleteTask {
 	mustValidLineage(lineage)
 	if !view.Loaded() || len(lineage) == 0 {

@@ -133,6 +133,7 @@ func TestEpochsFor(t *testing.T) {
 		ok   bool
 	}{
 		{base.Range{Start: 10, End: 15}, lin(1, 10), true},
+		{base.Range{Start: 10, End: 20}, lin(1, 10), true}, // epoch 3 starts at End: not in [10, 20)
 		{base.Range{Start: 12, End: 25}, lin(1, 12, 3, 20), true},
 		{base.Range{Start: 20, End: 40}, lin(3, 20, 4, 30), true},
 		{base.Range{Start: 35, End: 36}, lin(4, 35), true},
