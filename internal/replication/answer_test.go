@@ -47,6 +47,9 @@ func TestOutOfRangeReset(t *testing.T) {
 		"empty follower, trimmed leader":  {followerEnd: 0, leaderEnd: 500, leaderStart: 300, to: 300, startOver: true, changed: true},
 		"in range after all":              {followerEnd: 100, leaderEnd: 500, leaderStart: 50, to: 100},
 		"leader start at follower end":    {followerEnd: 100, leaderEnd: 500, leaderStart: 100, to: 100},
+		// Only a leader that ends below the follower truncates it.
+		"leader ends at the follower's end":  {followerEnd: 100, leaderEnd: 100, leaderStart: 0, to: 100},
+		"empty leader at the follower's end": {followerEnd: 100, leaderEnd: 100, leaderStart: 100, to: 100},
 	} {
 		to, startOver, changed := OutOfRangeReset(off(tc.followerEnd), off(tc.leaderEnd), off(tc.leaderStart))
 		if int64(to) != tc.to || startOver != tc.startOver || changed != tc.changed {

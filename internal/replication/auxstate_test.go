@@ -124,6 +124,38 @@ func TestPlanAuxState(t *testing.T) {
 			leader: lin(2, 0), leaderEnd: 300, target: 100,
 			kind: AuxMissing, asks: []base.Epoch{1},
 		},
+		// The leader's epoch 1 ends at 99, exclusive: its offset 99 is of
+		// epoch 2, the segment's is of epoch 1.
+		"the leader's epoch ends at the top's last offset": {
+			segs:   []remotemeta.RemoteSegment{fin(1, 0, 100, 1, 0)},
+			leader: lin(1, 0, 2, 99), leaderEnd: 300, target: 100,
+			kind: AuxMissing, asks: []base.Epoch{1},
+		},
+		// The leader's log starts where the top segment starts: the
+		// segment below it is no part of the follower's log (nor are its
+		// aborted transactions).
+		"a segment below the log start is not in the chain": {
+			segs:     []remotemeta.RemoteSegment{fin(1, 0, 100, 1, 0), fin(2, 100, 200, 1, 100)},
+			leader:   lin(1, 100),
+			logStart: 100, leaderEnd: 300, target: 200,
+			kind: AuxReady, top: 2, chain: []byte{2}, wantLogStart: 100, wantLineage: lin(1, 100), asks: []base.Epoch{1}, wantLocalStart: 200,
+		},
+		"an epoch that starts at the log start begins the lineage": {
+			segs:     []remotemeta.RemoteSegment{fin(1, 0, 100, 1, 0, 2, 50), fin(2, 100, 200, 2, 100)},
+			leader:   lin(2, 50),
+			logStart: 50, leaderEnd: 300, target: 200,
+			kind: AuxReady, top: 2, chain: []byte{1, 2}, wantLogStart: 50, wantLineage: lin(2, 50), asks: []base.Epoch{2}, wantLocalStart: 200,
+		},
+		// A deposed leader of a newer epoch 4 (elected uncleanly at 50)
+		// uploaded [0, 100); a segment whose last epoch is newer than the
+		// next one's first cannot precede it, and is not asked about.
+		"a predecessor of a newer epoch is not asked about": {
+			segs: []remotemeta.RemoteSegment{
+				fin(1, 0, 100, 1, 0, 4, 50), fin(2, 0, 100, 1, 0), fin(3, 100, 200, 3, 100),
+			},
+			leader: lin(1, 0, 3, 100, 5, 200), leaderEnd: 300, target: 200,
+			kind: AuxReady, top: 3, chain: []byte{2, 3}, wantLineage: lin(1, 0, 3, 100), asks: []base.Epoch{3, 1}, wantLocalStart: 200,
+		},
 		"the leader's epoch ends before the top's last offset": {
 			segs:   []remotemeta.RemoteSegment{fin(1, 0, 100, 1, 0)},
 			leader: lin(1, 0, 2, 90), leaderEnd: 300, target: 100,
@@ -172,6 +204,29 @@ func TestPlanAuxState(t *testing.T) {
 				t.Errorf("lineage %v, want %v", plan.Lineage, tc.wantLineage)
 			}
 		})
+	}
+}
+
+// TestPlanAuxStateNeedsTheEpochNamed: only an answer that names the
+// segment's epoch with an end past its offset says the leader holds it;
+// an end offset alone (OffsetForLeaderEpoch v0's answer, whose epoch
+// reads as 0), an undefined answer or an older epoch do not.
+func TestPlanAuxStateNeedsTheEpochNamed(t *testing.T) {
+	for name, tc := range map[string]struct {
+		segEpoch int64
+		answer   LeaderAnswer
+		want     AuxKind
+	}{
+		"the epoch, ending past the offset": {0, EpochEndAnswer(EpochEnd{Epoch: 0, End: 300}), AuxReady},
+		"an end offset alone":               {0, OffsetOnlyAnswer(300), AuxMissing},
+		"undefined":                         {0, UndefinedAnswer(), AuxMissing},
+		"an older epoch":                    {2, EpochEndAnswer(EpochEnd{Epoch: 1, End: 300}), AuxMissing},
+	} {
+		segs := []remotemeta.RemoteSegment{fin(1, 0, 100, tc.segEpoch, 0)}
+		answers := map[base.Epoch]LeaderAnswer{base.Epoch(tc.segEpoch): tc.answer}
+		if got := PlanAuxState(segs, 0, 100, answers); got.Kind != tc.want {
+			t.Errorf("%s: plan %v, want %v", name, got.Kind, tc.want)
+		}
 	}
 }
 

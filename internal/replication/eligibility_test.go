@@ -21,6 +21,9 @@ func TestIsrEligibleTable(t *testing.T) {
 		{"in controlled shutdown", fetched, Broker{Registered: true, Epoch: 10, InControlledShutdown: true}, false},
 		{"fetch from before the broker restarted", fetched, Broker{Registered: true, Epoch: 11}, false},
 		{"no fetch in this term", Follower{ID: 2, BrokerEpoch: 10}, live, false},
+		// The image lags a restart: only the registration the leader knows
+		// may join (Kafka compares the epochs for equality).
+		{"fetch from a newer incarnation than the image's", fetched, Broker{Registered: true, Epoch: 9}, false},
 	} {
 		if got := IsrEligible(tc.f, tc.b); got != tc.want {
 			t.Errorf("%s: IsrEligible = %v, want %v", tc.name, got, tc.want)

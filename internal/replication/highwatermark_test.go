@@ -67,6 +67,11 @@ func TestHighWatermarkTable(t *testing.T) {
 			in.ISR, in.MaximalISR = []int32{0, 2}, []int32{0, 2}
 			in.Followers[0] = Follower{ID: 1, LastCaughtUpMs: testNowMs}
 		}, 10},
+		// LogEnd means nothing without Fetched (a state carried over from
+		// before this term must not count as a fetch in it).
+		{"an ISR member that has not fetched holds it, whatever log end it carries", func(in *HighWatermarkInput) {
+			in.Followers[1] = Follower{ID: 2, LogEnd: 45, LastCaughtUpMs: testNowMs}
+		}, 10},
 		{"an ISR member unknown to the leader holds it", func(in *HighWatermarkInput) {
 			in.ISR, in.MaximalISR = []int32{0, 1, 2, 3}, []int32{0, 1, 2, 3}
 		}, 10},
@@ -93,6 +98,10 @@ func TestHighWatermarkTable(t *testing.T) {
 		}, 50},
 		{"the leader listed among the followers is ignored", func(in *HighWatermarkInput) {
 			in.Followers = append(in.Followers, fetchedAt(0, 0, stale))
+		}, 40},
+		{"the leader listed among the followers is no extra replica for min.insync.replicas", func(in *HighWatermarkInput) {
+			in.MinInsyncReplicas = 4 // capped at the 3 replicas, which the full ISR meets
+			in.Followers = append(in.Followers, fetchedAt(0, 50, recent))
 		}, 40},
 		{"single replica", func(in *HighWatermarkInput) {
 			in.ISR, in.MaximalISR, in.Followers, in.MinInsyncReplicas = []int32{0}, []int32{0}, nil, 2

@@ -20,8 +20,10 @@ func TestReadCandidates(t *testing.T) {
 		fetched(5, 0, 100),  // out of the ISR
 		{ID: 6},             // has not fetched
 		fetched(7, 50, 50),  // holds exactly 50 at both ends
+		// has not fetched in this term: offsets carried over mean nothing
+		{ID: 8, LogStart: 0, LogEnd: 100},
 	}
-	isr := []int32{1, 2, 3, 4, 6, 7}
+	isr := []int32{1, 2, 3, 4, 6, 7, 8}
 	var got []int32
 	for _, f := range ReadCandidates(followers, isr, 50) {
 		got = append(got, f.ID)
