@@ -2,6 +2,7 @@ package log
 
 import (
 	"bytes"
+	"encoding/binary"
 	"os"
 	"path/filepath"
 	"sync"
@@ -160,6 +161,24 @@ func TestRecoveryCorruptIndexWithCleanMarkerIsRebuilt(t *testing.T) {
 	if got := sizeOf(t, segFile(o, 0, ".index")); got%offsetEntrySize != 0 || got == 0 {
 		t.Fatalf("rebuilt index is %d bytes", got)
 	}
+}
+
+// A time index whose last entry names the offset where the segment's data
+// ends (no record is there) cannot be trusted even after a clean shutdown:
+// the index is rebuilt from the .log.
+func TestRecoveryTimeIndexAtTheDataEndIsRebuilt(t *testing.T) {
+	o, batches := crashedLog(t, true)
+	l := mustOpen(t, o)
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Segment 0 holds offsets [0, 10); an entry for relative offset 10.
+	entry := binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint64(nil, uint64(headerOf(batches[4]).MaxTimestamp)), 10)
+	if err := os.WriteFile(segFile(o, 0, ".timeindex"), entry, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l = reopenExpect(t, o, batches)
+	checkIndexes(t, l)
 }
 
 func TestOpenRemovesLeftovers(t *testing.T) {

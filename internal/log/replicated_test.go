@@ -431,6 +431,28 @@ func TestRecoveryCutsABaseOffsetThatOverlaps(t *testing.T) {
 	}
 }
 
+// A sealed segment's last batch raised by one offset runs into its
+// successor's range: recovery cuts it there, with every later segment.
+func TestRecoveryCutsABatchThatRunsIntoItsSuccessor(t *testing.T) {
+	o, model, segs := crashedFollowerLog(t)
+	last := segs[len(segs)-1]
+	k := servingBatch(model, last.BaseOffset) - 1
+	h := headerOf(model[k])
+	if h.NextOffset() != last.BaseOffset {
+		t.Fatalf("batch %d ends at %d, not at the last segment's base %d", k, h.NextOffset(), last.BaseOffset)
+	}
+	p, pos := batchFile(o, segs, model, k)
+	b := mustRead(t, p)
+	record.SetBaseOffset(b[pos:], h.BaseOffset+1)
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	expectRecovered(t, o, model[:k])
+	if exists(segFile(o, last.BaseOffset, ".log")) {
+		t.Fatal("the segment after the cut is still there")
+	}
+}
+
 // segmentOf is the segment of segs whose range holds o.
 func segmentOf(segs []SegmentInfo, o base.Offset) SegmentInfo {
 	for _, s := range segs {
