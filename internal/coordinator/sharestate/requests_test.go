@@ -459,3 +459,19 @@ func TestTimestampsComeFromNow(t *testing.T) {
 		t.Fatalf("write timestamp %d, want %d", st.writeMs, h.now.UnixMilli())
 	}
 }
+
+// TestRefusedDeleteWritesNothing: a delete answered with an error leaves
+// the state and writes no tombstone; the error and the log agree.
+func TestRefusedDeleteWritesNothing(t *testing.T) {
+	h := newHarness(t)
+	known := true
+	h.opts.PartitionCount = func(id [16]byte) (int32, bool) { return 1, known }
+	h.c = New(h.opts)
+	wantCode(t, "initialize", h.initialize(group, topicA, 0, 0, 0), nil)
+	n := len(h.records)
+	known = false
+	wantCode(t, "delete of a topic the metadata lost", h.deleteState(group, topicA, 0), kerr.UnknownTopicOrPartition)
+	if len(h.records) != n || h.c.states[partitionKey{group, topicA, 0}] == nil {
+		t.Fatal("a refused delete removed the state")
+	}
+}

@@ -216,3 +216,49 @@ func TestInitAllocatorFailureForANewID(t *testing.T) {
 		t.Fatal("a failed allocation created the id")
 	}
 }
+
+// TestKIP360RetryDoesNotReachPastATransaction: the last epoch a KIP-360
+// retry may present is forgotten once a transaction completes (Kafka's
+// prepareComplete sets it to the current epoch): an InitProducerId that
+// presents the epoch before the bump after a whole transaction happened
+// at the bumped one is a zombie, and fenced.
+func TestKIP360RetryDoesNotReachPastATransaction(t *testing.T) {
+	h := newHarness(t)
+	pid, epoch := h.mustInit("tx")
+	r := h.init(initWith("tx", 4, pid, epoch))
+	wantCode(t, "recovery", r.ErrorCode, nil)
+	bumped := r.ProducerEpoch
+	if bumped != epoch+1 {
+		t.Fatalf("recovery answer %+v", r)
+	}
+	wantCode(t, "add", h.addCode(addReq("tx", pid, bumped, 3, tp("t", 0))), nil)
+	wantCode(t, "commit", h.endCode(endReq("tx", pid, bumped, 4, true)), nil)
+	h.flushMarkers()
+	h.wantState("tx", "CompleteCommit")
+	wantCode(t, "a retry of the recovery after the commit", h.init(initWith("tx", 4, pid, epoch)).ErrorCode, kerr.ProducerFenced)
+	if tx := h.c.txns["tx"]; tx.epoch != bumped {
+		t.Fatalf("the fenced retry moved the epoch to %d", tx.epoch)
+	}
+}
+
+// TestOldProducerIDIsFencedUnlessItsEpochIsExhausted pins Kafka's
+// isValidProducerId: after a rotation, the previous producer id is only
+// taken with an exhausted epoch (a retry of the rotating InitProducerId);
+// at any other epoch it is an old producer, fenced, even when its epoch
+// happens to equal the new producer id's.
+func TestOldProducerIDIsFencedUnlessItsEpochIsExhausted(t *testing.T) {
+	h := newHarness(t)
+	pid, _ := h.mustInit("tx")
+	h.setEpoch("tx", math.MaxInt16-1)
+	newPID, e := h.mustInit("tx") // a new instance: rotates
+	if newPID == pid || e != 0 {
+		t.Fatalf("rotation: %d %d", newPID, e)
+	}
+	n := len(h.records)
+	for _, epoch := range []int16{0, 1, 5} {
+		wantCode(t, "the old producer id", h.init(initWith("tx", 4, pid, epoch)).ErrorCode, kerr.ProducerFenced)
+	}
+	if tx := h.c.txns["tx"]; tx.producerID != newPID || tx.epoch != 0 || len(h.records) != n {
+		t.Fatalf("a fenced InitProducerId changed the state: producer %d epoch %d", tx.producerID, tx.epoch)
+	}
+}

@@ -101,6 +101,18 @@ func TestReplayRejectsGarbage(t *testing.T) {
 		{"unnamed topic", good, value(func(v *kmsg.TxnMetadataValue) { v.Topics[0].Topic = "" })},
 		{"negative partition", good, value(func(v *kmsg.TxnMetadataValue) { v.Topics[0].Partitions[0] = -3 })},
 		{"CompleteCommit with partitions", good, value(func(v *kmsg.TxnMetadataValue) { v.State = kmsg.TransactionStateCompleteCommit })},
+		{"PrepareCommit without start", good, value(func(v *kmsg.TxnMetadataValue) {
+			v.State, v.StartTimestamp = kmsg.TransactionStatePrepareCommit, -1
+		})},
+		{"PrepareAbort without start", good, value(func(v *kmsg.TxnMetadataValue) {
+			v.State, v.StartTimestamp = kmsg.TransactionStatePrepareAbort, -1
+		})},
+		{"Ongoing with a next producer id", good, value(func(v *kmsg.TxnMetadataValue) { v.Version, v.NextProducerID = 1, 9 })},
+		{"CompleteAbort with a next producer id", good, value(func(v *kmsg.TxnMetadataValue) {
+			v.Version, v.NextProducerID, v.State, v.Topics = 1, 9, kmsg.TransactionStateCompleteAbort, nil
+		})},
+		{"client transaction version 3", good, value(func(v *kmsg.TxnMetadataValue) { v.Version, v.ClientTransactionVersion = 1, 3 })},
+		{"client transaction version -1", good, value(func(v *kmsg.TxnMetadataValue) { v.Version, v.ClientTransactionVersion = 1, -1 })},
 	} {
 		c, err := New(newHarness(t).opts)
 		if err != nil {

@@ -111,3 +111,37 @@ func TestReloadReemitsMarkers(t *testing.T) {
 	h.wantState("b", "Ongoing")
 	h.wantState("c", "CompleteAbort")
 }
+
+// TestTimeoutBoundaryIsStrict pins Kafka's timedOutTransactions: a
+// transaction is aborted once more than its timeout has passed since it
+// started (start + timeout < now), not at exactly its timeout.
+func TestTimeoutBoundaryIsStrict(t *testing.T) {
+	h := newHarnessWith(t, func(o *Options) { o.AbortCheckInterval = time.Millisecond })
+	req := initReq("tx", 4)
+	req.TransactionTimeoutMillis = 25_000
+	r := h.init(req)
+	wantCode(t, "add", h.addCode(addReq("tx", r.ProducerID, r.ProducerEpoch, 3, tp("t", 0))), nil)
+	h.advance(25 * time.Second) // a scan at exactly start + timeout
+	h.wantState("tx", "Ongoing")
+	h.advance(time.Millisecond)
+	h.wantState("tx", "PrepareAbort")
+}
+
+// TestExpiryBoundaryIsInclusive pins Kafka's shouldExpire: an idle id is
+// removed once lastUpdate <= now - transactional.id.expiration.ms, so at
+// exactly the expiration, and not a millisecond before.
+func TestExpiryBoundaryIsInclusive(t *testing.T) {
+	h := newHarnessWith(t, func(o *Options) { o.ExpiryCheckInterval = time.Millisecond })
+	h.mustInit("idle")
+	n := len(h.records)
+	h.advance(h.opts.IDExpiration - time.Millisecond)
+	h.wantState("idle", "Empty")
+	if len(h.records) != n {
+		t.Fatal("an id expired a millisecond early")
+	}
+	h.advance(time.Millisecond)
+	wantCode(t, "describe at the expiration", h.describe("idle").ErrorCode, kerr.TransactionalIDNotFound)
+	if len(h.records) != n+1 || h.records[n].Value != nil {
+		t.Fatalf("expiry wrote %d records, want one tombstone", len(h.records)-n)
+	}
+}

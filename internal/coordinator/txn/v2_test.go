@@ -196,3 +196,29 @@ func TestEndDecisionTable(t *testing.T) {
 }
 
 func first(code int16, _ producer) int16 { return code }
+
+// TestVersion2RotationRetryAfterAReload: a version 2 transaction's
+// records are value v1 with the previous producer id, as Kafka writes
+// them, so a retried end of the old producer id is still recognized after
+// the coordinator reloads (not INVALID_PRODUCER_ID_MAPPING).
+func TestVersion2RotationRetryAfterAReload(t *testing.T) {
+	h := newHarness(t)
+	pid, _ := h.mustInit("tx")
+	h.c.txns["tx"].epoch = math.MaxInt16 - 1
+	old := producer{pid, math.MaxInt16 - 1}
+	wantCode(t, "add", h.implicitAdd("tx", old, tp("t", 0)), nil)
+	code, next := h.endV2("tx", old, true)
+	wantCode(t, "commit", code, nil)
+	h.flushMarkers()
+	last := kmsg.NewTxnMetadataValue()
+	if err := last.ReadFrom(h.records[len(h.records)-1].Value); err != nil || last.Version != 1 ||
+		last.ClientTransactionVersion != maxClientVersion || last.PreviousProducerID != pid || last.ProducerID != next.id {
+		t.Fatalf("CompleteCommit record %+v (%v), want v1 of client version 2 with the previous producer id", last, err)
+	}
+	h.reload()
+	code, again := h.endV2("tx", old, true)
+	wantCode(t, "the old id's retry after a reload", code, nil)
+	if again != next {
+		t.Fatalf("the retry hands out %+v, want %+v", again, next)
+	}
+}

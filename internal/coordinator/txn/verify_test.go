@@ -63,3 +63,18 @@ func TestVerifyPartitionsOfTheOngoingTransaction(t *testing.T) {
 	// cannot open a transaction that nothing would end.
 	wantCode(t, "after the commit", h.verifyCode(ev(pid, epoch, tp("t", 0))), kerr.InvalidTxnState)
 }
+
+// TestVerifyNeedsAnOngoingTransaction: a verification is answered nil
+// only for an Ongoing transaction, whatever partitions it names, so that
+// none of an idle producer's batches is taken as transactional.
+func TestVerifyNeedsAnOngoingTransaction(t *testing.T) {
+	h := newHarness(t)
+	pid, epoch := h.mustInit("tx")
+	ev := Verify{TransactionalID: "tx", ProducerID: pid, ProducerEpoch: epoch}
+	wantCode(t, "Empty", h.verifyCode(ev), kerr.InvalidTxnState)
+	wantCode(t, "add", h.addCode(addReq("tx", pid, epoch, 3, tp("t", 0))), nil)
+	wantCode(t, "Ongoing", h.verifyCode(ev), nil)
+	wantCode(t, "commit", h.endCode(endReq("tx", pid, epoch, 4, true)), nil)
+	h.flushMarkers()
+	wantCode(t, "CompleteCommit", h.verifyCode(ev), kerr.InvalidTxnState)
+}
