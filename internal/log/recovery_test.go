@@ -181,6 +181,25 @@ func TestRecoveryTimeIndexAtTheDataEndIsRebuilt(t *testing.T) {
 	checkIndexes(t, l)
 }
 
+// An offset index whose last entry names a batch by another base offset
+// than the batch's own cannot be trusted even after a clean shutdown: the
+// index is rebuilt from the .log.
+func TestRecoveryOffsetIndexNamingAnotherOffsetIsRebuilt(t *testing.T) {
+	o, batches := crashedLog(t, true)
+	l := mustOpen(t, o)
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// The batch at offset 4 of segment 0, named as offset 3.
+	pos := uint32(len(batches[0]) + len(batches[1]))
+	entry := binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint32(nil, 3), pos)
+	if err := os.WriteFile(segFile(o, 0, ".index"), entry, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l = reopenExpect(t, o, batches)
+	checkIndexes(t, l)
+}
+
 func TestOpenRemovesLeftovers(t *testing.T) {
 	o, batches := crashedLog(t, false)
 	for _, name := range []string{
