@@ -46,6 +46,8 @@ func TestPartitionNews(t *testing.T) {
 	known := sentState{highWatermark: 10, lastStable: 10, logStart: 2}
 	lsoBehind := part(10, 2, 0, nil)
 	lsoBehind.LastStableOffset = 7
+	withReplica := part(10, 2, 0, nil)
+	withReplica.PreferredReadReplica = 3
 	for _, tc := range []struct {
 		name    string
 		part    kmsg.FetchResponseTopicPartition
@@ -58,6 +60,7 @@ func TestPartitionNews(t *testing.T) {
 		{"last stable offset moved", lsoBehind, true, sentState{10, 7, 2}},
 		{"log start moved", part(10, 5, 0, nil), true, sentState{10, 10, 5}},
 		{"error: sent again once it clears", part(-1, -1, kerr.NotLeaderForPartition.Code, nil), true, sentState{-1, -1, -1}},
+		{"a preferred read replica", withReplica, true, known},
 	} {
 		news, now := partitionNews(known, &tc.part)
 		if news != tc.news || now != tc.nowSent {
@@ -69,6 +72,12 @@ func TestPartitionNews(t *testing.T) {
 	_, afterErr := partitionNews(known, ptr(part(10, 2, kerr.UnknownTopicOrPartition.Code, nil)))
 	if news, _ := partitionNews(afterErr, ptr(part(10, 2, 0, nil))); !news {
 		t.Error("the answer after an error was not news")
+	}
+	// An error is news every time, even the same one again.
+	notLeader := part(-1, -1, kerr.NotLeaderForPartition.Code, nil)
+	_, errSent := partitionNews(known, &notLeader)
+	if news, _ := partitionNews(errSent, &notLeader); !news {
+		t.Error("a repeated error was not news")
 	}
 }
 
@@ -126,11 +135,16 @@ func TestFetchSessionLifecycle(t *testing.T) {
 	}
 
 	// a/1 moves on and gets records; b/0 is forgotten; c/0 is added.
-	inc = fetchRequest(id, 2, topicParts("a", 1), topicParts("c", 0))
+	moved := topicParts("a", 1)
+	moved.Partitions[0].FetchOffset = 42
+	inc = fetchRequest(id, 2, moved, topicParts("c", 0))
 	inc.ForgottenTopics = []kmsg.FetchRequestForgottenTopic{{Topic: "b", Partitions: []int32{0}}}
 	fc = c.begin(inc, 12)
 	if got := wantKeys(fc.wants); !slices.Equal(got, []string{"a/0", "a/1", "c/0"}) {
 		t.Fatalf("session after the update: %v", got)
+	}
+	if fc.wants[1].offset != 42 {
+		t.Fatalf("a/1 is read from %d, want the offset the incremental fetch named (42)", fc.wants[1].offset)
 	}
 	resp = answer(fc.wants, func(w fetchWant) kmsg.FetchResponseTopicPartition {
 		if w.key.topic == "a" && w.key.partition == 1 {
@@ -452,5 +466,20 @@ func TestFetchSessionCacheConcurrent(t *testing.T) {
 	}
 	if n, _ := c.counts(); n > 4 {
 		t.Fatalf("%d sessions in a cache of 4 slots", n)
+	}
+}
+
+// A full fetch that names a partition twice opens a session holding it
+// once, with the values given last (and what its answer there said).
+func TestNewSessionPartsKeepsTheLastOfADuplicate(t *testing.T) {
+	key := sessionKey{topic: "a", partition: 0}
+	wants := []fetchWant{{key: key, offset: 5}, {key: sessionKey{topic: "b"}, offset: 1}, {key: key, offset: 9}}
+	sent := []sentState{{highWatermark: 10}, {highWatermark: 3}, {highWatermark: 12}}
+	parts, index := newSessionParts(wants, sent)
+	if len(parts) != 2 || len(index) != 2 || parts[0] != index[key] {
+		t.Fatalf("%d partitions, %d indexed; want a/0 then b/0, once each", len(parts), len(index))
+	}
+	if p := index[key]; p.want.offset != 9 || p.sent.highWatermark != 12 {
+		t.Fatalf("a/0 kept offset %d, sent %+v; want the last: offset 9, high watermark 12", p.want.offset, p.sent)
 	}
 }
