@@ -33,6 +33,15 @@ func createCmd(name string, id byte, partitions int) *createTopicCmd {
 	return &createTopicCmd{Name: name, ID: tid(id), Assignments: a, Configs: map[string]string{"cleanup.policy": "delete"}}
 }
 
+// replicaIDs is the replica list 0..n-1.
+func replicaIDs(n int) []int32 {
+	out := make([]int32, n)
+	for i := range out {
+		out[i] = int32(i)
+	}
+	return out
+}
+
 func TestApplyCommand(t *testing.T) {
 	clusterID := newClusterID()
 	withFoo := []command{createCmd("foo", 1, 2)}
@@ -83,6 +92,16 @@ func TestApplyCommand(t *testing.T) {
 		{name: "create duplicate replicas",
 			cmd:     &createTopicCmd{Name: "foo", ID: tid(1), Assignments: [][]int32{{1, 1}}},
 			wantErr: ErrInvalidReplicaAssignment},
+		{name: "create too many replicas",
+			cmd:     &createTopicCmd{Name: "foo", ID: tid(1), Assignments: [][]int32{replicaIDs(maxReplicationFactor + 1)}},
+			wantErr: ErrInvalidReplicaAssignment},
+		{name: "create the most replicas",
+			cmd: &createTopicCmd{Name: "foo", ID: tid(1), Assignments: [][]int32{replicaIDs(maxReplicationFactor)}},
+			check: func(t *testing.T, img *Image) {
+				if got := len(img.Topics["foo"].Partitions[0].Replicas); got != maxReplicationFactor {
+					t.Errorf("%d replicas, want %d", got, maxReplicationFactor)
+				}
+			}},
 		{name: "create empty replicas",
 			cmd:     &createTopicCmd{Name: "foo", ID: tid(1), Assignments: [][]int32{{}}},
 			wantErr: ErrInvalidReplicaAssignment},

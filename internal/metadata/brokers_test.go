@@ -186,6 +186,11 @@ func TestAlterPartition(t *testing.T) {
 		"old leader epoch":   {func(c *alterPartitionCmd) { c.LeaderEpoch-- }, ErrFencedLeaderEpoch},
 		"old partition epoch": {func(c *alterPartitionCmd) { c.PartitionEpoch-- },
 			ErrInvalidUpdateVersion},
+		// Epochs come from the image: one above it is no epoch this
+		// quorum granted (Kafka answers NOT_CONTROLLER), never accepted.
+		"future leader epoch": {func(c *alterPartitionCmd) { c.LeaderEpoch++ }, ErrFencedLeaderEpoch},
+		"future partition epoch": {func(c *alterPartitionCmd) { c.PartitionEpoch++ },
+			ErrInvalidUpdateVersion},
 		"without the leader":  {func(c *alterPartitionCmd) { c.ISR = []int32{2, 3} }, ErrInvalidReplicaAssignment},
 		"outside replicas":    {func(c *alterPartitionCmd) { c.ISR = []int32{1, 4} }, ErrInvalidReplicaAssignment},
 		"duplicate member":    {func(c *alterPartitionCmd) { c.ISR = []int32{1, 1} }, ErrInvalidReplicaAssignment},
@@ -475,4 +480,22 @@ func applyDrawn(t *rapid.T, img *Image, cmd command, index uint64, applied map[s
 		t.Fatalf("after %#v: %v", cmd, err)
 	}
 	return next, true
+}
+
+// TestUnfencedBrokers: the brokers new replicas are placed on
+// (assignReplicas, the api's placeableBrokers) are the registered,
+// unfenced ones, ascending; a fenced or unregistered broker is never one.
+func TestUnfencedBrokers(t *testing.T) {
+	if got := emptyImage().UnfencedBrokers(); len(got) != 0 {
+		t.Errorf("no registrations: %v", got)
+	}
+	img := threeBrokers(t)
+	img = applyChecked(t, img, register(5, 1), nil) // registered, fenced from the start
+	if got := img.UnfencedBrokers(); !slices.Equal(got, []int32{1, 2, 3}) {
+		t.Errorf("three unfenced, one new: %v", got)
+	}
+	img = applyChecked(t, img, &fenceBrokerCmd{ID: 2, Epoch: img.Brokers[2].Epoch}, nil)
+	if got := img.UnfencedBrokers(); !slices.Equal(got, []int32{1, 3}) {
+		t.Errorf("2 fenced: %v, want [1 3]", got)
+	}
 }

@@ -2,6 +2,7 @@ package metadata
 
 import (
 	"errors"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -143,5 +144,49 @@ func TestElectUncleanLeaders(t *testing.T) {
 	// A tiered topic is refused, though broker 3 is live.
 	if got := s.ElectUncleanLeaders(t.Context(), []base.TopicPartition{tiered}); !errors.Is(got[tiered], ErrEligibleLeadersNotAvailable) {
 		t.Fatalf("tiered topic: %v", got)
+	}
+}
+
+// TestApplyElectUncleanDecidesAgain: apply decides each UNCLEAN election
+// against the image it applies to, not the proposer's: a partition that
+// has a leader by then keeps it (even one that is not the first eligible
+// ISR replica), and a tiered topic's partition stays leaderless.
+func TestApplyElectUncleanDecidesAgain(t *testing.T) {
+	img := threeBrokers(t)
+	epochs := map[int32]int64{1: img.Brokers[1].Epoch, 2: img.Brokers[2].Epoch}
+	// t-0 fails over from 1 to 2; 1 comes back and rejoins the ISR, led by 2.
+	img = applyChecked(t, img, &fenceBrokerCmd{ID: 1, Epoch: epochs[1]}, nil)
+	img = applyChecked(t, img, &unfenceBrokerCmd{ID: 1, Epoch: epochs[1]}, nil)
+	p := partitionOf(img, "t", 0)
+	img = applyChecked(t, img, &alterPartitionCmd{TopicID: tid(1), Partition: 0, Leader: 2, BrokerEpoch: epochs[2],
+		LeaderEpoch: p.LeaderEpoch, PartitionEpoch: p.PartitionEpoch, ISR: []int32{1, 2, 3}}, nil)
+	led := partitionOf(img, "t", 0)
+	if led.Leader != 2 || !slices.Equal(led.ISR, []int32{1, 2, 3}) {
+		t.Fatalf("t-0 before the election: %+v", led)
+	}
+	got := applyChecked(t, img, &electUncleanCmd{Partitions: []partitionRef{{TopicID: tid(1), Partition: 0}}}, nil)
+	if !reflect.DeepEqual(partitionOf(got, "t", 0), led) {
+		t.Errorf("UNCLEAN election of a led partition: %+v, was %+v", partitionOf(got, "t", 0), led)
+	}
+
+	// 2 then 1 are fenced: tiered-0 and plain-0 are left with ISR [1] and
+	// no leader; 2 comes back, outside their ISRs.
+	img = applyChecked(t, img, &createTopicCmd{Name: "tiered", ID: tid(2), Assignments: [][]int32{{1, 2}},
+		Configs: map[string]string{"remote.storage.enable": "true"}}, nil)
+	img = applyChecked(t, img, &createTopicCmd{Name: "plain", ID: tid(3), Assignments: [][]int32{{1, 2}}}, nil)
+	img = applyChecked(t, img, &fenceBrokerCmd{ID: 2, Epoch: epochs[2]}, nil)
+	img = applyChecked(t, img, &fenceBrokerCmd{ID: 1, Epoch: epochs[1]}, nil)
+	img = applyChecked(t, img, &unfenceBrokerCmd{ID: 2, Epoch: epochs[2]}, nil)
+	for _, name := range []string{"tiered", "plain"} {
+		if p := partitionOf(img, name, 0); p.Leader != NoLeader || !slices.Equal(p.ISR, []int32{1}) {
+			t.Fatalf("%s-0 after the fences: %+v", name, p)
+		}
+	}
+	got = applyChecked(t, img, &electUncleanCmd{Partitions: []partitionRef{{TopicID: tid(2)}, {TopicID: tid(3)}}}, nil)
+	if p := partitionOf(got, "tiered", 0); !reflect.DeepEqual(p, partitionOf(img, "tiered", 0)) {
+		t.Errorf("UNCLEAN election of a tiered partition: %+v", p)
+	}
+	if p := partitionOf(got, "plain", 0); p.Leader != 2 || !slices.Equal(p.ISR, []int32{2}) {
+		t.Errorf("UNCLEAN election of plain-0: %+v, want leader 2, ISR [2]", p)
 	}
 }

@@ -65,16 +65,21 @@ func TestFSMSnapshotRestore(t *testing.T) {
 
 func TestFSMRestoreRejectsCorruptSnapshots(t *testing.T) {
 	for name, data := range map[string]string{
-		"empty":           "",
-		"unknown format":  "\xff{}",
-		"not json":        "\x01{",
-		"unknown field":   "\x01{\"surprise\":1}",
-		"bad cluster id":  "\x01{\"cluster_id\":\"nope\",\"topics\":[]}",
-		"null topic":      "\x01{\"topics\":[null]}",
-		"zero topic id":   "\x01{\"topics\":[{\"Name\":\"a\",\"Partitions\":[{\"Index\":0,\"Leader\":1,\"Replicas\":[1],\"ISR\":[1]}]}]}",
-		"leader not isr":  "\x01{\"topics\":[{\"Name\":\"a\",\"ID\":[1,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0],\"Partitions\":[{\"Index\":0,\"Leader\":2,\"Replicas\":[1],\"ISR\":[1]}]}]}",
-		"index gap":       "\x01{\"topics\":[{\"Name\":\"a\",\"ID\":[1,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0],\"Partitions\":[{\"Index\":1,\"Leader\":1,\"Replicas\":[1],\"ISR\":[1]}]}]}",
-		"duplicate topic": "\x01{\"topics\":[{\"Name\":\"a\",\"ID\":[1,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0],\"Partitions\":[{\"Index\":0,\"Leader\":1,\"Replicas\":[1],\"ISR\":[1]}]},{\"Name\":\"a\",\"ID\":[2,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0],\"Partitions\":[{\"Index\":0,\"Leader\":1,\"Replicas\":[1],\"ISR\":[1]}]}]}",
+		"empty":                    "",
+		"unknown format":           "\xff{}",
+		"not json":                 "\x01{",
+		"unknown field":            "\x01{\"surprise\":1}",
+		"bad cluster id":           "\x01{\"cluster_id\":\"nope\",\"topics\":[]}",
+		"null topic":               "\x01{\"topics\":[null]}",
+		"zero topic id":            "\x01{\"topics\":[{\"Name\":\"a\",\"Partitions\":[{\"Index\":0,\"Leader\":1,\"Replicas\":[1],\"ISR\":[1]}]}]}",
+		"leader not isr":           "\x01{\"topics\":[{\"Name\":\"a\",\"ID\":[1,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0],\"Partitions\":[{\"Index\":0,\"Leader\":2,\"Replicas\":[1],\"ISR\":[1]}]}]}",
+		"index gap":                "\x01{\"topics\":[{\"Name\":\"a\",\"ID\":[1,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0],\"Partitions\":[{\"Index\":1,\"Leader\":1,\"Replicas\":[1],\"ISR\":[1]}]}]}",
+		"duplicate topic id":       "\x01{\"topics\":[{\"Name\":\"a\",\"ID\":[1,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0],\"Partitions\":[{\"Index\":0,\"Leader\":1,\"Replicas\":[1],\"ISR\":[1]}]},{\"Name\":\"b\",\"ID\":[1,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0],\"Partitions\":[{\"Index\":0,\"Leader\":1,\"Replicas\":[1],\"ISR\":[1]}]}]}",
+		"isr out of order":         "\x01{\"topics\":[{\"Name\":\"a\",\"ID\":[1,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0],\"Partitions\":[{\"Index\":0,\"Leader\":1,\"Replicas\":[1,2],\"ISR\":[2,1]}]}]}",
+		"negative epoch":           "\x01{\"topics\":[{\"Name\":\"a\",\"ID\":[1,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0],\"Partitions\":[{\"Index\":0,\"Leader\":1,\"LeaderEpoch\":-1,\"Replicas\":[1],\"ISR\":[1]}]}]}",
+		"negative partition epoch": "\x01{\"topics\":[{\"Name\":\"a\",\"ID\":[1,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0],\"Partitions\":[{\"Index\":0,\"Leader\":1,\"PartitionEpoch\":-1,\"Replicas\":[1],\"ISR\":[1]}]}]}",
+		"too many replicas":        "\x01{\"topics\":[{\"Name\":\"a\",\"ID\":[1,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0],\"Partitions\":[{\"Index\":0,\"Leader\":0,\"Replicas\":[0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40,41,42,43,44,45,46,47,48,49,50,51,52,53,54,55,56,57,58,59,60,61,62,63,64],\"ISR\":[0]}]}]}",
+		"duplicate topic":          "\x01{\"topics\":[{\"Name\":\"a\",\"ID\":[1,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0],\"Partitions\":[{\"Index\":0,\"Leader\":1,\"Replicas\":[1],\"ISR\":[1]}]},{\"Name\":\"a\",\"ID\":[2,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0],\"Partitions\":[{\"Index\":0,\"Leader\":1,\"Replicas\":[1],\"ISR\":[1]}]}]}",
 	} {
 		f := newFSM()
 		before := f.image.Load()
@@ -93,5 +98,26 @@ func TestFSMApplyRejectsGarbage(t *testing.T) {
 	res := f.Apply(&raft.Log{Index: 1, Type: raft.LogCommand, Data: []byte("garbage")}).(applyResult)
 	if !errors.Is(res.err, ErrInvalidCommand) || f.image.Load() != before {
 		t.Fatalf("garbage: err %v, image changed %v", res.err, f.image.Load() != before)
+	}
+}
+
+// TestFSMAppliesOnlyCommandEntries: the FSM is a gateway; an entry that is
+// not a command is refused even when its bytes decode as one.
+func TestFSMAppliesOnlyCommandEntries(t *testing.T) {
+	data, err := encodeCommand(createCmd("foo", 1, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, typ := range []raft.LogType{raft.LogNoop, raft.LogBarrier, raft.LogConfiguration} {
+		f := newFSM()
+		before := f.image.Load()
+		res := f.Apply(&raft.Log{Index: 1, Type: typ, Data: data}).(applyResult)
+		if !errors.Is(res.err, ErrInvalidCommand) || f.image.Load() != before {
+			t.Errorf("%v: err %v, image changed %v", typ, res.err, f.image.Load() != before)
+		}
+	}
+	f := newFSM()
+	if res := f.Apply(&raft.Log{Index: 1, Type: raft.LogCommand, Data: data}).(applyResult); res.err != nil || f.image.Load().Topics["foo"] == nil {
+		t.Fatalf("as a command: %v", res.err)
 	}
 }

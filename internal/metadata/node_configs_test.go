@@ -31,4 +31,8 @@ func TestSnapshotKeepsNodeConfigs(t *testing.T) {
 	if _, err := decodeSnapshot([]byte(twice)); !errors.Is(err, ErrInvalidCommand) {
 		t.Errorf("node named twice: %v, want ErrInvalidCommand", err)
 	}
+	negative := strings.Replace(string(data), `"node":2`, `"node":-2`, 1)
+	if _, err := decodeSnapshot([]byte(negative)); !errors.Is(err, ErrInvalidCommand) {
+		t.Errorf("negative node id: %v, want ErrInvalidCommand", err)
+	}
 }

@@ -334,6 +334,9 @@ func TestReassignMoveCompletesThroughAlterPartition(t *testing.T) {
 	applyChecked(t, img, &reassignPartitionCmd{TopicID: tid(9), Target: []int32{2}}, ErrUnknownTopic)
 	applyChecked(t, img, &reassignPartitionCmd{TopicID: tid(2), Cancel: true}, ErrNoReassignmentInProgress)
 	img = applyChecked(t, img, move, nil)
+	// A cancellation that names a target says two things: refused, not
+	// taken as either.
+	applyChecked(t, img, &reassignPartitionCmd{TopicID: tid(2), Cancel: true, Target: []int32{2, 3}}, ErrInvalidCommand)
 	p := partitionOf(img, "m", 0)
 	want := Partition{Leader: 1, PartitionEpoch: 1, Replicas: []int32{2, 3, 1}, ISR: []int32{1},
 		AddingReplicas: []int32{2, 3}, RemovingReplicas: []int32{1}}
