@@ -171,3 +171,100 @@ func lin(pairs ...int64) []base.EpochStart {
 	}
 	return out
 }
+
+// An epoch that starts at the log end (a leader that has not appended in
+// it yet) survives a clean restart: the partition reopens in it even when
+// Open is given an older epoch, so a notice of an epoch between the two
+// stays stale.
+func TestEpochAtLogEndSurvivesRestart(t *testing.T) {
+	e := newEnv(t) // Open's epoch is 1
+	p := e.open(t)
+	mustAppend(t, p, batch(t, spec{records: 2}), AcksLeader)
+	if err := p.BecomeLeader(5); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	p = e.open(t)
+	if ep, ok := p.LatestEpoch(); !ok || ep != 5 {
+		t.Fatalf("reopened: latest epoch %d, %v; want 5", ep, ok)
+	}
+	if got := p.Offsets().LeaderEpoch; got != 5 {
+		t.Fatalf("reopened in leader epoch %d, want 5", got)
+	}
+	if ep, end, ok := p.EndOffsetForEpoch(1); !ok || ep != 1 || end != 2 {
+		t.Fatalf("EndOffsetForEpoch(1) = %d, %d, %v; want epoch 1 ending at 2", ep, end, ok)
+	}
+	if err := p.BecomeFollower(3); !errors.Is(err, ErrStaleLeaderEpoch) {
+		t.Fatalf("BecomeFollower(3) after reopening in epoch 5: %v, want ErrStaleLeaderEpoch", err)
+	}
+}
+
+// Open drops the epochs that start past the log end: their batches were
+// lost in a crash (the checkpoint is fsynced at BecomeLeader, the data
+// may not have been). The epoch Open is given then starts at the log end,
+// and OffsetForLeaderEpoch never answers an offset past it.
+func TestOpenDropsEpochsPastTheLogEnd(t *testing.T) {
+	e := newEnv(t)
+	p := e.open(t)
+	mustAppend(t, p, batch(t, spec{records: 5}), AcksAll)
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Epoch 3 began at 9, after [5, 9) that the crash lost.
+	if err := os.WriteFile(filepath.Join(e.dir, epochCheckpointFile), []byte("0\n2\n1 0\n3 9\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := e.opts
+	o.LeaderEpoch = 4
+	p = openAt(t, o)
+	want := []base.EpochStart{{Epoch: 1, Start: 0}, {Epoch: 4, Start: 5}}
+	if got := p.Lineage(); !slices.Equal(got, want) {
+		t.Fatalf("lineage %v, want %v", got, want)
+	}
+	if ep, end, ok := p.EndOffsetForEpoch(3); !ok || ep != 1 || end != 5 {
+		t.Fatalf("EndOffsetForEpoch(3) = %d, %d, %v; want epoch 1 ending at 5", ep, end, ok)
+	}
+}
+
+// Regression: a crash after DeleteRecords persisted the new log start but
+// before the trimmed epoch checkpoint was written left epochs below the
+// log start at the next Open, so OffsetForLeaderEpoch answered an end
+// offset below the log start for an epoch whose batches were deleted.
+// Open trims the cache to the log start, as Kafka's LogLoader does
+// (truncateFromStart of the log start checkpoint), and persists it.
+func TestOpenTrimsEpochsBelowTheLogStart(t *testing.T) {
+	e := newEnv(t)
+	p := e.open(t)
+	mustAppend(t, p, batch(t, spec{records: 3}), AcksAll)
+	if err := p.BecomeLeader(3); err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, p, batch(t, spec{records: 3}), AcksAll)
+	untrimmed, err := os.ReadFile(filepath.Join(e.dir, epochCheckpointFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.DeleteRecords(4); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// The crash: the log start file was written, the checkpoint was not.
+	if err := os.WriteFile(filepath.Join(e.dir, epochCheckpointFile), untrimmed, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p = e.open(t)
+	if got, want := p.Lineage(), lin(3, 4); !slices.Equal(got, want) {
+		t.Fatalf("lineage %v after reopening with log start 4, want %v", got, want)
+	}
+	if ep, end, ok := p.EndOffsetForEpoch(1); !ok || ep != 1 || end != 4 {
+		t.Fatalf("EndOffsetForEpoch(1) = %d, %d, %v; want the log start 4, as before the crash", ep, end, ok)
+	}
+	c, err := loadEpochCache(e.dir)
+	if err != nil || !slices.Equal(c.entries, lin(3, 4)) {
+		t.Fatalf("checkpoint %v, %v; want it trimmed on disk too", c.entries, err)
+	}
+}

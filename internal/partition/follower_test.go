@@ -472,6 +472,10 @@ func TestLeaderWithReplicasHighWatermark(t *testing.T) {
 	if p.AdvanceHighWatermark(2) || p.AdvanceHighWatermark(4) || p.Offsets().HighWatermark != 4 {
 		t.Fatalf("the high watermark moved back or moved for nothing: %+v", p.Offsets())
 	}
+	// Only an ISR of the leader alone moves it to the log end.
+	if err := p.SetInSyncReplicas(3); err != nil || p.Offsets().HighWatermark != 4 {
+		t.Fatalf("SetInSyncReplicas(3): %v, %+v; want the high watermark still at 4", err, p.Offsets())
+	}
 	if hs := readAll(t, p, 0); len(hs) != 2 {
 		t.Fatalf("read %d batches below a high watermark of 4, want 2", len(hs))
 	}
@@ -545,6 +549,17 @@ func TestFollowerHighWatermarkFromLeader(t *testing.T) {
 	}
 	if _, err := f.p.Read(5, 1<<20, nil); !errors.Is(err, ErrOffsetOutOfRange) {
 		t.Fatalf("a read past the high watermark: %v", err)
+	}
+	// A leader's high watermark below the follower's log start (a new
+	// leader's lagging one) leaves it at the log start.
+	if _, err := f.p.SetHighWatermarkFromLeader(8); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.p.SetLogStartFromLeader(6); err != nil {
+		t.Fatal(err)
+	}
+	if hw, err := f.p.SetHighWatermarkFromLeader(4); err != nil || hw != 6 || f.p.Offsets().HighWatermark != 6 {
+		t.Fatalf("the leader's 4 below the log start 6: %d, %v, %+v; want 6", hw, err, f.p.Offsets())
 	}
 }
 
@@ -664,5 +679,79 @@ func TestFollowerRollsAndSnapshots(t *testing.T) {
 			fetch(t, l.p, c, 1, -1)
 			sameReplicas(t, l.p, c, "recovered from the snapshots")
 		})
+	}
+}
+
+// AppendAsFollower starts the log over only when it is empty and the first
+// batch holds its log end (the leader's log start is inside that batch); a
+// batch below the log end is refused otherwise, and nothing changes.
+func TestAppendAsFollowerStartsOverOnlyInsideTheFirstBatch(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		logStart   base.Offset // the follower starts over empty here
+		fill       int         // then appends this many one-record batches
+		at         base.Offset // the fetched batch's base
+		records    int
+		startsOver bool
+	}{
+		{"empty, the batch holds the log end", 10, 0, 8, 4, true},
+		{"empty, the batch ends below the log end", 10, 0, 5, 2, false},
+		{"empty, the batch ends just below the log end", 10, 0, 8, 2, false},
+		{"not empty, the batch holds the log end", 10, 3, 12, 3, false},
+		{"not empty, the batch ends at the log end", 10, 3, 11, 3, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFollower(t, 1)
+			if err := f.p.TruncateFullyAndStartAt(tc.logStart); err != nil {
+				t.Fatal(err)
+			}
+			for i := range tc.fill {
+				if _, err := f.p.AppendAsFollower(stamped(batch(t, spec{}), tc.logStart+base.Offset(i), 1)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before, bytesBefore := f.p.Offsets(), logBytes(t, f.p)
+			b := stamped(batch(t, spec{records: tc.records}), tc.at, 1)
+			fa, err := f.p.AppendAsFollower(b)
+			off := f.p.Offsets()
+			if tc.startsOver {
+				end := tc.at + base.Offset(tc.records)
+				if err != nil || fa.Appended != (base.Range{Start: tc.at, End: end}) {
+					t.Fatalf("AppendAsFollower: %+v, %v; want a start over at %d", fa, err, tc.at)
+				}
+				if off.LogStart != tc.logStart || off.LocalStart != tc.at || off.LogEnd != end || off.HighWatermark != tc.logStart {
+					t.Fatalf("offsets %+v after a start over at %d", off, tc.at)
+				}
+				return
+			}
+			var oe *AppendOffsetError
+			if !errors.As(err, &oe) || oe.Want != before.LogEnd || oe.Base != tc.at || oe.Index != 0 {
+				t.Fatalf("AppendAsFollower of [%d, %d) at the log end %d: %+v, %v; want an AppendOffsetError",
+					tc.at, tc.at+base.Offset(tc.records), before.LogEnd, fa, err)
+			}
+			if off != before || !bytes.Equal(logBytes(t, f.p), bytesBefore) {
+				t.Fatalf("a refused append changed the log: %+v, was %+v", off, before)
+			}
+		})
+	}
+}
+
+// SyncFollower makes what the follower appended durable before it returns
+// the log end its fetcher reports to the leader (which may count it in
+// the high watermark that acknowledges acks=all producers).
+func TestSyncFollowerMakesTheLogDurable(t *testing.T) {
+	f := newFollower(t, 1)
+	if _, err := f.p.AppendAsFollower(stamped(batch(t, spec{records: 3}), 0, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if f.p.DurableEnd() == 3 {
+		t.Fatal("AppendAsFollower synced; the test needs it unsynced")
+	}
+	end, err := f.p.SyncFollower()
+	if err != nil || end != 3 {
+		t.Fatalf("SyncFollower: %d, %v; want 3", end, err)
+	}
+	if got := f.p.DurableEnd(); got != end {
+		t.Fatalf("durable end %d after SyncFollower reported %d", got, end)
 	}
 }

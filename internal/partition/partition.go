@@ -166,6 +166,12 @@ func (p *Partition) load() error {
 	}
 	epochs.truncateFrom(p.log.End())
 	p.mu.epochs = epochs
+	// A crash after a new log start was persisted but before the trimmed
+	// cache was (applyDecisionLocked) leaves epochs below the log start;
+	// trim them now, as Kafka's LogLoader does (truncateFromStart).
+	if err := p.saveEpochsLocked(p.mu.epochs.truncateBefore(p.mu.logStart)); err != nil {
+		return err
+	}
 	// A reopened partition leads, as before replication: the broker makes
 	// it a follower if metadata says so.
 	p.setRoleLocked(roleLeader)

@@ -85,3 +85,23 @@ func TestRestartHighWatermarkIsMarkedUntilConfirmed(t *testing.T) {
 		t.Fatal("confirming the same high watermark did not wake readers")
 	}
 }
+
+// On a leader with followers in its ISR, the high watermark taken at open
+// is no longer marked once the followers move it (AdvanceHighWatermark).
+func TestRestartHighWatermarkUnmarkedWhenFollowersMoveIt(t *testing.T) {
+	l := newLeader(t)
+	mustAppend(t, l.p, batch(t, spec{records: 4}), AcksLeader)
+	if !l.p.Offsets().RestartHW {
+		t.Fatal("the high watermark taken at open is not marked")
+	}
+	if err := l.p.SetInSyncReplicas(2); err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, l.p, batch(t, spec{records: 2}), AcksLeader)
+	if !l.p.AdvanceHighWatermark(6) {
+		t.Fatal("AdvanceHighWatermark(6) did not move it")
+	}
+	if off := l.p.Offsets(); off.HighWatermark != 6 || off.RestartHW {
+		t.Fatalf("offsets %+v, want the high watermark 6, no longer the one taken at open", off)
+	}
+}

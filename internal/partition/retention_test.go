@@ -286,3 +286,28 @@ func TestTierDecisionRefusedOnceTieringIsOff(t *testing.T) {
 		t.Fatalf("segments %v after a refused decision, want %v", got, bases)
 	}
 }
+
+// The log start never moves backward: a tier pass's decision planned
+// before DeleteRecords moved the start further (the two do not share a
+// lock) leaves the newer start, on disk too, and a DeleteRecords below
+// the log start changes nothing.
+func TestLogStartNeverMovesBackward(t *testing.T) {
+	e, p, bases := openTieredWithSegments(t)
+	moved := bases[1] + 1
+	if start, err := p.DeleteRecords(moved); err != nil || start != moved {
+		t.Fatalf("DeleteRecords(%d) = %d, %v", moved, start, err)
+	}
+	stale := retention.Decision{NewLogStart: bases[1], DeleteLocalBefore: bases[1]}
+	if err := p.TierLocal().ApplyLocal(stale); err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Offsets().LogStart; got != moved {
+		t.Fatalf("log start %d after a stale tier decision, want %d", got, moved)
+	}
+	if start, err := p.DeleteRecords(bases[1]); err != nil || start != moved {
+		t.Fatalf("DeleteRecords(%d) below the log start = %d, %v; want %d", bases[1], start, err, moved)
+	}
+	if start, err := readLogStart(e.dir); err != nil || start != moved {
+		t.Fatalf("persisted log start %d, %v; want %d", start, err, moved)
+	}
+}

@@ -277,3 +277,61 @@ func TestTieredPartitionKeepsASnapshotPerSegment(t *testing.T) {
 		t.Fatalf("snapshots %v, want one at each rolled segment's base %v", got, want)
 	}
 }
+
+// A producer snapshot below the local log start (left by a failed prune,
+// or older than every segment retention kept) is not restored from: its
+// replay would start outside the log. Open rebuilds the state from the
+// local log instead.
+func TestSnapshotBelowLocalLogStartIsNotUsed(t *testing.T) {
+	e := newEnv(t, smallSegments)
+	p := e.open(t)
+	for seq := range int32(12) {
+		mustAppend(t, p, batch(t, spec{pid: 7, seq: seq, valueBytes: 300}), AcksAll)
+	}
+	bases := segmentBases(p)
+	if len(bases) < 4 {
+		t.Fatalf("segments %v, want several", bases)
+	}
+	if _, err := p.DeleteRecords(bases[2]); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range snapshotFiles(t, e.dir) {
+		if err := os.Remove(filepath.Join(e.dir, snapshotName(o))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(e.dir, snapshotName(bases[1])), producers.New().Snapshot(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p = e.open(t)
+	ent, ok := p.mu.producers.Entry(7)
+	if !ok || len(ent.Batches) == 0 || ent.Batches[len(ent.Batches)-1].LastSeq != 11 {
+		t.Fatalf("producer 7 after reopening: %+v, %v; want its last sequence 11 from the log", ent, ok)
+	}
+}
+
+// Open's replay reads the log in chunks of 1 MiB; a log longer than one,
+// whose offset index holds no entry past its start, is replayed once,
+// every batch applied exactly once.
+func TestReplayLongerThanOneChunk(t *testing.T) {
+	e := newEnv(t, func(o *Options) {
+		o.Config.SegmentBytes = 8 << 20
+		o.Config.IndexIntervalBytes = 8 << 20 // no index entry past the segment's start
+	})
+	p := e.open(t)
+	const batches = 25 // of 100 kB: more than one chunk of 1 MiB
+	for seq := range int32(batches) {
+		mustAppend(t, p, batch(t, spec{pid: 7, seq: seq, valueBytes: 100_000}), AcksAll)
+	}
+	p = openAt(t, e.crashCopy(t)) // no snapshot: the whole log is replayed
+	ent, ok := p.mu.producers.Entry(7)
+	if !ok || len(ent.Batches) != producers.MaxBatches || ent.Batches[len(ent.Batches)-1].LastSeq != batches-1 {
+		t.Fatalf("producer 7 after the replay: %+v, %v", ent, ok)
+	}
+	if res := mustAppend(t, p, batch(t, spec{pid: 7, seq: batches - 1, valueBytes: 100_000}), AcksAll); !res.Duplicate {
+		t.Fatalf("the last batch sent again: %+v, want a duplicate", res)
+	}
+}

@@ -181,3 +181,24 @@ func TestStartOverFromTierInterruptedStartsEmpty(t *testing.T) {
 		t.Fatalf("the intent file survived recovery (%v)", err)
 	}
 }
+
+// The remote tier's aborted transactions whose marker is below the new log
+// start are outside the log and are not listed, as the list never holds
+// them (pruneAbortedLocked); the rest are, across a restart too.
+func TestStartOverFromTierDropsAbortsBelowTheLogStart(t *testing.T) {
+	f := newFollower(t, 3, tieredTopic)
+	below := AbortedTxn{ProducerID: 9, FirstOffset: 0, LastOffset: 2, LastStableOffset: 3}
+	kept := AbortedTxn{ProducerID: 9, FirstOffset: 5, LastOffset: 7, LastStableOffset: 8}
+	s := TierStart{LocalStart: 10, LogStart: 4, Lineage: []base.EpochStart{{Epoch: 1, Start: 4}},
+		Aborted: []AbortedTxn{below, kept}}
+	if err := f.p.StartOverFromTier(s); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.p.AbortedTxns(0, 10); !slices.Equal(got, []AbortedTxn{kept}) {
+		t.Fatalf("aborted %v, want only %v, at or above the log start 4", got, kept)
+	}
+	f.restart(t, 3)
+	if got := f.p.AbortedTxns(0, 10); !slices.Equal(got, []AbortedTxn{kept}) {
+		t.Fatalf("reopened: aborted %v, want only %v", got, kept)
+	}
+}

@@ -538,3 +538,88 @@ func TestFollowerConcurrentReaders(t *testing.T) {
 	}
 	sameReplicas(t, l.p, f.p, "after the races")
 }
+
+// A truncation below the local log start, and below the log start, starts
+// the log over at the offset asked for, which becomes the log start: the
+// log start is never left above the log end, nor after a restart.
+func TestTruncateToBelowLocalLogStart(t *testing.T) {
+	l := newLeader(t, smallSegments)
+	f := newFollower(t, 1, smallSegments)
+	for range 20 {
+		mustAppend(t, l.p, batch(t, spec{records: 2, valueBytes: 100}), AcksLeader)
+	}
+	catchUp(t, l.p, f.p)
+	bases := segmentBases(f.p)
+	if err := f.p.SetLogStartFromLeader(bases[2]); err != nil {
+		t.Fatal(err)
+	}
+	if off := f.p.Offsets(); off.LogStart != bases[2] || off.LocalStart != bases[2] {
+		t.Fatalf("offsets %+v, want the log start and the local one at %d", off, bases[2])
+	}
+	to := bases[1] + 1
+	if err := f.p.TruncateTo(to); err != nil {
+		t.Fatal(err)
+	}
+	want := Offsets{LogStart: to, LocalStart: to, HighWatermark: to, LogEnd: to, LeaderEpoch: 1, LastStable: to}
+	if off := f.p.Offsets(); off != want {
+		t.Fatalf("offsets %+v, want %+v", off, want)
+	}
+	f.restart(t, 1)
+	if off := f.p.Offsets(); off.LogStart != to || off.LocalStart != to || off.LogEnd != to {
+		t.Fatalf("reopened: %+v, want an empty log at %d", off, to)
+	}
+}
+
+// An abort that a truncation removed leaves the aborted-transaction index
+// file too, even once the file held it: a restart after the new leader's
+// batches were fetched over its offsets must not bring it back, or
+// read_committed consumers would drop the new leader's records.
+func TestTruncationRemovesAbortFromIndexFile(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		truncate func(p *Partition) error
+		refetch  [][]byte // what the new leader's log holds after the cut
+	}{
+		{"TruncateTo the marker", func(p *Partition) error { return p.TruncateTo(2) }, nil},
+		{"TruncateFullyAndStartAt 0", func(p *Partition) error { return p.TruncateFullyAndStartAt(0) },
+			[][]byte{stamped(batch(t, txn(5, 0, 2)), 0, 1)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFollower(t, 1)
+			abort := record.AppendEndTxnMarker(nil, 5, 0, record.EndTxnMarker{}, testStart.UnixMilli())
+			for _, b := range [][]byte{
+				stamped(batch(t, txn(5, 0, 2)), 0, 1), // [0, 2)
+				stamped(abort, 2, 1),
+				stamped(batch(t, spec{}), 3, 1),
+			} {
+				if _, err := f.p.AppendAsFollower(b); err != nil {
+					t.Fatal(err)
+				}
+			}
+			f.restart(t, 1) // the abort is in the index file now
+			if got := f.p.AbortedTxns(0, 10); len(got) != 1 {
+				t.Fatalf("aborted transactions %+v before the truncation, want the one at 2", got)
+			}
+			if err := tc.truncate(f.p); err != nil {
+				t.Fatal(err)
+			}
+			// The new leader's log: the transaction's batch, then a batch
+			// of epoch 2 where the abort was.
+			for _, b := range append(tc.refetch, stamped(batch(t, spec{}), 2, 2)) {
+				if _, err := f.p.AppendAsFollower(b); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := f.p.AbortedTxns(0, 10); len(got) != 0 {
+				t.Fatalf("aborted transactions %+v after the truncation, want none", got)
+			}
+			f.restart(t, 2) // a snapshot at 3, above where the abort was
+			if got := f.p.AbortedTxns(0, 10); len(got) != 0 {
+				t.Fatalf("reopened: aborted transactions %+v, want none", got)
+			}
+			if open := f.p.OpenTxns(); len(open) != 1 || open[0].FirstOffset != 0 {
+				t.Fatalf("reopened: open transactions %+v, want producer 5's from 0", open)
+			}
+		})
+	}
+}

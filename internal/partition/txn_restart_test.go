@@ -361,3 +361,42 @@ func TestConcurrentTransactions(t *testing.T) {
 	}
 	requireView(t, "after a clean restart", viewTxns(e.open(t)), want)
 }
+
+// Open leaves out the index file's entries below the log start (the file
+// is compacted only once half of it is such entries), and counts only the
+// entries it kept as written: an abort after the reopen still reaches the
+// file before a snapshot past it, so a second restart keeps it.
+func TestAbortAfterReopenWithEntriesBelowLogStartSurvivesRestart(t *testing.T) {
+	e := newEnv(t)
+	p := e.open(t)
+	abort := func(p *Partition, pid int64) base.Offset {
+		t.Helper()
+		mustAppend(t, p, batch(t, txn(pid, 0, 1)), AcksAll)
+		return mustMarker(t, p, base.ProducerID(pid), 0, false, 0)
+	}
+	first := abort(p, 1) // [0, 1]
+	abort(p, 2)          // [2, 3]
+	abort(p, 3)          // [4, 5]
+	// Close writes the three to the file.
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	p = e.open(t)
+	if _, err := p.DeleteRecords(first + 1); err != nil { // one entry of three below the start: no compaction
+		t.Fatal(err)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	p = e.open(t)
+	last := abort(p, 4) // [6, 7]
+	// Close writes a snapshot at 8, past the new abort.
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	p = e.open(t)
+	got := p.AbortedTxns(0, 100)
+	if len(got) != 3 || got[len(got)-1].LastOffset != last {
+		t.Fatalf("aborted after two restarts: %+v, want producers 2, 3 and 4 (its marker at %d)", got, last)
+	}
+}
