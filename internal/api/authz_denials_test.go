@@ -339,15 +339,7 @@ func TestEveryChangeNeedsItsACL(t *testing.T) {
 			r.GroupIDs = []string{group}
 			return r
 		}(), groupDenied},
-		{"ShareFetch", func() kmsg.Request {
-			r := kmsg.NewPtrShareFetchRequest()
-			r.GroupID, r.MemberID, r.MaxBytes, r.MaxRecords = kmsg.StringPtr(group), kmsg.StringPtr("member"), 1<<20, 100
-			rt := kmsg.NewShareFetchRequestTopic()
-			rt.TopicID = rh.meta.Image().Topics[topic].ID
-			rt.Partitions = append(rt.Partitions, kmsg.NewShareFetchRequestTopicPartition())
-			r.Topics = append(r.Topics, rt)
-			return r
-		}(), groupDenied},
+		{"ShareFetch", shareFetchOf(group, "member", rh.meta.Image().Topics[topic].ID), groupDenied},
 		{"ShareAcknowledge", func() kmsg.Request {
 			r := kmsg.NewPtrShareAcknowledgeRequest()
 			r.GroupID, r.MemberID, r.ShareSessionEpoch = kmsg.StringPtr(group), kmsg.StringPtr("member"), 1
@@ -357,30 +349,9 @@ func TestEveryChangeNeedsItsACL(t *testing.T) {
 			r.Topics = append(r.Topics, rt)
 			return r
 		}(), groupDenied},
-		{"DescribeShareGroupOffsets", func() kmsg.Request {
-			r := kmsg.NewPtrDescribeShareGroupOffsetsRequest()
-			g := kmsg.NewDescribeShareGroupOffsetsRequestGroup()
-			g.GroupID = group
-			r.Groups = append(r.Groups, g)
-			return r
-		}(), groupDenied},
-		{"AlterShareGroupOffsets", func() kmsg.Request {
-			r := kmsg.NewPtrAlterShareGroupOffsetsRequest()
-			r.GroupID = group
-			rt := kmsg.NewAlterShareGroupOffsetsRequestTopic()
-			rt.Topic = topic
-			rt.Partitions = append(rt.Partitions, kmsg.NewAlterShareGroupOffsetsRequestTopicPartition())
-			r.Topics = append(r.Topics, rt)
-			return r
-		}(), groupDenied},
-		{"DeleteShareGroupOffsets", func() kmsg.Request {
-			r := kmsg.NewPtrDeleteShareGroupOffsetsRequest()
-			r.GroupID = group
-			rt := kmsg.NewDeleteShareGroupOffsetsRequestTopic()
-			rt.Topic = topic
-			r.Topics = append(r.Topics, rt)
-			return r
-		}(), groupDenied},
+		{"DescribeShareGroupOffsets", describeShareOffsetsOf(group), groupDenied},
+		{"AlterShareGroupOffsets", alterShareOffsetsOf(group, topic), groupDenied},
+		{"DeleteShareGroupOffsets", deleteShareOffsetsOf(group, topic), groupDenied},
 		{"AddOffsetsToTxn", func() kmsg.Request {
 			r := kmsg.NewPtrAddOffsetsToTxnRequest()
 			r.TransactionalID, r.Group = txnID, group

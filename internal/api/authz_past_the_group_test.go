@@ -84,43 +84,16 @@ func TestTopicChecksPastTheGroupACL(t *testing.T) {
 			return rh.handle(77, registry[77].max, r, "User:alice")
 		}},
 		{"ShareFetch of the topic", func() kmsg.Response {
-			r := kmsg.NewPtrShareFetchRequest()
-			r.GroupID, r.MemberID = kmsg.StringPtr(sharers), kmsg.StringPtr("alice-share-fetcher")
-			r.ShareSessionEpoch, r.MaxBytes, r.MaxRecords, r.BatchSize = 0, 1<<20, 100, 100
-			ft := kmsg.NewShareFetchRequestTopic()
-			ft.TopicID = topicID
-			fp := kmsg.NewShareFetchRequestTopicPartition()
-			ft.Partitions = append(ft.Partitions, fp)
-			r.Topics = append(r.Topics, ft)
-			return rh.handle(78, registry[78].max, r, "User:alice")
+			return rh.handle(78, registry[78].max, shareFetchOf(sharers, "alice-share-fetcher", topicID), "User:alice")
 		}},
 		{"DescribeShareGroupOffsets of the topic", func() kmsg.Response {
-			r := kmsg.NewPtrDescribeShareGroupOffsetsRequest()
-			g := kmsg.NewDescribeShareGroupOffsetsRequestGroup()
-			g.GroupID = sharers
-			gt := kmsg.NewDescribeShareGroupOffsetsRequestGroupTopic()
-			gt.Topic, gt.Partitions = topic, []int32{0}
-			g.Topics = append(g.Topics, gt)
-			r.Groups = append(r.Groups, g)
-			return rh.handle(90, registry[90].max, r, "User:alice")
+			return rh.handle(90, registry[90].max, describeShareOffsetsOf(sharers, topic), "User:alice")
 		}},
 		{"AlterShareGroupOffsets of the topic", func() kmsg.Response {
-			r := kmsg.NewPtrAlterShareGroupOffsetsRequest()
-			r.GroupID = sharers
-			at := kmsg.NewAlterShareGroupOffsetsRequestTopic()
-			at.Topic = topic
-			ap := kmsg.NewAlterShareGroupOffsetsRequestTopicPartition()
-			at.Partitions = append(at.Partitions, ap)
-			r.Topics = append(r.Topics, at)
-			return rh.handle(91, registry[91].max, r, "User:alice")
+			return rh.handle(91, registry[91].max, alterShareOffsetsOf(sharers, topic), "User:alice")
 		}},
 		{"DeleteShareGroupOffsets of the topic", func() kmsg.Response {
-			r := kmsg.NewPtrDeleteShareGroupOffsetsRequest()
-			r.GroupID = sharers
-			dt := kmsg.NewDeleteShareGroupOffsetsRequestTopic()
-			dt.Topic = topic
-			r.Topics = append(r.Topics, dt)
-			return rh.handle(92, registry[92].max, r, "User:alice")
+			return rh.handle(92, registry[92].max, deleteShareOffsetsOf(sharers, topic), "User:alice")
 		}},
 	} {
 		if codes := errorCodes(tc.call()); !slices.Contains(codes, topicDenied) {

@@ -104,6 +104,26 @@ func catchUp(t fatalfer, leader, follower *Partition) {
 	t.Fatalf("the follower does not catch up")
 }
 
+// caughtUpFollower opens a leader and a follower in epoch 1, both of
+// small segments, appends batchCount batches of two 100-byte records to
+// the leader and catches the follower up. It returns the follower and its
+// segments' base offsets, at least four: callers move the log start inside
+// or below the third segment, which is then not the active one.
+func caughtUpFollower(t testing.TB, batchCount int) (*replica, []base.Offset) {
+	t.Helper()
+	l := newLeader(t, smallSegments)
+	f := newFollower(t, 1, smallSegments)
+	for range batchCount {
+		mustAppend(t, l.p, batch(t, spec{records: 2, valueBytes: 100}), AcksLeader)
+	}
+	catchUp(t, l.p, f.p)
+	bases := segmentBases(f.p)
+	if len(bases) < 4 {
+		t.Fatalf("segments %v, want several", bases)
+	}
+	return f, bases
+}
+
 // logBytes reads every batch of p's local log from its log start, past
 // the high watermark.
 func logBytes(t fatalfer, p *Partition) []byte {

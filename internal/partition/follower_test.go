@@ -564,16 +564,7 @@ func TestFollowerHighWatermarkFromLeader(t *testing.T) {
 }
 
 func TestSetLogStartFromLeader(t *testing.T) {
-	l := newLeader(t, smallSegments)
-	f := newFollower(t, 1, smallSegments)
-	for range 30 {
-		mustAppend(t, l.p, batch(t, spec{records: 2, valueBytes: 100}), AcksLeader)
-	}
-	catchUp(t, l.p, f.p)
-	bases := segmentBases(f.p)
-	if len(bases) < 4 {
-		t.Fatalf("segments %v, want several", bases)
-	}
+	f, bases := caughtUpFollower(t, 30)
 	start := bases[2] + 1 // inside the third segment
 	if err := f.p.SetLogStartFromLeader(start); err != nil {
 		t.Fatal(err)

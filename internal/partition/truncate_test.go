@@ -297,13 +297,7 @@ func TestTruncateToBelowHighWatermark(t *testing.T) {
 
 // A truncation below the log start starts the log over there.
 func TestTruncateToBelowLogStart(t *testing.T) {
-	l := newLeader(t, smallSegments)
-	f := newFollower(t, 1, smallSegments)
-	for range 20 {
-		mustAppend(t, l.p, batch(t, spec{records: 2, valueBytes: 100}), AcksLeader)
-	}
-	catchUp(t, l.p, f.p)
-	bases := segmentBases(f.p)
+	f, bases := caughtUpFollower(t, 20)
 	if err := f.p.SetLogStartFromLeader(bases[2] + 2); err != nil {
 		t.Fatal(err)
 	}
@@ -543,13 +537,7 @@ func TestFollowerConcurrentReaders(t *testing.T) {
 // the log over at the offset asked for, which becomes the log start: the
 // log start is never left above the log end, nor after a restart.
 func TestTruncateToBelowLocalLogStart(t *testing.T) {
-	l := newLeader(t, smallSegments)
-	f := newFollower(t, 1, smallSegments)
-	for range 20 {
-		mustAppend(t, l.p, batch(t, spec{records: 2, valueBytes: 100}), AcksLeader)
-	}
-	catchUp(t, l.p, f.p)
-	bases := segmentBases(f.p)
+	f, bases := caughtUpFollower(t, 20)
 	if err := f.p.SetLogStartFromLeader(bases[2]); err != nil {
 		t.Fatal(err)
 	}

@@ -81,6 +81,11 @@ func (l *scriptedLeader) nextFetch(t *testing.T) (leaderCall, kmsg.FetchRequestT
 	return c, req.Topics[0].Partitions[0]
 }
 
+// The leader's answers name testTP alone: a test states the partition's
+// values and the answer helpers wrap them in its topic and response. The
+// partition comes from its kmsg constructor for its -1 defaults (no
+// diverging epoch, no offset); the topic and response types have none.
+
 // answerFetch answers a Fetch for testTP with the partition edit makes.
 func answerFetch(c leaderCall, edit func(*kmsg.FetchResponseTopicPartition)) {
 	p := kmsg.NewFetchResponseTopicPartition()
@@ -88,12 +93,28 @@ func answerFetch(c leaderCall, edit func(*kmsg.FetchResponseTopicPartition)) {
 	if edit != nil {
 		edit(&p)
 	}
-	rt := kmsg.NewFetchResponseTopic()
-	rt.Topic = testTP.Topic
-	rt.Partitions = append(rt.Partitions, p)
-	resp := kmsg.NewPtrFetchResponse()
-	resp.Topics = append(resp.Topics, rt)
-	c.reply <- resp
+	c.reply <- &kmsg.FetchResponse{Topics: []kmsg.FetchResponseTopic{
+		{Topic: testTP.Topic, Partitions: []kmsg.FetchResponseTopicPartition{p}},
+	}}
+}
+
+// answerListOffsets answers a ListOffsets for testTP with offset o.
+func answerListOffsets(c leaderCall, o int64) {
+	p := kmsg.NewListOffsetsResponseTopicPartition()
+	p.Partition, p.Offset = testTP.Partition, o
+	c.reply <- &kmsg.ListOffsetsResponse{Topics: []kmsg.ListOffsetsResponseTopic{
+		{Topic: testTP.Topic, Partitions: []kmsg.ListOffsetsResponseTopicPartition{p}},
+	}}
+}
+
+// answerOffsetForLeaderEpoch answers an OffsetForLeaderEpoch for testTP
+// with epoch and its end offset.
+func answerOffsetForLeaderEpoch(c leaderCall, epoch int32, end int64) {
+	p := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
+	p.Partition, p.LeaderEpoch, p.EndOffset = testTP.Partition, epoch, end
+	c.reply <- &kmsg.OffsetForLeaderEpochResponse{Topics: []kmsg.OffsetForLeaderEpochResponseTopic{
+		{Topic: testTP.Topic, Partitions: []kmsg.OffsetForLeaderEpochResponseTopicPartition{p}},
+	}}
 }
 
 // leaderLog is what a scripted leader answers about its log: ListOffsets
@@ -127,32 +148,30 @@ func (l *scriptedLeader) serveOffsets(t *testing.T, log leaderLog, before func()
 			if !ok {
 				o = -1
 			}
-			p := kmsg.NewListOffsetsResponseTopicPartition()
-			p.Partition = testTP.Partition
-			p.Offset = o
-			rt := kmsg.NewListOffsetsResponseTopic()
-			rt.Topic = testTP.Topic
-			rt.Partitions = append(rt.Partitions, p)
-			resp := kmsg.NewPtrListOffsetsResponse()
-			resp.Topics = append(resp.Topics, rt)
-			c.reply <- resp
+			answerListOffsets(c, o)
 		case *kmsg.OffsetForLeaderEpochRequest:
-			p := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
-			p.Partition = testTP.Partition
-			p.LeaderEpoch, p.EndOffset = -1, -1
-			if e, end, ok := EndOffsetForEpoch(log.lineage, log.end, base.Epoch(req.Topics[0].Partitions[0].LeaderEpoch)); ok {
-				p.LeaderEpoch, p.EndOffset = int32(e), int64(end)
+			epoch, end := int32(-1), int64(-1)
+			if e, o, ok := EndOffsetForEpoch(log.lineage, log.end, base.Epoch(req.Topics[0].Partitions[0].LeaderEpoch)); ok {
+				epoch, end = int32(e), int64(o)
 			}
-			rt := kmsg.NewOffsetForLeaderEpochResponseTopic()
-			rt.Topic = testTP.Topic
-			rt.Partitions = append(rt.Partitions, p)
-			resp := kmsg.NewPtrOffsetForLeaderEpochResponse()
-			resp.Topics = append(resp.Topics, rt)
-			c.reply <- resp
+			answerOffsetForLeaderEpoch(c, epoch, end)
 		default:
 			t.Fatalf("the fetcher sent %T", c.req)
 		}
 	}
+}
+
+// refuseFirstFetch has fs follow r from the leader in epoch 5, answers
+// its first fetch with err and serves log's offsets as serveOffsets does
+// (before included), returning what serveOffsets returns.
+func (l *scriptedLeader) refuseFirstFetch(t *testing.T, fs *Fetchers, r *fakeReplica,
+	err *kerr.Error, log leaderLog, before func(),
+) (leaderCall, []int64) {
+	t.Helper()
+	fs.follow(r, testLeader, 5)
+	c, _ := l.nextFetch(t)
+	answerFetch(c, func(p *kmsg.FetchResponseTopicPartition) { p.ErrorCode = err.Code })
+	return l.serveOffsets(t, log, before)
 }
 
 // fakeReplica is a follower partition that records what the fetcher does
@@ -289,10 +308,11 @@ func (tr *fakeTier) AbortedTxns(_ context.Context, seg remotemeta.RemoteSegment)
 	return tr.aborted[seg.ID[0]], nil
 }
 
-// startFetchers returns fetchers of node 2 whose connection to the leader
-// is l; Close runs at the end of the test.
-func startFetchers(t *testing.T, l *scriptedLeader, edit func(*FetchersOptions)) *Fetchers {
+// startFetchers returns fetchers of node 2 and the scripted leader they
+// are connected to; Close runs at the end of the test.
+func startFetchers(t *testing.T, edit func(*FetchersOptions)) (*scriptedLeader, *Fetchers) {
 	t.Helper()
+	l := &scriptedLeader{calls: make(chan leaderCall)}
 	o := FetchersOptions{
 		NodeID:      2,
 		BrokerEpoch: func() int64 { return 33 },
@@ -316,10 +336,8 @@ func startFetchers(t *testing.T, l *scriptedLeader, edit func(*FetchersOptions))
 		t.Fatal(err)
 	}
 	t.Cleanup(fs.Close)
-	return fs
+	return l, fs
 }
-
-func newLeader() *scriptedLeader { return &scriptedLeader{calls: make(chan leaderCall)} }
 
 // TestFetcherRequestNamesItsEpochs: a follower's fetch carries the leader
 // epoch it follows in (so that a deposed or newer leader fences it) and
@@ -334,8 +352,7 @@ func TestFetcherRequestNamesItsEpochs(t *testing.T) {
 		"empty lineage":  {nil, -1},
 	} {
 		t.Run(name, func(t *testing.T) {
-			l := newLeader()
-			fs := startFetchers(t, l, nil)
+			l, fs := startFetchers(t, nil)
 			r := &fakeReplica{lineage: tc.lineage, off: partition.Offsets{LogStart: 10, LocalStart: 10, HighWatermark: 40, LogEnd: 50}}
 			fs.follow(r, testLeader, 7)
 			c, p := l.nextFetch(t)
@@ -367,8 +384,7 @@ func TestFetcherTruncatesOnADivergingEpoch(t *testing.T) {
 		"an epoch it never had": {lin(0, 0, 3, 4), 2, 9, 4},
 	} {
 		t.Run(name, func(t *testing.T) {
-			l := newLeader()
-			fs := startFetchers(t, l, nil)
+			l, fs := startFetchers(t, nil)
 			r := &fakeReplica{lineage: tc.lineage, off: partition.Offsets{HighWatermark: 2, LogEnd: 10}}
 			fs.follow(r, testLeader, 5)
 			c, _ := l.nextFetch(t)
@@ -390,8 +406,7 @@ func TestFetcherTruncatesOnADivergingEpoch(t *testing.T) {
 // durable before its next fetch tells the leader its new log end, which
 // may acknowledge an acks=all produce.
 func TestFetcherSyncsBeforeItFetchesAgain(t *testing.T) {
-	l := newLeader()
-	fs := startFetchers(t, l, nil)
+	l, fs := startFetchers(t, nil)
 	r := &fakeReplica{lineage: lin(1, 0), off: partition.Offsets{LogEnd: 10, HighWatermark: 10}}
 	fs.follow(r, testLeader, 1)
 	c, _ := l.nextFetch(t)
@@ -417,8 +432,7 @@ func TestFetcherDropsTheAnswerOfAnEarlierEpoch(t *testing.T) {
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			l := newLeader()
-			fs := startFetchers(t, l, nil)
+			l, fs := startFetchers(t, nil)
 			r := &fakeReplica{lineage: lin(1, 0), off: partition.Offsets{LogEnd: 10, HighWatermark: 10}}
 			fs.follow(r, testLeader, 5)
 			c, _ := l.nextFetch(t)
@@ -446,17 +460,14 @@ func TestFetcherOutOfRangeReset(t *testing.T) {
 		"new epoch in the middle": {true, nil},
 	} {
 		t.Run(name, func(t *testing.T) {
-			l := newLeader()
-			fs := startFetchers(t, l, nil)
+			l, fs := startFetchers(t, nil)
 			r := &fakeReplica{lineage: lin(1, 0), off: partition.Offsets{LogEnd: 10, HighWatermark: 10}}
-			fs.follow(r, testLeader, 5)
-			c, _ := l.nextFetch(t)
-			answerFetch(c, func(p *kmsg.FetchResponseTopicPartition) { p.ErrorCode = kerr.OffsetOutOfRange.Code })
 			var refollow func()
 			if tc.newEpoch {
 				refollow = func() { fs.follow(r, testLeader, 6) }
 			}
-			c, asked := l.serveOffsets(t, leaderLog{byTimestamp: map[int64]int64{-1: 300, -2: 100}}, refollow)
+			leader := leaderLog{byTimestamp: map[int64]int64{-1: 300, -2: 100}}
+			c, asked := l.refuseFirstFetch(t, fs, r, kerr.OffsetOutOfRange, leader, refollow)
 			if !slices.Equal(asked, []int64{-1, -2}) {
 				t.Errorf("asked ListOffsets %v, want the log end, then the log start", asked)
 			}
@@ -481,8 +492,7 @@ func TestFetcherBootstrapsOnlyAnEmptyFollower(t *testing.T) {
 		"non-empty": {10, false},
 	} {
 		t.Run(name, func(t *testing.T) {
-			l := newLeader()
-			fs := startFetchers(t, l, func(o *FetchersOptions) {
+			l, fs := startFetchers(t, func(o *FetchersOptions) {
 				o.Tier, o.LastTieredOffsetBootstrap = &fakeTier{}, true
 			})
 			r := &fakeReplica{tiered: true, off: partition.Offsets{LogEnd: tc.logEnd, HighWatermark: tc.logEnd}}
@@ -520,14 +530,10 @@ func tierOfTwoSegments() *fakeTier {
 // tier (KIP-405), claiming as its log start only what the tier holds, and
 // with the aborted transactions of every remote segment below.
 func TestFetcherRebuildsFromTheTier(t *testing.T) {
-	l := newLeader()
 	tier := tierOfTwoSegments()
-	fs := startFetchers(t, l, func(o *FetchersOptions) { o.Tier = tier })
+	l, fs := startFetchers(t, func(o *FetchersOptions) { o.Tier = tier })
 	r := &fakeReplica{tiered: true}
-	fs.follow(r, testLeader, 5)
-	c, _ := l.nextFetch(t)
-	answerFetch(c, func(p *kmsg.FetchResponseTopicPartition) { p.ErrorCode = kerr.OffsetMovedToTieredStorage.Code })
-	c, asked := l.serveOffsets(t, tierLeader, nil)
+	c, asked := l.refuseFirstFetch(t, fs, r, kerr.OffsetMovedToTieredStorage, tierLeader, nil)
 	if !slices.Equal(asked, []int64{-4, -2}) {
 		t.Errorf("asked ListOffsets %v, want the earliest local offset, then the log start", asked)
 	}
@@ -560,15 +566,11 @@ func TestFetcherRebuildRefusals(t *testing.T) {
 		"new epoch":          func(tr *fakeTier, refollow func()) { tr.onDownload = refollow },
 	} {
 		t.Run(name, func(t *testing.T) {
-			l := newLeader()
 			tier := tierOfTwoSegments()
-			fs := startFetchers(t, l, func(o *FetchersOptions) { o.Tier = tier })
+			l, fs := startFetchers(t, func(o *FetchersOptions) { o.Tier = tier })
 			r := &fakeReplica{tiered: true}
 			edit(tier, func() { fs.follow(r, testLeader, 6) })
-			fs.follow(r, testLeader, 5)
-			c, _ := l.nextFetch(t)
-			answerFetch(c, func(p *kmsg.FetchResponseTopicPartition) { p.ErrorCode = kerr.OffsetMovedToTieredStorage.Code })
-			c, _ = l.serveOffsets(t, tierLeader, nil)
+			c, _ := l.refuseFirstFetch(t, fs, r, kerr.OffsetMovedToTieredStorage, tierLeader, nil)
 			if starts := r.tierStarts(); len(starts) != 0 {
 				t.Errorf("started over from the tier with %+v", starts)
 			}

@@ -20,14 +20,18 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// world is the Writer's surroundings: data partitions whose appends fail
-// as scripted, and runtimes that answer events as scripted. Every call is
-// logged.
+// world is the Writer's surroundings: data partitions whose appends and
+// durability waits fail as scripted, and runtimes that answer events as
+// scripted. Every call is logged, with the coordinator epoch of every
+// marker and the answer of every durability wait.
 type world struct {
-	mu       sync.Mutex
+	mu sync.Mutex
+	// calls is the log; a scripted answer is the first of failures[call]
+	// (by the name a call is logged under; a durability wait's
+	// "durable <partition>"), nil when there is none.
 	calls    []string
-	failures map[string][]error // by call name: the answers of the next calls
-	gate     chan struct{}      // when set, data partition appends wait for it
+	failures map[string][]error
+	gate     chan struct{} // when set, data partition appends wait for it
 	deleted  map[string]bool
 	// elsewhere holds the __consumer_offsets partitions led by another
 	// broker.
@@ -35,6 +39,16 @@ type world struct {
 	// afterPartition, when set, runs after each Partition lookup.
 	afterPartition func(tp base.TopicPartition)
 	done           chan string // MarkersWritten, once taken
+	// held, when set, takes every MarkersWritten instead of the script:
+	// the test answers it.
+	held chan submitted
+}
+
+// submitted is a MarkersWritten the Writer handed to the transaction
+// runtime; the test answers it.
+type submitted struct {
+	ev   txn.MarkersWritten
+	done func(error)
 }
 
 func newWorld() *world {
@@ -43,14 +57,14 @@ func newWorld() *world {
 
 // next logs call and returns its scripted answer.
 func (w *world) next(call string) error {
+	w.record(call)
+	return w.scripted(call)
+}
+
+func (w *world) record(call string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.calls = append(w.calls, call)
-	if f := w.failures[call]; len(f) > 0 {
-		w.failures[call] = f[1:]
-		return f[0]
-	}
-	return nil
 }
 
 // scripted returns the scripted answer of call without logging it.
@@ -76,8 +90,13 @@ func (a appender) AppendMarker(pid base.ProducerID, epoch int16, commit bool, co
 	if gate != nil {
 		<-gate
 	}
-	err := a.w.next(fmt.Sprintf("marker %v pid=%d epoch=%d commit=%v", a.tp, pid, epoch, commit))
-	return 0, func() error { return nil }, err
+	err := a.w.next(fmt.Sprintf("marker %v pid=%d epoch=%d commit=%v coordinator=%d", a.tp, pid, epoch, commit, coordinatorEpoch))
+	return 0, func() error {
+		call := fmt.Sprintf("durable %v", a.tp)
+		err := a.w.scripted(call)
+		a.w.record(fmt.Sprintf("%s: %v", call, err))
+		return err
+	}, err
 }
 
 func (w *world) writer(t *testing.T) *Writer {
@@ -105,11 +124,17 @@ func (w *world) writer(t *testing.T) *Writer {
 		},
 		SubmitGroupEvent: func(p int32, ev any, done func(error)) {
 			e := ev.(group.TxnCompleted)
-			done(w.next(fmt.Sprintf("group %d pid=%d commit=%v", p, e.ProducerID, e.Commit)))
+			done(w.next(fmt.Sprintf("group %d pid=%d epoch=%d commit=%v coordinator=%d", p, e.ProducerID, e.ProducerEpoch, e.Commit, e.CoordinatorEpoch)))
 		},
 		SubmitTxnEvent: func(p int32, ev any, done func(error)) {
 			e := ev.(txn.MarkersWritten)
-			err := w.next(fmt.Sprintf("written %s", e.TransactionalID))
+			call := fmt.Sprintf("written %s epoch=%d", e.TransactionalID, e.ProducerEpoch)
+			if w.held != nil {
+				w.record(call)
+				w.held <- submitted{e, done}
+				return
+			}
+			err := w.next(call)
 			if err == nil {
 				w.done <- e.TransactionalID
 			}
@@ -156,10 +181,31 @@ func (w *world) waitDoneAll(t *testing.T, ids ...string) {
 	}
 }
 
+// nextHeld returns the next MarkersWritten the Writer submits to held
+// (failing after a generous watchdog rather than hanging).
+func (w *world) nextHeld(t *testing.T) submitted {
+	t.Helper()
+	select {
+	case s := <-w.held:
+		return s
+	case <-time.After(time.Minute):
+		t.Fatalf("no MarkersWritten submitted; calls %q", w.log())
+	}
+	return submitted{}
+}
+
 func (w *world) log() []string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return slices.Clone(w.calls)
+}
+
+// wantCalls fails the test unless the log is exactly want.
+func (w *world) wantCalls(t *testing.T, want ...string) {
+	t.Helper()
+	if got := w.log(); !slices.Equal(got, want) {
+		t.Fatalf("calls\n%q\nwant\n%q", got, want)
+	}
 }
 
 func effect(id string, commit bool, tps ...base.TopicPartition) txn.WriteMarkers {
@@ -172,45 +218,53 @@ var (
 	groups3 = base.TopicPartition{Topic: "__consumer_offsets", Partition: 3}
 )
 
+// firstThenQueued is the log of effect("t1", true, orders0) written, then
+// of the effect queued behind it (epoch 3, aborting).
+var firstThenQueued = []string{
+	"marker orders-0 pid=7 epoch=2 commit=true coordinator=1",
+	"durable orders-0: <nil>",
+	"written t1 epoch=2",
+	"marker orders-0 pid=7 epoch=3 commit=false coordinator=1",
+	"durable orders-0: <nil>",
+	"written t1 epoch=3",
+}
+
 func TestWritesEveryMarkerThenCompletes(t *testing.T) {
 	w := newWorld()
 	wr := w.writer(t)
 	wr.OnEffects(5, []any{effect("t1", true, orders0, groups3, orders1)})
 	w.waitDone(t, "t1")
-	want := []string{
-		"marker orders-0 pid=7 epoch=2 commit=true",
-		"group 3 pid=7 commit=true",
-		"marker orders-1 pid=7 epoch=2 commit=true",
-		"written t1",
-	}
-	if got := w.log(); !slices.Equal(got, want) {
-		t.Fatalf("calls\n%q\nwant\n%q", got, want)
-	}
+	w.wantCalls(t,
+		"marker orders-0 pid=7 epoch=2 commit=true coordinator=1",
+		"durable orders-0: <nil>",
+		"group 3 pid=7 epoch=2 commit=true coordinator=1",
+		"marker orders-1 pid=7 epoch=2 commit=true coordinator=1",
+		"durable orders-1: <nil>",
+		"written t1 epoch=2",
+	)
 }
 
 func TestFailedMarkersAreRetriedAndGoneOnesSkipped(t *testing.T) {
 	w := newWorld()
-	w.failures["marker orders-0 pid=7 epoch=2 commit=false"] = []error{errors.New("disk"), errors.New("disk")}
-	w.failures["group 3 pid=7 commit=false"] = []error{&runtime.CodeError{Code: kerr.CoordinatorLoadInProgress.Code}, fmt.Errorf("wrapped: %w", group.ErrStaleMarker)}
-	w.failures["written t1"] = []error{&runtime.CodeError{Code: kerr.CoordinatorLoadInProgress.Code}}
-	w.failures["marker orders-1 pid=7 epoch=2 commit=false"] = []error{producers.ErrInvalidProducerEpoch}
+	w.failures["marker orders-0 pid=7 epoch=2 commit=false coordinator=1"] = []error{errors.New("disk"), errors.New("disk")}
+	w.failures["group 3 pid=7 epoch=2 commit=false coordinator=1"] = []error{&runtime.CodeError{Code: kerr.CoordinatorLoadInProgress.Code}, fmt.Errorf("wrapped: %w", group.ErrStaleMarker)}
+	w.failures["written t1 epoch=2"] = []error{&runtime.CodeError{Code: kerr.CoordinatorLoadInProgress.Code}}
+	w.failures["marker orders-1 pid=7 epoch=2 commit=false coordinator=1"] = []error{producers.ErrInvalidProducerEpoch}
 	w.deleted["gone-0"] = true
 	wr := w.writer(t)
 	wr.OnEffects(5, []any{effect("t1", false, orders0, groups3, orders1, base.TopicPartition{Topic: "gone"})})
 	w.waitDone(t, "t1")
-	want := []string{
-		"marker orders-0 pid=7 epoch=2 commit=false",
-		"marker orders-0 pid=7 epoch=2 commit=false",
-		"marker orders-0 pid=7 epoch=2 commit=false",
-		"group 3 pid=7 commit=false",
-		"group 3 pid=7 commit=false", // stale: skipped
-		"marker orders-1 pid=7 epoch=2 commit=false",
-		"written t1",
-		"written t1",
-	}
-	if got := w.log(); !slices.Equal(got, want) {
-		t.Fatalf("calls\n%q\nwant\n%q", got, want)
-	}
+	w.wantCalls(t,
+		"marker orders-0 pid=7 epoch=2 commit=false coordinator=1",
+		"marker orders-0 pid=7 epoch=2 commit=false coordinator=1",
+		"marker orders-0 pid=7 epoch=2 commit=false coordinator=1",
+		"durable orders-0: <nil>",
+		"group 3 pid=7 epoch=2 commit=false coordinator=1",
+		"group 3 pid=7 epoch=2 commit=false coordinator=1", // stale: skipped
+		"marker orders-1 pid=7 epoch=2 commit=false coordinator=1",
+		"written t1 epoch=2",
+		"written t1 epoch=2",
+	)
 }
 
 func TestAnIdenticalEffectJoinsTheWriteInFlight(t *testing.T) {
@@ -224,7 +278,7 @@ func TestAnIdenticalEffectJoinsTheWriteInFlight(t *testing.T) {
 	close(gate)
 	w.waitDoneAll(t, "t1", "t2")
 	time.Sleep(20 * time.Millisecond)
-	if got := w.log(); len(got) != 4 {
+	if got := w.log(); len(got) != 6 { // a marker, its durability wait and MarkersWritten each
 		t.Fatalf("calls %q: want one write per transaction", got)
 	}
 }
@@ -241,33 +295,34 @@ func TestADifferentEffectWaitsForTheWriteInFlight(t *testing.T) {
 	close(gate)
 	w.waitDone(t, "t1")
 	w.waitDone(t, "t1")
-	want := []string{
-		"marker orders-0 pid=7 epoch=2 commit=true",
-		"written t1",
-		"marker orders-0 pid=7 epoch=3 commit=false",
-		"written t1",
-	}
-	if got := w.log(); !slices.Equal(got, want) {
-		t.Fatalf("calls\n%q\nwant\n%q", got, want)
-	}
+	w.wantCalls(t, firstThenQueued...)
 }
 
 func TestNotCoordinatorEndsTheWrite(t *testing.T) {
 	w := newWorld()
-	w.failures["written t1"] = []error{&runtime.CodeError{Code: kerr.NotCoordinator.Code}}
+	w.failures["written t1 epoch=2"] = []error{&runtime.CodeError{Code: kerr.NotCoordinator.Code}}
 	wr := w.writer(t)
 	wr.OnEffects(5, []any{effect("t1", true, orders0)})
+	// The refused MarkersWritten is logged just before the write ends:
+	// wait for the flight itself to be gone.
 	deadline := time.Now().Add(5 * time.Second)
-	for len(w.log()) < 2 && time.Now().Before(deadline) {
+	for inFlight(wr, "t1") && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
 	}
 	wr.OnEffects(5, []any{effect("t1", true, orders0)}) // the flight has ended: a new one starts
 	w.waitDone(t, "t1")
 }
 
+// inFlight says whether wr has a write in progress for the transactional id.
+func inFlight(wr *Writer, id string) bool {
+	wr.mu.Lock()
+	defer wr.mu.Unlock()
+	return wr.mu.flights[id] != nil
+}
+
 func TestCloseStopsRetries(t *testing.T) {
 	w := newWorld()
-	w.failures["marker orders-0 pid=7 epoch=2 commit=true"] = slices.Repeat([]error{errors.New("disk")}, 1000)
+	w.failures["marker orders-0 pid=7 epoch=2 commit=true coordinator=1"] = slices.Repeat([]error{errors.New("disk")}, 1000)
 	wr := w.writer(t)
 	wr.OnEffects(5, []any{effect("t1", true, orders0)})
 	time.Sleep(10 * time.Millisecond)
@@ -290,9 +345,7 @@ func TestPartitionNotYetOpenIsRetried(t *testing.T) {
 	wr := w.writer(t)
 	wr.OnEffects(5, []any{effect("t1", true, orders0)})
 	w.waitDone(t, "t1")
-	if got := w.log(); !slices.Equal(got, []string{"marker orders-0 pid=7 epoch=2 commit=true", "written t1"}) {
-		t.Fatalf("calls %q", got)
-	}
+	w.wantCalls(t, "marker orders-0 pid=7 epoch=2 commit=true coordinator=1", "durable orders-0: <nil>", "written t1 epoch=2")
 }
 
 // A __consumer_offsets partition led by another broker is no business of
@@ -306,8 +359,8 @@ func TestGroupPartitionLedElsewhereGoesThroughPartition(t *testing.T) {
 	groups4 := base.TopicPartition{Topic: "__consumer_offsets", Partition: 4}
 	groups5 := base.TopicPartition{Topic: "__consumer_offsets", Partition: 5}
 	w.elsewhere[3], w.elsewhere[4], w.elsewhere[5] = true, true, true
-	w.failures["marker __consumer_offsets-3 pid=7 epoch=2 commit=true"] = []error{errors.New("NOT_LEADER_OR_FOLLOWER from broker 2")}
-	w.failures["marker __consumer_offsets-4 pid=7 epoch=2 commit=true"] = []error{fmt.Errorf("broker 2: %w", producers.ErrInvalidProducerEpoch)}
+	w.failures["marker __consumer_offsets-3 pid=7 epoch=2 commit=true coordinator=1"] = []error{errors.New("NOT_LEADER_OR_FOLLOWER from broker 2")}
+	w.failures["marker __consumer_offsets-4 pid=7 epoch=2 commit=true coordinator=1"] = []error{fmt.Errorf("broker 2: %w", producers.ErrInvalidProducerEpoch)}
 	w.failures["partition __consumer_offsets-5"] = []error{errors.New("no leader")}
 	w.afterPartition = func(tp base.TopicPartition) {
 		if tp == groups5 { // its leadership comes here once it was asked about
@@ -319,16 +372,15 @@ func TestGroupPartitionLedElsewhereGoesThroughPartition(t *testing.T) {
 	wr := w.writer(t)
 	wr.OnEffects(5, []any{effect("t1", true, groups3, groups4, groups5, orders0, base.TopicPartition{Topic: "__consumer_offsets", Partition: 6})})
 	w.waitDone(t, "t1")
-	want := []string{
-		"marker __consumer_offsets-3 pid=7 epoch=2 commit=true", // refused: retried
-		"marker __consumer_offsets-3 pid=7 epoch=2 commit=true",
-		"marker __consumer_offsets-4 pid=7 epoch=2 commit=true", // fenced there: skipped
-		"group 5 pid=7 commit=true",                             // led here now
-		"marker orders-0 pid=7 epoch=2 commit=true",
-		"group 6 pid=7 commit=true",
-		"written t1",
-	}
-	if got := w.log(); !slices.Equal(got, want) {
-		t.Fatalf("calls\n%q\nwant\n%q", got, want)
-	}
+	w.wantCalls(t,
+		"marker __consumer_offsets-3 pid=7 epoch=2 commit=true coordinator=1", // refused: retried
+		"marker __consumer_offsets-3 pid=7 epoch=2 commit=true coordinator=1",
+		"durable __consumer_offsets-3: <nil>",
+		"marker __consumer_offsets-4 pid=7 epoch=2 commit=true coordinator=1", // fenced there: skipped
+		"group 5 pid=7 epoch=2 commit=true coordinator=1",                     // led here now
+		"marker orders-0 pid=7 epoch=2 commit=true coordinator=1",
+		"durable orders-0: <nil>",
+		"group 6 pid=7 epoch=2 commit=true coordinator=1",
+		"written t1 epoch=2",
+	)
 }
