@@ -71,3 +71,28 @@ func TestAppendDoesNotAllocate(t *testing.T) {
 		t.Fatalf("Append allocates %.1f times per call", allocs)
 	}
 }
+
+// BenchmarkReadTail reads as a consumer at the tail does: a few small
+// batches from past the last index entry.
+func BenchmarkReadTail(b *testing.B) {
+	o := DefaultOptions(b.TempDir(), clock.Real{})
+	l := mustOpen(b, o)
+	defer l.Close()
+	batch := makeBatch(0, 1, 1000, 1)
+	for range 1000 {
+		record.SetBaseOffset(batch, l.End())
+		if err := l.Append(batch); err != nil {
+			b.Fatal(err)
+		}
+	}
+	end := l.End()
+	buf := make([]byte, 0, 1<<20+len(batch))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		out, err := l.Read(end-1-base.Offset(i%8), 1<<20, buf[:0])
+		if err != nil || len(out) == 0 {
+			b.Fatal(err)
+		}
+	}
+}

@@ -44,14 +44,36 @@ func (l *Log) Read(from base.Offset, maxBytes int, buf []byte) ([]byte, error) {
 	s := l.mu.segs[i]
 	pos := s.positionBefore(from)
 	f, limit := s.file, s.sizeBytes // bytes below limit are whole batches and never rewritten while lifecycle is held
+	slack := int64(min(l.mu.opts.IndexIntervalBytes, maxWalkSlackBytes)) + record.HeaderSize
 	l.mu.Unlock()
 
+	// One pread serves a read whose batch lies near the index entry before
+	// from (the index is sparse: that batch starts up to about
+	// index.interval.bytes past the entry), as a consumer at the tail's
+	// does: the walk to the batch and the batches returned come from one
+	// read. A walk that leaves the window goes on header by header.
 	n := len(buf)
-	buf = slices.Grow(buf, record.HeaderSize)
+	window := min(limit-pos, int64(maxBytes)+slack)
+	buf = slices.Grow(buf, int(window))
+	chunk := buf[n : n+int(window)]
+	if _, err := f.ReadAt(chunk, pos); err != nil {
+		return buf[:n], fmt.Errorf("log: read at %d: %w", pos, err)
+	}
+	off, h, found, err := walkToBatch(chunk, pos, limit, from)
+	if err != nil {
+		return buf[:n], err
+	}
+	if found {
+		want := min(int64(max(maxBytes, h.Size())), limit-pos-int64(off))
+		if int64(off)+want <= window {
+			m := copy(chunk, chunk[off:int64(off)+want])
+			return buf[:n+wholeBatchesPrefix(chunk[:m])], nil
+		}
+	}
+	pos += int64(off)
+
 	scratch := buf[n : n+record.HeaderSize]
-	var h record.Header
 	for {
-		var err error
 		if h, err = readHeaderAt(f, pos, limit, scratch); err != nil {
 			return buf[:n], err
 		}
@@ -63,11 +85,36 @@ func (l *Log) Read(from base.Offset, maxBytes int, buf []byte) ([]byte, error) {
 	want := int64(max(maxBytes, h.Size()))
 	want = min(want, limit-pos)
 	buf = slices.Grow(buf[:n], int(want))
-	chunk := buf[n : n+int(want)]
+	chunk = buf[n : n+int(want)]
 	if _, err := f.ReadAt(chunk, pos); err != nil {
 		return buf[:n], fmt.Errorf("log: read at %d: %w", pos, err)
 	}
 	return buf[:n+wholeBatchesPrefix(chunk)], nil
+}
+
+// maxWalkSlackBytes bounds how far past maxBytes Read's first pread reaches
+// for the walk from the index entry, whatever index.interval.bytes is.
+const maxWalkSlackBytes = 64 << 10
+
+// walkToBatch walks the whole headers in chunk, the file's bytes from pos,
+// to the first batch whose last offset is at or after from. found reports
+// whether it is in chunk, at off with header h; if not, off is where the
+// walk stopped: the start of a batch at or past the end of chunk. Each
+// header is checked as readHeaderAt checks it against limit.
+func walkToBatch(chunk []byte, pos, limit int64, from base.Offset) (off int, h record.Header, found bool, err error) {
+	for len(chunk)-off >= record.HeaderSize {
+		if h, err = record.ParseHeader(chunk[off:]); err != nil {
+			return off, h, false, err
+		}
+		if err = checkFraming(&h, limit-pos-int64(off)); err != nil {
+			return off, h, false, fmt.Errorf("%w at position %d", err, pos+int64(off))
+		}
+		if h.NextOffset() > from {
+			return off, h, true, nil
+		}
+		off += h.Size()
+	}
+	return off, record.Header{}, false, nil
 }
 
 // segmentServingLocked returns the index of the first segment holding a

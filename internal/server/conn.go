@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bufio"
 	"context"
 	"crypto/tls"
 	"encoding/binary"
@@ -20,15 +21,19 @@ import (
 	"github.com/strata-broker/strata/internal/sasl"
 )
 
+const (
+	// maxWriteBufferBytes bounds the response buffer a connection keeps.
+	maxWriteBufferBytes = 64 << 20
+	// frameReadBufferBytes is the size of a connection's read buffer.
+	frameReadBufferBytes = 4 << 10
+)
+
 // conn is one client connection, served by a reader goroutine (frames →
 // Handle → queue) and a writer goroutine (queue → Wait → socket).
 //
 // Invariant: the writer consumes every pending reply until the reader closes
 // the queue, so a send on the queue always completes; the writer is the last
 // to touch the conn and closes the socket.
-// maxWriteBufferBytes bounds the response buffer a connection keeps.
-const maxWriteBufferBytes = 64 << 20
-
 type conn struct {
 	srv    *Server
 	nc     net.Conn
@@ -147,12 +152,17 @@ func (c *conn) readLoop() {
 	if !c.handshakeTLS() {
 		return
 	}
+	// Frames are read through a small buffer: a request that fits in it
+	// (a fetch, a produce of a few records) costs one read(2) with its size
+	// prefix, and pipelined requests share reads; a larger body is read
+	// straight into its frame past what the buffer holds.
+	rd := bufio.NewReaderSize(c.nc, frameReadBufferBytes)
 	var sizeBuf [4]byte
 	for {
 		if !c.armReadDeadline() {
 			return
 		}
-		n, err := io.ReadFull(c.nc, sizeBuf[:])
+		n, err := io.ReadFull(rd, sizeBuf[:])
 		if err != nil {
 			if n == 0 && errors.Is(err, os.ErrDeadlineExceeded) && c.inFlight.Load() > 0 {
 				continue // waiting on our own replies is not idleness
@@ -168,13 +178,13 @@ func (c *conn) readLoop() {
 			return
 		}
 		frame := getBuffer(int(size))
-		if _, err := io.ReadFull(c.nc, *frame); err != nil {
+		if _, err := io.ReadFull(rd, *frame); err != nil {
 			putBuffer(frame)
 			c.readFailed("reading frame body", err)
 			return
 		}
 		// A throttled response was written: this request waits out the
-		// throttle, and the client's next ones queue up in the socket.
+		// throttle, and the client's next ones queue up in the socket (a few in rd).
 		if !c.throttleWait(c.muteLeft()) {
 			putBuffer(frame)
 			return
