@@ -163,3 +163,90 @@ func TestFranzGoTokenClient(t *testing.T) {
 		})
 	}
 }
+
+// fixedTokens answers every token lookup with the same result.
+type fixedTokens struct {
+	cred  ScramCredential
+	owner string
+	ok    bool
+}
+
+func (f fixedTokens) DelegationToken(string, string) (ScramCredential, string, time.Time, bool) {
+	return f.cred, f.owner, time.Unix(1_900_000_000, 0), f.ok
+}
+
+// fixedScram answers every SCRAM credential lookup with the same result.
+type fixedScram struct {
+	cred ScramCredential
+	ok   bool
+}
+
+func (fixedScram) PlainPassword(string) (string, bool)            { return "", false }
+func (f fixedScram) Scram(string, string) (ScramCredential, bool) { return f.cred, f.ok }
+
+// A lookup that is not ok (an expired token, a disabled user), a token
+// without an owner or a credential the session cannot use refuses the
+// client at its first message, whatever credential comes with it.
+func TestScramLookupRefusals(t *testing.T) {
+	token, err := TokenScramCredential(ScramSHA256, TokenHMAC("s3cret", "tok1"), []byte("token-salt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	weakToken := token
+	weakToken.Iterations = MinIterations - 1
+	user := fixtureCredentials().scram[[2]string{ScramSHA256, "user"}]
+	tokenFirst := "n,,n=tok1,r=" + cNonce + ",tokenauth=true"
+	for _, tc := range []struct {
+		name   string
+		creds  Credentials
+		tokens DelegationTokens
+		first  string
+	}{
+		{"token lookup not ok", fixtureCredentials(), fixedTokens{token, "alice", false}, tokenFirst},
+		{"token without an owner", fixtureCredentials(), fixedTokens{token, "", true}, tokenFirst},
+		{"token credential below minimum iterations", fixtureCredentials(), fixedTokens{weakToken, "alice", true}, tokenFirst},
+		{"user lookup not ok", fixedScram{user, false}, nil, validFirst},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := NewSession(&Config{Mechanisms: []string{ScramSHA256}, Credentials: tc.creds, DelegationTokens: tc.tokens})
+			if err := s.Handshake(ScramSHA256); err != nil {
+				t.Fatal(err)
+			}
+			_, err := s.Authenticate([]byte(tc.first))
+			checkFailed(t, s, err, invalidScramCredentials(ScramSHA256).Message)
+		})
+	}
+}
+
+// A token session may re-authenticate (its credential expires); while it
+// does, and once that fails, it is not token-authenticated.
+func TestTokenAuthenticatedOnlyWhileAuthenticated(t *testing.T) {
+	tokens := memTokens{secret: "s3cret", tokens: map[string]memToken{"tok1": {owner: "alice", expires: time.Unix(1_900_000_000, 0)}}}
+	s := NewSession(&Config{Mechanisms: []string{ScramSHA256}, Credentials: fixtureCredentials(), DelegationTokens: tokens})
+	first := "n,,n=tok1,r=" + cNonce + ",tokenauth=true"
+	exchange := func(password string) error {
+		t.Helper()
+		if err := s.Handshake(ScramSHA256); err != nil {
+			t.Fatal(err)
+		}
+		serverFirst, err := s.Authenticate([]byte(first))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.TokenAuthenticated() {
+			t.Fatal("token-authenticated in the middle of an exchange")
+		}
+		x := newScramCtx(t, ScramSHA256, first, string(serverFirst), password)
+		_, err = s.Authenticate([]byte(x.sign(validWithoutProof(x))))
+		return err
+	}
+	if err := exchange(TokenPassword(TokenHMAC("s3cret", "tok1"))); err != nil || !s.TokenAuthenticated() {
+		t.Fatalf("first authentication: %v, token-authenticated %v", err, s.TokenAuthenticated())
+	}
+	if err := exchange("wrong"); code(t, err) != CodeAuthenticationFailed {
+		t.Fatalf("re-authentication with a wrong password: %v", err)
+	}
+	if s.TokenAuthenticated() || s.Authenticated() {
+		t.Fatalf("after a failed re-authentication: token-authenticated %v, authenticated %v", s.TokenAuthenticated(), s.Authenticated())
+	}
+}

@@ -74,7 +74,7 @@ func TestOAuthBearerRefusesAToken(t *testing.T) {
 		}
 		_, err = s.Authenticate([]byte{1})
 		if code(t, err) != CodeAuthenticationFailed || !strings.Contains(err.Error(), tc.challenge) ||
-			!strings.Contains(err.Error(), tc.reason) || s.Pending() {
+			!strings.Contains(err.Error(), tc.reason) || strings.Contains(err.Error(), "did not acknowledge") || s.Pending() {
 			t.Fatalf("%s: after the acknowledgement: %v; want AUTHENTICATION_FAILED with the challenge (as Kafka) and %q", tc.token, err, tc.reason)
 		}
 		if _, err := s.Authenticate([]byte{1}); code(t, err) != CodeIllegalState {
@@ -85,8 +85,9 @@ func TestOAuthBearerRefusesAToken(t *testing.T) {
 	if _, err := s.Authenticate(initialResponse("", "Bearer expired")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Authenticate(initialResponse("", "Bearer good-alice")); code(t, err) != CodeAuthenticationFailed {
-		t.Fatalf("a second token instead of the acknowledgement: %v, want AUTHENTICATION_FAILED", err)
+	if _, err := s.Authenticate(initialResponse("", "Bearer good-alice")); code(t, err) != CodeAuthenticationFailed ||
+		!strings.Contains(err.Error(), "did not acknowledge the error challenge") {
+		t.Fatalf("a second token instead of the acknowledgement: %v, want AUTHENTICATION_FAILED saying so", err)
 	}
 }
 
@@ -103,6 +104,8 @@ func TestOAuthBearerMalformed(t *testing.T) {
 		"key with a digit":       "n,,\x01k1=v\x01auth=Bearer good-alice\x01\x01",
 		"authzid of another":     "n,a=bob,\x01auth=Bearer good-alice\x01\x01",
 		"lone 0x01 before token": "\x01",
+		"no space after Bearer":  "n,,\x01auth=Bearergood-alice\x01\x01",
+		"GS2 flag y (Kafka: n)":  "y,,\x01auth=Bearer good-alice\x01\x01",
 	} {
 		t.Run(name, func(t *testing.T) {
 			s := oauthSession(t, false)

@@ -82,3 +82,20 @@ func TestPlainPasswordEqual(t *testing.T) {
 		}
 	}
 }
+
+// plainLookupNotOK knows alice's password but reports her unknown (a
+// disabled user, say).
+type plainLookupNotOK struct{ memCredentials }
+
+func (plainLookupNotOK) PlainPassword(user string) (string, bool) { return plainPasswords[user], false }
+
+func TestPlainRefusesALookupThatIsNotOK(t *testing.T) {
+	s := NewSession(&Config{Mechanisms: []string{Plain}, Credentials: &plainLookupNotOK{}})
+	if err := s.Handshake(Plain); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.Authenticate([]byte("\x00alice\x00alice-secret"))
+	if code(t, err) != CodeAuthenticationFailed || message(err) != msgInvalidUserOrPassword || s.Authenticated() {
+		t.Fatalf("the right password of a user the lookup does not vouch for: %v, authenticated %v", err, s.Authenticated())
+	}
+}

@@ -45,6 +45,11 @@ func TestReauthentication(t *testing.T) {
 					t.Fatalf("re-authenticate: code %d, want %d (%v)", got, tt.wantAuth, err)
 				}
 			}
+			// Every outcome ends the exchange: a refused re-authentication
+			// fails the session rather than leaving it open to another try.
+			if s.Pending() {
+				t.Fatal("still pending after the re-authentication")
+			}
 			if s.Authenticated() != tt.authenticated {
 				t.Fatalf("authenticated %v after, want %v", s.Authenticated(), tt.authenticated)
 			}

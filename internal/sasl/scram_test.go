@@ -58,6 +58,8 @@ func TestScramExchange(t *testing.T) {
 		{name: "unknown GS2 flag", first: "x,,n=user,r=abc", want: "GS2 header must start"},
 		{name: "GS2 flag without comma", first: "n", want: "GS2 header must start"},
 		{name: "GS2 header unterminated", first: "n,a=user", want: "GS2 header is not terminated"},
+		{name: "GS2 flag p without a binding name", first: "p,,n=user,r=abc", want: `GS2 header must start with "n," or "y,"`},
+		{name: "GS2 flag followed by a letter", first: "na,n=user,r=abc", want: `GS2 header must start with "n," or "y,"`},
 		{name: "authzid without a=", first: "n,z=user,n=user,r=abc", want: `GS2 authorization identity must start with "a="`},
 		{name: "authzid with bad escape", first: "n,a=us=er,n=user,r=abc", want: "authorization identity has an '='"},
 		{name: "authzid empty after a=", first: "n,a=,n=user,r=abc", want: "authorization identity is empty"},
@@ -84,6 +86,7 @@ func TestScramExchange(t *testing.T) {
 		{name: "extension with empty value", first: validFirst + ",k=", want: "an extension must be key=value"},
 		{name: "extension key not letters", first: validFirst + ",k1=v", want: "an extension key must be ASCII letters"},
 		{name: "extension value with NUL", first: validFirst + ",k=a\x00b", want: "an extension value contains NUL"},
+		{name: "extension value starting with NUL", first: validFirst + ",k=\x00b", want: "an extension value contains NUL"},
 		{name: "trailing comma", first: validFirst + ",", want: "an extension must be key=value"},
 		{name: "mandatory extension after nonce", first: validFirst + ",m=x", want: "mandatory extension (m=)"},
 		{name: "delegation token, tokens off", first: validFirst + ",tokenauth=true", want: "delegation tokens are off on this broker"},
@@ -120,6 +123,12 @@ func TestScramExchange(t *testing.T) {
 		{name: "proof too short", first: validFirst, final: func(x *scramCtx) string {
 			return validWithoutProof(x) + ",p=" + base64.StdEncoding.EncodeToString(make([]byte, 31))
 		}, want: "proof is 31 bytes, want 32"},
+		// A longer proof whose first bytes are right must not pass: the
+		// proof has exactly one spelling.
+		{name: "valid proof with a byte appended", first: validFirst, final: func(x *scramCtx) string {
+			proof := clientProof(x.mech, x.salted, x.authMessage(validWithoutProof(x)))
+			return validWithoutProof(x) + ",p=" + base64.StdEncoding.EncodeToString(append(proof, 0))
+		}, want: "proof is 33 bytes, want 32"},
 		{name: "SHA-256 sized proof for SHA-512", mech: ScramSHA512, first: validFirst, final: func(x *scramCtx) string {
 			return validWithoutProof(x) + ",p=" + dummyProof
 		}, want: "proof is 32 bytes, want 64"},
@@ -132,6 +141,12 @@ func TestScramExchange(t *testing.T) {
 		{name: "channel binding of another header", first: validFirst, final: func(x *scramCtx) string { return x.sign("c=eSws,r=" + x.nonce) },
 			want: "channel binding (c=) does not match"},
 		{name: "channel binding without the authzid", first: "n,a=user,n=user,r=" + cNonce, final: func(x *scramCtx) string { return x.sign("c=biws,r=" + x.nonce) },
+			want: "channel binding (c=) does not match"},
+		// c= must be the whole GS2 header: a prefix of its base64 (here
+		// of "biws") or nothing binds nothing.
+		{name: "channel binding truncated", first: validFirst, final: func(x *scramCtx) string { return x.sign("c=bi,r=" + x.nonce) },
+			want: "channel binding (c=) does not match"},
+		{name: "channel binding empty", first: validFirst, final: func(x *scramCtx) string { return x.sign("c=,r=" + x.nonce) },
 			want: "channel binding (c=) does not match"},
 		{name: "channel binding not base64", first: validFirst, final: func(x *scramCtx) string { return x.sign("c=bi*s,r=" + x.nonce) },
 			want: "channel binding (c=) does not match"},

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 const alicePlain = "\x00alice\x00alice-secret"
@@ -134,6 +135,11 @@ func TestStateErrorMessages(t *testing.T) {
 	long := strings.Repeat("é", 100)
 	if got := message(s.Handshake(long)); len(got) > 100 || !strings.HasPrefix(got, "Unsupported SASL mechanism éé") || !strings.HasSuffix(got, "é...") {
 		t.Errorf("long mechanism name not clipped at a rune boundary: %q", got)
+	}
+	s = newTestSession(t)
+	odd := "a" + long // byte 64 is now inside an "é"
+	if got := message(s.Handshake(odd)); !utf8.ValidString(got) || !strings.HasSuffix(got, "é...") {
+		t.Errorf("long mechanism name cut inside a rune: %q", got)
 	}
 
 	s = newTestSession(t)
