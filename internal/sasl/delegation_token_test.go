@@ -233,8 +233,8 @@ func TestTokenAuthenticatedOnlyWhileAuthenticated(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if s.TokenAuthenticated() {
-			t.Fatal("token-authenticated in the middle of an exchange")
+		if s.TokenAuthenticated() || s.User() != "" || s.Principal() != "" {
+			t.Fatalf("in the middle of an exchange: token-authenticated %v, user %q, principal %q", s.TokenAuthenticated(), s.User(), s.Principal())
 		}
 		x := newScramCtx(t, ScramSHA256, first, string(serverFirst), password)
 		_, err = s.Authenticate([]byte(x.sign(validWithoutProof(x))))
@@ -246,7 +246,8 @@ func TestTokenAuthenticatedOnlyWhileAuthenticated(t *testing.T) {
 	if err := exchange("wrong"); code(t, err) != CodeAuthenticationFailed {
 		t.Fatalf("re-authentication with a wrong password: %v", err)
 	}
-	if s.TokenAuthenticated() || s.Authenticated() {
-		t.Fatalf("after a failed re-authentication: token-authenticated %v, authenticated %v", s.TokenAuthenticated(), s.Authenticated())
+	if s.TokenAuthenticated() || s.Authenticated() || s.User() != "" || s.Principal() != "" {
+		t.Fatalf("after a failed re-authentication: token-authenticated %v, authenticated %v, user %q, principal %q",
+			s.TokenAuthenticated(), s.Authenticated(), s.User(), s.Principal())
 	}
 }

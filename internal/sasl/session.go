@@ -220,21 +220,24 @@ func (s *Session) Authenticated() bool { return s.checkState() == stateAuthentic
 // finished: the connection may then send only SaslAuthenticate.
 func (s *Session) Pending() bool { return s.checkState() == stateExchanging }
 
-// User is the authenticated user name, "" before authentication.
+// User is the authenticated user name, "" unless authenticated (before
+// authentication, during a re-authentication, after a failed one).
 // Usernames are case-sensitive and not normalized (Kafka does no SASLprep).
 func (s *Session) User() string {
-	s.checkState()
+	if s.checkState() != stateAuthenticated {
+		return ""
+	}
 	return s.user
 }
 
 // Principal is Kafka's principal for the authenticated user, "User:" +
-// User, and "" before authentication (never a principal that an ACL could
+// User, and "" unless authenticated (never a principal that an ACL could
 // match by accident).
 func (s *Session) Principal() string {
-	if s.checkState() != stateAuthenticated {
-		return ""
+	if u := s.User(); u != "" {
+		return "User:" + u
 	}
-	return "User:" + s.user
+	return ""
 }
 
 // fail ends the session; err is what the failing call answers.
