@@ -40,8 +40,10 @@ func TestMemberIDRequiredOnlyFromV4(t *testing.T) {
 	}
 	// v4+: the id comes back with MEMBER_ID_REQUIRED; the member is pending
 	// until it joins with it.
-	first := h.joinResp(h.do(joinReq("g", "", nil), "new-client"))
-	wantCode(t, "v9 join", first.ErrorCode, kerr.MemberIDRequired)
+	req = joinReq("g", "", nil)
+	req.Version = 4
+	first := h.joinResp(h.do(req, "new-client"))
+	wantCode(t, "v4 join", first.ErrorCode, kerr.MemberIDRequired)
 	if _, ok := h.c.groups["g"].pending[first.MemberID]; !ok {
 		t.Fatal("the v4+ member is not pending")
 	}

@@ -47,6 +47,17 @@ func TestAdapterTransactionalRecordsAndMarkers(t *testing.T) {
 		t.Fatalf("marker read as %+v", recs[3])
 	}
 
+	// An abort marker reads back as one: a reload must drop the offsets.
+	appendWait(a.AppendTxn(prod, []runtime.Record{{Key: []byte("k3"), Value: []byte("v3")}}))
+	appendWait(a.AppendMarker(runtime.Marker{Producer: prod, Commit: false, CoordinatorEpoch: 8}))
+	recs, next, err = a.ReadFrom(next)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 2 || next != 6 || recs[1].Marker == nil || recs[1].Marker.Commit || recs[1].Marker.CoordinatorEpoch != 8 {
+		t.Fatalf("read after the abort: %+v up to %d", recs, next)
+	}
+
 	if _, err := a.AppendTxn(runtime.Producer{ID: 42, Epoch: 2}, []runtime.Record{{Key: []byte("k"), Value: []byte("v")}}); err == nil {
 		t.Fatal("a transactional batch of a fenced epoch was appended")
 	}
