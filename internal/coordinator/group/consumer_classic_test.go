@@ -135,6 +135,13 @@ func wantPartitionsShared(tb tb, consumers []*cgClient, classics []*classicClien
 // the leader assigning 0-1 and 2-3 as the range assignor would.
 func (h *harness) classicGroupOf(group string) []*classicClient {
 	h.tb.Helper()
+	return h.classicGroupAssigning(group, []int32{0, 1}, []int32{2, 3})
+}
+
+// classicGroupAssigning forms a classic group of two cooperative members
+// on t1, the leader assigning aParts to itself and bParts to the other.
+func (h *harness) classicGroupAssigning(group string, aParts, bParts []int32) []*classicClient {
+	h.tb.Helper()
 	a, b := &classicClient{cooperative: true}, &classicClient{cooperative: true}
 	first := h.joinResp(h.do(a.joinRequest(group), "a"))
 	a.id = first.MemberID
@@ -147,9 +154,9 @@ func (h *harness) classicGroupOf(group string) []*classicClient {
 	wantCode(h.tb, "classic joins", ja.ErrorCode|jb.ErrorCode, nil)
 	a.gen, b.gen = ja.Generation, jb.Generation
 	sb := h.do(syncReq(group, b.id, b.gen, nil), "b")
-	sa := h.do(syncReq(group, a.id, a.gen, map[string][]byte{a.id: classicAssignmentOf(0, 1), b.id: classicAssignmentOf(2, 3)}), "a")
+	sa := h.do(syncReq(group, a.id, a.gen, map[string][]byte{a.id: classicAssignmentOf(aParts...), b.id: classicAssignmentOf(bParts...)}), "a")
 	wantCode(h.tb, "classic syncs", h.syncResp(sa).ErrorCode|h.syncResp(sb).ErrorCode, nil)
-	a.owned, b.owned = []int32{0, 1}, []int32{2, 3}
+	a.owned, b.owned = slices.Clone(aParts), slices.Clone(bParts)
 	return []*classicClient{a, b}
 }
 
@@ -399,6 +406,7 @@ func TestMigrationDecisions(t *testing.T) {
 		{"another consumer member stays", MigrationBidirectional, 10, groupOf(leaving, cmember("a", classic), cmember("b", nil)), leaving, false},
 		{"a classic member leaves", MigrationBidirectional, 10, groupOf(leaving, cmember("a", classic), cmember("b", classic)), cmember("a", classic), false},
 		{"too many for a classic group", MigrationBidirectional, 1, groupOf(leaving, cmember("a", classic), cmember("b", classic)), leaving, false},
+		{"as many as a classic group takes", MigrationBidirectional, 2, groupOf(leaving, cmember("a", classic), cmember("b", classic)), leaving, true},
 	} {
 		if got := downgradeOnLeave(tc.policy, tc.maxSize, tc.cg, tc.leaving); got != tc.want {
 			t.Errorf("%s: downgrade %v, want %v", tc.name, got, tc.want)
