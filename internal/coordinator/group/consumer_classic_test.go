@@ -460,13 +460,7 @@ func TestMigrationDecisions(t *testing.T) {
 func TestStaticReplacementDowngrades(t *testing.T) {
 	h := newHarness(t, testOptions())
 	consumers := h.stableConsumerGroup("g", 1)
-	static := cgJoinReq("g", "s", "t1")
-	static.InstanceID = ptr("i1")
-	resp := h.cgBeat(static)
-	wantCode(t, "static consumer-protocol join", resp.ErrorCode, nil)
-	s := &cgClient{id: "s", epoch: resp.MemberEpoch, owned: assigned(resp)}
-	cl := &classicClient{cooperative: true}
-	wantCode(t, "classic join", h.classicJoinSync("g", cl), nil)
+	s, cl := h.staticAndClassicJoin(t)
 	all := []*cgClient{consumers[0], s}
 	h.settleMixed("g", all, []*classicClient{cl})
 	wantCode(t, "a leaves", h.cgBeat(cgBeatReq("g", "a", leaveEpoch, nil)).ErrorCode, nil)
@@ -507,4 +501,19 @@ func TestDowngradeCountsAProtocolListedTwiceOnce(t *testing.T) {
 	}
 	h.advance(testRebalance) // the member does not rejoin: the join phase ends on its own
 	h.checkReload()
+}
+
+// staticAndClassicJoin joins group g (topic t1) with a static
+// consumer-protocol member "s" of instance i1 and a cooperative classic
+// member.
+func (h *harness) staticAndClassicJoin(t *testing.T) (*cgClient, *classicClient) {
+	t.Helper()
+	static := cgJoinReq("g", "s", "t1")
+	static.InstanceID = ptr("i1")
+	resp := h.cgBeat(static)
+	wantCode(t, "static consumer-protocol join", resp.ErrorCode, nil)
+	s := &cgClient{id: "s", epoch: resp.MemberEpoch, owned: assigned(resp)}
+	cl := &classicClient{cooperative: true}
+	wantCode(t, "classic join", h.classicJoinSync("g", cl), nil)
+	return s, cl
 }

@@ -52,13 +52,7 @@ func TestOnlineUpgradeArmsTheClassicSessions(t *testing.T) {
 // epoch: the classic member already in goes on at its generation.
 func TestStaticReplacementDowngradeKeepsTheGeneration(t *testing.T) {
 	h := newHarness(t, testOptions())
-	static := cgJoinReq("g", "s", "t1")
-	static.InstanceID = ptr("i1")
-	resp := h.cgBeat(static)
-	wantCode(t, "static consumer-protocol join", resp.ErrorCode, nil)
-	s := &cgClient{id: "s", epoch: resp.MemberEpoch, owned: assigned(resp)}
-	cl := &classicClient{cooperative: true}
-	wantCode(t, "classic join", h.classicJoinSync("g", cl), nil)
+	s, cl := h.staticAndClassicJoin(t)
 	h.settleMixed("g", []*cgClient{s}, []*classicClient{cl})
 	epoch := h.c.groups["g"].consumer.epoch
 

@@ -262,11 +262,7 @@ func TestLateSyncInStableIsNotPending(t *testing.T) {
 	if got := string(h.syncResp(h.do(syncReq("g", ids[1], gen, nil), "c")).MemberAssignment); got != "y" {
 		t.Fatalf("late sync assignment %q", got)
 	}
-	for range 8 { // past the sync deadline (the rebalance timeout)
-		h.advance(5 * time.Second)
-		hbCode(h, "g", ids[0], gen)
-		hbCode(h, "g", ids[1], gen)
-	}
+	h.heartbeatFor(40*time.Second, "g", gen, ids...) // past the sync deadline (the rebalance timeout)
 	if g := h.c.groups["g"]; len(g.members) != 2 || g.state != stateStable {
 		t.Fatalf("after the sync deadline: %d members, state %v", len(g.members), g.state)
 	}

@@ -86,15 +86,9 @@ func TestOffsetDeleteOfAGroupWithMembers(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, testOptions())
 			req := joinReq("g", "", nil)
-			req.Version = 3 // no MEMBER_ID_REQUIRED
 			req.ProtocolType = tc.protocolType
-			r := h.joinResp(h.do(req, "c"))
-			h.syncResp(h.do(syncReq("g", r.MemberID, r.Generation, nil), "c"))
-			h.do(commitReq("g", r.MemberID, r.Generation, "old", 1), "c")
-			del := kmsg.NewPtrOffsetDeleteRequest()
-			del.Group = "g"
-			del.Topics = []kmsg.OffsetDeleteRequestTopic{{Topic: "old", Partitions: []kmsg.OffsetDeleteRequestTopicPartition{{Partition: 0}}}}
-			wantCode(t, "offset delete", h.resp(h.do(del, "c")).(*kmsg.OffsetDeleteResponse).ErrorCode, tc.want)
+			h.joinedWithOldOffset(req)
+			wantCode(t, "offset delete", h.deleteOldOffset().ErrorCode, tc.want)
 			if _, kept := h.c.groups["g"].offsets[tpOf("old", 0)]; kept != (tc.want != nil) {
 				t.Fatalf("offset kept %v", kept)
 			}
@@ -108,25 +102,16 @@ func TestOffsetDeleteOfAGroupWithMembers(t *testing.T) {
 func TestOffsetDeleteWithUnreadableSubscriptions(t *testing.T) {
 	h := newHarness(t, testOptions())
 	req := joinReq("g", "", nil)
-	req.Version = 3
 	req.Protocols[0].Metadata = []byte{0xff}
-	r := h.joinResp(h.do(req, "c"))
-	h.syncResp(h.do(syncReq("g", r.MemberID, r.Generation, nil), "c"))
-	h.do(commitReq("g", r.MemberID, r.Generation, "old", 1), "c")
-	del := kmsg.NewPtrOffsetDeleteRequest()
-	del.Group = "g"
-	del.Topics = []kmsg.OffsetDeleteRequestTopic{{Topic: "old", Partitions: []kmsg.OffsetDeleteRequestTopicPartition{{Partition: 0}}}}
-	resp := h.resp(h.do(del, "c")).(*kmsg.OffsetDeleteResponse)
+	h.joinedWithOldOffset(req)
+	resp := h.deleteOldOffset()
 	wantCode(t, "offset delete", resp.Topics[0].Partitions[0].ErrorCode, kerr.GroupSubscribedToTopic)
 }
 
 // An offset expires when exactly the retention has passed (Kafka:
 // now - base >= offsets.retention.ms).
 func TestOffsetExpiresAtTheRetention(t *testing.T) {
-	opts := testOptions()
-	opts.OffsetsRetention = time.Hour
-	opts.OffsetsRetentionCheckInterval = time.Minute
-	h := newHarness(t, opts)
+	h := newHarness(t, retentionOptions())
 	h.do(commitReq("simple", "", -1, "t", 9), "c")
 	h.advance(time.Minute) // arms the expiry scan
 	h.advance(58 * time.Minute)
@@ -143,25 +128,14 @@ func TestOffsetExpiresAtTheRetention(t *testing.T) {
 // only while it is Stable (Kafka's offsetExpirationCondition): during a
 // rebalance the subscriptions are changing.
 func TestUnsubscribedOffsetsDoNotExpireDuringARebalance(t *testing.T) {
-	opts := testOptions()
-	opts.OffsetsRetention = time.Hour
-	opts.OffsetsRetentionCheckInterval = time.Minute
-	h := newHarness(t, opts)
+	h := newHarness(t, retentionOptions())
 	ids, gen := h.stableGroup("g", 2) // subscribed to "t"
 	h.do(commitReq("g", ids[0], gen, "old", 1), "c")
-	beat := func(d time.Duration, ids ...string) {
-		for elapsed := time.Duration(0); elapsed < d; elapsed += 5 * time.Second {
-			h.advance(5 * time.Second)
-			for _, id := range ids {
-				hbCode(h, "g", id, gen)
-			}
-		}
-	}
-	beat(55*time.Minute, ids...)
+	h.heartbeatFor(55*time.Minute, "g", gen, ids...)
 	slow := joinReq("g", ids[0], nil)
 	slow.RebalanceTimeoutMillis = int32(15 * time.Minute / time.Millisecond)
 	h.do(slow, "c")
-	beat(10*time.Minute, ids[1])
+	h.heartbeatFor(10*time.Minute, "g", gen, ids[1])
 	g := h.c.groups["g"]
 	if g.state != statePreparingRebalance {
 		t.Fatalf("state %v, want the rebalance still under way", g.state)
@@ -176,21 +150,15 @@ func TestUnsubscribedOffsetsDoNotExpireDuringARebalance(t *testing.T) {
 // offsets of a long-lived group that just emptied do not go at the first
 // check after a restart.
 func TestEmptyGroupRetentionSurvivesAReload(t *testing.T) {
-	opts := testOptions()
-	opts.OffsetsRetention = time.Hour
-	opts.OffsetsRetentionCheckInterval = time.Minute
-	h := newHarness(t, opts)
+	h := newHarness(t, retentionOptions())
 	ids, gen := h.stableGroup("g", 1)
 	h.do(commitReq("g", ids[0], gen, "t", 5), "c")
-	for range 2 * 60 * 12 { // two hours
-		h.advance(5 * time.Second)
-		hbCode(h, "g", ids[0], gen)
-	}
+	h.heartbeatFor(2*time.Hour, "g", gen, ids[0])
 	h.resp(h.do(leaveReqV5("g", kmsg.LeaveGroupRequestMember{MemberID: ids[0]}), "c"))
 	emptied := h.now
 
-	h2 := newHarness(t, opts)
-	h2.c = replayAll(t, opts, h.records)
+	h2 := newHarness(t, retentionOptions())
+	h2.c = replayAll(t, retentionOptions(), h.records)
 	h2.now = emptied
 	h2.advance(time.Minute) // arms the expiry scan
 	h2.advance(58 * time.Minute)
@@ -252,4 +220,21 @@ func TestReplayOfGroupMetadata(t *testing.T) {
 		}
 		checkInvariants(t, c)
 	})
+}
+
+// joinedWithOldOffset joins req's new member to group g (v3: no
+// MEMBER_ID_REQUIRED), syncs it and commits offset 1 of old-0.
+func (h *harness) joinedWithOldOffset(req *kmsg.JoinGroupRequest) {
+	req.Version = 3
+	r := h.joinResp(h.do(req, "c"))
+	h.syncResp(h.do(syncReq("g", r.MemberID, r.Generation, nil), "c"))
+	h.do(commitReq("g", r.MemberID, r.Generation, "old", 1), "c")
+}
+
+// deleteOldOffset asks group g to delete its offset of old-0.
+func (h *harness) deleteOldOffset() *kmsg.OffsetDeleteResponse {
+	del := kmsg.NewPtrOffsetDeleteRequest()
+	del.Group = "g"
+	del.Topics = []kmsg.OffsetDeleteRequestTopic{{Topic: "old", Partitions: []kmsg.OffsetDeleteRequestTopicPartition{{Partition: 0}}}}
+	return h.resp(h.do(del, "c")).(*kmsg.OffsetDeleteResponse)
 }

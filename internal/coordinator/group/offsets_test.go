@@ -140,19 +140,13 @@ func TestOffsetDelete(t *testing.T) {
 }
 
 func TestOffsetsExpireAfterGroupEmptiesForRetention(t *testing.T) {
-	opts := testOptions()
-	opts.OffsetsRetention = time.Hour
-	opts.OffsetsRetentionCheckInterval = time.Minute
-	h := newHarness(t, opts)
+	h := newHarness(t, retentionOptions())
 	ids, gen := h.stableGroup("g", 1)
 	h.do(commitReq("g", ids[0], gen, "t", 5), "c")
 	h.do(commitReq("simple", "", -1, "t", 9), "c")
 	h.advance(time.Second) // arms the expiry scan
 	// A live group's offsets of subscribed topics never expire.
-	for range 90 * 12 {
-		h.advance(5 * time.Second)
-		hbCode(h, "g", ids[0], gen)
-	}
+	h.heartbeatFor(90*time.Minute, "g", gen, ids[0])
 	if _, ok := h.c.groups["simple"]; ok {
 		t.Fatal("the simple group's offset outlived the retention")
 	}
@@ -170,7 +164,7 @@ func TestOffsetsExpireAfterGroupEmptiesForRetention(t *testing.T) {
 	if _, ok := h.c.groups["g"]; ok {
 		t.Fatal("the empty group outlived its offsets")
 	}
-	checkReplay(t, opts, h)
+	checkReplay(t, retentionOptions(), h)
 }
 
 func checkReplay(t *testing.T, opts Options, h *harness) {

@@ -12,6 +12,26 @@ func hbCode(h *harness, group, id string, gen int32) int16 {
 	return h.resp(h.do(heartbeatReq(group, id, gen), "c")).(*kmsg.HeartbeatResponse).ErrorCode
 }
 
+// heartbeatFor advances the clock by d in steps of 5 s, each member of ids
+// heartbeating group at generation gen after each step.
+func (h *harness) heartbeatFor(d time.Duration, group string, gen int32, ids ...string) {
+	for elapsed := time.Duration(0); elapsed < d; elapsed += 5 * time.Second {
+		h.advance(5 * time.Second)
+		for _, id := range ids {
+			hbCode(h, group, id, gen)
+		}
+	}
+}
+
+// retentionOptions are testOptions with an hour's offsets retention,
+// checked every minute.
+func retentionOptions() Options {
+	o := testOptions()
+	o.OffsetsRetention = time.Hour
+	o.OffsetsRetentionCheckInterval = time.Minute
+	return o
+}
+
 func TestSyncFollowersWaitForLeader(t *testing.T) {
 	h := newHarness(t, testOptions())
 	id1, j1 := h.joinNew("g", "c1")

@@ -398,10 +398,7 @@ func TestTxnOffsetsDeletedWithTheirPartitionOrGroup(t *testing.T) {
 }
 
 func TestTxnOffsetsHoldOffExpiry(t *testing.T) {
-	opts := testOptions()
-	opts.OffsetsRetention = time.Hour
-	opts.OffsetsRetentionCheckInterval = time.Minute
-	h := newHarness(t, opts)
+	h := newHarness(t, retentionOptions())
 	h.do(commitReq("g", "", -1, "t", 1, 1), "c")
 	h.txnCommit(txnCommitReq("g", 7, 0, "t", 10), nil)    // t-0 pending
 	h.txnCommit(txnCommitReq("only", 7, 0, "t", 10), nil) // no committed offsets
@@ -414,7 +411,7 @@ func TestTxnOffsetsHoldOffExpiry(t *testing.T) {
 	if _, ok := h.c.groups["only"]; !ok {
 		t.Fatal("expiry deleted a group holding pending transactional offsets")
 	}
-	checkReplay(t, opts, h)
+	checkReplay(t, retentionOptions(), h)
 	if err := h.event(ended(7, 0, false)); err != nil {
 		t.Fatal(err)
 	}
@@ -422,7 +419,7 @@ func TestTxnOffsetsHoldOffExpiry(t *testing.T) {
 	if len(h.c.groups) != 0 {
 		t.Fatalf("groups left after the abort and expiry: %v", slices.Sorted(maps.Keys(h.c.groups)))
 	}
-	checkReplay(t, opts, h)
+	checkReplay(t, retentionOptions(), h)
 }
 
 func TestIdleProducersExpire(t *testing.T) {

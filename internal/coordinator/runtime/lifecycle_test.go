@@ -286,18 +286,10 @@ func TestEffectsOnlyOnceDurable(t *testing.T) {
 	})
 	f.rt.Start(0)
 	f.read("warm")
-	gate := make(chan struct{})
-	log.mu.Lock()
-	log.waitGate = gate
-	log.mu.Unlock()
+	gate := log.holdWaits(nil)
 	var release sync.Once
 	durable := func() {
-		release.Do(func() {
-			log.mu.Lock()
-			log.waitGate = nil
-			log.mu.Unlock()
-			close(gate)
-		})
+		release.Do(func() { log.releaseWaits(gate) })
 	}
 	t.Cleanup(durable) // before the fixture's Close, which waits for the append
 	done := f.submitEvent(0, txnEvent{pid: 7, commit: true})
@@ -442,13 +434,10 @@ func TestOpQueuedBehindAFailedAppendIsLoadInProgress(t *testing.T) {
 	f := newFixture(t, log)
 	f.rt.Start(0)
 	f.read("warm")
-	gate := make(chan struct{})
-	log.mu.Lock()
-	log.failNext, log.waitGate = errors.New("disk on fire"), gate
-	log.mu.Unlock()
+	gate := log.holdWaits(errors.New("disk on fire"))
 	failing := f.submit(set("a", "1"))
 	behind := f.submit(set("b", "2"))
-	close(gate)
+	log.releaseWaits(gate)
 	if code := recv(t, failing).(*kmsg.HeartbeatResponse).ErrorCode; code != kerr.CoordinatorNotAvailable.Code {
 		t.Fatalf("failed append: %v", kerr.ErrorForCode(code))
 	}

@@ -61,6 +61,27 @@ func (l *memLog) AppendMarker(m Marker) (func() error, error) {
 	return l.store([]Record{{Marker: &m}})
 }
 
+// holdWaits makes the durability waits of the appends from now on block
+// until releaseWaits; fail, if not nil, fails the next one.
+func (l *memLog) holdWaits(fail error) chan struct{} {
+	gate := make(chan struct{})
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.waitGate = gate
+	if fail != nil {
+		l.failNext = fail
+	}
+	return gate
+}
+
+// releaseWaits lets the waits held by gate, and every later one, through.
+func (l *memLog) releaseWaits(gate chan struct{}) {
+	l.mu.Lock()
+	l.waitGate = nil
+	l.mu.Unlock()
+	close(gate)
+}
+
 func (l *memLog) store(recs []Record) (func() error, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -303,20 +324,14 @@ func TestReplyOnlyAfterAppendIsDurable(t *testing.T) {
 	f := newFixture(t, log)
 	f.rt.Start(0)
 	f.read("warm")
-	gate := make(chan struct{})
-	log.mu.Lock()
-	log.waitGate = gate
-	log.mu.Unlock()
+	gate := log.holdWaits(nil)
 	ch := f.submit(set("a", "x"))
 	select {
 	case <-ch:
 		t.Fatal("the reply came before the append was durable")
 	case <-time.After(50 * time.Millisecond):
 	}
-	log.mu.Lock()
-	log.waitGate = nil
-	log.mu.Unlock()
-	close(gate)
+	log.releaseWaits(gate)
 	if code := recv(t, ch).(*kmsg.HeartbeatResponse).ErrorCode; code != 0 {
 		t.Fatalf("durable op: %v", kerr.ErrorForCode(code))
 	}
