@@ -245,9 +245,8 @@ func TestSingleNodeGrowsIntoACluster(t *testing.T) {
 	p.waitTotalAcked(t, acked+300)
 	p.stop(t)
 	p.check(t, consumeAll(t, c.Node(3).Addr, grown))
-	if !strings.Contains(c.Node(1).output.String(), "this voter's address in the metadata quorum is now its controller listener") {
-		t.Error("node 1 did not correct its in-memory address when it took office")
-	}
+	waitOutput(t, "node 1 (correcting its in-memory address when it took office)", c.Node(1).output.String,
+		"this voter's address in the metadata quorum is now its controller listener")
 }
 
 // TestClusterVoterComesBackAtAnotherAddress: a voter restarted with its data

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -42,9 +41,7 @@ func TestClusterNodeLosesItsDisk(t *testing.T) {
 	c.waitISR(adm, topic, 3)
 	// Every node a voter again, none an observer.
 	c.requireQuorumDescribed(1)
-	if out := victim.output.String(); !strings.Contains(out, "catches up without a vote") || !strings.Contains(out, "rejoined the metadata quorum as a voter") {
-		t.Fatal("node 3 did not say that it rejoined the metadata quorum")
-	}
+	waitOutput(t, "node 3", victim.output.String, "catches up without a vote", "rejoined the metadata quorum as a voter")
 
 	acked = p.totalAcked()
 	c.Node(1).Kill()
@@ -86,9 +83,7 @@ func TestClusterLostLogNotElected(t *testing.T) {
 	if st, _ := partitions(t, adm, topic); st[0].Leader >= 1 {
 		t.Fatalf("node %d leads again with an empty log: %v", owner, st[0])
 	}
-	if !strings.Contains(b.output.String(), "partitions without an in-sync replica") {
-		t.Fatalf("node %d did not say that the partition lost its in-sync replica", owner)
-	}
+	waitOutput(t, fmt.Sprintf("node %d", owner), b.output.String, "partitions without an in-sync replica")
 
 	results, err := adm.ElectLeaders(testContext(t, 30*time.Second), kadm.ElectLiveReplica, kadm.TopicsSet{topic: {0: {}}})
 	if err != nil || results[topic][0].Err != nil {

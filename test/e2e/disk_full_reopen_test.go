@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -50,7 +49,5 @@ func TestDiskFullReopensOnceTheDiskHasRoom(t *testing.T) {
 	if n := scrape(t, metricsBase(t, b)+"/metrics")["strata_failed_logs"]; n != 0 {
 		t.Errorf("strata_failed_logs %v after the log reopened, want 0", n)
 	}
-	if out := b.output.String(); !strings.Contains(out, "reopened a partition's log that had failed on a full disk") {
-		t.Errorf("the broker did not log the reopening; its output:\n%s", out)
-	}
+	waitOutput(t, "the broker", b.output.String, "reopened a partition's log that had failed on a full disk")
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -160,6 +161,22 @@ func produceSpread(t *testing.T, cl *kgo.Client, topic string, partitions int32,
 
 func manualPartitioner(t *testing.T, addr string) *kgo.Client {
 	return newClient(t, addr, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+}
+
+// waitOutput waits until output() holds every one of wants: a process's
+// output reaches the test through a pipe, and its log line may come a
+// moment after what the test saw of its effect.
+func waitOutput(t *testing.T, who string, output func() string, wants ...string) {
+	t.Helper()
+	waitFor(t, 30*time.Second, fmt.Sprintf("%s to log %q", who, wants), func() bool {
+		out := output()
+		for _, w := range wants {
+			if !strings.Contains(out, w) {
+				return false
+			}
+		}
+		return true
+	})
 }
 
 func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
