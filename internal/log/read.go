@@ -51,9 +51,11 @@ func (l *Log) Read(from base.Offset, maxBytes int, buf []byte) ([]byte, error) {
 	// from (the index is sparse: that batch starts up to about
 	// index.interval.bytes past the entry), as a consumer at the tail's
 	// does: the walk to the batch and the batches returned come from one
-	// read. A walk that leaves the window goes on header by header.
+	// read. A walk that leaves the window goes on header by header; an
+	// answer past the window (a large read) is read where it starts, not
+	// moved within the buffer.
 	n := len(buf)
-	window := min(limit-pos, int64(maxBytes)+slack)
+	window := min(limit-pos, int64(min(maxBytes, maxTailWindowBytes))+slack)
 	buf = slices.Grow(buf, int(window))
 	chunk := buf[n : n+int(window)]
 	if _, err := f.ReadAt(chunk, pos); err != nil {
@@ -92,9 +94,13 @@ func (l *Log) Read(from base.Offset, maxBytes int, buf []byte) ([]byte, error) {
 	return buf[:n+wholeBatchesPrefix(chunk)], nil
 }
 
-// maxWalkSlackBytes bounds how far past maxBytes Read's first pread reaches
-// for the walk from the index entry, whatever index.interval.bytes is.
-const maxWalkSlackBytes = 64 << 10
+// Read's first pread reaches at most maxTailWindowBytes of answer (what it
+// moves within the buffer) past at most maxWalkSlackBytes of walk from the
+// index entry, whatever maxBytes and index.interval.bytes are.
+const (
+	maxTailWindowBytes = 64 << 10
+	maxWalkSlackBytes  = 64 << 10
+)
 
 // walkToBatch walks the whole headers in chunk, the file's bytes from pos,
 // to the first batch whose last offset is at or after from. found reports
