@@ -103,13 +103,7 @@ func TestApplyAcls(t *testing.T) {
 	for i := range tooMany {
 		tooMany[i] = aclTopicRead
 	}
-	tests := []struct {
-		name    string
-		setup   func(t *testing.T) *Image
-		cmd     command
-		wantErr error
-		check   func(t *testing.T, img *Image)
-	}{
+	tests := []applyCase{
 		{name: "create one", cmd: createAcls(aclTopicRead), check: wantAcls(aclTopicRead)},
 		{name: "create several", cmd: createAcls(aclClusterAlter, aclTopicRead, aclGroupRead),
 			check: wantAcls(aclTopicRead, aclGroupRead, aclClusterAlter)},
@@ -195,20 +189,7 @@ func TestApplyAcls(t *testing.T) {
 		{name: "delete not UTF-8", setup: withRead,
 			cmd: deleteAcls(aclTopicRead, aclWith(func(b *acl.Binding) { b.Principal = "User:\xff" })), wantErr: ErrInvalidAcl},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			before := emptyImage()
-			if tt.setup != nil {
-				before = tt.setup(t)
-			}
-			if got := applyChecked(t, before, tt.cmd, tt.wantErr); got != nil {
-				if tt.check != nil {
-					tt.check(t, got)
-				}
-				roundTrip(t, got)
-			}
-		})
-	}
+	runApplyCases(t, tests)
 }
 
 // TestAclsOrder pins the order of Image.Acls and that its slice is the

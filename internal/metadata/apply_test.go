@@ -174,6 +174,35 @@ func TestApplyCommand(t *testing.T) {
 	}
 }
 
+// applyCase is one row of a table of commands: cmd applied to the image
+// setup builds (the empty image without it), failing with wantErr or
+// passing check (when set) and a snapshot round trip.
+type applyCase struct {
+	name    string
+	setup   func(t *testing.T) *Image
+	cmd     command
+	wantErr error
+	check   func(t *testing.T, img *Image)
+}
+
+func runApplyCases(t *testing.T, cases []applyCase) {
+	t.Helper()
+	for _, tt := range cases {
+		t.Run(tt.name, func(t *testing.T) {
+			before := emptyImage()
+			if tt.setup != nil {
+				before = tt.setup(t)
+			}
+			if got := applyChecked(t, before, tt.cmd, tt.wantErr); got != nil {
+				if tt.check != nil {
+					tt.check(t, got)
+				}
+				roundTrip(t, got)
+			}
+		})
+	}
+}
+
 // applyChecked applies cmd to before at Raft index 100 and checks what
 // every command must do: fail with wantErr (then return no image) or
 // succeed when wantErr is nil, produce an image of that version holding

@@ -246,13 +246,7 @@ func TestDecodedClientQuotaCommandRefusals(t *testing.T) {
 func TestApplyClientQuotas(t *testing.T) {
 	alice := func(t *testing.T) *Image { return build(t, alterQuotas(qAlt(qUserAlice, rates(1024, 2048)))) }
 	type want = map[quota.Entity]map[string]float64
-	tests := []struct {
-		name    string
-		setup   func(t *testing.T) *Image
-		cmd     command
-		wantErr error
-		check   func(t *testing.T, img *Image)
-	}{
+	tests := []applyCase{
 		{name: "set on a new entity", cmd: alterQuotas(qAlt(qUserAlice, rates(1024, 0))),
 			check: wantQuotas(want{qUserAlice: rates(1024, 0)})},
 		{name: "set a second key keeps the first", setup: alice, cmd: alterQuotas(qAlt(qUserAlice, rates(0, 4096))),
@@ -288,18 +282,7 @@ func TestApplyClientQuotas(t *testing.T) {
 		{name: "a valid alteration with an invalid one", setup: alice,
 			cmd: alterQuotas(qAlt(qUserBob, rates(1, 0)), qAlt(qUserAlice, nil, "bogus")), wantErr: ErrInvalidClientQuota},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			before := emptyImage()
-			if tt.setup != nil {
-				before = tt.setup(t)
-			}
-			if got := applyChecked(t, before, tt.cmd, tt.wantErr); got != nil {
-				tt.check(t, got)
-				roundTrip(t, got)
-			}
-		})
-	}
+	runApplyCases(t, tests)
 }
 
 // TestClientQuotaImagesAreCopyOnWrite: an image holds the quotas it was

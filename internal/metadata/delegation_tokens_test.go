@@ -210,18 +210,11 @@ type tokenCase struct {
 
 func runTokenCases(t *testing.T, cases []tokenCase) {
 	t.Helper()
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			before := emptyImage()
-			if tc.setup != nil {
-				before = tc.setup(t)
-			}
-			if got := applyChecked(t, before, tc.cmd, tc.wantErr); got != nil {
-				wantTokens(tc.want...)(t, got)
-				roundTrip(t, got)
-			}
-		})
+	rows := make([]applyCase, len(cases))
+	for i, tc := range cases {
+		rows[i] = applyCase{name: tc.name, setup: tc.setup, cmd: tc.cmd, wantErr: tc.wantErr, check: wantTokens(tc.want...)}
 	}
+	runApplyCases(t, rows)
 }
 
 func TestApplyCreateDelegationToken(t *testing.T) {

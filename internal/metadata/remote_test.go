@@ -103,13 +103,7 @@ func TestApplyRemoteSegmentCommands(t *testing.T) {
 	tail := withEpochs(rseg(9, "foo", 1, 0, 5, 15, remotemeta.CopyStarted), base.EpochStart{Epoch: 1, Start: 5})
 	otherPartition := rseg(6, "foo", 1, 1, 5, 15, remotemeta.CopyStarted)
 
-	tests := []struct {
-		name    string
-		setup   func(t *testing.T) *Image
-		cmd     command
-		wantErr error
-		check   func(t *testing.T, img *Image)
-	}{
+	tests := []applyCase{
 		{name: "new segment", setup: foo, cmd: upd(s1, 0), check: wantSegs(1, 0, s1)},
 		{name: "new segments ascend by base offset", setup: fooS1,
 			cmd: upd(s3, 0), check: func(t *testing.T, img *Image) {
@@ -236,18 +230,7 @@ func TestApplyRemoteSegmentCommands(t *testing.T) {
 				}
 			}},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			before := emptyImage()
-			if tt.setup != nil {
-				before = tt.setup(t)
-			}
-			if got := applyChecked(t, before, tt.cmd, tt.wantErr); got != nil {
-				tt.check(t, got)
-				roundTrip(t, got)
-			}
-		})
-	}
+	runApplyCases(t, tests)
 }
 
 // then applies cmds to img in order, failing on any rejection.

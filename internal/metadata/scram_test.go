@@ -124,13 +124,7 @@ func TestApplyScramCredentials(t *testing.T) {
 			alterScram("bob", upsert(ScramSHA256, 3)))
 	}
 	long := strings.Repeat("u", maxScramUserBytes+1)
-	tests := []struct {
-		name    string
-		setup   func(t *testing.T) *Image
-		cmd     command
-		wantErr error
-		check   func(t *testing.T, img *Image)
-	}{
+	tests := []applyCase{
 		{name: "new user", cmd: alterScram("alice", upsert(ScramSHA256, 1)),
 			check: wantScram(map[string]map[string]ScramCredential{"alice": {ScramSHA256: a256}})},
 		{name: "both mechanisms at once", cmd: alterScram("alice", map[string]ScramCredential{ScramSHA256: a256, ScramSHA512: a512}),
@@ -210,20 +204,7 @@ func TestApplyScramCredentials(t *testing.T) {
 		{name: "valid upsert with an invalid one", cmd: alterScram("alice", map[string]ScramCredential{
 			ScramSHA256: a256, ScramSHA512: scramCred(ScramSHA256, 2)}), wantErr: ErrInvalidScramCredential},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			before := emptyImage()
-			if tt.setup != nil {
-				before = tt.setup(t)
-			}
-			if got := applyChecked(t, before, tt.cmd, tt.wantErr); got != nil {
-				if tt.check != nil {
-					tt.check(t, got)
-				}
-				roundTrip(t, got)
-			}
-		})
-	}
+	runApplyCases(t, tests)
 }
 
 // TestScramImagesAreCopyOnWrite: an image holds the credentials it was
