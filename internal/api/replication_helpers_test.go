@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"encoding/binary"
 	"io"
 	"log/slog"
 	"strconv"
@@ -207,16 +206,7 @@ func (rh *replicaHarness) produceRecords(p *partition.Partition, n int) {
 }
 
 // oneRecordBatch is a producer's batch of one record.
-func oneRecordBatch(value string) []byte {
-	r := kmsg.Record{Value: []byte(value)}
-	r.Length = int32(len(r.AppendTo(nil)) - 1)
-	b := kmsg.RecordBatch{Magic: 2, ProducerID: -1, ProducerEpoch: -1, FirstSequence: -1, NumRecords: 1,
-		FirstTimestamp: time.Now().UnixMilli(), MaxTimestamp: time.Now().UnixMilli(), Records: r.AppendTo(nil)}
-	out := b.AppendTo(nil)
-	binary.BigEndian.PutUint32(out[8:], uint32(len(out)-record.LogOverhead))
-	record.WriteCRC(out)
-	return out
-}
+func oneRecordBatch(value string) []byte { return producerBatch(1, []byte(value)) }
 
 // replicaFetch is follower id's Fetch v15 of one partition, with its
 // registered broker epoch; lastEpoch < 0 sends no last fetched epoch.
