@@ -84,5 +84,5 @@ func strPtr(s string) *string {
 	if s == "" {
 		return nil
 	}
-	return &s
+	return new(s) // not &s: that moves s to the heap even when it is ""
 }
