@@ -94,10 +94,9 @@ type sessionPartition struct {
 // fetchSession is one open session. The cache's lock is never taken while
 // a session's is held.
 type fetchSession struct {
-	id     int32
-	byID   bool // opened by Fetch v13+: partitions are named by topic id
-	sizeAt int  // partitions when last sized by the cache (under the cache's lock)
-	mu     struct {
+	id   int32
+	byID bool // opened by Fetch v13+: partitions are named by topic id
+	mu   struct {
 		sync.Mutex
 		epoch    int32
 		parts    []*sessionPartition // in response order

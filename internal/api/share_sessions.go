@@ -151,13 +151,6 @@ func (c *shareSessionCache) answered(key shareSessionKey, parts []sharePartition
 	}
 }
 
-// count is the number of open sessions.
-func (c *shareSessionCache) count() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.mu.sessions)
-}
-
 func (s *shareSession) add(parts []sharePartitionKey) {
 	for _, p := range parts {
 		if !slices.Contains(s.partitions, p) {

@@ -61,15 +61,9 @@ func (a *AbortedTxns) Aborted(pid int64, o base.Offset) bool {
 	return i < len(ts) && ts[i].First <= o && o <= ts[i].Last
 }
 
-// Control record types (Kafka's ControlRecordType): the key of a control
-// record is a version (int16) and a type (int16).
-const (
-	controlAbort  = 0
-	controlCommit = 1
-)
-
-// markerType reads the type of a control record's key; ok is false for a
-// key too short to hold one.
+// markerType reads the type of a control record's key (Kafka's
+// ControlRecordType: a version then a type, both int16; 0 aborts, 1
+// commits); ok is false for a key too short to hold one.
 func markerType(key []byte) (int16, bool) {
 	if len(key) < 4 {
 		return 0, false

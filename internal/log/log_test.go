@@ -309,9 +309,8 @@ func TestTruncateTo(t *testing.T) {
 func TestDeleteSegmentsBefore(t *testing.T) {
 	o := testOptions(t)
 	l := mustOpen(t, o)
-	var batches [][]byte
-	for i := 0; i < 4; i++ {
-		batches = append(batches, appendN(t, l, 2, 5, 10, 0)...)
+	for range 4 {
+		appendN(t, l, 2, 5, 10, 0)
 		if err := l.Roll(); err != nil {
 			t.Fatal(err)
 		}

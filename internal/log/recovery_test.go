@@ -157,7 +157,7 @@ func TestRecoveryCorruptIndexWithCleanMarkerIsRebuilt(t *testing.T) {
 	if err := os.WriteFile(segFile(o, 10, ".index"), []byte{0, 0, 0, 1, 0, 1, 0, 0}, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	l = reopenExpect(t, o, batches)
+	reopenExpect(t, o, batches)
 	if got := sizeOf(t, segFile(o, 0, ".index")); got%offsetEntrySize != 0 || got == 0 {
 		t.Fatalf("rebuilt index is %d bytes", got)
 	}

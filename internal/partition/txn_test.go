@@ -138,6 +138,9 @@ func TestMarkerFencing(t *testing.T) {
 	if !errors.Is(err, producers.ErrInvalidProducerEpoch) {
 		t.Fatalf("%v is not ErrInvalidProducerEpoch", err)
 	}
+	if got := p.Offsets().LogEnd; got != end {
+		t.Fatalf("a marker of an older epoch was written: log end %d, want %d", got, end)
+	}
 	mustMarker(t, p, 1, 2, true, 5)
 	mustAppend(t, p, batch(t, spec{pid: 1, epoch: 2, seq: 1, transactional: true}), AcksLeader)
 	end = p.Offsets().LogEnd

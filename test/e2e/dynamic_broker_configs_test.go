@@ -21,7 +21,6 @@ func TestDynamicBrokerConfigs(t *testing.T) {
 	t.Parallel()
 	b := startBroker(t, t.TempDir())
 	adm := newAdmin(t, b.Addr)
-	ctx := testContext(t, clientDeliveryTimeout)
 	createTopic(t, adm, "dyn", 1, nil)
 	node := brokerNodeID(t, adm)
 	stamp := time.Now().Add(-48 * time.Hour).Truncate(time.Millisecond)
@@ -68,7 +67,7 @@ func TestDynamicBrokerConfigs(t *testing.T) {
 	b.Stop()
 	b.Restart()
 	adm = newAdmin(t, b.Addr)
-	ctx = testContext(t, clientDeliveryTimeout)
+	ctx := testContext(t, clientDeliveryTimeout)
 	if produceAndRead("after a restart") {
 		t.Fatal("after a restart, this broker's CreateTime no longer wins")
 	}

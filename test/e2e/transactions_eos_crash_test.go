@@ -78,7 +78,6 @@ func runEOSSession(t *testing.T, addr, in, out string, transformed *atomic.Int64
 		kgo.ConsumeTopics(in),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
-		kgo.RequireStableFetchOffsets(),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()),
 		kgo.DisableClientMetrics(),
 	)

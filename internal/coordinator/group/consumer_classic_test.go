@@ -145,11 +145,11 @@ func (h *harness) classicGroupAssigning(group string, aParts, bParts []int32) []
 	a, b := &classicClient{cooperative: true}, &classicClient{cooperative: true}
 	first := h.joinResp(h.do(a.joinRequest(group), "a"))
 	a.id = first.MemberID
-	ta := h.do(a.joinRequest(group), "a")
+	h.do(a.joinRequest(group), "a")
 	first = h.joinResp(h.do(b.joinRequest(group), "b"))
 	b.id = first.MemberID
 	tb := h.do(b.joinRequest(group), "b")
-	ta = h.do(a.joinRequest(group), "a")
+	ta := h.do(a.joinRequest(group), "a")
 	ja, jb := h.joinResp(ta), h.joinResp(tb)
 	wantCode(h.tb, "classic joins", ja.ErrorCode|jb.ErrorCode, nil)
 	a.gen, b.gen = ja.Generation, jb.Generation

@@ -39,6 +39,9 @@ func TestSyncFollowersWaitForLeader(t *testing.T) {
 	id2, j2 := h.joinNew("g", "c2")
 	j1 = h.do(joinReq("g", id1, nil), "c1")
 	gen := h.joinResp(j2).Generation
+	if lead := h.joinResp(j1); lead.Generation != gen || lead.LeaderID != id1 || len(lead.Members) != 2 {
+		t.Fatalf("leader's join: generation %d (want %d), leader %q, %d members", lead.Generation, gen, lead.LeaderID, len(lead.Members))
+	}
 	follower := h.do(syncReq("g", id2, gen, nil), "c2")
 	if h.answered(follower) {
 		t.Fatal("a follower's sync was answered before the leader's")
@@ -106,10 +109,10 @@ func TestSessionTimeoutRemovesMemberAndRebalances(t *testing.T) {
 
 func TestPendingSyncTimeoutRemovesMembersThatNeverSync(t *testing.T) {
 	h := newHarness(t, testOptions())
-	ids, gen := h.stableGroup("g", 2)
+	ids, _ := h.stableGroup("g", 2)
 	j0 := h.do(joinReq("g", ids[0], nil), "c")
 	j1 := h.do(joinReq("g", ids[1], nil), "c")
-	gen = h.joinResp(j0).Generation
+	gen := h.joinResp(j0).Generation
 	_ = h.joinResp(j1)
 	h.do(syncReq("g", ids[0], gen, map[string][]byte{ids[0]: []byte("x")}), "c")
 	// ids[1] heartbeats but never syncs.

@@ -169,6 +169,10 @@ func TestMarkersWrittenStaleChangesNothing(t *testing.T) {
 	} {
 		h.written(ev)
 	}
+	if len(h.records) != n {
+		t.Fatal("a MarkersWritten for no transaction in Prepare* wrote a record")
+	}
+	h.wantState("tx", "Ongoing")
 	wantCode(t, "commit", h.endCode(endReq("tx", pid, epoch, 4, true)), nil)
 	n = len(h.records)
 	for _, ev := range []MarkersWritten{
