@@ -60,6 +60,8 @@ func TestAuthorizeAny(t *testing.T) {
 			bindings: []Binding{allowTopic(alice, OpWrite, "t"), denyTopic(bob, OpAll, "*")}, want: true},
 		{name: "prefixed * deny is not a wildcard", op: OpWrite,
 			bindings: []Binding{allowTopic(alice, OpWrite, "t"), prefixT(denyTopic(alice, OpWrite, "*"))}, want: true},
+		{name: "prefixed * allow is not a wildcard: an equal prefix deny negates it", op: OpWrite,
+			bindings: []Binding{prefixT(allowTopic(alice, OpWrite, "*")), prefixT(denyTopic(alice, OpWrite, "*"))}, want: false},
 		{name: "implied: WRITE allows DESCRIBE somewhere", op: OpDescribe,
 			bindings: []Binding{allowTopic(alice, OpWrite, "t")}, want: true},
 		{name: "implied allow negated by DENY DESCRIBE", op: OpDescribe,

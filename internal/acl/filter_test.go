@@ -97,6 +97,7 @@ func TestFilterValidate(t *testing.T) {
 		{"unknown pattern type code", f(func(x *Filter) { x.PatternType = 5 }), "Unknown patternFilter."},
 		{"unknown operation", f(func(x *Filter) { x.Operation = OpUnknown }), "Unknown entryFilter."},
 		{"unknown operation code", f(func(x *Filter) { x.Operation = -1 }), "Unknown entryFilter."},
+		{"operation code past DESCRIBE_TOKENS", f(func(x *Filter) { x.Operation = OpDescribeTokens + 1 }), "Unknown entryFilter."},
 		{"unknown permission", f(func(x *Filter) { x.Permission = PermissionUnknown }), "Unknown entryFilter."},
 		{"unknown permission code", f(func(x *Filter) { x.Permission = 4 }), "Unknown entryFilter."},
 	} {

@@ -9,6 +9,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"math/big"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -16,19 +17,19 @@ import (
 
 var b64 = base64.RawURLEncoding
 
-// testKeys are generated once: RSA key generation is slow.
-var testKeys = sync.OnceValue(func() struct {
+// testKeySet holds private keys for every algorithm family the tests sign
+// with.
+type testKeySet struct {
 	rsa   *rsa.PrivateKey
 	other *rsa.PrivateKey
 	p256  *ecdsa.PrivateKey
 	p384  *ecdsa.PrivateKey
-} {
-	var k struct {
-		rsa   *rsa.PrivateKey
-		other *rsa.PrivateKey
-		p256  *ecdsa.PrivateKey
-		p384  *ecdsa.PrivateKey
-	}
+	p521  *ecdsa.PrivateKey
+}
+
+// testKeys are generated once: RSA key generation is slow.
+var testKeys = sync.OnceValue(func() testKeySet {
+	var k testKeySet
 	var err error
 	if k.rsa, err = rsa.GenerateKey(rand.Reader, 2048); err != nil {
 		panic(err)
@@ -42,6 +43,9 @@ var testKeys = sync.OnceValue(func() struct {
 	if k.p384, err = ecdsa.GenerateKey(elliptic.P384(), rand.Reader); err != nil {
 		panic(err)
 	}
+	if k.p521, err = ecdsa.GenerateKey(elliptic.P521(), rand.Reader); err != nil {
+		panic(err)
+	}
 	return k
 })
 
@@ -52,9 +56,13 @@ func rsaJWK(kid string, k *rsa.PublicKey) map[string]any {
 }
 
 func ecJWK(kid string, k *ecdsa.PublicKey) map[string]any {
-	size := (k.Curve.Params().BitSize + 7) / 8
+	point, err := k.Bytes() // 0x04, then x and y at the curve's size
+	if err != nil {
+		panic(err)
+	}
+	x, y := point[1:1+len(point)/2], point[1+len(point)/2:]
 	return map[string]any{"kty": "EC", "kid": kid, "crv": k.Curve.Params().Name,
-		"x": b64.EncodeToString(k.X.FillBytes(make([]byte, size))), "y": b64.EncodeToString(k.Y.FillBytes(make([]byte, size)))}
+		"x": b64.EncodeToString(x), "y": b64.EncodeToString(y)}
 }
 
 func jwksOf(t *testing.T, keys ...map[string]any) []byte { return jwksOfTB(t, keys...) }
@@ -72,12 +80,19 @@ func jwksOfTB(t testing.TB, keys ...map[string]any) []byte {
 // when not empty.
 func signedToken(t *testing.T, alg, kid string, key crypto.Signer, claims map[string]any) string {
 	t.Helper()
+	return forgedToken(t, alg, kid, key, algorithms[alg], rsa.PSSSaltLengthEqualsHash, claims)
+}
+
+// forgedToken is a token whose header says alg but whose signature is made
+// with the algorithm a (and, for PSS, salt length pssSalt): what a
+// confused or hostile signer sends.
+func forgedToken(t *testing.T, alg, kid string, key crypto.Signer, a algorithm, pssSalt int, claims map[string]any) string {
+	t.Helper()
 	header := map[string]any{"alg": alg, "typ": "JWT"}
 	if kid != "" {
 		header["kid"] = kid
 	}
 	input := encodeJSON(t, header) + "." + encodeJSON(t, claims)
-	a := algorithms[alg]
 	h := a.hash.New()
 	h.Write([]byte(input))
 	digest := h.Sum(nil)
@@ -86,7 +101,7 @@ func signedToken(t *testing.T, alg, kid string, key crypto.Signer, claims map[st
 	switch k := key.(type) {
 	case *rsa.PrivateKey:
 		if a.scheme == pss {
-			sig, err = rsa.SignPSS(rand.Reader, k, a.hash, digest, &rsa.PSSOptions{SaltLength: rsa.PSSSaltLengthEqualsHash})
+			sig, err = rsa.SignPSS(rand.Reader, k, a.hash, digest, &rsa.PSSOptions{SaltLength: pssSalt})
 		} else {
 			sig, err = rsa.SignPKCS1v15(rand.Reader, k, a.hash, digest)
 		}
@@ -100,6 +115,14 @@ func signedToken(t *testing.T, alg, kid string, key crypto.Signer, claims map[st
 		t.Fatal(err)
 	}
 	return input + "." + b64.EncodeToString(sig)
+}
+
+// withPart rewrites part i (0 header, 1 payload, 2 signature) of a compact
+// JWS as sent.
+func withPart(token string, i int, f func(string) string) string {
+	parts := strings.Split(token, ".")
+	parts[i] = f(parts[i])
+	return strings.Join(parts, ".")
 }
 
 // unsecuredToken is claims in an unsecured JWS (alg none, no signature).

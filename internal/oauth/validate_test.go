@@ -1,6 +1,7 @@
 package oauth
 
 import (
+	"crypto/rsa"
 	"errors"
 	"strings"
 	"testing"
@@ -23,17 +24,28 @@ func TestValidateUnsecured(t *testing.T) {
 		{"another principal claim", unsecuredToken(t, with(base, "client_id", "app")), Options{PrincipalClaim: "client_id"}, "app", ""},
 		{"expired", unsecuredToken(t, with(base, "exp", testNow.Unix()-1)), Options{}, "", StatusInvalidToken},
 		{"expired, inside the skew", unsecuredToken(t, with(base, "exp", testNow.Unix()-1)), Options{ClockSkew: 30 * time.Second}, "alice", ""},
+		{"expires now", unsecuredToken(t, with(base, "exp", testNow.Unix())), Options{}, "", StatusInvalidToken},
+		{"expired exactly the skew ago", unsecuredToken(t, with(base, "exp", testNow.Unix()-30)), Options{ClockSkew: 30 * time.Second}, "", StatusInvalidToken},
+		{"exp past any real time", unsecuredToken(t, with(base, "exp", 1e16)), Options{}, "", StatusInvalidToken},
 		{"no exp", unsecuredToken(t, with(base, "exp", nil)), Options{}, "", StatusInvalidToken},
 		{"exp not a number", unsecuredToken(t, with(base, "exp", "tomorrow")), Options{}, "", StatusInvalidToken},
 		{"issued in the future", unsecuredToken(t, with(base, "iat", testNow.Unix()+120)), Options{}, "", StatusInvalidToken},
+		{"issued in the future, inside the skew", unsecuredToken(t, with(base, "iat", testNow.Unix()+10)), Options{ClockSkew: 30 * time.Second}, "alice", ""},
+		{"iat not a number", unsecuredToken(t, with(base, "iat", "now")), Options{}, "", StatusInvalidToken},
+		{"expires when issued", unsecuredToken(t, with(base, "iat", testNow.Unix()+10, "exp", testNow.Unix()+10)), Options{ClockSkew: time.Minute}, "", StatusInvalidToken},
 		{"expires before issued", unsecuredToken(t, with(base, "iat", testNow.Unix()+10, "exp", testNow.Unix()+5)), Options{ClockSkew: time.Minute}, "", StatusInvalidToken},
 		{"not yet valid", unsecuredToken(t, with(base, "nbf", testNow.Unix()+120)), Options{}, "", StatusInvalidToken},
+		{"not yet valid, inside the skew", unsecuredToken(t, with(base, "nbf", testNow.Unix()+10)), Options{ClockSkew: 30 * time.Second}, "alice", ""},
+		{"nbf not a number", unsecuredToken(t, with(base, "nbf", "soon")), Options{}, "", StatusInvalidToken},
 		{"no sub", unsecuredToken(t, with(base, "sub", nil)), Options{}, "", StatusInvalidToken},
 		{"empty sub", unsecuredToken(t, with(base, "sub", " ")), Options{}, "", StatusInvalidToken},
 		{"sub not a string", unsecuredToken(t, with(base, "sub", 7)), Options{}, "", StatusInvalidToken},
 		{"scope string", unsecuredToken(t, with(base, "scope", "read write")), Options{RequiredScopes: []string{"write"}}, "alice", ""},
 		{"scope array", unsecuredToken(t, with(base, "scope", []string{"read", "write"})), Options{RequiredScopes: []string{"read", "write"}}, "alice", ""},
 		{"scope missing", unsecuredToken(t, with(base, "scope", "read")), Options{RequiredScopes: []string{"write"}}, "", StatusInsufficientScope},
+		{"one of two scopes missing", unsecuredToken(t, with(base, "scope", "read")), Options{RequiredScopes: []string{"read", "write"}}, "", StatusInsufficientScope},
+		{"scope a number", unsecuredToken(t, with(base, "scope", 5)), Options{}, "", StatusInvalidToken},
+		{"scope array holding a number", unsecuredToken(t, with(base, "scope", []any{"read", 5})), Options{}, "", StatusInvalidToken},
 		{"audience", unsecuredToken(t, with(base, "aud", []string{"kafka", "other"})), Options{ExpectedAudience: []string{"kafka"}}, "alice", ""},
 		{"audience string", unsecuredToken(t, with(base, "aud", "kafka")), Options{ExpectedAudience: []string{"x", "kafka"}}, "alice", ""},
 		{"wrong audience", unsecuredToken(t, with(base, "aud", "web")), Options{ExpectedAudience: []string{"kafka"}}, "", StatusInvalidToken},
@@ -42,10 +54,15 @@ func TestValidateUnsecured(t *testing.T) {
 		{"wrong issuer", unsecuredToken(t, with(base, "iss", "https://evil")), Options{ExpectedIssuer: "https://idp"}, "", StatusInvalidToken},
 		{"signed", signedToken(t, "RS256", "", testKeys().rsa, base), Options{}, "", StatusInvalidToken},
 		{"alg none with a signature", unsecuredToken(t, base) + "c2ln", Options{}, "", StatusInvalidToken},
+		{"alg none with a signature that is not base64", unsecuredToken(t, base) + "!!", Options{}, "", StatusInvalidToken},
+		{"alg RS256 without a signature", encodeJSON(t, map[string]any{"alg": "RS256"}) + "." + encodeJSON(t, base) + ".", Options{}, "", StatusInvalidToken},
+		{"padded parts", withPart(withPart(unsecuredToken(t, base), 0, pad), 1, pad), Options{}, "alice", ""},
+		{"four parts", unsecuredToken(t, base) + ".", Options{}, "", StatusInvalidToken},
 		{"two parts", "eyJhbGciOiJub25lIn0.e30", Options{}, "", StatusInvalidToken},
 		{"not base64", "e30.!!.", Options{}, "", StatusInvalidToken},
 		{"payload not an object", encodeJSON(t, map[string]any{"alg": "none"}) + "." + encodeJSON(t, []int{1}) + ".", Options{}, "", StatusInvalidToken},
 		{"too long", strings.Repeat("a", maxTokenBytes+1), Options{}, "", StatusInvalidToken},
+		{"too long, well-formed", unsecuredToken(t, with(base, "pad", strings.Repeat("x", maxTokenBytes))), Options{}, "", StatusInvalidToken},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := ValidateUnsecured(tc.token, tc.o, testNow)
@@ -53,6 +70,9 @@ func TestValidateUnsecured(t *testing.T) {
 		})
 	}
 }
+
+// pad adds the base64 padding some encoders send.
+func pad(part string) string { return part + "==" }
 
 func checkOutcome(t *testing.T, got Token, err error, want, status string) {
 	t.Helper()
@@ -74,14 +94,15 @@ func checkOutcome(t *testing.T, got Token, err error, want, status string) {
 func TestValidateSigned(t *testing.T) {
 	k := testKeys()
 	keys, err := ParseKeySet(jwksOf(t, rsaJWK("r1", &k.rsa.PublicKey), ecJWK("e1", &k.p256.PublicKey), ecJWK("e2", &k.p384.PublicKey),
+		ecJWK("e3", &k.p521.PublicKey),
 		map[string]any{"kty": "oct", "kid": "sym", "k": "c2VjcmV0"},                        // skipped: symmetric
 		map[string]any{"kty": "RSA", "kid": "enc", "use": "enc", "n": "AQAB", "e": "AQAB"}, // skipped: encryption
 	))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if keys.Len() != 3 {
-		t.Fatalf("%d usable keys, want 3", keys.Len())
+	if keys.Len() != 4 {
+		t.Fatalf("%d usable keys, want 4", keys.Len())
 	}
 	base := claimsAt("svc")
 	strict := Options{RequireIssuedAt: true, ExpectedAudience: []string{"kafka"}, ExpectedIssuer: "https://idp"}
@@ -98,6 +119,7 @@ func TestValidateSigned(t *testing.T) {
 		{"PS256", signedToken(t, "PS256", "r1", k.rsa, base), Options{}, "svc", ""},
 		{"ES256", signedToken(t, "ES256", "e1", k.p256, base), Options{}, "svc", ""},
 		{"ES384 without kid", signedToken(t, "ES384", "", k.p384, base), Options{}, "svc", ""},
+		{"ES512 on P-521", signedToken(t, "ES512", "e3", k.p521, base), Options{}, "svc", ""},
 		{"audience and issuer", signedToken(t, "RS256", "r1", k.rsa, full), strict, "svc", ""},
 		{"no iat", signedToken(t, "RS256", "r1", k.rsa, with(full, "iat", nil)), strict, "", StatusInvalidToken},
 		{"another key", signedToken(t, "RS256", "r1", k.other, base), Options{}, "", StatusInvalidToken},
@@ -105,6 +127,12 @@ func TestValidateSigned(t *testing.T) {
 		{"unknown kid", signedToken(t, "RS256", "r9", k.rsa, base), Options{}, "", StatusInvalidToken},
 		{"unknown kid, known alg", signedToken(t, "ES256", "e9", k.p256, base), Options{}, "", StatusInvalidToken},
 		{"ES256 signed with the P-384 key", signedToken(t, "ES384", "e1", k.p384, base), Options{}, "", StatusInvalidToken},
+		{"ES256 header, SHA-256 signature by the P-384 key", signedToken(t, "ES256", "e2", k.p384, base), Options{}, "", StatusInvalidToken},
+		{"RS256 header, ECDSA signature", signedToken(t, "RS256", "e1", k.p256, base), Options{}, "", StatusInvalidToken},
+		{"RS256 header, PSS signature", forgedToken(t, "RS256", "r1", k.rsa, algorithms["PS256"], rsa.PSSSaltLengthEqualsHash, base), Options{}, "", StatusInvalidToken},
+		{"PS256 with an empty salt", forgedToken(t, "PS256", "r1", k.rsa, algorithms["PS256"], 0, base), Options{}, "", StatusInvalidToken},
+		{"alg none, RS256 signature", forgedToken(t, "none", "r1", k.rsa, algorithms["RS256"], 0, base), Options{}, "", StatusInvalidToken},
+		{"ES256 signature with a zero byte before s", withPart(signedToken(t, "ES256", "e1", k.p256, base), 2, zeroBeforeS(t, 32)), Options{}, "", StatusInvalidToken},
 		{"unsecured", unsecuredToken(t, base), Options{}, "", StatusInvalidToken},
 		{"HS256", encodeJSON(t, map[string]any{"alg": "HS256"}) + "." + encodeJSON(t, base) + ".c2ln", Options{}, "", StatusInvalidToken},
 		{"expired", signedToken(t, "RS256", "r1", k.rsa, with(base, "exp", testNow.Unix()-100)), Options{}, "", StatusInvalidToken},
@@ -117,33 +145,22 @@ func TestValidateSigned(t *testing.T) {
 	}
 }
 
+// zeroBeforeS inserts a zero byte between r and s of an ECDSA signature
+// whose halves are size bytes: the same numbers, the wrong encoding.
+func zeroBeforeS(t *testing.T, size int) func(string) string {
+	return func(part string) string {
+		sig, err := b64.DecodeString(part)
+		if err != nil || len(sig) != 2*size {
+			t.Fatalf("signature %q is not %d bytes of base64url", part, 2*size)
+		}
+		return b64.EncodeToString(append(append(sig[:size:size], 0), sig[size:]...))
+	}
+}
+
 // tamper replaces the payload of a signed token with other claims, keeping
 // the signature.
 func tamper(t *testing.T, token string) string {
-	parts := strings.Split(token, ".")
-	parts[1] = encodeJSON(t, claimsAt("admin"))
-	return strings.Join(parts, ".")
-}
-
-func TestParseKeySetRefusals(t *testing.T) {
-	k := testKeys()
-	weak := rsaJWK("w", &k.rsa.PublicKey)
-	weak["n"] = b64.EncodeToString(k.rsa.N.Bytes()[:64]) // 512 bits
-	offCurve := ecJWK("c", &k.p256.PublicKey)
-	offCurve["y"] = offCurve["x"]
-	for name, doc := range map[string][]byte{
-		"not JSON":            []byte("keys"),
-		"no keys":             []byte(`{"keys":[]}`),
-		"only symmetric":      jwksOf(t, map[string]any{"kty": "oct", "k": "c2VjcmV0"}),
-		"weak RSA":            jwksOf(t, weak),
-		"point off curve":     jwksOf(t, offCurve),
-		"bad RSA modulus":     jwksOf(t, map[string]any{"kty": "RSA", "n": "!!", "e": "AQAB"}),
-		"short EC coordinate": jwksOf(t, map[string]any{"kty": "EC", "crv": "P-256", "x": "AQAB", "y": "AQAB"}),
-	} {
-		if _, err := ParseKeySet(doc); err == nil {
-			t.Errorf("%s: parsed", name)
-		}
-	}
+	return withPart(token, 1, func(string) string { return encodeJSON(t, claimsAt("admin")) })
 }
 
 // A token whose kid the set lacks says so: the caller refreshes the set.
