@@ -61,7 +61,9 @@ func (h *Handler) handleProduce(ctx context.Context, req *Request) Reply {
 		for _, ps := range pending {
 			_ = ps.sync() // nobody to tell; the flush policy still applies
 		}
-		return Reply{NoResponse: true, Mute: throttle}
+		// The mute is the throttle as a response would carry it: at
+		// most an int32 of milliseconds, as Kafka's.
+		return Reply{NoResponse: true, Mute: time.Duration(resp.ThrottleMillis) * time.Millisecond}
 	}
 	if len(pending) == 0 {
 		h.hintProduceLeaders(resp, req.Listener)

@@ -2,6 +2,7 @@ package quota
 
 import (
 	"errors"
+	"math"
 	"testing"
 )
 
@@ -53,24 +54,25 @@ func TestParseEntity(t *testing.T) {
 }
 
 func TestEntityString(t *testing.T) {
-	e := Entity{User: NamedPart("alice"), ClientID: DefaultPart()}
-	if got := e.String(); got != "user=alice, client-id=<default>" {
-		t.Fatalf("String = %q", got)
-	}
-}
-
-func TestEntityStringWithIP(t *testing.T) {
-	for e, want := range map[Entity]string{
-		{IP: NamedPart("10.0.0.1")}: "ip=10.0.0.1",
-		{IP: DefaultPart()}:         "ip=<default>",
+	for _, tc := range []struct {
+		e    Entity
+		want string
+	}{
+		{Entity{User: NamedPart("alice"), ClientID: DefaultPart()}, "user=alice, client-id=<default>"},
+		{Entity{User: DefaultPart()}, "user=<default>"},
+		{Entity{User: DefaultPart(), ClientID: NamedPart("app")}, "user=<default>, client-id=app"},
+		{Entity{ClientID: NamedPart("")}, "client-id="},
+		{Entity{IP: NamedPart("10.0.0.1")}, "ip=10.0.0.1"},
+		{Entity{IP: DefaultPart()}, "ip=<default>"},
+		{Entity{}, "<no entity>"},
 	} {
-		if got := e.String(); got != want {
-			t.Errorf("String = %q, want %q", got, want)
+		if got := tc.e.String(); got != tc.want {
+			t.Errorf("String of %#v = %q, want %q", tc.e, got, tc.want)
 		}
 	}
 }
 
-func TestValidateKeyAndValue(t *testing.T) {
+func TestValidateKey(t *testing.T) {
 	user := Entity{User: NamedPart("alice")}
 	ip := Entity{IP: DefaultPart()}
 	for _, k := range []string{ProducerByteRate, ConsumerByteRate, ControllerMutationRate, RequestPercentage} {
@@ -96,38 +98,39 @@ func TestValidateKeyAndValue(t *testing.T) {
 			}
 		}
 	}
-	for _, v := range []float64{0, 1, 10, UnlimitedConnectionCreationRate} {
-		if err := ValidateValue(ConnectionCreationRate, v); err != nil {
-			t.Errorf("ValidateValue(%s, %v) = %v", ConnectionCreationRate, v, err)
+}
+
+// TestValidateValue: the values taken for each key's type, as Kafka's
+// ClientQuotaControlManager (a LONG byte rate, here at most 2^62; a DOUBLE
+// mutation rate or request percentage; an INT connection rate).
+func TestValidateValue(t *testing.T) {
+	inf, nan := math.Inf(1), math.NaN()
+	for _, tc := range []struct {
+		key  string
+		good []float64
+		bad  []float64
+	}{
+		{ProducerByteRate,
+			[]float64{1, 1024, 1e12, 1 << 62}, // Strata's largest (Kafka's is Long's maximum)
+			[]float64{0, -1, 0.5, 1024.5, 1 << 63, 1e19, inf, -inf, nan}},
+		{ConsumerByteRate, []float64{1, 1 << 40}, []float64{0, 0.5, nan}},
+		{ControllerMutationRate, // a mutation rate may be fractional
+			[]float64{0.5, 1, 10.25},
+			[]float64{0, -1, inf, -inf, nan}},
+		{RequestPercentage, []float64{0.5, 12.5, 100, 250}, []float64{0, -1, inf, nan}},
+		{ConnectionCreationRate,
+			[]float64{0, 1, 10, UnlimitedConnectionCreationRate},
+			[]float64{-1, 0.5, UnlimitedConnectionCreationRate + 1, inf, nan}},
+	} {
+		for _, v := range tc.good {
+			if err := ValidateValue(tc.key, v); err != nil {
+				t.Errorf("ValidateValue(%s, %v) = %v", tc.key, v, err)
+			}
 		}
-	}
-	for _, v := range []float64{-1, 0.5, UnlimitedConnectionCreationRate + 1} {
-		if err := ValidateValue(ConnectionCreationRate, v); !errors.Is(err, ErrInvalidValue) {
-			t.Errorf("ValidateValue(%s, %v) = %v, want ErrInvalidValue", ConnectionCreationRate, v, err)
-		}
-	}
-	for _, v := range []float64{1, 1024, 1e12} {
-		if err := ValidateValue(ProducerByteRate, v); err != nil {
-			t.Errorf("ValidateValue(%v) = %v", v, err)
-		}
-	}
-	inf := 1.0
-	for range 2000 {
-		inf *= 10
-	}
-	for _, v := range []float64{0, -1, 0.5, 1024.5, inf, -inf} {
-		if err := ValidateValue(ProducerByteRate, v); !errors.Is(err, ErrInvalidValue) {
-			t.Errorf("ValidateValue(%v) = %v, want ErrInvalidValue", v, err)
-		}
-	}
-	for _, v := range []float64{0.5, 1, 10.25} { // a mutation rate may be fractional
-		if err := ValidateValue(ControllerMutationRate, v); err != nil {
-			t.Errorf("ValidateValue(%s, %v) = %v", ControllerMutationRate, v, err)
-		}
-	}
-	for _, v := range []float64{0, -1, inf, -inf} {
-		if err := ValidateValue(ControllerMutationRate, v); !errors.Is(err, ErrInvalidValue) {
-			t.Errorf("ValidateValue(%s, %v) = %v, want ErrInvalidValue", ControllerMutationRate, v, err)
+		for _, v := range tc.bad {
+			if err := ValidateValue(tc.key, v); !errors.Is(err, ErrInvalidValue) {
+				t.Errorf("ValidateValue(%s, %v) = %v, want ErrInvalidValue", tc.key, v, err)
+			}
 		}
 	}
 }

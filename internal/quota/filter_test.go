@@ -18,6 +18,9 @@ func TestParseFilterRefusals(t *testing.T) {
 		{"specified with a name", []WireComponent{{TypeUser, MatchSpecified, strp("a")}}, ErrInvalidFilter},
 		{"unknown match type", []WireComponent{{TypeUser, 7, nil}}, ErrInvalidFilter},
 		{"ip with user", []WireComponent{{TypeIP, MatchSpecified, nil}, {TypeUser, MatchSpecified, nil}}, ErrInvalidFilter},
+		{"exact type twice", []WireComponent{{TypeUser, MatchExact, strp("a")}, {TypeUser, MatchExact, strp("b")}}, ErrInvalidFilter},
+		{"default then exact", []WireComponent{{TypeClientID, MatchDefault, nil}, {TypeClientID, MatchExact, strp("b")}}, ErrInvalidFilter},
+		{"ip with client id", []WireComponent{{TypeClientID, MatchExact, strp("app")}, {TypeIP, MatchDefault, nil}}, ErrInvalidFilter},
 	} {
 		if _, err := ParseFilter(tc.comps, false); !errors.Is(err, tc.want) {
 			t.Errorf("%s: %v, want %v", tc.name, err, tc.want)
@@ -58,6 +61,9 @@ func TestFilterMatches(t *testing.T) {
 		f, err := ParseFilter(tc.comps, tc.strict)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if f.Matches(Entity{}) {
+			t.Errorf("%s: matched the entity with no part", tc.name)
 		}
 		var got []Entity
 		for _, e := range all {

@@ -1,6 +1,7 @@
 package quota
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -74,11 +75,14 @@ func (m *Manager) Record(key string, a Applied, n int64, now time.Time) time.Dur
 // RecordRequestTime counts took, the time spent handling one request of a
 // client whose request_percentage quota is a, as percent-seconds (so that
 // the metered rate is a percentage of one core, as Kafka's request-time
-// sensor), and returns how long the client must now be throttled.
+// sensor), and returns how long the client must now be throttled: at most
+// one window, as Kafka's ClientRequestQuotaManager bounds it (the next
+// request of a client still over its quota is throttled again).
 func (m *Manager) RecordRequestTime(a Applied, took time.Duration, now time.Time) time.Duration {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	_, d := m.recordLocked(RequestPercentage, a, took.Seconds()*100, now)
+	d = min(d, m.cfg.Window)
 	if d > 0 {
 		m.countLocked(RequestPercentage, d)
 	}
@@ -149,8 +153,15 @@ func (m *Manager) Take(key string, a Applied, n int64, now time.Time) time.Durat
 // going over its quota from a standing start: the bound over the samples
 // but one (Kafka's getMaxValueInQuotaWindow). A fetch response is never
 // made larger, or a consumer whose responses are could never be served.
+// It saturates at the int64 maximum (as Kafka's toInt of the window does):
+// a float beyond int64 does not convert, and on amd64 it would come out
+// negative and shrink a huge quota's fetches to a byte.
 func (m *Manager) WindowBytes(bound float64) int64 {
-	return int64(bound * float64(m.cfg.Samples-1) * m.cfg.Window.Seconds())
+	w := bound * float64(m.cfg.Samples-1) * m.cfg.Window.Seconds()
+	if w >= math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return int64(w)
 }
 
 // Meters is how many meters are live (for tests and metrics).

@@ -1,6 +1,9 @@
 package quota
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
 // Kafka's defaults of quota.window.num and quota.window.size.seconds: a
 // rate is measured over the last 11 one-second samples.
@@ -90,13 +93,19 @@ func windowSeconds(c Config, elapsed time.Duration) float64 {
 
 // Throttle is how long a client measured at rate against bound waits so
 // that its rate falls back to the bound over the meter's window (Kafka's
-// QuotaUtils.throttleTime): (rate - bound) / bound of the window, capped
-// at the whole span of the samples; 0 within the bound.
+// QuotaUtils.throttleTime): (rate - bound) / bound of the window; 0 within
+// the bound. It is not capped, as Kafka's byte rate quotas are not: a
+// request far over the quota is paid for in full, or a client sending
+// such requests would average far more than its quota. It saturates at
+// the longest Duration.
 func Throttle(c Config, rate, bound float64, elapsed time.Duration) time.Duration {
 	if bound <= 0 || rate <= bound {
 		return 0
 	}
 	window := windowSeconds(c, elapsed)
-	t := time.Duration((rate - bound) / bound * window * float64(time.Second))
-	return min(t, c.span())
+	t := (rate - bound) / bound * window * float64(time.Second)
+	if t >= math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return time.Duration(t)
 }

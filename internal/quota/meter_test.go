@@ -1,6 +1,7 @@
 package quota
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -36,6 +37,34 @@ func TestMeterRate(t *testing.T) {
 	}
 }
 
+// TestMeterSampleBoundaries: as Kafka's SampledStat, a record a whole
+// window after a sample's start opens a new sample, and a sample expires
+// exactly a span (samples × window) after it starts.
+func TestMeterSampleBoundaries(t *testing.T) {
+	type rec struct {
+		at time.Duration
+		v  float64
+	}
+	for _, tc := range []struct {
+		name string
+		recs []rec
+		want float64 // the rate after the last
+	}{
+		// 1000 expires at 11 s; 500 is counted over 10 s.
+		{"a window apart, then a span on", []rec{{0, 1000}, {time.Second, 500}, {11 * time.Second, 0}}, 50},
+		{"just inside the span", []rec{{0, 1000}, {time.Second, 500}, {11*time.Second - time.Millisecond, 0}}, 1500 / 10.999},
+	} {
+		var m meter
+		var got float64
+		for _, r := range tc.recs {
+			got = m.record(kafkaConfig(), r.v, t0.Add(r.at))
+		}
+		if math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("%s: rate %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
 func TestThrottle(t *testing.T) {
 	c := kafkaConfig()
 	for _, tc := range []struct {
@@ -47,7 +76,8 @@ func TestThrottle(t *testing.T) {
 		{50, 100, 0, 0},                               // under it
 		{150, 100, 0, 5 * time.Second},                // half over, of a 10 s window
 		{150, 100, 12 * time.Second, 6 * time.Second}, // half over, of 12 s
-		{1000, 100, 0, 11 * time.Second},              // capped at the span
+		{1000, 100, 0, 90 * time.Second},              // not capped: Kafka's byte rates pay in full
+		{1e30, 1, 0, math.MaxInt64},                   // saturated, not wrapped
 		{100, 0, 0, 0},                                // no bound
 	} {
 		if got := Throttle(c, tc.rate, tc.bound, tc.elapsed); got != tc.want {
