@@ -29,8 +29,8 @@ var (
 		{Kind: wireQuotaAbsent, Name: "x"},
 		{Kind: "everyone"},
 	}
-	validQuotaValues   = []float64{1024, 2048, 1, 1 << 62}
-	invalidQuotaValues = []float64{0, -1, 1.5, 1 << 63}
+	validQuotaValues   = []float64{1024, 2048, 1, 1 << 62, math.MaxInt64}
+	invalidQuotaValues = []float64{0, -1, 1.5, 1 << 64}
 	invalidQuotaKeys   = []string{"connection_creation_rate", "bogus", ""}
 	// The ip entities' parts and rates, drawn the same way.
 	validIPParts = []wireQuotaPart{
@@ -199,7 +199,7 @@ func (quotaModel) broken(c *alterClientQuotasCmd) bool {
 			if isIP && (v.Value < 0 || v.Value != math.Trunc(v.Value) || v.Value > math.MaxInt32) {
 				return true
 			}
-			if !isIP && (v.Value < 1 || v.Value != math.Trunc(v.Value) || v.Value > 1<<62) {
+			if !isIP && (v.Value < 1 || v.Value != math.Trunc(v.Value) || v.Value > math.MaxInt64) {
 				return true
 			}
 		}

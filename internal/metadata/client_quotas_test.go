@@ -133,7 +133,7 @@ func TestValidateClientQuotaAlterations(t *testing.T) {
 		}, ok: true},
 		{name: "remove only", alts: []ClientQuotaAlteration{qAlt(qUserAlice, nil, produceRate, consumeRate)}, ok: true},
 		{name: "set one, remove the other", alts: []ClientQuotaAlteration{qAlt(qUserAlice, rates(1, 0), consumeRate)}, ok: true},
-		{name: "largest value", alts: []ClientQuotaAlteration{qAlt(qUserAlice, rates(1<<62, 0))}, ok: true},
+		{name: "largest value", alts: []ClientQuotaAlteration{qAlt(qUserAlice, rates(math.MaxInt64, 0))}, ok: true},
 		{name: "longest name", alts: []ClientQuotaAlteration{qAlt(quota.Entity{ClientID: quota.NamedPart(longName)}, rates(1, 0))}, ok: true},
 		{name: "ip entities", alts: []ClientQuotaAlteration{
 			qAlt(qIPLocal, connRate(10)), qAlt(qIPDefault, connRate(0)), qAlt(quota.Entity{IP: quota.NamedPart("fe80::1")}, connRate(1)),
@@ -175,7 +175,7 @@ func TestValidateClientQuotaAlterations(t *testing.T) {
 		{name: "fractional value", alts: []ClientQuotaAlteration{qAlt(qUserAlice, rates(1.5, 0))}, also: quota.ErrInvalidValue},
 		{name: "NaN", alts: []ClientQuotaAlteration{qAlt(qUserAlice, rates(math.NaN(), 0))}, also: quota.ErrInvalidValue},
 		{name: "infinite value", alts: []ClientQuotaAlteration{qAlt(qUserAlice, rates(math.Inf(1), 0))}, also: quota.ErrInvalidValue},
-		{name: "value too large", alts: []ClientQuotaAlteration{qAlt(qUserAlice, rates(1<<63, 0))}, also: quota.ErrInvalidValue},
+		{name: "value too large", alts: []ClientQuotaAlteration{qAlt(qUserAlice, rates(1<<64, 0))}, also: quota.ErrInvalidValue},
 		{name: "set and removed", alts: []ClientQuotaAlteration{qAlt(qUserAlice, rates(1, 0), produceRate)}},
 		{name: "removed twice", alts: []ClientQuotaAlteration{qAlt(qUserAlice, nil, consumeRate, consumeRate)}},
 		// All or nothing: one bad alteration refuses the good ones.

@@ -111,8 +111,8 @@ func TestValidateValue(t *testing.T) {
 		bad  []float64
 	}{
 		{ProducerByteRate,
-			[]float64{1, 1024, 1e12, 1 << 62}, // Strata's largest (Kafka's is Long's maximum)
-			[]float64{0, -1, 0.5, 1024.5, 1 << 63, 1e19, inf, -inf, nan}},
+			[]float64{1, 1024, 1e12, 1 << 62, math.MaxInt64}, // Long's maximum as a double (2^63), Kafka's largest
+			[]float64{0, -1, 0.5, 1024.5, 1 << 64, 1e19, inf, -inf, nan}},
 		{ConsumerByteRate, []float64{1, 1 << 40}, []float64{0, 0.5, nan}},
 		{ControllerMutationRate, // a mutation rate may be fractional
 			[]float64{0.5, 1, 10.25},

@@ -67,7 +67,8 @@ func ValidateKey(e Entity, key string) error {
 }
 
 // ValidateValue checks a value set for key: a byte rate is a positive
-// whole number of bytes per second, as Kafka's LONG quota configs; a
+// whole number of bytes per second up to Long's maximum (as a double,
+// 2^63: kafka-configs' 9223372036854775807), as Kafka's LONG quota configs; a
 // mutation rate any positive number of partitions per second (a DOUBLE);
 // a connection creation rate a whole number from 0 to the int maximum.
 func ValidateValue(key string, v float64) error {
@@ -83,7 +84,7 @@ func ValidateValue(key string, v float64) error {
 		}
 		return nil
 	}
-	if math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 || v != math.Trunc(v) || v > math.MaxInt64/2 {
+	if math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 || v != math.Trunc(v) || v > math.MaxInt64 {
 		return fmt.Errorf("%w: %s = %v; use a whole number of bytes per second, at least 1", ErrInvalidValue, key, v)
 	}
 	return nil
