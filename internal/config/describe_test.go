@@ -117,3 +117,14 @@ func TestDescribeHidesSensitive(t *testing.T) {
 		t.Fatalf("sensitive value leaked: %+v", e)
 	}
 }
+
+// A negative retention in minutes or hours is described in ms as -1
+// (unlimited), as Kafka computes log.retention.ms, not scaled to -60000.
+func TestDescribeNegativeRetentionIsMinusOne(t *testing.T) {
+	for _, key := range []string{"log.retention.minutes", "log.retention.hours"} {
+		b := mustLoad(t, "", nil, map[string]string{key: "-1"})
+		if e := find(t, DescribeTopic(nil, b), "retention.ms"); e.Value != "-1" {
+			t.Errorf("%s=-1: retention.ms described as %q, want -1", key, e.Value)
+		}
+	}
+}

@@ -23,6 +23,7 @@ func TestConsumerGroupBounds(t *testing.T) {
 		{"a heartbeat with its bound lowered", map[string]string{"group.consumer.heartbeat.interval.ms": "300", "group.consumer.min.heartbeat.interval.ms": "100"}, "", ""},
 		{"a session under its bound", map[string]string{"group.consumer.session.timeout.ms": "40000"}, "group.consumer.session.timeout.ms", "at least group.consumer.min.session.timeout.ms (45000)"},
 		{"bounds upside down", map[string]string{"group.consumer.max.session.timeout.ms": "30000"}, "group.consumer.max.session.timeout.ms", "at least group.consumer.min.session.timeout.ms (45000)"},
+		{"bounds equal", map[string]string{"group.consumer.max.session.timeout.ms": "45000"}, "", ""},
 		{"a heartbeat as long as the session", map[string]string{
 			"group.consumer.min.session.timeout.ms": "10000", "group.consumer.session.timeout.ms": "12000", "group.consumer.heartbeat.interval.ms": "12000",
 		}, "group.consumer.heartbeat.interval.ms", "less than group.consumer.session.timeout.ms (12000)"},
@@ -129,7 +130,7 @@ func TestConsumerAssignors(t *testing.T) {
 			t.Errorf("%q: %v, %v; want %v", value, b, err, want)
 		}
 	}
-	for _, value := range []string{"sticky", "uniform,uniform", "uniform,org.apache.kafka.coordinator.group.assignor.UniformAssignor", "com.example.MyAssignor", " , "} {
+	for _, value := range []string{"sticky", "uniform,uniform", "uniform,org.apache.kafka.coordinator.group.assignor.UniformAssignor", "com.example.MyAssignor", " , ", "  "} {
 		var ce *Error
 		if _, err := LoadBroker("", nil, map[string]string{"group.consumer.assignors": value}); !errors.As(err, &ce) || ce.Key != "group.consumer.assignors" {
 			t.Errorf("%q: %v, want an error on group.consumer.assignors", value, err)
@@ -153,6 +154,29 @@ func TestMigrationPolicy(t *testing.T) {
 			t.Errorf("%q: %v, policy %q, want %q", value, err, b.GroupConsumerMigrationPolicy, want)
 		case want == "" && (!errors.As(err, &ce) || ce.Key != "group.consumer.migration.policy" || !strings.Contains(err.Error(), "bidirectional")):
 			t.Errorf("%q: %v, want an error naming the values", value, err)
+		}
+	}
+}
+
+// The group configs' own ranges, as Kafka's GroupConfig defines them.
+func TestGroupConfigDefs(t *testing.T) {
+	for _, tc := range []struct {
+		key, value string
+		ok         bool
+	}{
+		{"share.record.lock.duration.ms", "1000", true},
+		{"share.record.lock.duration.ms", "999", false},
+		{"consumer.session.timeout.ms", "1", true},
+		{"consumer.session.timeout.ms", "0", false},
+		{"share.isolation.level", "read_committed", true},
+		{"share.isolation.level", "READ_COMMITTED", false},
+	} {
+		d, ok := LookupGroup(tc.key)
+		if !ok {
+			t.Fatalf("no group config %s", tc.key)
+		}
+		if err := d.Check(tc.value); (err == nil) != tc.ok {
+			t.Errorf("%s=%s: %v, want ok %v", tc.key, tc.value, err, tc.ok)
 		}
 	}
 }

@@ -59,6 +59,7 @@ func TestLoadBrokerDefaults(t *testing.T) {
 		{"OffsetsTopicNumPartitions", b.OffsetsTopicNumPartitions, int32(50)},
 		{"OffsetsTopicReplicationFactor", b.OffsetsTopicReplicationFactor, int16(1)},
 		{"GroupInitialRebalanceDelay", b.GroupInitialRebalanceDelay, 3 * time.Second},
+		{"OffsetsRetention", b.OffsetsRetention, 7 * 24 * time.Hour},
 		{"RemoteStorageSystemEnable", b.RemoteStorageSystemEnable, true},
 		{"RemoteLogManagerTaskInterval", b.RemoteLogManagerTaskInterval, 30 * time.Second},
 		{"RemoteDir", b.RemoteDir, filepath.Join("strata-data", "remote")},
@@ -194,6 +195,10 @@ func TestLoadBrokerErrors(t *testing.T) {
 			want: []string{"flag", "log.cleanup.policy", "list of: delete, compact"}},
 		{name: "advertised wildcard", flags: map[string]string{"advertised.listeners": "PLAINTEXT://0.0.0.0:9092"},
 			want: []string{"advertised.listeners", "clients can reach"}},
+		{name: "advertised IPv6 wildcard", flags: map[string]string{"advertised.listeners": "PLAINTEXT://[::]:9092"},
+			want: []string{"advertised.listeners", "clients can reach"}},
+		{name: "advertised empty host", flags: map[string]string{"advertised.listeners": "PLAINTEXT://:9092"},
+			want: []string{"advertised.listeners", "clients can reach"}},
 		{name: "duplicate log dir", flags: map[string]string{"log.dirs": "/a,/a/"},
 			want: []string{"log.dirs", "twice"}},
 		{name: "several log dirs", flags: map[string]string{"log.dirs": "/a,/b"},
@@ -246,7 +251,7 @@ func TestListenersGetTheirProtocols(t *testing.T) {
 }
 
 func TestLoadBrokerEnvForms(t *testing.T) {
-	b := mustLoad(t, "", []string{"STRATA_BIN=/tmp/strata", "STRATA_STRATA_METADATA_DIR=/m", "PATH=/bin", "NOEQUALS"}, nil)
+	b := mustLoad(t, "", []string{"STRATA_BIN=/tmp/strata", "STRATA_STRATA_METADATA_DIR=/m", "PATH=/bin", "NOEQUALS", "STRATAX=not ours"}, nil)
 	if b.MetadataDir != "/m" || b.Origin["strata.metadata.dir"] != "STRATA_STRATA_METADATA_DIR" {
 		t.Fatalf("MetadataDir = %s from %s", b.MetadataDir, b.Origin["strata.metadata.dir"])
 	}
@@ -258,5 +263,20 @@ func TestLoadBrokerS3(t *testing.T) {
 	want := S3{Bucket: "bkt", Endpoint: "http://127.0.0.1:9000", PathStyle: true}
 	if b.S3 != want {
 		t.Fatalf("S3 = %+v, want %+v", b.S3, want)
+	}
+}
+
+// An unknown key that looks like it holds a secret is refused without its
+// value in the error, which ends up in logs.
+func TestUnknownSecretKeyHidesValue(t *testing.T) {
+	const secret = "hunter2"
+	for _, key := range []string{"ssl.trustore.password", "sasl.client.secret", "listener.name.x.jaas"} {
+		_, err := LoadBroker("", nil, map[string]string{key: secret})
+		if err == nil {
+			t.Fatalf("%s: no error", key)
+		}
+		if msg := err.Error(); strings.Contains(msg, secret) || !strings.Contains(msg, hiddenValue) {
+			t.Errorf("%s: error %q shows the value or does not say %s", key, msg, hiddenValue)
+		}
 	}
 }

@@ -14,6 +14,7 @@ func TestThrottledReplicas(t *testing.T) {
 		{"0:101,0:102,1:101", true, [][2]int32{{0, 101}, {0, 102}, {1, 101}}, [][2]int32{{1, 102}, {101, 0}}},
 		{" 3 : 4 ", true, [][2]int32{{3, 4}}, nil},
 		{"0:101,*", false, nil, nil},
+		{"*,0:101", false, nil, nil},
 		{"0", false, nil, nil},
 		{"0:x", false, nil, nil},
 		{"-1:2", false, nil, nil},

@@ -15,6 +15,7 @@ func TestCheckTopicChange(t *testing.T) {
 		wantKey   string // "" for no error
 	}{
 		{"plain change", map[string]string{}, map[string]string{"retention.ms": "1000"}, false, ""},
+		{"from a stored config that no longer resolves", map[string]string{"retention.ms": "forever"}, map[string]string{"retention.ms": "1000"}, false, ""},
 		{"turning tiering on", map[string]string{}, tiered, false, ""},
 		{"turning tiering on while the old remote data is deleted", map[string]string{}, tiered, true, "remote.storage.enable"},
 		{"staying tiered", tiered, map[string]string{"remote.storage.enable": "true", "remote.log.copy.disable": "true"}, true, ""},

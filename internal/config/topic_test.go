@@ -144,6 +144,8 @@ func TestResolveTopicTieredRules(t *testing.T) {
 		{"compacted", map[string]string{"remote.storage.enable": "true", "cleanup.policy": "compact,delete"}, nil, "cleanup.policy"},
 		{"local above total", map[string]string{"remote.storage.enable": "true", "retention.ms": "1000", "local.retention.ms": "2000"}, nil, "local.retention.ms"},
 		{"local unlimited under a limit", map[string]string{"remote.storage.enable": "true", "retention.bytes": "1000", "local.retention.bytes": "-1"}, nil, "local.retention.bytes"},
+		{"local equal to total", map[string]string{"remote.storage.enable": "true", "retention.ms": "1000", "local.retention.ms": "1000"}, nil, ""},
+		{"local bytes one above total", map[string]string{"remote.storage.enable": "true", "retention.bytes": "1000", "local.retention.bytes": "1001"}, nil, "local.retention.bytes"},
 		{"rules only apply when tiered", map[string]string{"retention.ms": "1000", "local.retention.ms": "2000"}, nil, ""},
 	}
 	for _, tt := range tests {
@@ -203,4 +205,20 @@ func TestRetentionChainModel(t *testing.T) {
 			t.Fatalf("broker %v, topic %v, want %v", b.Retention, top.Retention, wantLimit)
 		}
 	})
+}
+
+// local.retention.ms and .bytes of -2 (their default) follow the total
+// retention, whatever it is.
+func TestLocalRetentionFollowsTotal(t *testing.T) {
+	top, err := ResolveTopic(map[string]string{"retention.ms": "5000", "retention.bytes": "1000"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if top.LocalRetention != Limit(5*time.Second) || top.LocalRetentionBytes != (BytesLimit{1000, true}) {
+		t.Fatalf("local retention %v, %v; want 5s, 1000 bytes", top.LocalRetention, top.LocalRetentionBytes)
+	}
+	b := mustLoad(t, "", nil, map[string]string{"log.retention.bytes": "2000"})
+	if b.LocalRetentionBytes != (BytesLimit{2000, true}) {
+		t.Fatalf("broker LocalRetentionBytes = %v, want 2000 bytes", b.LocalRetentionBytes)
+	}
 }

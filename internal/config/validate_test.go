@@ -28,9 +28,14 @@ func TestCheckValidatorClasses(t *testing.T) {
 		{"retention.ms", "-2", true, "at least -1"},
 		{"retention.bytes", "-1", true, ""},
 		{"local.retention.ms", "-2", true, ""},
+		{"local.retention.ms", "-3", true, "at least -2"},
+		{"retention.bytes", "-2", true, "at least -1"},
+		{"max.compaction.lag.ms", "0", true, "at least 1"},
 		{"local.retention.bytes", "-3", true, "at least -2"},
 		{"segment.bytes", "1024", true, ""},
 		{"segment.bytes", "1023", true, "at least 1024"},
+		{"segment.index.bytes", "12", true, ""},
+		{"segment.index.bytes", "11", true, "at least 12"},
 		{"segment.ms", "0", true, "at least 1"},
 		{"min.insync.replicas", "0", true, "at least 1"},
 		{"flush.messages", "0", true, "at least 1"},
@@ -38,6 +43,17 @@ func TestCheckValidatorClasses(t *testing.T) {
 		{"min.cleanable.dirty.ratio", "1", true, ""},
 		{"min.cleanable.dirty.ratio", "1.01", true, "between 0 and 1"},
 		{"default.replication.factor", "32768", false, "between 1 and 32767"},
+		{"replica.lag.time.max.ms", "1", false, "at least 2"},
+		{"fetch.max.bytes", "1024", false, ""},
+		{"fetch.max.bytes", "1023", false, "at least 1024"},
+		{"log.cleaner.threads", "0", false, ""},
+		{"transaction.state.log.replication.factor", "32768", false, "16-bit integer"},
+		{"log.cleaner.dedupe.buffer.size", "4096", false, ""},
+		{"log.cleaner.dedupe.buffer.size", "4095", false, "at least 4096"},
+		{"strata.remote.chunk.bytes", "65536", false, ""},
+		{"strata.remote.chunk.bytes", "65535", false, "between 65536 and"},
+		{"strata.remote.readahead.chunks", "64", false, ""},
+		{"strata.remote.readahead.chunks", "65", false, "between 0 and 64"},
 		// Enums.
 		{"compression.type", "zstd", true, ""},
 		{"compression.type", "brotli", true, "producer, uncompressed, gzip, snappy, lz4, zstd"},
@@ -65,6 +81,26 @@ func TestCheckValidatorClasses(t *testing.T) {
 		{"strata.metrics.listener", "", false, ""},
 		{"strata.metrics.listener", "127.0.0.1:9644", false, ""},
 		{"strata.metrics.listener", "9644", false, "host:port"},
+		// Boundaries: the first value past each end of a range.
+		{"listeners", "PLAINTEXT://h:65535", false, ""},
+		{"listeners", "PLAINTEXT://h:65536", false, "NAME://host:port"},
+		{"listeners", "PLAINTEXT://h:-1", false, "NAME://host:port"},
+		{"log.cleaner.io.max.bytes.per.second", "Infinity", false, "finite number"},
+		{"log.cleaner.io.max.bytes.per.second", "0", false, "positive number"},
+		{"ssl.endpoint.identification.algorithm", "HTTPS", false, ""},
+		{"ssl.endpoint.identification.algorithm", "", false, ""},
+		{"ssl.endpoint.identification.algorithm", "http", false, "must be https"},
+		{"compression.gzip.level", "-1", true, ""},
+		{"compression.gzip.level", "9", true, ""},
+		{"compression.gzip.level", "0", true, "between 1 and 9"},
+		{"compression.gzip.level", "10", true, "between 1 and 9"},
+		{"compression.lz4.level", "17", true, ""},
+		{"compression.lz4.level", "18", true, "between 1 and 17"},
+		{"compression.zstd.level", "-131072", true, ""},
+		{"compression.zstd.level", "22", true, ""},
+		{"compression.zstd.level", "23", true, "between -131072 and 22"},
+		{"message.format.version", "3.0-IV1", true, ""},
+		{"message.format.version", "3.0-IV", true, "Kafka version"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.key+"="+tt.value, func(t *testing.T) {
@@ -130,6 +166,11 @@ func TestDefTables(t *testing.T) {
 		}
 		if err := d.Check(v); err != nil {
 			t.Errorf("%s: broker default %s=%s does not validate as the topic config: %v", d.Name, bd.Name, v, err)
+		}
+		// Kafka's topic defaults are its broker defaults: TopicDefs must not
+		// document a default that no topic gets.
+		if d.Default != v {
+			t.Errorf("%s: default %s, but its broker synonym %s defaults to %s", d.Name, d.Default, bd.Name, v)
 		}
 	}
 	for key, chain := range fallbacks {
