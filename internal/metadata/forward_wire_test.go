@@ -85,7 +85,7 @@ func errorsNewMessage(vs *ast.ValueSpec, i int) (string, bool) {
 	return msg, err == nil
 }
 
-// roundTrip sends err through a whole response frame, as the forward
+// wireRoundTrip sends err through a whole response frame, as the forward
 // server writes it and a proposer reads it.
 func wireRoundTrip(t *testing.T, err error, notApplied bool) (error, forwardResponse) {
 	t.Helper()
