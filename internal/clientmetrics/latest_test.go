@@ -37,7 +37,11 @@ func TestLatestKeepsTheLastPushOfEachInstance(t *testing.T) {
 	if got := ids(); len(got) != 1 || got[0] != c {
 		t.Fatalf("after forgetting a: %v", got)
 	}
-	clk.Advance(time.Minute + time.Millisecond)
+	clk.Advance(time.Minute) // c pushed exactly a TTL ago
+	if got := ids(); len(got) != 1 {
+		t.Fatalf("at the TTL: %v", got)
+	}
+	clk.Advance(time.Millisecond)
 	if got := ids(); len(got) != 0 {
 		t.Fatalf("after the TTL: %v", got)
 	}

@@ -43,6 +43,8 @@ func TestSubscriptionMatches(t *testing.T) {
 		{"client_id=roducer-1", kafkaTestClient, false},
 		{"client_id=producer-1|x", kafkaTestClient, true},
 		{"client_id=a|producer-1", kafkaTestClient, true},
+		{"client_id=producer|x", kafkaTestClient, false}, // the alternation is inside the anchors
+		{"client_id=x|-1", kafkaTestClient, false},
 		{"client_id=producer-1\n", Selectors{ClientID: "producer-1\n"}, false}, // trimmed: the regex is "producer-1"
 		// A client that did not name its software is "unknown".
 		{"client_software_name=unknown,client_software_version=unknown", Selectors{}, true},
@@ -80,6 +82,9 @@ func TestSelectorNames(t *testing.T) {
 		if !ok || got != s {
 			t.Errorf("%v does not round-trip", s)
 		}
+	}
+	if got := Selector(0).String(); got != "selector(0)" {
+		t.Errorf("the zero selector is %q", got)
 	}
 	if _, ok := parseSelector("selector(0)"); ok {
 		t.Error("the zero selector parses")

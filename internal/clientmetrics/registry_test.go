@@ -1,8 +1,10 @@
 package clientmetrics
 
 import (
+	"bytes"
 	"errors"
 	mathrand "math/rand/v2"
+	"net/netip"
 	"reflect"
 	"sync"
 	"testing"
@@ -58,6 +60,15 @@ func TestOptionsValidate(t *testing.T) {
 		if _, err := NewRegistry(o); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
+	}
+}
+
+// TestDefaultOptionsAreKafkas pins Kafka's defaults: telemetry.max.bytes,
+// ClientMetricsManager's DEFAULT_CACHE_EXPIRY_MS and CACHE_MAX_SIZE.
+func TestDefaultOptionsAreKafkas(t *testing.T) {
+	o := DefaultOptions(clock.NewManual(epoch))
+	if o.TelemetryMaxBytes != 1048576 || o.CacheExpiry != 60*time.Second || o.MaxInstances != 16384 || o.CumulativeSums {
+		t.Fatalf("defaults %+v", o)
 	}
 }
 
@@ -190,6 +201,42 @@ func TestInstanceExpiry(t *testing.T) {
 	}
 }
 
+// TestExpiredInstanceIsNewAgain checks that every request drops expired
+// instances before it looks its own up, as Kafka's expiration timer has
+// removed them by then: an expired instance is planned from the new
+// request's selectors, and a terminating push does not outlive it. No
+// other call runs between the expiry and the request.
+func TestExpiredInstanceIsNewAgain(t *testing.T) {
+	const ttl = 15 * time.Minute // 3 × the default interval
+	portSub := map[string]Subscription{"s": mustParse(t, map[string]string{"metrics": "*", "match": "client_source_port=2"})}
+	onPort := func(port uint16) Selectors {
+		sel := kafkaTestClient
+		sel.Source = netip.AddrPortFrom(sel.Source.Addr(), port)
+		return sel
+	}
+	t.Run("get", func(t *testing.T) {
+		r, clk := newTestRegistry(t)
+		r.SetSubscriptions(portSub)
+		id := r.GetSubscriptions(InstanceID{}, onPort(1)).InstanceID
+		clk.Advance(ttl)
+		got := r.GetSubscriptions(id, onPort(2))
+		if got.ErrorCode != 0 || !reflect.DeepEqual(got.RequestedMetrics, []string{""}) {
+			t.Fatalf("get from port 2 after the expiry: %+v", got)
+		}
+	})
+	t.Run("push after a terminating push", func(t *testing.T) {
+		r, clk := newTestRegistry(t)
+		g := r.GetSubscriptions(InstanceID{}, kafkaTestClient)
+		if got := pushFor(r, g, true, 0, nil); got.ErrorCode != 0 {
+			t.Fatalf("terminating push: %+v", got)
+		}
+		clk.Advance(ttl)
+		if got := pushFor(r, g, false, 0, nil); got.ErrorCode != 0 {
+			t.Fatalf("push after the expiry: %+v", got)
+		}
+	})
+}
+
 func TestInstanceBound(t *testing.T) {
 	r, _ := newTestRegistry(t, func(o *Options) { o.MaxInstances = 3 })
 	var ids []InstanceID
@@ -224,13 +271,33 @@ func TestForget(t *testing.T) {
 }
 
 func TestSetSubscriptionsRejectsUnparsed(t *testing.T) {
-	r, _ := newTestRegistry(t)
-	defer func() {
-		if recover() == nil {
-			t.Fatal("no panic")
-		}
-	}()
-	r.SetSubscriptions(map[string]Subscription{"raw": {}})
+	for name, s := range map[string]Subscription{
+		"zero":               {},
+		"uncompiled pattern": {IntervalMs: DefaultIntervalMs, Match: []MatchPattern{{Selector: SelectorClientID, Regex: "a"}}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r, _ := newTestRegistry(t)
+			defer func() {
+				if recover() == nil {
+					t.Fatal("no panic")
+				}
+			}()
+			r.SetSubscriptions(map[string]Subscription{"raw": s})
+		})
+	}
+}
+
+// TestNewClientsGetDistinctIDs checks that a new client never gets the id
+// of a cached instance, as Kafka's generateNewClientId skips them, even
+// when the random source draws it again.
+func TestNewClientsGetDistinctIDs(t *testing.T) {
+	twiceThenAnother := append(bytes.Repeat([]byte{0x11}, 32), bytes.Repeat([]byte{0x22}, 16)...)
+	r, _ := newTestRegistry(t, func(o *Options) { o.Rand = bytes.NewReader(twiceThenAnother) })
+	first := r.GetSubscriptions(InstanceID{}, kafkaTestClient)
+	second := r.GetSubscriptions(InstanceID{}, kafkaTestClient)
+	if second.ErrorCode != 0 || second.InstanceID == first.InstanceID || r.Len() != 2 {
+		t.Fatalf("first %+v, second %+v, %d instances", first, second, r.Len())
+	}
 }
 
 type failingReader struct{}
