@@ -204,6 +204,10 @@ var contractCases = []contractCase{
 			{strings.NewReader("too long"), 3},
 			{io.LimitReader(strings.NewReader("short"), 5), 10}, // not a Seeker
 			{io.LimitReader(strings.NewReader("too long"), 8), 3},
+			{strings.NewReader("short"), 6}, // one byte off either way
+			{strings.NewReader("too long"), 7},
+			{io.LimitReader(strings.NewReader("short"), 5), 6},
+			{io.LimitReader(strings.NewReader("too long"), 8), 7},
 		} {
 			if err := s.Put(ctx, "k", c.body, c.size); !errors.Is(err, ErrSizeMismatch) {
 				t.Fatalf("Put with size %d = %v, want ErrSizeMismatch", c.size, err)
@@ -224,12 +228,46 @@ var contractCases = []contractCase{
 	}},
 	{"FailedBodyPublishesNothing", func(t *testing.T, s Store) {
 		errBody := errors.New("disk read failed")
-		body := io.MultiReader(strings.NewReader("partial"), errReader{errBody})
-		if err := s.Put(testCtx(t), "f", body, 100); !errors.Is(err, errBody) {
-			t.Fatalf("Put with a failing body = %v, want its error", err)
+		for _, c := range []struct {
+			name string
+			size int64
+		}{
+			{"Midway", 100},
+			// The body failed where it should have ended, so whether it
+			// held more (a size mismatch) is unknown.
+			{"AtTheDeclaredEnd", int64(len("partial"))},
+		} {
+			body := io.MultiReader(strings.NewReader("partial"), errReader{errBody})
+			if err := s.Put(testCtx(t), "f", body, c.size); !errors.Is(err, errBody) {
+				t.Fatalf("%s: Put with a failing body = %v, want its error", c.name, err)
+			}
+			wantNotFound(t, s, "f")
 		}
-		wantNotFound(t, s, "f")
 		wantKeys(t, s, "")
+	}},
+	{"CancelDuringPutPublishesNothing", func(t *testing.T, s Store) {
+		ctx, cancel := context.WithCancel(testCtx(t))
+		defer cancel()
+		// A body that cannot seek is read while the Put runs; it cancels
+		// the Put once its first bytes are read.
+		body := io.MultiReader(strings.NewReader("first"), cancelReader{cancel}, strings.NewReader("rest"))
+		if err := s.Put(ctx, "c", body, int64(len("firstrest"))); !errors.Is(err, context.Canceled) {
+			t.Fatalf("Put cancelled midway = %v, want context.Canceled", err)
+		}
+		wantNotFound(t, s, "c")
+		wantKeys(t, s, "")
+	}},
+	{"PutReadsFromTheBodysPosition", func(t *testing.T, s Store) {
+		body := strings.NewReader("header:payload")
+		if _, err := body.Seek(int64(len("header:")), io.SeekStart); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Put(testCtx(t), "k", body, int64(len("payload"))); err != nil {
+			t.Fatalf("Put of a body read past its start: %v", err)
+		}
+		if got := get(t, s, "k"); string(got) != "payload" {
+			t.Fatalf("Get = %q, want the bytes from the body's position", got)
+		}
 	}},
 	{"PutFile", func(t *testing.T, s Store) {
 		data := randomBytes(70_000, 3)
@@ -268,7 +306,7 @@ var contractCases = []contractCase{
 
 // invalidKeys break one rule of ValidateKey each.
 var invalidKeys = []string{
-	"", "/a", "a/", "a//b", ".", "..", "a/../b", "a/./b", "../x", "a\x00b", "a\nb",
+	"", "/a", "a/", "a//b", ".", "..", "a/../b", "a/./b", "../x", "a\x00b", "a\nb", "a\x7fb",
 	"\xff\xfe", ".strata-tmp-123", "x/.strata-anything",
 	strings.Repeat("k", keyMaxBytes+1), strings.Repeat("c", componentMaxBytes+1) + "/x",
 }
@@ -276,6 +314,14 @@ var invalidKeys = []string{
 type errReader struct{ err error }
 
 func (r errReader) Read([]byte) (int, error) { return 0, r.err }
+
+// cancelReader cancels its context when read, and yields nothing.
+type cancelReader struct{ cancel context.CancelFunc }
+
+func (r cancelReader) Read([]byte) (int, error) {
+	r.cancel()
+	return 0, io.EOF
+}
 
 // putConcurrently puts each key (its own name as content) from workers
 // goroutines.

@@ -40,7 +40,10 @@ func TestValidatePrefix(t *testing.T) {
 			t.Errorf("validatePrefix(%q) = %v", p, err)
 		}
 	}
-	for _, p := range []string{"/", "/a", "a//", "../", "a/../b", "./a", "a\x00", ".strata-tmp-1/"} {
+	for _, p := range []string{
+		"/", "/a", "a//", "../", "a/../b", "./a", "a\x00", ".strata-tmp-1/",
+		"a/" + strings.Repeat("c", componentMaxBytes+1), // no key starts so
+	} {
 		if err := validatePrefix(p); !errors.Is(err, ErrInvalidKey) {
 			t.Errorf("validatePrefix(%q) = %v, want ErrInvalidKey", p, err)
 		}
@@ -65,6 +68,14 @@ func TestIsTransient(t *testing.T) {
 		{refused, true},
 		{fmt.Errorf("read body: %w", io.ErrUnexpectedEOF), true},
 		{syscall.ECONNRESET, true},
+		{&net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNABORTED}, true},
+		{fmt.Errorf("write: %w", syscall.EPIPE), true},
+		{syscall.ETIMEDOUT, true},
+		{syscall.EHOSTUNREACH, true},
+		{syscall.ENETUNREACH, true},
+		// A network error that is not a timeout is not transient for
+		// being a net.Error: a host name that does not resolve stays so.
+		{&net.DNSError{Err: "no such host", Name: "bucket.invalid", IsNotFound: true}, false},
 		{errors.New("disk on fire"), false},
 	} {
 		if got := IsTransient(c.err); got != c.want {

@@ -198,11 +198,7 @@ func TestS3OptionsValidate(t *testing.T) {
 // TestS3KeyTooLongAfterPrefix: the prefix counts against S3's key limit,
 // and the store says so instead of sending a request S3 would refuse.
 func TestS3KeyTooLongAfterPrefix(t *testing.T) {
-	s, err := newS3Store(context.Background(), S3Options{Bucket: "b", Prefix: "pfx", Endpoint: "http://127.0.0.1:1", AccessKey: "a", SecretKey: "s"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := newOfflineS3(t, func(o *S3Options) { o.Prefix = "pfx" })
 	key := strings.Repeat("k/", keyMaxBytes/2-1) + "k" // 1023 bytes: valid alone
 	if err := ValidateKey(key); err != nil {
 		t.Fatal(err)
@@ -234,4 +230,34 @@ func TestS3MissingBucketIsNotAMissingKey(t *testing.T) {
 	if !strings.Contains(headErr.Error(), "does not exist") {
 		t.Errorf("Head's error does not say the bucket is missing: %v", headErr)
 	}
+}
+
+// TestS3PutBuffersOnlySmallStreams: a body that cannot seek is buffered
+// in memory up to putBufferMaxBytes; a larger one is refused unread.
+func TestS3PutBuffersOnlySmallStreams(t *testing.T) {
+	s := newOfflineS3(t, func(*S3Options) {})
+	errRead := errors.New("body read")
+	for _, c := range []struct {
+		size int64
+		want error
+	}{{putBufferMaxBytes, errRead}, {putBufferMaxBytes + 1, ErrInvalidArgument}} {
+		if err := s.Put(testCtx(t), "k", errReader{errRead}, c.size); !errors.Is(err, c.want) {
+			t.Errorf("Put of a %d-byte stream = %v, want %v", c.size, err, c.want)
+		}
+	}
+}
+
+// newOfflineS3 returns an S3 store, as edit sets its options, on an
+// endpoint where nothing listens, for what the store decides before it
+// sends a request. It is closed when t ends.
+func newOfflineS3(t *testing.T, edit func(*S3Options)) *s3Store {
+	t.Helper()
+	opts := S3Options{Bucket: "b", Endpoint: "http://127.0.0.1:1", AccessKey: "a", SecretKey: "s"}
+	edit(&opts)
+	s, err := newS3Store(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
 }
