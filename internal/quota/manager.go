@@ -1,7 +1,6 @@
 package quota
 
 import (
-	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -153,15 +152,10 @@ func (m *Manager) Take(key string, a Applied, n int64, now time.Time) time.Durat
 // going over its quota from a standing start: the bound over the samples
 // but one (Kafka's getMaxValueInQuotaWindow). A fetch response is never
 // made larger, or a consumer whose responses are could never be served.
-// It saturates at the int64 maximum (as Kafka's toInt of the window does):
-// a float beyond int64 does not convert, and on amd64 it would come out
-// negative and shrink a huge quota's fetches to a byte.
+// It saturates at the int64 maximum (as Kafka's toInt of the window does),
+// or a huge quota's fetches would shrink to a byte.
 func (m *Manager) WindowBytes(bound float64) int64 {
-	w := bound * float64(m.cfg.Samples-1) * m.cfg.Window.Seconds()
-	if w >= math.MaxInt64 {
-		return math.MaxInt64
-	}
-	return int64(w)
+	return saturatingInt64(bound * float64(m.cfg.Samples-1) * m.cfg.Window.Seconds())
 }
 
 // Meters is how many meters are live (for tests and metrics).

@@ -103,9 +103,15 @@ func Throttle(c Config, rate, bound float64, elapsed time.Duration) time.Duratio
 		return 0
 	}
 	window := windowSeconds(c, elapsed)
-	t := (rate - bound) / bound * window * float64(time.Second)
-	if t >= math.MaxInt64 {
+	return time.Duration(saturatingInt64((rate - bound) / bound * window * float64(time.Second)))
+}
+
+// saturatingInt64 is f (non-negative) as an int64, the int64 maximum for
+// anything beyond it: a float out of int64's range does not convert (on
+// amd64 it comes out negative).
+func saturatingInt64(f float64) int64 {
+	if f >= math.MaxInt64 {
 		return math.MaxInt64
 	}
-	return time.Duration(t)
+	return int64(f)
 }
