@@ -111,7 +111,7 @@ func clientQuotaAlteration(e kmsg.AlterClientQuotasRequestEntry) (metadata.Clien
 			alt.Remove = append(alt.Remove, op.Key)
 			continue
 		}
-		if err := quota.ValidateValue(op.Key, op.Value); err != nil {
+		if err := quota.ValidateNewValue(op.Key, op.Value); err != nil {
 			return metadata.ClientQuotaAlteration{}, err
 		}
 		alt.Set[op.Key] = op.Value

@@ -273,16 +273,17 @@ func TestIPQuotas(t *testing.T) {
 	rh := newReplicaHarness(t, nil)
 	codes := alterQuotas(rh, 1, false,
 		quotaEntry([]string{"ip=10.0.0.1"}, "connection_creation_rate=5"),
-		quotaEntry([]string{"ip="}, "connection_creation_rate=0"),
+		quotaEntry([]string{"ip="}, "connection_creation_rate=1"),
 		quotaEntry([]string{"ip=localhost"}, "connection_creation_rate=100"),          // a host name that resolves
 		quotaEntry([]string{"ip=no-such-host.invalid"}, "connection_creation_rate=1"), // one that does not
 		quotaEntry([]string{"ip=10.0.0.2", "user=bob"}, "connection_creation_rate=1"), // combined
 		quotaEntry([]string{"ip=10.0.0.0/8"}, "connection_creation_rate=1"),           // not an address
 		quotaEntry([]string{"ip=10.0.0.3"}, "connection_creation_rate=1.5"),           // not whole
 		quotaEntry([]string{"ip=10.0.0.3"}, "connection_creation_rate=-1"),            // negative
+		quotaEntry([]string{"ip=10.0.0.3"}, "connection_creation_rate=0"),             // 0, as Kafka
 	)
 	want := []int16{0, 0, 0, kerr.InvalidRequest.Code, kerr.InvalidRequest.Code, kerr.InvalidRequest.Code,
-		kerr.InvalidRequest.Code, kerr.InvalidRequest.Code}
+		kerr.InvalidRequest.Code, kerr.InvalidRequest.Code, kerr.InvalidRequest.Code}
 	for i := range want {
 		if codes[i] != want[i] {
 			t.Errorf("entry %d: code %d, want %d", i, codes[i], want[i])
@@ -292,7 +293,7 @@ func TestIPQuotas(t *testing.T) {
 		t.Fatalf("a user's quota: code %d", codes[0])
 	}
 	ips := []string{
-		"ip=<default> -> connection_creation_rate=0",
+		"ip=<default> -> connection_creation_rate=1",
 		"ip=10.0.0.1 -> connection_creation_rate=5",
 		"ip=localhost -> connection_creation_rate=100",
 	}

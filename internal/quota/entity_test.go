@@ -101,8 +101,10 @@ func TestValidateKey(t *testing.T) {
 }
 
 // TestValidateValue: the values taken for each key's type, as Kafka's
-// ClientQuotaControlManager (a LONG byte rate, here at most 2^62; a DOUBLE
-// mutation rate or request percentage; an INT connection rate).
+// ClientQuotaControlManager (a LONG byte rate up to Long's maximum; a
+// DOUBLE mutation rate or request percentage; an INT connection rate).
+// ValidateNewValue takes the same but 0: the stored connection rate of 0
+// an earlier Strata accepted is no longer set by a request, as in Kafka.
 func TestValidateValue(t *testing.T) {
 	inf, nan := math.Inf(1), math.NaN()
 	for _, tc := range []struct {
@@ -126,10 +128,16 @@ func TestValidateValue(t *testing.T) {
 			if err := ValidateValue(tc.key, v); err != nil {
 				t.Errorf("ValidateValue(%s, %v) = %v", tc.key, v, err)
 			}
+			if err := ValidateNewValue(tc.key, v); (err != nil) != (v == 0) || v == 0 && !errors.Is(err, ErrInvalidValue) {
+				t.Errorf("ValidateNewValue(%s, %v) = %v", tc.key, v, err)
+			}
 		}
 		for _, v := range tc.bad {
 			if err := ValidateValue(tc.key, v); !errors.Is(err, ErrInvalidValue) {
 				t.Errorf("ValidateValue(%s, %v) = %v, want ErrInvalidValue", tc.key, v, err)
+			}
+			if err := ValidateNewValue(tc.key, v); !errors.Is(err, ErrInvalidValue) {
+				t.Errorf("ValidateNewValue(%s, %v) = %v, want ErrInvalidValue", tc.key, v, err)
 			}
 		}
 	}

@@ -25,8 +25,9 @@ const (
 	RequestPercentage = "request_percentage"
 	// ConnectionCreationRate bounds the new connections a client address
 	// opens, per second (KIP-612); the only quota of an ip entity, and an
-	// ip entity's only quota. Kafka's INT: a whole number, 0 refusing
-	// every connection, the int maximum meaning no bound.
+	// ip entity's only quota. Kafka's INT: a whole number, the int maximum
+	// meaning no bound. A request may not set 0 (ValidateNewValue); a 0
+	// an earlier Strata stored refuses every connection.
 	ConnectionCreationRate = "connection_creation_rate"
 )
 
@@ -88,4 +89,17 @@ func ValidateValue(key string, v float64) error {
 		return fmt.Errorf("%w: %s = %v; use a whole number of bytes per second, at least 1", ErrInvalidValue, key, v)
 	}
 	return nil
+}
+
+// ValidateNewValue checks a value a request sets for key: ValidateValue,
+// and above 0 for every key, as Kafka's ClientQuotaControlManager requires
+// ("Quota ... must be greater than 0"). ValidateValue alone judges what the
+// metadata log already holds, where Strata before this rule could store a
+// connection_creation_rate of 0; on the default ip it locked every client
+// out, the one that would have undone it too.
+func ValidateNewValue(key string, v float64) error {
+	if v == 0 {
+		return fmt.Errorf("%w: %s = 0; a quota must be greater than 0 (remove it to lift the bound)", ErrInvalidValue, key)
+	}
+	return ValidateValue(key, v)
 }

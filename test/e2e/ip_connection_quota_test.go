@@ -65,14 +65,14 @@ func TestIPConnectionCreationRate(t *testing.T) {
 	// Two one-second windows: a burst of one second's rate.
 	b := startBroker(t, dir, "quota.window.num=2", "strata.metrics.listener=127.0.0.1:0")
 	adm := newAdmin(t, b.Addr)
-	alterIPQuotas(t, adm, map[string]float64{"": 0, "127.0.0.1": math.MaxInt32, "127.0.0.3": 2})
-	waitForAdmission(t, "127.0.0.2", b.Addr, false, "a default ip quota of 0")
+	alterIPQuotas(t, adm, map[string]float64{"": 1, "127.0.0.1": math.MaxInt32, "127.0.0.3": 2})
+	waitForAdmission(t, "127.0.0.2", b.Addr, false, "a default ip quota of 1")
 	if c, admitted := dialProbe(t, "127.0.0.1", b.Addr); !admitted {
 		t.Fatal("127.0.0.1, exempt by its own unlimited quota, was refused")
 	} else {
 		c.Close()
 	}
-	want := []string{"ip=127.0.0.1 connection_creation_rate=2147483647", "ip=127.0.0.3 connection_creation_rate=2", "ip=<default> connection_creation_rate=0"}
+	want := []string{"ip=127.0.0.1 connection_creation_rate=2147483647", "ip=127.0.0.3 connection_creation_rate=2", "ip=<default> connection_creation_rate=1"}
 	if got := describeIPQuotas(t, adm); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("described %q, want %q", got, want)
 	}
@@ -101,7 +101,7 @@ func TestIPConnectionCreationRate(t *testing.T) {
 	// The quotas are in the metadata quorum.
 	b.Stop()
 	b = startBroker(t, dir, "quota.window.num=2")
-	waitForAdmission(t, "127.0.0.4", b.Addr, false, "a restart with a default ip quota of 0")
+	waitForAdmission(t, "127.0.0.4", b.Addr, false, "a restart with a default ip quota of 1")
 	adm = newAdmin(t, b.Addr)
 	alterIPQuotas(t, adm, map[string]float64{"": -1})
 	waitForAdmission(t, "127.0.0.4", b.Addr, true, "removing the default ip quota")
