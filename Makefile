@@ -1,7 +1,7 @@
 # Strata: `make run` starts a broker, `make test` runs the whole test suite.
 GO ?= go
 
-.PHONY: run build test test-deps race fuzz bench
+.PHONY: run build test test-deps lint race fuzz bench
 
 run:
 	$(GO) run ./cmd/strata serve
@@ -28,9 +28,16 @@ test-deps:
 # which Go's test cache does not see, so a cached result could be stale.
 test: test-deps
 	$(GO) vet ./...
+	$(MAKE) lint
 	PATH="$$($(GO) env GOPATH)/bin:$$PATH" REQUIRE_VERSITYGW=1 $(GO) test -count=1 -tags invariants -timeout 30m ./...
 	$(MAKE) race
 	$(MAKE) fuzz
+
+# staticcheck, at a pinned version (fetched through the Go module proxy the
+# first time); staticcheck.conf says which checks.
+STATICCHECK_VERSION ?= v0.8.2
+lint:
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
 
 # The race detector over the packages' tests, then over the broker itself:
 # the end-to-end tests run against a broker built with -race, which exits

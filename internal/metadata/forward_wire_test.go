@@ -87,7 +87,7 @@ func errorsNewMessage(vs *ast.ValueSpec, i int) (string, bool) {
 
 // wireRoundTrip sends err through a whole response frame, as the forward
 // server writes it and a proposer reads it.
-func wireRoundTrip(t *testing.T, err error, notApplied bool) (error, forwardResponse) {
+func wireRoundTrip(t *testing.T, err error, notApplied bool) error {
 	t.Helper()
 	frame := encodeForwardResponse(forwardResponse{Index: 42, Err: encodeWireError(err, notApplied)})
 	body, rerr := readFrame(bytes.NewReader(frame), maxForwardResponseBytes)
@@ -101,7 +101,7 @@ func wireRoundTrip(t *testing.T, err error, notApplied bool) (error, forwardResp
 	if resp.Index != 42 || resp.Err == nil || resp.Err.NotApplied != notApplied {
 		t.Fatalf("response %+v", resp)
 	}
-	return decodeWireError(resp.Err), resp
+	return decodeWireError(resp.Err)
 }
 
 // TestForwardErrorsCoverSentinels: every exported Err* of the package has a
@@ -122,7 +122,7 @@ func TestForwardErrorsCoverSentinels(t *testing.T) {
 			continue
 		}
 		sent := fmt.Errorf("%w: some detail", sentinel)
-		got, _ := wireRoundTrip(t, sent, false)
+		got := wireRoundTrip(t, sent, false)
 		sameErrorClass(t, name, got, sent)
 	}
 }
@@ -161,15 +161,15 @@ func TestForwardErrorRoundTripTyped(t *testing.T) {
 		"invalid segment":  {fmt.Errorf("%w: %w", ErrInvalidCommand, fmt.Errorf("%w: zero id", remotemeta.ErrInvalidSegment)), false},
 		"not a known kind": {errors.New("metadata: raft apply: disk on fire"), false},
 	} {
-		got, _ := wireRoundTrip(t, tc.err, tc.notApplied)
+		got := wireRoundTrip(t, tc.err, tc.notApplied)
 		sameErrorClass(t, name, got, tc.err)
 	}
-	got, _ := wireRoundTrip(t, transition, false)
+	got := wireRoundTrip(t, transition, false)
 	var te *remotemeta.TransitionError
 	if !errors.As(got, &te) || te.ID != seg || te.From != remotemeta.CopyFinished || te.To != remotemeta.Dangling {
 		t.Errorf("transition error came back as %#v", te)
 	}
-	got, _ = wireRoundTrip(t, overlap, false)
+	got = wireRoundTrip(t, overlap, false)
 	var oe *remotemeta.OverlapError
 	if !errors.As(got, &oe) || oe.ID != seg || oe.Other != (remotemeta.SegmentID{9}) ||
 		oe.Range != (base.Range{Start: 5, End: 10}) || oe.OtherRange != (base.Range{Start: 0, End: 7}) {
