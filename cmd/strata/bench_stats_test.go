@@ -100,6 +100,43 @@ func TestPercentileEmptyAndNegative(t *testing.T) {
 	}
 }
 
+// A percentile never reports more than the largest value recorded, though
+// that value's bucket reaches further: a single record is reported exactly.
+func TestPercentileIsClampedToTheMax(t *testing.T) {
+	var h latencyHist
+	h.Record(1000 * time.Microsecond) // in a bucket 4096 ns wide
+	for _, q := range []float64{0.5, 0.99, 1} {
+		if got := h.Percentile(q); got != time.Millisecond {
+			t.Errorf("p%v of one record of 1ms = %v, want 1ms", q*100, got)
+		}
+	}
+}
+
+// skewedHist records 1000 values: 500 of unit, 400 of 2*unit, 90 of
+// 4*unit, 9 of 8*unit and one of 16*unit, so that p50, p90, p99, p999 and
+// max each fall on another.
+func skewedHist(unit time.Duration) *latencyHist {
+	var h latencyHist
+	for i, n := range []int{500, 400, 90, 9, 1} {
+		for range n {
+			h.Record(unit << i)
+		}
+	}
+	return &h
+}
+
+func TestSummarizeAndLatencyLine(t *testing.T) {
+	// Below histSubCount ns the percentiles are exact.
+	want := latencySummary{Count: 1000, P50Ms: 0.00001, P99Ms: 0.00004, P999Ms: 0.00008, MaxMs: 0.00016}
+	if got := summarize(skewedHist(10)); got != want {
+		t.Errorf("summarize = %+v, want %+v", got, want)
+	}
+	// 20 ms is one whose bucket's middle prints as 20.0 (and so on up).
+	if got, want := latencyLine(skewedHist(20*time.Millisecond)), "p50 20.0 ms p99 80.0 ms p999 160 ms max 320 ms"; got != want {
+		t.Errorf("latencyLine = %q, want %q", got, want)
+	}
+}
+
 func TestHistRecordConcurrent(t *testing.T) {
 	var h latencyHist
 	var wg sync.WaitGroup
@@ -157,6 +194,8 @@ func TestFmtMs(t *testing.T) {
 		1200 * time.Microsecond:  "1.20",
 		23456 * time.Microsecond: "23.5",
 		512 * time.Millisecond:   "512",
+		10 * time.Millisecond:    "10.0",
+		100 * time.Millisecond:   "100",
 		0:                        "0.00",
 	} {
 		if got := fmtMs(d); got != want {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/strata-broker/strata/internal/config"
 	"github.com/strata-broker/strata/internal/metadata"
+	"github.com/strata-broker/strata/internal/quota"
 	"github.com/strata-broker/strata/internal/server"
 )
 
@@ -61,5 +62,22 @@ func TestConnLimitsApplier(t *testing.T) {
 	a.apply(t.Context(), unresolved)
 	if a.applied.Max != 50 || len(a.applied.PerIPOverrides) != 1 {
 		t.Fatalf("once the host resolves: %+v", a.applied)
+	}
+
+	// An ip entity's quota is applied once, not again at every image, and
+	// again when its rate changes.
+	meta := openTestQuorum(t)
+	ip := quota.NamedPart("10.0.0.5")
+	for i, rate := range []float64{3, 5} {
+		if err := meta.AlterClientQuotas(t.Context(), []metadata.ClientQuotaAlteration{{Entity: quota.Entity{IP: ip},
+			Set: map[string]float64{quota.ConnectionCreationRate: rate}}}); err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			a.apply(t.Context(), meta.Image())
+		}
+		if n := strings.Count(log.String(), "changed connection limits"); n != 3+i || a.appliedIP[ip] != int(rate) {
+			t.Fatalf("limits changed %d times (want %d), ip quotas applied %v:\n%s", n, 3+i, a.appliedIP, log.String())
+		}
 	}
 }

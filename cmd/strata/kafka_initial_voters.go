@@ -88,7 +88,9 @@ func snapshotVoters(data []byte, listener string) (map[int32]string, error) {
 				return nil, err
 			}
 			payload = rest
-			if len(r.Key) != 4 || int16(r.Key[2])<<8|int16(r.Key[3]) != controlRecordVoters {
+			// A key is at least version 0's 4 bytes; a later version's
+			// type is where version 0 has it (ControlRecordType.parseTypeId).
+			if len(r.Key) < 4 || int16(r.Key[2])<<8|int16(r.Key[3]) != controlRecordVoters {
 				continue
 			}
 			if voters, err = decodeVotersRecord(r.Value, listener); err != nil {

@@ -6,12 +6,15 @@ import (
 	"encoding/pem"
 	"errors"
 	"net"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"software.sslmate.com/src/go-pkcs12"
 
 	"github.com/strata-broker/strata/internal/config"
 	"github.com/strata-broker/strata/internal/testpki"
@@ -89,6 +92,14 @@ func TestKafkaStoreErrorsNameTheFileAndTheFix(t *testing.T) {
 	if err := s.WriteJKSWithTwoKeys(twoKeys); err != nil {
 		t.Fatal(err)
 	}
+	emptyP12, err := pkcs12.Modern.EncodeTrustStore(nil, s.Password)
+	if err != nil {
+		t.Fatal(err)
+	}
+	noCerts := filepath.Join(dir, "empty.p12")
+	if err := os.WriteFile(noCerts, emptyP12, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	keystore := func(typ, path, password, keyPassword string) config.TLSConfig {
 		return config.TLSConfig{KeystoreType: typ, KeystoreLocation: path, KeystorePassword: password, KeyPassword: keyPassword,
 			ClientAuth: "none", Protocols: []string{"TLSv1.3"}}
@@ -119,6 +130,8 @@ func TestKafkaStoreErrorsNameTheFileAndTheFix(t *testing.T) {
 			[]string{"it looks like a PKCS12 store: set ssl.keystore.type=PKCS12"}},
 		{"a JKS truststore without trusted entries", truststore(config.StoreJKS, s.ClientJKS, s.Password),
 			[]string{"ssl.truststore.location " + s.ClientJKS + " (ssl.truststore.type JKS) holds no trusted certificate entry"}},
+		{"a PKCS12 truststore without certificates", truststore(config.StorePKCS12, noCerts, s.Password),
+			[]string{"ssl.truststore.location " + noCerts + " (ssl.truststore.type PKCS12) holds no trusted certificate"}},
 		{"a PKCS12 keystore as truststore", truststore(config.StorePKCS12, s.ServerP12, s.Password),
 			[]string{"ssl.truststore.location " + s.ServerP12 + " (ssl.truststore.type PKCS12) holds a private key: it is a keystore"}},
 		{"a JKS truststore read as PEM", truststore(config.StorePEM, s.TrustJKS, ""),

@@ -51,6 +51,16 @@ func TestClaimLogDir(t *testing.T) {
 	if again, _ := os.ReadFile(filepath.Join(dir, metaPropertiesFile)); string(again) != string(data) {
 		t.Errorf("a refused claim changed meta.properties:\n%s", again)
 	}
+	// A meta.properties that names no cluster claims none.
+	if err := os.WriteFile(filepath.Join(dir, metaPropertiesFile), []byte("node.id=1\nversion=1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := claimLogDir(cfg, b); err != nil {
+		t.Fatalf("a meta.properties without cluster.id: %v", err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(dir, metaPropertiesFile)); !strings.Contains(string(data), "cluster.id=cluster-b\n") {
+		t.Errorf("meta.properties after claiming one without cluster.id:\n%s", data)
+	}
 }
 
 // A single node's log dir from before meta.properties, holding partitions,
@@ -105,19 +115,27 @@ func TestFormattedClusterID(t *testing.T) {
 		name      string
 		meta      string // "" writes no meta.properties
 		partition bool
-		want      string
-		err       string
+		// unreadable makes meta.properties a directory.
+		unreadable bool
+		want       string
+		err        string
 	}{
 		{name: "unformatted"},
 		{name: "formatted", meta: "node.id=1\nversion=1\ncluster.id=" + id + "\n", want: id},
 		{name: "without a cluster id", meta: "node.id=1\nversion=1\n"},
 		{name: "with partitions", meta: "cluster.id=" + id + "\n", partition: true},
 		{name: "malformed", meta: "cluster.id=cluster-a\n", err: "kafka-storage"},
+		{name: "unreadable", unreadable: true, err: "reading"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			if tc.meta != "" {
 				if err := os.WriteFile(filepath.Join(dir, metaPropertiesFile), []byte(tc.meta), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tc.unreadable {
+				if err := os.Mkdir(filepath.Join(dir, metaPropertiesFile), 0o755); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -188,8 +188,9 @@ func TestTokenValidatorsShareASourcePerKeySet(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tv.close()
-	if len(tv.sources) != 2 {
-		t.Fatalf("%d key set sources for two key sets", len(tv.sources))
+	if len(tv.sources) != 2 || tv.byListener["EXTERNAL"].keys != tv.byListener["EXTERNAL2"].keys {
+		t.Fatalf("%d key set sources for two key sets, EXTERNAL and EXTERNAL2 sharing one: %v", len(tv.sources),
+			tv.byListener["EXTERNAL"].keys == tv.byListener["EXTERNAL2"].keys)
 	}
 	now := time.Now().Unix()
 	claims := map[string]any{"sub": "app", "iat": now, "exp": now + 60}

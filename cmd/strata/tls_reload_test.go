@@ -4,10 +4,12 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/pem"
 	"errors"
 	"io"
 	"log/slog"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,6 +35,9 @@ func TestCompatibleCertificates(t *testing.T) {
 		{"subject changed, allowed", cert("b1", "b1.example"), cert("b2", "b1.example"), true, false, ""},
 		{"name dropped", cert("b1", "b1.example", "old.example"), cert("b1", "b1.example"), false, false, "DNS:old.example"},
 		{"name dropped, allowed", cert("b1", "b1.example", "old.example"), cert("b1", "b1.example"), false, true, ""},
+		{"address dropped", cert("b1"), &x509.Certificate{Subject: pkix.Name{CommonName: "b1"}}, false, false, "IP:10.0.0.1"},
+		{"email and URI dropped", &x509.Certificate{Subject: pkix.Name{CommonName: "b1"}, EmailAddresses: []string{"ops@b1.example"},
+			URIs: []*url.URL{{Scheme: "spiffe", Host: "b1"}}}, cert("b1"), false, false, "email:ops@b1.example, URI:spiffe://b1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -192,12 +197,34 @@ func TestListenerTLSStartsOnStaticWhenDynamicFails(t *testing.T) {
 	if err := f.set.checkSettings(only("SSL2", f.with(filepath.Join(f.dir, "other-missing.pem")))); err == nil {
 		t.Fatal("a change to another unreadable keystore was accepted")
 	}
+	// The failed keystore's path, holding another unusable file by now, is
+	// checked again.
+	f.write(t, "missing.pem", []byte("garbage"))
+	if err := f.set.checkSettings(only("SSL2", missing)); err == nil {
+		t.Fatal("the failed keystore, replaced by another unusable file, was accepted")
+	}
 }
 
 // apply runs the set's apply with settings s for every listener.
 func (f *tlsReloadFixture) apply(t *testing.T, s config.TLSConfig) {
 	t.Helper()
 	f.set.apply(func(string) config.TLSConfig { return s })
+}
+
+// A change that apply could not take does not fail the check of other
+// changes while it stays as it was, and fails it again once the listener
+// has taken another.
+func TestListenerTLSCheckSparesTheSettingsApplyRefused(t *testing.T) {
+	f := newTLSReloadFixture(t)
+	bad := f.with(filepath.Join(f.dir, "missing.pem"))
+	f.apply(t, bad)
+	if err := f.set.checkSettings(func(string) config.TLSConfig { return bad }); err != nil {
+		t.Fatalf("the settings apply refused, unchanged: %v", err)
+	}
+	f.apply(t, f.settings)
+	if err := f.set.checkSettings(func(string) config.TLSConfig { return bad }); err == nil {
+		t.Fatal("a change back to unusable settings was accepted")
+	}
 }
 
 // TestListenerTLSReloadsTruststore: a listener that asks for client
@@ -226,13 +253,24 @@ func TestListenerTLSReloadsTruststore(t *testing.T) {
 
 func TestListenerTLSNamesTheStoreThatFails(t *testing.T) {
 	f := newTLSReloadFixture(t)
-	s := f.settings
-	s.ClientAuth = "required"
-	s.TruststoreLocation = f.write(t, "empty-ca.pem", []byte("no certificates"))
-	_, err := f.set.listeners["SSL"].next(s)
-	var ce *config.Error
-	if !errors.As(err, &ce) || ce.Key != "listener.name.ssl.ssl.truststore.location" {
-		t.Fatalf("err %v, want a config error on listener.name.ssl.ssl.truststore.location", err)
+	truststoreFile, truststoreInline, keystoreInline := f.settings, f.settings, f.settings
+	truststoreFile.ClientAuth = "required"
+	truststoreFile.TruststoreLocation = f.write(t, "empty-ca.pem", []byte("no certificates"))
+	truststoreInline.ClientAuth, truststoreInline.TruststoreCertificates = "required", "no certificates"
+	keystoreInline.KeystoreLocation, keystoreInline.KeystoreChain, keystoreInline.KeystoreKey = "", "no chain", "no key"
+	for _, tc := range []struct {
+		settings   config.TLSConfig
+		key, value string
+	}{
+		{truststoreFile, "listener.name.ssl.ssl.truststore.location", truststoreFile.TruststoreLocation},
+		{truststoreInline, "listener.name.ssl.ssl.truststore.certificates", "(inline PEM)"},
+		{keystoreInline, "listener.name.ssl.ssl.keystore.key", "(inline PEM)"},
+	} {
+		_, err := f.set.listeners["SSL"].next(tc.settings)
+		var ce *config.Error
+		if !errors.As(err, &ce) || ce.Key != tc.key || ce.Value != tc.value {
+			t.Errorf("err %v, want a config error on %s=%s", err, tc.key, tc.value)
+		}
 	}
 }
 
@@ -279,5 +317,18 @@ func TestListenerTLSInterBrokerChainsToTruststore(t *testing.T) {
 	}
 	if _, err := f.set.listeners["SSL"].next(foreign); err != nil {
 		t.Fatalf("a client listener refused another CA's certificate: %v", err)
+	}
+	// A certificate of the trusted CA for client authentication only is
+	// no server's, whatever names it may change.
+	clientKey, err := x509.MarshalPKCS8PrivateKey(f.pki.Client.PrivateKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clientOnly := s
+	clientOnly.AllowDNChanges, clientOnly.AllowSANChanges = true, true
+	clientOnly.KeystoreLocation = f.write(t, "client.pem", append(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: f.pki.Client.Certificate[0]}),
+		pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: clientKey})...))
+	if _, err := l.next(clientOnly); err == nil || !strings.Contains(err.Error(), "truststore") {
+		t.Fatalf("a client certificate: err %v, want a refusal naming the truststore", err)
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -158,6 +159,64 @@ func TestProducerIDExpirationIsDynamic(t *testing.T) {
 		}
 		if c.ProducerIDExpiration != tt.want {
 			t.Errorf("%+v: ProducerIDExpiration %v, want %v", tt.sources, c.ProducerIDExpiration, tt.want)
+		}
+	}
+}
+
+// Each topic config reaches its partition.Config field, unset limits
+// staying unset.
+func TestPartitionConfigMapsTheTopic(t *testing.T) {
+	b, err := config.LoadBroker("", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resolve := func(overrides map[string]string) partition.Config {
+		t.Helper()
+		topic, err := config.ResolveTopic(overrides, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return partitionConfig(topic)
+	}
+	defaults := resolve(nil)
+	if defaults.FlushMessages != 0 || defaults.FlushInterval != 0 || defaults.Compaction.MaxLag != 0 || defaults.LogAppendTime ||
+		defaults.TimestampBefore.Set || defaults.TimestampAfter.Set {
+		t.Errorf("defaults: %+v", defaults)
+	}
+	got := resolve(map[string]string{"message.timestamp.before.max.ms": "1000", "message.timestamp.difference.max.ms": "5000",
+		"max.compaction.lag.ms": "60000", "flush.messages": "10", "flush.ms": "2000", "message.timestamp.type": "LogAppendTime",
+		"retention.ms": "9000", "local.retention.ms": "3000", "compression.type": "uncompressed"})
+	want := partition.MaxSkew{D: time.Second, Set: true}
+	if got.TimestampBefore != want || got.TimestampAfter != (partition.MaxSkew{D: 5 * time.Second, Set: true}) {
+		t.Errorf("timestamp skew before %+v, after %+v; want %+v and the deprecated 5s", got.TimestampBefore, got.TimestampAfter, want)
+	}
+	if got.Compaction.MaxLag != time.Minute || got.FlushMessages != 10 || got.FlushInterval != 2*time.Second || !got.LogAppendTime {
+		t.Errorf("max lag %v, flush every %d or %v, log append time %v", got.Compaction.MaxLag, got.FlushMessages, got.FlushInterval, got.LogAppendTime)
+	}
+	if r := got.Retention; r.RetentionMs.Value != 9000 || !r.RetentionMs.Set || r.LocalRetentionMs.Value != 3000 || !r.LocalRetentionMs.Set {
+		t.Errorf("retention %+v", r)
+	}
+	if !got.RecompressSet || got.Recompress != record.CodecNone {
+		t.Errorf("compression.type=uncompressed: recompress %v (set %v)", got.Recompress, got.RecompressSet)
+	}
+	if compacted := resolve(map[string]string{"cleanup.policy": "compact", "retention.ms": "9000"}); compacted.Retention.RetentionMs.Set || !compacted.Compact {
+		t.Errorf("a compacted topic: %+v", compacted.Retention)
+	}
+}
+
+// No cleaner runs with log.cleaner.enable=false or no cleaner thread.
+func TestCleanerOptions(t *testing.T) {
+	for overrides, want := range map[string]bool{"": true, "log.cleaner.enable=false": false, "log.cleaner.threads=0": false} {
+		props := map[string]string{}
+		if k, v, ok := strings.Cut(overrides, "="); ok {
+			props[k] = v
+		}
+		b, err := config.LoadBroker("", nil, props)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := cleanerOptions(b) != nil; got != want {
+			t.Errorf("%q: cleaner runs %v, want %v", overrides, got, want)
 		}
 	}
 }

@@ -16,7 +16,8 @@ import (
 )
 
 // routeImage: "t" has partition 0 led by node 2, partition 1 by nobody;
-// __consumer_offsets partition 0 is led here (node 1), 1 by node 2.
+// __consumer_offsets partition 0 is led here (node 1), 1 by node 2, 2 by
+// nobody.
 func routeImage() *metadata.Image {
 	return &metadata.Image{Topics: map[string]*metadata.Topic{
 		"t": {Name: "t", Partitions: []metadata.Partition{
@@ -26,6 +27,7 @@ func routeImage() *metadata.Image {
 		offsets.TopicName: {Name: offsets.TopicName, Partitions: []metadata.Partition{
 			{Index: 0, Leader: 1, Replicas: []int32{1}},
 			{Index: 1, Leader: 2, Replicas: []int32{2}},
+			{Index: 2, Leader: metadata.NoLeader, Replicas: []int32{2}},
 		}},
 	}}
 }
@@ -50,6 +52,7 @@ func TestMarkerRouteTargets(t *testing.T) {
 		{"offsets partition led here by now", base.TopicPartition{Topic: offsets.TopicName, Partition: 0}, client, 0, errNoMarkerRoute},
 		{"deleted topic", base.TopicPartition{Topic: "gone", Partition: 0}, client, 0, markers.ErrPartitionGone},
 		{"partition beyond the topic", base.TopicPartition{Topic: "t", Partition: 2}, client, 0, markers.ErrPartitionGone},
+		{"negative partition", base.TopicPartition{Topic: "t", Partition: -1}, client, 0, markers.ErrPartitionGone},
 	} {
 		r := markerRoute{nodeID: 1, image: func() *metadata.Image { return img }, client: tc.client, ctx: context.Background()}
 		a, err := r.target(nil, tc.tp)
@@ -64,7 +67,7 @@ func TestMarkerRouteTargets(t *testing.T) {
 			}
 		}
 	}
-	for p, want := range map[int32]bool{0: false, 1: true, 7: false} {
+	for p, want := range map[int32]bool{-1: false, 0: false, 1: true, 2: false, 7: false} {
 		if got := groupLedElsewhere(img, 1, p); got != want {
 			t.Errorf("groupLedElsewhere(%d) = %v, want %v", p, got, want)
 		}
@@ -103,6 +106,7 @@ func TestRemoteMarkerResult(t *testing.T) {
 		{"unknown to the leader", answer("t", 0, kerr.UnknownTopicOrPartition.Code), kerr.UnknownTopicOrPartition, true},
 		{"not authorized", answer("t", 0, kerr.ClusterAuthorizationFailed.Code), kerr.ClusterAuthorizationFailed, true},
 		{"no answer for the partition", answer("t", 1, 0), nil, true},
+		{"an answer for another topic", answer("u", 0, 0), nil, true},
 	} {
 		err := m.result(tc.resp)
 		switch {
