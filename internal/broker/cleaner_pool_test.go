@@ -3,6 +3,7 @@ package broker
 import (
 	"errors"
 	"fmt"
+	"math"
 	"testing"
 	"time"
 
@@ -54,11 +55,25 @@ func TestIOThrottleSharesOneRate(t *testing.T) {
 	if len(slept) != 1 || slept[0] != 1600*time.Millisecond {
 		t.Fatalf("slept %v, want [1.6s]", slept)
 	}
+	c.Advance(400 * time.Millisecond)
+	th.moved(800, nil) // the period began as the sleep ended: 800 bytes in 400 ms, 400 ms more
+	if len(slept) != 2 || slept[1] != 400*time.Millisecond {
+		t.Fatalf("slept %v, want [1.6s 400ms]", slept)
+	}
 	th.setRate(1e9)
 	c.Advance(time.Second)
 	th.moved(5000, nil)
-	if len(slept) != 1 {
+	if len(slept) != 2 {
 		t.Fatalf("slept %v under a rate it was far below", slept)
+	}
+}
+
+// TestRateOrUnlimited: an IOBytesPerSecond of 0 does not throttle.
+func TestRateOrUnlimited(t *testing.T) {
+	for _, tc := range []struct{ in, want float64 }{{0, math.MaxFloat64}, {1, 1}, {2.5e6, 2.5e6}} {
+		if got := rateOrUnlimited(tc.in); got != tc.want {
+			t.Errorf("rateOrUnlimited(%v) = %v, want %v", tc.in, got, tc.want)
+		}
 	}
 }
 
@@ -82,6 +97,12 @@ func TestCleanerOptionsChangeAtRunTime(t *testing.T) {
 	}
 	if got, ok := b.CleanerOptions(); !ok || got.Threads != 3 || got.IOBytesPerSecond != 1<<30 {
 		t.Fatalf("CleanerOptions = %+v, %v", got, ok)
+	}
+	b.cleaners.throttle.mu.Lock()
+	rate := b.cleaners.throttle.rate
+	b.cleaners.throttle.mu.Unlock()
+	if rate != 1<<30 {
+		t.Fatalf("the threads' throttle runs at %v bytes/s, want the new 1 GiB/s", rate)
 	}
 	// The new backoff: a partition made dirty now is cleaned within it,
 	// not after the hour the cleaner started with.

@@ -122,4 +122,15 @@ func TestCleanerSkipsAnUncleanablePartition(t *testing.T) {
 	if st.LastRun.IsZero() || st.MaxDirtyRatio != 0 {
 		t.Fatalf("status %+v: want a last run, and nothing dirty left", st)
 	}
+	// Once its topic is deleted, it is no longer counted.
+	if err := meta.DeleteTopic(t.Context(), "bad"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	b.RunCleaner(24 * 20)
+	if st := b.CleanerStatus(); st.Uncleanable != 0 {
+		t.Fatalf("%d uncleanable partitions once the bad one is deleted, want 0", st.Uncleanable)
+	}
 }

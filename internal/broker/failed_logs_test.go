@@ -4,10 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"syscall"
 	"testing"
 
 	"pgregory.net/rapid"
+
+	"github.com/strata-broker/strata/internal/base"
+	"github.com/strata-broker/strata/internal/metadata"
 )
 
 func TestReopenFreeBytes(t *testing.T) {
@@ -78,4 +82,69 @@ func TestReopenThresholdProperties(t *testing.T) {
 			t.Fatalf("reopenFreeBytes(%d) = %d < reopenFreeBytes(%d) = %d", b, rb, a, ra)
 		}
 	})
+}
+
+// TestReopenSettlesEachPartition: a failed log closed to be reopened is
+// opened again and hosted in its role; one that something else opened
+// meanwhile, that moved to other brokers, or whose topic is gone, is not,
+// and its data goes. Either way it is no longer waiting to be reopened.
+func TestReopenSettlesEachPartition(t *testing.T) {
+	f := newReplicationFixture(t, replicatedConfig(1))
+	f.createTopic("reopen", []int32{1}, []int32{1}, []int32{1})
+	at := func(topic string, i int32) base.TopicPartition {
+		return base.TopicPartition{Topic: topic, Partition: i}
+	}
+	closed, open, moved, gone := at("reopen", 0), at("reopen", 1), at("reopen", 2), at("gone", 0)
+	if err := os.MkdirAll(f.b.partitionDir(gone), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var detached []*hosted
+	f.b.mu.Lock()
+	for _, tp := range []base.TopicPartition{closed, moved} {
+		detached = append(detached, f.b.detachLocked(tp))
+	}
+	for _, tp := range []base.TopicPartition{closed, open, moved, gone} {
+		f.b.mu.reopening[tp] = "a full disk"
+	}
+	f.b.mu.Unlock()
+	for _, h := range detached {
+		if err := h.p.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	img := changedImage(f.meta.Image(), "reopen", moved.Partition, func(pa *metadata.Partition) { pa.Replicas = []int32{2} })
+	for _, tp := range []base.TopicPartition{closed, open, moved, gone} {
+		f.b.reopen(img, tp, "a full disk", diskSpace{}, fileUsage{})
+	}
+	if p := f.hosted(closed); p == detached[0].p || !p.IsLeader() {
+		t.Fatalf("%v not reopened as leader", closed)
+	}
+	if f.isHosted(moved) {
+		t.Fatalf("%v reopened on a broker that is not its replica", moved)
+	}
+	f.b.mu.Lock()
+	left := len(f.b.mu.reopening)
+	f.b.mu.Unlock()
+	if left != 0 {
+		t.Fatalf("%d partitions still waiting to be reopened", left)
+	}
+	for _, tp := range []base.TopicPartition{moved, gone} {
+		if _, err := os.Stat(f.b.partitionDir(tp)); !errors.Is(err, fs.ErrNotExist) {
+			t.Fatalf("the directory of %v: %v", tp, err)
+		}
+	}
+
+	// A reopening that failed is tried again at the next check, with no
+	// failed log left to look at.
+	f.b.mu.Lock()
+	h := f.b.detachLocked(open)
+	f.b.mu.reopening[open] = "a full disk"
+	f.b.mu.Unlock()
+	if err := h.p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f.b.reopenFailedLogs()
+	if p := f.hosted(open); p == h.p {
+		t.Fatalf("%v not reopened by the next check", open)
+	}
 }

@@ -133,11 +133,81 @@ func TestHighWatermarkCheckpointRefusesOtherFormats(t *testing.T) {
 		"0\nx\nt 0 5\n",           // no count
 		"0\n1\nt 0 5 6\n",         // a field too many
 		"0\n1\nt 99999999999 5\n", // partition past int32
+		"0\n1\nt 0 5\nt 1",        // a torn entry past the count
 	} {
 		if hws, err := decodeHighWatermarks([]byte(bad)); err == nil {
 			t.Errorf("decodeHighWatermarks(%q) = %v, want an error", bad, hws)
 		} else if strings.Contains(err.Error(), "\n") {
 			t.Errorf("decodeHighWatermarks(%q): error on several lines: %v", bad, err)
+		}
+	}
+}
+
+// TestHighWatermarkCheckpointFile: a missing checkpoint is an empty one;
+// each partition takes its entry once; a write that changes nothing
+// leaves the file alone, and write reports when it starts or stops
+// failing.
+func TestHighWatermarkCheckpointFile(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c, err := openHWCheckpoint(dir)
+	if err != nil {
+		t.Fatalf("no checkpoint file: %v, want an empty checkpoint", err)
+	}
+	tp := base.TopicPartition{Topic: "t", Partition: 0}
+	hws := map[base.TopicPartition]base.Offset{tp: 7}
+	if _, err := c.write(hws); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, hwCheckpointFile)
+	before, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.write(hws); err != nil {
+		t.Fatal(err)
+	}
+	if after, err := os.Stat(path); err != nil || !os.SameFile(before, after) {
+		t.Fatalf("an unchanged checkpoint was rewritten (%v)", err)
+	}
+
+	c, err = openHWCheckpoint(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.take(tp); !got.Set || got.Offset != 7 {
+		t.Fatalf("first take %+v, want 7", got)
+	}
+	if got := c.take(tp); got.Set {
+		t.Fatalf("second take %+v, want nothing: only the first open restores it", got)
+	}
+
+	moved := dir + ".moved"
+	for _, step := range []struct {
+		what        string
+		hw          base.Offset
+		dirGone     bool
+		wantChanged bool
+	}{
+		{"first failure", 8, true, true},
+		{"failing still", 9, true, false},
+		{"success again", 9, false, true},
+		{"success still", 10, false, false},
+	} {
+		if _, err := os.Stat(dir); step.dirGone == (err == nil) {
+			from, to := dir, moved
+			if !step.dirGone {
+				from, to = moved, dir
+			}
+			if err := os.Rename(from, to); err != nil {
+				t.Fatal(err)
+			}
+		}
+		changed, err := c.write(map[base.TopicPartition]base.Offset{tp: step.hw})
+		if (err != nil) != step.dirGone || changed != step.wantChanged {
+			t.Fatalf("%s: changed %v, err %v; want changed %v, failing %v", step.what, changed, err, step.wantChanged, step.dirGone)
 		}
 	}
 }

@@ -21,9 +21,7 @@ import (
 // it, to the smallest of their log ends, and never back.
 func TestReplicaFetchMovesTheHighWatermark(t *testing.T) {
 	f := newReplicationFixture(t, replicatedConfig(2))
-	f.createTopic("hw", []int32{1, 2, 3})
-	tp := base.TopicPartition{Topic: "hw", Partition: 0}
-	p := f.hosted(tp)
+	tp, p := f.createLed("hw", 1, 2, 3)
 	appendRecords(t, p, 10)
 	hw := func() base.Offset { return p.Offsets().HighWatermark }
 	if hw() != 0 {
@@ -102,9 +100,7 @@ func TestReplicaFetchRefusals(t *testing.T) {
 // move the high watermark.
 func TestISRShrinksAndExpandsThroughTheController(t *testing.T) {
 	f := newReplicationFixture(t, replicatedConfig(1))
-	f.createTopic("isr", []int32{1, 2, 3})
-	tp := base.TopicPartition{Topic: "isr", Partition: 0}
-	p := f.hosted(tp)
+	tp, p := f.createLed("isr", 1, 2, 3)
 	appendRecords(t, p, 3)
 	f.mustFetch(tp, 2, 3, 0)
 	f.mustFetch(tp, 3, 3, 0)
@@ -147,7 +143,8 @@ func TestISRShrinksAndExpandsThroughTheController(t *testing.T) {
 
 // TestFencedFollowerDoesNotJoinTheISR: a caught-up follower whose broker
 // is fenced, or whose fetch carries an old broker epoch, is not proposed
-// into the ISR (KIP-841, KIP-903).
+// into the ISR (KIP-841, KIP-903), and the high watermark does not wait
+// for it.
 func TestFencedFollowerDoesNotJoinTheISR(t *testing.T) {
 	f := newReplicationFixture(t, replicatedConfig(1))
 	f.fence(3)
@@ -160,6 +157,12 @@ func TestFencedFollowerDoesNotJoinTheISR(t *testing.T) {
 	f.b.async.close() // wait for any proposal
 	if isr := f.imagePartition(tp).ISR; !slices.Equal(isr, []int32{1, 2}) {
 		t.Fatalf("ISR %v after a fenced follower caught up, want [1 2]", isr)
+	}
+	// Nor does the high watermark wait for it, caught up as it was.
+	appendRecords(t, f.hosted(tp), 2)
+	f.mustFetch(tp, 2, 2, 0)
+	if hw := f.hosted(tp).Offsets().HighWatermark; hw != 2 {
+		t.Fatalf("high watermark %d, want 2: fenced 3 is not waited for", hw)
 	}
 }
 
@@ -265,4 +268,83 @@ func TestHighWatermarkNeverPassesTheISR(t *testing.T) {
 			last = off.HighWatermark
 		}
 	})
+}
+
+// TestNewLeaderTrustsItsISR: a new leader counts the ISR members as
+// caught up from the start of its term (Kafka's resetReplicaState), so
+// its first ISR check, before any follower fetched, shrinks nothing.
+func TestNewLeaderTrustsItsISR(t *testing.T) {
+	f := newReplicationFixture(t, replicatedConfig(1))
+	f.createTopic("trust", []int32{1, 2, 3})
+	tp := base.TopicPartition{Topic: "trust", Partition: 0}
+	f.b.isrPass()
+	ls, err := f.b.leaderStateOf(tp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if ls.mu.pending != nil {
+		t.Fatalf("a new leader proposed %v before its followers could fetch", ls.mu.pending.isr)
+	}
+}
+
+// TestLeaderEpochStart: LeaderEpochStart is where this node's leader
+// epoch began in the partition's lineage: after a restart in the same
+// epoch, where the epoch began, not the log end; after a re-election in a
+// later epoch (an image that skipped the term of another leader), the log
+// end then. A partition replaced since has none.
+func TestLeaderEpochStart(t *testing.T) {
+	meta := &overrideMeta{Store: openTestMeta(t)}
+	f := newReplicationFixtureOn(t, meta, replicatedConfig(1))
+	f.createTopic("epochs", []int32{1, 2})
+	tp := base.TopicPartition{Topic: "epochs", Partition: 0}
+	before := f.hosted(tp)
+	appendRecords(t, before, 5)
+	f.restart()
+	p := f.hosted(tp)
+	if start, ok := f.b.LeaderEpochStart(p); !ok || start != 0 {
+		t.Fatalf("after a restart, epoch start %d (%v), want 0", start, ok)
+	}
+	if _, ok := f.b.LeaderEpochStart(before); ok {
+		t.Fatal("the partition closed by the restart has an epoch start")
+	}
+	appendRecords(t, p, 2)
+
+	meta.serveChanged("epochs", 0, func(pa *metadata.Partition) { pa.LeaderEpoch++; pa.PartitionEpoch++ })
+	f.reconcile()
+	if start, ok := f.b.LeaderEpochStart(p); !ok || start != 7 {
+		t.Fatalf("re-elected in a new epoch, epoch start %d (%v), want the log end 7", start, ok)
+	}
+}
+
+// TestCheckReplicaFetchRecordsNothing: CheckReplicaFetch, a parked
+// fetch's second read, answers as ReplicaFetch does but moves neither the
+// follower's state nor the high watermark.
+func TestCheckReplicaFetchRecordsNothing(t *testing.T) {
+	f := newReplicationFixture(t, replicatedConfig(1))
+	tp, p := f.createLed("check", 1, 2)
+	appendRecords(t, p, 3)
+	res, err := f.b.CheckReplicaFetch(ReplicaFetch{TP: tp, ReplicaID: 2, BrokerEpoch: f.epochs[2], HasBrokerEpoch: true, FetchOffset: 3})
+	if err != nil || res.Verdict != replication.FetchFromOffset {
+		t.Fatalf("CheckReplicaFetch: %+v, %v", res, err)
+	}
+	if hw := p.Offsets().HighWatermark; hw != 0 {
+		t.Fatalf("high watermark %d after a check, want 0", hw)
+	}
+}
+
+// TestReplicaFetchBetweenEpochs: a partition that has taken a new leader
+// epoch its leader state has not (a role change is half done) refuses
+// follower fetches.
+func TestReplicaFetchBetweenEpochs(t *testing.T) {
+	f := newReplicationFixture(t, replicatedConfig(1))
+	f.createTopic("between", []int32{1, 2})
+	tp := base.TopicPartition{Topic: "between", Partition: 0}
+	if err := f.hosted(tp).BecomeLeader(f.imagePartition(tp).LeaderEpoch + 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.fetch(tp, 2, 0, -1); !errors.Is(err, partition.ErrNotLeader) {
+		t.Fatalf("a fetch between epochs: %v, want ErrNotLeader", err)
+	}
 }

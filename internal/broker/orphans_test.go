@@ -183,3 +183,22 @@ func TestTierDepsValidateOrphans(t *testing.T) {
 		})
 	}
 }
+
+// notController is a member of the quorum that is not its controller.
+type notController struct{ *metadata.Store }
+
+func (notController) IsController() bool { return false }
+
+// TestOrphanPassOnlyOnTheController: a broker that is not the controller
+// leaves the bucket alone, orphan and all.
+func TestOrphanPassOnlyOnTheController(t *testing.T) {
+	f := newOrphanFixture(t)
+	const grace = time.Hour
+	clk := clock.NewManual(time.Now().Add(grace + time.Minute))
+	b := f.testBroker(clk, grace, false, &bytes.Buffer{})
+	b.opts.Meta = notController{f.meta}
+	b.orphanPass(t.Context())
+	if !f.has(t, f.orphan) {
+		t.Fatalf("a broker that is not the controller deleted the orphan %s", f.orphan)
+	}
+}

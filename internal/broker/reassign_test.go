@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"errors"
 	"os"
 	"slices"
 	"testing"
@@ -110,9 +111,7 @@ func TestReassignmentAddsAndRemovesReplicasHere(t *testing.T) {
 // change completes the reassignment.
 func TestReassignmentGrowsTheISRThroughTheLeader(t *testing.T) {
 	f := newReplicationFixture(t, replicatedConfig(1))
-	f.createTopic("grow", []int32{1})
-	tp := base.TopicPartition{Topic: "grow", Partition: 0}
-	p := f.hosted(tp)
+	tp, p := f.createLed("grow", 1)
 	appendRecords(t, p, 4)
 	f.reassign(tp, 1, 3)
 	if pa := f.imagePartition(tp); !slices.Equal(pa.AddingReplicas, []int32{3}) || !slices.Equal(pa.ISR, []int32{1}) {
@@ -126,5 +125,52 @@ func TestReassignmentGrowsTheISRThroughTheLeader(t *testing.T) {
 	}
 	if !p.IsLeader() || p.Offsets().HighWatermark != 4 {
 		t.Fatalf("leader %v, high watermark %d", p.IsLeader(), p.Offsets().HighWatermark)
+	}
+}
+
+// TestReassignmentKeepsWhatTheLeaderKnows: a replica added to a partition
+// led here with followers gets a follower state of its own, and the
+// followers that stay keep theirs: 2's fetch before the move still counts
+// for the high watermark after it.
+func TestReassignmentKeepsWhatTheLeaderKnows(t *testing.T) {
+	f := newReplicationFixture(t, replicatedConfig(1))
+	tp, p := f.createLed("widen", 1, 2)
+	appendRecords(t, p, 4)
+	f.mustFetch(tp, 2, 4, 0)
+	f.reassign(tp, 1, 2, 3)
+	f.mustFetch(tp, 3, 0, -1)
+	f.mustFetch(tp, 3, 4, 0)
+	pa := f.awaitISR(tp, 1, 2, 3)
+	if pa.Reassigning() || !slices.Equal(pa.Replicas, []int32{1, 2, 3}) {
+		t.Fatalf("after 3 caught up: %+v", pa)
+	}
+	if lw, err := f.b.LowWatermark(p); err != nil || lw != 0 {
+		t.Fatalf("low watermark %d, %v; want 0: every follower has fetched", lw, err)
+	}
+	appendRecords(t, p, 2)
+	f.mustFetch(tp, 3, 6, 0)
+	if hw := p.Offsets().HighWatermark; hw != 4 {
+		t.Fatalf("high watermark %d, want 4: 2 has fetched only that far", hw)
+	}
+}
+
+// TestReassignmentToTheLeaderAlone: a partition led here that a
+// reassignment leaves with this node alone commits its appends by itself,
+// as a single replica does, and serves no follower.
+func TestReassignmentToTheLeaderAlone(t *testing.T) {
+	f := newReplicationFixture(t, replicatedConfig(1))
+	tp, p := f.createLed("narrow", 1, 2)
+	appendRecords(t, p, 2)
+	f.mustFetch(tp, 2, 2, 0)
+	f.reassign(tp, 1)
+	if pa := f.imagePartition(tp); pa.Reassigning() || !slices.Equal(pa.Replicas, []int32{1}) {
+		t.Fatalf("after the move: %+v", pa)
+	}
+	appendRecords(t, p, 1)
+	if off := p.Offsets(); off.HighWatermark != off.LogEnd || off.LogEnd != 3 {
+		t.Fatalf("alone, offsets %+v; want the high watermark at the log end, 3", off)
+	}
+	if _, err := f.fetch(tp, 2, 3, 0); !errors.Is(err, ErrNotReplica) {
+		t.Fatalf("a fetch by the removed replica: %v, want ErrNotReplica", err)
 	}
 }

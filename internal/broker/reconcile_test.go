@@ -1,10 +1,12 @@
 package broker
 
 import (
+	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -227,5 +229,116 @@ func TestRoleChangeDoesNotStallTheOthers(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join(f.b.partitionDir(moving), "leader-epoch-checkpoint"))
 	if want := fmt.Sprintf("0\n1\n%d 0\n", epoch); err != nil || string(data) != want {
 		t.Fatalf("moving-0's checkpoint %q, %v; want %q", data, err, want)
+	}
+}
+
+// TestReconcileReportsAConfigItCannotApply: a topic config change that
+// does not resolve fails the Reconcile; once the config is fixed, the
+// next one succeeds.
+func TestReconcileReportsAConfigItCannotApply(t *testing.T) {
+	meta := openTestMeta(t)
+	o := idleTestOptions(t, meta, replicatedConfig(1))
+	resolve := o.Resolve
+	o.Resolve = func(cs ConfigSources) (partition.Config, error) {
+		if cs.Topic[slowOpenMarker] == "bad" {
+			return partition.Config{}, fmt.Errorf("%s=bad", slowOpenMarker)
+		}
+		return resolve(cs)
+	}
+	b := startTestBroker(t, o)
+	createTopic(t, meta, "cfg", 1)
+	for _, step := range []struct {
+		value string
+		ok    bool
+	}{{"bad", false}, {"1000", true}} {
+		if err := meta.SetTopicConfigs(t.Context(), "cfg", map[string]string{slowOpenMarker: step.value}); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Reconcile(); (err == nil) != step.ok {
+			t.Fatalf("%s=%s: Reconcile %v, want ok %v", slowOpenMarker, step.value, err, step.ok)
+		}
+	}
+}
+
+// TestClaimDir: a partition directory left by a deleted topic of the
+// same name is emptied before the new topic takes it; one of the same
+// topic is kept as it is.
+func TestClaimDir(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "t-0")
+	old, cur := base.TopicID{1}, base.TopicID{2}
+	if err := claimDir(dir, old); err != nil {
+		t.Fatal(err)
+	}
+	stray := filepath.Join(dir, "00000000000000000000.log")
+	for _, step := range []struct {
+		id        base.TopicID
+		keepsData bool
+	}{{old, true}, {cur, false}} {
+		if err := os.WriteFile(stray, []byte("data"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := claimDir(dir, step.id); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(stray); (err == nil) != step.keepsData {
+			t.Fatalf("topic id %x: the log there: %v, want kept %v", step.id[0], err, step.keepsData)
+		}
+		data, err := os.ReadFile(filepath.Join(dir, PartitionMetadataFile))
+		if err != nil || !strings.Contains(string(data), "topic_id: "+hex.EncodeToString(step.id[:])) {
+			t.Fatalf("topic id %x: %s holds %q (%v)", step.id[0], PartitionMetadataFile, data, err)
+		}
+	}
+}
+
+// TestRemoveStrayDirs: at start, the directory of a partition no longer
+// hosted (its topic deleted while the broker was down) and one left
+// renamed for deletion (whatever is left in it) are removed; what is
+// hosted, and a directory that is not a partition's, stay.
+func TestRemoveStrayDirs(t *testing.T) {
+	meta := openTestMeta(t)
+	b := startTestBroker(t, idleTestOptions(t, meta, replicatedConfig(1)))
+	createTopic(t, meta, "kept", 1)
+	if err := b.Reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	dirs := map[string]bool{"kept-0": true, "notes": true, "deleted-0": false, "old-0.deleted": false}
+	for name := range dirs {
+		if name == "kept-0" {
+			continue
+		}
+		path := filepath.Join(b.DataDir(), name)
+		if err := os.MkdirAll(path, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if name == "deleted-0" {
+			if err := os.WriteFile(filepath.Join(path, PartitionMetadataFile), []byte("version: 0\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := b.removeStrayDirs(); err != nil {
+		t.Fatal(err)
+	}
+	for name, keep := range dirs {
+		if _, err := os.Stat(filepath.Join(b.DataDir(), name)); (err == nil) != keep {
+			t.Errorf("%s: %v, want kept %v", name, err, keep)
+		}
+	}
+}
+
+// TestOpenAsFollower: a partition opened where another broker leads is a
+// follower in the leader's epoch from the start, before it is hosted:
+// no client may append to it meanwhile.
+func TestOpenAsFollower(t *testing.T) {
+	f := newReplicationFixture(t, replicatedConfig(1))
+	tp := base.TopicPartition{Topic: "opened", Partition: 0}
+	topic := &metadata.Topic{Name: tp.Topic, ID: base.TopicID{9}}
+	h, err := f.b.open(tp, topic, metadata.Partition{Leader: 2, LeaderEpoch: 3, Replicas: []int32{2, 1}, ISR: []int32{2, 1}}, ConfigSources{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.p.Close()
+	if h.p.IsLeader() || h.p.Offsets().LeaderEpoch != 3 {
+		t.Fatalf("opened as leader %v in epoch %d, want a follower in 3", h.p.IsLeader(), h.p.Offsets().LeaderEpoch)
 	}
 }

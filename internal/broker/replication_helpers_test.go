@@ -45,6 +45,8 @@ func storeOf(m Metadata) *metadata.Store {
 		return m
 	case *overrideMeta:
 		return m.Store
+	case *scriptedAlterMeta:
+		return m.Store
 	}
 	panic(fmt.Sprintf("no store under %T", m))
 }
@@ -104,6 +106,15 @@ func (f *replicationFixture) createTopic(name string, assignments ...[]int32) *m
 	}
 	f.reconcile()
 	return topic
+}
+
+// createLed creates topic name with one partition on replicas (this node
+// first, its leader) and returns the partition and the broker's copy.
+func (f *replicationFixture) createLed(name string, replicas ...int32) (base.TopicPartition, *partition.Partition) {
+	f.t.Helper()
+	f.createTopic(name, replicas)
+	tp := base.TopicPartition{Topic: name, Partition: 0}
+	return tp, f.hosted(tp)
 }
 
 func (f *replicationFixture) reconcile() {

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"sync/atomic"
@@ -127,6 +128,42 @@ func (m *overrideMeta) Image() *metadata.Image {
 	return m.Store.Image()
 }
 
+// serveChanged serves, as the next image, the current one with partition
+// index of topic changed by change.
+func (m *overrideMeta) serveChanged(topic string, index int32, change func(*metadata.Partition)) {
+	m.img.Store(changedImage(m.Image(), topic, index, change))
+}
+
+// changedImage is the image after from with partition index of topic
+// changed by change; from is left as it is.
+func changedImage(from *metadata.Image, topic string, index int32, change func(*metadata.Partition)) *metadata.Image {
+	img := *from
+	t := *img.Topics[topic]
+	t.Partitions = slices.Clone(t.Partitions)
+	change(&t.Partitions[index])
+	img.Topics, img.TopicsByID = maps.Clone(img.Topics), maps.Clone(img.TopicsByID)
+	img.Topics[topic], img.TopicsByID[t.ID] = &t, &t
+	img.Version++
+	return &img
+}
+
+// TestFollowerHearsANewLeaderEpoch: a follower whose leader is re-elected
+// in a new epoch (an image that skipped another leader's term) is told to
+// fetch in that epoch.
+func TestFollowerHearsANewLeaderEpoch(t *testing.T) {
+	meta := &overrideMeta{Store: openTestMeta(t)}
+	f := newReplicationFixtureOn(t, meta, replicatedConfig(1))
+	f.createTopic("reelected", []int32{2, 1})
+	tp := base.TopicPartition{Topic: "reelected", Partition: 0}
+	f.follows.take()
+	epoch := f.imagePartition(tp).LeaderEpoch
+	meta.serveChanged("reelected", 0, func(pa *metadata.Partition) { pa.LeaderEpoch++; pa.PartitionEpoch++ })
+	f.reconcile()
+	if got, want := f.follows.take(), []string{fmt.Sprintf("follow %v 2@%d", tp, epoch+1)}; !slices.Equal(got, want) {
+		t.Fatalf("re-elected, Followers heard %v, want %v", got, want)
+	}
+}
+
 // TestReplicaRemovedDeletesItsData: a partition whose replicas no longer
 // include this node is closed and its data deleted; the others stay.
 func TestReplicaRemovedDeletesItsData(t *testing.T) {
@@ -220,8 +257,13 @@ func TestPlanHostingKeepsEveryReplica(t *testing.T) {
 			tt, ok := img.TopicsByID[id]
 			assigned := ok && tt.Name == tp.Topic && int(tp.Partition) < len(tt.Partitions) &&
 				slices.Contains(tt.Partitions[tp.Partition].Replicas, node)
-			if _, removed := plan.remove[tp]; removed == assigned {
+			why, removed := plan.remove[tp]
+			if removed == assigned {
 				t.Fatalf("hosted %v (topic id %x): removed %v, but assigned here %v", tp, id[0], removed, assigned)
+			}
+			gone := !ok || tt.Name != tp.Topic || int(tp.Partition) >= len(tt.Partitions)
+			if removed && (why == removeTopicGone) != gone {
+				t.Fatalf("hosted %v (topic id %x) removed because %v; its topic gone: %v", tp, id[0], why, gone)
 			}
 		}
 		want := 0
