@@ -246,3 +246,27 @@ func TestTokenValidatorTrustsTheTruststore(t *testing.T) {
 		t.Fatalf("with the endpoint's CA in the truststore: %q, %v", p, err)
 	}
 }
+
+// A key set endpoint that answers with an error status is not read, even
+// when its body is a key set (a cached or stale page): the key set stays
+// unfetched and the error names the status.
+func TestKeySetErrorStatusIsNotAKeySet(t *testing.T) {
+	k := newRSAKey(t)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = w.Write(jwksDoc(t, map[string]*rsa.PublicKey{"k": &k.PublicKey}))
+	}))
+	defer srv.Close()
+	s, err := startJWKS(config.OAuthValidation{Secured: true, JWKSURL: srv.URL, JWKSRefresh: time.Hour,
+		RetryBackoff: time.Hour, RetryBackoffMax: time.Hour, PrincipalClaim: "sub"}, quietLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	if _, ok := s.current(); ok {
+		t.Fatal("the key set of a 503 answer was taken")
+	}
+	if err := s.fetch(t.Context()); err == nil || !strings.Contains(err.Error(), "503") {
+		t.Fatalf("fetch from an endpoint answering 503: %v, want an error naming the status", err)
+	}
+}
