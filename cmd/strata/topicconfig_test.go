@@ -202,6 +202,19 @@ func TestPartitionConfigMapsTheTopic(t *testing.T) {
 	if compacted := resolve(map[string]string{"cleanup.policy": "compact", "retention.ms": "9000"}); compacted.Retention.RetentionMs.Set || !compacted.Compact {
 		t.Errorf("a compacted topic: %+v", compacted.Retention)
 	}
+
+	tieredBroker, err := config.LoadBroker("", nil, map[string]string{"remote.log.storage.system.enable": "true"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tiered, err := config.ResolveTopic(map[string]string{"remote.storage.enable": "true", "remote.log.copy.disable": "true"}, tieredBroker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pc := partitionConfig(tiered); !pc.Tiered || !pc.RemoteCopyDisabled || defaults.Tiered || defaults.RemoteCopyDisabled {
+		t.Errorf("remote.storage.enable and remote.log.copy.disable: tiered %v, copy disabled %v; defaults %v, %v",
+			pc.Tiered, pc.RemoteCopyDisabled, defaults.Tiered, defaults.RemoteCopyDisabled)
+	}
 }
 
 // No cleaner runs with log.cleaner.enable=false or no cleaner thread.
