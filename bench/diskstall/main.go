@@ -6,6 +6,12 @@
 // other are one episode), with the median time between episodes. A disk
 // that pauses every N ms shows it as a steady episode period.
 //
+// With --busy N, N goroutines keep the CPU busy while it measures, and
+// each mode reports the steal time the kernel counted meanwhile (steal_ms,
+// -1 where /proc/stat has none): on a virtual machine whose host runs the
+// disk's emulation on the guest's CPU budget, syncs stall when the guest's
+// CPUs are busy, which a probe on an idle guest does not show.
+//
 // It runs twice: appending past each file's size into blocks reserved
 // with fallocate KEEP_SIZE (every sync also writes the inode and the
 // extent tree, what a log does without zero-fill), and overwriting blocks
@@ -15,7 +21,7 @@
 //
 //	{"files":6,"rate_mb_s":100,"write_bytes":16384,"append":{...},"overwrite":{...}}
 //
-//	diskstall --dir DIR [--files 6] [--rate-mb-s 100] [--write-bytes 16384] [--seconds 5] [--stall-ms 5]
+//	diskstall --dir DIR [--files 6] [--rate-mb-s 100] [--write-bytes 16384] [--seconds 5] [--stall-ms 5] [--busy 0]
 //
 // It writes --files files in DIR of the rate's share times --seconds plus
 // 1 MiB each, and removes them. Bounded: each mode stops after --seconds.
@@ -64,6 +70,7 @@ type modeReport struct {
 	Episodes        int     `json:"episodes"`
 	EpisodePeriodMs float64 `json:"episode_period_ms"` // median between episode starts; 0 with fewer than 2
 	StalledShare    float64 `json:"stalled_share"`     // share of the run inside an episode
+	StealMs         int64   `json:"steal_ms"`          // CPU time the host took from this machine meanwhile; -1 unknown
 }
 
 type report struct {
@@ -72,6 +79,7 @@ type report struct {
 	WriteBytes int        `json:"write_bytes"`
 	Seconds    int        `json:"seconds"`
 	StallMs    int        `json:"stall_ms"`
+	Busy       int        `json:"busy"`
 	Append     modeReport `json:"append"`
 	Overwrite  modeReport `json:"overwrite"`
 }
@@ -83,6 +91,7 @@ type params struct {
 	writeBytes int
 	seconds    int
 	stallMs    int
+	busy       int
 }
 
 func main() {
@@ -93,6 +102,7 @@ func main() {
 	flag.IntVar(&p.writeBytes, "write-bytes", 16<<10, "bytes written before each sync")
 	flag.IntVar(&p.seconds, "seconds", 5, "length of each mode")
 	flag.IntVar(&p.stallMs, "stall-ms", 5, "a sync at least this long is a stall")
+	flag.IntVar(&p.busy, "busy", 0, "goroutines kept busy on the CPU while measuring")
 	flag.Parse()
 	if err := run(p); err != nil {
 		fmt.Fprintln(os.Stderr, "diskstall:", err)
@@ -114,6 +124,8 @@ func (p params) check() error {
 		return fmt.Errorf("--seconds %d: use 1 to 60", p.seconds)
 	case p.stallMs < 1:
 		return fmt.Errorf("--stall-ms %d: use 1 or more", p.stallMs)
+	case p.busy < 0 || p.busy > 8:
+		return fmt.Errorf("--busy %d: use 0 to 8", p.busy)
 	}
 	return nil
 }
@@ -122,23 +134,25 @@ func run(p params) error {
 	if err := p.check(); err != nil {
 		return err
 	}
-	rep := report{Files: p.files, RateMBs: p.rateMBs, WriteBytes: p.writeBytes, Seconds: p.seconds, StallMs: p.stallMs}
+	rep := report{Files: p.files, RateMBs: p.rateMBs, WriteBytes: p.writeBytes, Seconds: p.seconds, StallMs: p.stallMs, Busy: p.busy}
 	for _, m := range []struct {
 		overwrite bool
 		out       *modeReport
 	}{{false, &rep.Append}, {true, &rep.Overwrite}} {
-		lat, stalls, err := runMode(p, m.overwrite)
+		lat, stalls, stealMs, err := runMode(p, m.overwrite)
 		if err != nil {
 			return err
 		}
 		*m.out = summarize(lat, stalls, time.Duration(p.seconds)*time.Second)
+		m.out.StealMs = stealMs
 	}
 	return json.NewEncoder(os.Stdout).Encode(rep)
 }
 
 // runMode appends to p.files files at once for p.seconds and returns every
-// sync's latency and the stalls among them.
-func runMode(p params, overwrite bool) ([]time.Duration, []stall, error) {
+// sync's latency, the stalls among them and the steal time meanwhile (ms;
+// -1 unknown), with p.busy goroutines spinning while it runs.
+func runMode(p params, overwrite bool) ([]time.Duration, []stall, int64, error) {
 	perFile := float64(p.rateMBs) * 1e6 / float64(p.files)
 	interval := time.Duration(float64(time.Second) * float64(p.writeBytes) / perFile)
 	size := int64(perFile*float64(p.seconds)) + 1<<20
@@ -148,7 +162,7 @@ func runMode(p params, overwrite bool) ([]time.Duration, []stall, error) {
 		name := filepath.Join(p.dir, "diskstall-"+strconv.Itoa(os.Getpid())+"-"+strconv.Itoa(i))
 		f, err := prepare(name, size, overwrite)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, 0, err
 		}
 		defer os.Remove(name)
 		defer f.Close()
@@ -161,6 +175,8 @@ func runMode(p params, overwrite bool) ([]time.Duration, []stall, error) {
 		first  error
 		wg     sync.WaitGroup
 	)
+	stealBefore, stealKnown := stealTicks()
+	stopSpinning := spin(p.busy)
 	start := time.Now()
 	stop := start.Add(time.Duration(p.seconds) * time.Second)
 	for _, f := range files {
@@ -178,7 +194,13 @@ func runMode(p params, overwrite bool) ([]time.Duration, []stall, error) {
 		}()
 	}
 	wg.Wait()
-	return lat, stalls, first
+	stopSpinning()
+	stealAfter, stillKnown := stealTicks()
+	stealMs := int64(-1)
+	if stealKnown && stillKnown {
+		stealMs = (stealAfter - stealBefore) * 1000 / userHz
+	}
+	return lat, stalls, stealMs, first
 }
 
 // prepare creates the file name: with overwrite, size bytes of zeros

@@ -77,6 +77,8 @@ func TestCheckRefusesBadFlags(t *testing.T) {
 		func(p *params) { p.writeBytes = 100 },
 		func(p *params) { p.seconds = 61 },
 		func(p *params) { p.stallMs = 0 },
+		func(p *params) { p.busy = -1 },
+		func(p *params) { p.busy = 9 },
 	} {
 		p := good
 		bad(&p)
