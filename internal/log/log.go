@@ -43,6 +43,7 @@ type Log struct {
 		closed      bool
 		rate        appendRate // whether zero-filling pays (ZeroFill)
 		replacing   bool       // a Replacement is neither committed nor dropped (replace.go)
+		pacer       syncPacer  // spaces back-to-back sync rounds (sync_pace.go)
 	}
 }
 

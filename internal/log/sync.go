@@ -17,6 +17,7 @@ type syncPlan struct {
 	end     base.Offset
 	newRP   base.Offset // recovery point to persist after the round
 	writeRP bool
+	bytes   int64 // appended bytes the round makes durable
 }
 
 // Sync returns once everything appended before the call is durable.
@@ -59,11 +60,10 @@ func (l *Log) SyncTo(end base.Offset) error {
 }
 
 // leadSyncRound runs one fdatasync round, unless another caller started one
-// first. lifecycle is held shared so that no file is truncated or closed under
-// the round.
+// first. Once it has claimed the round it may wait a moment first
+// (syncPacer), holding no lock: appends go on meanwhile and the round
+// covers them.
 func (l *Log) leadSyncRound() error {
-	l.lifecycle.RLock()
-	defer l.lifecycle.RUnlock()
 	l.mu.Lock()
 	if l.mu.syncing != nil || l.mu.closed || l.mu.failed != nil {
 		l.mu.Unlock()
@@ -71,16 +71,36 @@ func (l *Log) leadSyncRound() error {
 	}
 	done := make(chan struct{})
 	l.mu.syncing = done
+	wait := l.mu.pacer.wait(l.clock.Now())
+	l.mu.Unlock()
+	if wait > 0 {
+		time.Sleep(wait)
+	}
+	return l.runSyncRound(done)
+}
+
+// runSyncRound plans and executes the round that leadSyncRound claimed,
+// then closes done. lifecycle is held shared so that no file is truncated
+// or closed under the round.
+func (l *Log) runSyncRound(done chan struct{}) error {
+	l.lifecycle.RLock()
+	defer l.lifecycle.RUnlock()
+	l.mu.Lock()
+	if l.mu.closed || l.mu.failed != nil { // while the round waited
+		l.mu.syncing = nil
+		close(done)
+		l.mu.Unlock()
+		return nil // the caller's loop reports it
+	}
+	started := l.clock.Now()
 	p := l.planSyncLocked()
+	l.mu.pacer.started(started, p.bytes)
 	l.mu.Unlock()
 
-	var started time.Time
-	if l.onSync != nil {
-		started = l.clock.Now()
-	}
 	err := p.execute(l.fs, l.dir)
+	took := l.clock.Now().Sub(started)
 	if err == nil && l.onSync != nil {
-		l.onSync(l.clock.Now().Sub(started))
+		l.onSync(took)
 	}
 
 	l.mu.Lock()
@@ -90,6 +110,7 @@ func (l *Log) leadSyncRound() error {
 	if err != nil {
 		return l.failLocked(err)
 	}
+	l.mu.pacer.finished(took)
 	for i, s := range p.segs {
 		s.syncedBytes = max(s.syncedBytes, p.sizes[i])
 	}
@@ -113,6 +134,7 @@ func (l *Log) planSyncLocked() syncPlan {
 		// A cut (sizeDirty) is made durable by this round; cleared now for
 		// the reason dirDirty is.
 		if s.syncedBytes < s.sizeBytes || s.sizeDirty {
+			p.bytes += max(0, s.sizeBytes-s.syncedBytes)
 			p.sizes = append(p.sizes, s.sizeBytes)
 			p.segs = append(p.segs, s)
 			s.sizeDirty = false
