@@ -89,8 +89,15 @@ func (m *classicMember) join(w *walker) {
 		req.Protocols = append(req.Protocols, p)
 	}
 	resp, ok := w.send(req).(*kmsg.JoinGroupResponse)
-	if !ok {
-		return
+	if req.GetVersion() < 5 {
+		// JoinGroup carries an instance id from v5 (KIP-345): below,
+		// the member joined as a dynamic one, and naming the instance
+		// in its SyncGroup or Heartbeat would only be answered
+		// UNKNOWN_MEMBER_ID, as Kafka answers it (walk seed 7002).
+		m.instance = nil
+	}
+	if !ok || w.mutated && resp.ErrorCode != 0 {
+		return // a mutated join's refusal says nothing of the member (settle)
 	}
 	switch kerr.ErrorForCode(resp.ErrorCode) {
 	case nil:
@@ -134,8 +141,16 @@ func (m *classicMember) sync(w *walker) {
 
 // settle moves the member on after an answer about its membership:
 // heartbeats, commits and offset reads while it holds, a new join when the
-// group rebalances or forgot it.
+// group rebalances or forgot it. The answer to a mutated request may be
+// about another member or group: the member then asks again with a
+// heartbeat rather than give up a membership it may still hold, which
+// would leave it in the group until its session ends and, with a
+// protocol no other walker names, keep them all out (walk seed 7002).
 func (m *classicMember) settle(w *walker, code int16) {
+	if w.mutated {
+		m.next = classicHeartbeat
+		return
+	}
 	switch kerr.ErrorForCode(code) {
 	case nil:
 		m.next = []int{classicHeartbeat, classicHeartbeat, classicCommit, classicFetch}[w.rng.IntN(4)]
