@@ -193,12 +193,7 @@ func (p *txnWalker) addPartitions(w *walker) {
 	if !ok {
 		return
 	}
-	code := resp.ErrorCode
-	for _, t := range resp.Topics {
-		for _, rp := range t.Partitions {
-			code = max(code, rp.ErrorCode)
-		}
-	}
+	code := addPartitionsCode(resp)
 	if code == 0 && !w.mutated {
 		for _, q := range parts {
 			p.added[q] = true
@@ -213,6 +208,35 @@ func (p *txnWalker) addPartitions(w *walker) {
 		next = txnAddOffsets
 	}
 	p.after(w, code, next)
+}
+
+// addPartitionsCode is the error code of an AddPartitionsToTxn answer:
+// the request's, or the first partition's, the one that made the others
+// OPERATION_NOT_ATTEMPTED if any, which v3 and older answer in Topics and
+// v4+ per transaction (walk seed 7030: a v4 answer refusing
+// every partition was taken for a clean one, and the records produced
+// next, which joined the transaction that was still ending, were tracked
+// as the aborted next one's).
+func addPartitionsCode(resp *kmsg.AddPartitionsToTxnResponse) int16 {
+	code := resp.ErrorCode
+	worse := func(c int16) {
+		if c != 0 && (code == 0 || code == kerr.OperationNotAttempted.Code) {
+			code = c
+		}
+	}
+	for _, t := range resp.Topics {
+		for _, rp := range t.Partitions {
+			worse(rp.ErrorCode)
+		}
+	}
+	for _, tx := range resp.Transactions {
+		for _, t := range tx.Topics {
+			for _, rp := range t.Partitions {
+				worse(rp.ErrorCode)
+			}
+		}
+	}
+	return code
 }
 
 // verifyOnly picks whether a brokers' AddPartitionsToTxn only asks if
