@@ -2,8 +2,12 @@ package e2e
 
 import (
 	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -286,4 +290,31 @@ func (m *shareMember) acknowledgementsInFetch(w *walker) []kmsg.ShareFetchReques
 		return nil
 	}
 	return []kmsg.ShareFetchRequestTopic{rt}
+}
+
+// establishShareGroup makes group a share group before the walks start:
+// a member joins, subscribed to topic, and leaves, and the empty group
+// stays (until a DeleteGroups). A group id names one type of group at a
+// time, and the first request that creates it picks the type: without
+// this, a mutated ConsumerGroupHeartbeat naming the share group's id
+// before the share members' first join made it a consumer group, whose
+// abandoned static member outlived the walks, and every share member was
+// refused with GROUP_ID_NOT_FOUND (seed 7098).
+func establishShareGroup(t *testing.T, cl *kgo.Client, group, topic string) {
+	t.Helper()
+	member := walkMember(rand.New(rand.NewPCG(1, 2)))
+	for _, epoch := range []int32{0, -1} {
+		req := kmsg.NewPtrShareGroupHeartbeatRequest()
+		req.GroupID, req.MemberID, req.MemberEpoch = group, member, epoch
+		if epoch == 0 {
+			req.SubscribedTopicNames = []string{topic}
+		}
+		resp, err := req.RequestWith(testContext(t, 10*time.Second), cl)
+		if err == nil {
+			err = kerr.ErrorForCode(resp.ErrorCode)
+		}
+		if err != nil {
+			t.Fatalf("share group %s, heartbeat at epoch %d: %v", group, epoch, err)
+		}
+	}
 }
