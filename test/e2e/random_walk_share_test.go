@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -299,9 +300,12 @@ func (m *shareMember) acknowledgementsInFetch(w *walker) []kmsg.ShareFetchReques
 // this, a mutated ConsumerGroupHeartbeat naming the share group's id
 // before the share members' first join made it a consumer group, whose
 // abandoned static member outlived the walks, and every share member was
-// refused with GROUP_ID_NOT_FOUND (seed 7098).
+// refused with GROUP_ID_NOT_FOUND (seed 7098). Each heartbeat goes to the
+// coordinator FindCoordinator names at the time, again while the answer
+// says to retry: in a cluster the coordinator may still be moving.
 func establishShareGroup(t *testing.T, cl *kgo.Client, group, topic string) {
 	t.Helper()
+	ctx := testContext(t, 30*time.Second)
 	member := walkMember(rand.New(rand.NewPCG(1, 2)))
 	for _, epoch := range []int32{0, -1} {
 		req := kmsg.NewPtrShareGroupHeartbeatRequest()
@@ -309,12 +313,40 @@ func establishShareGroup(t *testing.T, cl *kgo.Client, group, topic string) {
 		if epoch == 0 {
 			req.SubscribedTopicNames = []string{topic}
 		}
-		resp, err := req.RequestWith(testContext(t, 10*time.Second), cl)
-		if err == nil {
-			err = kerr.ErrorForCode(resp.ErrorCode)
+		for {
+			resp, err := req.RequestWith(ctx, cl.Broker(int(groupCoordinator(t, ctx, cl, group))))
+			if err == nil && saysRetryLater(resp) {
+				time.Sleep(walkBackoff)
+				continue
+			}
+			if err == nil {
+				err = kerr.ErrorForCode(resp.ErrorCode)
+			}
+			if err != nil {
+				t.Fatalf("share group %s, heartbeat at epoch %d: %v", group, epoch, err)
+			}
+			break
 		}
+	}
+}
+
+// groupCoordinator is the node FindCoordinator names for group, once it
+// names one.
+func groupCoordinator(t *testing.T, ctx context.Context, cl *kgo.Client, group string) int32 {
+	t.Helper()
+	for {
+		req := kmsg.NewPtrFindCoordinatorRequest()
+		req.CoordinatorKey, req.CoordinatorKeys = group, []string{group}
+		resp, err := req.RequestWith(ctx, cl)
 		if err != nil {
-			t.Fatalf("share group %s, heartbeat at epoch %d: %v", group, epoch, err)
+			t.Fatalf("FindCoordinator of %s: %v", group, err)
 		}
+		if !hasErrorCode(resp) {
+			if len(resp.Coordinators) > 0 {
+				return resp.Coordinators[0].NodeID
+			}
+			return resp.NodeID
+		}
+		time.Sleep(walkBackoff)
 	}
 }
