@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"net"
 	"strconv"
 	"testing"
@@ -185,17 +186,27 @@ func awaitCoordinators(t *testing.T, cl *kgo.Client, keyType int8, keys ...strin
 	t.Helper()
 	ctx := testContext(t, 30*time.Second)
 	for _, key := range keys {
-		for {
-			req := kmsg.NewPtrFindCoordinatorRequest()
-			req.CoordinatorKey, req.CoordinatorKeys, req.CoordinatorType = key, []string{key}, keyType
-			resp, err := req.RequestWith(ctx, cl)
-			if err != nil {
-				t.Fatalf("FindCoordinator of %s: %v", key, err)
-			}
-			if !hasErrorCode(resp) {
-				break
-			}
-			time.Sleep(50 * time.Millisecond)
+		coordinatorOf(t, ctx, cl, keyType, key)
+	}
+}
+
+// coordinatorOf is the node FindCoordinator names for a key of a type,
+// asked again until the answer carries no error.
+func coordinatorOf(t *testing.T, ctx context.Context, cl *kgo.Client, keyType int8, key string) int32 {
+	t.Helper()
+	for {
+		req := kmsg.NewPtrFindCoordinatorRequest()
+		req.CoordinatorKey, req.CoordinatorKeys, req.CoordinatorType = key, []string{key}, keyType
+		resp, err := req.RequestWith(ctx, cl)
+		if err != nil {
+			t.Fatalf("FindCoordinator of %s: %v", key, err)
 		}
+		if !hasErrorCode(resp) {
+			if len(resp.Coordinators) > 0 {
+				return resp.Coordinators[0].NodeID
+			}
+			return resp.NodeID
+		}
+		time.Sleep(walkBackoff)
 	}
 }

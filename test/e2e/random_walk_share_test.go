@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -314,7 +313,7 @@ func establishShareGroup(t *testing.T, cl *kgo.Client, group, topic string) {
 			req.SubscribedTopicNames = []string{topic}
 		}
 		for {
-			resp, err := req.RequestWith(ctx, cl.Broker(int(groupCoordinator(t, ctx, cl, group))))
+			resp, err := req.RequestWith(ctx, cl.Broker(int(coordinatorOf(t, ctx, cl, 0, group))))
 			if err == nil && saysRetryLater(resp) {
 				time.Sleep(walkBackoff)
 				continue
@@ -327,26 +326,5 @@ func establishShareGroup(t *testing.T, cl *kgo.Client, group, topic string) {
 			}
 			break
 		}
-	}
-}
-
-// groupCoordinator is the node FindCoordinator names for group, once it
-// names one.
-func groupCoordinator(t *testing.T, ctx context.Context, cl *kgo.Client, group string) int32 {
-	t.Helper()
-	for {
-		req := kmsg.NewPtrFindCoordinatorRequest()
-		req.CoordinatorKey, req.CoordinatorKeys = group, []string{group}
-		resp, err := req.RequestWith(ctx, cl)
-		if err != nil {
-			t.Fatalf("FindCoordinator of %s: %v", group, err)
-		}
-		if !hasErrorCode(resp) {
-			if len(resp.Coordinators) > 0 {
-				return resp.Coordinators[0].NodeID
-			}
-			return resp.NodeID
-		}
-		time.Sleep(walkBackoff)
 	}
 }
