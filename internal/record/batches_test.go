@@ -82,6 +82,15 @@ func TestValidPrefix(t *testing.T) {
 	compactedAway := buildBatch(t, batchSpec{records: nil, mutate: func(kb *kmsgBatch) {
 		kb.FirstOffset, kb.LastOffsetDelta = 9, 4 // compaction emptied it
 	}})
+	overlapping := append([]byte(nil), log...)
+	SetBaseOffset(overlapping[ends[0]:], 2) // batch 1 holds 0..2
+	storedAt := func(mutate func(*kmsgBatch)) []byte {
+		b := buildBatch(t, batchSpec{records: recs(2), mutate: mutate})
+		SetBaseOffset(b, 9)
+		return b
+	}
+	negativeCount := storedAt(func(kb *kmsgBatch) { kb.NumRecords = -1 })
+	tooMany := storedAt(func(kb *kmsgBatch) { kb.NumRecords, kb.LastOffsetDelta = 3, 1 })
 	tests := []struct {
 		name string
 		b    []byte
@@ -93,6 +102,10 @@ func TestValidPrefix(t *testing.T) {
 		{"torn tail", log[:len(log)-3], ends[1], false},
 		{"zero fill after", append(append([]byte(nil), log...), make([]byte, 100)...), len(log), false},
 		{"offsets go back", backwards, ends[1], false},
+		{"base offset on the last offset before", overlapping, ends[0], false},
+		{"negative record count", append(append([]byte(nil), log...), negativeCount...), len(log), false},
+		{"more records than offsets", append(append([]byte(nil), log...), tooMany...), len(log), false},
+		{"tail as long as the magic's offset", append(append([]byte(nil), log...), make([]byte, offMagic)...), len(log), false},
 		{"emptied by compaction", append(append([]byte(nil), log...), compactedAway...), len(log) + len(compactedAway), true},
 	}
 	for _, tt := range tests {

@@ -15,9 +15,10 @@ func testPayloads() map[string][]byte {
 		big[i] = byte(i * 7 / 13)
 	}
 	return map[string][]byte{
-		"empty": {},
-		"small": []byte("hello, strata"),
-		"big":   big,
+		"empty":    {},
+		"one byte": {'x'},
+		"small":    []byte("hello, strata"),
+		"big":      big,
 	}
 }
 
@@ -122,6 +123,38 @@ func TestDecompressBounded(t *testing.T) {
 		}
 		if _, err := decompress(c, comp, nil, len(zeros)); err != nil {
 			t.Fatalf("%s: exact bound rejected: %v", codecName(c), err)
+		}
+		// The bound counts what is decompressed, not what dst held.
+		prefix := make([]byte, 3*limit, 8*limit)
+		if _, err := decompress(c, comp, prefix, len(zeros)); err != nil {
+			t.Fatalf("%s: exact bound after %d bytes of dst rejected: %v", codecName(c), len(prefix), err)
+		}
+		if _, err := decompress(c, comp, prefix, len(zeros)-1); err == nil {
+			t.Fatalf("%s: %d bytes passed a %d byte bound after %d bytes of dst", codecName(c), len(zeros), len(zeros)-1, len(prefix))
+		}
+	}
+}
+
+// TestXerialFraming: the header is the one Java's snappy-java writes
+// (magic, version 1, minimum compatible version 1), and a stream whose
+// last block length is cut short is refused.
+func TestXerialFraming(t *testing.T) {
+	comp, _ := Compress(CodecSnappy, []byte("framed"), nil)
+	want := append(append([]byte(nil), xerialMagic...), 0, 0, 0, 1, 0, 0, 0, 1)
+	if !bytes.HasPrefix(comp, want) {
+		t.Fatalf("xerial header % x, want % x", comp[:xerialHeaderLen], want)
+	}
+	for _, extra := range [][]byte{{0}, {0, 0, 0}} {
+		if _, err := Decompress(CodecSnappy, append(append([]byte(nil), comp...), extra...), nil); err == nil {
+			t.Errorf("%d stray bytes after the last block accepted", len(extra))
+		}
+	}
+}
+
+func TestCodecNames(t *testing.T) {
+	for c, want := range map[Codec]string{-1: "codec -1", CodecNone: "none", CodecGzip: "gzip", CodecSnappy: "snappy", CodecLZ4: "lz4", CodecZstd: "zstd", 5: "codec 5"} {
+		if got := codecName(c); got != want {
+			t.Errorf("codecName(%d) = %q, want %q", c, got, want)
 		}
 	}
 }

@@ -141,3 +141,83 @@ func TestRecompressChecksRecordsValidateSkipped(t *testing.T) {
 	_, err := Recompress(b, CodecNone, nil)
 	mustCode(t, err, CodeInvalidRecord)
 }
+
+// TestRecordReaderStopsAtABadRecord: a record that does not parse ends the
+// walk with INVALID_RECORD, and the reader stays ended.
+func TestRecordReaderStopsAtABadRecord(t *testing.T) {
+	payload := append(encodeRecords(recs(2)), 0x7e) // a third record's length overruns
+	b := buildBatch(t, batchSpec{records: recs(3), payload: payload})
+	var r RecordReader
+	if err := r.Reset(b); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, ok := r.Next(); ok; _, ok = r.Next() {
+		if n++; n > 3 {
+			t.Fatal("the walk does not end")
+		}
+	}
+	if n != 2 {
+		t.Fatalf("%d records before the bad one, want 2", n)
+	}
+	mustCode(t, r.Err(), CodeInvalidRecord)
+	if _, ok := r.Next(); ok {
+		t.Fatal("Next after an error returned a record")
+	}
+}
+
+// TestAppendRecordRoundTrips: a parsed record appended again is the same
+// bytes, headers included.
+func TestAppendRecordRoundTrips(t *testing.T) {
+	payload := encodeRecords(mixedRecords())
+	var out []byte
+	for rest := payload; len(rest) > 0; {
+		rec, next, err := ParseRecord(rest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = AppendRecord(out, &rec)
+		rest = next
+	}
+	if !bytes.Equal(out, payload) {
+		t.Fatalf("re-encoded records differ:\n% x\n% x", out, payload)
+	}
+}
+
+// TestRecompressCountsRecords: Recompress refuses a batch whose payload
+// holds fewer records than it claims, or a stray byte after the last.
+func TestRecompressCountsRecords(t *testing.T) {
+	for name, b := range map[string][]byte{
+		"one record short": buildBatch(t, batchSpec{records: recs(3), mutate: func(kb *kmsgBatch) { kb.NumRecords = 4 }}),
+		"a stray byte":     buildBatch(t, batchSpec{records: recs(2), payload: append(encodeRecords(recs(2)), 0)}),
+	} {
+		_, err := Recompress(b, CodecGzip, nil)
+		if err == nil {
+			t.Errorf("%s: recompressed", name)
+			continue
+		}
+		mustCode(t, err, CodeInvalidRecord)
+	}
+}
+
+func TestRecompressToAnUnknownCodecPanics(t *testing.T) {
+	b := buildBatch(t, batchSpec{records: recs(1)})
+	for _, c := range []Codec{-1, CodecZstd + 1} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("Recompress to codec %d did not panic", c)
+				}
+			}()
+			_, _ = Recompress(b, c, nil)
+		}()
+	}
+}
+
+func TestRecordsErrorMessage(t *testing.T) {
+	one := RecordsError(CodeInvalidRecord, []RecordError{{Index: 3, Msg: "no key"}})
+	two := RecordsError(CodeInvalidRecord, []RecordError{{Index: 3, Msg: "no key"}, {Index: 5, Msg: "no key"}})
+	if one.Msg != "record 3: no key" || two.Msg != "2 records refused; the first, record 3: no key" || len(two.Records) != 2 {
+		t.Fatalf("messages %q, %q", one.Msg, two.Msg)
+	}
+}

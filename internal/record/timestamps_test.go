@@ -74,8 +74,11 @@ func TestOffsetOfMaxTimestamp(t *testing.T) {
 		}
 	}
 	var r RecordReader
-	if _, _, err := r.OffsetOfMaxTimestamp([]byte{1, 2, 3}); err == nil {
-		t.Error("a torn batch: no error")
+	if _, ok, err := r.OffsetOfMaxTimestamp([]byte{1, 2, 3}); err == nil || ok {
+		t.Errorf("a torn batch: ok %v, err %v", ok, err)
+	}
+	if _, ok, err := r.FirstAtOrAfter([]byte{1, 2, 3}, 0, 0); err == nil || ok {
+		t.Errorf("FirstAtOrAfter of a torn batch: ok %v, err %v", ok, err)
 	}
 }
 
@@ -98,12 +101,48 @@ func TestRecordOfMaxTimestamp(t *testing.T) {
 			{"log append time: the last offset", appendTime, ts0 + 20, 100, 104, true},
 			{"the batch changed since the search", create, ts0 + 21, 100, 0, false},
 			{"a torn batch", create[:len(create)-1], ts0 + 20, 100, 0, false},
+			{"a max no record carries", stampedBatch(t, codec, 0, ts0+99), ts0 + 99, 100, 0, false},
 		}
 		for _, tt := range tests {
 			var r RecordReader
 			if got, ok := r.RecordOfMaxTimestamp(tt.batches, tt.maxTs, tt.from); got != tt.want || ok != tt.ok {
 				t.Errorf("%v, %s: RecordOfMaxTimestamp = %d, %v; want %d, %v", codec, tt.name, got, ok, tt.want, tt.ok)
 			}
+		}
+	}
+}
+
+// TestRecordOfMaxTimestampBelowTheLogStart: when the first record with the
+// max lies below from, the answer is the next record with the max at or
+// after from, or from itself when none is; a batch whose records do not
+// parse has no answer.
+func TestRecordOfMaxTimestampBelowTheLogStart(t *testing.T) {
+	batch := func(deltas ...int64) []byte {
+		rs := recs(len(deltas))
+		for i, d := range deltas {
+			rs[i].TsDelta = d
+		}
+		return buildBatch(t, batchSpec{records: rs, mutate: func(b *kmsgBatch) {
+			b.FirstOffset, b.MaxTimestamp = 100, testBaseTs+20
+		}})
+	}
+	unreadable := buildBatch(t, batchSpec{codec: CodecGzip, records: recs(2), payload: []byte("not gzip"), compressed: true,
+		mutate: func(b *kmsgBatch) { b.MaxTimestamp = testBaseTs + 20 }})
+	tests := []struct {
+		name    string
+		batches []byte
+		from    base.Offset
+		want    base.Offset
+		ok      bool
+	}{
+		{"the max again after from", batch(0, 20, 5, 10, 20), 102, 104, true},
+		{"no max at or after from", batch(0, 20, 5, 10, 5), 102, 102, true},
+		{"records that do not parse", unreadable, 100, 0, false},
+	}
+	for _, tt := range tests {
+		var r RecordReader
+		if got, ok := r.RecordOfMaxTimestamp(tt.batches, testBaseTs+20, tt.from); got != tt.want || ok != tt.ok {
+			t.Errorf("%s: RecordOfMaxTimestamp = %d, %v; want %d, %v", tt.name, got, ok, tt.want, tt.ok)
 		}
 	}
 }

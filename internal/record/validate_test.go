@@ -64,6 +64,7 @@ func TestValidateRejects(t *testing.T) {
 			return buildBatch(t, batchSpec{records: good})[:HeaderSize-1]
 		}, testLimits, CodeCorruptMessage},
 		{"no magic byte", func(*testing.T) []byte { return make([]byte, 10) }, testLimits, CodeCorruptMessage},
+		{"bytes up to the magic byte", func(*testing.T) []byte { return make([]byte, offMagic) }, testLimits, CodeCorruptMessage},
 		{"magic 0", magic(0), testLimits, CodeUnsupportedForMessageFormat},
 		{"magic 1", magic(1), testLimits, CodeUnsupportedForMessageFormat},
 		{"magic 3", magic(3), testLimits, CodeCorruptMessage},
@@ -86,6 +87,7 @@ func TestValidateRejects(t *testing.T) {
 		{"zero records", func(t *testing.T) []byte { return buildBatch(t, batchSpec{}) }, testLimits, CodeInvalidRecord},
 		{"last offset delta off", mutate(good, func(kb *kmsg.RecordBatch) { kb.LastOffsetDelta = 5 }), testLimits, CodeInvalidRecord},
 		{"producer id without sequence", mutate(good, func(kb *kmsg.RecordBatch) { kb.ProducerID = 9 }), testLimits, CodeInvalidRecord},
+		{"producer id 0 without sequence", mutate(good, func(kb *kmsg.RecordBatch) { kb.ProducerID = 0 }), testLimits, CodeInvalidRecord},
 		{"transactional without producer", mutate(good, func(kb *kmsg.RecordBatch) { kb.Attributes |= attrTransactional }), testLimits, CodeInvalidRecord},
 		{"count above records", mutate(good, func(kb *kmsg.RecordBatch) { kb.NumRecords, kb.LastOffsetDelta = 4, 3 }), testLimits, CodeInvalidRecord},
 		{"count below records", mutate(good, func(kb *kmsg.RecordBatch) { kb.NumRecords, kb.LastOffsetDelta = 2, 1 }), testLimits, CodeInvalidRecord},
@@ -125,6 +127,44 @@ func mutate(rs []testRecord, f func(*kmsg.RecordBatch)) func(*testing.T) []byte 
 func payload(n int, raw []byte) func(*testing.T) []byte {
 	return func(t *testing.T) []byte {
 		return buildBatch(t, batchSpec{records: make([]testRecord, n), payload: raw})
+	}
+}
+
+// TestValidateAcceptsAtTheBounds: the smallest batch, one at exactly the
+// size limit, and producer id 0 (Kafka's first) with sequence 0.
+func TestValidateAcceptsAtTheBounds(t *testing.T) {
+	one := buildBatch(t, batchSpec{records: recs(1)})
+	idempotent := func(kb *kmsg.RecordBatch) { kb.ProducerID, kb.ProducerEpoch, kb.FirstSequence = 0, 0, 0 }
+	tests := []struct {
+		name  string
+		batch []byte
+		lim   Limits
+	}{
+		{"one record", one, testLimits},
+		{"exactly max bytes", one, Limits{MaxBatchBytes: len(one)}},
+		{"producer id 0, sequence 0", buildBatch(t, batchSpec{records: recs(2), mutate: idempotent}), testLimits},
+		{"transactional, producer id 0", buildBatch(t, batchSpec{records: recs(2), mutate: func(kb *kmsg.RecordBatch) {
+			idempotent(kb)
+			kb.Attributes |= attrTransactional
+		}}), testLimits},
+	}
+	for _, tt := range tests {
+		if _, err := Validate(tt.batch, tt.lim); err != nil {
+			t.Errorf("%s: %v", tt.name, err)
+		}
+	}
+}
+
+// A compressed batch refused for its timestamps whose records then fail
+// to parse is refused without naming records: the walk did not see them all.
+func TestValidateCompressedTimestampRefusalWithBadRecords(t *testing.T) {
+	raw := append(encodeRecords(recs(3)), 0x7e)
+	b := buildBatch(t, batchSpec{codec: CodecZstd, records: recs(3), payload: raw})
+	lim := Limits{MaxBatchBytes: 1 << 20, Timestamps: TimestampRange{Check: true, StartMs: testBaseTs + 1, EndMs: testBaseTs + 100}}
+	_, err := Validate(b, lim)
+	mustCode(t, err, CodeInvalidTimestamp)
+	if recs := err.(*Error).Records; len(recs) != 0 {
+		t.Fatalf("records %v named from a batch that does not parse", recs)
 	}
 }
 
