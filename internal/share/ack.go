@@ -30,14 +30,14 @@ type Ack struct {
 // carries them: each non-empty, with one type or one per offset, each type
 // at most maxType, in ascending order without overlap.
 func ValidateAcks(acks []Ack, maxType AckType) error {
-	prevEnd, first := base.Offset(0), true
+	prevEnd := base.Offset(0) // offsets are not negative, so the first ack passes
 	for _, a := range acks {
 		switch {
 		case a.Offsets.Empty() || a.Offsets.Start < 0:
 			return fmt.Errorf("%w: offsets %v", ErrInvalidAcknowledgement, a.Offsets)
 		case len(a.Types) != 1 && int64(len(a.Types)) != a.Offsets.Len():
 			return fmt.Errorf("%w: %d types for %d offsets", ErrInvalidAcknowledgement, len(a.Types), a.Offsets.Len())
-		case !first && a.Offsets.Start < prevEnd:
+		case a.Offsets.Start < prevEnd:
 			return fmt.Errorf("%w: offsets %v overlap or precede the batch before", ErrInvalidAcknowledgement, a.Offsets)
 		}
 		for _, t := range a.Types {
@@ -45,7 +45,7 @@ func ValidateAcks(acks []Ack, maxType AckType) error {
 				return fmt.Errorf("%w: acknowledge type %d", ErrInvalidAcknowledgement, t)
 			}
 		}
-		prevEnd, first = a.Offsets.End, false
+		prevEnd = a.Offsets.End
 	}
 	return nil
 }

@@ -32,6 +32,8 @@ func TestCutAtBatches(t *testing.T) {
 			want: []Acquisition{acq(0, 8, 1), acq(8, 14, 1), acq(14, 20, 1), acq(20, 21, 1)}},
 		{name: "a gap stays with the piece before the batch after it", got: []Acquisition{acq(8, 20, 1)}, batchSize: 6,
 			want: []Acquisition{acq(8, 14, 1), acq(14, 20, 1)}},
+		{name: "batchSize counts from the piece's first offset", got: []Acquisition{acq(8, 20, 1)}, batchSize: 8,
+			want: []Acquisition{acq(8, 20, 1)}},
 		{name: "an acquisition starting inside a batch", got: []Acquisition{acq(2, 12, 1)}, batchSize: 2,
 			want: []Acquisition{acq(2, 4, 1), acq(4, 8, 1), acq(8, 12, 1)}},
 		{name: "each acquisition is cut on its own and keeps its deliveries",

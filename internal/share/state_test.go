@@ -3,6 +3,7 @@ package share
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -78,6 +79,21 @@ func TestAcquire(t *testing.T) {
 			want: "[{[1, 3) 2} {[4, 6) 1}]", wantState: "[1,6) [1, 3):acquired/2@a [3, 4):acknowledged/1 [4, 6):acquired/1@a",
 		},
 		{
+			name: "record limit reached before the end takes nothing new", maxRecords: 3, mode: RecordLimit,
+			setup: releasedByB(0, 4), read: read(0, rng(0, 6)),
+			want: "[{[0, 3) 2}]", wantState: "[0,4) [0, 3):acquired/2@a [3, 4):available/1",
+		},
+		{
+			name: "batch mode takes the rest of a batch past the end though max records is reached", maxRecords: 3,
+			setup: releasedByB(0, 4), read: read(0, rng(0, 6)),
+			want: "[{[0, 4) 2} {[4, 6) 1}]", wantState: "[0,6) [0, 4):acquired/2@a [4, 6):acquired/1@a",
+		},
+		{
+			name: "a redelivered last batch adds nothing new", maxRecords: 10,
+			setup: releasedByB(0, 4), read: read(0, rng(0, 4)),
+			want: "[{[0, 4) 2}]", wantState: "[0,4) [0, 4):acquired/2@a",
+		},
+		{
 			name: "records locked by another member are skipped", maxRecords: 100,
 			setup: func(p *Partition) { p.Acquire("b", read(0, rng(0, 2)), 10, BatchOptimized, lim, t0) },
 			read:  read(0, rng(0, 2), rng(2, 3)),
@@ -99,6 +115,36 @@ func TestAcquire(t *testing.T) {
 				t.Errorf("state %s, want %s", s, tt.wantState)
 			}
 		})
+	}
+}
+
+// releasedByB has member b acquire [start, end) and release it.
+func releasedByB(start, end base.Offset) func(p *Partition) {
+	return func(p *Partition) {
+		p.Acquire("b", read(start, rng(start, end)), int64(end-start), BatchOptimized, lim, t0)
+		if err := p.Acknowledge("b", []Ack{release(start, end)}, lim, t0); err != nil {
+			panic(err)
+		}
+	}
+}
+
+// Acquire needs a member and room for a record.
+func TestAcquireNothing(t *testing.T) {
+	for _, tt := range []struct {
+		member     string
+		maxRecords int64
+	}{{"", 10}, {"a", 0}, {"a", -1}} {
+		p := New(0)
+		if got := p.Acquire(tt.member, read(0, rng(0, 4)), tt.maxRecords, BatchOptimized, lim, t0); len(got) != 0 || p.End() != 0 {
+			t.Errorf("member %q, max %d: acquired %v, end %d", tt.member, tt.maxRecords, got, p.End())
+		}
+	}
+}
+
+// The acquire modes are ShareFetch v2's ShareAcquireMode values.
+func TestAcquireModeWireValues(t *testing.T) {
+	if BatchOptimized != 0 || RecordLimit != 1 {
+		t.Fatalf("BatchOptimized %d, RecordLimit %d; want 0, 1", BatchOptimized, RecordLimit)
 	}
 }
 
@@ -223,6 +269,58 @@ func TestAdvanceStart(t *testing.T) {
 	if p.AdvanceStart(3) {
 		t.Fatal("start moved backwards")
 	}
+	if p.AdvanceStart(9) {
+		t.Fatal("advancing to the start itself reported a change")
+	}
+	if !p.AdvanceStart(10) {
+		t.Fatal("advancing past the start reported no change")
+	}
+}
+
+func TestLimitsValidate(t *testing.T) {
+	ok := Limits{DeliveryLimit: 1, LockDuration: time.Nanosecond, MaxInFlight: 1}
+	if err := ok.Validate(); err != nil {
+		t.Fatalf("the smallest limits: %v", err)
+	}
+	for name, bad := range map[string]func(*Limits){
+		"delivery limit 0": func(l *Limits) { l.DeliveryLimit = 0 },
+		"lock duration 0":  func(l *Limits) { l.LockDuration = 0 },
+		"max in-flight 0":  func(l *Limits) { l.MaxInFlight = 0 },
+	} {
+		l := ok
+		bad(&l)
+		if l.Validate() == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+func TestNextDeadline(t *testing.T) {
+	p := New(0)
+	if _, ok := p.NextDeadline(); ok {
+		t.Fatal("a deadline with nothing acquired")
+	}
+	p.Acquire("a", read(0, rng(0, 2)), 10, BatchOptimized, lim, t0)
+	p.Acquire("b", read(2, rng(2, 4)), 10, BatchOptimized, lim, t0.Add(-time.Second))
+	mustAck(t, p, "a", release(0, 1))
+	if d, ok := p.NextDeadline(); !ok || !d.Equal(t0.Add(lim.LockDuration-time.Second)) {
+		t.Fatalf("next deadline %v, %v; want b's, a second before a's", d, ok)
+	}
+	p.ReleaseMember("a", lim)
+	p.ReleaseMember("b", lim)
+	if d, ok := p.NextDeadline(); ok {
+		t.Fatalf("deadline %v with every record released", d)
+	}
+}
+
+// Acknowledge names the last delivered offset when refusing one past it.
+func TestAcknowledgePastTheEnd(t *testing.T) {
+	p := New(0)
+	p.Acquire("a", read(0, rng(0, 4)), 10, BatchOptimized, lim, t0)
+	err := p.Acknowledge("a", []Ack{accept(2, 6)}, lim, t0)
+	if !errors.Is(err, ErrInvalidAcknowledgement) || !strings.Contains(err.Error(), "past the last delivered offset 3") {
+		t.Fatalf("got %v", err)
+	}
 }
 
 func TestValidateAcks(t *testing.T) {
@@ -270,6 +368,9 @@ func TestRestoreRejects(t *testing.T) {
 			t.Errorf("%s: restored", tt.name)
 		}
 	}
+	if _, err := Restore(Persisted{Batches: []StateBatch{{Offsets: rng(0, 2), State: Available, Deliveries: 0}}}); err != nil {
+		t.Fatalf("a batch never delivered: %v", err)
+	}
 	p, err := Restore(Persisted{Start: 3, Batches: []StateBatch{
 		{Offsets: rng(0, 4), State: Available, Deliveries: 1},
 		{Offsets: rng(6, 7), State: Acknowledged, Deliveries: 2},
@@ -298,6 +399,35 @@ func TestArchiveAcquired(t *testing.T) {
 	}
 	if s, want := runsString(p), "[0,12) [0, 2):acquired/1@a [2, 4):archived/1 [4, 8):acquired/1@a [8, 10):archived/1 [10, 12):acquired/1@b"; s != want {
 		t.Fatalf("state %s, want %s", s, want)
+	}
+}
+
+// One aborted range alone is archived too.
+func TestArchiveAcquiredOneRange(t *testing.T) {
+	p := New(0)
+	got := p.Acquire("a", read(0, rng(0, 6)), 10, BatchOptimized, lim, t0)
+	got = p.ArchiveAcquired("a", []base.Range{rng(0, 2)}, got)
+	p.check()
+	if fmt.Sprint(got) != "[{[2, 6) 1}]" || runsString(p) != "[2,6) [2, 6):acquired/1@a" {
+		t.Fatalf("acquired %v, state %s", got, runsString(p))
+	}
+}
+
+// Records throttled for their deliveries are acquired only as the first
+// thing of an acquisition: after other records, the acquisition ends there.
+func TestThrottledRecordsComeOnlyFirst(t *testing.T) {
+	five := Limits{DeliveryLimit: 5, LockDuration: time.Second, MaxInFlight: 100}
+	p := New(0)
+	p.Acquire("b", read(0, rng(0, 2), rng(2, 4)), 100, BatchOptimized, five, t0)
+	p.ReleaseMember("b", five)
+	for range 2 { // [2, 4) delivered three times
+		p.Acquire("b", read(2, rng(2, 4)), 100, BatchOptimized, five, t0)
+		p.ReleaseMember("b", five)
+	}
+	got := p.Acquire("a", read(0, rng(0, 2), rng(2, 4), rng(4, 6)), 100, BatchOptimized, five, t0)
+	p.check()
+	if fmt.Sprint(got) != "[{[0, 2) 2}]" {
+		t.Fatalf("acquired %v; want [0, 2) alone, the throttled batch after it left", got)
 	}
 }
 
@@ -352,5 +482,16 @@ func TestThrottle(t *testing.T) {
 		if allow != tt.allow || throttled != tt.throttled {
 			t.Errorf("throttle(%d, %d, %d) = %d, %v; want %d, %v", tt.deliveries, tt.n, tt.limit, allow, throttled, tt.allow, tt.throttled)
 		}
+	}
+}
+
+// Snapshot writes Acquired as Available and merges what then reads alike.
+func TestSnapshotMergesAcquiredIntoAvailable(t *testing.T) {
+	p := New(0)
+	p.Acquire("a", read(0, rng(0, 4), rng(4, 6)), 10, BatchOptimized, lim, t0)
+	mustAck(t, p, "a", release(0, 2), accept(4, 5))
+	got := fmt.Sprint(p.Snapshot())
+	if want := "{0 [{[0, 4) available 1} {[4, 5) acknowledged 1} {[5, 6) available 1}]}"; got != want {
+		t.Fatalf("snapshot %s, want %s", got, want)
 	}
 }
