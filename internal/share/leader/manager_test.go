@@ -23,6 +23,9 @@ type memPersister struct {
 	reads       int
 	writes      int
 	failNext    error // the next call fails with it
+	// loseInitialize: Initialize succeeds and keeps nothing (another
+	// broker initialized the state again in between).
+	loseInitialize bool
 }
 
 func newMemPersister() *memPersister {
@@ -54,6 +57,9 @@ func (p *memPersister) Initialize(_ context.Context, key Key, stateEpoch int32, 
 	}
 	if stateEpoch < p.states[key].StateEpoch {
 		return ErrFenced
+	}
+	if p.loseInitialize {
+		return nil
 	}
 	p.states[key] = Stored{StateEpoch: stateEpoch, HasStart: true, State: share.Persisted{Start: start}}
 	return nil
@@ -240,5 +246,101 @@ func TestLogStartPastTheShareStart(t *testing.T) {
 	got := acquired(t)(m.Acquire(ctx, key, "b", Bounds{LogStart: 3, HighWatermark: 6, ReadEnd: 6}, earliest, 10, share.BatchOptimized, logOf(6)))
 	if got != "[{[3, 6) 1}]" {
 		t.Fatalf("after the log start moved to 3: %s", got)
+	}
+}
+
+func TestOptionsValidate(t *testing.T) {
+	good := Options{Persister: newMemPersister(), Clock: clock.NewManual(t0), ExpiryInterval: time.Nanosecond, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	if err := good.Validate(); err != nil {
+		t.Fatalf("good options: %v", err)
+	}
+	for name, bad := range map[string]func(*Options){
+		"no persister":      func(o *Options) { o.Persister = nil },
+		"no clock":          func(o *Options) { o.Clock = nil },
+		"zero expiry":       func(o *Options) { o.ExpiryInterval = 0 },
+		"no logger":         func(o *Options) { o.Logger = nil },
+		"a negative expiry": func(o *Options) { o.ExpiryInterval = -time.Second },
+	} {
+		o := good
+		bad(&o)
+		if o.Validate() == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+// A state the coordinator holds without a start offset is initialized
+// (at its own state epoch, when that is higher than the leader epoch
+// plus one); a new one at the leader epoch plus one.
+func TestInitializeWhereNoStartIsHeld(t *testing.T) {
+	p := newMemPersister()
+	p.states[key] = Stored{StateEpoch: 5}
+	m, _ := newManager(t, p)
+	b := Bounds{HighWatermark: 10, ReadEnd: 10, LeaderEpoch: 2}
+	if got := acquired(t)(m.Acquire(context.Background(), key, "a", b, sets, 100, share.BatchOptimized, logOf(12))); got != "[]" {
+		t.Fatalf("acquired %s; want nothing, the start at the high watermark", got)
+	}
+	if st := p.states[key]; !st.HasStart || st.State.Start != 10 || st.StateEpoch != 5 {
+		t.Fatalf("stored %+v", st)
+	}
+	fresh := Key{Group: "g", Topic: key.Topic, Partition: 1}
+	acquired(t)(m.Acquire(context.Background(), fresh, "a", b, sets, 100, share.BatchOptimized, logOf(12)))
+	if st := p.states[fresh]; st.StateEpoch != 3 {
+		t.Fatalf("a new state at state epoch %d, want leader epoch 2 plus one", st.StateEpoch)
+	}
+}
+
+// An Initialize the coordinator did not keep fails the use; the next one
+// tries again.
+func TestInitializeNotKept(t *testing.T) {
+	for name, held := range map[string]*Stored{"no state": nil, "a state without a start": {StateEpoch: 1}} {
+		p := newMemPersister()
+		if held != nil {
+			p.states[key] = *held
+		}
+		p.loseInitialize = true
+		m, _ := newManager(t, p)
+		b := Bounds{HighWatermark: 4, ReadEnd: 4}
+		if _, err := m.Acquire(context.Background(), key, "a", b, sets, 100, share.BatchOptimized, logOf(4)); !errors.Is(err, errNotInitialized) {
+			t.Fatalf("%s: got %v, want errNotInitialized", name, err)
+		}
+		p.loseInitialize = false
+		acquired(t)(m.Acquire(context.Background(), key, "a", b, sets, 100, share.BatchOptimized, logOf(4)))
+		if !p.states[key].HasStart {
+			t.Fatalf("%s: the next use did not initialize", name)
+		}
+	}
+}
+
+// DropPartition and DropGroup forget just the share-partitions they name:
+// those load again at their next use, the others do not.
+func TestDropForgetsWhatItNames(t *testing.T) {
+	p := newMemPersister()
+	m, _ := newManager(t, p)
+	ctx := context.Background()
+	b := Bounds{HighWatermark: 4, ReadEnd: 4}
+	otherTopic := base.TopicID{2}
+	keys := []Key{key, {Group: "g", Topic: key.Topic, Partition: 1}, {Group: "g", Topic: otherTopic, Partition: 0}, {Group: "h", Topic: key.Topic, Partition: 0}}
+	use := func() (loaded []int) {
+		for i, k := range keys {
+			before := p.reads
+			acquired(t)(m.Acquire(ctx, k, "a", b, sets, 1, share.BatchOptimized, logOf(4)))
+			if p.reads > before {
+				loaded = append(loaded, i)
+			}
+		}
+		return loaded
+	}
+	use()
+	if got := use(); len(got) != 0 {
+		t.Fatalf("loaded %v again with nothing dropped", got)
+	}
+	m.DropPartition(key.Topic, 0)
+	if got := fmt.Sprint(use()); got != "[0 3]" {
+		t.Fatalf("after DropPartition(topic 1, 0): loaded %s, want [0 3]", got)
+	}
+	m.DropGroup("g")
+	if got := fmt.Sprint(use()); got != "[0 1 2]" {
+		t.Fatalf("after DropGroup(g): loaded %s, want [0 1 2]", got)
 	}
 }
