@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"syscall"
 	"testing"
 )
 
@@ -206,6 +207,105 @@ func TestContract(t *testing.T) {
 				t.Fatalf("RemoveAll missing: %v", err)
 			}
 			wantNames(t, fsys, dir, "b")
+		}},
+		{"SyncAndDatasync", func(t *testing.T, fsys FS, dir string) {
+			f := mustOpenFile(t, fsys, filepath.Join(dir, "a"), os.O_RDWR|os.O_CREATE)
+			mustWrite(t, f, "durable")
+			if err := f.Datasync(); err != nil {
+				t.Fatalf("Datasync: %v", err)
+			}
+			if err := f.Sync(); err != nil {
+				t.Fatalf("Sync: %v", err)
+			}
+			mustClose(t, f)
+			wantContent(t, fsys, filepath.Join(dir, "a"), "durable")
+		}},
+		{"RenameOntoItself", func(t *testing.T, fsys FS, dir string) {
+			p := filepath.Join(dir, "a")
+			writeFile(t, fsys, p, "same")
+			if err := fsys.Rename(p, p); err != nil {
+				t.Fatalf("Rename onto itself: %v", err)
+			}
+			wantContent(t, fsys, p, "same")
+		}},
+		{"RenameAndRemoveRefusals", func(t *testing.T, fsys FS, dir string) {
+			at := func(name string) string { return filepath.Join(dir, name) }
+			for _, d := range []string{"d", "e", "full", "empty"} {
+				if err := fsys.MkdirAll(at(d), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			writeFile(t, fsys, at("f"), "f")
+			writeFile(t, fsys, at("full/one"), "1") // exactly one entry
+			for _, tt := range []struct {
+				from, to string
+				want     error
+			}{
+				// os.Rename never replaces a directory, empty or not.
+				{"f", "d", syscall.EEXIST},
+				{"d", "full", syscall.EEXIST},
+				{"d", "empty", syscall.EEXIST},
+				{"d", "d", syscall.EEXIST},
+				{"d", "f", syscall.ENOTDIR},
+				{"d", "d/sub", syscall.EINVAL},
+			} {
+				if err := fsys.Rename(at(tt.from), at(tt.to)); !errors.Is(err, tt.want) {
+					t.Errorf("Rename %s over %s: %v, want %v", tt.from, tt.to, err, tt.want)
+				}
+			}
+			if err := fsys.Remove(at("full")); !errors.Is(err, syscall.ENOTEMPTY) {
+				t.Errorf("Remove of a directory holding one entry: %v", err)
+			}
+			if err := fsys.Remove(at("e")); err != nil {
+				t.Errorf("Remove of an empty directory: %v", err)
+			}
+			if err := fsys.RemoveAll(at("missing/x")); err != nil {
+				t.Errorf("RemoveAll below a missing directory: %v", err)
+			}
+			if err := fsys.RemoveAll(at("f/x")); !errors.Is(err, syscall.ENOTDIR) {
+				t.Errorf("RemoveAll below a file: %v", err)
+			}
+			wantNames(t, fsys, dir, "d", "empty", "f", "full")
+		}},
+		{"AccessModes", func(t *testing.T, fsys FS, dir string) {
+			p := filepath.Join(dir, "a")
+			writeFile(t, fsys, p, "data")
+			ro := mustOpenFile(t, fsys, p, os.O_RDONLY)
+			if _, err := ro.Write([]byte("x")); !errors.Is(err, syscall.EBADF) {
+				t.Errorf("Write on a read-only file: %v", err)
+			}
+			if _, err := ro.WriteAt([]byte("x"), 0); !errors.Is(err, syscall.EBADF) {
+				t.Errorf("WriteAt on a read-only file: %v", err)
+			}
+			if err := ro.Truncate(1); err == nil {
+				t.Error("Truncate on a read-only file succeeded")
+			}
+			mustClose(t, ro)
+			wo := mustOpenFile(t, fsys, p, os.O_WRONLY)
+			if err := wo.Truncate(-1); err == nil {
+				t.Error("Truncate to a negative size succeeded")
+			}
+			if err := wo.Truncate(0); err != nil {
+				t.Errorf("Truncate to 0: %v", err)
+			}
+			wantSize(t, wo, 0)
+			mustWrite(t, wo, "data")
+			if _, err := wo.ReadAt(make([]byte, 1), 0); !errors.Is(err, syscall.EBADF) {
+				t.Errorf("ReadAt on a write-only file: %v", err)
+			}
+			mustClose(t, wo)
+			d := mustOpenFile(t, fsys, dir, os.O_RDONLY)
+			if _, err := d.ReadAt(make([]byte, 1), 0); !errors.Is(err, syscall.EISDIR) {
+				t.Errorf("ReadAt on a directory: %v", err)
+			}
+			if err := d.Sync(); err != nil {
+				t.Errorf("Sync of a directory: %v", err)
+			}
+			if fi, err := d.Stat(); err != nil || !fi.IsDir() {
+				t.Errorf("Stat of a directory: %v, %v", fi, err)
+			}
+			mustClose(t, d)
+			wantContent(t, fsys, p, "data")
 		}},
 		{"AtomicHelpers", func(t *testing.T, fsys FS, dir string) {
 			for _, content := range []string{"one", "two"} {

@@ -149,21 +149,18 @@ func (m *Mem) Rename(oldname, newname string) error {
 	if err != nil {
 		return err
 	}
-	if od == nd && ob == nb {
+	// As os.Rename on Unix: an existing directory is never replaced (it
+	// refuses with EEXIST before asking the kernel), not even by itself.
+	t, exists := nd.children[nb]
+	switch {
+	case exists && t.dir:
+		return pathErr("rename", newname, syscall.EEXIST)
+	case od == nd && ob == nb:
 		return nil
-	}
-	if n.dir && isWithin(splitPath(newname), splitPath(oldname)) {
+	case n.dir && isWithin(splitPath(newname), splitPath(oldname)):
 		return pathErr("rename", newname, syscall.EINVAL)
-	}
-	if t, ok := nd.children[nb]; ok {
-		switch {
-		case t.dir && !n.dir:
-			return pathErr("rename", newname, syscall.EISDIR)
-		case !t.dir && n.dir:
-			return pathErr("rename", newname, syscall.ENOTDIR)
-		case t.dir && len(t.children) > 0:
-			return pathErr("rename", newname, syscall.ENOTEMPTY)
-		}
+	case exists && n.dir:
+		return pathErr("rename", newname, syscall.ENOTDIR)
 	}
 	delete(od.children, ob)
 	nd.children[nb] = n
@@ -198,7 +195,7 @@ func (m *Mem) RemoveAll(name string) error {
 	defer m.mu.Unlock()
 	d, b, err := m.parentLocked("removeall", name)
 	if err != nil {
-		if len(splitPath(name)) > 0 && (errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)) {
+		if len(splitPath(name)) > 0 && errors.Is(err, fs.ErrNotExist) {
 			return nil
 		}
 		return err

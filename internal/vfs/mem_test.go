@@ -162,3 +162,69 @@ func TestFaultyInjectsAndNames(t *testing.T) {
 		}
 	}
 }
+
+// MkdirAllSynced makes every directory it creates durable, the parents of
+// the deepest too.
+func TestMkdirAllSyncedSurvivesACrash(t *testing.T) {
+	m := NewMem()
+	if err := MkdirAllSynced(m, "/a/b/c"); err != nil {
+		t.Fatal(err)
+	}
+	c := m.Crash()
+	wantNames(t, c, "/", "a")
+	wantNames(t, c, "/a", "b")
+	wantNames(t, c, "/a/b", "c")
+}
+
+// The helpers return the fault of any step, and the faulty FS names each
+// operation: opening without O_CREATE is an open, not a create.
+func TestHelpersReturnInjectedFaults(t *testing.T) {
+	boom := errors.New("boom")
+	failing := func(fail Op) (FS, *[]string) {
+		var trace []string
+		m := NewMem()
+		if err := m.MkdirAll("/d/x", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, m, "/d/f", "f")
+		return NewFaulty(m, func(op Op, path string) error {
+			trace = append(trace, op.String()+" "+path)
+			if op == fail {
+				return boom
+			}
+			return nil
+		}), &trace
+	}
+	fsys, _ := failing(OpSyncDir)
+	if err := MkdirAllSynced(fsys, "/d/n/m"); !errors.Is(err, boom) {
+		t.Errorf("MkdirAllSynced with a failing SyncDir: %v", err)
+	}
+	fsys, _ = failing(OpRename)
+	if err := RemoveDirFS(fsys, "/d/x"); !errors.Is(err, boom) {
+		t.Errorf("RemoveDirFS with a failing rename: %v", err)
+	}
+	fsys, trace := failing(OpDatasync)
+	f, err := fsys.OpenFile("/d/f", os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Datasync(); !errors.Is(err, boom) {
+		t.Errorf("Datasync with a fault: %v", err)
+	}
+	mustClose(t, f)
+	if got, want := strings.Join(*trace, "|"), "open /d/f|datasync /d/f|close /d/f"; got != want {
+		t.Errorf("trace %s, want %s", got, want)
+	}
+	for _, op := range []Op{0, OpSyncDir + 1} {
+		if op.String() != "op?" {
+			t.Errorf("Op(%d) = %q, want op?", int(op), op)
+		}
+	}
+}
+
+func TestOrDefaultsToTheOS(t *testing.T) {
+	m := NewMem()
+	if Or(nil) != Default || Or(m) != m {
+		t.Fatal("Or does not default a nil FS to the OS and keep another")
+	}
+}
