@@ -2,12 +2,8 @@ package e2e
 
 import (
 	"math"
-	"math/rand/v2"
-	"testing"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -290,41 +286,4 @@ func (m *shareMember) acknowledgementsInFetch(w *walker) []kmsg.ShareFetchReques
 		return nil
 	}
 	return []kmsg.ShareFetchRequestTopic{rt}
-}
-
-// establishShareGroup makes group a share group before the walks start:
-// a member joins, subscribed to topic, and leaves, and the empty group
-// stays (until a DeleteGroups). A group id names one type of group at a
-// time, and the first request that creates it picks the type: without
-// this, a mutated ConsumerGroupHeartbeat naming the share group's id
-// before the share members' first join made it a consumer group, whose
-// abandoned static member outlived the walks, and every share member was
-// refused with GROUP_ID_NOT_FOUND (seed 7098). Each heartbeat goes to the
-// coordinator FindCoordinator names at the time, again while the answer
-// says to retry: in a cluster the coordinator may still be moving.
-func establishShareGroup(t *testing.T, cl *kgo.Client, group, topic string) {
-	t.Helper()
-	ctx := testContext(t, 30*time.Second)
-	member := walkMember(rand.New(rand.NewPCG(1, 2)))
-	for _, epoch := range []int32{0, -1} {
-		req := kmsg.NewPtrShareGroupHeartbeatRequest()
-		req.GroupID, req.MemberID, req.MemberEpoch = group, member, epoch
-		if epoch == 0 {
-			req.SubscribedTopicNames = []string{topic}
-		}
-		for {
-			resp, err := req.RequestWith(ctx, cl.Broker(int(coordinatorOf(t, ctx, cl, 0, group))))
-			if err == nil && saysRetryLater(resp) {
-				time.Sleep(walkBackoff)
-				continue
-			}
-			if err == nil {
-				err = kerr.ErrorForCode(resp.ErrorCode)
-			}
-			if err != nil {
-				t.Fatalf("share group %s, heartbeat at epoch %d: %v", group, epoch, err)
-			}
-			break
-		}
-	}
 }

@@ -241,7 +241,7 @@ func prepareWalks(t *testing.T, addr string, nodes []*Broker, configs map[string
 	}
 	shareEarliest(t, addr, walkShare)
 	awaitCoordinators(t, cl, 0, walkClassic, walkConsumer, walkShare, walkTxnGroup)
-	establishShareGroup(t, cl, walkShare, walkTopic)
+	establishWalkGroups(t, cl, topicIDOf(t, adm, randomHealthTopic))
 	awaitCoordinators(t, cl, 1, walkTxnIDs...)
 	env := &walkEnv{
 		apis:    map[int16][2]int16{},
