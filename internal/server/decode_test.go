@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/binary"
 	"errors"
 	"testing"
 
@@ -106,6 +107,8 @@ func TestDecodeRequestErrors(t *testing.T) {
 		{"client id cut", good[:10], supportAll, errBadHeader},
 		{"unknown key", []byte{0x7f, 0, 0, 0, 0, 0, 0, 1, 0xff, 0xff}, supportAll, errUnknownKey},
 		{"unsupported", good, supportNone, errUnsupportedVersion},
+		{"past what kmsg decodes", withVersion(good, 99), supportAll, errUnsupportedVersion},
+		{"negative version", withVersion(good, -1), supportAll, errUnsupportedVersion},
 		{"body cut", good[:len(good)-3], supportAll, errBadBody},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -115,6 +118,13 @@ func TestDecodeRequestErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// withVersion is frame with its request header's api version set to v.
+func withVersion(frame []byte, v int16) []byte {
+	out := append([]byte(nil), frame...)
+	binary.BigEndian.PutUint16(out[2:], uint16(v))
+	return out
 }
 
 func TestDecodeRequestApiVersionsFallback(t *testing.T) {

@@ -3,10 +3,12 @@ package server
 import (
 	"bytes"
 	"encoding/binary"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -113,5 +115,72 @@ func TestSpliceMarkerMustBeAWholeField(t *testing.T) {
 	}
 	if _, err := splicePieces([]byte{0, 0, 0, 0, 1, 2, 3}, []Splice{{Marker: marker}}, true); err == nil {
 		t.Fatal("a missing marker must be refused")
+	}
+}
+
+// A connection without a descriptor to sendfile to (TLS, here a pipe)
+// gets the file range copied through user space.
+func TestSendFileRangeCopiesWithoutSendfile(t *testing.T) {
+	f, err := os.CreateTemp(t.TempDir(), "seg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString("0123456789"); err != nil {
+		t.Fatal(err)
+	}
+	client, server := net.Pipe()
+	defer client.Close()
+	go func() {
+		defer server.Close()
+		_ = sendFileRange(server, f, 3, 5)
+	}()
+	got, err := io.ReadAll(client)
+	if err != nil || string(got) != "34567" {
+		t.Fatalf("read %q, %v; want 34567", got, err)
+	}
+}
+
+// A range larger than the socket's buffers is sent whole: sendfile sends
+// part, the socket fills, and the sender waits until it drains.
+func TestSendFileRangeWaitsForAFullSocket(t *testing.T) {
+	const size = 16 << 20
+	want := bytes.Repeat([]byte("0123456789abcdef"), size/16)
+	p := filepath.Join(t.TempDir(), "seg")
+	if err := os.WriteFile(p, want, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	sent := make(chan error, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			sent <- err
+			return
+		}
+		defer c.Close()
+		sent <- sendFileRange(c, f, 0, size)
+	}()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	time.Sleep(50 * time.Millisecond) // let the socket fill before reading
+	got, err := io.ReadAll(c)
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("read %d bytes (%v), want the %d sent", len(got), err, size)
+	}
+	if err := <-sent; err != nil {
+		t.Fatal(err)
 	}
 }
