@@ -53,7 +53,7 @@ func TestSplicedFetchResponseDecodes(t *testing.T) {
 		if err != nil {
 			t.Fatalf("v%d: %v", version, err)
 		}
-		got := sendOverTCP(t, pieces)
+		got := acrossTCP(t, 0, func(c net.Conn) error { return writePieces(c, pieces) })
 		if size := int(binary.BigEndian.Uint32(got)); size != len(got)-4 {
 			t.Fatalf("v%d: frame size %d, got %d bytes after it", version, size, len(got)-4)
 		}
@@ -75,7 +75,10 @@ func TestSplicedFetchResponseDecodes(t *testing.T) {
 	}
 }
 
-func sendOverTCP(t *testing.T, pieces []piece) []byte {
+// acrossTCP runs send on the accepting end of a loopback TCP connection
+// (so sendfile runs) and returns what the dialing end reads, starting
+// after readAfter, until send closes it.
+func acrossTCP(t *testing.T, readAfter time.Duration, send func(net.Conn) error) []byte {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -90,21 +93,22 @@ func sendOverTCP(t *testing.T, pieces []piece) []byte {
 			return
 		}
 		defer c.Close()
-		errc <- writePieces(c, pieces)
+		errc <- send(c)
 	}()
 	c, err := net.Dial("tcp", ln.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	var buf bytes.Buffer
-	if _, err := buf.ReadFrom(c); err != nil {
+	time.Sleep(readAfter)
+	got, err := io.ReadAll(c)
+	if err != nil {
 		t.Fatal(err)
 	}
 	if err := <-errc; err != nil {
-		t.Fatalf("writePieces: %v", err)
+		t.Fatalf("sending: %v", err)
 	}
-	return buf.Bytes()
+	return got
 }
 
 func TestSpliceMarkerMustBeAWholeField(t *testing.T) {
@@ -155,32 +159,9 @@ func TestSendFileRangeWaitsForAFullSocket(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	sent := make(chan error, 1)
-	go func() {
-		c, err := ln.Accept()
-		if err != nil {
-			sent <- err
-			return
-		}
-		defer c.Close()
-		sent <- sendFileRange(c, f, 0, size)
-	}()
-	c, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	time.Sleep(50 * time.Millisecond) // let the socket fill before reading
-	got, err := io.ReadAll(c)
-	if err != nil || !bytes.Equal(got, want) {
-		t.Fatalf("read %d bytes (%v), want the %d sent", len(got), err, size)
-	}
-	if err := <-sent; err != nil {
-		t.Fatal(err)
+	// Read only once the socket has filled.
+	got := acrossTCP(t, 50*time.Millisecond, func(c net.Conn) error { return sendFileRange(c, f, 0, size) })
+	if !bytes.Equal(got, want) {
+		t.Fatalf("read %d bytes, want the %d sent", len(got), size)
 	}
 }
