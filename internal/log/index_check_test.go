@@ -49,6 +49,21 @@ func TestCheckTimeIndex(t *testing.T) {
 			t.Errorf("%s: %d problems %q, want %d", tc.name, len(got), got, tc.want)
 		}
 	}
+	// Timestamps below zero (-1 is "none") run the same way: the running
+	// max starts at the first batch's, not at 0.
+	batches = []SegmentBatch{{0, 0, -10}, {100, 1, -5}, {200, 2, -7}}
+	for _, tc := range []struct {
+		name    string
+		entries []IndexEntry
+		want    int
+	}{
+		{"agrees", []IndexEntry{{Offset: 0, Timestamp: -10}, {Offset: 1, Timestamp: -5}}, 0},
+		{"below the max so far", []IndexEntry{{Offset: 2, Timestamp: -7}}, 1},
+	} {
+		if got := CheckTimeIndex(tc.entries, batches); len(got) != tc.want {
+			t.Errorf("%s: %d problems %q, want %d", tc.name, len(got), got, tc.want)
+		}
+	}
 }
 
 // TestInspectIndexOfARealLog: the indexes a log writes agree with its
@@ -100,11 +115,41 @@ func TestInspectIndexOfARealLog(t *testing.T) {
 	}
 
 	for _, bad := range []string{segFile(o, 0, logSuffix), o.Dir + "/notes.index"} {
-		if _, err := InspectIndex(bad); err == nil {
-			t.Errorf("InspectIndex(%s) succeeded", bad)
+		if _, err := InspectIndex(bad); err == nil || !strings.Contains(err.Error(), "is not a segment's index") {
+			t.Errorf("InspectIndex(%s): %v, want not a segment's index", bad, err)
 		}
 	}
 	if !slices.Contains(dirNames(t, o.Dir), "00000000000000000024.timeindex") {
 		t.Fatal("the test's second segment is not at 24")
+	}
+}
+
+// TestSegmentBatches: the batches of a .log up to where recovery would cut:
+// a torn batch, a bad CRC, or the zeros filled ahead of the writes.
+func TestSegmentBatches(t *testing.T) {
+	one, two := makeBatch(0, 2, 10, 5), makeBatch(2, 1, 10, 6)
+	whole := append(slices.Clone(one), two...)
+	badCRC := slices.Clone(whole)
+	badCRC[len(badCRC)-1] ^= 1
+	for _, tc := range []struct {
+		name string
+		data []byte
+		want int
+	}{
+		{"whole", whole, 2},
+		{"empty", nil, 0},
+		{"torn last batch", whole[:len(whole)-1], 1},
+		{"torn header", append(slices.Clone(one), two[:20]...), 1},
+		{"bad CRC", badCRC, 1},
+		{"zero-filled tail", append(slices.Clone(whole), make([]byte, 4096)...), 2},
+	} {
+		got := segmentBatches(tc.data)
+		if len(got) != tc.want {
+			t.Errorf("%s: %d batches %+v, want %d", tc.name, len(got), got, tc.want)
+			continue
+		}
+		if len(got) > 1 && (got[1].Position != int64(len(one)) || got[1].BaseOffset != 2 || got[1].MaxTimestamp != 6) {
+			t.Errorf("%s: second batch %+v", tc.name, got[1])
+		}
 	}
 }

@@ -104,6 +104,11 @@ func TestAppendRejectsBadBatches(t *testing.T) {
 			t.Fatalf("bad crc: %v", err)
 		}
 	}
+	for _, empty := range [][]byte{nil, {}} {
+		if err := l.Append(empty); !errors.Is(err, ErrInvalidBatch) {
+			t.Fatalf("no batches: %v", err)
+		}
+	}
 	two := append(makeBatch(3, 1, 10, 0), makeBatch(4, 1, 10, 0)...)
 	if err := l.Append(two[:len(two)-1]); !errors.Is(err, ErrInvalidBatch) {
 		t.Fatalf("torn: %v", err)
@@ -187,6 +192,26 @@ func TestRollWhenIndexFull(t *testing.T) {
 	}
 	if !bytes.Equal(readAll(t, l), concat(batches)) {
 		t.Fatal("read differs")
+	}
+}
+
+// TestRollWhenOffsetIndexFull: batches of one timestamp add one time index
+// entry, so the offset index fills first, and the segment rolls when it
+// holds exactly its room (3 entries in 24 bytes).
+func TestRollWhenOffsetIndexFull(t *testing.T) {
+	o := testOptions(t)
+	o.IndexIntervalBytes = 0 // an entry for every batch but a segment's first
+	o.SegmentIndexBytes = 3 * offsetEntrySize
+	l := mustOpen(t, o)
+	defer l.Close()
+	for range 9 {
+		if err := l.Append(makeBatch(l.End(), 1, 10, 0)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	segs := l.Segments()
+	if len(segs) != 3 || segs[1].BaseOffset != 4 || segs[2].BaseOffset != 8 {
+		t.Fatalf("segments %+v, want rolls at 4 and 8", segs)
 	}
 }
 

@@ -14,8 +14,9 @@ type FS interface {
 	// OpenFile opens name with os.O_* flags; O_RDONLY, O_WRONLY, O_RDWR,
 	// O_CREATE, O_EXCL, O_TRUNC and O_APPEND are honoured.
 	OpenFile(name string, flag int, perm fs.FileMode) (File, error)
-	// Rename replaces newname with oldname's file. Durable after SyncDir of
-	// both parents.
+	// Rename moves oldname to newname, replacing a file there; an existing
+	// directory at newname is never replaced (EEXIST, as os.Rename on
+	// Unix). Durable after SyncDir of both parents.
 	Rename(oldname, newname string) error
 	// Remove unlinks a file or an empty directory. Durable after SyncDir.
 	Remove(name string) error
