@@ -1,9 +1,7 @@
 package log
 
 import (
-	"fmt"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/strata-broker/strata/internal/base"
@@ -21,8 +19,6 @@ const (
 
 	cleanShutdownName = ".clean-shutdown"
 	recoveryPointName = "recovery-point"
-
-	baseOffsetDigits = 20
 )
 
 // segmentSuffixes are the files of one segment, .log first.
@@ -30,25 +26,25 @@ var segmentSuffixes = [...]string{logSuffix, indexSuffix, timeIndexSuffix}
 
 // segmentPath names a segment file: the 20-digit zero-padded base offset plus suffix.
 func segmentPath(dir string, b base.Offset, suffix string) string {
-	return filepath.Join(dir, fmt.Sprintf("%020d%s", int64(b), suffix))
+	return filepath.Join(dir, base.OffsetName(b)+suffix)
 }
 
 // parseSegmentName splits "00000000000000000042.log" into (42, ".log").
 func parseSegmentName(name string) (base.Offset, string, bool) {
-	if len(name) <= baseOffsetDigits {
+	if len(name) <= base.OffsetNameDigits {
 		return 0, "", false
 	}
-	digits, suffix := name[:baseOffsetDigits], name[baseOffsetDigits:]
+	digits, suffix := name[:base.OffsetNameDigits], name[base.OffsetNameDigits:]
 	switch suffix {
 	case logSuffix, indexSuffix, timeIndexSuffix:
 	default:
 		return 0, "", false
 	}
-	n, err := strconv.ParseInt(digits, 10, 64)
-	if err != nil || n < 0 {
+	n, ok := base.ParseOffsetName(digits)
+	if !ok {
 		return 0, "", false
 	}
-	return base.Offset(n), suffix, true
+	return n, suffix, true
 }
 
 // isLeftover reports whether name is debris of an interrupted operation that

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/strata-broker/strata/internal/base"
@@ -688,4 +689,50 @@ func TestTruncateIntoUnsyncedGappedSegment(t *testing.T) {
 	}
 	checkIndexes(t, l)
 	checkGapReads(t, l, model, true)
+}
+
+// TestRollPutsASmallGapInTheNewSegment: a roll (here for segment.bytes)
+// before a batch that a gap separates from the data starts the new
+// segment at the data's end, so the gap lies inside it, as long as the
+// batch is within the new segment's index reach — at high offsets too,
+// and at exactly MaxUint32 past the data's end.
+func TestRollPutsASmallGapInTheNewSegment(t *testing.T) {
+	const high = base.Offset(3_000_000_000)
+	for _, tc := range []struct {
+		name string
+		gaps []base.Offset
+		want []base.Range
+	}{
+		{
+			name: "at high offsets",
+			gaps: []base.Offset{0, high, 5}, // [0,1) [high+1, high+2) [high+7, high+8)
+			want: []base.Range{{Start: 0, End: 1}, {Start: 1, End: high + 2}, {Start: high + 2, End: high + 8}},
+		},
+		{
+			name: "at the index's reach",
+			gaps: []base.Offset{0, 3, math.MaxUint32}, // [0,1) [4,5) [5+Max, 6+Max)
+			want: []base.Range{{Start: 0, End: 1}, {Start: 1, End: 5}, {Start: 5, End: 6 + math.MaxUint32}},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := testOptions(t)
+			o.SegmentBytes = record.HeaderSize // every batch rolls a non-empty segment
+			l := mustOpen(t, o)
+			defer l.Close()
+			model := appendGapped(t, l, 1000, 1, tc.gaps...)
+			var got []base.Range
+			for _, s := range l.Segments() {
+				got = append(got, base.Range{Start: s.BaseOffset, End: s.NextOffset})
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Fatalf("segments %v, want %v", got, tc.want)
+			}
+			checkIndexes(t, l)
+			var probes []base.Offset
+			for _, b := range model {
+				probes = append(probes, headerOf(b).BaseOffset)
+			}
+			checkReadsAt(t, l, model, probes...)
+		})
+	}
 }

@@ -47,7 +47,7 @@ func finishSwaps(fsys vfs.FS, dir string) (bool, error) {
 			if !ok || sb < b || sb > last {
 				continue
 			}
-			if err := fsys.Remove(segmentPath(dir, sb, e.Name()[baseOffsetDigits:])); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			if err := fsys.Remove(segmentPath(dir, sb, e.Name()[base.OffsetNameDigits:])); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return false, fmt.Errorf("log: finish swap: %w", err)
 			}
 		}

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/strata-broker/strata/internal/base"
@@ -27,7 +26,6 @@ import (
 // checksum; the offset is the name's.
 const (
 	snapshotSuffix = ".snapshot"
-	snapshotDigits = 20
 	snapshotsKept  = 2
 	// legacySnapshotFile is the single clean-close snapshot of earlier
 	// versions; Open removes it (its state is rebuilt by a replay once).
@@ -50,19 +48,15 @@ func (p *Partition) producerSnapshotLocked(at base.Offset) *producerSnapshot {
 }
 
 func snapshotName(o base.Offset) string {
-	return fmt.Sprintf("%0*d%s", snapshotDigits, int64(o), snapshotSuffix)
+	return base.OffsetName(o) + snapshotSuffix
 }
 
 func parseSnapshotName(name string) (base.Offset, bool) {
 	digits, ok := strings.CutSuffix(name, snapshotSuffix)
-	if !ok || len(digits) != snapshotDigits {
+	if !ok {
 		return 0, false
 	}
-	n, err := strconv.ParseInt(digits, 10, 64)
-	if err != nil || n < 0 {
-		return 0, false
-	}
-	return base.Offset(n), true
+	return base.ParseOffsetName(digits)
 }
 
 // listSnapshots returns the offsets of the snapshot files in dir, ascending.

@@ -62,7 +62,6 @@ const (
 	// reservedKeyPrefix starts key components objstore keeps for itself; a
 	// topic name starting so has its first byte replaced in keys.
 	reservedKeyPrefix = ".strata-"
-	baseOffsetDigits  = 20
 )
 
 // ObjectKey is what a remote object's key says: whose segment it belongs
@@ -82,8 +81,8 @@ type ObjectKey struct {
 //
 //	<topicName>-<topicIDhex>/<partition>/<20-digit base offset>-<segmentIDhex>.<suffix>
 func (k ObjectKey) String() string {
-	return fmt.Sprintf("%s%0*d-%s.%s", partitionPrefix(k.TopicID, k.TopicName, k.Partition),
-		baseOffsetDigits, int64(k.BaseOffset), hex.EncodeToString(k.Segment[:]), k.Suffix)
+	return fmt.Sprintf("%s%s-%s.%s", partitionPrefix(k.TopicID, k.TopicName, k.Partition),
+		base.OffsetName(k.BaseOffset), hex.EncodeToString(k.Segment[:]), k.Suffix)
 }
 
 // TierStoreKeyPrefix starts the keys of the objects that name a cluster's
@@ -167,14 +166,12 @@ func ParseObjectKey(key string) (ObjectKey, error) {
 		return bad("unknown suffix")
 	}
 	offStr, idStr, ok := strings.Cut(name, "-")
-	if !ok || len(offStr) != baseOffsetDigits || !decodeHexID(idStr, k.Segment[:]) || k.Segment.IsZero() {
+	if !ok || len(offStr) != base.OffsetNameDigits || !decodeHexID(idStr, k.Segment[:]) || k.Segment.IsZero() {
 		return bad("file name is not <20-digit offset>-<segment id>")
 	}
-	off, err := strconv.ParseInt(offStr, 10, 64)
-	if err != nil || off < 0 || strings.Trim(offStr, "0123456789") != "" {
+	if k.BaseOffset, ok = base.ParseOffsetName(offStr); !ok {
 		return bad("base offset is not a non-negative int64")
 	}
-	k.BaseOffset = base.Offset(off)
 	return k, nil
 }
 
