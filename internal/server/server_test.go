@@ -141,6 +141,32 @@ func TestBadFramesCloseOnlyThatConnection(t *testing.T) {
 	}
 }
 
+// TestFrameAtTheLimitIsServed: socket.request.max.bytes is the largest
+// frame body taken, as Kafka's NetworkReceive (size > max is refused).
+func TestFrameAtTheLimitIsServed(t *testing.T) {
+	const limit = 1 << 10
+	s := startServer(t, newFakeHandler(), func(o *Options) { o.MaxRequestBytes = limit })
+	f := kmsg.NewRequestFormatter()
+	body := func(topicLen int) []byte {
+		req := kmsg.NewPtrMetadataRequest()
+		req.SetVersion(12)
+		topic := kmsg.NewMetadataRequestTopic()
+		topic.Topic = kmsg.StringPtr(strings.Repeat("t", topicLen))
+		req.Topics = append(req.Topics, topic)
+		return f.AppendRequest(nil, req, 5)[4:]
+	}
+	n := 1
+	for len(body(n)) < limit {
+		n++
+	}
+	if len(body(n)) != limit {
+		t.Fatalf("no topic name length makes a %d-byte request", limit)
+	}
+	c := dial(t, s)
+	c.write(rawFrame(body(n)))
+	c.read(3, 12, 5)
+}
+
 func TestPipelinedWaitsAnsweredInRequestOrder(t *testing.T) {
 	var g gates
 	handled := make(chan int32, 16)
