@@ -2,6 +2,8 @@ package log
 
 import (
 	"bytes"
+	"errors"
+	"os"
 	"testing"
 
 	"github.com/strata-broker/strata/internal/base"
@@ -128,4 +130,41 @@ func TestReadRegionOutlivesSegmentDeletion(t *testing.T) {
 	if got, want := readRegion(t, r), bytes.Join(batches, nil); !bytes.Equal(got, want) {
 		t.Fatal("a region read after its segment was deleted differs from what was appended")
 	}
+}
+
+// TestReadRegionBoundsAndClose: a region is asked for inside [Start, End]
+// only; Close closes the region's descriptor and runs Release once each.
+func TestReadRegionBoundsAndClose(t *testing.T) {
+	l := mustOpen(t, testOptions(t))
+	defer l.Close()
+	appendN(t, l, 3, 2, 100, 1000) // [0, 6)
+	if err := l.Roll(); err != nil {
+		t.Fatal(err)
+	}
+	appendN(t, l, 1, 2, 100, 2000) // [6, 8)
+	if err := l.DeleteSegmentsBefore(6); err != nil || l.Start() != 6 {
+		t.Fatalf("DeleteSegmentsBefore(6): %v, Start %d", err, l.Start())
+	}
+	for _, from := range []base.Offset{5, 9} {
+		if _, err := l.ReadRegion(from, l.End(), 1<<20); !errors.Is(err, ErrOffsetOutOfRange) {
+			t.Errorf("ReadRegion(%d) of [6, 8): %v, want ErrOffsetOutOfRange", from, err)
+		}
+	}
+	r, err := l.ReadRegion(6, l.End(), 1<<20)
+	if err != nil || r.File == nil || r.Size == 0 {
+		t.Fatalf("ReadRegion(6): %+v, %v", r, err)
+	}
+	released := 0
+	release := r.Release
+	r.Release = func() {
+		released++
+		if release != nil {
+			release()
+		}
+	}
+	r.Close()
+	if _, err := r.File.Stat(); !errors.Is(err, os.ErrClosed) || released != 1 {
+		t.Fatalf("after Close: Stat %v, released %d times; want closed, once", err, released)
+	}
+	Region{}.Close() // an empty region has nothing to close
 }

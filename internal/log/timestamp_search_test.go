@@ -74,3 +74,37 @@ func TestOffsetForTimestampFindsTheRecord(t *testing.T) {
 		}
 	}
 }
+
+// TestOffsetForTimestampSearchesOnPastABatchWithoutAMatch: a batch whose
+// max timestamp reaches the target may hold no qualifying record at or
+// after from (its max is below from); the search goes on to the next
+// batch, in the same segment and in the next one. A closed log answers
+// nothing.
+func TestOffsetForTimestampSearchesOnPastABatchWithoutAMatch(t *testing.T) {
+	for _, roll := range []bool{false, true} {
+		l := mustOpen(t, testOptions(t))
+		if err := l.Append(stampedBatch(0, 100, 130, 105)); err != nil { // max 130 at offset 1
+			t.Fatal(err)
+		}
+		if roll {
+			if err := l.Roll(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := l.Append(stampedBatch(3, 140)); err != nil {
+			t.Fatal(err)
+		}
+		if got, ts, ok := l.OffsetForTimestamp(120, 2); !ok || got != 3 || ts != 140 {
+			t.Errorf("roll %v: OffsetForTimestamp(120, from 2) = %d, %d, %v; want 3, 140, true", roll, got, ts, ok)
+		}
+		if got, ts, ok := l.OffsetForTimestamp(120, 0); !ok || got != 1 || ts != 130 {
+			t.Errorf("roll %v: OffsetForTimestamp(120, from 0) = %d, %d, %v; want 1, 130, true", roll, got, ts, ok)
+		}
+		if err := l.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if got, _, ok := l.OffsetForTimestamp(120, 0); ok {
+			t.Errorf("a closed log answered %d", got)
+		}
+	}
+}
