@@ -168,3 +168,34 @@ func TestReadRegionBoundsAndClose(t *testing.T) {
 	}
 	Region{}.Close() // an empty region has nothing to close
 }
+
+// TestReadRegionSizeAgainstMaxBytes: with an index entry at every batch, a
+// region over maxBytes ends at the last batch boundary at or below it —
+// exactly maxBytes when a boundary is there — and holds the first batch
+// even when it alone is larger (KIP-74); one of exactly maxBytes is whole.
+func TestReadRegionSizeAgainstMaxBytes(t *testing.T) {
+	o := testOptions(t)
+	o.IndexIntervalBytes = 0 // an entry at every batch but the first
+	l := mustOpen(t, o)
+	defer l.Close()
+	batches := appendN(t, l, 10, 1, 100, 0)
+	size := int64(len(batches[0]))
+	for _, tc := range []struct {
+		maxBytes int64
+		want     int64
+	}{
+		{maxBytes: 10 * size, want: 10 * size},
+		{maxBytes: 5 * size, want: 5 * size},
+		{maxBytes: 5*size + size/2, want: 5 * size},
+		{maxBytes: size / 2, want: size},
+	} {
+		r, err := l.ReadRegion(0, l.End(), int(tc.maxBytes))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Close()
+		if r.Size != tc.want || r.Next != base.Offset(tc.want/size) {
+			t.Errorf("maxBytes %d: region of %d bytes up to %d, want %d bytes up to %d", tc.maxBytes, r.Size, r.Next, tc.want, tc.want/size)
+		}
+	}
+}
