@@ -315,3 +315,33 @@ func mustRead(t *testing.T, p string) []byte {
 	}
 	return b
 }
+
+// TestOpenMakesWhatItRecoveredDurable: after a killed process, Open finds
+// batches that were never synced (the page cache kept them) and reports
+// them durable (DurableEnd == End), so it must sync them, in every segment,
+// with their rebuilt indexes, before it returns: a power loss right after
+// loses none of them.
+func TestOpenMakesWhatItRecoveredDurable(t *testing.T) {
+	mem := vfs.NewMem()
+	o := testOptions(t)
+	o.FS = mem
+	l := mustOpen(t, o)
+	want := appendN(t, l, 3, 2, 50, 0)
+	if err := l.Roll(); err != nil {
+		t.Fatal(err)
+	}
+	want = append(want, appendN(t, l, 3, 2, 50, 10)...)
+	if err := l.Roll(); err != nil {
+		t.Fatal(err)
+	}
+	want = append(want, appendN(t, l, 3, 2, 50, 20)...)
+	l.crash() // nothing was synced
+	l = mustOpen(t, o)
+	if l.DurableEnd() != 18 {
+		t.Fatalf("DurableEnd %d after recovery, want 18", l.DurableEnd())
+	}
+	l.crash()
+	o.FS = mem.Crash() // power loss: only what was synced is left
+	l = reopenExpect(t, o, want)
+	checkIndexes(t, l)
+}
