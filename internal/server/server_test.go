@@ -553,13 +553,15 @@ func TestThrottleMutesTheConnection(t *testing.T) {
 // the throttle before the response (Metadata v5), the response itself is
 // held back that long.
 func TestThrottleBeforeKIP219HoldsTheResponse(t *testing.T) {
-	const throttle = 500 * time.Millisecond
+	const throttle = time.Second
 	h := newFakeHandler()
-	handled := make(chan time.Time, 1)
+	handled := make(chan time.Time, 2)
 	h.handle = func(_ context.Context, req *Request) Reply {
 		handled <- time.Now()
 		resp := h.answer(req).(*kmsg.MetadataResponse)
-		resp.ThrottleMillis = int32(throttle / time.Millisecond)
+		if req.CorrelationID == 1 {
+			resp.ThrottleMillis = int32(throttle / time.Millisecond)
+		}
 		return Reply{Resp: resp}
 	}
 	s := startServer(t, h, nil)
@@ -568,6 +570,14 @@ func TestThrottleBeforeKIP219HoldsTheResponse(t *testing.T) {
 	c.read(3, 5, 1)
 	if held := time.Since(<-handled); held < throttle {
 		t.Fatalf("a v5 response with a %s throttle arrived %s after it was handled", throttle, held)
+	}
+	// The throttle was served by holding the response: the connection is
+	// not muted after it as well.
+	sent := time.Now()
+	c.send(kmsg.NewPtrMetadataRequest(), 5, 2)
+	c.read(3, 5, 2)
+	if gap := (<-handled).Sub(sent); gap > throttle/2 {
+		t.Fatalf("the request after a held-back response was handled %s after it was sent", gap)
 	}
 }
 

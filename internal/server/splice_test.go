@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"io"
 	"net"
@@ -164,4 +165,59 @@ func TestSendFileRangeWaitsForAFullSocket(t *testing.T) {
 	if !bytes.Equal(got, want) {
 		t.Fatalf("read %d bytes, want the %d sent", len(got), size)
 	}
+}
+
+// TestHandlerSplicesGoOutInTheResponse: a Reply's Splices fill the
+// response's marked bytes fields from the file, through the connection's
+// writer, and Release runs once it is sent; a splice whose marker the
+// response lacks is a handler bug that closes the connection.
+func TestHandlerSplicesGoOutInTheResponse(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "segment")
+	content := bytes.Repeat([]byte("strata"), 1000)
+	if err := os.WriteFile(file, content, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	released := make(chan int32, 2)
+	h := newFakeHandler()
+	h.versions[1] = [2]int16{4, 16}
+	h.handle = func(_ context.Context, req *Request) Reply {
+		if req.Key != 1 {
+			return Reply{Resp: h.answer(req)}
+		}
+		marker := bytes.Repeat([]byte{0xA5}, 16)
+		resp := req.Body.ResponseKind().(*kmsg.FetchResponse)
+		p := kmsg.NewFetchResponseTopicPartition()
+		p.RecordBatches = marker
+		if req.CorrelationID == 2 {
+			p.RecordBatches = []byte("no marker here")
+		}
+		resp.Topics = []kmsg.FetchResponseTopic{{Topic: "t", Partitions: []kmsg.FetchResponseTopicPartition{p}}}
+		corr := req.CorrelationID
+		return Reply{
+			Resp:    resp,
+			Splices: func() []Splice { return []Splice{{Marker: marker, File: f, Pos: 100, Size: 4000}} },
+			Release: func() { released <- corr },
+		}
+	}
+	s := startServer(t, h, nil)
+	c := dial(t, s)
+	c.send(kmsg.NewPtrFetchRequest(), 12, 1)
+	got := c.read(1, 12, 1).(*kmsg.FetchResponse)
+	if b := got.Topics[0].Partitions[0].RecordBatches; !bytes.Equal(b, content[100:4100]) {
+		t.Fatalf("the spliced field holds %d bytes, want the file's 4000 from 100", len(b))
+	}
+	if corr := <-released; corr != 1 {
+		t.Fatalf("released %d", corr)
+	}
+	c.send(kmsg.NewPtrFetchRequest(), 12, 2)
+	c.expectClosed()
+	if corr := <-released; corr != 2 {
+		t.Fatalf("released %d", corr)
+	}
+	apiVersionsOK(t, s)
 }
