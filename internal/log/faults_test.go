@@ -1,12 +1,15 @@
 package log
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/strata-broker/strata/internal/base"
+	"github.com/strata-broker/strata/internal/record"
 	"github.com/strata-broker/strata/internal/vfs"
 )
 
@@ -173,5 +176,39 @@ func TestSegmentCreatedDuringSyncRoundKeepsDirectoryDirty(t *testing.T) {
 	l.mu.Unlock()
 	if !dirty {
 		t.Fatal("the directory is not dirty after a segment was created during the sync round")
+	}
+}
+
+// TestReadReportsABatchRunningPastTheSegment: a batch whose length was
+// damaged on disk after it was written (so that it runs past the
+// segment's data) is reported as ErrCorrupt by Read, not served as an
+// empty answer — whether the walk to it starts at its own index entry
+// (interval 0) or at an earlier batch's (interval 100: one entry every
+// second batch).
+func TestReadReportsABatchRunningPastTheSegment(t *testing.T) {
+	for _, interval := range []int{0, 100} {
+		o := testOptions(t)
+		o.IndexIntervalBytes = interval
+		l := mustOpen(t, o)
+		batches := appendN(t, l, 6, 1, 10, 0)
+		at := 0
+		for _, b := range batches[:5] {
+			at += len(b)
+		}
+		f, err := os.OpenFile(segFile(o, 0, logSuffix), os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		length := binary.BigEndian.AppendUint32(nil, uint32(len(batches[5])-record.LogOverhead+100))
+		if _, err := f.WriteAt(length, int64(at+8)); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := l.Read(5, 1<<20, nil); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("interval %d: Read of the damaged batch: %d bytes, %v; want ErrCorrupt", interval, len(got), err)
+		}
+		l.Close()
 	}
 }
