@@ -310,6 +310,36 @@ func TestListenerLimits(t *testing.T) {
 	}
 }
 
+// TestListenerLimitCountsDownOneAtATime: with two of a listener's
+// connections open, a close frees exactly one place on it.
+func TestListenerLimitCountsDownOneAtATime(t *testing.T) {
+	l := newLimits(t, ConnLimitsConfig{PerListener: map[string]ListenerLimits{"INTERNAL": {MaxConnections: 2}}})
+	ip := netip.MustParseAddr("10.0.0.1")
+	stopped := make(chan struct{})
+	close(stopped)
+	a := l.acquireOn("INTERNAL", ip, true, false, nil)
+	b := l.acquireOn("INTERNAL", ip, true, false, nil)
+	if a.verdict != verdictAdmit || b.verdict != verdictAdmit {
+		t.Fatalf("two connections on a listener limited to two: %v, %v", a.verdict, b.verdict)
+	}
+	if c := l.acquireOn("INTERNAL", ip, true, false, stopped); c.verdict != verdictWait {
+		t.Fatalf("a third: verdict %v, want held", c.verdict)
+	}
+	a.slot.release()
+	c := l.acquireOn("INTERNAL", ip, true, false, stopped)
+	if c.verdict != verdictAdmit {
+		t.Fatalf("after one close, a third: verdict %v, want admitted", c.verdict)
+	}
+	if d := l.acquireOn("INTERNAL", ip, true, false, stopped); d.verdict != verdictWait {
+		t.Fatalf("a fourth with two open: verdict %v, want held", d.verdict)
+	}
+	b.slot.release()
+	c.slot.release()
+	if l.Open() != 0 || len(l.mu.byListener) != 0 {
+		t.Fatalf("open %d, by listener %v after every release", l.Open(), l.mu.byListener)
+	}
+}
+
 func newLimits(t *testing.T, c ConnLimitsConfig) *ConnLimits {
 	t.Helper()
 	l, err := NewConnLimits(c)
