@@ -718,7 +718,7 @@ func TestRollPutsASmallGapInTheNewSegment(t *testing.T) {
 			o := testOptions(t)
 			o.SegmentBytes = record.HeaderSize // every batch rolls a non-empty segment
 			l := mustOpen(t, o)
-			defer l.Close()
+			defer func() { l.Close() }()
 			model := appendGapped(t, l, 1000, 1, tc.gaps...)
 			var got []base.Range
 			for _, s := range l.Segments() {
@@ -733,6 +733,23 @@ func TestRollPutsASmallGapInTheNewSegment(t *testing.T) {
 				probes = append(probes, headerOf(b).BaseOffset)
 			}
 			checkReadsAt(t, l, model, probes...)
+			// A reopen, clean (the indexes are trusted) or after a crash
+			// (the last segment is scanned), keeps every batch, the one
+			// at a relative offset of exactly MaxUint32 included.
+			if err := l.Sync(); err != nil {
+				t.Fatal(err)
+			}
+			for _, clean := range []bool{true, false} {
+				if clean {
+					if err := l.Close(); err != nil {
+						t.Fatal(err)
+					}
+				} else {
+					l.crash()
+				}
+				l = mustOpen(t, o)
+				checkReadsAt(t, l, model, probes...)
+			}
 		})
 	}
 }
