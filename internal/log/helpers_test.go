@@ -150,6 +150,18 @@ func (l *Log) crash() {
 	l.mu.closed = true
 }
 
+// stop ends l as a clean Close (which must succeed) or as a crash.
+func (l *Log) stop(t fataler, clean bool) {
+	t.Helper()
+	if !clean {
+		l.crash()
+		return
+	}
+	if err := l.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+}
+
 func segFile(o Options, b base.Offset, suffix string) string {
 	return segmentPath(o.Dir, b, suffix)
 }

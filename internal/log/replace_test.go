@@ -46,13 +46,7 @@ func TestGapReadsEveryOffset(t *testing.T) {
 			g := buildGapLog(t, gapOptions(t))
 			l := g.l
 			if !tc.noReopen {
-				if tc.clean {
-					if err := l.Close(); err != nil {
-						t.Fatal(err)
-					}
-				} else {
-					l.crash()
-				}
+				l.stop(t, tc.clean)
 				if tc.noRP {
 					if err := os.Remove(filepath.Join(g.o.Dir, recoveryPointName)); err != nil {
 						t.Fatal(err)
@@ -171,13 +165,7 @@ func TestTruncateToInGaps(t *testing.T) {
 				if err := l.Sync(); err != nil {
 					t.Fatal(err)
 				}
-				if reopen == "clean" {
-					if err := l.Close(); err != nil {
-						t.Fatal(err)
-					}
-				} else {
-					l.crash()
-				}
+				l.stop(t, reopen == "clean")
 				l = mustOpen(t, g.o)
 				defer l.Close()
 				checkGapReads(t, l, model, true)

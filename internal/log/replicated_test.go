@@ -530,13 +530,7 @@ func TestAppendReplicatedRollsAtALargeGap(t *testing.T) {
 	checkReadsAt(t, l, model, probes...)
 
 	for _, clean := range []bool{true, false} {
-		if clean {
-			if err := l.Close(); err != nil {
-				t.Fatal(err)
-			}
-		} else {
-			l.crash()
-		}
+		l.stop(t, clean)
 		l = mustOpen(t, o)
 		wantLayout(l, base.Range{Start: 0, End: far}, base.Range{Start: far, End: far + 5})
 		checkReadsAt(t, l, model, probes...)
@@ -740,13 +734,7 @@ func TestRollPutsASmallGapInTheNewSegment(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, clean := range []bool{true, false} {
-				if clean {
-					if err := l.Close(); err != nil {
-						t.Fatal(err)
-					}
-				} else {
-					l.crash()
-				}
+				l.stop(t, clean)
 				l = mustOpen(t, o)
 				checkReadsAt(t, l, model, probes...)
 			}

@@ -18,19 +18,11 @@ import (
 // are markers, splices file ranges in (over a real TCP connection, so
 // sendfile runs), and decodes what arrives with kmsg.
 func TestSplicedFetchResponseDecodes(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "segment")
 	content := make([]byte, 300_000)
 	for i := range content {
 		content[i] = byte(i * 7)
 	}
-	if err := os.WriteFile(file, content, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := segmentFile(t, content)
 
 	ranges := [][2]int64{{10, 200_000}, {5, 3}, {0, 0}, {250_000, 50_000}}
 	for _, version := range []int16{4, 11, 12, 16} {
@@ -74,6 +66,21 @@ func TestSplicedFetchResponseDecodes(t *testing.T) {
 			}
 		}
 	}
+}
+
+// segmentFile is a file holding content, open for reading until the test ends.
+func segmentFile(t *testing.T, content []byte) *os.File {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "segment")
+	if err := os.WriteFile(file, content, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
 }
 
 // acrossTCP runs send on the accepting end of a loopback TCP connection
@@ -151,15 +158,7 @@ func TestSendFileRangeCopiesWithoutSendfile(t *testing.T) {
 func TestSendFileRangeWaitsForAFullSocket(t *testing.T) {
 	const size = 16 << 20
 	want := bytes.Repeat([]byte("0123456789abcdef"), size/16)
-	p := filepath.Join(t.TempDir(), "seg")
-	if err := os.WriteFile(p, want, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := segmentFile(t, want)
 	// Read only once the socket has filled.
 	got := acrossTCP(t, 50*time.Millisecond, func(c net.Conn) error { return sendFileRange(c, f, 0, size) })
 	if !bytes.Equal(got, want) {
@@ -172,16 +171,8 @@ func TestSendFileRangeWaitsForAFullSocket(t *testing.T) {
 // writer, and Release runs once it is sent; a splice whose marker the
 // response lacks is a handler bug that closes the connection.
 func TestHandlerSplicesGoOutInTheResponse(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "segment")
 	content := bytes.Repeat([]byte("strata"), 1000)
-	if err := os.WriteFile(file, content, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := segmentFile(t, content)
 	released := make(chan int32, 2)
 	h := newFakeHandler()
 	h.versions[1] = [2]int16{4, 16}
