@@ -195,6 +195,21 @@ func TestRollWhenIndexFull(t *testing.T) {
 	}
 }
 
+// TestRollWhenTheNextBatchWouldPassSegmentBytes: a segment fills up to
+// exactly segment.bytes, and rolls only for a batch that would pass it
+// (Kafka's size > segment.bytes - batch size).
+func TestRollWhenTheNextBatchWouldPassSegmentBytes(t *testing.T) {
+	o := testOptions(t)
+	o.SegmentBytes = int64(2 * len(makeBatch(0, 1, 10, 0)))
+	l := mustOpen(t, o)
+	defer l.Close()
+	appendN(t, l, 5, 1, 10, 0)
+	segs := l.Segments()
+	if len(segs) != 3 || segs[1].BaseOffset != 2 || segs[2].BaseOffset != 4 {
+		t.Fatalf("segments %+v, want rolls at 2 and 4", segs)
+	}
+}
+
 // TestRollWhenOffsetIndexFull: batches of one timestamp add one time index
 // entry, so the offset index fills first, and the segment rolls when it
 // holds exactly its room (3 entries in 24 bytes).

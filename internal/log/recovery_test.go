@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/strata-broker/strata/internal/base"
+	"github.com/strata-broker/strata/internal/record"
 	"github.com/strata-broker/strata/internal/vfs"
 )
 
@@ -108,6 +109,30 @@ func TestRecoveryFlippedBitInLastBatch(t *testing.T) {
 	}
 	f.Close()
 	reopenExpect(t, o, batches[:14])
+}
+
+// TestRecoveryLengthPastTheFile: a last batch whose length field claims
+// more bytes than the file holds (one more, past the file by its own
+// position plus one, or gigabytes) is cut like a torn one; recovery
+// neither reads past the file nor fails.
+func TestRecoveryLengthPastTheFile(t *testing.T) {
+	for _, extra := range []string{"one", "position", "huge"} {
+		o, batches := crashedLog(t, false)
+		p := segFile(o, 20, ".log")
+		f, err := os.OpenFile(p, os.O_RDWR, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last := batches[len(batches)-1]
+		pos := sizeOf(t, p) - int64(len(last))
+		more := map[string]uint32{"one": 1, "position": uint32(pos) + 1, "huge": 1 << 30}[extra]
+		length := binary.BigEndian.AppendUint32(nil, uint32(len(last)-record.LogOverhead)+more)
+		if _, err := f.WriteAt(length, pos+8); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		reopenExpect(t, o, batches[:14])
+	}
 }
 
 func TestRecoveryMissingIndexes(t *testing.T) {
