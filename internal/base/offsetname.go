@@ -1,6 +1,9 @@
 package base
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // OffsetNameDigits is how many digits an offset takes in a file name
 // (segments, producer snapshots): zero-padded, as Kafka names them.
@@ -16,16 +19,17 @@ func ParseOffsetName(stem string) (Offset, bool) {
 	if len(stem) != OffsetNameDigits {
 		return 0, false
 	}
-	var n uint64
+	var n int64
 	for i := 0; i < len(stem); i++ {
 		c := stem[i]
 		if c < '0' || c > '9' {
 			return 0, false
 		}
-		n = n*10 + uint64(c-'0')
-		if n > 1<<63-1 {
+		d := int64(c - '0')
+		if n > (math.MaxInt64-d)/10 { // n*10+d would pass MaxInt64
 			return 0, false
 		}
+		n = n*10 + d
 	}
 	return Offset(n), true
 }

@@ -18,6 +18,7 @@ func TestParseOffsetName(t *testing.T) {
 		{"09223372036854775807", math.MaxInt64, true},
 		{"09223372036854775808", 0, false}, // past int64
 		{"99999999999999999999", 0, false}, // past uint64 too
+		{"18446744073709551620", 0, false}, // 2^64 + 4: must not wrap to 4
 		{"0000000000000000042", 0, false},  // 19 digits
 		{"000000000000000000042", 0, false},
 		{"0000000000000000004x", 0, false},
