@@ -178,6 +178,22 @@ func TestRollOnAge(t *testing.T) {
 	}
 }
 
+// TestNoRollOnAgeWhenSegmentMaxAgeIsZero: zero is "never", not "at once".
+func TestNoRollOnAgeWhenSegmentMaxAgeIsZero(t *testing.T) {
+	o := testOptions(t)
+	o.SegmentMaxAge = 0
+	c := o.Clock.(*clock.Manual)
+	l := mustOpen(t, o)
+	defer l.Close()
+	for range 3 {
+		appendN(t, l, 1, 1, 10, 0)
+		c.Advance(1000 * time.Hour)
+	}
+	if n := len(l.Segments()); n != 1 {
+		t.Fatalf("%d segments with segment.ms 0, want 1", n)
+	}
+}
+
 func TestRollWhenIndexFull(t *testing.T) {
 	o := testOptions(t)
 	o.IndexIntervalBytes = 0 // an entry for every batch but a segment's first

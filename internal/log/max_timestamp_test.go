@@ -44,3 +44,36 @@ func TestMaxTimestampFromEveryOffset(t *testing.T) {
 		}
 	}
 }
+
+// TestMaxTimestampTieNamesTheFirstBatchAfterReopen: when two batches share
+// the largest timestamp, ListOffsets -3 names the first (Kafka keeps the
+// first offset it saw with the max), in the running log and after a clean
+// close or a crash, however far apart the index entries are.
+func TestMaxTimestampTieNamesTheFirstBatchAfterReopen(t *testing.T) {
+	for _, interval := range []int{0, 1 << 20} {
+		for _, clean := range []bool{true, false} {
+			o := testOptions(t)
+			o.IndexIntervalBytes = interval
+			l := mustOpen(t, o)
+			var first base.Offset
+			for i, ts := range []int64{100, 300, 200, 300, 250} {
+				if i == 1 {
+					first = l.End()
+				}
+				if err := l.Append(makeBatch(l.End(), 2, 10, ts)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want := base.Stamp{Ts: 300, Offset: first, Ok: true}
+			if got, err := l.MaxTimestampFrom(0); err != nil || got != want {
+				t.Fatalf("interval %d, before the reopen: MaxTimestampFrom(0) = %+v, %v; want %+v", interval, got, err, want)
+			}
+			l.stop(t, clean)
+			l = mustOpen(t, o)
+			if got, err := l.MaxTimestampFrom(0); err != nil || got != want {
+				t.Errorf("interval %d, reopened after a clean close %v: MaxTimestampFrom(0) = %+v, %v; want %+v", interval, clean, got, err, want)
+			}
+			l.stop(t, true)
+		}
+	}
+}

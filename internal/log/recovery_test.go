@@ -16,6 +16,11 @@ import (
 // crashedLog appends 3 segments of 10 batches each ([0,10) [10,20) [20,30),
 // 2 records per batch) and crashes, leaving no clean-shutdown marker.
 func crashedLog(t *testing.T, sync bool) (Options, [][]byte) {
+	return stoppedLog(t, sync, false)
+}
+
+// stoppedLog is crashedLog's log, closed cleanly when clean is set.
+func stoppedLog(t *testing.T, sync, clean bool) (Options, [][]byte) {
 	o := testOptions(t)
 	o.IndexIntervalBytes = 100
 	l := mustOpen(t, o)
@@ -33,7 +38,7 @@ func crashedLog(t *testing.T, sync bool) (Options, [][]byte) {
 			t.Fatal(err)
 		}
 	}
-	l.crash()
+	l.stop(t, clean)
 	return o, batches
 }
 
@@ -75,6 +80,18 @@ func TestRecoveryTornTail(t *testing.T) {
 	if got := sizeOf(t, p); got != size-int64(len(batches[14]))+int64(len(makeBatch(28, 1, 1, 0))) {
 		t.Fatalf(".log is %d bytes after recovery, want the torn batch cut off", got)
 	}
+}
+
+// TestRecoveryTornTailAfterACleanClose: a tail torn after a clean close
+// (the disk, not the broker) fails the clean load's framing check and is
+// recovered like a crash's, not trusted up to the end its header claims.
+func TestRecoveryTornTailAfterACleanClose(t *testing.T) {
+	o, batches := stoppedLog(t, false, true)
+	p := segFile(o, 20, ".log")
+	if err := os.Truncate(p, sizeOf(t, p)-int64(len(batches[14]))/2); err != nil {
+		t.Fatal(err)
+	}
+	reopenExpect(t, o, batches[:14])
 }
 
 func TestRecoveryTornTailInEarlierSegmentDropsLaterSegments(t *testing.T) {

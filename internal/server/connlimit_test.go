@@ -340,6 +340,47 @@ func TestListenerLimitCountsDownOneAtATime(t *testing.T) {
 	}
 }
 
+// TestCreationRateOffAndOnKeepsTheBucket: turning a creation rate off (the
+// broker-wide one, a listener's) and on again keeps what
+// its bucket held, as Kafka's rate sensor keeps its samples: the pause
+// neither empties the bucket (which would pace the next connections) nor
+// refills it.
+func TestCreationRateOffAndOnKeepsTheBucket(t *testing.T) {
+	on := ConnLimitsConfig{MaxCreationRate: 10, CreationBurst: 300 * time.Millisecond, // bursts of three
+		PerListener: map[string]ListenerLimits{"INTERNAL": {MaxCreationRate: 10}}}
+	off := ConnLimitsConfig{CreationBurst: on.CreationBurst,
+		PerListener: map[string]ListenerLimits{"INTERNAL": {MaxConnections: 100}}}
+	ip := netip.MustParseAddr("10.0.0.1")
+	for _, listener := range []string{"", "INTERNAL"} {
+		l := newLimits(t, on)
+		var taken []acquisition
+		take := func(what string) {
+			t.Helper()
+			a := l.acquireOn(listener, ip, true, false, nil)
+			if n, wait := l.Paced(); a.verdict != verdictAdmit || n != 0 {
+				t.Fatalf("listener %q, %s: verdict %v, %d paced (%v); want admitted at once", listener, what, a.verdict, n, wait)
+			}
+			taken = append(taken, a)
+		}
+		take("the first connection")
+		for _, c := range []ConnLimitsConfig{off, on} {
+			if err := l.Update(c); err != nil {
+				t.Fatal(err)
+			}
+		}
+		take("the second, after the rate went off and on")
+		take("the third")
+		stop := make(chan struct{})
+		close(stop)
+		if a := l.acquireOn(listener, ip, true, false, stop); a.verdict != verdictWait {
+			t.Fatalf("listener %q, a fourth past the burst of three: verdict %v, want held", listener, a.verdict)
+		}
+		for _, a := range taken {
+			a.slot.release()
+		}
+	}
+}
+
 func newLimits(t *testing.T, c ConnLimitsConfig) *ConnLimits {
 	t.Helper()
 	l, err := NewConnLimits(c)
