@@ -36,8 +36,9 @@ type testCluster struct {
 	stores map[int32]*Store
 }
 
-// newTestCluster prepares voters 1..nVoters and non-voters nVoters+1.. (the
-// non-voters listen on 127.0.0.1:0 and advertise what they get).
+// newTestCluster prepares voters 1..nVoters and non-voters nVoters+1..,
+// each on a port picked up front: a non-voter opened on 127.0.0.1:0 next to
+// voters still opening could take a voter's port.
 func newTestCluster(t *testing.T, nVoters, nNonVoters int) *testCluster {
 	t.Helper()
 	if testing.Short() {
@@ -45,15 +46,13 @@ func newTestCluster(t *testing.T, nVoters, nNonVoters int) *testCluster {
 	}
 	logger := safeTestLogger(t)
 	c := &testCluster{t: t, voters: map[int32]string{}, opts: map[int32]Options{}, stores: map[int32]*Store{}}
-	for i, addr := range freeAddrs(t, nVoters) {
+	addrs := freeAddrs(t, nVoters+nNonVoters)
+	for i, addr := range addrs[:nVoters] {
 		c.voters[int32(i+1)] = addr
 	}
-	for id := int32(1); id <= int32(nVoters+nNonVoters); id++ {
-		bind, ok := c.voters[id]
-		if !ok {
-			bind = "127.0.0.1:0"
-		}
-		c.opts[id] = Options{Dir: t.TempDir(), NodeID: id, BindAddr: bind, Voters: c.voters,
+	for i, addr := range addrs {
+		id := int32(i + 1)
+		c.opts[id] = Options{Dir: t.TempDir(), NodeID: id, BindAddr: addr, Voters: c.voters,
 			Clock: clock.Real{}, Logger: logger}
 	}
 	t.Cleanup(func() {
@@ -476,6 +475,9 @@ func TestClusterNonVoterJoins(t *testing.T) {
 	// A restart on another port (BindAddr 127.0.0.1:0) updates its address.
 	oldAddr := n4.trans.LocalAddr()
 	c.close(n4)
+	o := c.opts[4]
+	o.BindAddr = "127.0.0.1:0"
+	c.opts[4] = o
 	n4 = c.openAll(4)[0]
 	if n4.trans.LocalAddr() == oldAddr {
 		t.Skipf("the kernel gave node 4 its old port %s again", oldAddr)

@@ -223,8 +223,12 @@ func (s *Store) caughtUp() bool {
 // joinLoop runs on a non-voter, and on a configured voter with state, until
 // the Raft configuration holds it at its address: it asks the leader, or
 // while none is known each voter in turn, to add it, or, for a voter that
-// came back at another address, to move it. Owned by the Store; Close
-// stops it.
+// came back at another address, to move it. The node's own copy of the
+// configuration is not enough until the leader has answered once (or the
+// node leads): a node taken out while it was down (an unregistered
+// broker's, forgetMember) still finds itself there when it comes back at
+// the same address, and the leader would never replicate to it. Owned by
+// the Store; Close stops it.
 func (s *Store) joinLoop() {
 	defer s.loopWG.Done()
 	addr := s.trans.LocalAddr()
@@ -232,8 +236,10 @@ func (s *Store) joinLoop() {
 	request := encodeForwardRequest(forwardJoin, encodeJoinRequest(join))
 	join.DirectoryID = &s.opts.DirectoryID
 	move := encodeForwardRequest(forwardJoin, encodeJoinRequest(join))
-	if s.askLeaderUntil("joining the metadata quorum", func(*forwardResponse) ([]byte, bool) {
-		if s.inConfiguration(addr) {
+	answered := false
+	if s.askLeaderUntil("joining the metadata quorum", func(answer *forwardResponse) ([]byte, bool) {
+		answered = answered || answer != nil || s.raft.State() == raft.Leader
+		if answered && s.inConfiguration(addr) {
 			return nil, true
 		}
 		if s.isVoterNow(s.opts.NodeID) {

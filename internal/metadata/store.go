@@ -291,7 +291,7 @@ func (s *Store) start(ctx context.Context) error {
 		go s.rejoinLoop()
 	}
 	// A configured voter with state runs it too, in case it came back at
-	// another address; it is done at once otherwise.
+	// another address; the leader's first answer ends it otherwise.
 	if o.clustered() && (!o.isVoter() || existing) {
 		s.loopWG.Add(1)
 		go s.joinLoop()

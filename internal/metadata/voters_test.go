@@ -294,7 +294,8 @@ func TestClusterVoterMovesToAnotherAddress(t *testing.T) {
 
 // TestClusterUnregisteredNodeLeavesTheQuorum: unregistering a stopped
 // broker takes its non-voter node out of the Raft configuration, so the
-// leader stops replicating to it; started again, it joins back.
+// leader stops replicating to it; started again at the same address, it
+// joins back (its own copy of the configuration still names it there).
 func TestClusterUnregisteredNodeLeavesTheQuorum(t *testing.T) {
 	c := newTestCluster(t, 3, 1)
 	for id, o := range c.opts {
@@ -322,6 +323,9 @@ func TestClusterUnregisteredNodeLeavesTheQuorum(t *testing.T) {
 		t.Fatalf("the unregistered node is still in the configuration: %+v", srv)
 	}
 	back := c.openAll(4)[0]
+	if got, want := back.trans.LocalAddr(), raft.ServerAddress(c.opts[4].BindAddr); got != want {
+		t.Fatalf("node 4 came back at %s, want its old address %s", got, want)
+	}
 	registerWithDir(t, back)
 	if srv := configuration(t, leader)[4]; srv.Suffrage != raft.Nonvoter || srv.Address != back.trans.LocalAddr() {
 		t.Fatalf("node 4 back in the configuration as %+v, want a non-voter at %s", srv, back.trans.LocalAddr())

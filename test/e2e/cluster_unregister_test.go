@@ -15,7 +15,21 @@ import (
 // with fenced brokers included; started again, it registers anew.
 func TestClusterUnregisterBroker(t *testing.T) {
 	t.Parallel()
-	c := startCluster(t, 3)
+	testUnregisterBroker(t, startCluster(t, 3))
+}
+
+// TestClusterUnregisterNonVoter is TestClusterUnregisterBroker for a node
+// outside controller.quorum.voters: the unregistration also takes it out
+// of the metadata quorum, and started again at the same addresses (its own
+// copy of the quorum still names it) it must join again, or it never
+// catches up and never registers.
+func TestClusterUnregisterNonVoter(t *testing.T) {
+	t.Parallel()
+	testUnregisterBroker(t, startClusterOfVoters(t, 3, 2))
+}
+
+// testUnregisterBroker unregisters node 3 of c and starts it again.
+func testUnregisterBroker(t *testing.T, c *Cluster) {
 	cl := newClient(t, c.Node(1).Addr)
 	unregister := func(id int32) *kmsg.UnregisterBrokerResponse {
 		t.Helper()
