@@ -685,6 +685,35 @@ func TestTruncateIntoUnsyncedGappedSegment(t *testing.T) {
 	checkGapReads(t, l, model, true)
 }
 
+// TestAppendReplicatedKeepsABatchAtTheIndexReach: a batch whose last
+// offset is exactly MaxUint32 past its segment's base still fits that
+// segment's index (no roll), and a truncation to it drops its index
+// entries, so nothing names the cut batch.
+func TestAppendReplicatedKeepsABatchAtTheIndexReach(t *testing.T) {
+	o := testOptions(t)
+	o.IndexIntervalBytes = 0 // an entry for every batch but a segment's first
+	l := mustOpen(t, o)
+	defer func() { l.Close() }()
+	reach := base.Offset(math.MaxUint32)
+	model := appendGapped(t, l, 1000, 1, 0, reach-2)         // [0,1) [Max-1, Max)
+	model = append(model, appendGapped(t, l, 1002, 1, 0)...) // [Max, Max+1): relative offset Max
+	if segs := l.Segments(); len(segs) != 1 || segs[0].NextOffset != reach+1 {
+		t.Fatalf("segments %+v, want one, [0, %d)", segs, reach+1)
+	}
+	checkIndexes(t, l)
+	checkReadsAt(t, l, model, 0, 1, reach-1, reach, reach+1)
+	if err := l.TruncateTo(reach); err != nil {
+		t.Fatal(err)
+	}
+	model = model[:2]
+	checkIndexes(t, l)
+	checkReadsAt(t, l, model, 0, reach-1, reach)
+	l.stop(t, true)
+	l = mustOpen(t, o)
+	checkIndexes(t, l)
+	checkReadsAt(t, l, model, 0, reach-1, reach)
+}
+
 // TestRollPutsASmallGapInTheNewSegment: a roll (here for segment.bytes)
 // before a batch that a gap separates from the data starts the new
 // segment at the data's end, so the gap lies inside it, as long as the
