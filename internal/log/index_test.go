@@ -127,3 +127,44 @@ func TestIndexEncodeFrom(t *testing.T) {
 		t.Fatalf("encode(2) = %x, want %x", got, want)
 	}
 }
+
+// TestIndexEntryAfterMoreThanIntervalBytes: an index entry goes in before
+// a batch once more than index.interval.bytes were appended since the last
+// one (Kafka's bytesSinceLastIndexEntry > indexIntervalBytes): with equal
+// batches and an interval of exactly two, every third batch gets one, live,
+// after a clean reopen, and when a crash makes the log rebuild its indexes
+// by scanning; the count since the last entry carries over either.
+func TestIndexEntryAfterMoreThanIntervalBytes(t *testing.T) {
+	size := len(makeBatch(0, 1, 20, 0))
+	entries := func(l *Log) []offsetEntry {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return slices.Clone(l.mu.segs[0].offsetIndex.entries)
+	}
+	at := func(batches ...int) []offsetEntry {
+		var out []offsetEntry
+		for _, b := range batches {
+			out = append(out, offsetEntry{rel: uint32(b), pos: uint32(b * size)})
+		}
+		return out
+	}
+	for _, clean := range []bool{true, false} {
+		o := testOptions(t)
+		o.IndexIntervalBytes = 2 * size
+		l := mustOpen(t, o)
+		appendN(t, l, 10, 1, 20, 0)
+		if got, want := entries(l), at(3, 6, 9); !slices.Equal(got, want) {
+			t.Fatalf("index entries %+v, want %+v", got, want)
+		}
+		l.stop(t, clean)
+		l = mustOpen(t, o)
+		if got, want := entries(l), at(3, 6, 9); !slices.Equal(got, want) {
+			t.Fatalf("index entries after a reopen (clean %v) %+v, want %+v", clean, got, want)
+		}
+		appendN(t, l, 3, 1, 20, 0)
+		if got, want := entries(l), at(3, 6, 9, 12); !slices.Equal(got, want) {
+			t.Fatalf("index entries after a reopen (clean %v) and three more batches %+v, want %+v", clean, got, want)
+		}
+		l.stop(t, true)
+	}
+}
