@@ -162,11 +162,10 @@ func (m *clusterMember) beat() {
 	defer cancel()
 	reply, err := m.heartbeat(ctx, false)
 	switch {
-	case errors.Is(err, metadata.ErrStaleBrokerEpoch), errors.Is(err, metadata.ErrUnknownBroker):
-		select {
-		case m.lost <- fmt.Errorf("node.id %d: the controller no longer knows this process's registration (epoch %d): another broker process registered the same node.id; give each broker its own node.id (%v)", m.id, m.epoch, err):
-		default:
-		}
+	case errors.Is(err, metadata.ErrStaleBrokerEpoch):
+		m.loseRegistration(fmt.Errorf("node.id %d: the controller no longer knows this process's registration (epoch %d): another broker process registered the same node.id; give each broker its own node.id (%w)", m.id, m.epoch, err))
+	case errors.Is(err, metadata.ErrUnknownBroker):
+		m.loseRegistration(fmt.Errorf("node.id %d: the controller no longer knows this broker (epoch %d): it was unregistered (UnregisterBroker, kafka-cluster unregister) while it ran; start it again to register anew (%w)", m.id, m.epoch, err))
 	case err != nil:
 		m.log.Debug("heartbeat failed; trying again at the next", "err", err)
 	case reply.Fenced != m.fenced.Load():
@@ -175,6 +174,14 @@ func (m *clusterMember) beat() {
 		if !reply.Fenced {
 			m.unfencedOnce.Do(func() { close(m.unfenced) })
 		}
+	}
+}
+
+// loseRegistration hands err to whoever waits on lost (the first only).
+func (m *clusterMember) loseRegistration(err error) {
+	select {
+	case m.lost <- err:
+	default:
 	}
 }
 

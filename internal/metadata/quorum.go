@@ -27,6 +27,12 @@ const (
 	// joinAttemptTimeout bounds one join request, answered once the leader
 	// has committed the configuration change.
 	joinAttemptTimeout = 30 * time.Second
+	// memberSilence is how long a follower that has joined goes without
+	// word from a leader (whose heartbeats come about every tenth of
+	// Raft's heartbeat timeout) before it asks to join again;
+	// memberCheckEvery is how often it looks.
+	memberSilence    = 5 * time.Second
+	memberCheckEvery = time.Second
 )
 
 // clustered reports whether the node is configured as a member of a
@@ -220,24 +226,36 @@ func (s *Store) caughtUp() bool {
 	return img.ClusterID != "" && img.ControllerID == leader
 }
 
-// joinLoop runs on a non-voter, and on a configured voter with state, until
-// the Raft configuration holds it at its address: it asks the leader, or
-// while none is known each voter in turn, to add it, or, for a voter that
-// came back at another address, to move it. The node's own copy of the
-// configuration is not enough until the leader has answered once (or the
-// node leads): a node taken out while it was down (an unregistered
-// broker's, forgetMember) still finds itself there when it comes back at
-// the same address, and the leader would never replicate to it. Owned by
-// the Store; Close stops it.
+// joinLoop runs on a non-voter, and on a configured voter with state, for
+// as long as the node is open: it joins (join), and then, whenever a
+// leader has not been heard from for memberSilence, joins again: a node
+// the quorum took out while it kept running (an unregistered broker's,
+// forgetMember) is no longer replicated to and would otherwise fall
+// behind for good. Asking a leader that still holds the node changes
+// nothing. Owned by the Store; Close stops it.
 func (s *Store) joinLoop() {
 	defer s.loopWG.Done()
+	for s.join() && s.awaitSilence() {
+		s.log.Warn("no word from a metadata quorum leader; asking to join again",
+			"silence", memberSilence, "last_contact", s.raft.LastContact())
+	}
+}
+
+// join asks the leader, or while none is known each voter in turn, to add
+// this node at its address, or, for a voter that came back at another
+// address, to move it, until the Raft configuration holds it there. The
+// node's own copy of the configuration is not enough until the leader has
+// answered once (or the node leads): a node taken out while it was down
+// still finds itself there when it comes back at the same address. false:
+// the node closed.
+func (s *Store) join() bool {
 	addr := s.trans.LocalAddr()
-	join := joinRequest{NodeID: s.opts.NodeID, Address: string(addr)}
-	request := encodeForwardRequest(forwardJoin, encodeJoinRequest(join))
-	join.DirectoryID = &s.opts.DirectoryID
-	move := encodeForwardRequest(forwardJoin, encodeJoinRequest(join))
+	req := joinRequest{NodeID: s.opts.NodeID, Address: string(addr)}
+	request := encodeForwardRequest(forwardJoin, encodeJoinRequest(req))
+	req.DirectoryID = &s.opts.DirectoryID
+	move := encodeForwardRequest(forwardJoin, encodeJoinRequest(req))
 	answered := false
-	if s.askLeaderUntil("joining the metadata quorum", func(answer *forwardResponse) ([]byte, bool) {
+	if !s.askLeaderUntil("joining the metadata quorum", func(answer *forwardResponse) ([]byte, bool) {
 		answered = answered || answer != nil || s.raft.State() == raft.Leader
 		if answered && s.inConfiguration(addr) {
 			return nil, true
@@ -247,7 +265,22 @@ func (s *Store) joinLoop() {
 		}
 		return request, false
 	}) {
-		s.log.Info("member of the metadata quorum", "addr", addr, "voter", s.isVoterNow(s.opts.NodeID))
+		return false
+	}
+	s.log.Info("member of the metadata quorum", "addr", addr, "voter", s.isVoterNow(s.opts.NodeID))
+	return true
+}
+
+// awaitSilence returns true once this node is a follower that has not
+// heard from a leader for memberSilence, false when it closes.
+func (s *Store) awaitSilence() bool {
+	for {
+		if s.pause(s.closeCtx, memberCheckEvery) != nil {
+			return false
+		}
+		if s.raft.State() == raft.Follower && time.Since(s.raft.LastContact()) > memberSilence {
+			return true
+		}
 	}
 }
 

@@ -291,7 +291,7 @@ func (s *Store) start(ctx context.Context) error {
 		go s.rejoinLoop()
 	}
 	// A configured voter with state runs it too, in case it came back at
-	// another address; the leader's first answer ends it otherwise.
+	// another address (or is taken out while it runs).
 	if o.clustered() && (!o.isVoter() || existing) {
 		s.loopWG.Add(1)
 		go s.joinLoop()

@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"slices"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -83,4 +85,45 @@ func testUnregisterBroker(t *testing.T, c *Cluster) {
 	if got := registered(); !slices.Equal(got, []int32{1, 2, 3}) {
 		t.Fatalf("registered brokers after node 3 came back: %v", got)
 	}
+}
+
+// TestClusterUnregisterPausedBroker: a broker that is fenced while its
+// process still exists (paused here, as a long GC pause or a hung host
+// would) can be unregistered; when it resumes, its next heartbeat finds
+// its registration gone and it exits saying so, and started again (at the
+// same addresses, outside the voters, so it must rejoin the metadata
+// quorum it was taken out of) it registers anew.
+func TestClusterUnregisterPausedBroker(t *testing.T) {
+	t.Parallel()
+	c := startClusterOfVoters(t, 3, 2)
+	cl := newClient(t, c.Node(1).Addr)
+	n3 := c.Node(3)
+	n3.signal(syscall.SIGSTOP)
+	deadline := time.Now().Add(clusterSettleTimeout)
+	for {
+		req := kmsg.NewPtrUnregisterBrokerRequest()
+		req.BrokerID = 3
+		resp, err := req.RequestWith(testContext(t, 30*time.Second), cl)
+		if err == nil && resp.ErrorCode == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			n3.signal(syscall.SIGCONT)
+			t.Fatalf("unregistering paused node 3: %+v, %v", resp, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	n3.setStopping() // it is to exit by itself
+	n3.signal(syscall.SIGCONT)
+	_, exited := n3.current()
+	select {
+	case <-exited:
+	case <-time.After(clusterSettleTimeout):
+		t.Fatal("node 3 still runs after its registration was removed")
+	}
+	if out := n3.output.String(); !strings.Contains(out, "it was unregistered") {
+		t.Fatalf("node 3 exited without saying it was unregistered:\n%s", out)
+	}
+	n3.Restart()
+	c.waitBrokers(1, 2, 3)
 }
