@@ -54,10 +54,7 @@ func registerSelf(t *testing.T, s *Store, incarnation byte) *Broker {
 func TestClusterBrokerLiveness(t *testing.T) {
 	c := newTestCluster(t, 3, 0)
 	const session = 1500 * time.Millisecond
-	for id, o := range c.opts {
-		o.BrokerSessionTimeout = session
-		c.opts[id] = o
-	}
+	c.setSessionTimeout(session)
 	stores := c.openAll(1, 2, 3)
 	controller := c.leader()
 	stops := map[int32]func(){}

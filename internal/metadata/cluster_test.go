@@ -65,6 +65,14 @@ func newTestCluster(t *testing.T, nVoters, nNonVoters int) *testCluster {
 	return c
 }
 
+// setSessionTimeout sets every node's BrokerSessionTimeout before they open.
+func (c *testCluster) setSessionTimeout(d time.Duration) {
+	for id, o := range c.opts {
+		o.BrokerSessionTimeout = d
+		c.opts[id] = o
+	}
+}
+
 // freeAddrs picks n distinct free loopback addresses: each port is held
 // until all are picked, so the kernel cannot hand out one of them twice.
 func freeAddrs(t *testing.T, n int) []string {

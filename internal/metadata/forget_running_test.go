@@ -14,10 +14,7 @@ import (
 // or its image stays behind for good.
 func TestClusterRunningNodeTakenOutJoinsBack(t *testing.T) {
 	c := newTestCluster(t, 3, 1)
-	for id, o := range c.opts {
-		o.BrokerSessionTimeout = 1500 * time.Millisecond
-		c.opts[id] = o
-	}
+	c.setSessionTimeout(1500 * time.Millisecond)
 	stores := c.openAll(1, 2, 3, 4)
 	n4 := stores[3]
 	b, err := n4.RegisterBroker(t.Context(), BrokerRegistration{ID: 4, Incarnation: [16]byte{1},

@@ -298,10 +298,7 @@ func TestClusterVoterMovesToAnotherAddress(t *testing.T) {
 // joins back (its own copy of the configuration still names it there).
 func TestClusterUnregisteredNodeLeavesTheQuorum(t *testing.T) {
 	c := newTestCluster(t, 3, 1)
-	for id, o := range c.opts {
-		o.BrokerSessionTimeout = 1500 * time.Millisecond
-		c.opts[id] = o
-	}
+	c.setSessionTimeout(1500 * time.Millisecond)
 	stores := c.openAll(1, 2, 3, 4)
 	for _, s := range stores {
 		registerWithDir(t, s)
