@@ -27,7 +27,8 @@ func TestFinishSwapReplacesASegmentAtItsLastOffset(t *testing.T) {
 		batches = append(batches, appendN(t, l, n, 1, 10, 0)...)
 	}
 	l.stop(t, true)
-	copyOf := concat([][]byte{batches[0], batches[5]}) // offsets 0 and 5 kept
+	kept := [][]byte{batches[0], batches[1], batches[5]} // offsets 0, 1 and 5
+	copyOf := concat(kept)
 	if err := os.WriteFile(segFile(o, 0, ".log"+swapSuffix), copyOf, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -36,9 +37,9 @@ func TestFinishSwapReplacesASegmentAtItsLastOffset(t *testing.T) {
 	if exists(segFile(o, 5, ".log")) {
 		t.Error("segment 5, which the copy replaced, is still there")
 	}
-	want := append([][]byte{batches[0], batches[5]}, batches[6:]...)
+	want := append(kept, batches[6:]...)
 	if got := readBatches(t, l); !bytes.Equal(concat(got), concat(want)) {
-		t.Fatalf("the log holds %d batches after finishing the swap, want %d (offsets 0, 5, 6, 7)", len(got), len(want))
+		t.Fatalf("the log holds %d batches after finishing the swap, want %d (offsets 0, 1, 5, 6, 7)", len(got), len(want))
 	}
 	if segs := l.Segments(); len(segs) != 2 || segs[0].BaseOffset != 0 || segs[1].BaseOffset != base.Offset(6) {
 		t.Fatalf("segments %+v, want the copy at 0 and segment 6", segs)
