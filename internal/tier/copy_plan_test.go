@@ -111,3 +111,19 @@ func TestCopyTaskCarriesLineage(t *testing.T) {
 		t.Errorf("below the lineage: %v", taskRanges(got))
 	}
 }
+
+// TestPlanCopiesRefusesALocalLogItCannotBe: each impossible local segment
+// list is a caller's bug, and panics.
+func TestPlanCopiesRefusesALocalLogItCannotBe(t *testing.T) {
+	for name, local := range map[string][]LocalSegment{
+		"negative base":         {lseg(-1, 10, 10)},
+		"next below base":       {lseg(10, 9, 10)},
+		"negative size":         {lseg(0, 10, -1)},
+		"active before the end": {active(0, 10, 10), lseg(10, 20, 10)},
+		"overlap":               {lseg(0, 10, 10), lseg(9, 20, 10)},
+	} {
+		mustPanic(t, "PlanCopies, "+name, func() { PlanCopies(local, mustView(), epoch0, 100, CopyConfig{}, 0) })
+	}
+	// The edges are no bug: an empty segment, one right after another.
+	PlanCopies([]LocalSegment{lseg(0, 0, 0), lseg(0, 10, 0), active(10, 10, 0)}, mustView(), epoch0, 100, CopyConfig{}, 0)
+}

@@ -1,6 +1,8 @@
 package tier
 
 import (
+	"testing"
+
 	"github.com/strata-broker/strata/internal/base"
 	"github.com/strata-broker/strata/internal/tier/remotemeta"
 )
@@ -36,6 +38,17 @@ func mustView(segs ...remotemeta.RemoteSegment) PartitionView {
 }
 
 var epoch0 = []base.EpochStart{{Epoch: 0, Start: 0}}
+
+// mustPanic fails t unless f panics; what names the case.
+func mustPanic(t *testing.T, what string, f func()) {
+	t.Helper()
+	defer func() {
+		if recover() == nil {
+			t.Errorf("%s: no panic", what)
+		}
+	}()
+	f()
+}
 
 func lseg(start, end base.Offset, size int64) LocalSegment {
 	return LocalSegment{BaseOffset: start, NextOffset: end, SizeBytes: size, MaxTimestampMs: int64(end)}

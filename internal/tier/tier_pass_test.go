@@ -43,14 +43,7 @@ func TestPlanDeletes(t *testing.T) {
 		"unknown range":         {NewLogStart: 20, DeleteRemote: []base.Range{rng(0, 20)}},
 		"at or above log start": {NewLogStart: 5, DeleteRemote: []base.Range{rng(0, 10)}},
 	} {
-		func() {
-			defer func() {
-				if recover() == nil {
-					t.Errorf("%s: PlanDeletes did not panic", name)
-				}
-			}()
-			PlanDeletes(v, bad)
-		}()
+		mustPanic(t, "PlanDeletes, "+name, func() { PlanDeletes(v, bad) })
 	}
 }
 
