@@ -33,6 +33,9 @@ func TestCopyLagPassed(t *testing.T) {
 		{"both: neither met", CopyLag{Ms: 500, Bytes: 300}, 299, 1499, false},
 		{"both: time met", CopyLag{Ms: 500, Bytes: 300}, 0, 1500, true},
 		{"both: size met", CopyLag{Ms: 500, Bytes: 300}, 300, 1000, true},
+		{"time: a lag of one ms, not yet", CopyLag{Ms: 1}, 0, 1000, false},
+		{"size: a lag of one byte, not yet", CopyLag{Bytes: 1}, 0, 1000, false},
+		{"size: a lag of one byte, met", CopyLag{Bytes: 1}, 1, 1000, true},
 	} {
 		if got := tc.lag.Passed(seg, tc.bytesAfter, tc.nowMs); got != tc.want {
 			t.Errorf("%s: Passed(%+v, after %d, now %d) = %v, want %v", tc.name, tc.lag, tc.bytesAfter, tc.nowMs, got, tc.want)

@@ -127,6 +127,16 @@ func boolInt(b bool) int {
 // TestPlanOrphansPartitionsTheListing: every object lands in exactly one
 // class, in listing order, and only unclaimed old segment objects are
 // orphans.
+// TestPlanOrphansRefusesNoClaimsOrANegativeGrace: without a claimed func
+// every object would look unclaimed, and a negative grace would make young
+// objects old: both are a caller's bug, and panic; a zero grace is not.
+func TestPlanOrphansRefusesNoClaimsOrANegativeGrace(t *testing.T) {
+	none := func(base.TopicID, int32, remotemeta.SegmentID) bool { return false }
+	mustPanic(t, "PlanOrphans without a claimed func", func() { PlanOrphans(nil, nil, 0, time.Hour) })
+	mustPanic(t, "PlanOrphans with a negative grace", func() { PlanOrphans(nil, none, 0, -time.Millisecond) })
+	PlanOrphans(nil, none, 0, 0)
+}
+
 func TestPlanOrphansPartitionsTheListing(t *testing.T) {
 	claims := rcClaims(t)
 	rapid.Check(t, func(t *rapid.T) {
