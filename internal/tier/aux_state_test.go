@@ -59,15 +59,19 @@ func TestSegmentStateRefusesACorruptCheckpoint(t *testing.T) {
 		LeaderEpochs: []base.EpochStart{{Epoch: 1, Start: 100}},
 	}
 	for name, body := range map[string]string{
-		"version":          "1\n1\n1 100\n",
-		"count":            "0\n2\n1 100\n",
-		"entry":            "0\n1\n1\n",
-		"negative epoch":   "0\n1\n-1 100\n",
-		"below the range":  "0\n1\n1 99\n",
-		"past the range":   "0\n1\n1 200\n",
-		"epochs repeat":    "0\n2\n1 100\n1 150\n",
-		"starts repeat":    "0\n2\n1 100\n2 100\n",
-		"larger than size": "0\n1\n1 100\n" + strings.Repeat(" ", 1<<20),
+		"version":               "1\n1\n1 100\n",
+		"count":                 "0\n2\n1 100\n",
+		"entry":                 "0\n1\n1\n",
+		"negative epoch":        "0\n1\n-1 100\n",
+		"below the range":       "0\n1\n1 99\n",
+		"past the range":        "0\n1\n1 200\n",
+		"epochs repeat":         "0\n2\n1 100\n1 150\n",
+		"starts repeat":         "0\n2\n1 100\n2 100\n",
+		"larger than size":      "0\n1\n1 100\n" + strings.Repeat(" ", 1<<20),
+		"one line":              "0\n",
+		"epoch not a number":    "0\n1\nx 100\n",
+		"start not a number":    "0\n1\n1 y\n",
+		"a byte past the bound": padded("0\n1\n1 100", checkpointBound(seg)+1),
 	} {
 		store := objstore.NewMem()
 		key := SegmentKey(seg, SuffixLeaderEpoch)
@@ -77,6 +81,51 @@ func TestSegmentStateRefusesACorruptCheckpoint(t *testing.T) {
 		_, _, err := (&Reader{Store: store}).SegmentState(t.Context(), seg)
 		if !errors.Is(err, ErrCorruptObject) || !strings.Contains(err.Error(), key) {
 			t.Errorf("%s: %v, want ErrCorruptObject naming %s", name, err, key)
+		}
+	}
+}
+
+// checkpointBound is the size a checkpoint of seg may have: a header and a
+// line for each offset of the segment, or each byte and one, if fewer.
+func checkpointBound(seg remotemeta.RemoteSegment) int {
+	lines := min(int(seg.Range.End-seg.Range.Start), int(seg.SizeBytes)+1)
+	return 32 + lines*42
+}
+
+// padded is body with spaces after it, n bytes in all.
+func padded(body string, n int) string {
+	return body + strings.Repeat(" ", n-len(body))
+}
+
+// TestSegmentStateReadsACheckpointAtItsBounds: epoch 0, no entries, and a
+// checkpoint of exactly the size its segment allows (by its offsets, or by
+// its bytes when it has fewer) are read.
+func TestSegmentStateReadsACheckpointAtItsBounds(t *testing.T) {
+	wide := remotemeta.RemoteSegment{
+		ID: remotemeta.SegmentID{7}, TopicID: testTopicID, TP: testTP, State: remotemeta.CopyFinished,
+		Range: base.Range{Start: 100, End: 200}, SizeBytes: 4096,
+	}
+	small := wide
+	small.SizeBytes = 10
+	for _, tc := range []struct {
+		name string
+		seg  remotemeta.RemoteSegment
+		body string
+		want []base.EpochStart
+	}{
+		{"epoch 0", wide, "0\n1\n0 100\n", []base.EpochStart{{Epoch: 0, Start: 100}}},
+		{"no entries", wide, "0\n0\n", nil},
+		{"at the bound by offsets", wide, padded("0\n1\n1 150", checkpointBound(wide)), []base.EpochStart{{Epoch: 1, Start: 150}}},
+		{"at the bound by bytes", small, padded("0\n1\n1 150", checkpointBound(small)), []base.EpochStart{{Epoch: 1, Start: 150}}},
+	} {
+		store := objstore.NewMem()
+		key := SegmentKey(tc.seg, SuffixLeaderEpoch)
+		if err := store.Put(t.Context(), key, strings.NewReader(tc.body), int64(len(tc.body))); err != nil {
+			t.Fatal(err)
+		}
+		got, _, err := (&Reader{Store: store}).SegmentState(t.Context(), tc.seg)
+		if err != nil || !slices.Equal(got, tc.want) {
+			t.Errorf("%s: SegmentState = %v, %v; want %v", tc.name, got, err, tc.want)
 		}
 	}
 }
