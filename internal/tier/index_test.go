@@ -1,7 +1,9 @@
 package tier
 
 import (
+	"encoding/binary"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/strata-broker/strata/internal/base"
@@ -31,5 +33,35 @@ func TestIndexBuilderRefusesWhatOverflowsAU32Field(t *testing.T) {
 		if err := b.add(h); (err == nil) != tc.fits {
 			t.Errorf("%s: add = %v, want fits %v", tc.name, err, tc.fits)
 		}
+	}
+}
+
+// TestIndexBuilderEntries: an offset entry goes in before a batch once
+// more than IndexIntervalBytes were uploaded since the last (with batches
+// of half the interval, before every third), and the time index names the
+// first batch that reached the max timestamp, as the local log does.
+func TestIndexBuilderEntries(t *testing.T) {
+	const size = IndexIntervalBytes / 2
+	b := newIndexBuilder(0)
+	for i, ts := range []int64{100, 300, 300, 200, 250, 300, 100, 150} {
+		h := record.Header{BaseOffset: base.Offset(i), Length: size - record.LogOverhead, MaxTimestamp: ts}
+		if err := b.add(h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	offsets, times := b.finish()
+	var gotOffsets []offsetEntry
+	for i := 0; i < len(offsets); i += offsetEntryBytes {
+		gotOffsets = append(gotOffsets, offsetEntry{rel: binary.BigEndian.Uint32(offsets[i:]), pos: binary.BigEndian.Uint32(offsets[i+4:])})
+	}
+	if want := []offsetEntry{{rel: 3, pos: 3 * size}, {rel: 6, pos: 6 * size}}; !slices.Equal(gotOffsets, want) {
+		t.Errorf("offset entries %+v, want %+v", gotOffsets, want)
+	}
+	var gotTimes []timeEntry
+	for i := 0; i < len(times); i += timeEntryBytes {
+		gotTimes = append(gotTimes, timeEntry{ts: int64(binary.BigEndian.Uint64(times[i:])), rel: binary.BigEndian.Uint32(times[i+8:])})
+	}
+	if want := []timeEntry{{ts: 300, rel: 1}}; !slices.Equal(gotTimes, want) {
+		t.Errorf("time entries %+v, want %+v (the first batch at 300)", gotTimes, want)
 	}
 }
