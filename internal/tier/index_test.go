@@ -2,12 +2,14 @@ package tier
 
 import (
 	"encoding/binary"
+	"errors"
 	"math"
 	"slices"
 	"testing"
 
 	"github.com/strata-broker/strata/internal/base"
 	"github.com/strata-broker/strata/internal/record"
+	"github.com/strata-broker/strata/internal/tier/remotemeta"
 )
 
 // TestIndexBuilderRefusesWhatOverflowsAU32Field: a remote segment's index
@@ -39,11 +41,12 @@ func TestIndexBuilderRefusesWhatOverflowsAU32Field(t *testing.T) {
 // TestIndexBuilderEntries: an offset entry goes in before a batch once
 // more than IndexIntervalBytes were uploaded since the last (with batches
 // of half the interval, before every third), and the time index names the
-// first batch that reached the max timestamp, as the local log does.
+// first batch that reached the max timestamp at each offset entry where
+// the max grew, as the local log does.
 func TestIndexBuilderEntries(t *testing.T) {
 	const size = IndexIntervalBytes / 2
 	b := newIndexBuilder(0)
-	for i, ts := range []int64{100, 300, 300, 200, 250, 300, 100, 150} {
+	for i, ts := range []int64{100, 300, 300, 200, 250, 400, 100, 150} {
 		h := record.Header{BaseOffset: base.Offset(i), Length: size - record.LogOverhead, MaxTimestamp: ts}
 		if err := b.add(h); err != nil {
 			t.Fatal(err)
@@ -61,7 +64,72 @@ func TestIndexBuilderEntries(t *testing.T) {
 	for i := 0; i < len(times); i += timeEntryBytes {
 		gotTimes = append(gotTimes, timeEntry{ts: int64(binary.BigEndian.Uint64(times[i:])), rel: binary.BigEndian.Uint32(times[i+8:])})
 	}
-	if want := []timeEntry{{ts: 300, rel: 1}}; !slices.Equal(gotTimes, want) {
-		t.Errorf("time entries %+v, want %+v (the first batch at 300)", gotTimes, want)
+	if want := []timeEntry{{ts: 300, rel: 1}, {ts: 400, rel: 5}}; !slices.Equal(gotTimes, want) {
+		t.Errorf("time entries %+v, want %+v (the first batch at 300, then the max at the next entry)", gotTimes, want)
+	}
+}
+
+// TestDecodeRemoteIndexesAtTheirBounds: a remote index's entries must lie
+// inside the segment (an offset entry past position 0 and below the
+// object's size, both kinds below the range's length) and strictly ascend
+// in both fields; entries at those bounds are read, one past them is
+// corrupt, and so is a torn entry.
+func TestDecodeRemoteIndexesAtTheirBounds(t *testing.T) {
+	seg := remotemeta.RemoteSegment{Range: base.Range{Start: 100, End: 200}, SizeBytes: 1000}
+	offsets := func(es ...offsetEntry) []byte {
+		var b []byte
+		for _, e := range es {
+			b = binary.BigEndian.AppendUint32(b, e.rel)
+			b = binary.BigEndian.AppendUint32(b, e.pos)
+		}
+		return b
+	}
+	for _, tc := range []struct {
+		name string
+		b    []byte
+		ok   bool
+	}{
+		{"none", nil, true},
+		{"the lowest", offsets(offsetEntry{0, 1}), true},
+		{"the highest", offsets(offsetEntry{99, 999}), true},
+		{"ascending by one", offsets(offsetEntry{1, 10}, offsetEntry{2, 11}), true},
+		{"position 0", offsets(offsetEntry{1, 0}), false},
+		{"position at the size", offsets(offsetEntry{1, 1000}), false},
+		{"offset at the range's end", offsets(offsetEntry{100, 10}), false},
+		{"offset repeated", offsets(offsetEntry{1, 10}, offsetEntry{1, 20}), false},
+		{"position repeated", offsets(offsetEntry{1, 10}, offsetEntry{2, 10}), false},
+		{"torn", offsets(offsetEntry{1, 10})[:7], false},
+	} {
+		_, err := decodeOffsetIndex("k", tc.b, seg)
+		if (err == nil) != tc.ok || err != nil && !errors.Is(err, ErrCorruptObject) {
+			t.Errorf("offset index, %s: %v, want ok %v", tc.name, err, tc.ok)
+		}
+	}
+	times := func(es ...timeEntry) []byte {
+		var b []byte
+		for _, e := range es {
+			b = binary.BigEndian.AppendUint64(b, uint64(e.ts))
+			b = binary.BigEndian.AppendUint32(b, e.rel)
+		}
+		return b
+	}
+	for _, tc := range []struct {
+		name string
+		b    []byte
+		ok   bool
+	}{
+		{"none", nil, true},
+		{"the lowest offset", times(timeEntry{5, 0}), true},
+		{"the highest offset", times(timeEntry{5, 99}), true},
+		{"ascending by one", times(timeEntry{-1, 1}, timeEntry{0, 2}), true},
+		{"offset at the range's end", times(timeEntry{5, 100}), false},
+		{"timestamp repeated", times(timeEntry{5, 1}, timeEntry{5, 2}), false},
+		{"offset repeated", times(timeEntry{5, 1}, timeEntry{6, 1}), false},
+		{"torn", times(timeEntry{5, 1})[:11], false},
+	} {
+		_, err := decodeTimeIndex("k", tc.b, seg)
+		if (err == nil) != tc.ok || err != nil && !errors.Is(err, ErrCorruptObject) {
+			t.Errorf("time index, %s: %v, want ok %v", tc.name, err, tc.ok)
+		}
 	}
 }
