@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/strata-broker/strata/internal/base"
+	"github.com/strata-broker/strata/internal/log"
 	"github.com/strata-broker/strata/internal/objstore"
 	"github.com/strata-broker/strata/internal/record"
 )
@@ -43,6 +44,51 @@ func TestMaxTimestampFromMatchesLocalScan(t *testing.T) {
 		}
 		if _, _, ok, err := r.reader.MaxTimestampFrom(t.Context(), s, s.Range.End); ok || err != nil {
 			t.Fatalf("MaxTimestampFrom at the segment's end: %v, %v", ok, err)
+		}
+	}
+}
+
+// TestMaxTimestampFromTieNamesTheFirstBatch: when two batches of a remote
+// segment share the largest timestamp, ListOffsets -3 names the first (as
+// the local log and Kafka do), and RecordOfMaxTimestamp reads that batch
+// back and finds the record, never below from.
+func TestMaxTimestampFromTieNamesTheFirstBatch(t *testing.T) {
+	o := log.DefaultOptions(t.TempDir(), testClock)
+	l, err := log.Open(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	var bases []base.Offset
+	for _, ts := range []int64{100, 300, 200, 300, 250} {
+		bases = append(bases, l.End())
+		if err := l.Append(makeBatch(l.End(), 3, 20, ts)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.Roll(); err != nil {
+		t.Fatal(err)
+	}
+	r := newRig(t, objstore.NewMem())
+	segs := r.copyAll(l)
+	if len(segs) != 1 {
+		t.Fatalf("copied %d segments, want 1", len(segs))
+	}
+	for _, tc := range []struct {
+		from, want base.Offset
+	}{
+		{from: 0, want: bases[1]},
+		{from: bases[1] + 1, want: bases[1] + 1}, // inside the first batch at 300
+		{from: bases[2], want: bases[3]},
+	} {
+		ts, at, ok, err := r.reader.MaxTimestampFrom(t.Context(), segs[0], tc.from)
+		if err != nil || !ok || ts != 300 || at != tc.want {
+			t.Errorf("MaxTimestampFrom(%d) = %d at %d, %v, %v; want 300 at %d", tc.from, ts, at, ok, err, tc.want)
+			continue
+		}
+		rec, ok, err := r.reader.RecordOfMaxTimestamp(t.Context(), segs[0], at, ts, tc.from)
+		if err != nil || !ok || rec != tc.want {
+			t.Errorf("RecordOfMaxTimestamp(%d, 300, from %d) = %d, %v, %v; want %d", at, tc.from, rec, ok, err, tc.want)
 		}
 	}
 }
