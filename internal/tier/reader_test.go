@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/strata-broker/strata/internal/base"
@@ -284,5 +285,47 @@ func TestReadRefusesBatchesOutOfTheSegmentsOffsets(t *testing.T) {
 				t.Fatalf("Read(%d) = %s, %v; want ErrCorruptObject", tc.r.Start, batchRanges(got), err)
 			}
 		})
+	}
+}
+
+// TestSetIndexCacheBytesBindsTheReader: the remote index cache keeps an
+// offset index between reads; a bound set after the cache exists evicts at
+// once (the next read fetches the index again), and one set before it
+// exists applies when it is made.
+func TestSetIndexCacheBytesBindsTheReader(t *testing.T) {
+	l := newTestLog(t, 40, 8<<10)
+	r := newRig(t, objstore.NewMem())
+	segs := r.copyAll(l)
+	seg := segs[0]
+	var indexGets atomic.Int32
+	r.setInject(func(op objstore.Op, key string) error {
+		if op == objstore.OpGet && key == SegmentKey(seg, SuffixIndex) {
+			indexGets.Add(1)
+		}
+		return nil
+	})
+	read := func(rd *Reader) {
+		t.Helper()
+		if _, err := rd.Read(t.Context(), seg, seg.Range.Start, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read(r.reader)
+	read(r.reader)
+	if n := indexGets.Load(); n != 1 {
+		t.Fatalf("%d index GETs for two reads with a cache, want 1", n)
+	}
+	r.reader.SetIndexCacheBytes(1) // below any index: holds none
+	read(r.reader)
+	if n := indexGets.Load(); n != 2 {
+		t.Fatalf("%d index GETs after the cache was bound to one byte, want 2", n)
+	}
+
+	fresh := &Reader{Store: r.reader.Store, IndexCacheBytes: 1 << 20}
+	fresh.SetIndexCacheBytes(1) // before its first read
+	read(fresh)
+	read(fresh)
+	if n := indexGets.Load(); n != 4 {
+		t.Fatalf("%d index GETs, want 4: a bound set before the cache exists applies to it", n)
 	}
 }
