@@ -84,11 +84,7 @@ func TestDecodeRemoteIndexesAtTheirBounds(t *testing.T) {
 		}
 		return b
 	}
-	for _, tc := range []struct {
-		name string
-		b    []byte
-		ok   bool
-	}{
+	checkDecodes(t, "offset index", func(b []byte) error { _, err := decodeOffsetIndex("k", b, seg); return err }, []decodeCase{
 		{"none", nil, true},
 		{"the lowest", offsets(offsetEntry{0, 1}), true},
 		{"the highest", offsets(offsetEntry{99, 999}), true},
@@ -99,12 +95,7 @@ func TestDecodeRemoteIndexesAtTheirBounds(t *testing.T) {
 		{"offset repeated", offsets(offsetEntry{1, 10}, offsetEntry{1, 20}), false},
 		{"position repeated", offsets(offsetEntry{1, 10}, offsetEntry{2, 10}), false},
 		{"torn", offsets(offsetEntry{1, 10})[:7], false},
-	} {
-		_, err := decodeOffsetIndex("k", tc.b, seg)
-		if (err == nil) != tc.ok || err != nil && !errors.Is(err, ErrCorruptObject) {
-			t.Errorf("offset index, %s: %v, want ok %v", tc.name, err, tc.ok)
-		}
-	}
+	})
 	times := func(es ...timeEntry) []byte {
 		var b []byte
 		for _, e := range es {
@@ -113,11 +104,7 @@ func TestDecodeRemoteIndexesAtTheirBounds(t *testing.T) {
 		}
 		return b
 	}
-	for _, tc := range []struct {
-		name string
-		b    []byte
-		ok   bool
-	}{
+	checkDecodes(t, "time index", func(b []byte) error { _, err := decodeTimeIndex("k", b, seg); return err }, []decodeCase{
 		{"none", nil, true},
 		{"the lowest offset", times(timeEntry{5, 0}), true},
 		{"the highest offset", times(timeEntry{5, 99}), true},
@@ -126,10 +113,24 @@ func TestDecodeRemoteIndexesAtTheirBounds(t *testing.T) {
 		{"timestamp repeated", times(timeEntry{5, 1}, timeEntry{5, 2}), false},
 		{"offset repeated", times(timeEntry{5, 1}, timeEntry{6, 1}), false},
 		{"torn", times(timeEntry{5, 1})[:11], false},
-	} {
-		_, err := decodeTimeIndex("k", tc.b, seg)
+	})
+}
+
+// decodeCase is an encoded object and whether it must decode.
+type decodeCase struct {
+	name string
+	b    []byte
+	ok   bool
+}
+
+// checkDecodes runs decode on each case: it must succeed when ok, and
+// otherwise fail with ErrCorruptObject.
+func checkDecodes(t *testing.T, what string, decode func([]byte) error, cases []decodeCase) {
+	t.Helper()
+	for _, tc := range cases {
+		err := decode(tc.b)
 		if (err == nil) != tc.ok || err != nil && !errors.Is(err, ErrCorruptObject) {
-			t.Errorf("time index, %s: %v, want ok %v", tc.name, err, tc.ok)
+			t.Errorf("%s, %s: %v, want ok %v", what, tc.name, err, tc.ok)
 		}
 	}
 }
