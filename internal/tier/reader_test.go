@@ -94,6 +94,14 @@ func TestCorruptObjectsAreRefused(t *testing.T) {
 			binary.BigEndian.PutUint32(b[8:], 3)
 			return b
 		}},
+		{"log last batch a byte longer than the object", SuffixLog, func(b []byte) []byte {
+			last := 0
+			for next := 0; next < len(b); next += record.LogOverhead + int(binary.BigEndian.Uint32(b[next+8:])) {
+				last = next
+			}
+			binary.BigEndian.PutUint32(b[last+8:], binary.BigEndian.Uint32(b[last+8:])+1)
+			return b
+		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
