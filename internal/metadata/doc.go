@@ -232,7 +232,11 @@
 // listener's address). A member that restarts with its state at another
 // address has its entry moved when it rejoins: a non-voter's on its word,
 // a voter's on its registered directory id (Options.DirectoryID; Kafka's
-// UpdateRaftVoter), a leader's by itself when it takes office.
+// UpdateRaftVoter), a leader's by itself when it takes office. A member
+// trusts its own copy of the configuration only once a leader has answered
+// its join, and asks again whenever it hears from no leader for a while: a
+// non-voter taken out of the configuration (an unregistered broker's) comes
+// back either way (joinLoop).
 //
 // One TCP listener serves both Raft and forwarding (transport.go). Each new
 // connection's first byte decides: Raft's connections start with an RPC type
