@@ -9,39 +9,49 @@ import (
 )
 
 // TestFinishSwapReplacesASegmentAtItsLastOffset: a crash left a compacted
-// copy (0.log.swap) whose last batch is the single record of segment 5, the
-// last segment it replaced. Open deletes every replaced segment, the one
-// that starts at the copy's last offset included (a single-record
-// segment whose one offset is both its first and the copy's last), and
-// keeps segment 6, which the copy does not reach.
+// copy (0.log.swap) whose last batch reaches the single record of segment
+// 5, the last segment it replaced: that record itself, or an empty batch
+// (exactly a header long, as the cleaner leaves one) covering offsets 2 to
+// 5. Open deletes every replaced segment, the one that starts at the
+// copy's last offset included, and keeps segment 6, which the copy does
+// not reach.
 func TestFinishSwapReplacesASegmentAtItsLastOffset(t *testing.T) {
-	o := testOptions(t)
-	l := mustOpen(t, o)
-	var batches [][]byte
-	for _, n := range []int{5, 1, 2} { // [0,5) [5,6) [6,8), a record a batch
-		if len(batches) > 0 {
-			if err := l.Roll(); err != nil {
+	for _, tc := range []struct {
+		name string
+		last func(batches [][]byte) []byte
+	}{
+		{"the record at 5", func(batches [][]byte) []byte { return batches[5] }},
+		{"an empty batch over 2-5", func([][]byte) []byte { return emptyBatch(2, 4, 10) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := testOptions(t)
+			l := mustOpen(t, o)
+			var batches [][]byte
+			for _, n := range []int{5, 1, 2} { // [0,5) [5,6) [6,8), a record a batch
+				if len(batches) > 0 {
+					if err := l.Roll(); err != nil {
+						t.Fatal(err)
+					}
+				}
+				batches = append(batches, appendN(t, l, n, 1, 10, 0)...)
+			}
+			l.stop(t, true)
+			kept := [][]byte{batches[0], batches[1], tc.last(batches)}
+			if err := os.WriteFile(segFile(o, 0, ".log"+swapSuffix), concat(kept), 0o644); err != nil {
 				t.Fatal(err)
 			}
-		}
-		batches = append(batches, appendN(t, l, n, 1, 10, 0)...)
-	}
-	l.stop(t, true)
-	kept := [][]byte{batches[0], batches[1], batches[5]} // offsets 0, 1 and 5
-	copyOf := concat(kept)
-	if err := os.WriteFile(segFile(o, 0, ".log"+swapSuffix), copyOf, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	l = mustOpen(t, o)
-	defer l.Close()
-	if exists(segFile(o, 5, ".log")) {
-		t.Error("segment 5, which the copy replaced, is still there")
-	}
-	want := append(kept, batches[6:]...)
-	if got := readBatches(t, l); !bytes.Equal(concat(got), concat(want)) {
-		t.Fatalf("the log holds %d batches after finishing the swap, want %d (offsets 0, 1, 5, 6, 7)", len(got), len(want))
-	}
-	if segs := l.Segments(); len(segs) != 2 || segs[0].BaseOffset != 0 || segs[1].BaseOffset != base.Offset(6) {
-		t.Fatalf("segments %+v, want the copy at 0 and segment 6", segs)
+			l = mustOpen(t, o)
+			defer l.Close()
+			if exists(segFile(o, 5, ".log")) {
+				t.Error("segment 5, which the copy replaced, is still there")
+			}
+			want := append(kept, batches[6:]...)
+			if got := readBatches(t, l); !bytes.Equal(concat(got), concat(want)) {
+				t.Fatalf("the log holds %d batches after finishing the swap, want %d (the copy's, then offsets 6 and 7)", len(got), len(want))
+			}
+			if segs := l.Segments(); len(segs) != 2 || segs[0].BaseOffset != 0 || segs[1].BaseOffset != base.Offset(6) {
+				t.Fatalf("segments %+v, want the copy at 0 and segment 6", segs)
+			}
+		})
 	}
 }

@@ -58,8 +58,8 @@ func (r *Reader) SetIndexCacheBytes(n int64) {
 
 // Read returns whole batches of seg from the one holding from, up to
 // maxBytes in total but at least that first batch (KIP-74), all inside
-// seg.Range. It reads the .log once (twice when the first batch is larger
-// than the first read), plus the offset index on a cache miss.
+// seg.Range. It reads the .log once, plus the offset index on a cache
+// miss.
 func (r *Reader) Read(ctx context.Context, seg remotemeta.RemoteSegment, from base.Offset, maxBytes int) (batches []byte, err error) {
 	defer func() { r.Stats.fetched(seg.TP, len(batches), err) }()
 	if seg.State != remotemeta.CopyFinished || !seg.Range.Contains(from) {
@@ -84,8 +84,10 @@ func (r *Reader) Read(ctx context.Context, seg remotemeta.RemoteSegment, from ba
 func (r *Reader) readBatches(ctx context.Context, seg remotemeta.RemoteSegment, idx []offsetEntry, from base.Offset, maxBytes int) (_ []byte, hit bool, err error) {
 	key := SegmentKey(seg, SuffixLog)
 	pos, nextPos := lookupOffset(idx, uint32(from-seg.Range.Start), seg.SizeBytes)
-	// The batch holding from starts before nextPos, so this range holds it
-	// and maxBytes after it, unless the batch alone is larger.
+	// Index entries are batch starts, so the batch holding from ends by
+	// nextPos: this range holds it whole (KIP-74: at least the first batch)
+	// and maxBytes after it. An index entry inside a batch (a corrupt index)
+	// can cut it; wholeBatches then fails its framing check.
 	chunk, hit, err := r.readLog(ctx, seg, pos, min(seg.SizeBytes, nextPos+int64(max(maxBytes, 0)))-pos)
 	if err != nil {
 		return nil, hit, err
@@ -101,14 +103,6 @@ func (r *Reader) readBatches(ctx context.Context, seg remotemeta.RemoteSegment, 
 			return nil, hit, corruptf(key, "batch at position %d has base offset %d, want %d", pos+int64(off), h.BaseOffset, expect)
 		}
 		if h.NextOffset() > from {
-			if missing := off + h.Size() - len(chunk); missing > 0 { // KIP-74: the whole first batch
-				more, moreHit, err := r.readLog(ctx, seg, pos+int64(len(chunk)), int64(missing))
-				hit = hit || moreHit
-				if err != nil {
-					return nil, hit, err
-				}
-				chunk = append(chunk, more...)
-			}
 			break
 		}
 		off += h.Size()
