@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 	"testing"
@@ -148,13 +147,7 @@ func TestCopyOrderAndObjects(t *testing.T) {
 		SuffixLeaderEpoch: "0\n2\n3 0\n5 10\n",
 		SuffixSnapshot:    fmt.Sprintf("snapshot at %d", local.NextOffset),
 	} {
-		rc, _, err := r.inner.Get(t.Context(), SegmentKey(seg, suffix))
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, _ := io.ReadAll(rc)
-		rc.Close()
-		if string(got) != body {
+		if got := getObject(t, r.inner, SegmentKey(seg, suffix)); string(got) != body {
 			t.Errorf("%v object = %q, want %q", suffix, got, body)
 		}
 	}

@@ -1,9 +1,12 @@
 package tier
 
 import (
+	"bytes"
+	"io"
 	"testing"
 
 	"github.com/strata-broker/strata/internal/base"
+	"github.com/strata-broker/strata/internal/objstore"
 	"github.com/strata-broker/strata/internal/tier/remotemeta"
 )
 
@@ -63,4 +66,43 @@ func active(start, end base.Offset, size int64) LocalSegment {
 // es is one lineage entry: epoch starts at offset start.
 func es(epoch base.Epoch, start base.Offset) base.EpochStart {
 	return base.EpochStart{Epoch: epoch, Start: start}
+}
+
+// readObject reads the whole object at key of s.
+func readObject(t *testing.T, s objstore.Store, key string) ([]byte, error) {
+	t.Helper()
+	rc, _, err := s.Get(t.Context(), key)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	return io.ReadAll(rc)
+}
+
+// getObject is the whole object at key of s, which must be there.
+func getObject(t *testing.T, s objstore.Store, key string) []byte {
+	t.Helper()
+	b, err := readObject(t, s, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// putObject writes b at key of s.
+func putObject(t *testing.T, s objstore.Store, key string, b []byte) {
+	t.Helper()
+	if err := s.Put(t.Context(), key, bytes.NewReader(b), int64(len(b))); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// putLogOnly writes obj as seg's .log, with empty offset and time indexes
+// (as the indexes of a segment smaller than an index interval, less its
+// closing time index entry).
+func putLogOnly(t *testing.T, s objstore.Store, seg remotemeta.RemoteSegment, obj []byte) {
+	t.Helper()
+	putObject(t, s, SegmentKey(seg, SuffixLog), obj)
+	putObject(t, s, SegmentKey(seg, SuffixIndex), nil)
+	putObject(t, s, SegmentKey(seg, SuffixTimeIndex), nil)
 }

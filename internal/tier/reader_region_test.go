@@ -3,7 +3,6 @@ package tier
 import (
 	"bytes"
 	"errors"
-	"io"
 	"testing"
 
 	"github.com/strata-broker/strata/internal/base"
@@ -84,16 +83,9 @@ func TestReadRegionRefusesCorruptChunk(t *testing.T) {
 	c := newCachedRig(t, ChunkCacheOptions{MaxBytes: 1 << 30, ChunkBytes: 1 << 20})
 	seg := c.segs[0]
 	key := SegmentKey(seg, SuffixLog)
-	rc, _, err := c.inner.Get(t.Context(), key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(rc)
-	rc.Close()
+	b := getObject(t, c.inner, key)
 	b[len(b)-10] ^= 0x40 // in the last batch
-	if err := c.inner.Put(t.Context(), key, bytes.NewReader(b), int64(len(b))); err != nil {
-		t.Fatal(err)
-	}
+	putObject(t, c.inner, key, b)
 	for o := seg.Range.Start; o < seg.Range.End; o++ {
 		reg, ok, err := c.reader.ReadRegion(t.Context(), seg, o, 1<<20)
 		if ok {

@@ -1,10 +1,8 @@
 package tier
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
-	"io"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -108,16 +106,7 @@ func TestCorruptObjectsAreRefused(t *testing.T) {
 			r := newRig(t, objstore.NewMem())
 			seg := r.copyAll(l)[0]
 			key := SegmentKey(seg, tc.suffix)
-			rc, _, err := r.inner.Get(t.Context(), key)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, _ := io.ReadAll(rc)
-			rc.Close()
-			b = tc.mutate(b)
-			if err := r.inner.Put(t.Context(), key, bytes.NewReader(b), int64(len(b))); err != nil {
-				t.Fatal(err)
-			}
+			putObject(t, r.inner, key, tc.mutate(getObject(t, r.inner, key)))
 			blamed := key
 			if tc.name == "index points inside a batch" {
 				blamed = SegmentKey(seg, SuffixLog) // seen as a bad batch in the .log
@@ -283,11 +272,7 @@ func TestReadRefusesBatchesOutOfTheSegmentsOffsets(t *testing.T) {
 			seg := rseg(1, tc.r.Start, tc.r.End, int64(len(obj)), remotemeta.CopyFinished)
 			seg.TopicID = testTopicID
 			r := newRig(t, objstore.NewMem())
-			for suffix, b := range map[Suffix][]byte{SuffixLog: obj, SuffixIndex: nil, SuffixTimeIndex: nil} {
-				if err := r.inner.Put(t.Context(), SegmentKey(seg, suffix), bytes.NewReader(b), int64(len(b))); err != nil {
-					t.Fatal(err)
-				}
-			}
+			putLogOnly(t, r.inner, seg, obj)
 			got, err := r.reader.Read(t.Context(), seg, tc.r.Start, 1<<20)
 			if !errors.Is(err, ErrCorruptObject) {
 				t.Fatalf("Read(%d) = %s, %v; want ErrCorruptObject", tc.r.Start, batchRanges(got), err)
@@ -335,5 +320,24 @@ func TestSetIndexCacheBytesBindsTheReader(t *testing.T) {
 	read(fresh)
 	if n := indexGets.Load(); n != 4 {
 		t.Fatalf("%d index GETs, want 4: a bound set before the cache exists applies to it", n)
+	}
+}
+
+// TestReadRefusesABatchCutByTheIndex: an offset index entry moved back
+// into the batch before it (a corrupt index) ends Read's one ranged GET
+// inside that batch; a read of an offset there is refused as a corrupt
+// .log, never served short.
+func TestReadRefusesABatchCutByTheIndex(t *testing.T) {
+	l := newTestLog(t, 60, 32<<10)
+	r := newRig(t, objstore.NewMem())
+	seg := r.copyAll(l)[0]
+	key := SegmentKey(seg, SuffixIndex)
+	idx := getObject(t, r.inner, key)
+	rel, pos := binary.BigEndian.Uint32(idx), binary.BigEndian.Uint32(idx[4:])
+	binary.BigEndian.PutUint32(idx[4:], pos-3)
+	putObject(t, r.inner, key, idx)
+	from := seg.Range.Start + base.Offset(rel) - 1
+	if got, err := r.reader.Read(t.Context(), seg, from, 1); !errors.Is(err, ErrCorruptObject) || !strings.Contains(err.Error(), SegmentKey(seg, SuffixLog)) {
+		t.Fatalf("Read(%d) = %d bytes, %v; want ErrCorruptObject naming the .log", from, len(got), err)
 	}
 }

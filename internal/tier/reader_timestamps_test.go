@@ -1,6 +1,7 @@
 package tier
 
 import (
+	"errors"
 	"math/rand/v2"
 	"testing"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/strata-broker/strata/internal/log"
 	"github.com/strata-broker/strata/internal/objstore"
 	"github.com/strata-broker/strata/internal/record"
+	"github.com/strata-broker/strata/internal/tier/remotemeta"
 )
 
 // stampedBatch is a v2 batch at baseOffset whose records carry the
@@ -80,5 +82,52 @@ func TestRemoteOffsetForTimestampNamesTheRecord(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestRemoteOffsetForTimestampWithoutTimeIndexEntries: a time index with
+// no entry (the decoder takes one that stops short of the segment's max
+// timestamp) sends the search through the whole .log, which still finds
+// the first record at or after from reaching ts. Metadata that claims a
+// max timestamp no record reaches makes the segment corrupt when the
+// search started at the segment's start (it looked at every record);
+// from inside the segment, every match may lie below from: none.
+func TestRemoteOffsetForTimestampWithoutTimeIndexEntries(t *testing.T) {
+	var obj []byte
+	next := base.Offset(0)
+	for _, ts := range [][]int64{{100, 130}, {120}, {150, 140, 110}} { // offsets 0-1, 2, 3-5
+		obj = append(obj, stampedBatch(next, ts)...)
+		next += base.Offset(len(ts))
+	}
+	seg := rseg(1, 0, next, int64(len(obj)), remotemeta.CopyFinished)
+	seg.TopicID, seg.MaxTimestampMs = testTopicID, 150
+	r := newRig(t, objstore.NewMem())
+	putLogOnly(t, r.inner, seg, obj)
+	for _, tc := range []struct {
+		ts     int64
+		from   base.Offset
+		want   base.Offset
+		wantTs int64
+		ok     bool
+	}{
+		{90, 0, 0, 100, true},
+		{125, 0, 1, 130, true},
+		{125, 2, 3, 150, true},
+		{150, 0, 3, 150, true},
+		{141, 4, 0, 0, false},
+		{151, 0, 0, 0, false}, // above the metadata's max: no read
+	} {
+		got, gotTs, ok, err := r.reader.OffsetForTimestamp(t.Context(), seg, tc.ts, tc.from)
+		if err != nil || ok != tc.ok || got != tc.want || gotTs != tc.wantTs {
+			t.Errorf("OffsetForTimestamp(%d, from %d) = %d, %d, %v, %v; want %d, %d, %v",
+				tc.ts, tc.from, got, gotTs, ok, err, tc.want, tc.wantTs, tc.ok)
+		}
+	}
+	seg.MaxTimestampMs = 200
+	if _, _, _, err := r.reader.OffsetForTimestamp(t.Context(), seg, 160, 0); !errors.Is(err, ErrCorruptObject) {
+		t.Errorf("a search from the start for 160 under a claimed max of 200 = %v, want ErrCorruptObject", err)
+	}
+	if _, _, ok, err := r.reader.OffsetForTimestamp(t.Context(), seg, 160, 1); ok || err != nil {
+		t.Errorf("a search from 1 for 160 under a claimed max of 200 = %v, %v; want none", ok, err)
 	}
 }

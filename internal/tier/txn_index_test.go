@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/hex"
 	"errors"
-	"io"
 	"slices"
 	"strings"
 	"testing"
@@ -85,7 +84,7 @@ func TestCopyWritesTxnIndexOfMarkersInRange(t *testing.T) {
 				if err != nil || !slices.Equal(got, want) {
 					t.Fatalf("TxnIndex of %v = %+v, %v; want %+v", seg.Range, got, err, want)
 				}
-				body, err := getObject(t, r.inner, SegmentKey(seg, SuffixTxnIndex))
+				body, err := readObject(t, r.inner, SegmentKey(seg, SuffixTxnIndex))
 				if len(want) == 0 {
 					if !errors.Is(err, objstore.ErrNotFound) {
 						t.Fatalf("segment %v without aborted markers: txnindex object %x, %v; want none", seg.Range, body, err)
@@ -242,10 +241,7 @@ func TestReaderTxnIndexRefusesCorruptAndUnfinished(t *testing.T) {
 	r := newRig(t, objstore.NewMem())
 	seg := r.copyAllFrom(LogSource{Log: l, Aborted: overlapping(abortedAcross(t, sealedOf(l)))})[0]
 	key := SegmentKey(seg, SuffixTxnIndex)
-	body := []byte("not an index")
-	if err := r.inner.Put(t.Context(), key, bytes.NewReader(body), int64(len(body))); err != nil {
-		t.Fatal(err)
-	}
+	putObject(t, r.inner, key, []byte("not an index"))
 	if _, err := r.reader.TxnIndex(t.Context(), seg); !errors.Is(err, ErrCorruptObject) || !strings.Contains(err.Error(), key) {
 		t.Fatalf("TxnIndex of a corrupt object = %v, want ErrCorruptObject naming %s", err, key)
 	}
@@ -293,15 +289,4 @@ func FuzzDecodeTxnIndex(f *testing.F) {
 			t.Fatalf("%x decodes to %+v, which encodes to %x", b, ts, encodeTxnIndex(ts))
 		}
 	})
-}
-
-// getObject reads the whole object key of store.
-func getObject(t *testing.T, store objstore.Store, key string) ([]byte, error) {
-	t.Helper()
-	rc, _, err := store.Get(t.Context(), key)
-	if err != nil {
-		return nil, err
-	}
-	defer rc.Close()
-	return io.ReadAll(rc)
 }
