@@ -286,9 +286,7 @@ func (r *Reader) index(ctx context.Context, seg remotemeta.RemoteSegment, suffix
 		return nil, fmt.Errorf("tier: get %s: %w", key, err)
 	}
 	defer rc.Close()
-	// At most one entry per batch: a bigger object is corrupt, and is not
-	// read into memory.
-	if limit := (seg.SizeBytes/record.HeaderSize + 1) * entryBytes; size > limit {
+	if limit := maxIndexBytes(seg.SizeBytes, entryBytes); size > limit {
 		return nil, corruptf(key, "index of %d bytes for a segment of %d bytes", size, seg.SizeBytes)
 	}
 	b, err := readFull(rc, size)
@@ -303,6 +301,14 @@ func (r *Reader) index(ctx context.Context, seg remotemeta.RemoteSegment, suffix
 	r.mu.cache.put(ck, v, int64(len(b)))
 	r.mu.Unlock()
 	return v, nil
+}
+
+// maxIndexBytes bounds an index object of a segment of segmentBytes whose
+// entries are entryBytes each: each index has at most one entry a batch (an
+// offset index none for the first), and a batch is at least a header long.
+// A bigger object is corrupt, and is not read into memory.
+func maxIndexBytes(segmentBytes, entryBytes int64) int64 {
+	return segmentBytes / record.HeaderSize * entryBytes
 }
 
 // readFull reads exactly n bytes (io.ErrUnexpectedEOF if fewer come).

@@ -341,3 +341,51 @@ func TestReadRefusesABatchCutByTheIndex(t *testing.T) {
 		t.Fatalf("Read(%d) = %d bytes, %v; want ErrCorruptObject naming the .log", from, len(got), err)
 	}
 }
+
+// An index object holds at most one entry a batch, and a batch is at
+// least a header long.
+func TestMaxIndexBytes(t *testing.T) {
+	h := int64(record.HeaderSize)
+	for _, tc := range []struct{ segment, entry, want int64 }{
+		{h - 1, 8, 0},
+		{h, 8, 8},
+		{2*h - 1, 12, 12},
+		{2 * h, 12, 24},
+		{3 * h, txnEntryBytes, 3 * txnEntryBytes},
+	} {
+		if got := maxIndexBytes(tc.segment, tc.entry); got != tc.want {
+			t.Errorf("maxIndexBytes(%d, %d) = %d, want %d", tc.segment, tc.entry, got, tc.want)
+		}
+	}
+}
+
+// TestIndexOfMoreEntriesThanBatchesIsRefused: a segment of 183 bytes
+// holds at most three batches, so at most three aborted transactions; a
+// transaction index of three valid entries is read, one of four (each
+// valid on its own) is refused as corrupt without being read, and so is
+// one of three for a segment a byte shorter.
+func TestIndexOfMoreEntriesThanBatchesIsRefused(t *testing.T) {
+	for _, tc := range []struct {
+		size    int64
+		entries int
+		ok      bool
+	}{
+		{3 * record.HeaderSize, 3, true},
+		{3 * record.HeaderSize, 4, false},
+		{3*record.HeaderSize - 1, 3, false},
+	} {
+		seg := rseg(1, 0, 6, tc.size, remotemeta.CopyFinished)
+		seg.TopicID = testTopicID
+		var ts []AbortedTxn
+		for i := range tc.entries {
+			o := base.Offset(i + 1)
+			ts = append(ts, AbortedTxn{ProducerID: 7, FirstOffset: o, LastOffset: o, LastStableOffset: o + 1})
+		}
+		r := newRig(t, objstore.NewMem())
+		putObject(t, r.inner, SegmentKey(seg, SuffixTxnIndex), encodeTxnIndex(ts))
+		got, err := r.reader.TxnIndex(t.Context(), seg)
+		if tc.ok && (err != nil || len(got) != tc.entries) || !tc.ok && !errors.Is(err, ErrCorruptObject) {
+			t.Errorf("%d entries for a segment of %d bytes: TxnIndex = %d entries, %v; want ok %v", tc.entries, tc.size, len(got), err, tc.ok)
+		}
+	}
+}
