@@ -398,11 +398,15 @@ func TestChunkCacheReadAheadIntoNextSegment(t *testing.T) {
 }
 
 // Segments smaller than a chunk: the read-ahead depth reaches over several
-// of them, each fetched with its offset index.
+// of them, each fetched with its offset index; ReadAheadObjects says as
+// many are worth naming (none without a chunk cache).
 func TestChunkCacheReadAheadSpansSmallSegments(t *testing.T) {
 	c := newCachedRig(t, ChunkCacheOptions{MaxBytes: 1 << 30, ChunkBytes: 1 << 20, ReadAheadChunks: 2})
 	if len(c.segs) < 4 {
 		t.Fatalf("%d segments, want at least 4", len(c.segs))
+	}
+	if got, direct := c.reader.ReadAheadObjects(), c.direct.ReadAheadObjects(); got != 2 || direct != 0 {
+		t.Fatalf("ReadAheadObjects = %d with a depth of two chunks and %d without a chunk cache, want 2 and 0", got, direct)
 	}
 	seg := c.segs[0]
 	if _, err := c.reader.Read(t.Context(), seg, seg.Range.Start, 100); err != nil {
