@@ -1,8 +1,10 @@
 package tier
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
+	"io"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -387,5 +389,44 @@ func TestIndexOfMoreEntriesThanBatchesIsRefused(t *testing.T) {
 		if tc.ok && (err != nil || len(got) != tc.entries) || !tc.ok && !errors.Is(err, ErrCorruptObject) {
 			t.Errorf("%d entries for a segment of %d bytes: TxnIndex = %d entries, %v; want ok %v", tc.entries, tc.size, len(got), err, tc.ok)
 		}
+	}
+}
+
+// cutBodies is a store whose ranged GETs end their bodies early, as a
+// connection cut mid-transfer does, while the objects stay whole.
+type cutBodies struct{ objstore.Store }
+
+func (c cutBodies) GetRange(ctx context.Context, key string, off, n int64) (io.ReadCloser, error) {
+	rc, err := c.Store.GetRange(ctx, key, off, n)
+	if err != nil {
+		return nil, err
+	}
+	return struct {
+		io.Reader
+		io.Closer
+	}{io.LimitReader(rc, n/2), rc}, nil
+}
+
+// TestReadOfACutBodyIsNotCorruption: a ranged GET whose body ends early
+// while the object is as long as its metadata says (a cut connection) is
+// a read error, not a corrupt object, up to the object's last byte; an
+// object shorter than its metadata is corrupt.
+func TestReadOfACutBodyIsNotCorruption(t *testing.T) {
+	l := newTestLog(t, 60, 32<<10)
+	r := newRig(t, objstore.NewMem())
+	seg := r.copyAll(l)[0]
+	cut := &Reader{Store: cutBodies{r.inner}, IndexCacheBytes: 1 << 20}
+	last := seg.Range.End - 1
+	for _, from := range []base.Offset{seg.Range.Start, last} {
+		_, err := cut.Read(t.Context(), seg, from, 1<<20)
+		if err == nil || errors.Is(err, ErrCorruptObject) || !errors.Is(err, io.ErrUnexpectedEOF) {
+			t.Errorf("Read(%d) of a cut body = %v, want a read error that is not ErrCorruptObject", from, err)
+		}
+	}
+	key := SegmentKey(seg, SuffixLog)
+	b := getObject(t, r.inner, key)
+	putObject(t, r.inner, key, b[:len(b)-1])
+	if _, err := cut.Read(t.Context(), seg, last, 1<<20); !errors.Is(err, ErrCorruptObject) {
+		t.Errorf("Read(%d) of an object a byte short = %v, want ErrCorruptObject", last, err)
 	}
 }
