@@ -44,27 +44,23 @@ func (r *Reader) ReadRegion(ctx context.Context, seg remotemeta.RemoteSegment, f
 	}
 	rel := uint32(from - seg.Range.Start)
 	pos, _ := lookupOffset(idx, rel, seg.SizeBytes)
-	chunkBytes := r.Chunks.opts.ChunkBytes
-	obj := r.logObject(seg)
-	// The batch holding from starts in the chunk of pos, or (an index
-	// entry before it in one chunk, the batch in the next) in the next.
-	for k := pos / chunkBytes; k <= pos/chunkBytes+1 && k < chunkCount(seg.SizeBytes, chunkBytes); k++ {
-		ref, cached, err := r.Chunks.openChunk(ctx, obj, k)
-		if err != nil || !cached {
-			return Region{}, false, err
-		}
-		first, end, found := ref.Batches.span(rel, maxBytes)
-		if found {
-			start, size := int64(first.pos), int64(end.pos-first.pos)
-			r.noteLogRead(seg, k*chunkBytes+start, size)
-			return Region{File: ref.File, Pos: ref.Base + start, Size: size,
-				Next: seg.Range.Start + base.Offset(end.rel), Release: ref.Release}, true, nil
-		}
+	// The batch table of pos's chunk starts at or before pos (at an index
+	// entry, or at 0), so it holds the batch holding from unless that batch
+	// ends past the chunk; then the next chunk's table, which starts at an
+	// index entry past from, does not hold it either.
+	k := pos / r.Chunks.opts.ChunkBytes
+	ref, cached, err := r.Chunks.openChunk(ctx, r.logObject(seg), k)
+	if err != nil || !cached {
+		return Region{}, false, err
+	}
+	first, end, found := ref.Batches.span(rel, maxBytes)
+	if !found {
 		ref.File.Close()
 		ref.Release()
-		if len(ref.Batches) < 2 || rel < ref.Batches[len(ref.Batches)-1].rel {
-			break // not past this chunk's checked batches: Read serves it
-		}
+		return Region{}, false, nil
 	}
-	return Region{}, false, nil
+	start, size := int64(first.pos), int64(end.pos-first.pos)
+	r.noteLogRead(seg, k*r.Chunks.opts.ChunkBytes+start, size)
+	return Region{File: ref.File, Pos: ref.Base + start, Size: size,
+		Next: seg.Range.Start + base.Offset(end.rel), Release: ref.Release}, true, nil
 }
