@@ -229,3 +229,51 @@ func TestReadRegionRefusesUnfinishedSegment(t *testing.T) {
 		}
 	}
 }
+
+// Regions count as reads for the read-ahead, at their place in the
+// object: a consumer served regions from chunk 0 and then from chunk 1
+// gets chunks 2 and 3 fetched ahead, as one served by Read does. Each
+// region is noted as a read ending in its own chunk.
+func TestReadRegionReadsAhead(t *testing.T) {
+	const chunk = 4096
+	c := newCachedRig(t, ChunkCacheOptions{MaxBytes: 1 << 30, ChunkBytes: chunk, ReadAheadChunks: 2})
+	seg := c.segs[0]
+	if seg.SizeBytes < 5*chunk {
+		t.Fatalf("segment of %d bytes: too small for this test", seg.SizeBytes)
+	}
+	region := func(inChunk int64) {
+		t.Helper()
+		idx, err := c.reader.offsetIndex(t.Context(), seg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for o := seg.Range.Start; o < seg.Range.End; o++ {
+			if pos, _ := lookupOffset(idx, uint32(o-seg.Range.Start), seg.SizeBytes); pos/chunk != inChunk {
+				continue
+			}
+			reg, ok, err := c.reader.ReadRegion(t.Context(), seg, o, 100)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ok {
+				regionBytes(t, reg)
+				c.cache.mu.Lock()
+				last := c.cache.mu.lastRead[seg.ID]
+				c.cache.mu.Unlock()
+				if last != inChunk {
+					t.Fatalf("a region of chunk %d noted as a read ending in chunk %d", inChunk, last)
+				}
+				return
+			}
+		}
+		t.Fatalf("no region served from chunk %d", inChunk)
+	}
+	region(0)
+	waitCached(t, c.cache, seg.ID, 1, 2)
+	if c.cached(seg.ID, 3) {
+		t.Fatal("chunk 3 fetched after a read of chunk 0: read-ahead went further than 2 chunks")
+	}
+	region(1)
+	waitCached(t, c.cache, seg.ID, 3)
+	region(3)
+}
