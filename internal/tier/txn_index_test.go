@@ -219,11 +219,17 @@ func TestTxnIndexDecodeRejects(t *testing.T) {
 		"marker before the segment": changed(func(t *AbortedTxn) {
 			t.FirstOffset, t.LastOffset = 10, markers.Start-1
 		}),
-		"markers out of order": changed(func(t *AbortedTxn) { t.LastOffset = good[0].LastOffset }),
-		"negative producer id": changed(func(t *AbortedTxn) { t.ProducerID = -1 }),
+		"markers out of order":        changed(func(t *AbortedTxn) { t.LastOffset = good[0].LastOffset }),
+		"negative producer id":        changed(func(t *AbortedTxn) { t.ProducerID = -1 }),
+		"negative first offset":       changed(func(t *AbortedTxn) { t.FirstOffset = -1 }),
+		"negative last stable offset": changed(func(t *AbortedTxn) { t.LastStableOffset = -1 }),
 	}
 	if got, err := decodeTxnIndex("k", encodeTxnIndex(good), markers); err != nil || !slices.Equal(got, good) {
 		t.Fatalf("the good index: %+v, %v", got, err)
+	}
+	zeros := []AbortedTxn{{}} // producer id 0, a marker at offset 0
+	if got, err := decodeTxnIndex("k", encodeTxnIndex(zeros), rng(0, 10)); err != nil || !slices.Equal(got, zeros) {
+		t.Fatalf("an index of an all-zero entry: %+v, %v", got, err)
 	}
 	for name, b := range cases {
 		t.Run(name, func(t *testing.T) {
