@@ -219,7 +219,12 @@ func TestTxnIndexDecodeRejects(t *testing.T) {
 		"marker before the segment": changed(func(t *AbortedTxn) {
 			t.FirstOffset, t.LastOffset = 10, markers.Start-1
 		}),
-		"markers out of order":        changed(func(t *AbortedTxn) { t.LastOffset = good[0].LastOffset }),
+		"a marker at the one before": changed(func(t *AbortedTxn) {
+			t.FirstOffset, t.LastOffset = 105, good[0].LastOffset
+		}),
+		"a marker below the one before": changed(func(t *AbortedTxn) {
+			t.FirstOffset, t.LastOffset = 101, good[0].LastOffset-1
+		}),
 		"negative producer id":        changed(func(t *AbortedTxn) { t.ProducerID = -1 }),
 		"negative first offset":       changed(func(t *AbortedTxn) { t.FirstOffset = -1 }),
 		"negative last stable offset": changed(func(t *AbortedTxn) { t.LastStableOffset = -1 }),
