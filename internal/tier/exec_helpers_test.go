@@ -3,6 +3,7 @@ package tier
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -46,6 +47,19 @@ func makeBatch(baseOffset base.Offset, n, valueBytes int, ts int64) []byte {
 	}
 	out := b.AppendTo(nil)
 	out[8], out[9], out[10], out[11] = byte((len(out)-12)>>24), byte((len(out)-12)>>16), byte((len(out)-12)>>8), byte(len(out)-12)
+	record.WriteCRC(out)
+	return out
+}
+
+// emptyBatch is a v2 batch at baseOffset with no records left that still
+// covers n offsets, as the log cleaner leaves one: a header alone.
+func emptyBatch(baseOffset base.Offset, n int, ts int64) []byte {
+	b := kmsg.RecordBatch{
+		FirstOffset: int64(baseOffset), Magic: 2, LastOffsetDelta: int32(n - 1),
+		FirstTimestamp: ts, MaxTimestamp: ts, ProducerID: -1, ProducerEpoch: -1, FirstSequence: -1,
+	}
+	out := b.AppendTo(nil)
+	binary.BigEndian.PutUint32(out[8:], uint32(len(out)-12))
 	record.WriteCRC(out)
 	return out
 }

@@ -430,3 +430,36 @@ func TestReadOfACutBodyIsNotCorruption(t *testing.T) {
 		t.Errorf("Read(%d) of an object a byte short = %v, want ErrCorruptObject", last, err)
 	}
 }
+
+// TestReadOfTinyBatchesStopsAtMaxBytes: batches of one empty record (68
+// bytes, shorter than a header and a record's overhead) or of none (a
+// header alone, as the cleaner leaves) still end a read at maxBytes, past
+// the first batch.
+func TestReadOfTinyBatchesStopsAtMaxBytes(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		offsets int // per batch
+		batch   func(base.Offset) []byte
+	}{
+		{"one empty record", 1, func(o base.Offset) []byte { return makeBatch(o, 1, 0, 10_000) }},
+		{"no record", 2, func(o base.Offset) []byte { return emptyBatch(o, 2, 10_000) }},
+	} {
+		var obj []byte
+		for i := range 20 {
+			obj = append(obj, tc.batch(base.Offset(i*tc.offsets))...)
+		}
+		size := len(obj) / 20
+		seg := rseg(1, 0, base.Offset(20*tc.offsets), int64(len(obj)), remotemeta.CopyFinished)
+		seg.TopicID = testTopicID
+		r := newRig(t, objstore.NewMem())
+		putLogOnly(t, r.inner, seg, obj)
+		for _, read := range []struct{ maxBytes, want int }{
+			{1, 1}, {size, 1}, {3*size - 1, 2}, {3 * size, 3}, {1 << 20, 20},
+		} {
+			got, err := r.reader.Read(t.Context(), seg, 0, read.maxBytes)
+			if err != nil || len(got) != read.want*size {
+				t.Errorf("%s: Read(0, %d) = %d bytes, %v; want %d batches of %d", tc.name, read.maxBytes, len(got), err, read.want, size)
+			}
+		}
+	}
+}
