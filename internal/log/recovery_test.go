@@ -83,15 +83,28 @@ func TestRecoveryTornTail(t *testing.T) {
 }
 
 // TestRecoveryTornTailAfterACleanClose: a tail torn after a clean close
-// (the disk, not the broker) fails the clean load's framing check and is
-// recovered like a crash's, not trusted up to the end its header claims.
+// (the disk, not the broker) fails the clean load's checks and is
+// recovered like a crash's: cut in its records, it is not trusted up to
+// the end its header claims; cut in its header, the bytes short of one are
+// damage, not a failed read.
 func TestRecoveryTornTailAfterACleanClose(t *testing.T) {
-	o, batches := stoppedLog(t, false, true)
-	p := segFile(o, 20, ".log")
-	if err := os.Truncate(p, sizeOf(t, p)-int64(len(batches[14]))/2); err != nil {
-		t.Fatal(err)
+	for _, tc := range []struct {
+		name string
+		left func(batch int) int64 // bytes of the last batch left
+	}{
+		{"in its records", func(n int) int64 { return int64(n) / 2 }},
+		{"in its header", func(int) int64 { return record.HeaderSize / 2 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o, batches := stoppedLog(t, false, true)
+			p := segFile(o, 20, ".log")
+			last := len(batches[14])
+			if err := os.Truncate(p, sizeOf(t, p)-int64(last)+tc.left(last)); err != nil {
+				t.Fatal(err)
+			}
+			reopenExpect(t, o, batches[:14])
+		})
 	}
-	reopenExpect(t, o, batches[:14])
 }
 
 func TestRecoveryTornTailInEarlierSegmentDropsLaterSegments(t *testing.T) {
