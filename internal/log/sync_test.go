@@ -110,3 +110,49 @@ func TestOnSyncHearsEachRound(t *testing.T) {
 		t.Fatalf("heard %v: a failed round was reported", heard)
 	}
 }
+
+// TestOneSyncRoundAtATime: a caller that comes to lead a round while
+// another runs (it saw none, then lost the race for mu) leaves it alone:
+// no second fdatasync runs beside the first, and the running round's
+// waiters keep their channel.
+func TestOneSyncRoundAtATime(t *testing.T) {
+	var syncs atomic.Int32
+	entered, release := make(chan struct{}), make(chan struct{})
+	o := crashOptions(vfs.NewFaulty(vfs.NewMem(), func(op vfs.Op, path string) error {
+		if op == vfs.OpDatasync && filepath.Ext(path) == ".log" && syncs.Add(1) == 1 {
+			close(entered)
+			<-release
+		}
+		return nil
+	}))
+	l := mustOpen(t, o)
+	defer l.Close()
+	if err := appendBatches(1)(l); err != nil {
+		t.Fatal(err)
+	}
+	first := make(chan error, 1)
+	go func() { first <- l.Sync() }()
+	<-entered
+	if err := appendBatches(1)(l); err != nil {
+		t.Fatal(err)
+	}
+	l.mu.Lock()
+	running := l.mu.syncing
+	l.mu.Unlock()
+	if err := l.leadSyncRound(); err != nil {
+		t.Fatal(err)
+	}
+	l.mu.Lock()
+	still := l.mu.syncing
+	l.mu.Unlock()
+	if n := syncs.Load(); n != 1 || still != running {
+		t.Errorf("a second leader ran %d .log fdatasyncs beside the running round (its channel kept: %v), want 1", n, still == running)
+	}
+	close(release)
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Sync(); err != nil || l.DurableEnd() != l.End() {
+		t.Fatalf("Sync = %v, durable to %d of %d", err, l.DurableEnd(), l.End())
+	}
+}
