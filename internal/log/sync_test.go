@@ -2,7 +2,9 @@ package log
 
 import (
 	"errors"
+	"maps"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -154,5 +156,42 @@ func TestOneSyncRoundAtATime(t *testing.T) {
 	}
 	if err := l.Sync(); err != nil || l.DurableEnd() != l.End() {
 		t.Fatalf("Sync = %v, durable to %d of %d", err, l.DurableEnd(), l.End())
+	}
+}
+
+// TestASyncRoundRepeatsNoDurableWork: a round after the one that made a
+// roll durable (the sealed segment's index files, the directory, the
+// recovery point) fdatasyncs the active .log alone.
+func TestASyncRoundRepeatsNoDurableWork(t *testing.T) {
+	var mu sync.Mutex
+	ops := map[string]int{}
+	o := crashOptions(vfs.NewFaulty(vfs.NewMem(), func(op vfs.Op, path string) error {
+		if op.IsSync() || op == vfs.OpRename {
+			mu.Lock()
+			ops[op.String()+" "+filepath.Ext(path)]++
+			mu.Unlock()
+		}
+		return nil
+	}))
+	l := mustOpen(t, o)
+	defer l.Close()
+	for _, step := range []func(*Log) error{appendBatches(1), (*Log).Roll, appendBatches(1), (*Log).Sync} {
+		if err := step(l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mu.Lock()
+	clear(ops)
+	mu.Unlock()
+	if err := appendBatches(1)(l); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if want := map[string]int{"datasync .log": 1}; !maps.Equal(ops, want) {
+		t.Fatalf("the round after a durable roll ran %v, want %v", ops, want)
 	}
 }
