@@ -32,6 +32,34 @@ func TestZeroRunway(t *testing.T) {
 	}
 }
 
+// TestWantsZeroFill: the active segment asks for zeros when less than half
+// its run-way past the data is zeroed (the data may have run past the
+// zeros), and never once zero-filling failed for it.
+func TestWantsZeroFill(t *testing.T) {
+	const seg = 1 << 30
+	runway := int64(zeroFillMinAheadBytes) // the run-way of a new segment
+	for _, c := range []struct {
+		size, zeroedEnd int64
+		off             bool
+		want            bool
+	}{
+		{0, 0, false, true},                 // nothing zeroed
+		{0, runway/2 - 1, false, true},      // short of half
+		{0, runway / 2, false, false},       // exactly half left
+		{0, runway, false, false},           // all of it
+		{100, runway/2 + 99, false, true},   // short of half past the data
+		{100, runway/2 + 100, false, false}, // half past the data
+		{runway, runway / 2, false, true},   // the data ran past the zeros
+		{0, 0, true, false},                 // zero-filling failed here
+		{seg, seg, false, false},            // a full segment has no run-way
+	} {
+		s := &segment{sizeBytes: c.size, zeroedEnd: c.zeroedEnd, zeroFillOff: c.off}
+		if got := s.wantsZeroFill(seg); got != c.want {
+			t.Errorf("size %d zeroed to %d off %v: wants zeros %v, want %v", c.size, c.zeroedEnd, c.off, got, c.want)
+		}
+	}
+}
+
 // fileSize is the size of path on fsys.
 func fileSize(t *testing.T, fsys vfs.FS, path string) int64 {
 	t.Helper()
