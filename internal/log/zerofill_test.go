@@ -2,8 +2,11 @@ package log
 
 import (
 	"bytes"
+	"errors"
 	"os"
+	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -275,5 +278,59 @@ func TestZeroFillOnlyWhenAppendsAreSlow(t *testing.T) {
 	}
 	if got, data := fileSize(t, o.FS, path), l.Segments()[0].SizeBytes; got <= data {
 		t.Fatalf(".log is %d bytes, its data %d: no zeros once appends slowed down", got, data)
+	}
+}
+
+// TestFillZerosFailures: a failed write of zeros turns zero-filling off
+// for the segment and is no error (only speed is lost; appends go on), and
+// the filler stops rather than retrying it; a failed fdatasync of the
+// zeros fails the log, since it may have consumed an error that a data
+// sync would otherwise have reported.
+func TestFillZerosFailures(t *testing.T) {
+	for _, failOp := range []vfs.Op{vfs.OpWrite, vfs.OpDatasync} {
+		t.Run(failOp.String(), func(t *testing.T) {
+			var fail atomic.Bool
+			o := crashOptions(vfs.NewFaulty(vfs.NewMem(), func(op vfs.Op, path string) error {
+				if op == failOp && filepath.Ext(path) == logSuffix && fail.Load() {
+					return errors.New("injected: " + op.String() + " failed")
+				}
+				return nil
+			}))
+			l := mustOpen(t, o) // closed at the end: a filler still running would hold Close up
+			appendN(t, l, 1, 1, 100, 0)
+			fail.Store(true)
+			done := make(chan error, 1)
+			go func() { done <- l.fillZeros() }()
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(10 * time.Second):
+				t.Fatal("fillZeros still running 10 s after its write failed")
+			}
+			fail.Store(false)
+			size, data := fileSize(t, o.FS, segFile(o, 0, logSuffix)), l.Segments()[0].SizeBytes
+			if failOp == vfs.OpWrite {
+				l.mu.Lock()
+				off := l.activeLocked().zeroFillOff
+				l.mu.Unlock()
+				if err != nil || !off || size != data {
+					t.Fatalf("fillZeros over a failing write = %v, zero-filling off %v, .log %d bytes of data %d; want nil, off, no zeros",
+						err, off, size, data)
+				}
+				appendN(t, l, 1, 1, 100, 0)
+				if err := l.Sync(); err != nil {
+					t.Fatalf("Sync after a failed zero fill: %v", err)
+				}
+				l.stop(t, true)
+				return
+			}
+			if err == nil {
+				t.Fatal("fillZeros over a failing fdatasync = nil, want the error")
+			}
+			if err := l.Append(makeBatch(l.End(), 1, 100, 0)); err == nil {
+				t.Fatal("Append on a log whose zeros failed to sync succeeded, want the log failed")
+			}
+			l.Close()
+		})
 	}
 }
