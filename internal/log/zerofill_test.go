@@ -334,3 +334,30 @@ func TestFillZerosFailures(t *testing.T) {
 		})
 	}
 }
+
+// TestAllZero looks at every byte, across the zero chunk's length.
+func TestAllZero(t *testing.T) {
+	oneAt := func(n, i int) []byte {
+		b := make([]byte, n)
+		b[i] = 1
+		return b
+	}
+	const c = len(zeroChunk)
+	for _, tc := range []struct {
+		name string
+		b    []byte
+		want bool
+	}{
+		{"empty", nil, true},
+		{"one zero", []byte{0}, true},
+		{"one byte set", []byte{1}, false},
+		{"the last of two set", []byte{0, 1}, false},
+		{"a chunk and one, all zero", make([]byte, c+1), true},
+		{"a chunk and one, the last set", oneAt(c+1, c), false},
+		{"two chunks, the first of the second set", oneAt(2*c, c), false},
+	} {
+		if got := allZero(tc.b); got != tc.want {
+			t.Errorf("%s: allZero %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
