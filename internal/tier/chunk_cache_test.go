@@ -203,11 +203,7 @@ func TestChunkCacheConcurrentMissesShareOneGet(t *testing.T) {
 // background: reading on into them needs no GET.
 func TestChunkCacheReadAhead(t *testing.T) {
 	const chunk = 4096
-	c := newCachedRig(t, ChunkCacheOptions{MaxBytes: 1 << 30, ChunkBytes: chunk, ReadAheadChunks: 2})
-	seg := c.segs[0]
-	if seg.SizeBytes < 4*chunk {
-		t.Fatalf("segment of %d bytes: too small for this test", seg.SizeBytes)
-	}
+	c, seg := newReadAheadRig(t, chunk, 4)
 	if _, err := c.reader.Read(t.Context(), seg, seg.Range.Start, 100); err != nil {
 		t.Fatal(err)
 	}
@@ -250,6 +246,18 @@ func (c *cachedRig) cached(id remotemeta.SegmentID, k int64) bool {
 	defer c.cache.mu.Unlock()
 	_, ok := c.cache.mu.byKey[chunkKey{id: id, index: k}]
 	return ok
+}
+
+// newReadAheadRig is a cached rig of chunkBytes chunks reading two ahead,
+// and its first segment, which must span at least chunks chunks.
+func newReadAheadRig(t *testing.T, chunkBytes, chunks int64) (*cachedRig, remotemeta.RemoteSegment) {
+	t.Helper()
+	c := newCachedRig(t, ChunkCacheOptions{MaxBytes: 1 << 30, ChunkBytes: chunkBytes, ReadAheadChunks: 2})
+	seg := c.segs[0]
+	if seg.SizeBytes < chunks*chunkBytes {
+		t.Fatalf("segment of %d bytes: too small for this test", seg.SizeBytes)
+	}
+	return c, seg
 }
 
 func waitCached(t *testing.T, c *ChunkCache, id remotemeta.SegmentID, chunks ...int64) {

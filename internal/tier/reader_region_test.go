@@ -236,11 +236,7 @@ func TestReadRegionRefusesUnfinishedSegment(t *testing.T) {
 // region is noted as a read ending in its own chunk.
 func TestReadRegionReadsAhead(t *testing.T) {
 	const chunk = 4096
-	c := newCachedRig(t, ChunkCacheOptions{MaxBytes: 1 << 30, ChunkBytes: chunk, ReadAheadChunks: 2})
-	seg := c.segs[0]
-	if seg.SizeBytes < 5*chunk {
-		t.Fatalf("segment of %d bytes: too small for this test", seg.SizeBytes)
-	}
+	c, seg := newReadAheadRig(t, chunk, 5)
 	region := func(inChunk int64) {
 		t.Helper()
 		idx, err := c.reader.offsetIndex(t.Context(), seg)
