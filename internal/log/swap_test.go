@@ -2,10 +2,16 @@ package log
 
 import (
 	"bytes"
+	"errors"
+	"io/fs"
 	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/strata-broker/strata/internal/base"
+	"github.com/strata-broker/strata/internal/vfs"
 )
 
 // TestFinishSwapReplacesASegmentAtItsLastOffset: a crash left a compacted
@@ -53,5 +59,54 @@ func TestFinishSwapReplacesASegmentAtItsLastOffset(t *testing.T) {
 				t.Fatalf("segments %+v, want the copy at 0 and segment 6", segs)
 			}
 		})
+	}
+}
+
+// TestFinishSwapStopsOnAFailedRemove: a replaced segment file that cannot
+// be removed stops Open with the error, and the copy stays a .swap (it
+// must never appear beside a segment it replaced); a file found gone
+// (ENOENT) is no error. Once the disk obliges, Open finishes the swap.
+func TestFinishSwapStopsOnAFailedRemove(t *testing.T) {
+	o := testOptions(t)
+	l := mustOpen(t, o)
+	batches := appendN(t, l, 5, 1, 10, 0)
+	if err := l.Roll(); err != nil {
+		t.Fatal(err)
+	}
+	batches = append(batches, appendN(t, l, 2, 1, 10, 0)...)
+	l.stop(t, true)
+	kept := [][]byte{batches[0], batches[4]} // offsets 0 and 4
+	if err := os.WriteFile(segFile(o, 0, ".log"+swapSuffix), concat(kept), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var broken atomic.Bool
+	broken.Store(true)
+	o.FS = vfs.NewFaulty(vfs.Default, func(op vfs.Op, path string) error {
+		switch {
+		case op != vfs.OpRemove:
+			return nil
+		case filepath.Ext(path) == logSuffix && broken.Load():
+			return errors.New("injected: remove failed")
+		case filepath.Ext(path) == ".timeindex":
+			// Gone already, as if another hand removed it first.
+			if err := os.Remove(path); err != nil {
+				return err
+			}
+			return fs.ErrNotExist
+		}
+		return nil
+	})
+	if _, err := Open(o); err == nil || !strings.Contains(err.Error(), "injected") {
+		t.Fatalf("Open with a replaced segment that cannot be removed = %v, want the remove's error", err)
+	}
+	if !exists(segFile(o, 0, ".log"+swapSuffix)) || !exists(segFile(o, 0, ".log")) {
+		t.Fatal("the copy took the place of a segment file that is still there")
+	}
+	broken.Store(false)
+	l = mustOpen(t, o)
+	defer l.Close()
+	want := append(kept, batches[5:]...)
+	if got := readBatches(t, l); !bytes.Equal(concat(got), concat(want)) {
+		t.Fatalf("the log holds %d batches after finishing the swap, want %d (offsets 0, 4, 5, 6)", len(got), len(want))
 	}
 }
