@@ -32,15 +32,7 @@ func TestFinishSwapReplacesASegmentAtItsLastOffset(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			o := testOptions(t)
 			l := mustOpen(t, o)
-			var batches [][]byte
-			for _, n := range []int{5, 1, 2} { // [0,5) [5,6) [6,8), a record a batch
-				if len(batches) > 0 {
-					if err := l.Roll(); err != nil {
-						t.Fatal(err)
-					}
-				}
-				batches = append(batches, appendN(t, l, n, 1, 10, 0)...)
-			}
+			batches := appendSegments(t, l, 5, 1, 2) // [0,5) [5,6) [6,8)
 			l.stop(t, true)
 			kept := [][]byte{batches[0], batches[1], tc.last(batches)}
 			if err := os.WriteFile(segFile(o, 0, ".log"+swapSuffix), concat(kept), 0o644); err != nil {
@@ -69,11 +61,7 @@ func TestFinishSwapReplacesASegmentAtItsLastOffset(t *testing.T) {
 func TestFinishSwapStopsOnAFailedRemove(t *testing.T) {
 	o := testOptions(t)
 	l := mustOpen(t, o)
-	batches := appendN(t, l, 5, 1, 10, 0)
-	if err := l.Roll(); err != nil {
-		t.Fatal(err)
-	}
-	batches = append(batches, appendN(t, l, 2, 1, 10, 0)...)
+	batches := appendSegments(t, l, 5, 2) // [0,5) [5,7)
 	l.stop(t, true)
 	kept := [][]byte{batches[0], batches[4]} // offsets 0 and 4
 	if err := os.WriteFile(segFile(o, 0, ".log"+swapSuffix), concat(kept), 0o644); err != nil {
@@ -109,4 +97,20 @@ func TestFinishSwapStopsOnAFailedRemove(t *testing.T) {
 	if got := readBatches(t, l); !bytes.Equal(concat(got), concat(want)) {
 		t.Fatalf("the log holds %d batches after finishing the swap, want %d (offsets 0, 4, 5, 6)", len(got), len(want))
 	}
+}
+
+// appendSegments fills one segment after another, rolling between them:
+// counts[i] one-record batches in the i-th. It returns every batch.
+func appendSegments(t fataler, l *Log, counts ...int) [][]byte {
+	t.Helper()
+	var batches [][]byte
+	for i, n := range counts {
+		if i > 0 {
+			if err := l.Roll(); err != nil {
+				t.Fatalf("Roll: %v", err)
+			}
+		}
+		batches = append(batches, appendN(t, l, n, 1, 10, 0)...)
+	}
+	return batches
 }
