@@ -21,20 +21,26 @@ func init() { register(33, 0, 2, (*Handler).handleAlterConfigs) }
 func (h *Handler) handleAlterConfigs(ctx context.Context, req *Request) Reply {
 	r := req.Body.(*kmsg.AlterConfigsRequest)
 	resp := r.ResponseKind().(*kmsg.AlterConfigsResponse)
-	for _, rr := range r.Resources {
+	resources := make([]configResource, len(r.Resources))
+	for i, rr := range r.Resources {
+		resources[i] = configResource{rr.ResourceType, rr.ResourceName}
+	}
+	repeated := repeatedResources(resources)
+	for i, rr := range r.Resources {
 		sr := kmsg.NewAlterConfigsResponseResource()
 		sr.ResourceType, sr.ResourceName = rr.ResourceType, rr.ResourceName
-		next := make(map[string]string)
-		for _, c := range rr.Configs {
-			if c.Value != nil {
-				next[c.Name] = *c.Value
-			}
+		code, msg := shapeRefusal(resources[i], repeated[i], legacyChanges(rr.Configs))
+		if code == 0 {
+			code, msg = h.configDenial(req, acl.OpAlterConfigs, rr.ResourceType, rr.ResourceName)
 		}
-		code, msg := h.configDenial(req, acl.OpAlterConfigs, rr.ResourceType, rr.ResourceName)
 		if code == 0 && rr.ResourceType == resourceGroup {
 			code, msg = kerr.InvalidRequest.Code, "AlterConfigs does not change GROUP resources; use IncrementalAlterConfigs"
 		}
 		if code == 0 {
+			next := make(map[string]string, len(rr.Configs))
+			for _, c := range rr.Configs {
+				next[c.Name] = *c.Value
+			}
 			code, msg = h.setConfigs(ctx, rr.ResourceType, rr.ResourceName, func(map[string]string) (map[string]string, error) {
 				return next, nil
 			}, r.ValidateOnly)

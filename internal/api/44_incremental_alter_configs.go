@@ -28,10 +28,18 @@ const (
 func (h *Handler) handleIncrementalAlterConfigs(ctx context.Context, req *Request) Reply {
 	r := req.Body.(*kmsg.IncrementalAlterConfigsRequest)
 	resp := r.ResponseKind().(*kmsg.IncrementalAlterConfigsResponse)
-	for _, rr := range r.Resources {
+	resources := make([]configResource, len(r.Resources))
+	for i, rr := range r.Resources {
+		resources[i] = configResource{rr.ResourceType, rr.ResourceName}
+	}
+	repeated := repeatedResources(resources)
+	for i, rr := range r.Resources {
 		sr := kmsg.NewIncrementalAlterConfigsResponseResource()
 		sr.ResourceType, sr.ResourceName = rr.ResourceType, rr.ResourceName
-		code, msg := h.configDenial(req, acl.OpAlterConfigs, rr.ResourceType, rr.ResourceName)
+		code, msg := shapeRefusal(resources[i], repeated[i], incrementalChanges(rr.Configs))
+		if code == 0 {
+			code, msg = h.configDenial(req, acl.OpAlterConfigs, rr.ResourceType, rr.ResourceName)
+		}
 		if code == 0 {
 			code, msg = h.setConfigs(ctx, rr.ResourceType, rr.ResourceName, func(cur map[string]string) (map[string]string, error) {
 				return applyConfigOps(cur, rr.Configs, h.listsOf(rr.ResourceType, rr.ResourceName))
@@ -78,7 +86,9 @@ func (h *Handler) listsOf(resType kmsg.ConfigResourceType, name string) listConf
 	return listConfigs{isList: func(string) bool { return false }}
 }
 
-// applyConfigOps returns cur with ops applied; cur is not modified.
+// applyConfigOps returns cur with ops applied; cur is not modified. The
+// ops are of a sound shape (configChangesRefusal): each names its own
+// config, and only a DELETE has no value.
 func applyConfigOps(cur map[string]string, ops []kmsg.IncrementalAlterConfigsRequestResourceConfig, lists listConfigs) (map[string]string, error) {
 	next := maps.Clone(cur)
 	if next == nil {
@@ -91,9 +101,6 @@ func applyConfigOps(cur map[string]string, ops []kmsg.IncrementalAlterConfigsReq
 		}
 		switch op.Op {
 		case opSet:
-			if op.Value == nil {
-				return nil, &config.Error{Key: op.Name, Msg: "SET needs a value"}
-			}
 			next[op.Name] = value
 		case opDelete:
 			delete(next, op.Name)
