@@ -26,7 +26,8 @@ import (
 // A consumer asking a leader whose high watermark has not reached the
 // start of its leader epoch yet (just elected) gets OFFSET_NOT_AVAILABLE
 // (LEADER_NOT_AVAILABLE before v5) for latest, and for a timestamp whose
-// answer it cannot give yet.
+// answer it cannot give yet. A partition the request names twice is
+// INVALID_REQUEST (each copy), as in Kafka.
 func init() { register(2, 1, 11, (*Handler).handleListOffsets) }
 
 // Kafka's ListOffsets replica ids that are not broker ids.
@@ -83,6 +84,14 @@ func (h *Handler) handleListOffsets(ctx context.Context, req *Request) Reply {
 	img := h.opts.Meta.Image()
 	reader := offsetsReader{client: r.ReplicaID == consumerReplicaID, isolation: r.IsolationLevel, version: req.Version}
 	leaderOnly := r.ReplicaID != debuggingReplicaID
+	var asked []base.TopicPartition
+	for _, rt := range r.Topics {
+		for _, rp := range rt.Partitions {
+			asked = append(asked, base.TopicPartition{Topic: rt.Topic, Partition: rp.Partition})
+		}
+	}
+	twice := repeated(asked)
+	next := 0 // the index in asked of the partition answered next
 	for _, rt := range r.Topics {
 		st := kmsg.NewListOffsetsResponseTopic()
 		st.Topic = rt.Topic
@@ -92,10 +101,15 @@ func (h *Handler) handleListOffsets(ctx context.Context, req *Request) Reply {
 			sp := kmsg.NewListOffsetsResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.Timestamp, sp.Offset, sp.LeaderEpoch = -1, -1, -1
+			askedTwice := twice[next]
+			next++
 			p, code := h.hostedPartition(t, rp.Partition, false, leaderOnly)
-			if denied {
+			switch {
+			case denied:
 				code = topicDenied
-			} else if code == 0 {
+			case askedTwice:
+				code = kerr.InvalidRequest.Code
+			case code == 0:
 				code = h.listOffset(ctx, p, rp, reader, &sp)
 			}
 			sp.ErrorCode = code

@@ -12,7 +12,10 @@ import (
 
 // DeleteTopics: v0-6 (v6 may name topics by id). The partitions' data is
 // removed when the broker reconciles with the new image. __consumer_offsets
-// cannot be deleted (INVALID_REQUEST). Deleting needs DELETE on the topic.
+// cannot be deleted (INVALID_REQUEST). An entry with both a name and an
+// id or neither, and a topic named twice (two names, two ids, or its name
+// and its id) are INVALID_REQUEST too, as in Kafka, and nothing of them is
+// deleted (delete_topics_targets.go). Deleting needs DELETE on the topic.
 // A client's controller_mutation_rate counts the partitions deleted
 // (strict from v5; mutation_quota.go).
 func init() { register(20, 0, 6, (*Handler).handleDeleteTopics) }
@@ -20,26 +23,34 @@ func init() { register(20, 0, 6, (*Handler).handleDeleteTopics) }
 func (h *Handler) handleDeleteTopics(ctx context.Context, req *Request) Reply {
 	r := req.Body.(*kmsg.DeleteTopicsRequest)
 	resp := r.ResponseKind().(*kmsg.DeleteTopicsResponse)
-	type target struct {
-		name *string
-		id   [16]byte
-	}
-	var targets []target
+	var targets []deleteTarget
 	if req.Version >= 6 {
 		for _, t := range r.Topics {
-			targets = append(targets, target{t.Topic, t.TopicID})
+			targets = append(targets, deleteTarget{t.Topic, t.TopicID})
 		}
 	} else {
 		for _, name := range r.TopicNames {
-			targets = append(targets, target{name: &name})
+			targets = append(targets, deleteTarget{name: &name})
 		}
 	}
+	img := h.opts.Meta.Image()
+	refusals := deleteTargetRefusals(targets, func(name string) ([16]byte, bool) {
+		t, ok := img.Topics[name]
+		if !ok || !h.allowedTopic(req, acl.OpDelete, name) {
+			return [16]byte{}, false
+		}
+		return t.ID, true
+	})
 	q := h.newMutationQuota(req, 5)
-	for _, tg := range targets {
+	for i, tg := range targets {
 		st := kmsg.NewDeleteTopicsResponseTopic()
 		st.Topic, st.TopicID = tg.name, tg.id
 		code, msg := deletionDisabled(req.Version)
-		if h.opts.Config.DeleteTopicEnable {
+		switch {
+		case !h.opts.Config.DeleteTopicEnable:
+		case refusals[i] != "":
+			code, msg = kerr.InvalidRequest.Code, refusals[i]
+		default:
 			code, msg = h.deleteOneTopic(ctx, req, tg.name, tg.id, q, &st)
 		}
 		st.ErrorCode = code
@@ -70,7 +81,7 @@ func (h *Handler) deleteOneTopic(ctx context.Context, req *Request, name *string
 	img := h.opts.Meta.Image()
 	var topic string
 	switch {
-	case name != nil && *name != "":
+	case name != nil:
 		if !h.allowedTopic(req, acl.OpDelete, *name) {
 			return topicDenied, "not authorized to delete topic " + *name
 		}

@@ -25,11 +25,11 @@ func (h *Handler) handleAlterConfigs(ctx context.Context, req *Request) Reply {
 	for i, rr := range r.Resources {
 		resources[i] = configResource{rr.ResourceType, rr.ResourceName}
 	}
-	repeated := repeatedResources(resources)
+	twice := repeated(resources)
 	for i, rr := range r.Resources {
 		sr := kmsg.NewAlterConfigsResponseResource()
 		sr.ResourceType, sr.ResourceName = rr.ResourceType, rr.ResourceName
-		code, msg := shapeRefusal(resources[i], repeated[i], legacyChanges(rr.Configs))
+		code, msg := shapeRefusal(resources[i], twice[i], legacyChanges(rr.Configs))
 		if code == 0 {
 			code, msg = h.configDenial(req, acl.OpAlterConfigs, rr.ResourceType, rr.ResourceName)
 		}

@@ -12,7 +12,9 @@ import (
 )
 
 // CreatePartitions: v0-3. The count only grows; validate_only checks and
-// changes nothing. __consumer_offsets keeps its count (INVALID_REQUEST).
+// changes nothing. __consumer_offsets keeps its count (INVALID_REQUEST), and
+// a topic named twice in one request changes in neither (INVALID_REQUEST,
+// before authorization, as Kafka's controller answers).
 // Needs ALTER on the topic. A client's controller_mutation_rate counts the
 // partitions added (strict from v3; mutation_quota.go).
 func init() { register(37, 0, 3, (*Handler).handleCreatePartitions) }
@@ -20,12 +22,20 @@ func init() { register(37, 0, 3, (*Handler).handleCreatePartitions) }
 func (h *Handler) handleCreatePartitions(ctx context.Context, req *Request) Reply {
 	r := req.Body.(*kmsg.CreatePartitionsRequest)
 	resp := r.ResponseKind().(*kmsg.CreatePartitionsResponse)
+	names := make([]string, len(r.Topics))
+	for i, rt := range r.Topics {
+		names[i] = rt.Topic
+	}
+	twice := repeated(names)
 	q := h.newMutationQuota(req, 3)
-	for _, rt := range r.Topics {
+	for i, rt := range r.Topics {
 		st := kmsg.NewCreatePartitionsResponseTopic()
 		st.Topic = rt.Topic
 		code, msg := topicDenied, "not authorized to alter topic "+rt.Topic
-		if h.allowedTopic(req, acl.OpAlter, rt.Topic) {
+		switch {
+		case twice[i]:
+			code, msg = kerr.InvalidRequest.Code, "topic "+rt.Topic+" appears more than once in the request"
+		case h.allowedTopic(req, acl.OpAlter, rt.Topic):
 			code, msg = h.createPartitions(ctx, rt, r.ValidateOnly, q)
 		}
 		st.ErrorCode, st.ErrorMessage = code, strPtr(msg)

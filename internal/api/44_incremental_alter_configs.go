@@ -32,11 +32,11 @@ func (h *Handler) handleIncrementalAlterConfigs(ctx context.Context, req *Reques
 	for i, rr := range r.Resources {
 		resources[i] = configResource{rr.ResourceType, rr.ResourceName}
 	}
-	repeated := repeatedResources(resources)
+	twice := repeated(resources)
 	for i, rr := range r.Resources {
 		sr := kmsg.NewIncrementalAlterConfigsResponseResource()
 		sr.ResourceType, sr.ResourceName = rr.ResourceType, rr.ResourceName
-		code, msg := shapeRefusal(resources[i], repeated[i], incrementalChanges(rr.Configs))
+		code, msg := shapeRefusal(resources[i], twice[i], incrementalChanges(rr.Configs))
 		if code == 0 {
 			code, msg = h.configDenial(req, acl.OpAlterConfigs, rr.ResourceType, rr.ResourceName)
 		}

@@ -24,20 +24,6 @@ type configResource struct {
 	name string
 }
 
-// repeatedResources says, for each of rs, whether another entry of rs
-// names the same resource.
-func repeatedResources(rs []configResource) []bool {
-	count := make(map[configResource]int, len(rs))
-	for _, r := range rs {
-		count[r]++
-	}
-	repeated := make([]bool, len(rs))
-	for i, r := range rs {
-		repeated[i] = count[r] > 1
-	}
-	return repeated
-}
-
 // repeatedResourceRefusal is the message for a resource the request names
 // more than once.
 func repeatedResourceRefusal(r configResource) string {

@@ -2,7 +2,6 @@ package api
 
 import (
 	"maps"
-	"slices"
 	"strings"
 	"testing"
 
@@ -35,20 +34,6 @@ func TestConfigChangesRefusal(t *testing.T) {
 		if tc.want == "" && got != "" || !strings.Contains(got, tc.want) {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
 		}
-	}
-}
-
-func TestRepeatedResources(t *testing.T) {
-	rs := []configResource{
-		{resourceTopic, "a"}, {resourceBroker, "a"}, {resourceTopic, "b"},
-		{resourceTopic, "a"}, {resourceBroker, ""}, {resourceGroup, "a"}, {resourceBroker, ""},
-	}
-	want := []bool{true, false, false, true, true, false, true}
-	if got := repeatedResources(rs); !slices.Equal(got, want) {
-		t.Fatalf("repeatedResources = %v, want %v", got, want)
-	}
-	if got := repeatedResources(nil); len(got) != 0 {
-		t.Fatalf("repeatedResources(nil) = %v", got)
 	}
 }
 
