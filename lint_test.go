@@ -56,12 +56,14 @@ const module = "github.com/strata-broker/strata/"
 //     decompresses pushed telemetry with record's codecs.
 //   - api imports clientmetrics: the config APIs validate and describe
 //     CLIENT_METRICS resources with its ParseSubscription and ConfigDefs.
+//   - api imports logging (a leaf, not in DESIGN.md's list): the config
+//     APIs describe and change this broker's log levels (BROKER_LOGGER).
 var allowedImports = map[string][]string{
 	"cmd/strata":                     {"*"},
 	"test/e2e":                       {"*"},
 	"test/compat/admin":              {},
 	"internal/server":                {"config", "metrics", "clock", "sasl"},
-	"internal/api":                   {"broker", "coordinator", "metadata", "record", "base", "config", "partition", "partition/producers", "sasl", "acl", "quota", "share", "clientmetrics"},
+	"internal/api":                   {"broker", "coordinator", "metadata", "record", "base", "config", "partition", "partition/producers", "sasl", "acl", "quota", "share", "clientmetrics", "logging"},
 	"internal/broker":                {"partition", "replication", "tier", "metadata", "base", "clock", "vfs"},
 	"internal/coordinator/group":     {"coordinator/runtime", "coordinator/assignor", "coordinator/reconcile", "coordinator/recordwire", "base", "clock", "record"},
 	"internal/coordinator/runtime":   {"base", "clock"},
@@ -96,6 +98,7 @@ var allowedImports = map[string][]string{
 	"internal/testkraft":             {"record", "base"},
 	"internal/base":                  {},
 	"internal/invariants":            {},
+	"internal/logging":               {},
 
 	"internal/coordinator/sharestate": {"coordinator/runtime", "coordinator/recordwire", "base"},
 	"internal/coordinator/recordwire": {},

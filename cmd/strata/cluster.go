@@ -107,7 +107,7 @@ func (n *node) joinCluster(ctx context.Context, cfg *config.Broker, advertised m
 		return err
 	}
 	n.replicaClients = clients
-	if n.member, err = joinCluster(ctx, cfg, n.meta, advertised, n.logger); err != nil {
+	if n.member, err = joinCluster(ctx, cfg, n.meta, advertised, n.loggers.Logger(loggerCluster)); err != nil {
 		return err
 	}
 	var tierState replication.TierState
@@ -130,7 +130,7 @@ func (n *node) joinCluster(ctx context.Context, cfg *config.Broker, advertised m
 		LastTieredOffsetBootstrap: cfg.FollowerFetchLastTieredOffset,
 		Throttle:                  newFollowerThrottle(cfg, n.meta),
 		Clock:                     clock.Real{},
-		Logger:                    n.logger,
+		Logger:                    n.loggers.Logger(loggerReplication),
 	})
 	return err
 }

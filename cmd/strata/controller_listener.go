@@ -61,7 +61,7 @@ func (a listenerAddr) String() string  { return string(a) }
 // a PLAINTEXT listener, its connections counted with the others.
 func (n *node) serveControllerListener(cfg *config.Broker, h *api.Handler, logger *slog.Logger) error {
 	handler := n.metrics.countRequests(handlerAdapter{h: h, controller: true})
-	srv, err := server.New(n.serverOptions(cfg, cfg.ControllerListenerName, n.controllerConns, handler, logger))
+	srv, err := server.New(n.serverOptions(cfg, cfg.ControllerListenerName, n.controllerConns, handler))
 	if err != nil {
 		return err
 	}

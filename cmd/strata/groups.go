@@ -48,7 +48,7 @@ func newGroupCoordinator(cfg *config.Broker, meta *metadata.Store, clk clock.Clo
 		NewTicker:     runtime.NewRealTicker(coordinatorTickInterval),
 		MaxQueuedOps:  coordinatorMaxQueuedOps,
 		LoadHold:      coordinatorLoadHold,
-		Logger:        logger.With("component", "group-coordinator"),
+		Logger:        logger,
 		OnEffects:     c.shareDeletes.onEffects,
 	})
 	if err != nil {

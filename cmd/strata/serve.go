@@ -23,6 +23,7 @@ import (
 	"github.com/strata-broker/strata/internal/broker"
 	"github.com/strata-broker/strata/internal/clock"
 	"github.com/strata-broker/strata/internal/config"
+	"github.com/strata-broker/strata/internal/logging"
 	"github.com/strata-broker/strata/internal/metadata"
 	"github.com/strata-broker/strata/internal/objstore"
 	"github.com/strata-broker/strata/internal/partition"
@@ -85,19 +86,28 @@ func (f serveFlags) flagConfigs() (map[string]string, error) {
 	return m, nil
 }
 
-func newLogger(level string) (*slog.Logger, error) {
+// newLoggers returns the broker's loggers, writing to stderr with the
+// root logger at level (--log-level); the BROKER_LOGGER config resource
+// changes their levels while it runs.
+func newLoggers(level string) (*logging.Registry, error) {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(level)); err != nil {
 		return nil, fmt.Errorf("--log-level %q: use debug, info, warn or error", level)
 	}
-	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: l})), nil
+	out := slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: logging.MostVerbose})
+	loggers := logging.New(out, l)
+	for _, name := range namedLoggers {
+		loggers.Logger(name)
+	}
+	return loggers, nil
 }
 
 func serve(ctx context.Context, f serveFlags) error {
-	logger, err := newLogger(f.logLevel)
+	loggers, err := newLoggers(f.logLevel)
 	if err != nil {
 		return err
 	}
+	logger := loggers.Logger(logging.Root)
 	flags, err := f.flagConfigs()
 	if err != nil {
 		return err
@@ -124,7 +134,7 @@ func serve(ctx context.Context, f serveFlags) error {
 		defer stopProfile()
 	}
 
-	node, err := start(ctx, cfg, logger)
+	node, err := start(ctx, cfg, loggers)
 	if err != nil {
 		return explainResourceError(dataDir, err)
 	}
@@ -200,6 +210,7 @@ type node struct {
 	controllerServer *server.Server
 	controllerConns  *connQueue
 	logger           *slog.Logger
+	loggers          *logging.Registry
 	// metrics is the /metrics and /healthz endpoint; nil when
 	// strata.metrics.listener is "".
 	metrics *brokerMetrics
@@ -239,29 +250,30 @@ type node struct {
 	logFailed chan error
 }
 
-func start(ctx context.Context, cfg *config.Broker, logger *slog.Logger) (*node, error) {
+func start(ctx context.Context, cfg *config.Broker, loggers *logging.Registry) (*node, error) {
+	logger := loggers.Logger(logging.Root)
 	// A cluster node's controller listener opens with the quorum, before
 	// its server: the Kafka clients that connect meanwhile wait for it (or
 	// for the quorum to close).
 	controllerConns := newConnQueue(cfg.ControllerListener.Addr())
-	meta, err := openMetadata(ctx, cfg, logger, controllerConns.conns)
+	meta, err := openMetadata(ctx, cfg, loggers.Logger(loggerMetadata), controllerConns.conns)
 	if err != nil {
 		return nil, err
 	}
-	n := &node{meta: meta, logger: logger, metrics: newBrokerMetrics(cfg, logger), listenerTLS: newListenerTLSSet(logger),
+	n := &node{meta: meta, logger: logger, loggers: loggers, metrics: newBrokerMetrics(cfg, logger), listenerTLS: newListenerTLSSet(logger),
 		plainUsers: newPlainUsersSet(logger), controllerConns: controllerConns}
 	if err := claimLogDir(cfg, meta.Image()); err != nil {
 		return nil, errors.Join(err, n.shutdown())
 	}
 	// The coordinator exists before the broker: opening the broker opens
 	// the __consumer_offsets partitions, which start their coordinators.
-	if n.groups, err = newGroupCoordinator(cfg, meta, clock.Real{}, logger); err != nil {
+	if n.groups, err = newGroupCoordinator(cfg, meta, clock.Real{}, loggers.Logger(loggerGroups)); err != nil {
 		return nil, errors.Join(err, n.shutdown())
 	}
-	if n.txns, err = newTxnCoordinator(cfg, clock.Real{}, logger, n); err != nil {
+	if n.txns, err = newTxnCoordinator(cfg, clock.Real{}, loggers.Logger(loggerTxns), n); err != nil {
 		return nil, errors.Join(err, n.shutdown())
 	}
-	if n.shareStates, err = newShareStateCoordinator(meta, clock.Real{}, logger); err != nil {
+	if n.shareStates, err = newShareStateCoordinator(meta, clock.Real{}, loggers.Logger(loggerShareStates)); err != nil {
 		return nil, errors.Join(err, n.shutdown())
 	}
 	var tierOpts *broker.TierDeps
@@ -269,7 +281,7 @@ func start(ctx context.Context, cfg *config.Broker, logger *slog.Logger) (*node,
 		if n.remote, err = openRemoteStore(ctx, cfg); err != nil {
 			return nil, errors.Join(err, n.shutdown())
 		}
-		if n.reader, err = remoteReader(cfg, n.remote, logger); err != nil {
+		if n.reader, err = remoteReader(cfg, n.remote, loggers.Logger(loggerTier)); err != nil {
 			return nil, errors.Join(err, n.shutdown())
 		}
 		tierOpts = tierDeps(cfg, n.remote, meta, n.reader)
@@ -308,7 +320,7 @@ func start(ctx context.Context, cfg *config.Broker, logger *slog.Logger) (*node,
 		ReplicaLagTimeMax:    cfg.ReplicaLagTimeMax,
 		Followers:            followers,
 		Clock:                clock.Real{},
-		Logger:               logger,
+		Logger:               loggers.Logger(loggerBroker),
 		OnOpen:               n.onPartitionOpen,
 		OnClose:              n.onPartitionClose,
 		OnLogFailure:         n.onLogFailure(cfg),
@@ -353,8 +365,8 @@ const flushCheckInterval = 100 * time.Millisecond
 // serveListeners listens on every listener and builds its server, all
 // sharing one api handler (each request says which listener it came on).
 func (n *node) serveListeners(cfg *config.Broker, ls []boundListener, addrs map[string]api.Address, logger *slog.Logger) (*api.Handler, error) {
-	opts := api.Options{Broker: n.broker, Meta: n.meta, Config: cfg, Advertised: addrs, Logger: logger, Groups: n.groups.rt, Txns: n.txns.rt,
-		ShareStates: n.shareStates.rt}
+	opts := api.Options{Broker: n.broker, Meta: n.meta, Config: cfg, Advertised: addrs, Logger: n.loggers.Logger(loggerAPI), Loggers: n.loggers,
+		Groups: n.groups.rt, Txns: n.txns.rt, ShareStates: n.shareStates.rt}
 	if n.replicaClients != nil {
 		// A cluster node: partition leaders verify transactional produces
 		// with the transaction coordinator on another broker.
@@ -407,7 +419,7 @@ func (n *node) serveListeners(cfg *config.Broker, ls []boundListener, addrs map[
 			closeAll(ls[i:])
 			return nil, err
 		}
-		opts := n.serverOptions(cfg, l.cfg.Name, l.ln, handler, logger)
+		opts := n.serverOptions(cfg, l.cfg.Name, l.ln, handler)
 		opts.InterBroker = protectedListener(cfg, l.cfg.Name)
 		opts.TLS, opts.SASL = tc, sc
 		opts.FailedAuthenticationDelay = cfg.FailedAuthenticationDelay
@@ -435,7 +447,7 @@ func (n *node) serveListeners(cfg *config.Broker, ls []boundListener, addrs map[
 // serverOptions are what the server of every listener gets: Kafka's
 // socket and connection settings, the broker's connection limits and
 // request metrics.
-func (n *node) serverOptions(cfg *config.Broker, name string, ln net.Listener, handler server.Handler, logger *slog.Logger) server.Options {
+func (n *node) serverOptions(cfg *config.Broker, name string, ln net.Listener, handler server.Handler) server.Options {
 	return server.Options{
 		Listener:           ln,
 		Handler:            handler,
@@ -444,7 +456,7 @@ func (n *node) serverOptions(cfg *config.Broker, name string, ln net.Listener, h
 		SendBufferBytes:    cfg.Connections.SendBufferBytes,
 		ReceiveBufferBytes: cfg.Connections.ReceiveBufferBytes,
 		Limits:             n.connLimits,
-		Logger:             logger.With("listener", name),
+		Logger:             n.loggers.Logger(loggerServer).With("listener", name),
 		RequestTimes:       n.metrics.timeRequests(),
 		ListenerName:       name,
 	}

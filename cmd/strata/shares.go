@@ -30,7 +30,7 @@ func newShareStateCoordinator(meta *metadata.Store, clk clock.Clock, logger *slo
 		NewTicker:     runtime.NewRealTicker(coordinatorTickInterval),
 		MaxQueuedOps:  coordinatorMaxQueuedOps,
 		LoadHold:      coordinatorLoadHold,
-		Logger:        logger.With("component", "share-coordinator"),
+		Logger:        logger,
 	})
 	if err != nil {
 		return nil, err

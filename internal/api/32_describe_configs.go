@@ -70,13 +70,18 @@ func (h *Handler) configsOf(resType kmsg.ConfigResourceType, name string) ([]con
 			return nil, kerr.InvalidRequest.Code, "a CLIENT_METRICS config resource needs a subscription name"
 		}
 		return describeClientMetrics(img.ClientMetricsConfigs[name]), 0, ""
+	case resourceBrokerLogger:
+		if code, msg := h.checkBrokerLoggerResource(name); code != 0 {
+			return nil, code, msg
+		}
+		return h.describeBrokerLoggers(), 0, ""
 	}
 	return nil, kerr.InvalidRequest.Code, unsupportedConfigResource
 }
 
-// unsupportedConfigResource answers a config resource type Strata does not
-// serve (BROKER_LOGGER, or a type Kafka does not define).
-const unsupportedConfigResource = "only TOPIC, BROKER, GROUP and CLIENT_METRICS config resources are supported"
+// unsupportedConfigResource answers a config resource type Kafka does not
+// define.
+const unsupportedConfigResource = "only TOPIC, BROKER, BROKER_LOGGER, GROUP and CLIENT_METRICS config resources are supported"
 
 // configDenial is the code a config resource is refused with when req's
 // principal may not perform op (DESCRIBE_CONFIGS, ALTER_CONFIGS) on it: on
@@ -93,6 +98,10 @@ func (h *Handler) configDenial(req *Request, op acl.Operation, resType kmsg.Conf
 	case resourceBroker:
 		if !h.allowedCluster(req, op) {
 			return clusterDenied, "not authorized for the broker's configs"
+		}
+	case resourceBrokerLogger:
+		if !h.allowedCluster(req, op) {
+			return clusterDenied, "not authorized for the broker's loggers"
 		}
 	case resourceClientMetrics:
 		if !h.allowedCluster(req, op) {

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -14,8 +15,9 @@ import (
 // AlterConfigs: v0-2. Replaces the whole set of overrides of a topic, of
 // the dynamic configs of a broker resource (broker_configs.go), or of the
 // configs of a client metrics subscription (client_metrics_configs.go; an
-// empty set removes it, as Kafka's controller does). A group's configs are
-// changed only with IncrementalAlterConfigs, as in Kafka.
+// empty set removes it, as Kafka's controller does). A group's configs and a
+// broker's log levels are changed only with IncrementalAlterConfigs, as in
+// Kafka.
 func init() { register(33, 0, 2, (*Handler).handleAlterConfigs) }
 
 func (h *Handler) handleAlterConfigs(ctx context.Context, req *Request) Reply {
@@ -33,8 +35,8 @@ func (h *Handler) handleAlterConfigs(ctx context.Context, req *Request) Reply {
 		if code == 0 {
 			code, msg = h.configDenial(req, acl.OpAlterConfigs, rr.ResourceType, rr.ResourceName)
 		}
-		if code == 0 && rr.ResourceType == resourceGroup {
-			code, msg = kerr.InvalidRequest.Code, "AlterConfigs does not change GROUP resources; use IncrementalAlterConfigs"
+		if code == 0 && (rr.ResourceType == resourceGroup || rr.ResourceType == resourceBrokerLogger) {
+			code, msg = kerr.InvalidRequest.Code, fmt.Sprintf("AlterConfigs does not change %s resources; use IncrementalAlterConfigs", kmsg.ConfigResourceType(rr.ResourceType))
 		}
 		if code == 0 {
 			next := make(map[string]string, len(rr.Configs))

@@ -15,7 +15,8 @@ import (
 // IncrementalAlterConfigs: v0-1. SET, DELETE, and APPEND/SUBTRACT on list
 // configs, applied to a topic's current overrides, a broker resource's
 // current dynamic configs, a consumer group's (group_configs.go) or a client
-// metrics subscription's (client_metrics_configs.go).
+// metrics subscription's (client_metrics_configs.go); SET and DELETE of
+// this broker's log levels (BROKER_LOGGER, broker_loggers.go).
 func init() { register(44, 0, 1, (*Handler).handleIncrementalAlterConfigs) }
 
 const (
@@ -40,7 +41,11 @@ func (h *Handler) handleIncrementalAlterConfigs(ctx context.Context, req *Reques
 		if code == 0 {
 			code, msg = h.configDenial(req, acl.OpAlterConfigs, rr.ResourceType, rr.ResourceName)
 		}
-		if code == 0 {
+		switch {
+		case code != 0:
+		case rr.ResourceType == resourceBrokerLogger:
+			code, msg = h.alterBrokerLoggers(rr.ResourceName, rr.Configs, r.ValidateOnly)
+		default:
 			code, msg = h.setConfigs(ctx, rr.ResourceType, rr.ResourceName, func(cur map[string]string) (map[string]string, error) {
 				return applyConfigOps(cur, rr.Configs, h.listsOf(rr.ResourceType, rr.ResourceName))
 			}, r.ValidateOnly)

@@ -20,14 +20,7 @@ func TestApplyConfigOps(t *testing.T) {
 			return []string{"x", "y"}
 		},
 	}
-	op := func(o kmsg.IncrementalAlterConfigOp, name string, value ...string) kmsg.IncrementalAlterConfigsRequestResourceConfig {
-		c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
-		c.Op, c.Name = o, name
-		if len(value) > 0 {
-			c.Value = &value[0]
-		}
-		return c
-	}
+	op := incrementalOp
 	for _, tc := range []struct {
 		what string
 		cur  map[string]string
@@ -123,4 +116,15 @@ func TestAppendToTheClusterWideList(t *testing.T) {
 	if got := rh.meta.Image().NodeConfigs[1]["log.cleanup.policy"]; got != "compact,delete" {
 		t.Fatalf("this broker's log.cleanup.policy=%q, want compact,delete", got)
 	}
+}
+
+// incrementalOp is one change of an IncrementalAlterConfigs resource;
+// without a value, its value is null.
+func incrementalOp(o kmsg.IncrementalAlterConfigOp, name string, value ...string) kmsg.IncrementalAlterConfigsRequestResourceConfig {
+	c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+	c.Op, c.Name = o, name
+	if len(value) > 0 {
+		c.Value = &value[0]
+	}
+	return c
 }

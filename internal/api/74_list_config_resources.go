@@ -23,9 +23,7 @@ import (
 // The rows come in Kafka's type order (GROUP, CLIENT_METRICS,
 // BROKER_LOGGER, BROKER, TOPIC), sorted by name within a type (broker ids
 // numerically). GROUP lists the groups with configs of their own, as Kafka's
-// GroupConfigManager.groupIds. BROKER_LOGGER is accepted and lists nothing:
-// Strata serves no BROKER_LOGGER resource (DescribeConfigs refuses it), so
-// naming one would name something that cannot be described.
+// GroupConfigManager.groupIds; BROKER and BROKER_LOGGER the brokers.
 func init() { register(74, 0, 1, (*Handler).handleListConfigResources) }
 
 // listableTypes are the types a ListConfigResources version lists
@@ -70,13 +68,13 @@ func (h *Handler) handleListConfigResources(_ context.Context, req *Request) Rep
 	}
 	add(resourceGroup, slices.Sorted(maps.Keys(img.GroupConfigs)))
 	add(resourceClientMetrics, slices.Sorted(maps.Keys(img.ClientMetricsConfigs)))
-	add(resourceBrokerLogger, nil)
-	if slices.Contains(wanted, resourceBroker) {
+	if slices.Contains(wanted, resourceBroker) || slices.Contains(wanted, resourceBrokerLogger) {
 		brokers, _ := h.registeredBrokers(img, req.Listener)
 		ids := make([]string, len(brokers))
 		for i, b := range brokers {
 			ids[i] = strconv.Itoa(int(b.ID))
 		}
+		add(resourceBrokerLogger, ids)
 		add(resourceBroker, ids)
 	}
 	add(resourceTopic, slices.Sorted(maps.Keys(img.Topics)))

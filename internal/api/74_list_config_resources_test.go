@@ -36,7 +36,7 @@ func TestListConfigResources(t *testing.T) {
 	if code, msg := rh.incrementalConfigs(resourceGroup, "g", false, "SET consumer.session.timeout.ms=50000"); code != 0 {
 		t.Fatalf("group config: %d %s", code, msg)
 	}
-	all := []string{"GROUP_CONFIG:g", "CLIENT_METRICS:s1", "CLIENT_METRICS:s2", "BROKER:1", "BROKER:2", "BROKER:3", "TOPIC:t1", "TOPIC:t2"}
+	all := []string{"GROUP_CONFIG:g", "CLIENT_METRICS:s1", "CLIENT_METRICS:s2", "BROKER_LOGGER:1", "BROKER_LOGGER:2", "BROKER_LOGGER:3", "BROKER:1", "BROKER:2", "BROKER:3", "TOPIC:t1", "TOPIC:t2"}
 	for _, tc := range []struct {
 		name    string
 		version int16
@@ -48,7 +48,8 @@ func TestListConfigResources(t *testing.T) {
 		{"v1, every type", 1, nil, 0, all},
 		{"v1, topics and groups", 1, []int8{resourceTopic, resourceGroup}, 0, []string{"GROUP_CONFIG:g", "TOPIC:t1", "TOPIC:t2"}},
 		{"v1, client metrics", 1, []int8{resourceClientMetrics}, 0, []string{"CLIENT_METRICS:s1", "CLIENT_METRICS:s2"}},
-		{"v1, broker loggers", 1, []int8{resourceBrokerLogger}, 0, nil},
+		{"v1, broker loggers", 1, []int8{resourceBrokerLogger}, 0, []string{"BROKER_LOGGER:1", "BROKER_LOGGER:2", "BROKER_LOGGER:3"}},
+		{"v1, brokers", 1, []int8{resourceBroker}, 0, []string{"BROKER:1", "BROKER:2", "BROKER:3"}},
 		{"v1, an unknown type", 1, []int8{resourceTopic, 64}, kerr.UnsupportedVersion.Code, nil},
 	} {
 		code, rows := rh.listConfigResources(tc.version, "User:ANONYMOUS", tc.types...)

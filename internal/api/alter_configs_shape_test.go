@@ -58,12 +58,8 @@ func TestAlterConfigsRefusesMalformedResources(t *testing.T) {
 		rr.ResourceType, rr.ResourceName, rr.Configs = resourceTopic, name, configs
 		return rr
 	}
-	op := func(o kmsg.IncrementalAlterConfigOp, name string, value *string) kmsg.IncrementalAlterConfigsRequestResourceConfig {
-		c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
-		c.Op, c.Name, c.Value = o, name, value
-		return c
-	}
-	one := kmsg.StringPtr("1000")
+	op := incrementalOp
+	const one = "1000"
 	wantRefused := func(what string, got []kmsg.IncrementalAlterConfigsResponseResource, i int, part string) {
 		t.Helper()
 		if msg := got[i].ErrorMessage; got[i].ErrorCode != kerr.InvalidRequest.Code || msg == nil || !strings.Contains(*msg, part) {
@@ -77,7 +73,7 @@ func TestAlterConfigsRefusesMalformedResources(t *testing.T) {
 		}
 	}
 
-	got := incremental(topic("twice", op(opSet, "retention.ms", one)), topic("sound", op(opSet, "segment.ms", one)), topic("twice", op(opDelete, "retention.ms", nil)))
+	got := incremental(topic("twice", op(opSet, "retention.ms", one)), topic("sound", op(opSet, "segment.ms", one)), topic("twice", op(opDelete, "retention.ms")))
 	wantRefused("a topic named twice", got, 0, `TOPIC resource "twice" appears more than once`)
 	wantRefused("a topic named twice", got, 2, `TOPIC resource "twice" appears more than once`)
 	if got[1].ErrorCode != 0 {
@@ -91,9 +87,9 @@ func TestAlterConfigsRefusesMalformedResources(t *testing.T) {
 		ops  []kmsg.IncrementalAlterConfigsRequestResourceConfig
 		part string
 	}{
-		{"a config set and deleted", []kmsg.IncrementalAlterConfigsRequestResourceConfig{op(opSet, "retention.ms", one), op(opDelete, "retention.ms", nil)}, "duplicate config keys: retention.ms"},
-		{"a SET without a value", []kmsg.IncrementalAlterConfigsRequestResourceConfig{op(opSet, "retention.ms", nil)}, "null value not supported for: retention.ms"},
-		{"an APPEND without a value", []kmsg.IncrementalAlterConfigsRequestResourceConfig{op(opAppend, "cleanup.policy", nil)}, "null value not supported for: cleanup.policy"},
+		{"a config set and deleted", []kmsg.IncrementalAlterConfigsRequestResourceConfig{op(opSet, "retention.ms", one), op(opDelete, "retention.ms")}, "duplicate config keys: retention.ms"},
+		{"a SET without a value", []kmsg.IncrementalAlterConfigsRequestResourceConfig{op(opSet, "retention.ms")}, "null value not supported for: retention.ms"},
+		{"an APPEND without a value", []kmsg.IncrementalAlterConfigsRequestResourceConfig{op(opAppend, "cleanup.policy")}, "null value not supported for: cleanup.policy"},
 		{"an unknown operation", []kmsg.IncrementalAlterConfigsRequestResourceConfig{op(7, "retention.ms", one)}, "unknown operation 7"},
 	} {
 		wantRefused(tc.what, incremental(topic("twice", tc.ops...)), 0, tc.part)
@@ -107,9 +103,12 @@ func TestAlterConfigsRefusesMalformedResources(t *testing.T) {
 		r.Resources = append(r.Resources, rr)
 		return rh.handle(33, 2, r, "User:ANONYMOUS").(*kmsg.AlterConfigsResponse).Resources[0]
 	}
-	entry := func(name string, value *string) kmsg.AlterConfigsRequestResourceConfig {
+	entry := func(name string, value ...string) kmsg.AlterConfigsRequestResourceConfig {
 		c := kmsg.NewAlterConfigsRequestResourceConfig()
-		c.Name, c.Value = name, value
+		c.Name = name
+		if len(value) > 0 {
+			c.Value = &value[0]
+		}
 		return c
 	}
 	for _, tc := range []struct {
@@ -118,7 +117,7 @@ func TestAlterConfigsRefusesMalformedResources(t *testing.T) {
 		part    string
 	}{
 		{"AlterConfigs with a config named twice", []kmsg.AlterConfigsRequestResourceConfig{entry("segment.ms", one), entry("segment.ms", one)}, "duplicate config keys: segment.ms"},
-		{"AlterConfigs with a null value", []kmsg.AlterConfigsRequestResourceConfig{entry("segment.ms", one), entry("retention.ms", nil)}, "null value not supported for: retention.ms"},
+		{"AlterConfigs with a null value", []kmsg.AlterConfigsRequestResourceConfig{entry("segment.ms", one), entry("retention.ms")}, "null value not supported for: retention.ms"},
 	} {
 		got := legacy(tc.configs...)
 		if msg := got.ErrorMessage; got.ErrorCode != kerr.InvalidRequest.Code || msg == nil || !strings.Contains(*msg, tc.part) {

@@ -173,6 +173,23 @@ func TestEveryChangeNeedsItsACL(t *testing.T) {
 			r.Topics = append(r.Topics, rt)
 			return r
 		}(), topicDenied},
+		{"DescribeConfigs of the broker's loggers", func() kmsg.Request {
+			r := kmsg.NewPtrDescribeConfigsRequest()
+			rr := kmsg.NewDescribeConfigsRequestResource()
+			rr.ResourceType, rr.ResourceName = kmsg.ConfigResourceTypeBrokerLogger, "1"
+			r.Resources = append(r.Resources, rr)
+			return r
+		}(), clusterDenied},
+		{"IncrementalAlterConfigs of the broker's loggers", func() kmsg.Request {
+			r := kmsg.NewPtrIncrementalAlterConfigsRequest()
+			rr := kmsg.NewIncrementalAlterConfigsRequestResource()
+			rr.ResourceType, rr.ResourceName = kmsg.ConfigResourceTypeBrokerLogger, "1"
+			c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+			c.Name, c.Value = "root", kmsg.StringPtr("DEBUG")
+			rr.Configs = append(rr.Configs, c)
+			r.Resources = append(r.Resources, rr)
+			return r
+		}(), clusterDenied},
 		{"DescribeConfigs of a group", func() kmsg.Request {
 			r := kmsg.NewPtrDescribeConfigsRequest()
 			rr := kmsg.NewDescribeConfigsRequestResource()

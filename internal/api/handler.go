@@ -16,6 +16,7 @@ import (
 	"github.com/strata-broker/strata/internal/clientmetrics"
 	"github.com/strata-broker/strata/internal/config"
 	"github.com/strata-broker/strata/internal/coordinator/runtime"
+	"github.com/strata-broker/strata/internal/logging"
 	"github.com/strata-broker/strata/internal/metadata"
 	"github.com/strata-broker/strata/internal/quota"
 	"github.com/strata-broker/strata/internal/sasl"
@@ -93,6 +94,10 @@ type Options struct {
 	// listener.
 	Advertised map[string]Address
 	Logger     *slog.Logger
+	// Loggers are this broker's loggers, which the BROKER_LOGGER config
+	// resource describes and changes (broker_loggers.go); nil serves
+	// one root logger over Logger's handler.
+	Loggers *logging.Registry
 	// Groups runs the __consumer_offsets partitions led here. Nil answers
 	// every group request COORDINATOR_NOT_AVAILABLE.
 	Groups *runtime.Runtime
@@ -174,6 +179,9 @@ func New(opts Options) (*Handler, error) {
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
+	}
+	if opts.Loggers == nil {
+		opts.Loggers = logging.New(opts.Logger.Handler(), slog.LevelInfo)
 	}
 	sessions := newFetchSessionCache(int(opts.Config.FetchSessionCacheSlots), time.Now)
 	h := &Handler{opts: opts, logger: opts.Logger, sessions: sessions, policy: newPolicy(opts.Config),
