@@ -3,6 +3,7 @@ package api
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -33,4 +34,11 @@ func TestCheckReplicationFactor(t *testing.T) {
 	}
 	check(2, 2, true)
 	check(2, 3, false)
+	if err := rh.h.checkReplicationFactor("t", 3); err == nil || !strings.Contains(err.Error(), "and 2 are live; use at most 2") {
+		t.Errorf("3 replicas on 2 live brokers: %v", err)
+	}
+	rh.fence(2)
+	if err := rh.h.checkReplicationFactor("t", 2); err == nil || !strings.Contains(err.Error(), "needs 2 live brokers, and 1 is live; use at most 1") {
+		t.Errorf("2 replicas on 1 live broker: %v", err)
+	}
 }
