@@ -39,6 +39,7 @@ func partitionConfig(t config.Topic) partition.Config {
 		RemoteCopyLag:      t.RemoteCopyLag,
 		RemoteCopyLagBytes: t.RemoteCopyLagBytes,
 		Compact:            t.CleanupPolicy.Compacts(),
+		KeepRecords:        !t.CleanupPolicy.Deletes(),
 		Compaction: partition.Compaction{
 			MinCleanableRatio: t.MinCleanableDirtyRatio,
 			MinLag:            t.MinCompactionLag,

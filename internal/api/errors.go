@@ -48,6 +48,8 @@ func errorCode(err error) (int16, string) {
 	case errors.Is(err, partition.ErrOffsetOutOfRange),
 		errors.Is(err, partition.ErrDeleteBeyondHighWatermark):
 		return kerr.OffsetOutOfRange.Code, err.Error()
+	case errors.Is(err, partition.ErrRecordsKept):
+		return kerr.PolicyViolation.Code, err.Error()
 	case errors.Is(err, partition.ErrNotEnoughReplicas):
 		return kerr.NotEnoughReplicas.Code, err.Error()
 	case errors.Is(err, partition.ErrReplicationTimeout):

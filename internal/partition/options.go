@@ -62,6 +62,11 @@ type Config struct {
 	// a check off.
 	RemoteCopyLag      time.Duration
 	RemoteCopyLagBytes int64
+	// KeepRecords is a cleanup.policy without delete (compact alone):
+	// DeleteRecords is refused (ErrRecordsKept), as Kafka refuses it with
+	// POLICY_VIOLATION, so that no client empties a compacted topic (the
+	// __consumer_offsets of its groups, say) by mistake.
+	KeepRecords bool
 	// Compact is cleanup.policy=compact (alone or with delete): the
 	// broker's log cleaner keeps the last record of each key, by the
 	// rules in Compaction.

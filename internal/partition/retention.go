@@ -1,6 +1,7 @@
 package partition
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/strata-broker/strata/internal/base"
@@ -11,6 +12,10 @@ import (
 // ErrDeleteBeyondHighWatermark means DeleteRecords asked to delete offsets
 // that are not yet committed.
 var ErrDeleteBeyondHighWatermark = fmt.Errorf("partition: delete offset beyond high watermark")
+
+// ErrRecordsKept means DeleteRecords asked to delete records of a topic
+// whose cleanup.policy does not delete (Config.KeepRecords).
+var ErrRecordsKept = errors.New("partition: records cannot be deleted under the topic's cleanup.policy")
 
 // snapshotLocked is the retention planner's view of the partition. Nothing
 // is tiered yet: the remote tier is an explicit, known-empty state.
@@ -76,7 +81,8 @@ func (p *Partition) ExpireProducers(nowMs int64) {
 
 // DeleteRecords moves the log start to before (DeleteRecords API) and
 // returns the resulting log start. A follower refuses it with
-// ErrNotLeader; an offset past the high watermark with
+// ErrNotLeader; a topic whose cleanup.policy does not delete with
+// ErrRecordsKept; an offset past the high watermark with
 // ErrDeleteBeyondHighWatermark and a negative one (the API's -1, the
 // high watermark, is resolved by the caller) with ErrOffsetOutOfRange,
 // as Kafka's Partition.deleteRecordsOnLeader answers them.
@@ -92,6 +98,8 @@ func (p *Partition) DeleteRecords(before base.Offset) (base.Offset, error) {
 		return 0, ErrClosed
 	case p.mu.role != roleLeader: // a follower's log start follows its leader's
 		return p.mu.logStart, ErrNotLeader
+	case p.mu.cfg.KeepRecords:
+		return p.mu.logStart, fmt.Errorf("%w: %v", ErrRecordsKept, p.opts.TP)
 	}
 	if before > p.mu.highWatermark {
 		return p.mu.logStart, ErrDeleteBeyondHighWatermark

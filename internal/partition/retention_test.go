@@ -81,6 +81,31 @@ func TestDeleteRecords(t *testing.T) {
 	}
 }
 
+// TestDeleteRecordsUnderKeepRecords: a topic whose cleanup.policy does
+// not delete (compact alone) refuses DeleteRecords and keeps its log
+// start; once its policy deletes again, DeleteRecords moves it.
+func TestDeleteRecordsUnderKeepRecords(t *testing.T) {
+	e := newEnv(t, smallSegments, func(o *Options) { o.Config.KeepRecords = true })
+	p := e.open(t)
+	fill(t, e, p, 10, 0)
+	for _, before := range []base.Offset{1, p.Offsets().HighWatermark} {
+		if start, err := p.DeleteRecords(before); !errors.Is(err, ErrRecordsKept) || start != 0 || p.Offsets().LogStart != 0 {
+			t.Fatalf("DeleteRecords(%d) under KeepRecords = %d, %v; want ErrRecordsKept and the log start at 0", before, start, err)
+		}
+	}
+	cfg := e.opts.Config
+	cfg.KeepRecords = false
+	if err := p.SetConfig(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if start, err := p.DeleteRecords(1); err != nil || start != 1 {
+		t.Fatalf("DeleteRecords(1) once records may go = %d, %v", start, err)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestApplyRetentionBytes(t *testing.T) {
 	e := newEnv(t, smallSegments)
 	p := e.open(t)

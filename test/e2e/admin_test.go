@@ -157,6 +157,43 @@ func TestAdmin(t *testing.T) {
 		}
 	})
 
+	// A topic whose cleanup.policy does not delete (compact alone) keeps
+	// its records: DeleteRecords is POLICY_VIOLATION, as in Kafka, until
+	// the policy deletes too.
+	t.Run("DeleteRecordsOfACompactedTopic", func(t *testing.T) {
+		t.Parallel()
+		ctx := testContext(t, 30*time.Second)
+		const topic = "adm-delete-records-compacted"
+		createTopic(t, adm, topic, 1, map[string]*string{"cleanup.policy": kadm.StringPtr("compact")})
+		cl := newClient(t, b.Addr)
+		for i := range 5 {
+			produceSync(t, cl, &kgo.Record{Topic: topic, Key: []byte{byte('a' + i)}, Value: []byte("v")})
+		}
+		deleteBefore := func(at int64) kadm.DeleteRecordsResponse {
+			t.Helper()
+			var os kadm.Offsets
+			os.Add(kadm.Offset{Topic: topic, Partition: 0, At: at})
+			resps, err := adm.DeleteRecords(ctx, os)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, _ := resps.On(topic, 0, nil)
+			return r
+		}
+		for _, at := range []int64{2, -1} {
+			if r := deleteBefore(at); !errors.Is(r.Err, kerr.PolicyViolation) {
+				t.Fatalf("DeleteRecords before %d of a compacted topic: %v, want POLICY_VIOLATION", at, r.Err)
+			}
+		}
+		requireListed(t, "start", listOffsets(t, adm.ListStartOffsets, topic), 0)
+		alterTopicConfig(t, adm, topic, "cleanup.policy", "compact,delete")
+		waitFor(t, 10*time.Second, "DeleteRecords once the policy deletes", func() bool {
+			r := deleteBefore(2)
+			return r.Err == nil && r.LowWatermark == 2
+		})
+		requireListed(t, "start", listOffsets(t, adm.ListStartOffsets, topic), 2)
+	})
+
 	t.Run("ListOffsets", func(t *testing.T) {
 		t.Parallel()
 		ctx := testContext(t, 30*time.Second)
