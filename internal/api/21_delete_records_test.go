@@ -3,6 +3,7 @@ package api
 import (
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -78,5 +79,55 @@ func TestDeleteRecordsAnswers(t *testing.T) {
 	reply := rh.h.Handle(t.Context(), &Request{Key: 21, Version: 2, Body: r, Principal: "User:ANONYMOUS"})
 	if reply.Wait != nil {
 		t.Fatal("a DeleteRecords of partitions without followers waits")
+	}
+}
+
+// TestDeleteRecordsWaitsForTheFollowers: a partition with a follower is
+// answered once the follower's log start (from its fetches) reaches the
+// new start, with that low watermark; one whose follower does not get
+// there by the request's timeout is REQUEST_TIMED_OUT.
+func TestDeleteRecordsWaitsForTheFollowers(t *testing.T) {
+	rh := newReplicaHarness(t, nil)
+	rh.createTopic("w", nil, []int32{1, 2})
+	rh.produceRecords(rh.partition("w", 0), 4)
+	follow := func(logStart int64) {
+		t.Helper()
+		r := rh.replicaFetchRequest(2, "w", 0, 4, -1, 0)
+		r.Topics[0].Partitions[0].LogStartOffset = logStart
+		if p := onlyPartition(t, rh.handle(1, 15, r, "User:ANONYMOUS").(*kmsg.FetchResponse)); p.ErrorCode != 0 {
+			t.Fatalf("follower fetch: %d", p.ErrorCode)
+		}
+	}
+	follow(0)
+	if hw := rh.partition("w", 0).Offsets().HighWatermark; hw != 4 {
+		t.Fatalf("high watermark %d with the follower caught up, want 4", hw)
+	}
+	deleteBefore := func(offset int64, timeout time.Duration) Reply {
+		r := kmsg.NewPtrDeleteRecordsRequest()
+		r.TimeoutMillis = int32(timeout.Milliseconds())
+		rt := kmsg.NewDeleteRecordsRequestTopic()
+		rt.Topic = "w"
+		rp := kmsg.NewDeleteRecordsRequestTopicPartition()
+		rp.Offset = offset
+		rt.Partitions = append(rt.Partitions, rp)
+		r.Topics = append(r.Topics, rt)
+		r.SetVersion(2)
+		return rh.h.Handle(t.Context(), &Request{Key: 21, Version: 2, Body: r, Principal: "User:ANONYMOUS"})
+	}
+	answer := func(reply Reply) kmsg.DeleteRecordsResponseTopicPartition {
+		t.Helper()
+		if reply.Wait == nil {
+			t.Fatal("a DeleteRecords of a partition whose follower is behind answered at once")
+		}
+		return reply.Wait().(*kmsg.DeleteRecordsResponse).Topics[0].Partitions[0]
+	}
+
+	reply := deleteBefore(2, 10*time.Second)
+	follow(2)
+	if p := answer(reply); p.ErrorCode != 0 || p.LowWatermark != 2 {
+		t.Fatalf("with the follower at 2: %d, low watermark %d; want 0, 2", p.ErrorCode, p.LowWatermark)
+	}
+	if p := answer(deleteBefore(3, 100*time.Millisecond)); p.ErrorCode != kerr.RequestTimedOut.Code {
+		t.Fatalf("with the follower left at 2: %d, want REQUEST_TIMED_OUT", p.ErrorCode)
 	}
 }
