@@ -63,6 +63,11 @@ func (h *Handler) checkTopic(s topicSpec) (topicSpec, error) {
 	if err := validateTopicName(s.name); err != nil {
 		return s, &topicCreateError{kerr.InvalidTopicException.Code, err.Error()}
 	}
+	if s.name == quorumTopic {
+		// Kafka's name for the metadata quorum's log (DescribeQuorum
+		// answers for it), which no client creates.
+		return s, &topicCreateError{kerr.InvalidRequest.Code, "creation of internal topic " + quorumTopic + " is prohibited"}
+	}
 	if s.partitions == -1 {
 		s.partitions = h.opts.Config.NumPartitions
 	}

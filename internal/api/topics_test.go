@@ -1,6 +1,7 @@
 package api
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -45,5 +46,33 @@ func TestCreateTopicCollidingName(t *testing.T) {
 	}
 	if _, exists := rh.meta.Image().Topics["metrics.in"]; exists {
 		t.Fatal("the colliding topic was created")
+	}
+}
+
+// CreateTopics refuses __cluster_metadata, the metadata quorum's log, as
+// Kafka does, validate_only or not; Metadata does not auto-create it.
+func TestCreateTopicsRefusesTheQuorumTopic(t *testing.T) {
+	rh := newReplicaHarness(t, nil)
+	for _, validateOnly := range []bool{true, false} {
+		r := kmsg.NewPtrCreateTopicsRequest()
+		r.ValidateOnly = validateOnly
+		rt := kmsg.NewCreateTopicsRequestTopic()
+		rt.Topic, rt.NumPartitions, rt.ReplicationFactor = quorumTopic, 1, 1
+		r.Topics = append(r.Topics, rt)
+		got := rh.handle(19, 7, r, "User:ANONYMOUS").(*kmsg.CreateTopicsResponse).Topics[0]
+		if got.ErrorCode != kerr.InvalidRequest.Code || got.ErrorMessage == nil || !strings.Contains(*got.ErrorMessage, "__cluster_metadata is prohibited") {
+			t.Errorf("CreateTopics of %s (validate only %v): %d %v, want INVALID_REQUEST", quorumTopic, validateOnly, got.ErrorCode, got.ErrorMessage)
+		}
+	}
+	m := kmsg.NewPtrMetadataRequest()
+	mt := kmsg.NewMetadataRequestTopic()
+	mt.Topic = kmsg.StringPtr(quorumTopic)
+	m.Topics = append(m.Topics, mt)
+	m.AllowAutoTopicCreation = true
+	if got := rh.handle(3, 12, m, "User:ANONYMOUS").(*kmsg.MetadataResponse).Topics[0]; got.ErrorCode != kerr.InvalidRequest.Code {
+		t.Errorf("Metadata of %s with auto-creation: %d, want INVALID_REQUEST", quorumTopic, got.ErrorCode)
+	}
+	if _, exists := rh.meta.Image().Topics[quorumTopic]; exists {
+		t.Fatal("the quorum's topic was created")
 	}
 }
