@@ -97,20 +97,9 @@ func TestAlterConfigsRefusesMalformedResources(t *testing.T) {
 	wantConfigs("twice", map[string]string{"retention.ms": "5000"})
 
 	legacy := func(configs ...kmsg.AlterConfigsRequestResourceConfig) kmsg.AlterConfigsResponseResource {
-		r := kmsg.NewPtrAlterConfigsRequest()
-		rr := kmsg.NewAlterConfigsRequestResource()
-		rr.ResourceType, rr.ResourceName, rr.Configs = resourceTopic, "twice", configs
-		r.Resources = append(r.Resources, rr)
-		return rh.handle(33, 2, r, "User:ANONYMOUS").(*kmsg.AlterConfigsResponse).Resources[0]
+		return rh.alterConfigsLegacy(resourceTopic, "twice", configs...)
 	}
-	entry := func(name string, value ...string) kmsg.AlterConfigsRequestResourceConfig {
-		c := kmsg.NewAlterConfigsRequestResourceConfig()
-		c.Name = name
-		if len(value) > 0 {
-			c.Value = &value[0]
-		}
-		return c
-	}
+	entry := legacyEntry
 	for _, tc := range []struct {
 		what    string
 		configs []kmsg.AlterConfigsRequestResourceConfig

@@ -44,6 +44,28 @@ func (rh *replicaHarness) incrementalConfigs(resType kmsg.ConfigResourceType, na
 	return resp.Resources[0].ErrorCode, msg
 }
 
+// alterConfigsLegacy sends one AlterConfigs v2 (the whole set) of a
+// resource and returns its answer.
+func (rh *replicaHarness) alterConfigsLegacy(resType kmsg.ConfigResourceType, name string, configs ...kmsg.AlterConfigsRequestResourceConfig) kmsg.AlterConfigsResponseResource {
+	rh.t.Helper()
+	r := kmsg.NewPtrAlterConfigsRequest()
+	rr := kmsg.NewAlterConfigsRequestResource()
+	rr.ResourceType, rr.ResourceName, rr.Configs = resType, name, configs
+	r.Resources = append(r.Resources, rr)
+	return rh.handle(33, 2, r, "User:ANONYMOUS").(*kmsg.AlterConfigsResponse).Resources[0]
+}
+
+// legacyEntry is one config of an AlterConfigs resource; without a value,
+// its value is null.
+func legacyEntry(name string, value ...string) kmsg.AlterConfigsRequestResourceConfig {
+	c := kmsg.NewAlterConfigsRequestResourceConfig()
+	c.Name = name
+	if len(value) > 0 {
+		c.Value = &value[0]
+	}
+	return c
+}
+
 // describeConfig is config key of a resource as DescribeConfigs v4 answers
 // it (ok false when it is not listed).
 func (rh *replicaHarness) describeConfig(resType kmsg.ConfigResourceType, name, key string) (kmsg.DescribeConfigsResponseResourceConfig, bool) {
@@ -173,15 +195,7 @@ func TestAlterConfigsReplacesBrokerResource(t *testing.T) {
 	if code, msg := rh.incrementalBrokerConfigs("", false, "SET log.retention.ms=2000", "SET log.segment.bytes=4096"); code != 0 {
 		t.Fatalf("%d %s", code, msg)
 	}
-	r := kmsg.NewPtrAlterConfigsRequest()
-	rr := kmsg.NewAlterConfigsRequestResource()
-	rr.ResourceType, rr.ResourceName = resourceBroker, ""
-	c := kmsg.NewAlterConfigsRequestResourceConfig()
-	c.Name, c.Value = "log.roll.ms", kmsg.StringPtr("60000")
-	rr.Configs = append(rr.Configs, c)
-	r.Resources = append(r.Resources, rr)
-	resp := rh.handle(33, 2, r, "User:ANONYMOUS").(*kmsg.AlterConfigsResponse)
-	if code := resp.Resources[0].ErrorCode; code != 0 {
+	if code := rh.alterConfigsLegacy(resourceBroker, "", legacyEntry("log.roll.ms", "60000")).ErrorCode; code != 0 {
 		t.Fatalf("AlterConfigs: %d", code)
 	}
 	if got, want := rh.meta.Image().BrokerConfigs, map[string]string{"log.roll.ms": "60000"}; !maps.Equal(got, want) {

@@ -112,14 +112,7 @@ func TestBrokerLoggers(t *testing.T) {
 		}
 	}
 
-	r := kmsg.NewPtrAlterConfigsRequest()
-	rr := kmsg.NewAlterConfigsRequestResource()
-	rr.ResourceType, rr.ResourceName = resourceBrokerLogger, "1"
-	c := kmsg.NewAlterConfigsRequestResourceConfig()
-	c.Name, c.Value = "root", kmsg.StringPtr("DEBUG")
-	rr.Configs = append(rr.Configs, c)
-	r.Resources = append(r.Resources, rr)
-	res := rh.handle(33, 2, r, "User:ANONYMOUS").(*kmsg.AlterConfigsResponse).Resources[0]
+	res := rh.alterConfigsLegacy(resourceBrokerLogger, "1", legacyEntry("root", "DEBUG"))
 	if res.ErrorCode != kerr.InvalidRequest.Code || res.ErrorMessage == nil || !strings.Contains(*res.ErrorMessage, "use IncrementalAlterConfigs") {
 		t.Errorf("AlterConfigs of BROKER_LOGGER: %d %v, want INVALID_REQUEST", res.ErrorCode, res.ErrorMessage)
 	}
