@@ -45,6 +45,9 @@ func TestUpdateFeatures(t *testing.T) {
 		r := kmsg.NewPtrUpdateFeaturesRequest()
 		r.ValidateOnly, r.FeatureUpdates = validateOnly, updates
 		resp := rh.handle(57, version, r, "User:ANONYMOUS").(*kmsg.UpdateFeaturesResponse)
+		if (resp.ErrorCode == 0) != (resp.ErrorMessage == nil) {
+			t.Errorf("UpdateFeatures answered %d with message %v: a message comes with an error, and only then", resp.ErrorCode, resp.ErrorMessage)
+		}
 		var results []int16
 		for _, res := range resp.Results {
 			results = append(results, res.ErrorCode)
@@ -68,6 +71,7 @@ func TestUpdateFeatures(t *testing.T) {
 		{"a downgrade without saying so", 1, []kmsg.UpdateFeaturesRequestFeatureUpdate{feature(tv, 1, upgradeOnly, false)}, kerr.InvalidUpdateVersion},
 		{"a v0 downgrade without AllowDowngrade", 0, []kmsg.UpdateFeaturesRequestFeatureUpdate{feature(tv, 1, 0, false)}, kerr.InvalidUpdateVersion},
 		{"an unknown upgrade type", 1, []kmsg.UpdateFeaturesRequestFeatureUpdate{feature(tv, 1, 9, false)}, kerr.InvalidUpdateVersion},
+		{"upgrade type 0, which v1 has not", 1, []kmsg.UpdateFeaturesRequestFeatureUpdate{feature(tv, 2, 0, false)}, kerr.InvalidUpdateVersion},
 		{"a feature twice", 1, []kmsg.UpdateFeaturesRequestFeatureUpdate{feature(tv, 2, upgradeOnly, false), feature(tv, 2, upgradeOnly, false)}, kerr.InvalidRequest},
 	} {
 		code, results := update(tc.version, false, tc.updates...)
