@@ -22,17 +22,16 @@ func init() { register(19, 0, 7, (*Handler).handleCreateTopics) }
 func (h *Handler) handleCreateTopics(ctx context.Context, req *Request) Reply {
 	r := req.Body.(*kmsg.CreateTopicsRequest)
 	resp := r.ResponseKind().(*kmsg.CreateTopicsResponse)
-	names := make([]string, len(r.Topics))
-	for i, rt := range r.Topics {
-		names[i] = rt.Topic
+	seen := make(map[string]int)
+	for _, rt := range r.Topics {
+		seen[rt.Topic]++
 	}
-	twice := repeated(names)
 	q := h.newMutationQuota(req, 6)
-	for i, rt := range r.Topics {
+	for _, rt := range r.Topics {
 		st := kmsg.NewCreateTopicsResponseTopic()
 		st.Topic = rt.Topic
 		st.NumPartitions, st.ReplicationFactor = -1, -1
-		code, msg := h.createOneTopic(ctx, req, r, rt, twice[i], q, &st)
+		code, msg := h.createOneTopic(ctx, req, r, rt, seen[rt.Topic] > 1, q, &st)
 		st.ErrorCode = code
 		if req.Version >= 1 {
 			st.ErrorMessage = strPtr(msg)

@@ -52,8 +52,8 @@ func TestDeleteTargetRefusals(t *testing.T) {
 	}
 }
 
-// TestRepeatedTargetsAreRefused: as in Kafka, CreateTopics,
-// CreatePartitions and DeleteTopics refuse a topic a request names twice (INVALID_REQUEST,
+// TestRepeatedTargetsAreRefused: as in Kafka, CreatePartitions and
+// DeleteTopics refuse a topic a request names twice (INVALID_REQUEST,
 // each copy, and nothing changes), DeleteTopics an entry with both a name
 // and an id or neither, and ListOffsets a partition asked twice; what
 // else the request names is served.
@@ -70,20 +70,6 @@ func TestRepeatedTargetsAreRefused(t *testing.T) {
 		return out
 	}
 	invalid := kerr.InvalidRequest.Code
-
-	create := kmsg.NewPtrCreateTopicsRequest()
-	for _, name := range []string{"c", "d", "c"} {
-		rt := kmsg.NewCreateTopicsRequestTopic()
-		rt.Topic, rt.NumPartitions, rt.ReplicationFactor = name, 1, 1
-		create.Topics = append(create.Topics, rt)
-	}
-	created := rh.handle(19, 7, create, "User:ANONYMOUS").(*kmsg.CreateTopicsResponse).Topics
-	if got := codes(len(created), func(i int) int16 { return created[i].ErrorCode }); !slices.Equal(got, []int16{invalid, 0, invalid}) {
-		t.Fatalf("CreateTopics of c, d, c: codes %v", got)
-	}
-	if img := rh.meta.Image(); img.Topics["c"] != nil || img.Topics["d"] == nil {
-		t.Fatal("CreateTopics of c, d, c: c created or d not")
-	}
 
 	grow := kmsg.NewPtrCreatePartitionsRequest()
 	for _, c := range []struct {
